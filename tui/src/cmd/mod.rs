@@ -1,0 +1,3 @@
+//! One module per `ktui` subcommand.
+pub mod banks;
+pub mod occupancy;
