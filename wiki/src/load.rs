@@ -1,0 +1,309 @@
+//! Loading the built-in pages and a user's folders, merged into one [`Wiki`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use include_dir::{include_dir, Dir};
+
+use crate::diag::{Diagnostic, Severity};
+use crate::model::{Origin, Page};
+use crate::parse::parse_page;
+
+static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/pages");
+
+/// What to load.
+#[derive(Debug, Clone, Default)]
+pub struct WikiConfig {
+    /// Leave the built-in pages out.
+    pub no_builtin: bool,
+    /// Extra wiki folders, loaded in order over the built-in pages.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl WikiConfig {
+    /// The built-in pages only.
+    pub fn builtin() -> WikiConfig {
+        WikiConfig::default()
+    }
+
+    /// Adds the folders listed in a `KERNAUT_WIKI`-style path list (`:`-separated on
+    /// Unix), before any folder already configured.
+    pub fn with_env_paths(mut self, value: Option<&std::ffi::OsStr>) -> WikiConfig {
+        if let Some(v) = value {
+            let mut dirs: Vec<PathBuf> = std::env::split_paths(v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect();
+            dirs.append(&mut self.dirs);
+            self.dirs = dirs;
+        }
+        self
+    }
+}
+
+/// The merged wiki: pages by id, plus every problem found while loading.
+#[derive(Debug, Clone, Default)]
+pub struct Wiki {
+    pages: Vec<Page>,
+    by_id: HashMap<String, usize>,
+    /// Problems found while loading (parse errors, duplicates, overrides).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One file to parse: its display path, origin, text bytes and stem.
+struct Source {
+    path: String,
+    origin: Origin,
+    bytes: Vec<u8>,
+    stem: String,
+}
+
+impl Wiki {
+    /// Loads the wiki described by `config`. Never fails: problems are in `diagnostics`.
+    pub fn load(config: &WikiConfig) -> Wiki {
+        let mut wiki = Wiki::default();
+        if !config.no_builtin {
+            let mut sources = Vec::new();
+            collect_builtin(&BUILTIN, &mut sources);
+            wiki.add_layer(sources);
+        }
+        for dir in &config.dirs {
+            let mut sources = Vec::new();
+            if let Err(d) = collect_dir(dir, &mut sources, &mut wiki.diagnostics) {
+                wiki.diagnostics.push(d);
+                continue;
+            }
+            wiki.add_layer(sources);
+        }
+        wiki
+    }
+
+    /// Builds a wiki from in-memory files `(path, text)`, as one external layer (tests).
+    pub fn from_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Wiki {
+        let sources = files
+            .into_iter()
+            .map(|(path, text)| Source {
+                path: path.to_string(),
+                origin: Origin::External,
+                bytes: text.as_bytes().to_vec(),
+                stem: stem_of(path),
+            })
+            .collect();
+        let mut wiki = Wiki::default();
+        wiki.add_layer(sources);
+        wiki
+    }
+
+    fn add_layer(&mut self, mut sources: Vec<Source>) {
+        sources.sort_by(|a, b| a.path.cmp(&b.path));
+        // Ids first seen in this layer, to tell duplicates (same layer) from overrides.
+        let mut this_layer: HashMap<String, String> = HashMap::new();
+        for src in sources {
+            let text = match String::from_utf8(src.bytes) {
+                Ok(t) => t,
+                Err(e) => {
+                    let valid = e.utf8_error().valid_up_to();
+                    let bytes = e.as_bytes();
+                    let (line, col) = line_col(&bytes[..valid]);
+                    self.diagnostics.push(Diagnostic::new(
+                        src.path,
+                        line,
+                        col,
+                        Severity::Error,
+                        "file is not valid UTF-8 (save it as UTF-8); the page was skipped",
+                    ));
+                    continue;
+                }
+            };
+            let parsed = parse_page(&src.path, src.origin, &text, &src.stem);
+            self.diagnostics.extend(parsed.diagnostics);
+            let Some(page) = parsed.page else { continue };
+            if let Some(first) = this_layer.get(&page.id) {
+                self.diagnostics.push(Diagnostic::new(
+                    &page.path,
+                    1,
+                    1,
+                    Severity::Error,
+                    format!(
+                        "duplicate id `{}` (already defined in {first}); this page was skipped",
+                        page.id
+                    ),
+                ));
+                continue;
+            }
+            this_layer.insert(page.id.clone(), page.path.clone());
+            match self.by_id.get(&page.id) {
+                Some(&i) => {
+                    let old = &self.pages[i];
+                    let what = if old.origin == Origin::Builtin {
+                        "the built-in page"
+                    } else {
+                        "the page"
+                    };
+                    self.diagnostics.push(Diagnostic::new(
+                        &page.path,
+                        1,
+                        1,
+                        Severity::Note,
+                        format!("`{}` replaces {what} from {}", page.id, old.path),
+                    ));
+                    self.pages[i] = page;
+                }
+                None => {
+                    self.by_id.insert(page.id.clone(), self.pages.len());
+                    self.pages.push(page);
+                }
+            }
+        }
+    }
+
+    /// Every page, in load order.
+    pub fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// The page with this id.
+    pub fn page(&self, id: &str) -> Option<&Page> {
+        self.by_id.get(id).map(|&i| &self.pages[i])
+    }
+
+    /// Resolves a page reference as written in links: an id, or a short skill name
+    /// (`ilp` → `skill-ilp`).
+    pub fn resolve_page(&self, name: &str) -> Option<&Page> {
+        let name = name.trim();
+        self.page(name)
+            .or_else(|| self.page(&format!("skill-{name}")))
+            .or_else(|| self.page(&format!("pitfall-{name}")))
+    }
+
+    /// Whether `id#anchor` (or a bare id) names an existing page and anchor.
+    pub fn resolves(&self, link: &str) -> bool {
+        let (id, anchor) = split_link(link);
+        match self.resolve_page(id) {
+            Some(p) => anchor.is_none_or(|a| p.section(a).is_some()),
+            None => false,
+        }
+    }
+
+    /// Diagnostics of at least this severity.
+    pub fn problems(&self, at_least: Severity) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(move |d| d.severity >= at_least)
+    }
+}
+
+/// Splits `id#anchor`.
+pub fn split_link(link: &str) -> (&str, Option<&str>) {
+    match link.split_once('#') {
+        Some((id, a)) if !a.is_empty() => (id, Some(a)),
+        Some((id, _)) => (id, None),
+        None => (link, None),
+    }
+}
+
+fn stem_of(path: &str) -> String {
+    Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn line_col(prefix: &[u8]) -> (u32, u32) {
+    let line = prefix.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+    let last = prefix
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let col = String::from_utf8_lossy(&prefix[last..]).chars().count() as u32 + 1;
+    (line, col)
+}
+
+fn collect_builtin(dir: &Dir<'static>, out: &mut Vec<Source>) {
+    for f in dir.files() {
+        let p = f.path();
+        if p.extension().is_some_and(|e| e == "md") {
+            out.push(Source {
+                path: format!("builtin:{}", p.display()),
+                origin: Origin::Builtin,
+                bytes: f.contents().to_vec(),
+                stem: stem_of(&p.to_string_lossy()),
+            });
+        }
+    }
+    for d in dir.dirs() {
+        collect_builtin(d, out);
+    }
+}
+
+fn collect_dir(
+    dir: &Path,
+    out: &mut Vec<Source>,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
+    let meta = std::fs::metadata(dir).map_err(|e| {
+        Diagnostic::new(
+            dir.display().to_string(),
+            0,
+            0,
+            Severity::Error,
+            format!("cannot read wiki folder ({e}); check --wiki and KERNAUT_WIKI"),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(Diagnostic::new(
+            dir.display().to_string(),
+            0,
+            0,
+            Severity::Error,
+            "not a folder; --wiki and KERNAUT_WIKI take folders of Markdown pages",
+        ));
+    }
+    walk(dir, out, diags, 0);
+    Ok(())
+}
+
+fn walk(dir: &Path, out: &mut Vec<Source>, diags: &mut Vec<Diagnostic>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(Diagnostic::new(
+                dir.display().to_string(),
+                0,
+                0,
+                Severity::Error,
+                format!("cannot list folder: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.as_deref().is_some_and(|n| n.starts_with('.')) {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out, diags, depth + 1);
+        } else if p.extension().is_some_and(|e| e == "md") {
+            match std::fs::read(&p) {
+                Ok(bytes) => out.push(Source {
+                    path: p.display().to_string(),
+                    origin: Origin::External,
+                    bytes,
+                    stem: stem_of(&p.to_string_lossy()),
+                }),
+                Err(e) => diags.push(Diagnostic::new(
+                    p.display().to_string(),
+                    0,
+                    0,
+                    Severity::Error,
+                    format!("cannot read file: {e}"),
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! `wiki check`: links, required parts of each page kind, API fields.
+
+use std::collections::HashMap;
+
+use crate::diag::{Diagnostic, Severity};
+use crate::load::{split_link, Wiki};
+use crate::model::{Origin, Page, PageKind};
+
+/// How strict the check is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckConfig {
+    /// Apply kernaut's authoring standard (every pitfall part, `When NOT to use`,
+    /// `source_refs`, `measured_on` for measured pages) to external pages too. Built-in
+    /// pages always get it.
+    pub strict: bool,
+}
+
+/// Checks every page of the wiki. Returns the problems found (not the load problems,
+/// which are in `wiki.diagnostics`).
+pub fn check(wiki: &Wiki, config: CheckConfig) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut symbol_owner: HashMap<&str, &Page> = HashMap::new();
+    for page in wiki.pages() {
+        let standard = config.strict || page.origin == Origin::Builtin;
+        check_links(wiki, page, &mut out);
+        match page.kind {
+            PageKind::Pitfall => check_pitfalls(page, standard, &mut out),
+            PageKind::Skill if standard => {
+                if page.section("when-not-to-use").is_none() {
+                    warn(
+                        &mut out,
+                        page,
+                        page.body_line,
+                        "skill page has no `## When NOT to use` section; say when the technique does not pay",
+                    );
+                }
+            }
+            PageKind::SkillCard if standard => {
+                if page.section("do-not-use-this-when").is_none() {
+                    warn(
+                        &mut out,
+                        page,
+                        1,
+                        "skill card has no `## Do not use this when` section",
+                    );
+                }
+            }
+            PageKind::Api => {
+                check_api(page, &mut out);
+                if let Some(api) = &page.api {
+                    for s in &api.symbols {
+                        if let Some(other) = symbol_owner.insert(s.as_str(), page) {
+                            if other.id != page.id {
+                                warn(
+                                    &mut out,
+                                    page,
+                                    page.frontmatter.line_of("symbols"),
+                                    &format!(
+                                        "symbol `{s}` is also listed by `{}`; list each symbol on one page",
+                                        other.id
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if standard && page.kind != PageKind::SkillCard {
+            let fm = &page.frontmatter;
+            if fm.source_refs.is_empty() {
+                warn(
+                    &mut out,
+                    page,
+                    1,
+                    "page has no `source_refs`; every fact needs a source",
+                );
+            }
+            if fm.evidence_level.as_deref() == Some("measured") && fm.measured_on.is_none() {
+                warn(
+                    &mut out,
+                    page,
+                    fm.line_of("evidence_level"),
+                    "`evidence_level: measured` without `measured_on`: say where it was measured",
+                );
+            }
+        }
+        if let Some(req) = &page.frontmatter.requires_sm {
+            if parse_requires_sm(req).is_none() {
+                warn(
+                    &mut out,
+                    page,
+                    page.frontmatter.line_of("requires_sm"),
+                    &format!("`requires_sm: {req}` is not of the form '>=8.0' (or '>=9.0a')"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Parses `>=8.0`, `>= 9.0a`, `8.0`, `sm_80` into (major, minor, arch-specific).
+pub fn parse_requires_sm(s: &str) -> Option<(u32, u32, bool)> {
+    let s = s.trim().trim_start_matches(">=").trim();
+    let s = s
+        .strip_prefix("sm_")
+        .or_else(|| s.strip_prefix("sm"))
+        .unwrap_or(s);
+    let (s, arch_specific) = match s.strip_suffix(['a', 'f']) {
+        Some(rest) => (rest, true),
+        None => (s, false),
+    };
+    let (major, minor) = match s.split_once('.') {
+        Some((a, b)) => (a.parse().ok()?, b.parse().ok()?),
+        None if s.len() >= 2 => {
+            let (a, b) = s.split_at(s.len() - 1);
+            (a.parse().ok()?, b.parse().ok()?)
+        }
+        None => return None,
+    };
+    Some((major, minor, arch_specific))
+}
+
+fn warn(out: &mut Vec<Diagnostic>, page: &Page, line: u32, msg: &str) {
+    out.push(Diagnostic::new(&page.path, line, 1, Severity::Warning, msg));
+}
+
+fn check_links(wiki: &Wiki, page: &Page, out: &mut Vec<Diagnostic>) {
+    let fm = &page.frontmatter;
+    if let Some(parent) = &fm.parent_skill {
+        if wiki.resolve_page(parent).is_none() {
+            warn(
+                out,
+                page,
+                fm.line_of("parent_skill"),
+                &format!("dangling link: parent_skill `{parent}` names no page"),
+            );
+        }
+    }
+    for s in &fm.related_skills {
+        if wiki.resolve_page(s).is_none() {
+            warn(
+                out,
+                page,
+                fm.line_of("related_skills"),
+                &format!("dangling link: related skill `{s}` names no page (expected skill-{s})"),
+            );
+        }
+    }
+    if let Some(api) = &page.api {
+        for link in &api.related_pitfalls {
+            if !wiki.resolves(link) {
+                warn(
+                    out,
+                    page,
+                    fm.line_of("related_pitfalls"),
+                    &format!("dangling link: `{link}` names no page or anchor"),
+                );
+            }
+        }
+    }
+    for (line, col, link) in body_links(&page.body) {
+        if !wiki.resolves(&link) {
+            let (id, anchor) = split_link(&link);
+            let why = match (wiki.resolve_page(id), anchor) {
+                (Some(_), Some(a)) => format!("page `{id}` has no anchor `{a}`"),
+                _ => format!("no page `{id}`"),
+            };
+            out.push(Diagnostic::new(
+                &page.path,
+                page.body_line + line - 1,
+                col,
+                Severity::Warning,
+                format!("dangling link `{link}`: {why}"),
+            ));
+        }
+    }
+}
+
+/// Links in a body: inline code spans or Markdown link targets whose whole text is
+/// `skill-…`, `pitfall-…` or `api-…`, optionally with `#anchor`. Returns (1-based line
+/// within the body, 1-based column, link).
+pub fn body_links(body: &str) -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for (i, line) in body.lines().enumerate() {
+        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let bytes = line.as_bytes();
+        let mut j = 0;
+        while j < bytes.len() {
+            let (open, close) = match bytes[j] {
+                b'`' => ('`', '`'),
+                b'(' if j > 0 && bytes[j - 1] == b']' => ('(', ')'),
+                _ => {
+                    j += 1;
+                    continue;
+                }
+            };
+            let start = j + open.len_utf8();
+            let Some(len) = line[start..].find(close) else {
+                break;
+            };
+            let inner = line[start..start + len].trim();
+            if is_link(inner) {
+                let col = line[..start].chars().count() as u32 + 1;
+                out.push((i as u32 + 1, col, inner.to_string()));
+            }
+            j = start + len + 1;
+        }
+    }
+    out
+}
+
+fn is_link(s: &str) -> bool {
+    let (id, anchor) = split_link(s);
+    let kind_ok = ["skill-", "pitfall-", "api-"]
+        .iter()
+        .any(|p| id.strip_prefix(p).is_some_and(|r| !r.is_empty()));
+    kind_ok
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !id.ends_with('-')
+        && anchor.is_none_or(|a| {
+            !a.is_empty()
+                && a.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+fn check_pitfalls(page: &Page, standard: bool, out: &mut Vec<Diagnostic>) {
+    if page.pitfalls.is_empty() {
+        warn(
+            out,
+            page,
+            page.body_line,
+            "pitfall page has no `## P1: …` (or `## Pitfall 1: …`) sections",
+        );
+    }
+    for p in &page.pitfalls {
+        let mut missing = Vec::new();
+        if p.symptom.is_none() {
+            missing.push("Symptom");
+        }
+        if p.cause.is_none() {
+            missing.push("Cause");
+        }
+        if p.fix.is_none() {
+            missing.push("Fix");
+        }
+        if standard {
+            if p.example.is_none() {
+                missing.push("Example");
+            }
+            if p.detection.is_none() {
+                missing.push("Detection");
+            }
+        }
+        if !missing.is_empty() {
+            let labels: Vec<String> = missing.iter().map(|m| format!("**{m}**:")).collect();
+            warn(
+                out,
+                page,
+                p.line,
+                &format!(
+                    "pitfall {} has no {}; add {}",
+                    p.anchor,
+                    missing.join(", "),
+                    labels.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+fn check_api(page: &Page, out: &mut Vec<Diagnostic>) {
+    let Some(api) = &page.api else { return };
+    let fm = &page.frontmatter;
+    if api.symbols.is_empty() {
+        warn(
+            out,
+            page,
+            1,
+            "api page has no `symbols`: list every name the family answers to",
+        );
+    }
+    if api.signatures.is_empty() {
+        warn(
+            out,
+            page,
+            1,
+            "api page has no `signatures`: one declaration per overload",
+        );
+    }
+    if api.header.is_none() {
+        warn(
+            out,
+            page,
+            1,
+            "api page has no `header` (a header name, `built-in` or `ptx`)",
+        );
+    }
+    if fm.requires_sm.is_none() {
+        warn(out, page, 1, "api page has no `requires_sm` (e.g. '>=8.0')");
+    }
+    for (sym, req) in &api.symbol_requires_sm {
+        if !api.symbols.contains(sym) {
+            warn(
+                out,
+                page,
+                fm.line_of("symbol_requires_sm"),
+                &format!("`symbol_requires_sm` names `{sym}`, which is not in `symbols`"),
+            );
+        }
+        if parse_requires_sm(req).is_none() {
+            warn(
+                out,
+                page,
+                fm.line_of("symbol_requires_sm"),
+                &format!("`symbol_requires_sm` value `{req}` is not of the form '>=8.0'"),
+            );
+        }
+    }
+}
