@@ -130,7 +130,10 @@ pub enum ArchError {
 impl Arch {
     /// The architecture of a compute capability, without the `a` suffix.
     pub fn new(cc: ComputeCapability) -> Arch {
-        Arch { cc, arch_specific: false }
+        Arch {
+            cc,
+            arch_specific: false,
+        }
     }
 
     /// Parses an architecture as users write it: `sm_90`, `sm_90a`, `compute_90`,
@@ -158,13 +161,19 @@ impl Arch {
             None => (rest, false),
         };
         let (major, minor) = if let Some((ma, mi)) = rest.split_once('.') {
-            (parse_digits(ma).ok_or_else(syntax)?, parse_digits(mi).ok_or_else(syntax)?)
+            (
+                parse_digits(ma).ok_or_else(syntax)?,
+                parse_digits(mi).ok_or_else(syntax)?,
+            )
         } else {
             if rest.len() < 2 {
                 return Err(syntax());
             }
             let (ma, mi) = rest.split_at(rest.len() - 1);
-            (parse_digits(ma).ok_or_else(syntax)?, parse_digits(mi).ok_or_else(syntax)?)
+            (
+                parse_digits(ma).ok_or_else(syntax)?,
+                parse_digits(mi).ok_or_else(syntax)?,
+            )
         };
         let cc = ComputeCapability::from_major_minor(major, minor).ok_or_else(|| {
             ArchError::Unknown {
@@ -291,7 +300,12 @@ const fn with_threads(mut a: ArchLimits, threads: u32, blocks: u32) -> ArchLimit
     a
 }
 
-const fn with_smem(mut a: ArchLimits, per_sm_kib: u32, optin_kib: u32, steps: &'static [u32]) -> ArchLimits {
+const fn with_smem(
+    mut a: ArchLimits,
+    per_sm_kib: u32,
+    optin_kib: u32,
+    steps: &'static [u32],
+) -> ArchLimits {
     a.smem_per_sm = per_sm_kib * KIB;
     a.smem_per_block_optin = optin_kib * KIB;
     a.carveout_steps_kib = steps;
@@ -345,11 +359,26 @@ static ARCH_TABLE: [ArchLimits; 16] = [
     // 8.0: 164 KiB shared per SM, 163 KiB per block.
     ampere_alloc(with_smem(base(8, 0), 164, 163, STEPS_A100)),
     // 8.6: 48 warps and 16 blocks per SM, 100 KiB shared.
-    ampere_alloc(with_smem(with_threads(base(8, 6), 1536, 16), 100, 99, STEPS_GA10X)),
+    ampere_alloc(with_smem(
+        with_threads(base(8, 6), 1536, 16),
+        100,
+        99,
+        STEPS_GA10X,
+    )),
     // 8.7: 48 warps and 16 blocks per SM, 164 KiB shared like 8.0.
-    ampere_alloc(with_smem(with_threads(base(8, 7), 1536, 16), 164, 163, STEPS_A100)),
+    ampere_alloc(with_smem(
+        with_threads(base(8, 7), 1536, 16),
+        164,
+        163,
+        STEPS_A100,
+    )),
     // 8.9: 48 warps and 24 blocks per SM, 100 KiB shared.
-    ampere_alloc(with_smem(with_threads(base(8, 9), 1536, 24), 100, 99, STEPS_GA10X)),
+    ampere_alloc(with_smem(
+        with_threads(base(8, 9), 1536, 24),
+        100,
+        99,
+        STEPS_GA10X,
+    )),
     // 9.0: 228 KiB shared per SM, 227 KiB per block; 64 named barriers cap blocks.
     {
         let mut a = ampere_alloc(with_smem(base(9, 0), 228, 227, STEPS_HOPPER));
@@ -365,7 +394,12 @@ static ARCH_TABLE: [ArchLimits; 16] = [
     // 12.0: 48 warps per SM, 24 blocks (the occupancy API's figure), 100 KiB shared,
     // 24 named barriers.
     {
-        let mut a = ampere_alloc(with_smem(with_threads(base(12, 0), 1536, 24), 100, 99, STEPS_GA10X));
+        let mut a = ampere_alloc(with_smem(
+            with_threads(base(12, 0), 1536, 24),
+            100,
+            99,
+            STEPS_GA10X,
+        ));
         a.barriers_per_sm = Some(24);
         a
     },

@@ -169,7 +169,11 @@ pub fn analyze(access: &WarpAccess) -> Result<BankReport, BankError> {
     for (lane, addr) in access.addresses.iter().enumerate() {
         if let Some(a) = *addr {
             if a % width != 0 {
-                return Err(BankError::Misaligned { lane: lane as u32, address: a, width });
+                return Err(BankError::Misaligned {
+                    lane: lane as u32,
+                    address: a,
+                    width,
+                });
             }
         }
     }

@@ -115,15 +115,24 @@ impl BinOp {
 
     /// Applies the operator with C semantics, or says why it cannot.
     pub fn apply(self, a: i64, b: i64) -> Result<i64, EvalError> {
-        let overflow = || EvalError::Overflow { op: self.symbol(), lhs: a, rhs: b };
+        let overflow = || EvalError::Overflow {
+            op: self.symbol(),
+            lhs: a,
+            rhs: b,
+        };
         match self {
             BinOp::Add => a.checked_add(b).ok_or_else(overflow),
             BinOp::Sub => a.checked_sub(b).ok_or_else(overflow),
             BinOp::Mul => a.checked_mul(b).ok_or_else(overflow),
-            BinOp::Div | BinOp::Rem if b == 0 => Err(EvalError::DivisionByZero { op: self.symbol(), lhs: a }),
+            BinOp::Div | BinOp::Rem if b == 0 => Err(EvalError::DivisionByZero {
+                op: self.symbol(),
+                lhs: a,
+            }),
             BinOp::Div => a.checked_div(b).ok_or_else(overflow),
             BinOp::Rem => a.checked_rem(b).ok_or_else(overflow),
-            BinOp::Shl | BinOp::Shr if !(0..64).contains(&b) => Err(EvalError::BadShift { amount: b }),
+            BinOp::Shl | BinOp::Shr if !(0..64).contains(&b) => {
+                Err(EvalError::BadShift { amount: b })
+            }
             BinOp::Shl => {
                 let r = a << b;
                 if r >> b == a {
@@ -203,7 +212,11 @@ impl Expr {
             Expr::Unary(op, e) => {
                 let v = e.eval(thread)?;
                 match op {
-                    UnaryOp::Neg => v.checked_neg().ok_or(EvalError::Overflow { op: "-", lhs: 0, rhs: v }),
+                    UnaryOp::Neg => v.checked_neg().ok_or(EvalError::Overflow {
+                        op: "-",
+                        lhs: 0,
+                        rhs: v,
+                    }),
                     UnaryOp::Not => Ok(!v),
                 }
             }
@@ -228,7 +241,12 @@ impl Expr {
             let x = (t % u64::from(bx)) as u32;
             let y = ((t / u64::from(bx)) % u64::from(by)) as u32;
             let z = (t / (u64::from(bx) * u64::from(by))) as u32;
-            let thread = ThreadContext { lane: lane as u32, thread_idx: [x, y, z], block: ctx.block, constants: &ctx.constants };
+            let thread = ThreadContext {
+                lane: lane as u32,
+                thread_idx: [x, y, z],
+                block: ctx.block,
+                constants: &ctx.constants,
+            };
             *slot = Some(self.eval(&thread)?);
         }
         Ok(out)
@@ -340,7 +358,11 @@ pub struct WarpContext {
 impl Default for WarpContext {
     /// Warp 0 of a one-warp block, `[32, 1, 1]`, with no constants.
     fn default() -> Self {
-        WarpContext { block: [32, 1, 1], warp: 0, constants: Vec::new() }
+        WarpContext {
+            block: [32, 1, 1],
+            warp: 0,
+            constants: Vec::new(),
+        }
     }
 }
 
@@ -365,7 +387,9 @@ impl ThreadContext<'_> {
         if name == "warpSize" {
             return Ok(WARP_LANES as i64);
         }
-        Err(EvalError::UnknownName { name: name.to_string() })
+        Err(EvalError::UnknownName {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -453,7 +477,11 @@ impl Parser<'_> {
     }
 
     fn error(&self, expected: &str) -> ParseError {
-        ParseError { offset: self.pos, expected: expected.to_string(), found: self.found() }
+        ParseError {
+            offset: self.pos,
+            expected: expected.to_string(),
+            found: self.found(),
+        }
     }
 
     fn peek_op(&self) -> Option<(BinOp, usize)> {
@@ -483,7 +511,9 @@ impl Parser<'_> {
         let mut lhs = self.unary()?;
         loop {
             self.skip_ws();
-            let Some((op, len)) = self.peek_op() else { break };
+            let Some((op, len)) = self.peek_op() else {
+                break;
+            };
             if op.precedence() < min {
                 break;
             }
@@ -537,7 +567,10 @@ impl Parser<'_> {
             return self.number();
         }
         if c.is_ascii_alphabetic() || c == '_' {
-            let len = self.rest().find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(self.rest().len());
+            let len = self
+                .rest()
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(self.rest().len());
             let name = &self.text[start..start + len];
             self.pos += len;
             return match name {
@@ -563,7 +596,11 @@ impl Parser<'_> {
                     match dim {
                         Some(d) if at_end_of_member => {
                             self.pos += 1;
-                            Ok(if name == "threadIdx" { Expr::ThreadIdx(d) } else { Expr::BlockDim(d) })
+                            Ok(if name == "threadIdx" {
+                                Expr::ThreadIdx(d)
+                            } else {
+                                Expr::BlockDim(d)
+                            })
                         }
                         _ => {
                             self.pos = member_at;
@@ -587,7 +624,9 @@ impl Parser<'_> {
         } else {
             (10, 0)
         };
-        let digits_len = r[skip..].find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(r.len() - skip);
+        let digits_len = r[skip..]
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(r.len() - skip);
         let token = &r[skip..skip + digits_len];
         // C integer suffixes (u, l, ul, ll, ull in any case) carry no value.
         let digits = token.trim_end_matches(['u', 'U', 'l', 'L']);

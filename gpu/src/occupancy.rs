@@ -52,7 +52,11 @@ pub struct OccupancyInput {
 impl OccupancyInput {
     /// A configuration with this block size and register count and no shared memory.
     pub fn new(threads_per_block: u32, regs_per_thread: u32) -> OccupancyInput {
-        OccupancyInput { threads_per_block, regs_per_thread, ..OccupancyInput::default() }
+        OccupancyInput {
+            threads_per_block,
+            regs_per_thread,
+            ..OccupancyInput::default()
+        }
     }
 }
 
@@ -74,8 +78,13 @@ pub enum Limiter {
 
 impl Limiter {
     /// Every limiter, in the order of the occupancy API's bit mask (1, 2, 4, 8, 16).
-    pub const ALL: [Limiter; 5] =
-        [Limiter::Warps, Limiter::Registers, Limiter::SharedMemory, Limiter::Blocks, Limiter::Barriers];
+    pub const ALL: [Limiter; 5] = [
+        Limiter::Warps,
+        Limiter::Registers,
+        Limiter::SharedMemory,
+        Limiter::Blocks,
+        Limiter::Barriers,
+    ];
 
     /// The name used in text and JSON output: `warps`, `registers`, `shared_memory`,
     /// `blocks` or `barriers`.
@@ -266,7 +275,9 @@ impl OccupancyError {
             OccupancyError::CarveoutOutOfRange { .. } => None,
             OccupancyError::StaticSharedMemoryTooLarge { .. }
             | OccupancyError::SharedMemoryOverOptIn { .. }
-            | OccupancyError::DynamicSharedMemoryOverAttribute { .. } => Some(Limiter::SharedMemory),
+            | OccupancyError::DynamicSharedMemoryOverAttribute { .. } => {
+                Some(Limiter::SharedMemory)
+            }
         }
     }
 }
@@ -281,7 +292,10 @@ fn validate(l: &ArchLimits, input: &OccupancyInput) -> Result<(), OccupancyError
         return Err(OccupancyError::ZeroThreads);
     }
     if threads > l.max_threads_per_block {
-        return Err(OccupancyError::TooManyThreads { threads, max: l.max_threads_per_block });
+        return Err(OccupancyError::TooManyThreads {
+            threads,
+            max: l.max_threads_per_block,
+        });
     }
     if let Some(bound) = input.launch_bounds_max_threads {
         if threads > bound {
@@ -289,7 +303,10 @@ fn validate(l: &ArchLimits, input: &OccupancyInput) -> Result<(), OccupancyError
         }
     }
     if input.regs_per_thread > l.max_regs_per_thread {
-        return Err(OccupancyError::TooManyRegisters { regs: input.regs_per_thread, max: l.max_regs_per_thread });
+        return Err(OccupancyError::TooManyRegisters {
+            regs: input.regs_per_thread,
+            max: l.max_regs_per_thread,
+        });
     }
     if let Some(percent) = input.carveout {
         if percent > 100 {
@@ -297,15 +314,24 @@ fn validate(l: &ArchLimits, input: &OccupancyInput) -> Result<(), OccupancyError
         }
     }
     if input.static_smem > l.smem_per_block {
-        return Err(OccupancyError::StaticSharedMemoryTooLarge { bytes: input.static_smem, max: l.smem_per_block });
+        return Err(OccupancyError::StaticSharedMemoryTooLarge {
+            bytes: input.static_smem,
+            max: l.smem_per_block,
+        });
     }
     let total = u64::from(input.static_smem) + u64::from(input.dynamic_smem);
     if total > u64::from(l.smem_per_block_optin) {
-        return Err(OccupancyError::SharedMemoryOverOptIn { bytes: total, max: l.smem_per_block_optin });
+        return Err(OccupancyError::SharedMemoryOverOptIn {
+            bytes: total,
+            max: l.smem_per_block_optin,
+        });
     }
     if let Some(attribute) = input.max_dynamic_smem {
         if input.dynamic_smem > attribute {
-            return Err(OccupancyError::DynamicSharedMemoryOverAttribute { bytes: input.dynamic_smem, attribute });
+            return Err(OccupancyError::DynamicSharedMemoryOverAttribute {
+                bytes: input.dynamic_smem,
+                attribute,
+            });
         }
     }
     Ok(())
@@ -320,7 +346,11 @@ fn carveout_smem_per_sm(l: &ArchLimits, carveout: Option<u32>, smem_per_block: u
         Some(percent) => (u64::from(percent) * max).div_ceil(100),
     };
     let step_at_least = |bytes: u64| {
-        l.carveout_steps_kib.iter().map(|&k| u64::from(k) * 1024).find(|&s| s >= bytes).unwrap_or(max)
+        l.carveout_steps_kib
+            .iter()
+            .map(|&k| u64::from(k) * 1024)
+            .find(|&s| s >= bytes)
+            .unwrap_or(max)
     };
     let chosen = step_at_least(preferred);
     if smem_per_block > chosen {
@@ -355,7 +385,10 @@ fn compute(l: &ArchLimits, input: &OccupancyInput) -> Occupancy {
     let (registers, regs_per_warp) = if input.regs_per_thread == 0 {
         (None, 0)
     } else {
-        let per_warp = round_up(u64::from(input.regs_per_thread) * u64::from(l.warp_size), u64::from(l.reg_alloc_unit));
+        let per_warp = round_up(
+            u64::from(input.regs_per_thread) * u64::from(l.warp_size),
+            u64::from(l.reg_alloc_unit),
+        );
         let sub = u64::from(l.sub_partitions);
         let block_regs = per_warp * round_up(u64::from(warps_per_block), sub);
         let limit = if block_regs > u64::from(l.regs_per_block) {
@@ -368,14 +401,27 @@ fn compute(l: &ArchLimits, input: &OccupancyInput) -> Occupancy {
     };
 
     let block_smem = round_up(
-        u64::from(input.static_smem) + u64::from(input.dynamic_smem) + u64::from(l.reserved_smem_per_block),
+        u64::from(input.static_smem)
+            + u64::from(input.dynamic_smem)
+            + u64::from(l.reserved_smem_per_block),
         u64::from(l.smem_alloc_granularity),
     );
     let sm_smem = carveout_smem_per_sm(l, input.carveout, block_smem);
-    let shared_memory = if block_smem == 0 { None } else { Some((sm_smem / block_smem) as u32) };
+    // A block that needs no shared memory is not limited by it.
+    let shared_memory = sm_smem.checked_div(block_smem).map(|b| b as u32);
 
-    let limits = BlockLimits { warps, registers, shared_memory, blocks: l.max_blocks_per_sm, barriers: l.barriers_per_sm };
-    let blocks_per_sm = Limiter::ALL.into_iter().filter_map(|r| limits.get(r)).min().unwrap_or(0);
+    let limits = BlockLimits {
+        warps,
+        registers,
+        shared_memory,
+        blocks: l.max_blocks_per_sm,
+        barriers: l.barriers_per_sm,
+    };
+    let blocks_per_sm = Limiter::ALL
+        .into_iter()
+        .filter_map(|r| limits.get(r))
+        .min()
+        .unwrap_or(0);
     let binds = |r: Limiter| limits.get(r) == Some(blocks_per_sm);
     let limiters = Limiters {
         warps: binds(Limiter::Warps),
@@ -415,7 +461,11 @@ pub enum CurveAxis {
 
 impl CurveAxis {
     /// Every axis.
-    pub const ALL: [CurveAxis; 3] = [CurveAxis::Threads, CurveAxis::Registers, CurveAxis::SharedMemory];
+    pub const ALL: [CurveAxis; 3] = [
+        CurveAxis::Threads,
+        CurveAxis::Registers,
+        CurveAxis::SharedMemory,
+    ];
 
     /// The name used in text and JSON output: `threads`, `regs` or `smem`.
     pub fn name(self) -> &'static str {
@@ -467,7 +517,11 @@ fn point(x: u32, occ: &Occupancy) -> CurvePoint {
 /// valid; points that the kernel could not launch (more threads than its launch bound,
 /// more shared memory than the opt-in maximum) are left out, and a curve treats
 /// `max_dynamic_smem` as raised as far as each point needs.
-pub fn occupancy_curve(arch: Arch, input: &OccupancyInput, axis: CurveAxis) -> Result<Vec<CurvePoint>, OccupancyError> {
+pub fn occupancy_curve(
+    arch: Arch,
+    input: &OccupancyInput,
+    axis: CurveAxis,
+) -> Result<Vec<CurvePoint>, OccupancyError> {
     let l = arch.limits();
     validate(l, input)?;
     let mut base = input.clone();
@@ -475,7 +529,10 @@ pub fn occupancy_curve(arch: Arch, input: &OccupancyInput, axis: CurveAxis) -> R
     let mut out = Vec::new();
     match axis {
         CurveAxis::Threads => {
-            let top = input.launch_bounds_max_threads.unwrap_or(u32::MAX).min(l.max_threads_per_block);
+            let top = input
+                .launch_bounds_max_threads
+                .unwrap_or(u32::MAX)
+                .min(l.max_threads_per_block);
             let mut t = l.warp_size;
             while t <= top {
                 base.threads_per_block = t;
@@ -533,7 +590,10 @@ pub struct BlockSizeSuggestion {
 /// architecture's maximum, lowered to `launch_bounds_max_threads` when given;
 /// `threads_per_block` of the input is ignored. Returns `Ok(None)` when no block size
 /// can launch.
-pub fn max_potential_block_size(arch: Arch, input: &OccupancyInput) -> Result<Option<BlockSizeSuggestion>, OccupancyError> {
+pub fn max_potential_block_size(
+    arch: Arch,
+    input: &OccupancyInput,
+) -> Result<Option<BlockSizeSuggestion>, OccupancyError> {
     let dynamic = input.dynamic_smem;
     max_potential_block_size_with(arch, input, |_| dynamic)
 }
@@ -547,7 +607,10 @@ pub fn max_potential_block_size_with(
     dynamic_smem: impl Fn(u32) -> u32,
 ) -> Result<Option<BlockSizeSuggestion>, OccupancyError> {
     let l = arch.limits();
-    let limit = input.launch_bounds_max_threads.unwrap_or(l.max_threads_per_block).min(l.max_threads_per_block);
+    let limit = input
+        .launch_bounds_max_threads
+        .unwrap_or(l.max_threads_per_block)
+        .min(l.max_threads_per_block);
     let mut probe = input.clone();
     probe.threads_per_block = limit.max(1);
     probe.dynamic_smem = 0;
@@ -565,11 +628,17 @@ pub fn max_potential_block_size_with(
         let mut cfg = input.clone();
         cfg.threads_per_block = size;
         cfg.dynamic_smem = dynamic_smem(size);
-        let Ok(occ) = occupancy(arch, &cfg) else { continue };
+        let Ok(occ) = occupancy(arch, &cfg) else {
+            continue;
+        };
         let threads = occ.blocks_per_sm * size;
         if threads > best_threads {
             best_threads = threads;
-            best = Some(BlockSizeSuggestion { block_size: size, blocks_per_sm: occ.blocks_per_sm, occupancy: occ.occupancy });
+            best = Some(BlockSizeSuggestion {
+                block_size: size,
+                blocks_per_sm: occ.blocks_per_sm,
+                occupancy: occ.occupancy,
+            });
             if threads >= l.max_threads_per_sm {
                 break;
             }

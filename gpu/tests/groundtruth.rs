@@ -26,11 +26,16 @@ fn rows(csv: &str) -> Vec<Vec<(&str, &str)>> {
 }
 
 fn field<'a>(row: &[(&str, &'a str)], name: &str) -> &'a str {
-    row.iter().find(|(k, _)| *k == name).unwrap_or_else(|| panic!("no column {name}")).1
+    row.iter()
+        .find(|(k, _)| *k == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .1
 }
 
 fn num(row: &[(&str, &str)], name: &str) -> i64 {
-    field(row, name).parse().unwrap_or_else(|e| panic!("column {name}: {e}"))
+    field(row, name)
+        .parse()
+        .unwrap_or_else(|e| panic!("column {name}: {e}"))
 }
 
 fn u(row: &[(&str, &str)], name: &str) -> u32 {
@@ -60,17 +65,27 @@ fn input(row: &[(&str, &str)]) -> OccupancyInput {
 /// plus dynamic shared memory is over the opt-in maximum must be that error in the
 /// model; every other row must be an occupancy with the same blocks per SM and, where
 /// the file has them, the same per-resource limits and limiting-factor mask.
-fn check_row(arch: Arch, input: &OccupancyInput, row: &[(&str, &str)], with_limits: bool) -> Result<(), String> {
+fn check_row(
+    arch: Arch,
+    input: &OccupancyInput,
+    row: &[(&str, &str)],
+    with_limits: bool,
+) -> Result<(), String> {
     let expected = u(row, "blocks_per_sm");
     let got = occupancy(arch, input);
     let over_optin = u64::from(input.static_smem) + u64::from(input.dynamic_smem)
         > u64::from(arch.limits().smem_per_block_optin);
     match got {
         Err(OccupancyError::SharedMemoryOverOptIn { .. }) if over_optin && expected == 0 => Ok(()),
-        Err(e) => Err(format!("{input:?}: error `{e}`, expected {expected} blocks")),
+        Err(e) => Err(format!(
+            "{input:?}: error `{e}`, expected {expected} blocks"
+        )),
         Ok(occ) => {
             if occ.blocks_per_sm != expected {
-                return Err(format!("{input:?}: {} blocks, expected {expected}", occ.blocks_per_sm));
+                return Err(format!(
+                    "{input:?}: {} blocks, expected {expected}",
+                    occ.blocks_per_sm
+                ));
             }
             if with_limits {
                 check_limits(&occ, row).map_err(|e| format!("{input:?}: {e}"))?;
@@ -97,7 +112,10 @@ fn check_limits(occ: &Occupancy, row: &[(&str, &str)]) -> Result<(), String> {
     }
     let mask = u(row, "limiting_factors");
     if occ.limiters.mask() != mask {
-        return Err(format!("limiting factors {}, expected {mask}", occ.limiters.mask()));
+        return Err(format!(
+            "limiting factors {}, expected {mask}",
+            occ.limiters.mask()
+        ));
     }
     Ok(())
 }
@@ -107,7 +125,12 @@ fn report(name: &str, total: usize, failures: &[String]) {
         failures.is_empty(),
         "{name}: {} of {total} rows differ; first ones:\n{}",
         failures.len(),
-        failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -116,13 +139,21 @@ fn occupancy_matches_every_sm90_runtime_row() {
     let arch = Arch::parse("sm_90").unwrap();
     let rows = rows(RUNTIME);
     assert_eq!(rows.len(), 34_560);
-    let failures: Vec<String> = rows.iter().filter_map(|r| check_row(arch, &input(r), r, true).err()).collect();
+    let failures: Vec<String> = rows
+        .iter()
+        .filter_map(|r| check_row(arch, &input(r), r, true).err())
+        .collect();
     report("occupancy_sm90_runtime.csv", rows.len(), &failures);
     // 1,280 rows (640 under each attribute policy) ask for more than 227 KiB of static
     // plus dynamic shared memory; the runtime answers 0 blocks and the model an error.
     let over_optin = rows
         .iter()
-        .filter(|r| matches!(occupancy(arch, &input(r)), Err(OccupancyError::SharedMemoryOverOptIn { .. })))
+        .filter(|r| {
+            matches!(
+                occupancy(arch, &input(r)),
+                Err(OccupancyError::SharedMemoryOverOptIn { .. })
+            )
+        })
         .count();
     assert_eq!(over_optin, 1280);
 }
@@ -154,7 +185,9 @@ fn occupancy_matches_every_multiarch_row() {
         .iter()
         .filter_map(|r| {
             let arch = Arch::parse(field(r, "cc")).unwrap();
-            check_row(arch, &input(r), r, true).err().map(|e| format!("cc {arch}: {e}"))
+            check_row(arch, &input(r), r, true)
+                .err()
+                .map(|e| format!("cc {arch}: {e}"))
         })
         .collect();
     report("occupancy_multiarch.csv", rows.len(), &failures);
@@ -167,14 +200,30 @@ fn arch_table_matches_arch_props_json() {
     let mut checked = 0;
     for entry in json.split("{\"cc\": ").skip(1) {
         let value = |key: &str| -> u32 {
-            let at = entry.find(&format!("\"{key}\": ")).unwrap_or_else(|| panic!("no {key}")) + key.len() + 4;
-            entry[at..].split([',', '}']).next().unwrap().trim().parse().unwrap()
+            let at = entry
+                .find(&format!("\"{key}\": "))
+                .unwrap_or_else(|| panic!("no {key}"))
+                + key.len()
+                + 4;
+            entry[at..]
+                .split([',', '}'])
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
         };
         let cc = entry[1..].split('"').next().unwrap();
         let l = Arch::parse(cc).unwrap().limits();
-        let steps_at = entry.find("\"smemCarveoutSteps_KiB\": [").unwrap() + "\"smemCarveoutSteps_KiB\": [".len();
-        let steps: Vec<u32> =
-            entry[steps_at..].split(']').next().unwrap().split(',').map(|s| s.trim().parse().unwrap()).collect();
+        let steps_at = entry.find("\"smemCarveoutSteps_KiB\": [").unwrap()
+            + "\"smemCarveoutSteps_KiB\": [".len();
+        let steps: Vec<u32> = entry[steps_at..]
+            .split(']')
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
         let got = [
             l.max_threads_per_block,
             l.max_threads_per_sm,
@@ -238,7 +287,12 @@ fn bank_model_matches_every_measured_pattern() {
         let mut cycles = Vec::new();
         for warp in offsets.chunks(WARP_LANES) {
             let addresses: [Option<u32>; WARP_LANES] = warp.try_into().unwrap();
-            let rep = analyze(&WarpAccess { addresses, width, kind }).unwrap();
+            let rep = analyze(&WarpAccess {
+                addresses,
+                width,
+                kind,
+            })
+            .unwrap();
             wavefronts += rep.wavefronts;
             conflicts += rep.bank_conflicts;
             active = rep.active_lanes;
@@ -246,13 +300,24 @@ fn bank_model_matches_every_measured_pattern() {
         }
         let measured_cycles: f64 = field(r, "clock64_cycles_per_instr").parse().unwrap();
         let got = (wavefronts, conflicts, active);
-        let want = (u(r, "wavefronts"), u(r, "bank_conflicts"), u(r, "active_lanes"));
+        let want = (
+            u(r, "wavefronts"),
+            u(r, "bank_conflicts"),
+            u(r, "active_lanes"),
+        );
         if got != want {
-            failures.push(format!("{id} {kind:?}: (wavefronts, conflicts, active) {got:?}, measured {want:?}"));
+            failures.push(format!(
+                "{id} {kind:?}: (wavefronts, conflicts, active) {got:?}, measured {want:?}"
+            ));
         }
         // The throughput loop runs one pattern in 16 warps; rule 6 predicts its cycles.
-        if cycles.iter().any(|&c| (f64::from(c) - measured_cycles).abs() > 0.06) {
-            failures.push(format!("{id} {kind:?}: cycles {cycles:?}, measured {measured_cycles}"));
+        if cycles
+            .iter()
+            .any(|&c| (f64::from(c) - measured_cycles).abs() > 0.06)
+        {
+            failures.push(format!(
+                "{id} {kind:?}: cycles {cycles:?}, measured {measured_cycles}"
+            ));
         }
     }
     report("bank_conflicts_sm90.csv", rows.len(), &failures);
