@@ -1,0 +1,192 @@
+//! The wiki and its index together: search, symbol look-up, page rendering, checking.
+
+use kernaut_index::{Hit, SearchOptions, SymbolMatch, WikiIndex};
+use kernaut_wiki::{
+    check, split_link, CheckConfig, Diagnostic, Page, PageKind, Severity, Wiki, WikiConfig,
+};
+
+/// The loaded wiki plus its search index.
+#[derive(Debug)]
+pub struct Knowledge {
+    /// The merged wiki.
+    pub wiki: Wiki,
+    /// The tantivy index and symbol table.
+    pub index: WikiIndex,
+}
+
+/// Why the knowledge base could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("building the wiki index: {0}")]
+pub struct KnowledgeError(#[from] kernaut_index::IndexError);
+
+impl Knowledge {
+    /// Loads the wiki and builds the index. Load problems are in `wiki.diagnostics`.
+    pub fn load(config: &WikiConfig) -> Result<Knowledge, KnowledgeError> {
+        let wiki = Wiki::load(config);
+        Knowledge::from_wiki(wiki)
+    }
+
+    /// Indexes an already loaded wiki.
+    pub fn from_wiki(wiki: Wiki) -> Result<Knowledge, KnowledgeError> {
+        let index = WikiIndex::build(&wiki)?;
+        Ok(Knowledge { wiki, index })
+    }
+
+    /// Ranked search.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
+        self.index.search(query, opts)
+    }
+
+    /// What the symbol table returns for a name as written in code.
+    pub fn symbol(&self, name: &str) -> Option<SymbolMatch> {
+        self.index.symbols().lookup(name)
+    }
+
+    /// The page named by `id` (or `id#anchor`), with the anchor if there is one.
+    pub fn resolve<'a>(&'a self, link: &'a str) -> Option<(&'a Page, Option<&'a str>)> {
+        let (id, anchor) = split_link(link);
+        let page = self.wiki.resolve_page(id)?;
+        Some((page, anchor))
+    }
+
+    /// Every problem `wiki check` reports: load problems (notes excluded), page checks,
+    /// and `related_apis` names that no api page documents.
+    pub fn check(&self, config: CheckConfig) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self.wiki.problems(Severity::Warning).cloned().collect();
+        out.extend(check(&self.wiki, config));
+        for (page_id, name) in &self.index.symbols().unresolved {
+            let Some(page) = self.wiki.page(page_id) else {
+                continue;
+            };
+            let standard = config.strict || page.origin == kernaut_wiki::Origin::Builtin;
+            out.push(Diagnostic::new(
+                &page.path,
+                page.frontmatter.line_of("related_apis"),
+                1,
+                if standard {
+                    Severity::Warning
+                } else {
+                    Severity::Note
+                },
+                format!("related API `{name}` is documented by no api page"),
+            ));
+        }
+        out
+    }
+}
+
+/// Renders a page, or one of its sections, as plain text for a terminal: title,
+/// key facts from the frontmatter (never raw YAML), then the Markdown body with code
+/// blocks kept as they are.
+pub fn render_page(page: &Page, anchor: Option<&str>) -> Option<String> {
+    let mut out = String::new();
+    let fm = &page.frontmatter;
+    match anchor {
+        Some(a) => {
+            let section = page.section(a)?;
+            out.push_str(&format!(
+                "{}#{}  {}\n",
+                page.id, section.anchor, section.title
+            ));
+            out.push_str(&format!(
+                "from: {} ({})\n\n",
+                page.title,
+                page.kind.as_str()
+            ));
+            out.push_str(&render_markdown(&section.content));
+        }
+        None => {
+            out.push_str(&format!("{}  {}\n", page.id, page.title));
+            let mut facts = vec![format!("kind: {}", page.kind.as_str())];
+            if let Some(r) = &fm.requires_sm {
+                facts.push(format!("requires: sm {r}"));
+            }
+            if let Some(e) = &fm.evidence_level {
+                facts.push(format!("evidence: {e}"));
+            }
+            if let Some(m) = &fm.measured_on {
+                facts.push(format!("measured on: {m}"));
+            }
+            out.push_str(&facts.join(" · "));
+            out.push('\n');
+            if let Some(api) = &page.api {
+                if let Some(h) = &api.header {
+                    out.push_str(&format!("header: {h}\n"));
+                }
+                if !api.symbols.is_empty() {
+                    out.push_str(&format!("symbols: {}\n", api.symbols.join(", ")));
+                }
+                if !api.signatures.is_empty() {
+                    out.push_str("signatures:\n");
+                    for s in &api.signatures {
+                        out.push_str(&format!("    {s}\n"));
+                    }
+                }
+            }
+            if !fm.related_skills.is_empty() {
+                out.push_str(&format!(
+                    "related skills: {}\n",
+                    fm.related_skills.join(", ")
+                ));
+            }
+            if !fm.related_apis.is_empty() {
+                out.push_str(&format!("related APIs: {}\n", fm.related_apis.join(", ")));
+            }
+            out.push('\n');
+            out.push_str(&render_markdown(&page.body));
+            if !fm.source_refs.is_empty() {
+                out.push_str("\nSources:\n");
+                for s in &fm.source_refs {
+                    let mut line = format!("  - {}", s.source_id);
+                    if !s.path.is_empty() {
+                        line.push_str(&format!(": {}", s.path));
+                    }
+                    if !s.anchor.is_empty() {
+                        line.push_str(&format!(" #{}", s.anchor));
+                    }
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Markdown to terminal text: headings underlined, emphasis markers dropped, code blocks
+/// indented and kept verbatim.
+pub fn render_markdown(md: &str) -> String {
+    let mut out = String::new();
+    let mut in_code = false;
+    for line in md.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let level = line.bytes().take_while(|&b| b == b'#').count();
+        if level > 0 && line[level..].starts_with(' ') {
+            let text = line[level..].trim();
+            out.push_str(text);
+            out.push('\n');
+            let ch = if level <= 2 { '=' } else { '-' };
+            out.push_str(&ch.to_string().repeat(text.chars().count()));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(&line.replace("**", ""));
+        out.push('\n');
+    }
+    out
+}
+
+/// The kinds a `--kind` flag accepts.
+pub fn parse_kind(s: &str) -> Option<PageKind> {
+    PageKind::parse(s)
+}

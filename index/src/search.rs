@@ -1,0 +1,473 @@
+//! Building the index and ranked search with snippets.
+
+use std::collections::HashSet;
+
+use kernaut_wiki::{Page, PageKind, Wiki};
+use tantivy::collector::TopDocs;
+use tantivy::query::{
+    BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery,
+};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{doc, Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
+
+use crate::schema::{self, FieldName, Fields, BOOSTS};
+use crate::symbols::SymbolTable;
+use crate::IndexError;
+
+/// Options of one search.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The most hits to return.
+    pub limit: usize,
+    /// Only hits of this kind.
+    pub kind: Option<PageKind>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 10,
+            kind: None,
+        }
+    }
+}
+
+/// One ranked hit: a page, or one pitfall / sub-skill of a page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The page id.
+    pub id: String,
+    /// `P6`, `S2`, or `None` for the page itself.
+    pub anchor: Option<String>,
+    /// The hit's title (the pitfall's title for a section hit).
+    pub title: String,
+    /// The kind of page.
+    pub kind: PageKind,
+    /// The relevance score (higher is better).
+    pub score: f32,
+    /// One line of context with matched terms marked as `**term**`.
+    pub snippet: String,
+}
+
+impl Hit {
+    /// `id#anchor`, or `id` for a page hit.
+    pub fn target(&self) -> String {
+        match &self.anchor {
+            Some(a) => format!("{}#{}", self.id, a),
+            None => self.id.clone(),
+        }
+    }
+}
+
+/// The search index over a wiki: tantivy for ranked search, plus the symbol table.
+pub struct WikiIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    symbols: SymbolTable,
+    docs: usize,
+}
+
+impl std::fmt::Debug for WikiIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WikiIndex")
+            .field("docs", &self.docs)
+            .field("symbols", &self.symbols.len())
+            .finish()
+    }
+}
+
+/// A document before it goes into tantivy.
+#[derive(Default)]
+struct DocText {
+    anchor: String,
+    title: String,
+    symptom: String,
+    cause: String,
+    fix: String,
+    detection: String,
+    body: String,
+    tags: String,
+    symbols: String,
+}
+
+impl WikiIndex {
+    /// Builds the index in RAM for every page of `wiki`.
+    pub fn build(wiki: &Wiki) -> Result<WikiIndex, IndexError> {
+        let (schema, fields) = schema::schema();
+        let index = Index::create_in_ram(schema);
+        schema::register(index.tokenizers());
+        let mut writer = index.writer_with_num_threads(1, 50_000_000)?;
+        let mut docs = 0;
+        for page in wiki.pages() {
+            for d in documents(page) {
+                let mut doc = doc!(
+                    fields.id => page.id.as_str(),
+                    fields.anchor => d.anchor.as_str(),
+                    fields.kind => page.kind.as_str(),
+                    fields.title => d.title.as_str(),
+                    fields.symptom => d.symptom.as_str(),
+                    fields.cause => d.cause.as_str(),
+                    fields.fix => d.fix.as_str(),
+                    fields.detection => d.detection.as_str(),
+                    fields.body => d.body.as_str(),
+                    fields.tags => d.tags.as_str(),
+                    fields.symbols => d.symbols.as_str(),
+                );
+                for s in d.symbols.split_whitespace() {
+                    doc.add_text(fields.symbols_raw, s);
+                }
+                writer.add_document(doc)?;
+                docs += 1;
+            }
+        }
+        writer.commit()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(WikiIndex {
+            index,
+            reader,
+            fields,
+            symbols: SymbolTable::build(wiki),
+            docs,
+        })
+    }
+
+    /// The symbol table.
+    pub fn symbols(&self) -> &SymbolTable {
+        &self.symbols
+    }
+
+    /// How many documents (pages plus sections) are indexed.
+    pub fn num_docs(&self) -> usize {
+        self.docs
+    }
+
+    /// Ranked search. Half-typed and odd queries never fail: they return fewer hits.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
+        let Some(q) = self.build_query(query, opts.kind) else {
+            return Vec::new();
+        };
+        let searcher = self.reader.searcher();
+        let limit = opts.limit.max(1);
+        let Ok(top) = searcher.search(&q, &TopDocs::with_limit(limit).order_by_score()) else {
+            return Vec::new();
+        };
+        // Snippets come from the symptom field when it matched, else from the body.
+        let text_query = self.text_query(query);
+        let gens: Vec<_> = [self.fields.symptom, self.fields.body, self.fields.cause]
+            .into_iter()
+            .filter_map(|f| {
+                let mut g = SnippetGenerator::create(&searcher, text_query.as_ref(), f).ok()?;
+                g.set_max_num_chars(160);
+                Some((f, g))
+            })
+            .collect();
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let Ok(doc) = searcher.doc::<TantivyDocument>(addr) else {
+                continue;
+            };
+            let get = |f| {
+                doc.get_first(f)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let id = get(self.fields.id);
+            let anchor = get(self.fields.anchor);
+            let kind = PageKind::parse(&get(self.fields.kind)).unwrap_or(PageKind::Skill);
+            let mut snippet = String::new();
+            for (f, g) in &gens {
+                let s = g.snippet_from_doc(&doc);
+                if !s.highlighted().is_empty() {
+                    snippet = mark(s.fragment(), s.highlighted());
+                    break;
+                }
+                if snippet.is_empty() && *f == self.fields.symptom {
+                    snippet = s.fragment().to_string();
+                }
+            }
+            if snippet.is_empty() {
+                let body = get(self.fields.symptom);
+                let body = if body.is_empty() {
+                    get(self.fields.body)
+                } else {
+                    body
+                };
+                snippet = kernaut_wiki::first_paragraph(&body);
+            }
+            hits.push(Hit {
+                id,
+                anchor: (!anchor.is_empty()).then_some(anchor),
+                title: get(self.fields.title),
+                kind,
+                score,
+                snippet: one_line(&snippet, 200),
+            });
+        }
+        hits
+    }
+
+    /// The prose part of a query, through tantivy's lenient parser (so that quotes,
+    /// colons and half-typed words never fail).
+    fn text_query(&self, query: &str) -> Box<dyn Query> {
+        let f = &self.fields;
+        let mut parser = QueryParser::for_index(
+            &self.index,
+            vec![
+                f.title,
+                f.symptom,
+                f.cause,
+                f.fix,
+                f.detection,
+                f.body,
+                f.tags,
+            ],
+        );
+        for (name, boost) in BOOSTS {
+            parser.set_field_boost(f.get(name), boost);
+        }
+        let (q, _errors) = parser.parse_query_lenient(&sanitize(query));
+        q
+    }
+
+    fn build_query(&self, query: &str, kind: Option<PageKind>) -> Option<Box<dyn Query>> {
+        let f = &self.fields;
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let text = sanitize(query);
+        if !text.trim().is_empty() {
+            should.push((Occur::Should, self.text_query(query)));
+        }
+        // Typo tolerance and prefix matching, term by term, on the prose fields.
+        let mut prose = schema::prose_analyzer();
+        let mut stream = prose.token_stream(&text);
+        let mut terms = Vec::new();
+        while let Some(t) = stream.next() {
+            terms.push(t.text.clone());
+        }
+        let typing_last = !query.ends_with(char::is_whitespace);
+        let n = terms.len();
+        for (i, t) in terms.iter().enumerate() {
+            let len = t.chars().count();
+            for (name, boost) in BOOSTS {
+                if name == FieldName::Symbols {
+                    continue;
+                }
+                let field = f.get(name);
+                let term = Term::from_field_text(field, t);
+                if len >= 5
+                    && matches!(
+                        name,
+                        FieldName::Title | FieldName::Symptom | FieldName::Body
+                    )
+                {
+                    let fuzzy = FuzzyTermQuery::new(term.clone(), 1, true);
+                    should.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(fuzzy), boost * 0.15)),
+                    ));
+                }
+                if i + 1 == n
+                    && typing_last
+                    && len >= 2
+                    && matches!(
+                        name,
+                        FieldName::Title | FieldName::Symptom | FieldName::Body | FieldName::Tags
+                    )
+                {
+                    let prefix = FuzzyTermQuery::new_prefix(term, 0, false);
+                    should.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(prefix), boost * 0.2)),
+                    ));
+                }
+            }
+        }
+        // Symbols, whole: `__hfma2`, `cp.async.wait_group`, `cuda::memcpy_async`.
+        let mut sym = schema::symbol_analyzer();
+        let mut stream = sym.token_stream(query);
+        let mut seen = HashSet::new();
+        while let Some(t) = stream.next() {
+            if !seen.insert(t.text.clone()) {
+                continue;
+            }
+            let term = Term::from_field_text(f.symbols, &t.text);
+            should.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+                    4.0,
+                )),
+            ));
+            if t.text.len() >= 3 {
+                let term = Term::from_field_text(f.symbols, &t.text);
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(FuzzyTermQuery::new_prefix(term, 0, false)),
+                        1.0,
+                    )),
+                ));
+            }
+        }
+        for word in query.split_whitespace() {
+            let term = Term::from_field_text(f.symbols_raw, word);
+            should.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                    6.0,
+                )),
+            ));
+        }
+        if should.is_empty() {
+            return None;
+        }
+        let any: Box<dyn Query> = Box::new(BooleanQuery::new(should));
+        Some(match kind {
+            None => any,
+            Some(k) => {
+                let term = Term::from_field_text(f.kind, k.as_str());
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, any),
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                    ),
+                ]))
+            }
+        })
+    }
+}
+
+/// Query-syntax characters become spaces, so user text is always plain words.
+fn sanitize(query: &str) -> String {
+    query
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect()
+}
+
+fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
+    let mut out = String::with_capacity(fragment.len() + ranges.len() * 4);
+    let mut last = 0;
+    for r in ranges {
+        if r.start < last || r.end > fragment.len() {
+            continue;
+        }
+        out.push_str(&fragment[last..r.start]);
+        out.push_str("**");
+        out.push_str(&fragment[r.clone()]);
+        out.push_str("**");
+        last = r.end;
+    }
+    out.push_str(&fragment[last..]);
+    out
+}
+
+fn one_line(s: &str, max_chars: usize) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max_chars {
+        joined
+    } else {
+        let cut: String = joined.chars().take(max_chars).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The documents of one page: the page itself, plus one per pitfall and one per
+/// sub-skill (`### S1.`) section. The page document keeps only what no section
+/// document holds, so a symptom query lands on `pitfall-x#P6`, not on the page.
+fn documents(page: &Page) -> Vec<DocText> {
+    let fm = &page.frontmatter;
+    let tags = fm.tags.join(" ");
+    let mut page_symbols: Vec<String> = fm.related_apis.clone();
+    if let Some(api) = &page.api {
+        page_symbols.extend(api.symbols.iter().cloned());
+        page_symbols.extend(api.ptx.iter().cloned());
+    }
+    let mut out = Vec::new();
+    let mut carved: Vec<&str> = Vec::new();
+    for p in &page.pitfalls {
+        let section = page.section(&p.anchor);
+        carved.extend(section.map(|s| s.content.as_str()));
+        out.push(DocText {
+            anchor: p.anchor.clone(),
+            title: p.title.clone(),
+            symptom: p.symptom.clone().unwrap_or_default(),
+            cause: p.cause.clone().unwrap_or_default(),
+            fix: p.fix.clone().unwrap_or_default(),
+            detection: p.detection.clone().unwrap_or_default(),
+            body: format!("{}\n{}", p.example.as_deref().unwrap_or(""), p.other),
+            tags: format!("{} {}", page.title, tags),
+            symbols: code_symbols(section.map_or("", |s| s.content.as_str())),
+        });
+    }
+    for s in page.sections.iter().filter(|s| {
+        s.anchor.len() > 1
+            && s.anchor.starts_with('S')
+            && s.anchor[1..].bytes().all(|b| b.is_ascii_digit())
+    }) {
+        carved.push(s.content.as_str());
+        out.push(DocText {
+            anchor: s.anchor.clone(),
+            title: s.title.clone(),
+            body: s.content.clone(),
+            tags: format!("{} {}", page.title, tags),
+            symbols: code_symbols(&s.content),
+            ..DocText::default()
+        });
+    }
+    let mut body = page.body.clone();
+    for c in carved {
+        if !c.is_empty() {
+            body = body.replacen(c, "", 1);
+        }
+    }
+    let mut symbols = page_symbols.join(" ");
+    symbols.push(' ');
+    symbols.push_str(&code_symbols(&body));
+    out.insert(
+        0,
+        DocText {
+            anchor: String::new(),
+            title: page.title.clone(),
+            body,
+            tags,
+            symbols,
+            ..DocText::default()
+        },
+    );
+    out
+}
+
+/// Identifier-like words inside inline code spans that look like CUDA or PTX names
+/// (`__syncthreads`, `cp.async.wait_group`, `cuda::pipeline`).
+fn code_symbols(markdown: &str) -> String {
+    let mut out = Vec::new();
+    for (i, span) in markdown.split('`').enumerate() {
+        if i % 2 == 0 || span.len() > 80 {
+            continue;
+        }
+        for w in span.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')) {
+            let w = w.trim_matches(['.', ':']);
+            if w.starts_with("__")
+                || w.contains("::")
+                || (w.contains('.') && w.chars().next().is_some_and(char::is_alphabetic))
+            {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out.join(" ")
+}

@@ -1,0 +1,73 @@
+//! `ktui symbol NAME`: what the symbol table returns for a name as written in code.
+use std::process::ExitCode;
+
+use kernaut_ide::index::MatchKind;
+
+use super::wiki_args::WikiArgs;
+
+/// Arguments of `ktui symbol`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A name as written in code or PTX: `__hfma2`, `cuda::memcpy_async`,
+    /// `cp.async.cg.shared.global`.
+    pub name: String,
+    /// Print JSON: {query, symbol, api, related_pages, matched}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub wiki: WikiArgs,
+}
+
+/// Runs `ktui symbol`.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let k = args.wiki.load()?;
+    let Some(m) = k.symbol(&args.name) else {
+        if args.json {
+            println!("null");
+        }
+        eprintln!(
+            "`{}` is not in the symbol table; try `ktui search {}`",
+            args.name, args.name
+        );
+        return Ok(ExitCode::from(1));
+    };
+    let matched = match m.matched {
+        MatchKind::Exact => "exact",
+        MatchKind::Normalized => "normalized",
+    };
+    if args.json {
+        let v = serde_json::json!({
+            "query": m.query,
+            "symbol": m.symbol,
+            "api": m.api,
+            "related_pages": m.related_pages,
+            "matched": matched,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}  ({matched} match for `{}`)", m.symbol, m.query);
+    if let Some(api) = m.api.as_deref().and_then(|id| k.wiki.page(id)) {
+        println!("api: {}  {}", api.id, api.title);
+        if let Some(entry) = &api.api {
+            if let Some(h) = &entry.header {
+                println!("header: {h}");
+            }
+            let req = entry
+                .symbol_requires_sm
+                .get(&m.symbol)
+                .or(api.frontmatter.requires_sm.as_ref());
+            if let Some(r) = req {
+                println!("requires: sm {r}");
+            }
+            let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
+            for s in entry.signatures.iter().filter(|s| s.contains(short)) {
+                println!("    {s}");
+            }
+        }
+    }
+    if !m.related_pages.is_empty() {
+        println!("related pages: {}", m.related_pages.join(", "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
