@@ -1,1 +1,60 @@
-//! placeholder crate root, filled in below.
+//! `kernaut-syntax`: tree-sitter-cuda parsing and typed, plain-data views of a CUDA file.
+//!
+//! The crate is the only one in kernaut that names tree-sitter. Everything it hands out is
+//! plain data: owned strings, byte ranges ([`TextRange`]) into the text that was parsed, and
+//! small enums. Broken code is not an error: every query returns an `Option` or a `Vec` and
+//! nothing panics, whatever the input.
+//!
+//! The entry point is [`SourceFile`]:
+//!
+//! ```
+//! use kernaut_syntax::{SourceFile, SymbolKind};
+//!
+//! let text = "__global__ void k() { __shared__ float tile[32][33]; __syncthreads(); }";
+//! let file = SourceFile::parse(text);
+//! let facts = file.facts();
+//! assert_eq!(facts.kernels[0].name, "k");
+//! assert_eq!(facts.shared[0].static_bytes, Some(32 * 33 * 4));
+//!
+//! let at = text.find("__syncthreads").unwrap() + 3;
+//! let symbol = file.symbol_at(at).unwrap();
+//! assert_eq!(symbol.name, "__syncthreads");
+//! assert_eq!(symbol.kind, SymbolKind::Macro);
+//! ```
+//!
+//! What the crate offers, by module:
+//! - [`SourceFile`]: parsing, incremental [`SourceFile::apply_edit`], syntax errors, and the
+//!   CUDA macros that the grammar does not know, blanked out before parsing ([`MaskedMacro`]).
+//! - [`SourceFile::symbol_at`]: the symbol under the cursor ([`SymbolRef`]), including PTX
+//!   mnemonics inside `asm` strings.
+//! - [`SourceFile::facts`]: kernels, device functions, `__shared__` declarations and the
+//!   pointers carved from dynamic shared memory, launch sites, `cudaFuncSetAttribute` calls
+//!   and folded constants ([`FileFacts`]).
+//! - [`SourceFile::shared_accesses`]: every subscript of shared memory, with each index
+//!   lowered to an [`IndexExpr`] over the thread index.
+//! - Control-flow helpers: [`SourceFile::enclosing`], [`SourceFile::calls_in`],
+//!   [`SourceFile::find_calls`], [`SourceFile::unroll_pragmas`] and
+//!   [`SourceFile::allow_comments`].
+#![deny(missing_docs)]
+
+mod access;
+mod consteval;
+mod expr;
+mod facts;
+mod flow;
+mod source;
+mod symbol;
+mod util;
+
+pub use access::{AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use consteval::type_size;
+pub use facts::{
+    Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
+    LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
+};
+pub use flow::{AllowComment, CallSite, Enclosing, EnclosingKind, UnrollPragma};
+pub use source::{MaskedMacro, SourceFile, SyntaxError};
+pub use symbol::{SymbolKind, SymbolRef};
+
+/// A byte range into the text of a [`SourceFile`].
+pub type TextRange = std::ops::Range<usize>;

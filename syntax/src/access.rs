@@ -1,0 +1,676 @@
+//! Shared-memory accesses, with each index lowered to an [`IndexExpr`] over the thread
+//! index.
+
+use std::fmt;
+
+use tree_sitter::Node;
+
+use crate::consteval::{binary, type_size};
+use crate::expr::{from_node, Expr};
+use crate::facts::FileFacts;
+use crate::source::SourceFile;
+use crate::symbol::find_declaration_full;
+use crate::util::{named_children, node_text, preorder, squash_ws, strip_template_args, MAX_DEPTH};
+use crate::TextRange;
+
+/// A thread-index axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// `.x`
+    X,
+    /// `.y`
+    Y,
+    /// `.z`
+    Z,
+}
+
+/// A binary operator of an [`IndexExpr`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (C semantics: truncating)
+    Div,
+    /// `%` (C semantics)
+    Rem,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `&`
+    And,
+    /// `|`
+    Or,
+    /// `^`
+    Xor,
+}
+
+impl BinOp {
+    /// The C spelling of the operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::And => "&",
+            BinOp::Or => "|",
+            BinOp::Xor => "^",
+        }
+    }
+
+    fn from_symbol(s: &str) -> Option<BinOp> {
+        Some(match s {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "<<" => BinOp::Shl,
+            ">>" => BinOp::Shr,
+            "&" => BinOp::And,
+            "|" => BinOp::Or,
+            "^" => BinOp::Xor,
+            _ => return None,
+        })
+    }
+}
+
+/// An index (or byte offset) as a function of the thread index, lowered from C.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IndexExpr {
+    /// An integer.
+    Int(i64),
+    /// `threadIdx.x/y/z`.
+    ThreadIdx(Axis),
+    /// `blockDim.x/y/z`.
+    BlockDim(Axis),
+    /// The lane within the warp: `threadIdx.x % 32` or `threadIdx.x & 31`.
+    Lane,
+    /// A constant the file determines (`TILE_DIM`), with its value.
+    Const {
+        /// The constant's name.
+        name: String,
+        /// Its folded value.
+        value: i64,
+    },
+    /// A loop variable, which the caller holds fixed per iteration.
+    LoopVar {
+        /// The variable's name.
+        name: String,
+        /// Its start value, lowered.
+        start: Box<IndexExpr>,
+        /// The exclusive end, when the condition is `v < END` or `v <= END - 1` with a
+        /// constant bound.
+        end: Option<i64>,
+        /// The step per iteration, when constant.
+        step: Option<i64>,
+    },
+    /// A value that is the same for every thread of a warp: `blockIdx.x`, `gridDim.x`, a
+    /// kernel parameter.
+    Uniform(String),
+    /// A binary operation.
+    Binary(Box<IndexExpr>, BinOp, Box<IndexExpr>),
+    /// Something that cannot be modelled, and why (data-dependent, a call, ...).
+    Unknown(String),
+}
+
+impl IndexExpr {
+    /// Builds `a op b`, folding integers and the identities `x + 0`, `x * 1`, `x * 0`.
+    pub fn binary(a: IndexExpr, op: BinOp, b: IndexExpr) -> IndexExpr {
+        let val = |e: &IndexExpr| match e {
+            IndexExpr::Int(v) => Some(*v),
+            _ => None,
+        };
+        if let (IndexExpr::Unknown(r), _) | (_, IndexExpr::Unknown(r)) = (&a, &b) {
+            return IndexExpr::Unknown(r.clone());
+        }
+        match (val(&a), op, val(&b)) {
+            (Some(x), _, Some(y)) => match binary(x, op.symbol(), y) {
+                Some(v) => IndexExpr::Int(v),
+                None => IndexExpr::Unknown(format!("`{x} {} {y}` overflows or divides by zero", op.symbol())),
+            },
+            (Some(0), BinOp::Add, _) => b,
+            (_, BinOp::Add | BinOp::Sub, Some(0)) => a,
+            (Some(1), BinOp::Mul, _) => b,
+            (_, BinOp::Mul | BinOp::Div, Some(1)) => a,
+            (Some(0), BinOp::Mul, _) | (_, BinOp::Mul, Some(0)) => IndexExpr::Int(0),
+            _ => IndexExpr::Binary(Box::new(a), op, Box::new(b)),
+        }
+    }
+
+    /// The reason the expression cannot be modelled, if any part of it is unknown.
+    pub fn unknown_reason(&self) -> Option<&str> {
+        match self {
+            IndexExpr::Unknown(r) => Some(r),
+            IndexExpr::Binary(a, _, b) => a.unknown_reason().or_else(|| b.unknown_reason()),
+            IndexExpr::LoopVar { start, .. } => start.unknown_reason(),
+            _ => None,
+        }
+    }
+
+    /// Whether the value can differ between the threads of a warp (it mentions
+    /// `threadIdx` or the lane).
+    pub fn depends_on_thread(&self) -> bool {
+        match self {
+            IndexExpr::ThreadIdx(_) | IndexExpr::Lane => true,
+            IndexExpr::Binary(a, _, b) => a.depends_on_thread() || b.depends_on_thread(),
+            IndexExpr::LoopVar { start, .. } => start.depends_on_thread(),
+            _ => false,
+        }
+    }
+
+    /// Evaluates the expression, asking `leaf` for the value of every thread index,
+    /// block dimension, lane, loop variable and uniform (constants evaluate to their
+    /// value). Returns `None` when `leaf` does, on unknowns, and on overflow.
+    pub fn eval(&self, leaf: &dyn Fn(&IndexExpr) -> Option<i64>) -> Option<i64> {
+        match self {
+            IndexExpr::Int(v) => Some(*v),
+            IndexExpr::Const { value, .. } => Some(*value),
+            IndexExpr::Binary(a, op, b) => binary(a.eval(leaf)?, op.symbol(), b.eval(leaf)?),
+            IndexExpr::Unknown(_) => None,
+            other => leaf(other),
+        }
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        })
+    }
+}
+
+impl fmt::Display for IndexExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexExpr::Int(v) => write!(f, "{v}"),
+            IndexExpr::ThreadIdx(a) => write!(f, "threadIdx.{a}"),
+            IndexExpr::BlockDim(a) => write!(f, "blockDim.{a}"),
+            IndexExpr::Lane => f.write_str("lane"),
+            IndexExpr::Const { name, value } => write!(f, "{name}={value}"),
+            IndexExpr::LoopVar { name, start, end, step } => {
+                write!(f, "{name}@[{start}")?;
+                if let Some(e) = end {
+                    write!(f, "..{e}")?;
+                }
+                if let Some(s) = step {
+                    write!(f, " step {s}")?;
+                }
+                f.write_str("]")
+            }
+            IndexExpr::Uniform(n) => write!(f, "uniform({n})"),
+            IndexExpr::Binary(a, op, b) => write!(f, "({a} {} {b})", op.symbol()),
+            IndexExpr::Unknown(r) => write!(f, "unknown({r})"),
+        }
+    }
+}
+
+/// How a shared-memory element is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    /// Read.
+    Load,
+    /// Written with `=`.
+    Store,
+    /// Read and written (`+=`, `++`).
+    LoadStore,
+    /// Its address is taken (`&tile[i]`), for example for `cp.async` or `ldmatrix`.
+    AddressOf,
+}
+
+/// One subscript of shared memory inside a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedAccess {
+    /// The array or carved pointer subscripted.
+    pub array: String,
+    /// The `__shared__` buffer the bytes belong to (the carve's root buffer, or `array`).
+    pub root: String,
+    /// The range of the access expression.
+    pub range: TextRange,
+    /// Load, store, both, or address taken.
+    pub kind: AccessKind,
+    /// The indices as written, outermost first.
+    pub index_texts: Vec<String>,
+    /// The indices lowered, outermost first.
+    pub indices: Vec<IndexExpr>,
+    /// The element size of the array, in bytes.
+    pub element_size: Option<u64>,
+    /// The bytes each thread accesses: the element size, or the size of the cast type for
+    /// `reinterpret_cast<float4*>(&tile[..])[0]`.
+    pub width: Option<u64>,
+    /// The cast type, for a vectorised access through a cast.
+    pub cast_type: Option<String>,
+    /// The byte offset from the start of `root`: the indices flattened row-major, times the
+    /// element size, plus the carve offset.
+    pub byte_offset: IndexExpr,
+    /// The enclosing function.
+    pub function: Option<String>,
+}
+
+/// The lowering context: the file, its facts, and the node the expression sits at.
+pub(crate) struct Lowerer<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) facts: &'a FileFacts,
+}
+
+impl<'a> Lowerer<'a> {
+    /// Lowers `expr`, found at `at` (a node used to find declarations and loops).
+    pub(crate) fn lower(&self, expr: &Expr, at: Node, depth: usize) -> IndexExpr {
+        if depth > MAX_DEPTH / 4 {
+            return IndexExpr::Unknown("the index is nested too deeply".into());
+        }
+        let d = depth + 1;
+        match expr {
+            Expr::Int(v) => IndexExpr::Int(*v),
+            Expr::Member(base, field) => {
+                let axis = match field.as_str() {
+                    "x" => Axis::X,
+                    "y" => Axis::Y,
+                    "z" => Axis::Z,
+                    _ => return IndexExpr::Unknown(format!("`{}` is a member access", show(expr))),
+                };
+                match &**base {
+                    Expr::Name(b) if b == "threadIdx" => IndexExpr::ThreadIdx(axis),
+                    Expr::Name(b) if b == "blockDim" => IndexExpr::BlockDim(axis),
+                    Expr::Name(b) if b == "blockIdx" || b == "gridDim" || b == "clusterIdx" => {
+                        IndexExpr::Uniform(format!("{b}.{axis}"))
+                    }
+                    _ => IndexExpr::Unknown(format!("`{}` is a member access", show(expr))),
+                }
+            }
+            Expr::Name(n) => self.lower_name(n, at, d),
+            Expr::Unary("-", a) => IndexExpr::binary(IndexExpr::Int(0), BinOp::Sub, self.lower(a, at, d)),
+            Expr::Unary("+", a) => self.lower(a, at, d),
+            Expr::Cast(ty, a) if !ty.contains('*') && !ty.contains("float") && !ty.contains("double") => {
+                self.lower(a, at, d)
+            }
+            Expr::Binary(a, op, b) => {
+                let Some(bop) = BinOp::from_symbol(op) else {
+                    return IndexExpr::Unknown(format!("`{op}` is a comparison or logical operator"));
+                };
+                let l = self.lower(a, at, d);
+                let r = self.lower(b, at, d);
+                let rv = r.eval(&|_| None);
+                if l == IndexExpr::ThreadIdx(Axis::X)
+                    && ((bop == BinOp::Rem && rv == Some(32)) || (bop == BinOp::And && rv == Some(31)))
+                {
+                    return IndexExpr::Lane;
+                }
+                IndexExpr::binary(l, bop, r)
+            }
+            Expr::Subscript(..) => IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr))),
+            Expr::Call { callee, .. } => match self.facts.env.fold(expr, at.start_byte()) {
+                Some(v) => IndexExpr::Int(v),
+                None => IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+            },
+            Expr::SizeofType(ty) => match type_size(ty) {
+                Some(v) => IndexExpr::Int(v as i64),
+                None => IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
+            },
+            Expr::Cond(..) => IndexExpr::Unknown("a conditional expression selects the index".into()),
+            other => IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
+        }
+    }
+
+    fn lower_name(&self, n: &str, at: Node, depth: usize) -> IndexExpr {
+        if n == "warpSize" {
+            return IndexExpr::Const { name: n.into(), value: 32 };
+        }
+        if let Some(lv) = self.loop_var(n, at, depth) {
+            return lv;
+        }
+        if let Some((_, init, is_param)) = find_declaration_full(at, n, self.text) {
+            if is_param {
+                return IndexExpr::Uniform(n.to_string());
+            }
+            if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
+                return IndexExpr::Const { name: n.to_string(), value: v };
+            }
+            return match init {
+                Some(init) if init.kind() != "argument_list" && init.kind() != "initializer_list" => {
+                    let e = from_node(init, self.text, 0);
+                    match self.lower(&e, init, depth + 1) {
+                        IndexExpr::Unknown(r) => IndexExpr::Unknown(format!("`{n}`: {r}")),
+                        ok => ok,
+                    }
+                }
+                _ => IndexExpr::Unknown(format!("`{n}` has no initialiser the file shows")),
+            };
+        }
+        if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
+            return IndexExpr::Const { name: n.to_string(), value: v };
+        }
+        IndexExpr::Unknown(format!("`{n}` is not a constant, loop variable or thread-index alias"))
+    }
+
+    /// The loop variable `n` of an enclosing `for` statement.
+    fn loop_var(&self, n: &str, at: Node, depth: usize) -> Option<IndexExpr> {
+        let mut current = at.parent();
+        while let Some(node) = current {
+            if node.kind() == "function_definition" {
+                return None;
+            }
+            if node.kind() == "for_statement" {
+                if let Some(lv) = self.for_var(node, n, depth) {
+                    return Some(lv);
+                }
+            }
+            current = node.parent();
+        }
+        None
+    }
+
+    fn for_var(&self, node: Node, n: &str, depth: usize) -> Option<IndexExpr> {
+        let (start, _, end, step) = for_header(node, self.text, self.facts, n)?;
+        let start = match start {
+            Some((e, at)) => self.lower(&e, at, depth + 1),
+            None => IndexExpr::Unknown(format!("`{n}` has no start value")),
+        };
+        Some(IndexExpr::LoopVar {
+            name: n.to_string(),
+            start: Box::new(start),
+            end,
+            step,
+        })
+    }
+}
+
+type ForHeader<'t> = (Option<(Expr, Node<'t>)>, String, Option<i64>, Option<i64>);
+
+/// The header of a `for` loop over `n` (or over its declared variable when `n` is empty):
+/// the start expression, the variable, the exclusive end and the step, when `n` is the
+/// variable the loop initialises.
+pub(crate) fn for_header<'t>(node: Node<'t>, text: &str, facts: &FileFacts, n: &str) -> Option<ForHeader<'t>> {
+    let init = node.child_by_field_name("initializer")?;
+    let (var, start) = match init.kind() {
+        "declaration" => {
+            let d = init.child_by_field_name("declarator")?;
+            let name = d.child_by_field_name("declarator")?;
+            (node_text(name, text).to_string(), d.child_by_field_name("value"))
+        }
+        "assignment_expression" => {
+            let l = init.child_by_field_name("left")?;
+            (node_text(l, text).to_string(), init.child_by_field_name("right"))
+        }
+        _ => return None,
+    };
+    if !n.is_empty() && var != n {
+        return None;
+    }
+    let at = node.start_byte();
+    let mut end = None;
+    if let Some(cond) = node.child_by_field_name("condition") {
+        if let Expr::Binary(l, op, r) = from_node(cond, text, 0) {
+            if matches!(&*l, Expr::Name(v) if *v == var) {
+                let bound = facts.env.fold(&r, at);
+                end = match op {
+                    "<" | "!=" => bound,
+                    "<=" => bound.and_then(|b| b.checked_add(1)),
+                    _ => None,
+                };
+            }
+        }
+    }
+    let mut step = None;
+    if let Some(update) = node.child_by_field_name("update") {
+        let t = squash_ws(node_text(update, text)).replace(' ', "");
+        if t == format!("++{var}") || t == format!("{var}++") {
+            step = Some(1);
+        } else if t == format!("--{var}") || t == format!("{var}--") {
+            step = Some(-1);
+        } else if update.kind() == "assignment_expression" {
+            let op = update.child_by_field_name("operator").map(|o| node_text(o, text));
+            let r = update.child_by_field_name("right").map(|r| facts.env.fold(&from_node(r, text, 0), at));
+            step = match (op, r) {
+                (Some("+="), Some(Some(v))) => Some(v),
+                (Some("-="), Some(Some(v))) => v.checked_neg(),
+                (Some("<<="), Some(Some(_))) | (Some("*="), Some(Some(_))) => None,
+                _ => None,
+            };
+        }
+    }
+    Some((start.map(|s| (from_node(s, text, 0), s)), var, end, step))
+}
+
+fn show(e: &Expr) -> String {
+    match e {
+        Expr::Name(n) => n.clone(),
+        Expr::Int(v) => v.to_string(),
+        Expr::Member(b, f) => format!("{}.{f}", show(b)),
+        Expr::Subscript(a, i) => format!("{}[{}]", show(a), show(i)),
+        Expr::Call { callee, .. } => format!("{callee}(...)"),
+        Expr::Binary(a, op, b) => format!("{} {op} {}", show(a), show(b)),
+        Expr::Unary(op, a) => format!("{op}{}", show(a)),
+        Expr::Cast(t, a) => format!("({t}){}", show(a)),
+        Expr::Cond(..) => "?:".into(),
+        Expr::SizeofType(t) => format!("sizeof({t})"),
+        Expr::Other(t) => t.clone(),
+    }
+}
+
+impl SourceFile {
+    /// Every subscript of a `__shared__` array, or of a pointer carved from an
+    /// `extern __shared__` buffer, inside a function, in document order.
+    pub fn shared_accesses(&self) -> Vec<SharedAccess> {
+        let Some(root) = self.root() else {
+            return Vec::new();
+        };
+        let facts = self.facts();
+        if facts.shared.is_empty() {
+            return Vec::new();
+        }
+        let text = self.text();
+        let low = Lowerer { text, facts };
+        let mut out: Vec<SharedAccess> = Vec::new();
+        let mut consumed: Vec<TextRange> = Vec::new();
+        let mut in_function = false;
+        preorder(root, |node| {
+            if node.kind() == "function_definition" {
+                in_function = true;
+            }
+            if !in_function || node.kind() != "subscript_expression" {
+                return true;
+            }
+            let outer = node
+                .parent()
+                .is_some_and(|p| p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(node));
+            if !outer {
+                if let Some(a) = self.access(node, &low, &mut consumed) {
+                    out.push(a);
+                }
+            }
+            true
+        });
+        out.retain(|a| !consumed.contains(&a.range));
+        out
+    }
+
+    /// The shared-memory access whose range contains `offset`, innermost first.
+    pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
+        self.shared_accesses()
+            .into_iter()
+            .filter(|a| a.range.contains(&offset))
+            .min_by_key(|a| a.range.len())
+    }
+
+    fn access(&self, node: Node, low: &Lowerer, consumed: &mut Vec<TextRange>) -> Option<SharedAccess> {
+        let text = low.text;
+        let facts = low.facts;
+        // Collect the chain of subscripts down to the base.
+        let mut index_nodes = Vec::new();
+        let mut base = node;
+        for _ in 0..8 {
+            if base.kind() != "subscript_expression" {
+                break;
+            }
+            let idx = base
+                .child_by_field_name("indices")
+                .and_then(|l| named_children(l).first().copied())?;
+            index_nodes.push(idx);
+            base = base.child_by_field_name("argument")?;
+        }
+        index_nodes.reverse();
+        let mut cast_type = None;
+        let mut outer_extra: Option<Node> = None;
+        let mut inner_node = None;
+        // `reinterpret_cast<float4*>(&tile[..])[i]` and `((float4*)&tile[..])[i]`.
+        let mut cur = base;
+        while cur.kind() == "parenthesized_expression" {
+            cur = *named_children(cur).first()?;
+        }
+        if cur.kind() != "identifier" {
+            let (ty, arg) = cast_parts(cur, text)?;
+            let mut arg = arg;
+            while arg.kind() == "parenthesized_expression" {
+                arg = *named_children(arg).first()?;
+            }
+            if arg.kind() != "pointer_expression" || index_nodes.len() != 1 {
+                return None;
+            }
+            let inner = arg.child_by_field_name("argument")?;
+            if inner.kind() != "subscript_expression" {
+                return None;
+            }
+            cast_type = Some(ty.trim_end_matches('*').trim().to_string());
+            outer_extra = Some(index_nodes[0]);
+            inner_node = Some(inner);
+            index_nodes.clear();
+            let mut b = inner;
+            for _ in 0..8 {
+                if b.kind() != "subscript_expression" {
+                    break;
+                }
+                index_nodes.push(b.child_by_field_name("indices").and_then(|l| named_children(l).first().copied())?);
+                b = b.child_by_field_name("argument")?;
+            }
+            index_nodes.reverse();
+            cur = b;
+            if cur.kind() != "identifier" {
+                return None;
+            }
+        }
+        let name = node_text(cur, text);
+        let function = facts.function_at(node.start_byte()).map(|f| f.name.clone());
+        let (root, element_size, dims, base_offset) = if let Some(c) = facts
+            .carves
+            .iter()
+            .rev()
+            .find(|c| c.name == name && c.function == function && c.range.start < node.start_byte())
+        {
+            let off = c.offset_bytes.map_or_else(
+                || IndexExpr::Unknown(format!("the offset of `{}` in `{}` is not constant", c.name, c.root)),
+                IndexExpr::Int,
+            );
+            (c.root.clone(), c.element_size, Vec::new(), off)
+        } else {
+            let d = facts.shared_named(name, node.start_byte())?;
+            (d.name.clone(), d.element_size, d.dims.clone(), IndexExpr::Int(0))
+        };
+        if let Some(inner) = inner_node {
+            consumed.push(inner.byte_range());
+        }
+        let indices: Vec<IndexExpr> = index_nodes
+            .iter()
+            .map(|i| low.lower(&from_node(*i, text, 0), *i, 0))
+            .collect();
+        // Flatten row-major.
+        let mut linear = IndexExpr::Int(0);
+        for (k, idx) in indices.iter().enumerate() {
+            if k > 0 {
+                let dim = match dims.get(k) {
+                    Some(Some(d)) => IndexExpr::Int(*d as i64),
+                    _ => IndexExpr::Unknown(format!("dimension {k} of `{name}` is not known")),
+                };
+                linear = IndexExpr::binary(linear, BinOp::Mul, dim);
+            }
+            linear = IndexExpr::binary(linear, BinOp::Add, idx.clone());
+        }
+        let esize = element_size.map_or_else(
+            || IndexExpr::Unknown(format!("the element size of `{name}` is not known")),
+            |s| IndexExpr::Int(s as i64),
+        );
+        let mut byte_offset = IndexExpr::binary(base_offset, BinOp::Add, IndexExpr::binary(linear, BinOp::Mul, esize));
+        let width = match &cast_type {
+            Some(t) => type_size(&strip_template_args(t)),
+            None => element_size,
+        };
+        if let (Some(extra), Some(w)) = (outer_extra, width) {
+            let e = low.lower(&from_node(extra, text, 0), extra, 0);
+            byte_offset = IndexExpr::binary(byte_offset, BinOp::Add, IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)));
+        }
+        let kind = access_kind(node, text);
+        Some(SharedAccess {
+            array: name.to_string(),
+            root,
+            range: node.byte_range(),
+            kind,
+            index_texts: index_nodes.iter().map(|i| squash_ws(node_text(*i, text))).collect(),
+            indices,
+            element_size,
+            width,
+            cast_type,
+            byte_offset,
+            function,
+        })
+    }
+}
+
+/// The type and the operand of a cast node.
+fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
+    match node.kind() {
+        "cast_expression" => Some((
+            squash_ws(node_text(node.child_by_field_name("type")?, text)).replace(' ', ""),
+            node.child_by_field_name("value")?,
+        )),
+        "call_expression" => {
+            let f = node.child_by_field_name("function")?;
+            if f.kind() != "template_function" {
+                return None;
+            }
+            let name = node_text(f.child_by_field_name("name")?, text);
+            if !name.ends_with("_cast") {
+                return None;
+            }
+            let args = f.child_by_field_name("arguments")?;
+            let ty = node_text(args, text).trim_start_matches('<').trim_end_matches('>');
+            let arg = *named_children(node.child_by_field_name("arguments")?).first()?;
+            Some((squash_ws(ty).replace(' ', ""), arg))
+        }
+        _ => None,
+    }
+}
+
+fn access_kind(node: Node, text: &str) -> AccessKind {
+    let mut n = node;
+    while let Some(p) = n.parent() {
+        if p.kind() == "parenthesized_expression" {
+            n = p;
+            continue;
+        }
+        return match p.kind() {
+            "assignment_expression" if p.child_by_field_name("left") == Some(n) => {
+                match p.child_by_field_name("operator").map(|o| node_text(o, text)) {
+                    Some("=") => AccessKind::Store,
+                    _ => AccessKind::LoadStore,
+                }
+            }
+            "update_expression" => AccessKind::LoadStore,
+            "pointer_expression" if p.child_by_field_name("operator").map(|o| node_text(o, text)) == Some("&") => {
+                AccessKind::AddressOf
+            }
+            _ => AccessKind::Load,
+        };
+    }
+    AccessKind::Load
+}

@@ -1,0 +1,170 @@
+//! Constant folding over [`Expr`], and the sizes of CUDA's builtin types.
+
+use std::collections::HashMap;
+
+use crate::expr::Expr;
+use crate::util::MAX_DEPTH;
+use crate::TextRange;
+
+/// The size in bytes of a builtin C or CUDA type, such as `float` (4), `__half` (2),
+/// `__nv_bfloat16` (2), `float4` (16) or `double2` (16). Qualifiers (`const`, `volatile`,
+/// `unsigned`) are ignored; pointers are 8 bytes. Returns `None` for any other type.
+pub fn type_size(ty: &str) -> Option<u64> {
+    let ty = ty.trim();
+    if ty.ends_with('*') {
+        return Some(8);
+    }
+    let words: Vec<&str> = ty
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile" | "signed" | "struct"))
+        .collect();
+    let base = match words.as_slice() {
+        [] => return None,
+        ["unsigned"] => "int",
+        ["unsigned", rest @ ..] => return type_size(&rest.join(" ")),
+        ["long", "long"] | ["long", "long", "int"] => "long long",
+        ["long", "double"] => "long double",
+        ["short", "int"] => "short",
+        ["long", "int"] => "long",
+        [one] => one,
+        _ => return None,
+    };
+    let base = base.trim_start_matches("std::").trim_start_matches("::");
+    Some(match base {
+        "char" | "bool" | "int8_t" | "uint8_t" | "char1" | "uchar1" | "__nv_fp8_e4m3"
+        | "__nv_fp8_e5m2" | "__nv_fp8_storage_t" => 1,
+        "short" | "int16_t" | "uint16_t" | "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16"
+        | "char2" | "uchar2" | "short1" | "ushort1" | "__nv_fp8x2_e4m3" | "__nv_fp8x2_e5m2" => 2,
+        "char3" | "uchar3" => 3,
+        "int" | "float" | "int32_t" | "uint32_t" | "unsigned" | "half2" | "__half2"
+        | "__nv_bfloat162" | "nv_bfloat162" | "char4" | "uchar4" | "short2" | "ushort2"
+        | "int1" | "uint1" | "float1" | "uint" | "__nv_fp8x4_e4m3" | "__nv_fp8x4_e5m2" => 4,
+        "short3" | "ushort3" => 6,
+        "long" | "long long" | "double" | "int64_t" | "uint64_t" | "size_t" | "ptrdiff_t"
+        | "float2" | "int2" | "uint2" | "short4" | "ushort4" | "double1" | "longlong1"
+        | "ulonglong1" | "long1" | "ulong1" | "uint64" | "unsigned long long" => 8,
+        "float3" | "int3" | "uint3" => 12,
+        "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" | "long double" => {
+            16
+        }
+        "double3" | "longlong3" | "ulonglong3" => 24,
+        "double4" | "longlong4" | "ulonglong4" => 32,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a builtin type name (used to tell a cast from a parenthesised name).
+pub(crate) fn is_type_name(name: &str) -> bool {
+    type_size(name).is_some() || matches!(name, "unsigned" | "signed" | "long" | "short")
+}
+
+/// Constants visible for folding: `#define`s, `constexpr`/`const` integers, enum values and
+/// template parameter defaults, each optionally limited to a scope (a function's range).
+#[derive(Default, Clone, Debug)]
+pub(crate) struct Env {
+    entries: HashMap<String, Vec<(Option<TextRange>, Expr)>>,
+}
+
+impl Env {
+    /// Adds a constant. Earlier definitions win over later ones in the same scope.
+    pub(crate) fn insert(&mut self, name: &str, scope: Option<TextRange>, value: Expr) {
+        self.entries
+            .entry(name.to_string())
+            .or_default()
+            .push((scope, value));
+    }
+
+    /// The expression bound to `name` at offset `at`: the innermost scoped one first.
+    pub(crate) fn lookup(&self, name: &str, at: usize) -> Option<&Expr> {
+        let list = self.entries.get(name.trim_start_matches("::"))?;
+        let scoped = list
+            .iter()
+            .filter(|(s, _)| s.as_ref().is_some_and(|r| r.contains(&at)))
+            .min_by_key(|(s, _)| s.as_ref().map_or(usize::MAX, |r| r.len()));
+        scoped
+            .or_else(|| list.iter().find(|(s, _)| s.is_none()))
+            .map(|(_, e)| e)
+    }
+
+    /// Folds `expr` at offset `at` to an integer, if the file determines it.
+    pub(crate) fn fold(&self, expr: &Expr, at: usize) -> Option<i64> {
+        self.fold_depth(expr, at, 0)
+    }
+
+    fn fold_depth(&self, expr: &Expr, at: usize, depth: usize) -> Option<i64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let d = depth + 1;
+        match expr {
+            Expr::Int(v) => Some(*v),
+            Expr::Name(n) => {
+                let e = self.lookup(n, at)?;
+                self.fold_depth(e, at, d)
+            }
+            Expr::Unary(op, a) => {
+                let v = self.fold_depth(a, at, d)?;
+                match *op {
+                    "-" => v.checked_neg(),
+                    "+" => Some(v),
+                    "~" => Some(!v),
+                    "!" => Some((v == 0) as i64),
+                    _ => None,
+                }
+            }
+            Expr::Binary(a, op, b) => {
+                let l = self.fold_depth(a, at, d)?;
+                let r = self.fold_depth(b, at, d)?;
+                binary(l, op, r)
+            }
+            Expr::Cond(c, a, b) => {
+                if self.fold_depth(c, at, d)? != 0 {
+                    self.fold_depth(a, at, d)
+                } else {
+                    self.fold_depth(b, at, d)
+                }
+            }
+            Expr::Cast(ty, a) => {
+                let v = self.fold_depth(a, at, d)?;
+                (!ty.contains('*') && !ty.contains("float") && !ty.contains("double"))
+                    .then_some(v)
+            }
+            Expr::SizeofType(ty) => type_size(ty).map(|s| s as i64),
+            Expr::Call { callee, args } if args.len() == 2 => {
+                let a = self.fold_depth(&args[0], at, d)?;
+                let b = self.fold_depth(&args[1], at, d)?;
+                match callee.trim_start_matches("std::").trim_start_matches("cuda::std::") {
+                    "min" => Some(a.min(b)),
+                    "max" => Some(a.max(b)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Applies a binary operator with overflow and division checks.
+pub(crate) fn binary(l: i64, op: &str, r: i64) -> Option<i64> {
+    Some(match op {
+        "+" => l.checked_add(r)?,
+        "-" => l.checked_sub(r)?,
+        "*" => l.checked_mul(r)?,
+        "/" => l.checked_div(r)?,
+        "%" => l.checked_rem(r)?,
+        "<<" => l.checked_shl(u32::try_from(r).ok()?)?,
+        ">>" => l.checked_shr(u32::try_from(r).ok()?)?,
+        "&" => l & r,
+        "|" => l | r,
+        "^" => l ^ r,
+        "&&" => ((l != 0) && (r != 0)) as i64,
+        "||" => ((l != 0) || (r != 0)) as i64,
+        "==" => (l == r) as i64,
+        "!=" => (l != r) as i64,
+        "<" => (l < r) as i64,
+        "<=" => (l <= r) as i64,
+        ">" => (l > r) as i64,
+        ">=" => (l >= r) as i64,
+        _ => return None,
+    })
+}

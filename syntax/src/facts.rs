@@ -1,0 +1,1055 @@
+//! Facts about a file: kernels and device functions, `__shared__` declarations and carved
+//! pointers, launch sites, `cudaFuncSetAttribute` calls and folded constants.
+
+use tree_sitter::Node;
+
+use crate::consteval::{type_size, Env};
+use crate::expr::{from_node, from_text, Expr};
+use crate::source::SourceFile;
+use crate::util::{
+    ancestor_of_kind, children, named_children, node_text, preorder, squash_ws,
+    strip_template_args,
+};
+use crate::TextRange;
+
+/// Everything [`SourceFile::facts`] knows about a file.
+#[derive(Clone, Debug, Default)]
+pub struct FileFacts {
+    /// `__global__` functions, in document order.
+    pub kernels: Vec<Function>,
+    /// `__device__` functions that are not kernels, in document order.
+    pub device_functions: Vec<Function>,
+    /// Every `__shared__` declaration, in document order.
+    pub shared: Vec<SharedDecl>,
+    /// Pointers carved from `extern __shared__` buffers, in document order.
+    pub carves: Vec<SharedCarve>,
+    /// Kernel launches `k<<<grid, block, smem, stream>>>(...)`.
+    pub launches: Vec<LaunchSite>,
+    /// `cudaFuncSetAttribute(kernel, attribute, value)` calls.
+    pub func_attributes: Vec<FuncAttributeCall>,
+    /// Named constants, folded where the file determines them.
+    pub constants: Vec<Constant>,
+    /// `namespace alias = target;` pairs, with the range of the scope they live in.
+    pub namespace_aliases: Vec<(String, String, TextRange)>,
+    /// `using namespace X;` directives: the namespace and the range of the enclosing scope.
+    pub using_namespaces: Vec<(String, TextRange)>,
+    /// Names of every macro the file `#define`s (object-like and function-like).
+    pub macros: Vec<String>,
+    pub(crate) env: Env,
+}
+
+/// A function definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// The name as written (possibly qualified, `Foo::bar`).
+    pub name: String,
+    /// The range of the name.
+    pub name_range: TextRange,
+    /// The whole definition, including a `template <...>` header.
+    pub range: TextRange,
+    /// The body, `{ ... }`.
+    pub body_range: Option<TextRange>,
+    /// Whether it is `__global__`.
+    pub is_kernel: bool,
+    /// Whether it is `__device__` (kernels are not).
+    pub is_device: bool,
+    /// Qualifiers and specifiers as written: `__global__`, `__device__`, `__host__`,
+    /// `__forceinline__`, `static`, `inline`, and wrapper macros such as `CUTLASS_DEVICE`.
+    pub qualifiers: Vec<String>,
+    /// The parameters.
+    pub params: Vec<Param>,
+    /// The template parameters (empty when it is not a template).
+    pub template_params: Vec<TemplateParam>,
+    /// `__launch_bounds__(...)`, if present.
+    pub launch_bounds: Option<LaunchBounds>,
+    /// `__cluster_dims__(x, y, z)`, each folded; missing dimensions are 1.
+    pub cluster_dims: Option<[Option<i64>; 3]>,
+}
+
+/// A function parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The name (empty for an unnamed parameter).
+    pub name: String,
+    /// The type as written, without the name (`const float* __restrict__`).
+    pub ty: String,
+    /// The range of the whole parameter.
+    pub range: TextRange,
+}
+
+/// A template parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateParam {
+    /// The name.
+    pub name: String,
+    /// `typename`/`class` for a type parameter, otherwise the value's type (`int`).
+    pub ty: String,
+    /// Whether it is a type parameter.
+    pub is_type: bool,
+    /// The default, as written.
+    pub default: Option<String>,
+    /// The default folded to an integer, for a value parameter.
+    pub default_value: Option<i64>,
+}
+
+/// `__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor, maxBlocksPerCluster)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    /// The arguments as written.
+    pub args: Vec<String>,
+    /// The first argument, folded.
+    pub max_threads: Option<i64>,
+    /// The second argument, folded.
+    pub min_blocks: Option<i64>,
+    /// The third argument, folded.
+    pub max_cluster: Option<i64>,
+    /// The range of `__launch_bounds__(...)`.
+    pub range: TextRange,
+}
+
+/// A `__shared__` declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedDecl {
+    /// The variable name.
+    pub name: String,
+    /// The range of the name.
+    pub name_range: TextRange,
+    /// The range of the whole declaration statement.
+    pub range: TextRange,
+    /// The element type as written (`float`, `__half`, `cuda::barrier<...>`).
+    pub element_type: String,
+    /// The element size in bytes, for builtin and CUDA vector types.
+    pub element_size: Option<u64>,
+    /// The dimensions as written, outermost first (`["TILE", "TILE + 1"]`).
+    pub dims_text: Vec<String>,
+    /// The dimensions folded, outermost first; `None` where unknown or empty (`[]`).
+    pub dims: Vec<Option<u64>>,
+    /// `element_size` times the product of the dimensions, when all are known and the
+    /// buffer is not `extern`.
+    pub static_bytes: Option<u64>,
+    /// Whether it is an `extern __shared__` buffer sized at launch.
+    pub is_extern: bool,
+    /// `__align__(N)` or `alignas(N)`, folded.
+    pub alignment: Option<u64>,
+    /// The enclosing function, if the declaration is inside one.
+    pub function: Option<String>,
+}
+
+/// A pointer into an `extern __shared__` buffer: `float* b = (float*)(smem + OFFSET);`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedCarve {
+    /// The pointer's name.
+    pub name: String,
+    /// The range of the declaration statement.
+    pub range: TextRange,
+    /// The buffer (or earlier carve) it points into.
+    pub base: String,
+    /// The `extern __shared__` buffer at the root of the chain of carves.
+    pub root: String,
+    /// The pointee type (`float`).
+    pub element_type: String,
+    /// The pointee size in bytes.
+    pub element_size: Option<u64>,
+    /// The byte offset from the start of `root`, when constant.
+    pub offset_bytes: Option<i64>,
+    /// The enclosing function.
+    pub function: Option<String>,
+}
+
+/// One dimension argument of a launch (`grid` or `block`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchDim {
+    /// The argument as written.
+    pub text: String,
+    /// The value folded to x, y, z (missing dimensions are 1), when the file determines it.
+    pub value: Option<[i64; 3]>,
+}
+
+impl LaunchDim {
+    /// The product x·y·z, when known.
+    pub fn total(&self) -> Option<i64> {
+        self.value.map(|[x, y, z]| x * y * z)
+    }
+}
+
+/// A kernel launch `kernel<<<grid, block, smem, stream>>>(args)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchSite {
+    /// The kernel name without template arguments.
+    pub kernel: String,
+    /// The template arguments as written (`<float, 32>`), if any.
+    pub template_args: Option<String>,
+    /// The range of the whole call.
+    pub range: TextRange,
+    /// The grid dimension.
+    pub grid: LaunchDim,
+    /// The block dimension.
+    pub block: LaunchDim,
+    /// The dynamic shared memory size, as written.
+    pub shared_bytes_text: Option<String>,
+    /// The dynamic shared memory size folded.
+    pub shared_bytes: Option<i64>,
+    /// The stream, as written.
+    pub stream: Option<String>,
+    /// The kernel arguments, as written.
+    pub args: Vec<String>,
+    /// The function that contains the launch.
+    pub function: Option<String>,
+}
+
+/// A `cudaFuncSetAttribute(kernel, attribute, value)` call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncAttributeCall {
+    /// The kernel, as written, without `&`, casts or template arguments.
+    pub kernel: String,
+    /// The attribute (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
+    pub attribute: String,
+    /// The value as written.
+    pub value_text: String,
+    /// The value folded.
+    pub value: Option<i64>,
+    /// The range of the call.
+    pub range: TextRange,
+}
+
+/// Where a named constant comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstantKind {
+    /// `#define NAME value`.
+    Define,
+    /// `constexpr` variable.
+    Constexpr,
+    /// `const` integer variable.
+    Const,
+    /// An enumerator.
+    Enum,
+    /// A template parameter's default value.
+    TemplateDefault,
+}
+
+/// A named constant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constant {
+    /// The name.
+    pub name: String,
+    /// Where it comes from.
+    pub kind: ConstantKind,
+    /// The value as written.
+    pub text: String,
+    /// The value folded to an integer.
+    pub value: Option<i64>,
+    /// The range of the name.
+    pub range: TextRange,
+    /// The range the constant is visible in, when narrower than the file (a function or a
+    /// template).
+    pub scope: Option<TextRange>,
+}
+
+impl FileFacts {
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&Function> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The function (kernel or device function) whose range contains `offset`.
+    pub fn function_at(&self, offset: usize) -> Option<&Function> {
+        self.kernels
+            .iter()
+            .chain(&self.device_functions)
+            .filter(|f| f.range.contains(&offset))
+            .min_by_key(|f| f.range.len())
+    }
+
+    /// The constant named `name` visible at `offset`, folded.
+    pub fn constant_value(&self, name: &str, offset: usize) -> Option<i64> {
+        self.env.fold(&Expr::Name(name.to_string()), offset)
+    }
+
+    /// The `__shared__` declaration named `name` visible at `offset`.
+    pub fn shared_named(&self, name: &str, offset: usize) -> Option<&SharedDecl> {
+        let in_function = self.function_at(offset).map(|f| f.name.clone());
+        self.shared
+            .iter()
+            .filter(|d| d.name == name)
+            .find(|d| d.function.is_none() || d.function == in_function)
+    }
+
+    /// Folds the text of an integer expression (`TILE_DIM + 1`) with the file's constants
+    /// visible at `offset`.
+    pub fn fold_text(&self, text: &str, offset: usize) -> Option<i64> {
+        self.env.fold(&from_text(text), offset)
+    }
+}
+
+const QUALIFIER_KINDS: &[&str] = &[
+    "__global__",
+    "__device__",
+    "__host__",
+    "__forceinline__",
+    "__noinline__",
+];
+
+/// Computes the facts of `file`. Returns `None` only when there is no tree.
+pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
+    let root = file.root()?;
+    let text = file.text();
+    let mut facts = FileFacts::default();
+    let mut functions: Vec<Node> = Vec::new();
+    let mut shared: Vec<Node> = Vec::new();
+    let mut declarations: Vec<Node> = Vec::new();
+    let mut calls: Vec<Node> = Vec::new();
+
+    preorder(root, |node| {
+        match node.kind() {
+            "preproc_def" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let name = node_text(name, text).to_string();
+                    let value = node
+                        .child_by_field_name("value")
+                        .map(|v| node_text(v, text).trim().to_string())
+                        .unwrap_or_default();
+                    let expr = from_text(&value);
+                    if !value.is_empty() {
+                        facts.env.insert(&name, None, expr);
+                        facts.constants.push(Constant {
+                            name: name.clone(),
+                            kind: ConstantKind::Define,
+                            text: value,
+                            value: None,
+                            range: node.child_by_field_name("name").map_or(0..0, |n| n.byte_range()),
+                            scope: None,
+                        });
+                    }
+                    facts.macros.push(name);
+                }
+                return false;
+            }
+            "preproc_function_def" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    facts.macros.push(node_text(name, text).to_string());
+                }
+                return false;
+            }
+            "namespace_alias_definition" => {
+                let kids = named_children(node);
+                if let (Some(a), Some(t)) = (kids.first(), kids.last()) {
+                    if kids.len() >= 2 {
+                        facts.namespace_aliases.push((
+                            node_text(*a, text).to_string(),
+                            squash_ws(node_text(*t, text)).replace(' ', ""),
+                            scope_of(node),
+                        ));
+                    }
+                }
+                return false;
+            }
+            "using_declaration" => {
+                let is_namespace = children(node).iter().any(|c| c.kind() == "namespace");
+                if let (true, Some(target)) = (is_namespace, named_children(node).last()) {
+                    facts.using_namespaces.push((
+                        squash_ws(node_text(*target, text)).replace(' ', ""),
+                        scope_of(node),
+                    ));
+                }
+                return false;
+            }
+            "enum_specifier" => {
+                if let Some(body) = node.child_by_field_name("body") {
+                    let mut next = Expr::Int(0);
+                    for e in named_children(body) {
+                        if e.kind() != "enumerator" {
+                            continue;
+                        }
+                        let Some(name) = e.child_by_field_name("name") else {
+                            continue;
+                        };
+                        let value = e.child_by_field_name("value");
+                        let expr = value.map_or(next.clone(), |v| from_node(v, text, 0));
+                        let name = node_text(name, text).to_string();
+                        facts.env.insert(&name, None, expr.clone());
+                        facts.constants.push(Constant {
+                            name: name.clone(),
+                            kind: ConstantKind::Enum,
+                            text: value.map_or_else(String::new, |v| squash_ws(node_text(v, text))),
+                            value: None,
+                            range: e.byte_range(),
+                            scope: None,
+                        });
+                        next = Expr::Binary(Box::new(Expr::Name(name)), "+", Box::new(Expr::Int(1)));
+                    }
+                }
+            }
+            "template_declaration" => {
+                if let Some(params) = node.child_by_field_name("parameters") {
+                    for p in named_children(params) {
+                        if p.kind() == "optional_parameter_declaration" {
+                            let name = p.child_by_field_name("declarator");
+                            let value = p.child_by_field_name("default_value");
+                            if let (Some(n), Some(v)) = (name, value) {
+                                let name = node_text(n, text).to_string();
+                                facts.env.insert(&name, Some(node.byte_range()), from_node(v, text, 0));
+                                facts.constants.push(Constant {
+                                    name,
+                                    kind: ConstantKind::TemplateDefault,
+                                    text: squash_ws(node_text(v, text)),
+                                    value: None,
+                                    range: n.byte_range(),
+                                    scope: Some(node.byte_range()),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            "function_definition" => functions.push(node),
+            "declaration" | "field_declaration" => {
+                let quals: Vec<Node> = children(node)
+                    .into_iter()
+                    .filter(|c| c.kind() == "type_qualifier")
+                    .collect();
+                let has = |q: &str| quals.iter().any(|c| node_text(*c, text).trim() == q);
+                if has("__shared__") {
+                    shared.push(node);
+                }
+                if has("constexpr") || has("const") {
+                    constant_decl(node, text, has("constexpr"), &mut facts);
+                }
+                declarations.push(node);
+            }
+            "call_expression" => calls.push(node),
+            _ => {}
+        }
+        true
+    });
+
+    for f in &functions {
+        if let Some(function) = function_facts(*f, file, &facts.env) {
+            if function.is_kernel {
+                facts.kernels.push(function);
+            } else if function.is_device {
+                facts.device_functions.push(function);
+            }
+        }
+    }
+    for d in &shared {
+        shared_decls(*d, file, &mut facts);
+    }
+    for d in &declarations {
+        carve(*d, text, &mut facts);
+    }
+    for c in &calls {
+        call_facts(*c, text, &declarations, &mut facts);
+    }
+    let env = facts.env.clone();
+    for c in &mut facts.constants {
+        let at = c.range.start;
+        c.value = env.fold(&Expr::Name(c.name.clone()), at);
+    }
+    // A `const int tid = threadIdx.x;` is an alias, not a constant.
+    facts
+        .constants
+        .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
+    Some(facts)
+}
+
+/// The range of the scope a declaration lives in: the enclosing block, function or file.
+fn scope_of(node: Node) -> TextRange {
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if matches!(
+            n.kind(),
+            "compound_statement" | "declaration_list" | "translation_unit" | "function_definition"
+        ) {
+            return n.byte_range();
+        }
+        current = n.parent();
+    }
+    node.byte_range()
+}
+
+/// The innermost function around `node`, with the range that scoped constants use.
+fn enclosing_function(node: Node) -> Option<Node> {
+    ancestor_of_kind(node.parent()?, &["function_definition"])
+}
+
+/// The name of a function definition's declarator.
+pub(crate) fn function_name<'t>(def: Node<'t>) -> Option<Node<'t>> {
+    let mut d = def.child_by_field_name("declarator")?;
+    for _ in 0..16 {
+        if d.kind() == "function_declarator" {
+            return d.child_by_field_name("declarator");
+        }
+        d = d.child_by_field_name("declarator")?;
+    }
+    None
+}
+
+/// The identifier a declarator declares (through pointers, arrays, references, inits).
+pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
+    let mut d = d;
+    for _ in 0..32 {
+        match d.kind() {
+            "identifier" | "field_identifier" | "qualified_identifier" | "operator_name" => {
+                return Some(d)
+            }
+            _ => {}
+        }
+        d = match d.child_by_field_name("declarator") {
+            Some(n) => n,
+            None => *named_children(d)
+                .iter()
+                .find(|c| c.kind().ends_with("declarator") || c.kind() == "identifier")?,
+        };
+    }
+    None
+}
+
+fn constant_decl(node: Node, text: &str, constexpr: bool, facts: &mut FileFacts) {
+    let scope = enclosing_function(node).map(|f| f.byte_range());
+    for d in named_children(node) {
+        if d.kind() != "init_declarator" {
+            continue;
+        }
+        let (Some(name), Some(value)) = (
+            d.child_by_field_name("declarator"),
+            d.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        if name.kind() != "identifier" && name.kind() != "field_identifier" {
+            continue;
+        }
+        let value = if value.kind() == "initializer_list" {
+            match named_children(value).as_slice() {
+                [one] => *one,
+                _ => continue,
+            }
+        } else {
+            value
+        };
+        let expr = from_node(value, text, 0);
+        let name_text = node_text(name, text).to_string();
+        facts.env.insert(&name_text, scope.clone(), expr);
+        facts.constants.push(Constant {
+            name: name_text,
+            kind: if constexpr {
+                ConstantKind::Constexpr
+            } else {
+                ConstantKind::Const
+            },
+            text: squash_ws(node_text(value, text)),
+            value: None,
+            range: name.byte_range(),
+            scope: scope.clone(),
+        });
+    }
+}
+
+fn fold_u(env: &Env, e: &Expr, at: usize) -> Option<u64> {
+    env.fold(e, at).and_then(|v| u64::try_from(v).ok())
+}
+
+fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
+    let text = file.text();
+    let name = function_name(def)?;
+    let outer = match def.parent() {
+        Some(p) if p.kind() == "template_declaration" => p,
+        _ => def,
+    };
+    let body = def.child_by_field_name("body");
+    let header_end = body.map_or(def.end_byte(), |b| b.start_byte());
+    let mut qualifiers = Vec::new();
+    let mut is_kernel = false;
+    let mut is_device = false;
+    for c in children(def) {
+        let k = c.kind();
+        if QUALIFIER_KINDS.contains(&k) || k == "storage_class_specifier" {
+            if k == "__global__" {
+                is_kernel = true;
+            }
+            if k == "__device__" {
+                is_device = true;
+            }
+            qualifiers.push(node_text(c, text).to_string());
+        }
+    }
+    let mut cluster_dims = None;
+    for m in file.masked_macros() {
+        if m.range.start < outer.start_byte() || m.range.start >= header_end {
+            continue;
+        }
+        if m.name == "__cluster_dims__" {
+            let args: Vec<Option<i64>> = m
+                .args
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .map(|a| env.fold(&from_text(a), m.range.start))
+                .collect();
+            let get = |i: usize| args.get(i).copied().unwrap_or(Some(1));
+            cluster_dims = Some([get(0), get(1), get(2)]);
+        } else if m.args.is_none() {
+            if m.replacement == Some("__global__") {
+                is_kernel = true;
+            }
+            if m.replacement == Some("__device__") {
+                is_device = true;
+            }
+            if !qualifiers.contains(&m.name) {
+                qualifiers.push(m.name.clone());
+            }
+        }
+    }
+    let launch_bounds = children(def)
+        .into_iter()
+        .find(|c| c.kind() == "launch_bounds")
+        .map(|lb| {
+            let args: Vec<Node> = named_children(lb)
+                .into_iter()
+                .filter(|n| n.kind() != "comment")
+                .collect();
+            let fold = |i: usize| {
+                args.get(i)
+                    .and_then(|a| env.fold(&from_node(*a, text, 0), lb.start_byte()))
+            };
+            LaunchBounds {
+                args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+                max_threads: fold(0),
+                min_blocks: fold(1),
+                max_cluster: fold(2),
+                range: lb.byte_range(),
+            }
+        });
+    let params = name
+        .parent()
+        .and_then(|fd| fd.child_by_field_name("parameters"))
+        .map(|pl| {
+            named_children(pl)
+                .into_iter()
+                .filter(|p| p.kind().contains("parameter_declaration"))
+                .map(|p| {
+                    let n = p.child_by_field_name("declarator").and_then(declarator_name);
+                    let whole = node_text(p, text);
+                    let ty = match n {
+                        Some(n) => {
+                            let s = n.start_byte() - p.start_byte();
+                            let e = n.end_byte() - p.start_byte();
+                            format!(
+                                "{} {}",
+                                whole.get(..s).unwrap_or(""),
+                                whole.get(e..).unwrap_or("")
+                            )
+                        }
+                        None => whole.to_string(),
+                    };
+                    Param {
+                        name: n.map(|n| node_text(n, text).to_string()).unwrap_or_default(),
+                        ty: squash_ws(&ty).replace(" *", "*").replace(" &", "&"),
+                        range: p.byte_range(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let template_params = if outer.kind() == "template_declaration" {
+        template_params(outer, text, env)
+    } else {
+        Vec::new()
+    };
+    Some(Function {
+        name: node_text(name, text).to_string(),
+        name_range: name.byte_range(),
+        range: outer.byte_range(),
+        body_range: body.map(|b| b.byte_range()),
+        is_kernel,
+        is_device: is_device && !is_kernel,
+        qualifiers,
+        params,
+        template_params,
+        launch_bounds,
+        cluster_dims,
+    })
+}
+
+fn template_params(decl: Node, text: &str, env: &Env) -> Vec<TemplateParam> {
+    let Some(list) = decl.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in named_children(list) {
+        let kind = p.kind();
+        let is_type = kind.contains("type_parameter");
+        let name_node = if is_type {
+            named_children(p)
+                .into_iter()
+                .find(|c| c.kind() == "type_identifier")
+        } else {
+            p.child_by_field_name("declarator").and_then(declarator_name)
+        };
+        let Some(name_node) = name_node else {
+            continue;
+        };
+        let default = p
+            .child_by_field_name("default_value")
+            .or_else(|| p.child_by_field_name("default_type"));
+        let ty = if is_type {
+            children(p)
+                .first()
+                .map(|c| node_text(*c, text).to_string())
+                .unwrap_or_else(|| "typename".into())
+        } else {
+            p.child_by_field_name("type")
+                .map(|t| squash_ws(node_text(t, text)))
+                .unwrap_or_default()
+        };
+        out.push(TemplateParam {
+            name: node_text(name_node, text).to_string(),
+            ty,
+            is_type,
+            default: default.map(|d| squash_ws(node_text(d, text))),
+            default_value: default
+                .filter(|_| !is_type)
+                .and_then(|d| env.fold(&from_node(d, text, 0), decl.start_byte())),
+        });
+    }
+    out
+}
+
+/// The declarators of a declaration (skipping the type and qualifiers).
+fn declarators(decl: Node) -> Vec<Node> {
+    let mut cursor = decl.walk();
+    decl.children_by_field_name("declarator", &mut cursor)
+        .collect()
+}
+
+fn shared_decls(decl: Node, file: &SourceFile, facts: &mut FileFacts) {
+    let text = file.text();
+    let is_extern = children(decl)
+        .iter()
+        .any(|c| c.kind() == "storage_class_specifier" && node_text(*c, text) == "extern");
+    let element_type = decl
+        .child_by_field_name("type")
+        .map(|t| squash_ws(node_text(t, text)))
+        .unwrap_or_default();
+    let mut alignment = None;
+    for m in file.masked_macros() {
+        if decl.byte_range().contains(&m.range.start) && m.name == "__align__" {
+            alignment = m
+                .args
+                .as_deref()
+                .and_then(|a| fold_u(&facts.env, &from_text(a), decl.start_byte()));
+        }
+    }
+    if let Some(spec) = children(decl)
+        .into_iter()
+        .find(|c| c.kind() == "alignas_qualifier" || node_text(*c, text).starts_with("alignas"))
+    {
+        let inner = node_text(spec, text)
+            .trim_start_matches("alignas")
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')');
+        alignment = fold_u(&facts.env, &from_text(inner), decl.start_byte());
+    }
+    let function = enclosing_function(decl)
+        .and_then(function_name)
+        .map(|n| node_text(n, text).to_string());
+    for d in declarators(decl) {
+        let Some(name) = declarator_name(d) else {
+            continue;
+        };
+        let mut dims_nodes = Vec::new();
+        let mut cur = if d.kind() == "init_declarator" {
+            d.child_by_field_name("declarator").unwrap_or(d)
+        } else {
+            d
+        };
+        let mut pointer = false;
+        for _ in 0..16 {
+            match cur.kind() {
+                "array_declarator" => {
+                    dims_nodes.push(cur.child_by_field_name("size"));
+                }
+                "pointer_declarator" => pointer = true,
+                _ => break,
+            }
+            match cur.child_by_field_name("declarator") {
+                Some(n) => cur = n,
+                None => break,
+            }
+        }
+        dims_nodes.reverse();
+        let dims_text: Vec<String> = dims_nodes
+            .iter()
+            .map(|n| n.map(|n| squash_ws(node_text(n, text))).unwrap_or_default())
+            .collect();
+        let dims: Vec<Option<u64>> = dims_nodes
+            .iter()
+            .map(|n| n.and_then(|n| fold_u(&facts.env, &from_node(n, text, 0), n.start_byte())))
+            .collect();
+        let element_size = if pointer {
+            Some(8)
+        } else {
+            type_size(&strip_template_args(&element_type))
+        };
+        let static_bytes = if is_extern {
+            None
+        } else {
+            element_size.and_then(|e| dims.iter().try_fold(e, |acc, d| acc.checked_mul((*d)?)))
+        };
+        facts.shared.push(SharedDecl {
+            name: node_text(name, text).to_string(),
+            name_range: name.byte_range(),
+            range: decl.byte_range(),
+            element_type: element_type.clone(),
+            element_size,
+            dims_text,
+            dims,
+            static_bytes,
+            is_extern,
+            alignment,
+            function: function.clone(),
+        });
+    }
+}
+
+/// Strips casts and parentheses, returning the innermost expression and the last cast type.
+fn strip_casts(mut e: &Expr) -> (&Expr, Option<&str>) {
+    let mut ty = None;
+    while let Expr::Cast(t, inner) = e {
+        ty.get_or_insert(t.as_str());
+        e = inner;
+    }
+    (e, ty)
+}
+
+fn carve(decl: Node, text: &str, facts: &mut FileFacts) {
+    let Some(func) = enclosing_function(decl) else {
+        return;
+    };
+    let function = function_name(func).map(|n| node_text(n, text).to_string());
+    let base_type = decl
+        .child_by_field_name("type")
+        .map(|t| squash_ws(node_text(t, text)))
+        .unwrap_or_default();
+    for d in declarators(decl) {
+        if d.kind() != "init_declarator" {
+            continue;
+        }
+        let (Some(target), Some(value)) = (
+            d.child_by_field_name("declarator"),
+            d.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        if target.kind() != "pointer_declarator" {
+            continue;
+        }
+        let Some(name) = declarator_name(target) else {
+            continue;
+        };
+        let expr = from_node(value, text, 0);
+        let (inner, _) = strip_casts(&expr);
+        let (base, offset_elems) = match inner {
+            Expr::Name(b) => (b.clone(), Some(Expr::Int(0))),
+            Expr::Binary(l, "+", r) => match strip_casts(l).0 {
+                Expr::Name(b) => (b.clone(), Some((**r).clone())),
+                _ => continue,
+            },
+            Expr::Unary("&", sub) => match &**sub {
+                Expr::Subscript(b, i) => match &**b {
+                    Expr::Name(b) => (b.clone(), Some((**i).clone())),
+                    _ => continue,
+                },
+                _ => continue,
+            },
+            _ => continue,
+        };
+        // The base must be an `extern __shared__` buffer or an earlier carve in this function.
+        let (root, base_offset, base_elem) = if let Some(s) = facts
+            .shared
+            .iter()
+            .find(|s| s.is_extern && s.name == base && s.function.as_ref().is_none_or(|f| Some(f) == function.as_ref()))
+        {
+            (s.name.clone(), Some(0), s.element_size)
+        } else if let Some(c) = facts
+            .carves
+            .iter()
+            .rev()
+            .find(|c| c.name == base && c.function == function)
+        {
+            (c.root.clone(), c.offset_bytes, c.element_size)
+        } else {
+            continue;
+        };
+        let at = decl.start_byte();
+        let offset = offset_elems.and_then(|o| facts.env.fold(&o, at));
+        let offset_bytes = match (base_offset, offset, base_elem) {
+            (Some(b), Some(o), Some(sz)) => o
+                .checked_mul(sz as i64)
+                .and_then(|o| o.checked_add(b)),
+            _ => None,
+        };
+        let element_type = base_type.clone();
+        facts.carves.push(SharedCarve {
+            name: node_text(name, text).to_string(),
+            range: decl.byte_range(),
+            base,
+            root,
+            element_size: type_size(&element_type),
+            element_type,
+            offset_bytes,
+            function: function.clone(),
+        });
+    }
+}
+
+/// Folds a launch dimension: an integer, `dim3(x, y, z)`, or a local `dim3` variable.
+fn fold_dim(e: &Expr, at: usize, env: &Env, dim3_vars: &[(String, Vec<Expr>, TextRange)]) -> Option<[i64; 3]> {
+    let from_args = |args: &[Expr]| -> Option<[i64; 3]> {
+        let mut v = [1i64; 3];
+        for (i, a) in args.iter().take(3).enumerate() {
+            v[i] = env.fold(a, at)?;
+        }
+        Some(v)
+    };
+    match e {
+        Expr::Call { callee, args } if callee == "dim3" => from_args(args),
+        Expr::Name(n) => {
+            if let Some((_, args, _)) = dim3_vars
+                .iter()
+                .filter(|(name, _, scope)| name == n && scope.contains(&at))
+                .min_by_key(|(_, _, s)| s.len())
+            {
+                return from_args(args);
+            }
+            env.fold(e, at).map(|v| [v, 1, 1])
+        }
+        _ => env.fold(e, at).map(|v| [v, 1, 1]),
+    }
+}
+
+fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFacts) {
+    let Some(f) = call.child_by_field_name("function") else {
+        return;
+    };
+    let at = call.start_byte();
+    let config = children(call)
+        .into_iter()
+        .find(|c| c.kind() == "kernel_call_syntax");
+    let args: Vec<Node> = call
+        .child_by_field_name("arguments")
+        .map(|a| {
+            named_children(a)
+                .into_iter()
+                .filter(|n| n.kind() != "comment")
+                .collect()
+        })
+        .unwrap_or_default();
+    let function = enclosing_function(call);
+    if let Some(config) = config {
+        let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function {
+            Some(func) => declarations
+                .iter()
+                .filter(|d| func.byte_range().contains(&d.start_byte()))
+                .filter(|d| {
+                    d.child_by_field_name("type")
+                        .is_some_and(|t| node_text(t, text) == "dim3")
+                })
+                .flat_map(|d| dim3_inits(*d, text))
+                .collect(),
+            None => Vec::new(),
+        };
+        let cfg: Vec<Node> = named_children(config)
+            .into_iter()
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        let dim = |i: usize| {
+            cfg.get(i).map_or(
+                LaunchDim {
+                    text: String::new(),
+                    value: None,
+                },
+                |n| LaunchDim {
+                    text: squash_ws(node_text(*n, text)),
+                    value: fold_dim(&from_node(*n, text, 0), at, &facts.env, &dim3_vars),
+                },
+            )
+        };
+        let (kernel, template_args) = match f.kind() {
+            "template_function" => (
+                f.child_by_field_name("name")
+                    .map(|n| node_text(n, text).to_string())
+                    .unwrap_or_default(),
+                f.child_by_field_name("arguments")
+                    .map(|a| squash_ws(node_text(a, text))),
+            ),
+            _ => (squash_ws(&strip_template_args(node_text(f, text))), None),
+        };
+        let grid = dim(0);
+        let block = dim(1);
+        facts.launches.push(LaunchSite {
+            kernel,
+            template_args,
+            range: call.byte_range(),
+            grid,
+            block,
+            shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
+            shared_bytes: cfg
+                .get(2)
+                .and_then(|n| facts.env.fold(&from_node(*n, text, 0), at)),
+            stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
+            args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+            function: function
+                .and_then(function_name)
+                .map(|n| node_text(n, text).to_string()),
+        });
+        return;
+    }
+    let callee = squash_ws(node_text(f, text));
+    if callee.trim_start_matches("::") == "cudaFuncSetAttribute" && args.len() >= 3 {
+        let k = squash_ws(node_text(args[0], text));
+        let k = k
+            .trim_start_matches('&')
+            .trim_start_matches("(void*)")
+            .trim_start_matches("(const void*)")
+            .trim_start_matches('&')
+            .trim();
+        facts.func_attributes.push(FuncAttributeCall {
+            kernel: strip_template_args(k).trim().to_string(),
+            attribute: squash_ws(node_text(args[1], text)),
+            value_text: squash_ws(node_text(args[2], text)),
+            value: facts.env.fold(&from_node(args[2], text, 0), at),
+            range: call.byte_range(),
+        });
+    }
+}
+
+/// `dim3 b(32, 8);`, `dim3 b = dim3(32, 8);` and `dim3 b{32, 8};` declarators.
+fn dim3_inits(decl: Node, text: &str) -> Vec<(String, Vec<Expr>, TextRange)> {
+    let scope = scope_of(decl);
+    let mut out = Vec::new();
+    for d in declarators(decl) {
+        if d.kind() != "init_declarator" {
+            continue;
+        }
+        let (Some(n), Some(v)) = (
+            d.child_by_field_name("declarator"),
+            d.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        let args = match v.kind() {
+            "argument_list" | "initializer_list" => named_children(v)
+                .into_iter()
+                .map(|a| from_node(a, text, 0))
+                .collect(),
+            _ => match from_node(v, text, 0) {
+                Expr::Call { callee, args } if callee == "dim3" => args,
+                other => vec![other],
+            },
+        };
+        out.push((node_text(n, text).to_string(), args, scope.clone()));
+    }
+    out
+}

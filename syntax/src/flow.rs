@@ -1,0 +1,460 @@
+//! Control-flow helpers for the rule engine: enclosing statements, calls, `#pragma unroll`
+//! sites and `// kernaut: allow(...)` comments.
+
+use tree_sitter::Node;
+
+use crate::access::{for_header, Lowerer};
+use crate::expr::{from_node, Expr};
+use crate::facts::function_name;
+use crate::source::SourceFile;
+use crate::symbol::{ptx_instructions, SymbolKind};
+use crate::util::{named_children, node_text, preorder, squash_ws};
+use crate::TextRange;
+
+/// A statement or function around an offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enclosing {
+    /// What it is.
+    pub kind: EnclosingKind,
+    /// Its range.
+    pub range: TextRange,
+}
+
+/// The kinds of [`Enclosing`] statements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EnclosingKind {
+    /// An `if`; `in_else` says whether the offset is in the `else` branch.
+    If {
+        /// The condition, without the parentheses.
+        condition: String,
+        /// The range of the condition.
+        condition_range: TextRange,
+        /// Whether the offset is in the `else` branch.
+        in_else: bool,
+        /// Whether the condition depends on `threadIdx`, the lane, a `thread_rank()` or a
+        /// local alias of them (so threads of one warp may take different branches).
+        thread_dependent: bool,
+    },
+    /// A `for` loop.
+    For {
+        /// The header between the parentheses.
+        header: String,
+        /// The variable it initialises.
+        var: Option<String>,
+        /// The start value, as written.
+        start: Option<String>,
+        /// The exclusive end, when constant.
+        end: Option<i64>,
+        /// The step, when constant.
+        step: Option<i64>,
+        /// Whether the condition depends on the thread index.
+        thread_dependent: bool,
+    },
+    /// A `while` loop.
+    While {
+        /// The condition.
+        condition: String,
+        /// Whether it depends on the thread index.
+        thread_dependent: bool,
+    },
+    /// A `do ... while` loop.
+    DoWhile {
+        /// The condition.
+        condition: String,
+        /// Whether it depends on the thread index.
+        thread_dependent: bool,
+    },
+    /// A `switch`.
+    Switch {
+        /// The controlling expression.
+        condition: String,
+        /// Whether it depends on the thread index.
+        thread_dependent: bool,
+    },
+    /// A conditional expression `c ? a : b`.
+    Conditional {
+        /// The condition.
+        condition: String,
+        /// Whether it depends on the thread index.
+        thread_dependent: bool,
+    },
+    /// The function.
+    Function {
+        /// Its name.
+        name: String,
+        /// Whether it is a `__global__` kernel.
+        is_kernel: bool,
+    },
+}
+
+/// A call expression, or a PTX instruction in an `asm` string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    /// The callee resolved as [`SourceFile::symbol_at`] would (aliases expanded, members
+    /// qualified by their receiver's type, the full PTX mnemonic).
+    pub callee: String,
+    /// The callee as written, without template arguments.
+    pub callee_text: String,
+    /// The kind of the callee symbol.
+    pub kind: SymbolKind,
+    /// The range of the callee.
+    pub callee_range: TextRange,
+    /// The arguments, as written (for PTX, the operands).
+    pub args: Vec<String>,
+    /// The ranges of the arguments.
+    pub arg_ranges: Vec<TextRange>,
+    /// The range of the whole call (for PTX, the instruction statement).
+    pub range: TextRange,
+    /// The enclosing function.
+    pub function: Option<String>,
+}
+
+/// A `#pragma unroll` site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnrollPragma {
+    /// The range of the pragma line.
+    pub range: TextRange,
+    /// The factor: `Some(n)` for `#pragma unroll n`, `None` for full unrolling.
+    pub factor: Option<i64>,
+    /// The text after `unroll`.
+    pub factor_text: String,
+    /// The loop it applies to, if one follows.
+    pub loop_range: Option<TextRange>,
+}
+
+/// A `// kernaut: allow(rule-id, ...)` comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllowComment {
+    /// The rule ids listed.
+    pub rule_ids: Vec<String>,
+    /// The range of the comment.
+    pub range: TextRange,
+    /// The zero-based line of the comment.
+    pub line: usize,
+    /// Whether code precedes the comment on its line (it then applies to that line; a
+    /// comment on its own line applies to the next line).
+    pub trailing: bool,
+}
+
+impl SourceFile {
+    /// The statements and the function around `offset`, innermost first.
+    pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
+        let mut out = Vec::new();
+        let Some(root) = self.root() else {
+            return out;
+        };
+        let text = self.text();
+        let facts = self.facts();
+        let low = Lowerer { text, facts };
+        let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
+            return out;
+        };
+        let mut child = leaf;
+        let mut current = Some(leaf);
+        while let Some(node) = current {
+            let cond = |field: &str| node.child_by_field_name(field);
+            let show = |n: Option<Node>| {
+                n.map(|n| {
+                    let t = squash_ws(node_text(n, text));
+                    t.strip_prefix('(')
+                        .and_then(|t| t.strip_suffix(')'))
+                        .map(|t| t.trim().to_string())
+                        .unwrap_or(t)
+                })
+                .unwrap_or_default()
+            };
+            let dep = |n: Option<Node>| n.is_some_and(|n| thread_dependent(n, &low));
+            let kind = match node.kind() {
+                "if_statement" => {
+                    let c = cond("condition");
+                    let in_else = cond("alternative").is_some_and(|a| a.byte_range().contains(&child.start_byte()) && a == child);
+                    Some(EnclosingKind::If {
+                        condition: show(c),
+                        condition_range: c.map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
+                        in_else,
+                        thread_dependent: dep(c),
+                    })
+                }
+                "for_statement" => {
+                    let header = match (node_text(node, text).find('('), cond("body")) {
+                        (Some(p), Some(b)) => text
+                            .get(node.start_byte() + p..b.start_byte())
+                            .map(|h| squash_ws(h.trim().trim_start_matches('(').trim_end_matches(')')))
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    let h = for_header(node, text, facts, "");
+                    Some(EnclosingKind::For {
+                        header,
+                        var: h.as_ref().map(|h| h.1.clone()),
+                        start: h.as_ref().and_then(|h| h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))),
+                        end: h.as_ref().and_then(|h| h.2),
+                        step: h.as_ref().and_then(|h| h.3),
+                        thread_dependent: dep(cond("condition")) || dep(cond("initializer")),
+                    })
+                }
+                "while_statement" => Some(EnclosingKind::While {
+                    condition: show(cond("condition")),
+                    thread_dependent: dep(cond("condition")),
+                }),
+                "do_statement" => Some(EnclosingKind::DoWhile {
+                    condition: show(cond("condition")),
+                    thread_dependent: dep(cond("condition")),
+                }),
+                "switch_statement" => Some(EnclosingKind::Switch {
+                    condition: show(cond("condition")),
+                    thread_dependent: dep(cond("condition")),
+                }),
+                "conditional_expression" if cond("condition") != Some(child) => {
+                    Some(EnclosingKind::Conditional {
+                        condition: show(cond("condition")),
+                        thread_dependent: dep(cond("condition")),
+                    })
+                }
+                "function_definition" => {
+                    let name = function_name(node).map(|n| node_text(n, text).to_string()).unwrap_or_default();
+                    let is_kernel = facts.kernel(&name).is_some();
+                    Some(EnclosingKind::Function { name, is_kernel })
+                }
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                let range = match node.parent() {
+                    Some(p) if p.kind() == "template_declaration" && node.kind() == "function_definition" => p.byte_range(),
+                    _ => node.byte_range(),
+                };
+                out.push(Enclosing { kind, range });
+            }
+            child = node;
+            current = node.parent();
+        }
+        out
+    }
+
+    /// The calls inside the function that contains `offset` (all calls in the file when
+    /// `offset` is outside every function), in document order, PTX instructions included.
+    pub fn calls_in(&self, offset: usize) -> Vec<CallSite> {
+        let Some(root) = self.root() else {
+            return Vec::new();
+        };
+        let scope = crate::util::ancestor_of_kind(
+            root.descendant_for_byte_range(offset, offset).unwrap_or(root),
+            &["function_definition"],
+        )
+        .unwrap_or(root);
+        self.collect_calls(scope)
+    }
+
+    /// Every call of `name` in the file: calls whose resolved callee, or one of its lookup
+    /// candidates, is `name` or ends in `::name`, member calls through their receiver's
+    /// type, and PTX instructions whose mnemonic is `name` or starts with `name.`.
+    pub fn find_calls(&self, name: &str) -> Vec<CallSite> {
+        let Some(root) = self.root() else {
+            return Vec::new();
+        };
+        let name = name.trim_start_matches("::");
+        let suffix = format!("::{name}");
+        self.collect_calls(root)
+            .into_iter()
+            .filter(|c| match c.kind {
+                SymbolKind::Ptx => {
+                    c.callee == name || c.callee.starts_with(&format!("{name}."))
+                }
+                _ => c.callee == name || c.callee.ends_with(&suffix) || c.callee_text == name,
+            })
+            .collect()
+    }
+
+    fn collect_calls(&self, scope: Node) -> Vec<CallSite> {
+        let text = self.text();
+        let facts = self.facts();
+        let mut out = Vec::new();
+        preorder(scope, |node| {
+            match node.kind() {
+                "call_expression" => {
+                    if let Some(c) = self.call_site(node) {
+                        out.push(c);
+                    }
+                }
+                "gnu_asm_expression" | "asm_statement" => {
+                    let function = facts.function_at(node.start_byte()).map(|f| f.name.clone());
+                    for i in ptx_instructions(node, text) {
+                        let ops = text.get(i.range.end..i.statement.end).unwrap_or("");
+                        let ops = ops.trim_end_matches(';');
+                        let args: Vec<String> = ops
+                            .split(',')
+                            .map(|a| squash_ws(a.replace("\\n", " ").replace("\\t", " ").replace('"', " ").trim()))
+                            .filter(|a| !a.is_empty())
+                            .collect();
+                        out.push(CallSite {
+                            callee: i.mnemonic.clone(),
+                            callee_text: i.mnemonic.clone(),
+                            kind: SymbolKind::Ptx,
+                            callee_range: i.range.clone(),
+                            args,
+                            arg_ranges: Vec::new(),
+                            range: i.statement.clone(),
+                            function: function.clone(),
+                        });
+                    }
+                    return false;
+                }
+                _ => {}
+            }
+            true
+        });
+        out
+    }
+
+    fn call_site(&self, call: Node) -> Option<CallSite> {
+        let text = self.text();
+        let f = call.child_by_field_name("function")?;
+        // The rightmost name of the callee.
+        let mut leaf = f;
+        for _ in 0..16 {
+            let next = match leaf.kind() {
+                "field_expression" => leaf.child_by_field_name("field"),
+                "qualified_identifier" | "template_function" | "template_method" => leaf.child_by_field_name("name"),
+                _ => None,
+            };
+            match next {
+                Some(n) => leaf = n,
+                None => break,
+            }
+        }
+        let sym = self.symbol_at(leaf.start_byte())?;
+        let args: Vec<Node> = call
+            .child_by_field_name("arguments")
+            .map(|a| named_children(a).into_iter().filter(|n| n.kind() != "comment").collect())
+            .unwrap_or_default();
+        let facts = self.facts();
+        Some(CallSite {
+            callee: sym.name,
+            callee_text: sym.text,
+            kind: sym.kind,
+            callee_range: sym.range,
+            args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+            arg_ranges: args.iter().map(|a| a.byte_range()).collect(),
+            range: call.byte_range(),
+            function: facts.function_at(call.start_byte()).map(|f| f.name.clone()),
+        })
+    }
+
+    /// Every `#pragma unroll` in the file, with the loop that follows it.
+    pub fn unroll_pragmas(&self) -> Vec<UnrollPragma> {
+        let mut out = Vec::new();
+        let Some(root) = self.root() else {
+            return out;
+        };
+        let text = self.text();
+        preorder(root, |node| {
+            if node.kind() != "preproc_call" {
+                return true;
+            }
+            let directive = node.child_by_field_name("directive").map(|d| node_text(d, text));
+            let arg = node.child_by_field_name("argument").map(|a| node_text(a, text).trim()).unwrap_or("");
+            if directive == Some("#pragma") && (arg == "unroll" || arg.starts_with("unroll ") || arg.starts_with("unroll(")) {
+                let factor_text = arg["unroll".len()..].trim().to_string();
+                let factor = if factor_text.is_empty() {
+                    None
+                } else {
+                    self.facts().fold_text(&factor_text, node.start_byte())
+                };
+                let mut next = node.next_named_sibling();
+                while let Some(n) = next {
+                    if n.kind() == "comment" {
+                        next = n.next_named_sibling();
+                    } else {
+                        break;
+                    }
+                }
+                let loop_range = next
+                    .filter(|n| matches!(n.kind(), "for_statement" | "while_statement" | "do_statement" | "for_range_loop"))
+                    .map(|n| n.byte_range());
+                let end = node.end_byte().min(text.len());
+                let trimmed_end = text.get(node.start_byte()..end).map_or(end, |t| node.start_byte() + t.trim_end().len());
+                out.push(UnrollPragma {
+                    range: node.start_byte()..trimmed_end,
+                    factor,
+                    factor_text,
+                    loop_range,
+                });
+            }
+            false
+        });
+        out
+    }
+
+    /// Every `// kernaut: allow(rule-id, ...)` comment in the file.
+    pub fn allow_comments(&self) -> Vec<AllowComment> {
+        let mut out = Vec::new();
+        let Some(root) = self.root() else {
+            return out;
+        };
+        let text = self.text();
+        preorder(root, |node| {
+            if node.kind() != "comment" {
+                return true;
+            }
+            let t = node_text(node, text);
+            let Some(pos) = t.find("kernaut:") else {
+                return false;
+            };
+            let rest = t[pos + "kernaut:".len()..].trim_start();
+            let Some(args) = rest.strip_prefix("allow").map(str::trim_start).and_then(|r| r.strip_prefix('(')) else {
+                return false;
+            };
+            let Some(close) = args.find(')') else {
+                return false;
+            };
+            let rule_ids = args[..close]
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let line_start = text[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+            let trailing = !text[line_start..node.start_byte()].trim().is_empty();
+            out.push(AllowComment {
+                rule_ids,
+                range: node.byte_range(),
+                line: node.start_position().row,
+                trailing,
+            });
+            false
+        });
+        out
+    }
+}
+
+/// Whether the expression at `node` depends on the thread index.
+fn thread_dependent(node: Node, low: &Lowerer) -> bool {
+    let expr = from_node(node, low.text, 0);
+    let mut dep = false;
+    expr.walk(&mut |e| {
+        if dep {
+            return;
+        }
+        match e {
+            Expr::Member(b, _) => {
+                if matches!(&**b, Expr::Name(n) if n == "threadIdx") {
+                    dep = true;
+                }
+            }
+            Expr::Name(_) => {
+                dep = low.lower(e, node, 0).depends_on_thread();
+            }
+            Expr::Call { callee, .. } => {
+                if callee.ends_with("thread_rank") || callee.ends_with("laneid") || callee.ends_with("lane_id") {
+                    dep = true;
+                }
+            }
+            Expr::Other(t) => {
+                if t.contains("threadIdx") || t.contains("thread_rank") {
+                    dep = true;
+                }
+            }
+            _ => {}
+        }
+    });
+    dep
+}

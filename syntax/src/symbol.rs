@@ -1,0 +1,564 @@
+//! The symbol under the cursor, as the user means it.
+
+use tree_sitter::Node;
+
+use crate::facts::{declarator_name, FileFacts};
+use crate::source::SourceFile;
+use crate::util::{named_children, node_text, squash_ws, strip_template_args};
+use crate::TextRange;
+
+/// What kind of symbol [`SourceFile::symbol_at`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// A plain identifier: `__shfl_sync`, `tile`, `float4`.
+    Identifier,
+    /// A qualified identifier: `cuda::memcpy_async`, `nvcuda::wmma::mma_sync`.
+    Qualified,
+    /// A member access or call: `pipe.producer_commit()`, `block.sync()`.
+    Member {
+        /// The receiver as written (`pipe`).
+        receiver: String,
+        /// The receiver's type, without template arguments and with namespace aliases
+        /// expanded (`cuda::pipeline`), where the file shows it.
+        receiver_type: Option<String>,
+    },
+    /// A PTX mnemonic or directive inside an `asm` string: `cp.async.wait_group`.
+    Ptx,
+    /// A macro: one the file defines, or a CUDA builtin such as `__launch_bounds__` and
+    /// `__syncthreads`.
+    Macro,
+    /// A keyword or builtin type: `__shared__`, `__global__`, `__restrict__`, `float`.
+    Keyword,
+}
+
+/// The symbol at an offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolRef {
+    /// The text as written, without template arguments (`cg::invoke_one`,
+    /// `pipe.producer_commit`, `cp.async.wait_group`).
+    pub text: String,
+    /// The name resolved: namespace aliases expanded, a member qualified with its
+    /// receiver's type when known (`cooperative_groups::invoke_one`,
+    /// `cuda::pipeline::producer_commit`). Equal to the written name otherwise.
+    pub name: String,
+    /// What kind of symbol it is.
+    pub kind: SymbolKind,
+    /// The range of the symbol in the text (template arguments excluded; for a member,
+    /// the receiver, the `.` and the member).
+    pub range: TextRange,
+    /// The template arguments as written, without the angle brackets (`N - 1`).
+    pub template_args: Option<String>,
+    /// Namespaces made visible at the offset by `using namespace`, innermost first.
+    pub namespaces_in_scope: Vec<String>,
+    /// Names to look the symbol up by, best first: `name`, then `name` qualified by each
+    /// namespace in scope.
+    pub candidates: Vec<String>,
+    /// Whether the symbol is the callee of a call.
+    pub is_call: bool,
+}
+
+/// Macros CUDA provides that the file does not define.
+const BUILTIN_MACROS: &[&str] = &[
+    "__launch_bounds__",
+    "__cluster_dims__",
+    "__align__",
+    "__maxnreg__",
+    "__syncthreads",
+    "__CUDA_ARCH__",
+    "__CUDACC__",
+    "__CUDACC_VER_MAJOR__",
+    "__CUDACC_RTC__",
+    "warpSize",
+];
+
+/// CUDA keywords that the mask blanks before parsing.
+const MASKED_KEYWORDS: &[&str] = &["__forceinline__", "__noinline__", "__inline__", "__restrict__"];
+
+/// Types implied by the functions that create cooperative-groups and pipeline objects.
+const INIT_TYPES: &[(&str, &str)] = &[
+    ("this_thread_block", "cooperative_groups::thread_block"),
+    ("tiled_partition", "cooperative_groups::thread_block_tile"),
+    ("this_grid", "cooperative_groups::grid_group"),
+    ("coalesced_threads", "cooperative_groups::coalesced_group"),
+    ("this_cluster", "cooperative_groups::cluster_group"),
+    ("this_multi_grid", "cooperative_groups::multi_grid_group"),
+    ("labeled_partition", "cooperative_groups::coalesced_group"),
+    ("binary_partition", "cooperative_groups::coalesced_group"),
+    ("make_pipeline", "cuda::pipeline"),
+];
+
+/// A PTX instruction or directive found in an `asm` string.
+#[derive(Clone, Debug)]
+pub(crate) struct PtxInstr {
+    pub mnemonic: String,
+    pub range: TextRange,
+    pub statement: TextRange,
+}
+
+impl SourceFile {
+    /// The symbol at byte `offset`, or `None` on whitespace, punctuation, literals and
+    /// comments. An offset just after a word counts as on it.
+    pub fn symbol_at(&self, offset: usize) -> Option<SymbolRef> {
+        if offset > self.text().len() {
+            return None;
+        }
+        let facts = self.facts();
+        for m in self.masked_macros() {
+            if m.name_range.contains(&offset) || (m.name_range.end == offset && offset > 0) {
+                let kind = if MASKED_KEYWORDS.contains(&m.name.as_str()) {
+                    SymbolKind::Keyword
+                } else {
+                    SymbolKind::Macro
+                };
+                return Some(simple(&m.name, kind, m.name_range.clone(), self, offset));
+            }
+        }
+        let root = self.root()?;
+        let at = |o: usize| root.descendant_for_byte_range(o, o);
+        let mut found = at(offset).and_then(|n| self.symbol_for_leaf(n, offset, facts));
+        if found.is_none() && offset > 0 {
+            found = at(offset - 1).and_then(|n| self.symbol_for_leaf(n, offset - 1, facts));
+        }
+        found
+    }
+
+    fn symbol_for_leaf(&self, leaf: Node, offset: usize, facts: &FileFacts) -> Option<SymbolRef> {
+        let text = self.text();
+        if let Some(asm) = asm_string_owner(leaf) {
+            let instrs = ptx_instructions(asm, text);
+            let hit = instrs
+                .iter()
+                .find(|i| i.range.contains(&offset) || i.range.end == offset)
+                .or_else(|| instrs.iter().find(|i| i.statement.contains(&offset)))?;
+            return Some(simple(&hit.mnemonic, SymbolKind::Ptx, hit.range.clone(), self, offset));
+        }
+        let kind = leaf.kind();
+        let raw = node_text(leaf, text);
+        if !leaf.is_named() || kind == "primitive_type" {
+            let word = !raw.is_empty()
+                && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !word {
+                return None;
+            }
+            if kind == "launch_bounds" || raw == "__launch_bounds__" {
+                return Some(simple(raw, SymbolKind::Macro, leaf.byte_range(), self, offset));
+            }
+            if leaf.parent().is_some_and(|p| p.kind() == "sizeof_expression")
+                || raw == "asm"
+                || raw.starts_with("__")
+                || kind == "primitive_type"
+                || leaf.parent().is_some_and(|p| {
+                    matches!(p.kind(), "type_qualifier" | "storage_class_specifier")
+                })
+            {
+                return Some(simple(raw, SymbolKind::Keyword, leaf.byte_range(), self, offset));
+            }
+            return None;
+        }
+        if !matches!(
+            kind,
+            "identifier"
+                | "type_identifier"
+                | "namespace_identifier"
+                | "field_identifier"
+                | "statement_identifier"
+        ) {
+            return None;
+        }
+        if leaf.parent().is_some_and(|p| p.kind().starts_with("preproc_")) {
+            let is_directive_name = leaf
+                .parent()
+                .and_then(|p| p.child_by_field_name("name"))
+                .is_some_and(|n| n == leaf);
+            if is_directive_name {
+                return Some(simple(raw, SymbolKind::Macro, leaf.byte_range(), self, offset));
+            }
+        }
+        // Climb to the whole name: qualified parts and a template's name.
+        let mut node = leaf;
+        let mut template_args = None;
+        while let Some(p) = node.parent() {
+            match p.kind() {
+                "qualified_identifier" => node = p,
+                "template_function" | "template_type" | "template_method"
+                    if p.child_by_field_name("name") == Some(node) =>
+                {
+                    template_args = p.child_by_field_name("arguments").map(|a| {
+                        let t = node_text(a, text).trim();
+                        squash_ws(t.strip_prefix('<').unwrap_or(t).strip_suffix('>').unwrap_or(t))
+                    });
+                    node = p;
+                }
+                "template_function" | "template_type" | "template_method" => {
+                    if p.child_by_field_name("name") == Some(node) {
+                        node = p;
+                    } else {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        // Template arguments of a nested template (`cuda::std::min<int>`) show up here too.
+        if template_args.is_none() && node_text(node, text).contains('<') {
+            let t = node_text(node, text);
+            if let (Some(a), Some(b)) = (t.find('<'), t.rfind('>')) {
+                if a < b {
+                    template_args = Some(squash_ws(&t[a + 1..b]));
+                }
+            }
+        }
+        let written = squash_ws(&strip_template_args(node_text(node, text))).replace(' ', "");
+        let range = name_range(node, text);
+        let is_call = node.parent().is_some_and(|p| {
+            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(node)
+        });
+        // A member of a field expression.
+        if let Some(p) = node.parent() {
+            if p.kind() == "field_expression" && p.child_by_field_name("field") == Some(node) {
+                let receiver = p.child_by_field_name("argument")?;
+                let receiver_text = squash_ws(node_text(receiver, text));
+                let receiver_type = self.expr_type(receiver, facts, offset);
+                let member = written.trim_start_matches('~').to_string();
+                let name = match &receiver_type {
+                    Some(t) => format!("{t}::{member}"),
+                    None => member.clone(),
+                };
+                let namespaces = namespaces_at(facts, offset);
+                let mut candidates = vec![name.clone()];
+                if let Some(t) = &receiver_type {
+                    for ns in &namespaces {
+                        candidates.push(format!("{ns}::{t}::{member}"));
+                    }
+                }
+                if receiver_type.is_some() {
+                    candidates.push(member.clone());
+                }
+                let called = p.parent().is_some_and(|c| {
+                    c.kind() == "call_expression" && c.child_by_field_name("function") == Some(p)
+                });
+                return Some(SymbolRef {
+                    text: format!("{receiver_text}{}{written}", if node_text(p, text).contains("->") { "->" } else { "." }),
+                    name,
+                    kind: SymbolKind::Member {
+                        receiver: receiver_text,
+                        receiver_type,
+                    },
+                    range: receiver.start_byte()..range.end,
+                    template_args,
+                    namespaces_in_scope: namespaces,
+                    candidates,
+                    is_call: called,
+                });
+            }
+        }
+        let resolved = resolve_aliases(&written, facts, offset);
+        let kind = if facts.macros.iter().any(|m| *m == resolved) || BUILTIN_MACROS.contains(&resolved.as_str()) {
+            SymbolKind::Macro
+        } else if resolved.contains("::") {
+            SymbolKind::Qualified
+        } else {
+            SymbolKind::Identifier
+        };
+        let namespaces = namespaces_at(facts, offset);
+        let mut candidates = vec![resolved.clone()];
+        if !written.starts_with("::") {
+            for ns in &namespaces {
+                candidates.push(format!("{ns}::{resolved}"));
+            }
+        }
+        Some(SymbolRef {
+            text: written,
+            name: resolved,
+            kind,
+            range,
+            template_args,
+            namespaces_in_scope: namespaces,
+            candidates,
+            is_call,
+        })
+    }
+
+    /// The type of an expression used as a member receiver, where the file shows it.
+    fn expr_type(&self, receiver: Node, facts: &FileFacts, offset: usize) -> Option<String> {
+        let text = self.text();
+        match receiver.kind() {
+            "identifier" => {
+                let name = node_text(receiver, text);
+                let (ty, init) = find_declaration(receiver, name, text)?;
+                type_from_decl(&ty, init, text, facts, offset)
+            }
+            "call_expression" => {
+                let f = receiver.child_by_field_name("function")?;
+                init_type(node_text(f, text), facts, offset)
+            }
+            "parenthesized_expression" => {
+                let inner = *named_children(receiver).first()?;
+                self.expr_type(inner, facts, offset)
+            }
+            "pointer_expression" => {
+                let inner = receiver.child_by_field_name("argument")?;
+                self.expr_type(inner, facts, offset)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The range of a name without its template arguments.
+fn name_range(node: Node, text: &str) -> TextRange {
+    let t = node_text(node, text);
+    match t.find('<') {
+        Some(i) => node.start_byte()..node.start_byte() + t[..i].trim_end().len(),
+        None => node.byte_range(),
+    }
+}
+
+fn simple(name: &str, kind: SymbolKind, range: TextRange, file: &SourceFile, offset: usize) -> SymbolRef {
+    let namespaces = namespaces_at(file.facts(), offset);
+    SymbolRef {
+        text: name.to_string(),
+        name: name.to_string(),
+        kind,
+        range,
+        template_args: None,
+        namespaces_in_scope: namespaces,
+        candidates: vec![name.to_string()],
+        is_call: false,
+    }
+}
+
+/// `using namespace` directives visible at `offset`, innermost first.
+pub(crate) fn namespaces_at(facts: &FileFacts, offset: usize) -> Vec<String> {
+    let mut v: Vec<(&String, &TextRange)> = facts
+        .using_namespaces
+        .iter()
+        .filter(|(_, scope)| scope.contains(&offset) || scope.end == offset)
+        .map(|(n, s)| (n, s))
+        .collect();
+    v.sort_by_key(|(_, s)| s.len());
+    let mut out: Vec<String> = Vec::new();
+    for (n, _) in v {
+        let n = resolve_aliases(n, facts, offset);
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Expands a leading namespace alias (`cg::sync` → `cooperative_groups::sync`).
+pub(crate) fn resolve_aliases(name: &str, facts: &FileFacts, offset: usize) -> String {
+    let mut name = name.trim_start_matches("::").to_string();
+    for _ in 0..8 {
+        let first = name.split("::").next().unwrap_or("").to_string();
+        let alias = facts
+            .namespace_aliases
+            .iter()
+            .filter(|(a, _, scope)| *a == first && (scope.contains(&offset) || scope.end == offset))
+            .min_by_key(|(_, _, s)| s.len());
+        match alias {
+            Some((_, target, _)) if name.contains("::") || name == first => {
+                let rest = &name[first.len()..];
+                let next = format!("{}{rest}", target.trim_start_matches("::"));
+                if next == name {
+                    break;
+                }
+                name = next;
+            }
+            _ => break,
+        }
+    }
+    name
+}
+
+/// The type named by a creating call such as `cg::this_thread_block()`.
+fn init_type(callee: &str, facts: &FileFacts, offset: usize) -> Option<String> {
+    let callee = resolve_aliases(&strip_template_args(callee).replace(' ', ""), facts, offset);
+    let last = callee.rsplit("::").next().unwrap_or("");
+    INIT_TYPES
+        .iter()
+        .find(|(f, _)| *f == last)
+        .map(|(_, t)| t.to_string())
+}
+
+fn type_from_decl(ty: &str, init: Option<Node>, text: &str, facts: &FileFacts, offset: usize) -> Option<String> {
+    let cleaned = strip_template_args(ty)
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__" | "__shared__" | "static" | "extern"))
+        .collect::<Vec<_>>()
+        .join("")
+        .trim_end_matches(['&', '*'])
+        .to_string();
+    if cleaned == "auto" || cleaned.is_empty() {
+        let mut init = init?;
+        if init.kind() == "argument_list" || init.kind() == "initializer_list" {
+            return None;
+        }
+        while init.kind() == "parenthesized_expression" {
+            init = *named_children(init).first()?;
+        }
+        if init.kind() != "call_expression" {
+            return None;
+        }
+        let f = init.child_by_field_name("function")?;
+        return init_type(node_text(f, text), facts, offset);
+    }
+    Some(resolve_aliases(&cleaned, facts, offset))
+}
+
+/// Finds the declaration of the variable `name` visible from `use_node`: its type text and
+/// its initialiser.
+pub(crate) fn find_declaration<'t>(use_node: Node<'t>, name: &str, text: &str) -> Option<(String, Option<Node<'t>>)> {
+    find_declaration_full(use_node, name, text).map(|(t, i, _)| (t, i))
+}
+
+/// Like [`find_declaration`], and also says whether the declaration is a parameter.
+pub(crate) fn find_declaration_full<'t>(use_node: Node<'t>, name: &str, text: &str) -> Option<(String, Option<Node<'t>>, bool)> {
+    let at = use_node.start_byte();
+    let mut current = use_node.parent();
+    while let Some(scope) = current {
+        let candidates: Vec<Node> = match scope.kind() {
+            "compound_statement" | "translation_unit" | "declaration_list" => named_children(scope),
+            "for_statement" | "for_range_loop" => scope
+                .child_by_field_name("initializer")
+                .into_iter()
+                .chain(scope.child_by_field_name("declarator").map(|d| d.parent().unwrap_or(d)))
+                .collect(),
+            "function_definition" => {
+                let mut v = Vec::new();
+                if let Some(name_node) = crate::facts::function_name(scope) {
+                    if let Some(pl) = name_node.parent().and_then(|fd| fd.child_by_field_name("parameters")) {
+                        v.extend(named_children(pl));
+                    }
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+        for c in candidates.iter().rev() {
+            if c.start_byte() > at {
+                continue;
+            }
+            let kinds = ["declaration", "parameter_declaration", "optional_parameter_declaration", "field_declaration"];
+            if !kinds.contains(&c.kind()) {
+                continue;
+            }
+            let ty = c.child_by_field_name("type").map(|t| node_text(t, text)).unwrap_or("");
+            let mut cursor = c.walk();
+            let decls: Vec<Node> = c.children_by_field_name("declarator", &mut cursor).collect();
+            for d in decls {
+                if declarator_name(d).is_some_and(|n| node_text(n, text) == name) {
+                    let init = if d.kind() == "init_declarator" {
+                        d.child_by_field_name("value")
+                    } else {
+                        None
+                    };
+                    // Keep pointer and reference markers from the declarator.
+                    let suffix = if node_text(d, text).trim_start().starts_with('*') { "*" } else { "" };
+                    let is_param = c.kind().contains("parameter");
+                    return Some((format!("{ty}{suffix}"), init, is_param));
+                }
+            }
+        }
+        current = scope.parent();
+    }
+    None
+}
+
+/// The `asm` expression that owns the string under `leaf`, if the leaf is in its code.
+fn asm_string_owner(leaf: Node) -> Option<Node> {
+    let mut node = leaf;
+    for _ in 0..4 {
+        let parent = node.parent()?;
+        if parent.kind() == "gnu_asm_expression" || parent.kind() == "asm_statement" {
+            let is_code = parent.child_by_field_name("assembly_code") == Some(node)
+                || (parent.kind() == "asm_statement"
+                    && matches!(node.kind(), "string_literal" | "concatenated_string"));
+            return is_code.then_some(parent);
+        }
+        node = parent;
+    }
+    None
+}
+
+/// The PTX instructions and directives in the code strings of an `asm` expression.
+pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
+    let Some(code) = asm.child_by_field_name("assembly_code").or_else(|| {
+        named_children(asm)
+            .into_iter()
+            .find(|c| matches!(c.kind(), "string_literal" | "concatenated_string"))
+    }) else {
+        return Vec::new();
+    };
+    let literals: Vec<Node> = if code.kind() == "concatenated_string" {
+        named_children(code)
+            .into_iter()
+            .filter(|c| c.kind() == "string_literal")
+            .collect()
+    } else {
+        vec![code]
+    };
+    let bytes = text.as_bytes();
+    let mut out: Vec<PtxInstr> = Vec::new();
+    let mut at_start = true;
+    for lit in literals {
+        let (s, e) = (lit.start_byte(), lit.end_byte());
+        let Some(open) = bytes.get(s..e).and_then(|b| b.iter().position(|&c| c == b'"')) else {
+            continue;
+        };
+        let mut i = s + open + 1;
+        let end = e.saturating_sub(1).max(i);
+        while i < end {
+            let c = bytes[i];
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            match c {
+                b';' | b'{' | b'}' => {
+                    if let Some(last) = out.last_mut() {
+                        if !at_start {
+                            last.statement.end = i + 1;
+                        }
+                    }
+                    at_start = true;
+                    i += 1;
+                }
+                b'@' if at_start => {
+                    i += 1;
+                    while i < end && !bytes[i].is_ascii_whitespace() && bytes[i] != b'\\' {
+                        i += 1;
+                    }
+                }
+                c if at_start && (c.is_ascii_alphabetic() || c == b'.' || c == b'_') => {
+                    let st = i;
+                    while i < end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'_') {
+                        i += 1;
+                    }
+                    if bytes.get(i) == Some(&b':') {
+                        // A label.
+                        i += 1;
+                        continue;
+                    }
+                    let mnemonic = text.get(st..i).unwrap_or("").trim_end_matches('.').to_string();
+                    out.push(PtxInstr {
+                        mnemonic,
+                        range: st..i,
+                        statement: st..i,
+                    });
+                    at_start = false;
+                }
+                _ => {
+                    if !at_start {
+                        if let Some(last) = out.last_mut() {
+                            last.statement.end = i + 1;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+        }
+    }
+    out
+}

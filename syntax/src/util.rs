@@ -1,0 +1,97 @@
+//! Small helpers over tree-sitter nodes: safe slicing and iterative traversal.
+
+use tree_sitter::Node;
+
+/// The deepest recursion any recursive helper in this crate allows itself.
+pub(crate) const MAX_DEPTH: usize = 96;
+
+/// The text of `node`, or `""` when its range does not fall on character boundaries.
+pub(crate) fn node_text<'a>(node: Node, text: &'a str) -> &'a str {
+    text.get(node.byte_range()).unwrap_or("")
+}
+
+/// Calls `f` on every node under `root` (itself included) in document order, without
+/// recursion, so deeply nested input cannot overflow the stack. `f` returns whether to
+/// descend into the node's children.
+pub(crate) fn preorder<'t>(root: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if f(node) && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// The named children of `node` as a vector.
+pub(crate) fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// All children of `node` as a vector.
+pub(crate) fn children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+/// The nearest ancestor of `node` (itself included) whose kind is one of `kinds`.
+pub(crate) fn ancestor_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
+    let mut current = Some(node);
+    while let Some(n) = current {
+        if kinds.contains(&n.kind()) {
+            return Some(n);
+        }
+        current = n.parent();
+    }
+    None
+}
+
+/// Collapses runs of whitespace to one space, for one-line display of code.
+pub(crate) fn squash_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Removes every `<...>` group (template arguments) from a type or name, keeping the rest.
+pub(crate) fn strip_template_args(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether `b` may appear in a C identifier.
+pub(crate) fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
