@@ -136,15 +136,56 @@ pub struct BankReport {
     pub active_lanes: u32,
     /// Distinct 32-bit words the warp touches.
     pub distinct_words: u32,
-    /// Per bank, the distinct 32-bit words the warp touches there, as word indices
-    /// (byte address / 4), ascending: what a bank map draws.
-    pub banks: Vec<Vec<u32>>,
+    /// Per bank, how many distinct 32-bit words the warp touches there: what a bank
+    /// map draws.
+    pub words_per_bank: [u32; BANKS],
+    /// The distinct 32-bit words the warp touches, as word indices (byte address / 4),
+    /// bank 0's first, ascending within a bank; [`BankReport::bank_words`] slices it.
+    pub words: Vec<u32>,
 }
 
 impl BankReport {
-    /// Distinct words per bank.
-    pub fn words_per_bank(&self) -> [u32; BANKS] {
-        std::array::from_fn(|b| self.banks[b].len() as u32)
+    /// The distinct words the warp touches in one bank, ascending.
+    pub fn bank_words(&self, bank: usize) -> &[u32] {
+        let start: u32 = self.words_per_bank[..bank].iter().sum();
+        let start = start as usize;
+        &self.words[start..start + self.words_per_bank[bank] as usize]
+    }
+}
+
+/// Distinct words per bank, without allocating. One warp-wide access puts at most 32
+/// distinct words in a bank (a lane's words are consecutive, so in different banks).
+struct BankSets {
+    words: [[u32; WARP_LANES]; BANKS],
+    len: [u8; BANKS],
+}
+
+impl BankSets {
+    fn new() -> BankSets {
+        BankSets {
+            words: [[0; WARP_LANES]; BANKS],
+            len: [0; BANKS],
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = [0; BANKS];
+    }
+
+    /// Adds a word; returns whether it was new.
+    fn insert(&mut self, word: u32) -> bool {
+        let b = word as usize % BANKS;
+        let n = self.len[b] as usize;
+        if self.words[b][..n].contains(&word) {
+            return false;
+        }
+        self.words[b][n] = word;
+        self.len[b] += 1;
+        true
+    }
+
+    fn max_len(&self) -> u32 {
+        u32::from(self.len.iter().copied().max().unwrap_or(0))
     }
 }
 
@@ -192,43 +233,35 @@ pub fn analyze(access: &WarpAccess) -> Result<BankReport, BankError> {
     let mut wavefronts = 0u32;
     let mut conflict_degree = 0u32;
     let mut baseline = 0u32;
-    let mut all_words: Vec<u32> = Vec::with_capacity(WARP_LANES * words_per_lane as usize);
-    let mut group_words = [0u32; WARP_LANES * 4];
-    for group in access.addresses.chunks(lanes_per_group) {
-        let mut n = 0;
-        for a in group.iter().flatten() {
+    let mut group = BankSets::new();
+    let mut warp = BankSets::new();
+    for lanes in access.addresses.chunks(lanes_per_group) {
+        group.clear();
+        let mut distinct = 0u32;
+        for a in lanes.iter().flatten() {
             let first = a / 4;
-            for k in 0..words_per_lane {
-                group_words[n] = first + k;
-                n += 1;
+            for word in first..first + words_per_lane {
+                if group.insert(word) {
+                    distinct += 1;
+                    warp.insert(word);
+                }
             }
         }
-        if n == 0 {
+        if distinct == 0 {
             continue;
         }
-        let words = &mut group_words[..n];
-        words.sort_unstable();
-        let mut per_bank = [0u32; BANKS];
-        let mut distinct = 0u32;
-        let mut prev = None;
-        for &w in words.iter() {
-            if prev != Some(w) {
-                prev = Some(w);
-                distinct += 1;
-                per_bank[w as usize % BANKS] += 1;
-                all_words.push(w);
-            }
-        }
-        let worst = per_bank.iter().copied().max().unwrap_or(0);
+        let worst = group.max_len();
         wavefronts += worst;
         conflict_degree = conflict_degree.max(worst);
         baseline += distinct.div_ceil(BANKS as u32);
     }
-    all_words.sort_unstable();
-    all_words.dedup();
-    let mut banks: Vec<Vec<u32>> = vec![Vec::new(); BANKS];
-    for &w in &all_words {
-        banks[w as usize % BANKS].push(w);
+    let words_per_bank: [u32; BANKS] = std::array::from_fn(|b| u32::from(warp.len[b]));
+    let distinct_words: u32 = words_per_bank.iter().sum();
+    let mut words = Vec::with_capacity(distinct_words as usize);
+    for (b, set) in warp.words.iter_mut().enumerate() {
+        let set = &mut set[..warp.len[b] as usize];
+        set.sort_unstable();
+        words.extend_from_slice(set);
     }
     Ok(BankReport {
         wavefronts,
@@ -239,7 +272,8 @@ pub fn analyze(access: &WarpAccess) -> Result<BankReport, BankError> {
         pair_packed,
         lanes_per_group: lanes_per_group as u32,
         active_lanes: access.addresses.iter().flatten().count() as u32,
-        distinct_words: all_words.len() as u32,
-        banks,
+        distinct_words,
+        words_per_bank,
+        words,
     })
 }

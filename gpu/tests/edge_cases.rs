@@ -461,7 +461,7 @@ fn check_banks(offsets: &[i64], width: u32, kind: AccessKind, expect: Expect) {
             r.lanes_per_group,
             r.active_lanes,
             r.distinct_words,
-            r.words_per_bank(),
+            r.words_per_bank,
         ),
     };
     expect.assert_eq(&text);
@@ -788,4 +788,27 @@ fn arch_table_is_in_capability_order() {
             "{cc}"
         );
     }
+}
+
+#[test]
+fn bank_words_are_grouped_by_bank_and_ascending() {
+    // float2 at a stride of 72 bytes: lanes spread over banks with repeats.
+    let addresses = std::array::from_fn(|l| Some(l as u32 * 72));
+    let r = analyze(&WarpAccess {
+        addresses,
+        width: AccessWidth::B8,
+        kind: AccessKind::Store,
+    })
+    .unwrap();
+    assert_eq!(r.words.len() as u32, r.distinct_words);
+    assert_eq!(r.words_per_bank.iter().sum::<u32>(), 64);
+    for b in 0..32 {
+        let words = r.bank_words(b);
+        assert!(
+            words.iter().all(|w| *w as usize % 32 == b),
+            "bank {b}: {words:?}"
+        );
+        assert!(words.windows(2).all(|p| p[0] < p[1]), "bank {b}: {words:?}");
+    }
+    expect![[r#"[0, 288]"#]].assert_eq(&format!("{:?}", r.bank_words(0)));
 }

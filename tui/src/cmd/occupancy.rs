@@ -1,11 +1,269 @@
-//! Filled in by the GPU-models work (issue 3).
+//! `ktui occupancy`: the occupancy of one kernel configuration, or a curve of it.
+//!
+//! Exit codes: 0 with a result (zero blocks per SM included: the limiter says why),
+//! 1 when the model rejects the configuration (more threads than a block may have,
+//! shared memory over the opt-in maximum, a block over `--launch-bounds`, ...; the
+//! reason goes to stderr, and with `--json` a JSON object with `"error"` and
+//! `"blocks_per_sm": 0` goes to stdout), 2 for usage errors.
+use std::fmt::Write as _;
 use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use kernaut_ide::gpu::arch::Arch;
+use kernaut_ide::gpu::occupancy::{
+    max_potential_block_size, occupancy, occupancy_curve, BlockLimits, CurveAxis, CurvePoint,
+    Limiters, Occupancy, OccupancyError, OccupancyInput,
+};
+use serde_json::{json, Value};
 
 /// Arguments of this subcommand.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Target architecture: sm_90, sm_90a, compute_90, 9.0, 90 or sm90.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    /// Threads per block (optional with `--curve threads`).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Registers per thread, as ptxas reports them (optional with `--curve regs`).
+    #[arg(long)]
+    pub regs: Option<u32>,
+    /// Static shared memory per block, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub smem: u32,
+    /// Dynamic shared memory per block, in bytes.
+    #[arg(long = "dyn-smem", value_name = "BYTES", default_value_t = 0)]
+    pub dyn_smem: u32,
+    /// Preferred shared-memory carveout in percent (0-100); default: the largest.
+    #[arg(long, value_name = "PERCENT")]
+    pub carveout: Option<u32>,
+    /// The kernel's `__launch_bounds__` maximum threads; a larger block is an error.
+    #[arg(long = "launch-bounds", value_name = "THREADS")]
+    pub launch_bounds: Option<u32>,
+    /// The kernel's cudaFuncAttributeMaxDynamicSharedMemorySize; default: raised as
+    /// far as the launch needs.
+    #[arg(long = "max-dyn-smem", value_name = "BYTES")]
+    pub max_dyn_smem: Option<u32>,
+    /// Print occupancy against threads, registers or shared memory as a table.
+    #[arg(long, value_enum)]
+    pub curve: Option<CurveArg>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The axis of `--curve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CurveArg {
+    /// Threads per block.
+    Threads,
+    /// Registers per thread.
+    Regs,
+    /// Shared memory per block (static + dynamic).
+    Smem,
+}
+
+impl CurveArg {
+    fn axis(self) -> CurveAxis {
+        match self {
+            CurveArg::Threads => CurveAxis::Threads,
+            CurveArg::Regs => CurveAxis::Registers,
+            CurveArg::Smem => CurveAxis::SharedMemory,
+        }
+    }
+}
 
 /// Runs the subcommand.
-pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let arch = Arch::parse(&args.arch).context("reading --arch")?;
+    let threads = match (args.threads, args.curve) {
+        (Some(t), _) => t,
+        (None, Some(CurveArg::Threads)) => arch.limits().warp_size,
+        (None, _) => bail!("--threads is required (except with --curve threads)"),
+    };
+    let regs = match (args.regs, args.curve) {
+        (Some(r), _) => r,
+        (None, Some(CurveArg::Regs)) => 0,
+        (None, _) => bail!("--regs is required (except with --curve regs)"),
+    };
+    let input = OccupancyInput {
+        threads_per_block: threads,
+        regs_per_thread: regs,
+        static_smem: args.smem,
+        dynamic_smem: args.dyn_smem,
+        carveout: args.carveout,
+        launch_bounds_max_threads: args.launch_bounds,
+        max_dynamic_smem: args.max_dyn_smem,
+    };
+    let result = match args.curve {
+        None => occupancy(arch, &input).map(|occ| {
+            let best = max_potential_block_size(arch, &input).ok().flatten();
+            if args.json {
+                let mut v = occupancy_json(arch, &occ);
+                if let Some(b) = best {
+                    v["best_block_size"] = json!(b.block_size);
+                }
+                format!("{v}\n")
+            } else {
+                occupancy_text(
+                    arch,
+                    &input,
+                    &occ,
+                    best.map(|b| (b.block_size, b.occupancy)),
+                )
+            }
+        }),
+        Some(curve) => occupancy_curve(arch, &input, curve.axis()).map(|points| {
+            if args.json {
+                format!("{}\n", curve_json(arch, curve, &points))
+            } else {
+                curve_text(curve, &points)
+            }
+        }),
+    };
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            if args.json {
+                println!("{}", error_json(arch, &e));
+            }
+            eprintln!("ktui: no occupancy on {arch}: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn limiter_names(limiters: &Limiters) -> Vec<&'static str> {
+    limiters.iter().map(|l| l.name()).collect()
+}
+
+fn limits_json(l: &BlockLimits) -> Value {
+    json!({
+        "warps": l.warps,
+        "registers": l.registers,
+        "shared_memory": l.shared_memory,
+        "blocks": l.blocks,
+        "barriers": l.barriers,
+    })
+}
+
+fn occupancy_json(arch: Arch, occ: &Occupancy) -> Value {
+    json!({
+        "arch": arch.to_string(),
+        "blocks_per_sm": occ.blocks_per_sm,
+        "active_warps": occ.active_warps,
+        "max_warps": occ.max_warps_per_sm,
+        "occupancy": occ.occupancy,
+        "limiter": occ.limiters.primary().map(|l| l.name()),
+        "limiters": limiter_names(&occ.limiters),
+        "limits": limits_json(&occ.limits),
+        "regs_per_warp": occ.regs_per_warp,
+        "smem_per_block": occ.smem_per_block,
+        "smem_per_sm": occ.smem_per_sm,
+    })
+}
+
+fn error_json(arch: Arch, e: &OccupancyError) -> Value {
+    json!({
+        "arch": arch.to_string(),
+        "error": e.to_string(),
+        "blocks_per_sm": 0,
+        "active_warps": 0,
+        "occupancy": 0.0,
+        "limiter": e.limiter().map(|l| l.name()),
+    })
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.1}%", fraction * 100.0)
+}
+
+fn limit_text(v: Option<u32>) -> String {
+    v.map_or_else(|| "unlimited".to_string(), |v| v.to_string())
+}
+
+fn occupancy_text(
+    arch: Arch,
+    input: &OccupancyInput,
+    occ: &Occupancy,
+    best: Option<(u32, f64)>,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{arch}: {} threads, {} registers, {} B static + {} B dynamic shared memory",
+        input.threads_per_block, input.regs_per_thread, input.static_smem, input.dynamic_smem
+    );
+    let limiter = limiter_names(&occ.limiters).join(", ");
+    let l = &occ.limits;
+    let _ = writeln!(s, "blocks per SM:  {}", occ.blocks_per_sm);
+    let _ = writeln!(
+        s,
+        "active warps:   {} of {}",
+        occ.active_warps, occ.max_warps_per_sm
+    );
+    let _ = writeln!(s, "occupancy:      {}", percent(occ.occupancy));
+    let _ = writeln!(s, "limiter:        {limiter}");
+    let _ = writeln!(
+        s,
+        "blocks allowed: warps {}, registers {}, shared memory {}, blocks {}, barriers {}",
+        l.warps,
+        limit_text(l.registers),
+        limit_text(l.shared_memory),
+        l.blocks,
+        limit_text(l.barriers)
+    );
+    let _ = writeln!(
+        s,
+        "allocated:      {} registers per warp, {} B shared memory per block of {} B per SM",
+        occ.regs_per_warp, occ.smem_per_block, occ.smem_per_sm
+    );
+    if let Some((size, fraction)) = best {
+        let _ = writeln!(s, "best block:     {size} threads ({})", percent(fraction));
+    }
+    s
+}
+
+fn curve_json(arch: Arch, curve: CurveArg, points: &[CurvePoint]) -> Value {
+    let points: Vec<Value> = points
+        .iter()
+        .map(|p| {
+            json!({
+                "x": p.x,
+                "blocks_per_sm": p.blocks_per_sm,
+                "active_warps": p.active_warps,
+                "occupancy": p.occupancy,
+                "limiter": p.limiters.primary().map(|l| l.name()),
+                "limiters": limiter_names(&p.limiters),
+            })
+        })
+        .collect();
+    json!({ "arch": arch.to_string(), "curve": curve.axis().name(), "points": points })
+}
+
+fn curve_text(curve: CurveArg, points: &[CurvePoint]) -> String {
+    let head = match curve {
+        CurveArg::Threads => "threads",
+        CurveArg::Regs => "regs",
+        CurveArg::Smem => "smem_bytes",
+    };
+    let mut s = format!(
+        "{head:>10}  {:>9}  {:>12}  {:>9}  limiter\n",
+        "blocks/SM", "active_warps", "occupancy"
+    );
+    for p in points {
+        let _ = writeln!(
+            s,
+            "{:>10}  {:>9}  {:>12}  {:>9}  {}",
+            p.x,
+            p.blocks_per_sm,
+            p.active_warps,
+            percent(p.occupancy),
+            limiter_names(&p.limiters).join(",")
+        );
+    }
+    s
 }
