@@ -271,14 +271,7 @@ impl WikiIndex {
                         Box::new(BoostQuery::new(Box::new(fuzzy), boost * 0.15)),
                     ));
                 }
-                if i + 1 == n
-                    && typing_last
-                    && len >= 2
-                    && matches!(
-                        name,
-                        FieldName::Title | FieldName::Symptom | FieldName::Body | FieldName::Tags
-                    )
-                {
+                if i + 1 == n && typing_last && len >= 2 {
                     let prefix = FuzzyTermQuery::new_prefix(term, 0, false);
                     should.push((
                         Occur::Should,

@@ -1,0 +1,178 @@
+//! Ranked search over fixture pages written in the KernelWiki format.
+
+use expect_test::{expect, Expect};
+use kernaut_index::{SearchOptions, WikiIndex};
+use kernaut_wiki::{PageKind, Wiki};
+
+const PITFALLS: &str = "---
+id: pitfall-staging
+type: pitfall
+title: Staging buffer pitfalls
+tags: [async-copy]
+---
+Pitfalls of staging tiles through shared memory.
+
+## P1: Prefetch drained every iteration
+**Symptom**: the pipelined version runs no faster than the plain loop; copies and math never overlap.
+
+**Cause**: waiting for zero outstanding groups right after committing the next tile's group.
+
+**Fix**: wait for all but the newest group (`cp.async.wait_group 1`).
+
+**Detection**: the timeline shows copy and compute back to back.
+
+## P2: Readers race the copy
+**Symptom**: results are wrong only sometimes, differ from run to run.
+
+**Cause**: threads read the tile before every thread's copy has landed.
+
+**Fix**: put `__syncthreads()` after the wait.
+
+**Detection**: compute-sanitizer --tool racecheck reports a shared-memory hazard.
+
+## P3: Half accumulator saturates
+**Symptom**: a long sum turns into inf or stops growing.
+
+**Cause**: fp16 has 11 bits of significand and a maximum of 65504.
+
+**Fix**: accumulate in float.
+
+**Detection**: compare with a float reference.
+";
+
+const API: &str = "---
+id: api-staging
+type: api
+title: Async copy wait and commit
+symbols: [cp.async.wait_group, cp.async.commit_group, __pipeline_wait_prior]
+signatures: ['cp.async.wait_group N;']
+header: ptx
+requires_sm: '>=8.0'
+---
+## Semantics
+Waits until at most N of the most recent groups are still pending.
+";
+
+const SKILL: &str = "---
+id: skill-staging
+type: skill
+title: Staging tiles in shared memory
+---
+## What
+Copy a tile once from global memory, then let every thread of the block reuse it.
+
+## When to use
+### S1. Double buffering
+Two buffers, one being filled while the other is read.
+
+## When NOT to use
+No reuse.
+";
+
+fn index() -> WikiIndex {
+    let wiki = Wiki::from_files([("p.md", PITFALLS), ("a.md", API), ("s.md", SKILL)]);
+    WikiIndex::build(&wiki).unwrap()
+}
+
+fn check(query: &str, kind: Option<PageKind>, expect: Expect) {
+    let hits = index().search(query, &SearchOptions { limit: 3, kind });
+    let shown: String = hits
+        .iter()
+        .map(|h| format!("{}  {}\n    {}\n", h.target(), h.title, h.snippet))
+        .collect();
+    expect.assert_eq(&shown);
+}
+
+#[test]
+fn symptom_query_lands_on_the_pitfall_section() {
+    check(
+        "my pipelined version is not faster than the plain loop",
+        None,
+        expect![[r#"
+            pitfall-staging#P1  Prefetch drained every iteration
+                the **pipelined** **version** runs no **faster** **than** the **plain** **loop**; copies and math never overlap
+        "#]],
+    );
+}
+
+#[test]
+fn user_wording_finds_the_race() {
+    check(
+        "results differ between runs",
+        None,
+        expect![[r#"
+            pitfall-staging#P2  Readers race the copy
+                **results** are wrong only sometimes, **differ** from **run** to **run**
+            pitfall-staging#P1  Prefetch drained every iteration
+                the pipelined version **runs** no faster than the plain loop; copies and math never overlap
+        "#]],
+    );
+}
+
+#[test]
+fn typos_and_half_typed_words_still_match() {
+    let idx = index();
+    let opts = SearchOptions {
+        limit: 1,
+        kind: None,
+    };
+    assert_eq!(
+        idx.search("acumulator", &opts)[0].target(),
+        "pitfall-staging#P3"
+    );
+    assert_eq!(idx.search("doubl", &opts)[0].target(), "skill-staging#S1");
+    assert_eq!(
+        idx.search("racech", &opts)[0].target(),
+        "pitfall-staging#P2"
+    );
+}
+
+#[test]
+fn symbols_are_whole_tokens() {
+    check(
+        "cp.async.wait_group",
+        None,
+        expect![[r#"
+            pitfall-staging#P1  Prefetch drained every iteration
+                **waiting** for zero outstanding **groups** right after committing the next tile's **group**
+            api-staging  Async copy wait and commit
+                ## Semantics **Waits** until at most N of the most recent **groups** are still pending
+            pitfall-staging  Staging buffer pitfalls
+                Pitfalls of staging tiles through shared memory.
+        "#]],
+    );
+}
+
+#[test]
+fn kind_filter_keeps_only_that_kind() {
+    check(
+        "buffer",
+        Some(PageKind::Skill),
+        expect![[r#"
+            skill-staging#S1  Double buffering
+                Two **buffers**, one being filled while the other is read
+            skill-staging  Staging tiles in shared memory
+                ## What Copy a tile once from global memory, then let every thread of the block reuse it. ## When to use ### S1. Double **buffering** ## When NOT to use No reuse
+        "#]],
+    );
+}
+
+#[test]
+fn odd_queries_never_fail() {
+    let idx = index();
+    for q in [
+        "",
+        "   ",
+        "\"unclosed",
+        "title:",
+        "a AND",
+        "((",
+        "cuda::",
+        "*",
+        "-",
+        "~~~",
+        "\u{0}",
+    ] {
+        let _ = idx.search(q, &SearchOptions::default());
+    }
+}
