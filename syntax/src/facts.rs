@@ -1030,6 +1030,21 @@ fn dim3_inits(decl: Node, text: &str) -> Vec<(String, Vec<Expr>, TextRange)> {
     let scope = scope_of(decl);
     let mut out = Vec::new();
     for d in declarators(decl) {
+        if d.kind() == "function_declarator" {
+            // `dim3 block(TILE, ROWS);` parses as a function declaration.
+            let (Some(n), Some(params)) = (
+                d.child_by_field_name("declarator"),
+                d.child_by_field_name("parameters"),
+            ) else {
+                continue;
+            };
+            let args = named_children(params)
+                .into_iter()
+                .map(|p| from_text(node_text(p, text)))
+                .collect();
+            out.push((node_text(n, text).to_string(), args, scope.clone()));
+            continue;
+        }
         if d.kind() != "init_declarator" {
             continue;
         }

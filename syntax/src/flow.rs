@@ -428,6 +428,11 @@ impl SourceFile {
 
 /// Whether the expression at `node` depends on the thread index.
 fn thread_dependent(node: Node, low: &Lowerer) -> bool {
+    let node = if node.kind() == "condition_clause" {
+        node.child_by_field_name("value").unwrap_or(node)
+    } else {
+        node
+    };
     let expr = from_node(node, low.text, 0);
     let mut dep = false;
     expr.walk(&mut |e| {

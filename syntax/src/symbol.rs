@@ -220,7 +220,14 @@ impl SourceFile {
                 let receiver_text = squash_ws(node_text(receiver, text));
                 let receiver_type = self.expr_type(receiver, facts, offset);
                 let member = written.trim_start_matches('~').to_string();
+                let builtin = matches!(receiver_text.as_str(), "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "clusterIdx" | "clusterDim");
+                let receiver_type = if builtin {
+                    Some(if receiver_text.ends_with("Idx") { "uint3" } else { "dim3" }.to_string())
+                } else {
+                    receiver_type
+                };
                 let name = match &receiver_type {
+                    _ if builtin => format!("{receiver_text}.{member}"),
                     Some(t) => format!("{t}::{member}"),
                     None => member.clone(),
                 };
@@ -516,6 +523,13 @@ pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
                 continue;
             }
             match c {
+                b'{' | b'}' if !at_start => {
+                    // A vector operand such as `{%0, %1}`.
+                    if let Some(last) = out.last_mut() {
+                        last.statement.end = i + 1;
+                    }
+                    i += 1;
+                }
                 b';' | b'{' | b'}' => {
                     if let Some(last) = out.last_mut() {
                         if !at_start {
@@ -533,8 +547,15 @@ pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
                 }
                 c if at_start && (c.is_ascii_alphabetic() || c == b'.' || c == b'_') => {
                     let st = i;
-                    while i < end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'_') {
-                        i += 1;
+                    while i < end {
+                        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'_' {
+                            i += 1;
+                        } else if bytes[i] == b':' && bytes.get(i + 1) == Some(&b':') {
+                            // A state space with a scope, `shared::cta`.
+                            i += 2;
+                        } else {
+                            break;
+                        }
                     }
                     if bytes.get(i) == Some(&b':') {
                         // A label.

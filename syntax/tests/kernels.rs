@@ -1,0 +1,466 @@
+//! Facts, access lowering and control-flow helpers on realistic kernels, checked against
+//! hand-computed answers.
+
+use expect_test::{expect, Expect};
+use kernaut_syntax::{AccessKind, ConstantKind, EnclosingKind, IndexExpr, SourceFile};
+
+const TRANSPOSE: &str = r#"
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+
+__global__ void transposeNaive(float* odata, const float* __restrict__ idata) {
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    int width = gridDim.x * TILE_DIM;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * width + x];
+    __syncthreads();
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        odata[(y + j) * width + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+
+__global__ void __launch_bounds__(TILE_DIM * BLOCK_ROWS, 4) transposePadded(float* odata, const float* idata) {
+    __shared__ float tile[TILE_DIM][TILE_DIM + 1];
+    const int tx = threadIdx.x;
+    int ty = threadIdx.y;
+    // kernaut: allow(bank-conflict)
+    #pragma unroll
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        tile[ty + j][tx] = idata[tx];
+    __syncthreads();
+    odata[tx] = tile[tx][ty];
+}
+
+void launch(float* o, const float* i, cudaStream_t s) {
+    dim3 grid(1024 / TILE_DIM, 1024 / TILE_DIM);
+    dim3 block(TILE_DIM, BLOCK_ROWS);
+    transposeNaive<<<grid, block>>>(o, i);
+    transposePadded<<<dim3(32, 32), dim3(32, 8), 0, s>>>(o, i);
+}
+"#;
+
+const GEMM: &str = r#"
+#include <cuda_pipeline.h>
+constexpr int BM = 64;
+constexpr int BN = 64;
+constexpr int BK = 16;
+enum Stages { kStages = 2, kLast };
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(s), "l"(gmem));
+}
+
+template <typename T = float, int THREADS = 256>
+__global__ void __launch_bounds__(THREADS, 2) gemm_db(const T* A, const T* B, T* C, int K) {
+    __shared__ __align__(16) float As[kStages][BM][BK];
+    __shared__ __align__(16) float Bs[kStages][BK][BN];
+    const int tid = threadIdx.x;
+    const int ty = tid / 16;
+    const int tx = tid % 16;
+    float acc = 0.f;
+    for (int kt = 0; kt < K / BK; ++kt) {
+        int stage = kt & 1;
+        cp_async16(&As[stage][tid / 4][(tid % 4) * 4], A + kt * BK);
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group %0;\n" :: "n"(1));
+        __syncthreads();
+        #pragma unroll 4
+        for (int k = 0; k < BK; ++k) {
+            acc += As[stage][ty][k] * Bs[stage][k][tx];
+        }
+        float4 v = reinterpret_cast<float4*>(&Bs[stage][ty][tx * 4])[0];
+        if (tid < 32) {
+            acc += v.x;
+        }
+    }
+    C[tid] = acc;
+}
+
+void host(const float* a, const float* b, float* c) {
+    cudaFuncSetAttribute(gemm_db<float, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * BM * BK * sizeof(float));
+    gemm_db<float, 256><<<dim3(BN, BM), 256>>>(a, b, c, 1024);
+}
+"#;
+
+const REDUCE: &str = r#"
+#include <cuda_fp16.h>
+#define WARP 32
+
+__global__ void reduce_half(const __half* in, __half* out, int n) {
+    extern __shared__ __half sdata[];
+    unsigned int tid = threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    const int warp = tid / WARP;
+    sdata[tid] = in[blockIdx.x * blockDim.x + tid];
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > WARP; s >>= 1) {
+        if (tid < s) sdata[tid] = __hadd(sdata[tid], sdata[tid + s]);
+        __syncthreads();
+    }
+    __half v = sdata[tid];
+    for (int offset = 16; offset > 0; offset /= 2) v = __hadd(v, __shfl_down_sync(0xffffffff, v, offset));
+    if (lane == 0) sdata[warp] = v;
+    sdata[in[tid]] += v;
+}
+
+__global__ void carved(int n) {
+    extern __shared__ char smem[];
+    float* a = (float*)smem;
+    float* b = (float*)(smem + 256 * sizeof(float));
+    __half2* c = reinterpret_cast<__half2*>(b + 128);
+    a[threadIdx.x] = 0.f;
+    b[threadIdx.x * 2] = 1.f;
+    c[threadIdx.x % 32] = c[0];
+}
+
+void host(const __half* in, __half* out, int n, cudaStream_t stream) {
+    reduce_half<<<n / 256, 256, 256 * sizeof(__half), stream>>>(in, out, n);
+}
+"#;
+
+const TMA: &str = r#"
+#include <cuda/barrier>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+namespace cde = cuda::device::experimental;
+
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1, 4) tma_producer(const __grid_constant__ CUtensorMap tm, int x, int y) {
+    __shared__ __align__(128) float smem_tile[64][64];
+    __shared__ barrier bar;
+    auto block = cg::this_thread_block();
+    if (block.thread_rank() == 0) {
+        init(&bar, blockDim.x);
+        cde::fence_proxy_async_shared_cta();
+    }
+    block.sync();
+    barrier::arrival_token token;
+    if (threadIdx.x == 0) {
+        cde::cp_async_bulk_tensor_2d_global_to_shared(&smem_tile, &tm, x, y, bar);
+        token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(smem_tile));
+    } else {
+        token = bar.arrive();
+    }
+    bar.wait(std::move(token));
+    smem_tile[threadIdx.x / 2][threadIdx.x % 64] += 1.0f;
+}
+"#;
+
+fn show_accesses(file: &SourceFile, expect: Expect) {
+    let text = file.text();
+    let lines: Vec<String> = file
+        .shared_accesses()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {:?} w={:?} `{}` -> {}",
+                a.function.as_deref().unwrap_or("?"),
+                a.kind,
+                a.width,
+                &text[a.range.clone()],
+                a.byte_offset
+            )
+        })
+        .collect();
+    expect.assert_eq(&lines.join("\n"));
+}
+
+#[test]
+fn transpose_kernels_and_shared() {
+    let file = SourceFile::parse(TRANSPOSE);
+    assert!(file.errors().is_empty(), "{:?}", file.errors());
+    let facts = file.facts();
+    let names: Vec<&str> = facts.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["transposeNaive", "transposePadded"]);
+    let naive = &facts.kernels[0];
+    assert_eq!(naive.params.len(), 2);
+    assert_eq!(naive.params[1].name, "idata");
+    assert_eq!(naive.params[1].ty, "const float* __restrict__");
+    assert!(naive.launch_bounds.is_none());
+    let padded = &facts.kernels[1];
+    let lb = padded.launch_bounds.as_ref().unwrap();
+    assert_eq!((lb.max_threads, lb.min_blocks, lb.max_cluster), (Some(256), Some(4), None));
+    assert_eq!(facts.shared.len(), 2);
+    assert_eq!(facts.shared[0].static_bytes, Some(32 * 32 * 4));
+    assert_eq!(facts.shared[0].dims, [Some(32), Some(32)]);
+    assert_eq!(facts.shared[1].static_bytes, Some(32 * 33 * 4));
+    assert_eq!(facts.shared[1].dims_text, ["TILE_DIM", "TILE_DIM + 1"]);
+    assert_eq!(facts.shared[1].function.as_deref(), Some("transposePadded"));
+}
+
+#[test]
+fn transpose_launches() {
+    let file = SourceFile::parse(TRANSPOSE);
+    let l = &file.facts().launches;
+    assert_eq!(l.len(), 2);
+    assert_eq!(l[0].kernel, "transposeNaive");
+    assert_eq!(l[0].grid.value, Some([32, 32, 1]));
+    assert_eq!(l[0].block.value, Some([32, 8, 1]));
+    assert_eq!(l[0].block.total(), Some(256));
+    assert_eq!(l[0].function.as_deref(), Some("launch"));
+    assert_eq!(l[1].grid.value, Some([32, 32, 1]));
+    assert_eq!(l[1].block.value, Some([32, 8, 1]));
+    assert_eq!(l[1].shared_bytes, Some(0));
+    assert_eq!(l[1].stream.as_deref(), Some("s"));
+}
+
+#[test]
+fn transpose_accesses() {
+    let file = SourceFile::parse(TRANSPOSE);
+    show_accesses(&file, expect![[r#"
+        transposeNaive Store w=Some(4) `tile[threadIdx.y + j][threadIdx.x]` -> ((((threadIdx.y + j@[0..32 step 8]) * 32) + threadIdx.x) * 4)
+        transposeNaive Load w=Some(4) `tile[threadIdx.x][threadIdx.y + j]` -> (((threadIdx.x * 32) + (threadIdx.y + j@[0..32 step 8])) * 4)
+        transposePadded Store w=Some(4) `tile[ty + j][tx]` -> ((((threadIdx.y + j@[0..32 step 8]) * 33) + threadIdx.x) * 4)
+        transposePadded Load w=Some(4) `tile[tx][ty]` -> (((threadIdx.x * 33) + threadIdx.y) * 4)"#]]);
+    let acc = file.shared_accesses();
+    // Naive store: tile[threadIdx.y + j][threadIdx.x] with j = 0 → byte 4·(32·y + x).
+    let v = acc[0].byte_offset.eval(&|leaf| match leaf {
+        IndexExpr::ThreadIdx(kernaut_syntax::Axis::X) => Some(3),
+        IndexExpr::ThreadIdx(kernaut_syntax::Axis::Y) => Some(2),
+        IndexExpr::LoopVar { .. } => Some(8),
+        _ => None,
+    });
+    assert_eq!(v, Some(4 * (32 * (2 + 8) + 3)));
+    assert_eq!(acc[0].kind, AccessKind::Store);
+    assert_eq!(acc[1].kind, AccessKind::Load);
+}
+
+#[test]
+fn transpose_flow() {
+    let file = SourceFile::parse(TRANSPOSE);
+    let pragmas = file.unroll_pragmas();
+    assert_eq!(pragmas.len(), 1);
+    assert_eq!(pragmas[0].factor, None);
+    assert!(pragmas[0].loop_range.is_some());
+    let allows = file.allow_comments();
+    assert_eq!(allows.len(), 1);
+    assert_eq!(allows[0].rule_ids, ["bank-conflict"]);
+    assert!(!allows[0].trailing);
+    let at = TRANSPOSE.find("tile[ty + j]").unwrap();
+    let chain = file.enclosing(at);
+    assert!(matches!(
+        &chain[0].kind,
+        EnclosingKind::For { var: Some(v), end: Some(32), step: Some(8), .. } if v == "j"
+    ));
+    assert!(matches!(&chain[1].kind, EnclosingKind::Function { name, is_kernel: true } if name == "transposePadded"));
+}
+
+#[test]
+fn transpose_constants() {
+    let file = SourceFile::parse(TRANSPOSE);
+    let facts = file.facts();
+    let c: Vec<(&str, ConstantKind, Option<i64>)> =
+        facts.constants.iter().map(|c| (c.name.as_str(), c.kind, c.value)).collect();
+    assert_eq!(
+        c,
+        [("TILE_DIM", ConstantKind::Define, Some(32)), ("BLOCK_ROWS", ConstantKind::Define, Some(8))]
+    );
+    assert_eq!(facts.fold_text("TILE_DIM + 1", 0), Some(33));
+    assert_eq!(facts.fold_text("TILE_DIM * BLOCK_ROWS / 4", 0), Some(64));
+}
+
+#[test]
+fn gemm_facts() {
+    let file = SourceFile::parse(GEMM);
+    let facts = file.facts();
+    let k = facts.kernel("gemm_db").unwrap();
+    let tp: Vec<(&str, bool, Option<&str>, Option<i64>)> = k
+        .template_params
+        .iter()
+        .map(|t| (t.name.as_str(), t.is_type, t.default.as_deref(), t.default_value))
+        .collect();
+    assert_eq!(tp, [("T", true, Some("float"), None), ("THREADS", false, Some("256"), Some(256))]);
+    let lb = k.launch_bounds.as_ref().unwrap();
+    assert_eq!((lb.max_threads, lb.min_blocks), (Some(256), Some(2)));
+    assert_eq!(facts.device_functions.len(), 1);
+    assert!(facts.device_functions[0].qualifiers.contains(&"__forceinline__".to_string()));
+    let a = &facts.shared[0];
+    assert_eq!((a.name.as_str(), a.alignment), ("As", Some(16)));
+    assert_eq!(a.dims, [Some(2), Some(64), Some(16)]);
+    assert_eq!(a.static_bytes, Some(2 * 64 * 16 * 4));
+    assert_eq!(facts.shared[1].static_bytes, Some(2 * 16 * 64 * 4));
+    let attr = &facts.func_attributes[0];
+    assert_eq!(attr.kernel, "gemm_db");
+    assert_eq!(attr.attribute, "cudaFuncAttributeMaxDynamicSharedMemorySize");
+    assert_eq!(attr.value, Some(2 * 64 * 16 * 4));
+    let launch = &facts.launches[0];
+    assert_eq!(launch.kernel, "gemm_db");
+    assert_eq!(launch.template_args.as_deref(), Some("<float, 256>"));
+    assert_eq!(launch.grid.value, Some([64, 64, 1]));
+    assert_eq!(launch.block.value, Some([256, 1, 1]));
+    let consts: Vec<(&str, Option<i64>)> =
+        facts.constants.iter().map(|c| (c.name.as_str(), c.value)).collect();
+    assert_eq!(
+        consts,
+        [("BM", Some(64)), ("BN", Some(64)), ("BK", Some(16)), ("kStages", Some(2)), ("kLast", Some(3)), ("THREADS", Some(256))]
+    );
+}
+
+#[test]
+fn gemm_accesses() {
+    let file = SourceFile::parse(GEMM);
+    show_accesses(&file, expect![[r#"
+        gemm_db AddressOf w=Some(4) `As[stage][tid / 4][(tid % 4) * 4]` -> ((((((kt@[0 step 1] & 1) * 64) + (threadIdx.x / 4)) * 16) + ((threadIdx.x % 4) * 4)) * 4)
+        gemm_db Load w=Some(4) `As[stage][ty][k]` -> ((((((kt@[0 step 1] & 1) * 64) + (threadIdx.x / 16)) * 16) + k@[0..16 step 1]) * 4)
+        gemm_db Load w=Some(4) `Bs[stage][k][tx]` -> ((((((kt@[0 step 1] & 1) * 16) + k@[0..16 step 1]) * 64) + (threadIdx.x % 16)) * 4)
+        gemm_db Load w=Some(16) `reinterpret_cast<float4*>(&Bs[stage][ty][tx * 4])[0]` -> ((((((kt@[0 step 1] & 1) * 16) + (threadIdx.x / 16)) * 64) + ((threadIdx.x % 16) * 4)) * 4)"#]]);
+}
+
+#[test]
+fn gemm_calls_and_pragmas() {
+    let file = SourceFile::parse(GEMM);
+    let p = file.unroll_pragmas();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].factor, Some(4));
+    let waits = file.find_calls("cp.async.wait_group");
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].args, ["%0"]);
+    assert_eq!(file.find_calls("cp.async").len(), 3);
+    assert_eq!(file.find_calls("__syncthreads").len(), 1);
+    let at = GEMM.find("acc += v.x").unwrap();
+    let calls: Vec<String> = file.calls_in(at).iter().map(|c| c.callee.clone()).collect();
+    assert_eq!(
+        calls,
+        ["cp_async16", "cp.async.commit_group", "cp.async.wait_group", "__syncthreads", "reinterpret_cast"]
+    );
+    let chain = file.enclosing(at);
+    assert!(matches!(
+        &chain[0].kind,
+        EnclosingKind::If { condition, thread_dependent: true, in_else: false, .. } if condition == "tid < 32"
+    ));
+}
+
+#[test]
+fn reduction_facts_and_accesses() {
+    let file = SourceFile::parse(REDUCE);
+    let facts = file.facts();
+    let s = &facts.shared[0];
+    assert!(s.is_extern);
+    assert_eq!((s.element_type.as_str(), s.element_size, s.static_bytes), ("__half", Some(2), None));
+    let l = &facts.launches[0];
+    assert_eq!(l.shared_bytes, Some(512));
+    assert_eq!(l.block.value, Some([256, 1, 1]));
+    assert_eq!(l.grid.value, None);
+    let carves: Vec<(&str, &str, Option<i64>)> =
+        facts.carves.iter().map(|c| (c.name.as_str(), c.base.as_str(), c.offset_bytes)).collect();
+    assert_eq!(carves, [("a", "smem", Some(0)), ("b", "smem", Some(1024)), ("c", "b", Some(1536))]);
+    show_accesses(&file, expect![[r#"
+        reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+        reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+        reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+        reduce_half Load w=Some(2) `sdata[tid + s]` -> ((threadIdx.x + s@[(blockDim.x / 2)]) * 2)
+        reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+        reduce_half Store w=Some(2) `sdata[warp]` -> ((threadIdx.x / WARP=32) * 2)
+        reduce_half LoadStore w=Some(2) `sdata[in[tid]]` -> unknown(`in[tid]` is loaded from memory)
+        carved Store w=Some(4) `a[threadIdx.x]` -> (threadIdx.x * 4)
+        carved Store w=Some(4) `b[threadIdx.x * 2]` -> (1024 + ((threadIdx.x * 2) * 4))
+        carved Store w=Some(4) `c[threadIdx.x % 32]` -> (1536 + (lane * 4))
+        carved Load w=Some(4) `c[0]` -> 1536"#]]);
+}
+
+#[test]
+fn reduction_divergence() {
+    let file = SourceFile::parse(REDUCE);
+    let at = REDUCE.find("sdata[warp] = v").unwrap();
+    let chain = file.enclosing(at);
+    assert!(matches!(&chain[0].kind, EnclosingKind::If { thread_dependent: true, .. }));
+    let at = REDUCE.find("__syncthreads();\n    }").unwrap();
+    let chain = file.enclosing(at);
+    assert!(matches!(
+        &chain[0].kind,
+        EnclosingKind::For { var: Some(v), thread_dependent: false, .. } if v == "s"
+    ));
+}
+
+#[test]
+fn tma_producer() {
+    let file = SourceFile::parse(TMA);
+    let facts = file.facts();
+    let k = facts.kernel("tma_producer").unwrap();
+    assert_eq!(k.cluster_dims, Some([Some(2), Some(1), Some(1)]));
+    let lb = k.launch_bounds.as_ref().unwrap();
+    assert_eq!((lb.max_threads, lb.max_cluster), (Some(128), Some(4)));
+    assert_eq!(k.params[0].name, "tm");
+    let tile = &facts.shared[0];
+    assert_eq!((tile.alignment, tile.static_bytes), (Some(128), Some(64 * 64 * 4)));
+    let bar = &facts.shared[1];
+    assert_eq!((bar.element_type.as_str(), bar.element_size), ("barrier", None));
+    let at = TMA.find("token = bar.arrive").unwrap();
+    let chain = file.enclosing(at);
+    assert!(matches!(&chain[0].kind, EnclosingKind::If { in_else: true, thread_dependent: true, .. }));
+    let at = TMA.find("init(&bar").unwrap();
+    assert!(matches!(&file.enclosing(at)[0].kind, EnclosingKind::If { thread_dependent: true, .. }));
+    let sym = file.symbol_at(TMA.find("sync();").unwrap()).unwrap();
+    assert_eq!(sym.name, "cooperative_groups::thread_block::sync");
+    let sym = file.symbol_at(TMA.find("cp_async_bulk_tensor_2d").unwrap()).unwrap();
+    assert_eq!(sym.name, "cuda::device::experimental::cp_async_bulk_tensor_2d_global_to_shared");
+    show_accesses(&file, expect!["tma_producer LoadStore w=Some(4) `smem_tile[threadIdx.x / 2][threadIdx.x % 64]` -> ((((threadIdx.x / 2) * 64) + (threadIdx.x % 64)) * 4)"]);
+}
+
+#[test]
+fn incremental_edit_matches_fresh_parse() {
+    let mut file = SourceFile::parse(TRANSPOSE);
+    let at = TRANSPOSE.find("TILE_DIM + 1").unwrap();
+    file.apply_edit(at..at + "TILE_DIM + 1".len(), "TILE_DIM + 2");
+    assert_eq!(file.facts().shared[1].static_bytes, Some(32 * 34 * 4));
+    let fresh = SourceFile::parse(file.text());
+    assert_eq!(file.debug_tree(), fresh.debug_tree());
+    // An edit that creates a masked macro changes bytes outside the edited range.
+    let at = file.text().find("float tile[TILE_DIM][TILE_DIM + 2]").unwrap();
+    file.apply_edit(at..at, "__align__(16) ");
+    let fresh = SourceFile::parse(file.text());
+    assert_eq!(file.debug_tree(), fresh.debug_tree());
+    assert_eq!(file.facts().shared[1].alignment, Some(16));
+    // Out-of-range and inverted ranges are clamped.
+    file.apply_edit(usize::MAX - 1..5, "x");
+    assert!(file.text().ends_with('x'));
+}
+
+#[test]
+fn masked_macros_keep_the_tree_clean() {
+    let text = r#"
+struct __align__(16) Vec4 { float a, b, c, d; };
+CUTLASS_HOST_DEVICE int add(int a, int b) { return a + b; }
+CUTLASS_DEVICE void dev() {}
+CUTLASS_GLOBAL void kern(float* __restrict__ p) { __shared__ __align__(8) double d[4]; }
+__device__ __noinline__ int g() { return 1; }
+"#;
+    let file = SourceFile::parse(text);
+    assert!(file.errors().is_empty(), "{:?}\n{}", file.errors(), file.debug_tree());
+    let facts = file.facts();
+    assert_eq!(facts.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["kern"]);
+    let dev: Vec<&str> = facts.device_functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(dev, ["add", "dev", "g"]);
+    assert_eq!(facts.shared[0].alignment, Some(8));
+    assert_eq!(facts.shared[0].static_bytes, Some(32));
+    let masked: Vec<&str> = file.masked_macros().iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        masked,
+        ["__align__", "CUTLASS_HOST_DEVICE", "CUTLASS_DEVICE", "CUTLASS_GLOBAL", "__restrict__", "__align__", "__noinline__"]
+    );
+    // Offsets are unchanged: the kernel's name range points at the name.
+    let k = &facts.kernels[0];
+    assert_eq!(&text[k.name_range.clone()], "kern");
+}
+
+#[test]
+fn grammar_parses_cuda_constructs() {
+    let text = "__global__ void __launch_bounds__(256,2) k(int* p) {\n  __shared__ float tile[32][33];\n  extern __shared__ char smem[];\n}\nvoid h() { k<<<g, b, smem, s>>>(p); }\n";
+    let file = SourceFile::parse(text);
+    assert!(file.errors().is_empty());
+    let tree = file.debug_tree();
+    assert!(tree.contains("launch_bounds"));
+    assert!(tree.contains("kernel_call_syntax"));
+    assert!(tree.contains("type_qualifier"));
+}
+
+#[test]
+fn broken_code_still_has_facts() {
+    let text = "#define N 8\n__global__ void k() { __shared__ int s[N]; if (x { s[threadIdx.x] = 1; }\n__global__ void k2( {";
+    let file = SourceFile::parse(text);
+    assert!(!file.errors().is_empty());
+    let facts = file.facts();
+    assert_eq!(facts.shared[0].static_bytes, Some(32));
+}
