@@ -176,3 +176,4 @@ fn odd_queries_never_fail() {
         let _ = idx.search(q, &SearchOptions::default());
     }
 }
+
