@@ -1,0 +1,222 @@
+//! `ktui search`, `show`, `symbol` and `wiki check`, run as a user runs them.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn ktui(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ktui"))
+        .args(args)
+        .env_remove("KERNAUT_WIKI")
+        .output()
+        .expect("ktui runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A small wiki of our own in a temp folder.
+fn fixture_wiki(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ktui-wiki-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("api")).unwrap();
+    std::fs::write(
+        dir.join("p.md"),
+        "---
+id: pitfall-gizmo
+type: pitfall
+title: Gizmo pitfalls
+related_apis: [__gizmo_sync]
+---
+## P1: Gizmo stalls the warp
+**Symptom**: the kernel stalls whenever a gizmo is waited on.
+
+**Cause**: the wait is issued before the gizmo was armed.
+
+**Example**:
+```cuda
+__gizmo_sync(g); // waits forever
+```
+
+**Fix**: arm it first.
+
+**Detection**: the profiler shows the warp stalled on the gizmo.
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("api/gizmo.md"),
+        "---
+id: api-gizmo
+type: api
+title: Gizmo sync
+symbols: [__gizmo_sync, gizmo.wait]
+signatures: ['void __gizmo_sync(gizmo_t g);']
+header: gizmo.h
+requires_sm: '>=8.0'
+related_pitfalls: [pitfall-gizmo#P1]
+source_refs:
+- source_id: gizmo-docs
+  path: gizmo.html
+  anchor: sync
+---
+## Semantics
+Blocks until the gizmo fires.
+",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn search_prints_ranked_hits_and_json() {
+    let dir = fixture_wiki("search");
+    let d = dir.to_str().unwrap();
+    let out = ktui(&[
+        "search",
+        "--no-builtin",
+        "--wiki",
+        d,
+        "--",
+        "warp is stalled waiting",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("pitfall-gizmo#P1  Gizmo stalls the warp\n"),
+        "{text}"
+    );
+    assert!(text.contains("**stalls**"), "{text}");
+
+    let out = ktui(&["search", "--json", "--no-builtin", "--wiki", d, "gizmo"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v[0];
+    for key in ["id", "anchor", "title", "kind", "score", "snippet"] {
+        assert!(first.get(key).is_some(), "missing {key} in {first}");
+    }
+
+    let out = ktui(&[
+        "search",
+        "--no-builtin",
+        "--wiki",
+        d,
+        "--kind",
+        "api",
+        "gizmo",
+    ]);
+    assert!(stdout(&out).starts_with("api-gizmo  Gizmo sync"));
+
+    let out = ktui(&["search", "--no-builtin", "--wiki", d, "zzzqqq"]);
+    assert_eq!(out.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn show_renders_a_section_without_yaml() {
+    let dir = fixture_wiki("show");
+    let d = dir.to_str().unwrap();
+    let out = ktui(&["show", "--no-builtin", "--wiki", d, "pitfall-gizmo#P1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("pitfall-gizmo#P1  Gizmo stalls the warp\n"));
+    assert!(text.contains("    __gizmo_sync(g); // waits forever"));
+    assert!(!text.contains("related_apis:"));
+
+    let out = ktui(&["show", "--no-builtin", "--wiki", d, "api-gizmo"]);
+    let text = stdout(&out);
+    assert!(text.contains("header: gizmo.h"), "{text}");
+    assert!(!text.contains("---"), "{text}");
+
+    let out = ktui(&["show", "--no-builtin", "--wiki", d, "pitfall-gizmo#P9"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("its anchors are: P1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn symbol_resolves_names_as_written() {
+    let dir = fixture_wiki("symbol");
+    let d = dir.to_str().unwrap();
+    let out = ktui(&[
+        "symbol",
+        "--json",
+        "--no-builtin",
+        "--wiki",
+        d,
+        "gizmo.wait.shared::cta",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["symbol"], "gizmo.wait");
+    assert_eq!(v["api"], "api-gizmo");
+    assert_eq!(v["matched"], "normalized");
+
+    let out = ktui(&["symbol", "--no-builtin", "--wiki", d, "__gizmo_sync"]);
+    let text = stdout(&out);
+    assert!(text.contains("related pages: pitfall-gizmo"), "{text}");
+    assert!(text.contains("void __gizmo_sync(gizmo_t g);"), "{text}");
+
+    let out = ktui(&["symbol", "--no-builtin", "--wiki", d, "__nothing"]);
+    assert_eq!(out.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn wiki_check_reports_problems_and_exit_codes() {
+    let dir = fixture_wiki("check");
+    let d = dir.to_str().unwrap();
+    let out = ktui(&["wiki", "check", "--no-builtin", "--wiki", d]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("2 pages loaded"));
+
+    std::fs::write(dir.join("broken.md"), "---\nid: [oops\n---\n").unwrap();
+    let out = ktui(&["wiki", "check", "--no-builtin", "--wiki", d]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("broken.md:3:1: error: malformed YAML"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("2 pages loaded"));
+
+    let out = ktui(&[
+        "wiki",
+        "check",
+        "--no-builtin",
+        "--wiki",
+        "/definitely/not/here",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("/definitely/not/here: error"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn builtin_wiki_passes_its_own_check() {
+    let out = ktui(&["wiki", "check"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = ktui(&["search"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = ktui(&["show", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn env_wiki_paths_are_loaded() {
+    let dir = fixture_wiki("env");
+    let out = Command::new(env!("CARGO_BIN_EXE_ktui"))
+        .args(["symbol", "--no-builtin", "__gizmo_sync"])
+        .env("KERNAUT_WIKI", &dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
