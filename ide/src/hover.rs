@@ -1,0 +1,904 @@
+//! Hover: what the code under the cursor is, from the wiki and the GPU models.
+//!
+//! One [`HoverResult`] holds both the Markdown a front end shows and the structured
+//! fields it was made from, so an editor, the TUI side panel and `ktui explain --json`
+//! all show the same thing. What is hovered decides the content:
+//!
+//! - a kernel's name (definition or launch): its `__launch_bounds__`, launch sites and
+//!   occupancy at the launch configuration found;
+//! - a `__shared__` declaration: its bytes and what it does to occupancy;
+//! - any symbol the wiki knows (intrinsics, library and member calls, PTX in `asm`
+//!   strings): signatures, header, minimum architecture against the target, summary,
+//!   measured figures, pitfalls;
+//! - a `__shared__` access: conflict degree, wavefronts and the 32-bank map for warp 0.
+
+use kernaut_gpu::banks::BANKS;
+use kernaut_gpu::occupancy::{occupancy, OccupancyInput};
+use kernaut_index::SymbolMatch;
+use kernaut_syntax::{
+    Function, LaunchSite, SharedAccess, SharedDecl, SymbolKind, SymbolRef, TextRange,
+};
+use kernaut_wiki::{first_paragraph, parse_requires_sm, Page};
+
+use crate::analysis::Analysis;
+use crate::knowledge::Knowledge;
+use crate::reports::{block_for, line_of, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
+
+/// What a hover is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoverKind {
+    /// A symbol the wiki documents (or lists as related).
+    Symbol,
+    /// A kernel's name.
+    Kernel,
+    /// A `__shared__` declaration.
+    SharedDeclaration,
+    /// A subscript of shared memory.
+    SharedAccess,
+}
+
+impl HoverKind {
+    /// The kebab-case name (`shared-access`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoverKind::Symbol => "symbol",
+            HoverKind::Kernel => "kernel",
+            HoverKind::SharedDeclaration => "shared-declaration",
+            HoverKind::SharedAccess => "shared-access",
+        }
+    }
+}
+
+/// Everything a hover shows: the Markdown and the data behind it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HoverResult {
+    /// The content, in Markdown.
+    pub markdown: String,
+    /// The range of the hovered code.
+    pub range: TextRange,
+    /// The symbol: the name resolved (`cooperative_groups::thread_block::sync`), the
+    /// kernel or array name, or the access as written.
+    pub symbol: String,
+    /// What the hover is about.
+    pub kind: HoverKind,
+    /// The symbol as syntax resolved it, when the cursor is on one.
+    pub symbol_ref: Option<SymbolRef>,
+    /// The wiki entry, for a symbol the wiki knows.
+    pub wiki: Option<WikiInfo>,
+    /// The kernel, for a kernel's name.
+    pub kernel: Option<KernelInfo>,
+    /// The occupancy, for a kernel (or the kernel around a declaration).
+    pub occupancy: Option<OccupancyReport>,
+    /// The declaration, for a `__shared__` declaration.
+    pub shared: Option<SharedInfo>,
+    /// The bank model, for a shared-memory access.
+    pub bank: Option<BankAnalysis>,
+}
+
+/// The wiki's entry for a symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WikiInfo {
+    /// The symbol as the wiki lists it.
+    pub symbol: String,
+    /// The api page that documents it.
+    pub page: Option<String>,
+    /// That page's title.
+    pub title: Option<String>,
+    /// The signatures of this symbol (all of the page's when none names it).
+    pub signatures: Vec<String>,
+    /// The header (`cuda_fp16.h`, `built-in`, `ptx`).
+    pub header: Option<String>,
+    /// The minimum architecture, checked against the target.
+    pub requires_sm: Option<ArchRequirement>,
+    /// The first paragraph of the page's Semantics.
+    pub summary: Option<String>,
+    /// The first paragraph of the page's Performance section: measured figures.
+    pub performance: Option<String>,
+    /// Where the figures were measured (`measured_on`).
+    pub measured_on: Option<String>,
+    /// Pitfalls as `id#anchor` with their titles.
+    pub pitfalls: Vec<PitfallLink>,
+    /// Other pages that list the symbol (skills, pitfall pages).
+    pub related_pages: Vec<String>,
+}
+
+/// A minimum architecture and whether the target meets it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchRequirement {
+    /// The requirement as `sm_80` (or `sm_90a`).
+    pub required: String,
+    /// The target, as `sm_90`.
+    pub target: String,
+    /// Whether the target has it.
+    pub satisfied: bool,
+}
+
+/// A pitfall link with its title.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PitfallLink {
+    /// `pitfall-warp-primitives#P2`.
+    pub id: String,
+    /// The pitfall's title, when the page is loaded.
+    pub title: Option<String>,
+}
+
+/// A kernel and its launch sites.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInfo {
+    /// The definition.
+    pub function: Function,
+    /// The file it is defined in.
+    pub file: String,
+    /// Launch sites in every file, as (path, launch).
+    pub launches: Vec<(String, LaunchSite)>,
+    /// The register limit `__launch_bounds__` implies, when it has one.
+    pub launch_bounds_regs: Option<u32>,
+}
+
+/// A `__shared__` declaration and what it costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedInfo {
+    /// The declaration.
+    pub decl: SharedDecl,
+    /// The block size the limits below are for.
+    pub block: [u32; 3],
+    /// Where that block size came from.
+    pub block_source: BlockSource,
+    /// Blocks per SM that shared memory allows with this declaration alone.
+    pub blocks_per_sm_alone: Option<u32>,
+    /// All static shared memory of the enclosing function, in bytes.
+    pub function_static_bytes: Option<u64>,
+    /// Blocks per SM that shared memory allows with all of it.
+    pub blocks_per_sm_function: Option<u32>,
+    /// Blocks per SM that warps allow at this block size, for comparison.
+    pub blocks_per_sm_warps: Option<u32>,
+}
+
+pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
+    let file = analysis.file(path)?;
+    let text = file.source.text();
+    if offset > text.len() {
+        return None;
+    }
+    let facts = file.facts();
+    let sym = file.source.symbol_at(offset);
+
+    if let Some(s) = &sym {
+        if matches!(s.kind, SymbolKind::Identifier | SymbolKind::Qualified) {
+            if let Some(h) = kernel_hover(analysis, path, s) {
+                return Some(h);
+            }
+        }
+    }
+    let decl_here = facts
+        .shared
+        .iter()
+        .find(|d| d.name_range.contains(&offset) || (d.name_range.end == offset && offset > 0));
+    let on_shared_keyword = sym
+        .as_ref()
+        .is_some_and(|s| s.kind == SymbolKind::Keyword && s.name == "__shared__");
+    let decl_around = facts
+        .shared
+        .iter()
+        .filter(|d| d.range.contains(&offset))
+        .min_by_key(|d| d.range.len());
+    if let Some(d) = decl_here.or(decl_around.filter(|_| on_shared_keyword)) {
+        return Some(shared_hover(analysis, path, d, sym));
+    }
+    if let (Some(s), Some(k)) = (&sym, analysis.knowledge()) {
+        if let Some(m) = lookup(k, s) {
+            return Some(symbol_hover(analysis, k, s, &m));
+        }
+    }
+    let access = file
+        .accesses()
+        .iter()
+        .filter(|a| a.range.contains(&offset) || (a.range.end == offset && offset > 0))
+        .min_by_key(|a| a.range.len());
+    if let Some(a) = access {
+        return access_hover(analysis, path, a, sym);
+    }
+    if let Some(d) = decl_around {
+        return Some(shared_hover(analysis, path, d, sym));
+    }
+    None
+}
+
+/// The wiki's entry for a symbol, trying each of syntax's candidates.
+fn lookup(k: &Knowledge, s: &SymbolRef) -> Option<SymbolMatch> {
+    let mut names: Vec<&str> = s.candidates.iter().map(String::as_str).collect();
+    if names.is_empty() {
+        names.push(&s.name);
+    }
+    names.into_iter().find_map(|n| k.symbol(n))
+}
+
+fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverResult> {
+    let name = s.name.rsplit("::").next().unwrap_or(&s.name);
+    let (kpath, function) = analysis
+        .sorted_files(path)
+        .into_iter()
+        .find_map(|(p, d)| d.facts().kernel(name).cloned().map(|k| (p, k)))?;
+    let launches = analysis.launches_of(kpath, name);
+    let limits = analysis.config.arch.limits();
+    let launch_bounds_regs = function.launch_bounds.as_ref().and_then(|lb| {
+        let max = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
+        let min = lb
+            .min_blocks
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|v| *v > 0)
+            .unwrap_or(1);
+        Some(crate::reports::launch_bounds_register_limit(
+            limits, max, min,
+        ))
+    });
+    let occ = analysis.occupancy_for(kpath, name);
+    let mut md = String::new();
+    let params: Vec<String> = function
+        .params
+        .iter()
+        .map(|p| {
+            if p.name.is_empty() {
+                p.ty.clone()
+            } else {
+                format!("{} {}", p.ty, p.name)
+            }
+        })
+        .collect();
+    let template = if function.template_params.is_empty() {
+        String::new()
+    } else {
+        let ps: Vec<String> = function
+            .template_params
+            .iter()
+            .map(|t| match &t.default {
+                Some(d) => format!("{} {} = {d}", t.ty, t.name),
+                None => format!("{} {}", t.ty, t.name),
+            })
+            .collect();
+        format!("template <{}> ", ps.join(", "))
+    };
+    md.push_str(&format!(
+        "**kernel `{}`**\n\n```cuda\n{template}__global__ void {}({})\n```\n",
+        function.name,
+        function.name,
+        params.join(", ")
+    ));
+    match &function.launch_bounds {
+        Some(lb) => {
+            md.push_str(&format!("\n`__launch_bounds__({})`", lb.args.join(", ")));
+            if let Some(r) = launch_bounds_regs {
+                let max = lb.max_threads.unwrap_or(0);
+                let min = lb.min_blocks.unwrap_or(1);
+                md.push_str(&format!(
+                    ": at most {max} threads per block and at least {min} block{} per SM, so the compiler keeps to at most {r} registers per thread on {}.\n",
+                    if min == 1 { "" } else { "s" },
+                    analysis.config.arch
+                ));
+            } else {
+                md.push_str(": the values are not known from the file.\n");
+            }
+        }
+        None => md.push_str("\nNo `__launch_bounds__`.\n"),
+    }
+    if let Some(c) = function.cluster_dims {
+        let show = |v: Option<i64>| v.map_or("?".to_string(), |v| v.to_string());
+        md.push_str(&format!(
+            "\n`__cluster_dims__`: {} × {} × {}.\n",
+            show(c[0]),
+            show(c[1]),
+            show(c[2])
+        ));
+    }
+    if launches.is_empty() {
+        md.push_str("\nNo launch site in the open files.\n");
+    } else {
+        md.push_str(&format!("\nLaunch sites ({}):\n", launches.len()));
+        for (f, l) in launches.iter().take(8) {
+            let line = analysis.text(f).map_or(1, |t| line_of(t, l.range.start));
+            let mut cfg = format!("<<<{}, {}", l.grid.text, l.block.text);
+            if let Some(s) = &l.shared_bytes_text {
+                cfg.push_str(&format!(", {s}"));
+            }
+            if let Some(s) = &l.stream {
+                cfg.push_str(&format!(", {s}"));
+            }
+            cfg.push_str(">>>");
+            let block = match l.block.value {
+                Some([x, y, z]) => format!("block {x}×{y}×{z} = {} threads", x * y * z),
+                None => "block not known from the file".to_string(),
+            };
+            md.push_str(&format!(
+                "- {}: `{}{cfg}`: {block}\n",
+                location(f, path, line),
+                l.kernel
+            ));
+        }
+    }
+    if let Some(o) = &occ {
+        md.push('\n');
+        md.push_str(&occupancy_markdown(o, path));
+    }
+    Some(HoverResult {
+        markdown: md,
+        range: s.range.clone(),
+        symbol: function.name.clone(),
+        kind: HoverKind::Kernel,
+        symbol_ref: Some(s.clone()),
+        wiki: None,
+        kernel: Some(KernelInfo {
+            function,
+            file: kpath.to_string(),
+            launches,
+            launch_bounds_regs,
+        }),
+        occupancy: occ,
+        shared: None,
+        bank: None,
+    })
+}
+
+fn location(file: &str, current: &str, line: u32) -> String {
+    if file == current {
+        format!("line {line}")
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
+fn block_text(b: [u32; 3]) -> String {
+    format!("{}×{}×{}", b[0], b[1], b[2])
+}
+
+fn block_source_text(src: &BlockSource, current: &str) -> String {
+    match src {
+        BlockSource::Launch { file, line, .. } => {
+            format!("from the launch at {}", location(file, current, *line))
+        }
+        BlockSource::LaunchBounds => {
+            "the `__launch_bounds__` maximum; no launch with a known block was found".into()
+        }
+        BlockSource::Default => "the configured default; no launch was found".into(),
+    }
+}
+
+fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
+    let threads: u32 = o.block.iter().product();
+    let regs = match o.regs_source {
+        RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit",
+        RegsSource::Default => "the configured default",
+    };
+    let mut md = format!(
+        "**Occupancy on {}**: block {} = {threads} threads ({}), {} registers per thread ({regs}), {} B static + {} B dynamic shared memory.\n\n",
+        o.arch,
+        block_text(o.block),
+        block_source_text(&o.block_source, current),
+        o.regs_per_thread,
+        o.static_smem,
+        o.dynamic_smem,
+    );
+    match &o.result {
+        Ok(occ) => {
+            let lim = o.limiter_names();
+            md.push_str(&format!(
+                "{} blocks/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
+                occ.blocks_per_sm,
+                occ.active_warps,
+                occ.max_warps_per_sm,
+                occ.occupancy * 100.0,
+                if lim.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    lim.join(" and ")
+                }
+            ));
+        }
+        Err(e) => md.push_str(&format!("The configuration cannot launch: {e}.\n")),
+    }
+    for n in &o.notes {
+        md.push_str(&format!("\n{n}\n"));
+    }
+    md
+}
+
+fn shared_hover(
+    analysis: &Analysis,
+    path: &str,
+    d: &SharedDecl,
+    sym: Option<SymbolRef>,
+) -> HoverResult {
+    let arch = analysis.config.arch;
+    let file = analysis.file(path);
+    let function = file.and_then(|f| {
+        d.function
+            .as_deref()
+            .and_then(|n| f.facts().kernels.iter().find(|k| k.name == n))
+    });
+    let (block, block_source, dynamic, _) = block_for(analysis, path, function);
+    let threads: u32 = block.iter().fold(1u32, |a, b| a.saturating_mul(*b));
+    let smem_limit = |bytes: u64| -> (Option<u32>, Option<u32>) {
+        let Ok(b) = u32::try_from(bytes) else {
+            return (None, None);
+        };
+        let input = OccupancyInput {
+            threads_per_block: threads,
+            static_smem: b.min(arch.limits().smem_per_block),
+            dynamic_smem: b.saturating_sub(arch.limits().smem_per_block),
+            ..OccupancyInput::default()
+        };
+        match occupancy(arch, &input) {
+            Ok(o) => (o.limits.shared_memory, Some(o.limits.warps)),
+            Err(_) => (Some(0), None),
+        }
+    };
+    let bytes = if d.is_extern {
+        dynamic.map(u64::from)
+    } else {
+        d.static_bytes
+    };
+    let (alone, warps) = bytes.map_or((None, None), smem_limit);
+    let function_static_bytes = file.and_then(|f| {
+        let name = d.function.as_deref()?;
+        f.facts()
+            .shared
+            .iter()
+            .filter(|s| s.function.as_deref() == Some(name) && !s.is_extern)
+            .try_fold(0u64, |acc, s| acc.checked_add(s.static_bytes?))
+    });
+    let total = function_static_bytes.map(|s| {
+        s + if d.is_extern {
+            bytes.unwrap_or(0)
+        } else {
+            dynamic.map_or(0, u64::from)
+        }
+    });
+    let (with_all, warps2) = total.map_or((None, None), smem_limit);
+    let warps = warps.or(warps2);
+
+    let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
+    let mut md = format!(
+        "**`__shared__ {}{} {}{dims}`**",
+        if d.is_extern { "extern " } else { "" },
+        d.element_type,
+        d.name
+    );
+    if let Some(f) = &d.function {
+        md.push_str(&format!(" in `{f}`"));
+    }
+    md.push_str("\n\n");
+    let folded: Vec<String> = d
+        .dims
+        .iter()
+        .map(|v| v.map_or("?".to_string(), |v| v.to_string()))
+        .collect();
+    let elem = d
+        .element_size
+        .map_or("unknown size".to_string(), |s| format!("{s} B"));
+    if d.is_extern {
+        md.push_str(&format!(
+            "Dynamic shared memory of `{}` ({elem} each), sized at launch",
+            d.element_type
+        ));
+        match dynamic {
+            Some(b) => md.push_str(&format!(": {b} B at the launch found.\n")),
+            None => md.push_str("; no launch found gives its size.\n"),
+        }
+    } else {
+        match d.static_bytes {
+            Some(b) => md.push_str(&format!(
+                "{} × {elem} = **{b} bytes** ({:.1} KiB).\n",
+                folded.join(" × "),
+                b as f64 / 1024.0
+            )),
+            None => md.push_str(&format!(
+                "Size not known from the file (dimensions {}, element {elem}).\n",
+                folded.join(" × ")
+            )),
+        }
+    }
+    if let Some(a) = d.alignment {
+        md.push_str(&format!("\nAligned to {a} bytes.\n"));
+    }
+    let limits = arch.limits();
+    md.push_str(&format!(
+        "\n**Occupancy on {arch}** at {} = {threads} threads ({}); {} KiB of shared memory per SM, {} B reserved per block:\n",
+        block_text(block),
+        block_source_text(&block_source, path),
+        limits.smem_per_sm / 1024,
+        limits.reserved_smem_per_block
+    ));
+    if let Some(a) = alone {
+        md.push_str(&format!("- this buffer alone allows {a} blocks/SM\n"));
+    }
+    if let (Some(t), Some(w)) = (total, with_all) {
+        md.push_str(&format!(
+            "- with all {t} B of `{}`'s shared memory: {w} blocks/SM\n",
+            d.function.as_deref().unwrap_or("the function")
+        ));
+    }
+    if let Some(w) = warps {
+        md.push_str(&format!("- warps allow {w} blocks/SM at this block size"));
+        match with_all.or(alone) {
+            Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
+            Some(_) => md.push_str(", so shared memory is not the limit\n"),
+            None => md.push('\n'),
+        }
+    }
+    HoverResult {
+        markdown: md,
+        range: d.name_range.clone(),
+        symbol: d.name.clone(),
+        kind: HoverKind::SharedDeclaration,
+        symbol_ref: sym,
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: Some(SharedInfo {
+            decl: d.clone(),
+            block,
+            block_source,
+            blocks_per_sm_alone: alone,
+            function_static_bytes,
+            blocks_per_sm_function: with_all,
+            blocks_per_sm_warps: warps,
+        }),
+        bank: None,
+    }
+}
+
+fn access_hover(
+    analysis: &Analysis,
+    path: &str,
+    a: &SharedAccess,
+    sym: Option<SymbolRef>,
+) -> Option<HoverResult> {
+    let bank = analysis.bank_report(path, a)?;
+    let text = analysis.text(path).unwrap_or("");
+    let written = text.get(a.range.clone()).unwrap_or(&a.array);
+    let written: String = written.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kind = match a.kind {
+        kernaut_syntax::AccessKind::Load => "load",
+        kernaut_syntax::AccessKind::Store => "store",
+        kernaut_syntax::AccessKind::LoadStore => "load and store",
+        kernaut_syntax::AccessKind::AddressOf => "address taken",
+    };
+    let width = a
+        .width
+        .map_or("unknown width".to_string(), |w| format!("{w} B per lane"));
+    let mut md = format!(
+        "**shared {kind} `{written}`** · {width} · warp 0 of a {} block ({})\n\n",
+        block_text(bank.block),
+        block_source_text(&bank.block_source, path)
+    );
+    if a.kind == kernaut_syntax::AccessKind::AddressOf {
+        md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n");
+    }
+    if let Some(l) = &bank.lowered {
+        md.push_str(&format!("Byte offset: `{l}`\n\n"));
+    }
+    for (name, start) in &bank.held_loops {
+        md.push_str(&format!(
+            "Loop variable `{name}` held at its start value `{start}` (the first iteration).\n\n"
+        ));
+    }
+    if !bank.uniforms.is_empty() && bank.result.is_ok() {
+        md.push_str(&format!(
+            "{} is the same for every lane; the result does not depend on its value.\n\n",
+            bank.uniforms
+                .iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    match &bank.result {
+        Ok(r) => {
+            let verdict = if r.conflict_degree <= 1 {
+                "conflict-free".to_string()
+            } else {
+                format!("{}-way bank conflict", r.conflict_degree)
+            };
+            md.push_str(&format!(
+                "**{verdict}**: {} wavefront{} per request ({} active lanes, {} distinct words",
+                r.wavefronts,
+                if r.wavefronts == 1 { "" } else { "s" },
+                r.active_lanes,
+                r.distinct_words
+            ));
+            if r.lanes_per_group < 32 {
+                md.push_str(&format!(
+                    ", resolved in groups of {} lanes",
+                    r.lanes_per_group
+                ));
+            }
+            if r.pair_packed {
+                md.push_str(", pair-packed");
+            }
+            md.push_str(").\n\n");
+            md.push_str(&bank_map(&r.words_per_bank));
+        }
+        Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
+    }
+    let range = a.range.clone();
+    Some(HoverResult {
+        markdown: md,
+        range,
+        symbol: written,
+        kind: HoverKind::SharedAccess,
+        symbol_ref: sym,
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: None,
+        bank: Some(bank),
+    })
+}
+
+/// The distinct words per bank, as two rows of 16 banks.
+fn bank_map(words: &[u32; BANKS]) -> String {
+    let mut out = String::from("```text\nbank  ");
+    let row = |out: &mut String, from: usize| {
+        for b in from..from + 16 {
+            out.push_str(&format!("{b:>3}"));
+        }
+        out.push_str("\nwords ");
+        for b in from..from + 16 {
+            let w = words[b];
+            if w == 0 {
+                out.push_str("  .");
+            } else {
+                out.push_str(&format!("{w:>3}"));
+            }
+        }
+        out.push('\n');
+    };
+    row(&mut out, 0);
+    out.push_str("bank  ");
+    row(&mut out, 16);
+    out.push_str("```\n");
+    out
+}
+
+fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMatch) -> HoverResult {
+    let page = m.api.as_deref().and_then(|id| k.wiki.page(id));
+    let info = wiki_info(analysis, k, s, m, page);
+    let mut md = String::new();
+    let written = if s.text != s.name && s.kind != SymbolKind::Ptx {
+        format!("`{}` → `{}`", s.text, s.name)
+    } else {
+        format!("`{}`", s.text)
+    };
+    md.push_str(&format!("**{written}**"));
+    if info.symbol != s.name {
+        md.push_str(&format!(" (wiki: `{}`)", info.symbol));
+    }
+    if let (Some(id), Some(t)) = (&info.page, &info.title) {
+        md.push_str(&format!(" · {t} · `{id}`"));
+    }
+    md.push_str("\n\n");
+    if !info.signatures.is_empty() {
+        let lang = if s.kind == SymbolKind::Ptx || info.header.as_deref() == Some("ptx") {
+            "ptx"
+        } else {
+            "cuda"
+        };
+        md.push_str(&format!("```{lang}\n"));
+        for sig in &info.signatures {
+            md.push_str(sig);
+            md.push('\n');
+        }
+        md.push_str("```\n\n");
+    }
+    let mut facts = Vec::new();
+    if let Some(h) = &info.header {
+        facts.push(format!("header: `{h}`"));
+    }
+    if let Some(r) = &info.requires_sm {
+        if r.satisfied {
+            facts.push(format!(
+                "requires {}; target {} has it",
+                r.required, r.target
+            ));
+        } else {
+            facts.push(format!(
+                "**requires {}, target is {}**: not available on the target",
+                r.required, r.target
+            ));
+        }
+    }
+    if !facts.is_empty() {
+        md.push_str(&facts.join(" · "));
+        md.push_str("\n\n");
+    }
+    if let Some(sum) = &info.summary {
+        md.push_str(sum);
+        md.push_str("\n\n");
+    }
+    if let Some(p) = &info.performance {
+        match &info.measured_on {
+            Some(on) => md.push_str(&format!("**Measured** ({on}): {p}\n\n")),
+            None => md.push_str(&format!("**Performance**: {p}\n\n")),
+        }
+    }
+    if !info.pitfalls.is_empty() {
+        md.push_str("**Pitfalls**\n");
+        for p in &info.pitfalls {
+            match &p.title {
+                Some(t) => md.push_str(&format!("- `{}`: {t}\n", p.id)),
+                None => md.push_str(&format!("- `{}`\n", p.id)),
+            }
+        }
+        md.push('\n');
+    }
+    if !info.related_pages.is_empty() {
+        let shown: Vec<String> = info
+            .related_pages
+            .iter()
+            .map(|id| match k.wiki.page(id) {
+                Some(p) => format!("`{id}` ({})", p.title),
+                None => format!("`{id}`"),
+            })
+            .collect();
+        md.push_str(&format!("See also: {}\n", shown.join(", ")));
+    }
+    HoverResult {
+        markdown: md.trim_end().to_string() + "\n",
+        range: s.range.clone(),
+        symbol: s.name.clone(),
+        kind: HoverKind::Symbol,
+        symbol_ref: Some(s.clone()),
+        wiki: Some(info),
+        kernel: None,
+        occupancy: None,
+        shared: None,
+        bank: None,
+    }
+}
+
+fn wiki_info(
+    analysis: &Analysis,
+    k: &Knowledge,
+    s: &SymbolRef,
+    m: &SymbolMatch,
+    page: Option<&Page>,
+) -> WikiInfo {
+    let api = page.and_then(|p| p.api.as_ref());
+    let signatures = api.map_or_else(Vec::new, |a| {
+        matching_signatures(&a.signatures, s, &m.symbol)
+    });
+    let required = api
+        .and_then(|a| a.symbol_requires_sm.get(&m.symbol))
+        .cloned()
+        .or_else(|| page.and_then(|p| p.frontmatter.requires_sm.clone()));
+    let requires_sm = required.as_deref().and_then(|r| requirement(r, analysis));
+    let summary = page
+        .and_then(|p| p.section("semantics").map(|s| first_paragraph(&s.content)))
+        .or_else(|| page.map(Page::summary))
+        .filter(|s| !s.is_empty());
+    let performance = page
+        .and_then(|p| p.section("performance"))
+        .map(|s| first_paragraph(&s.content))
+        .filter(|s| !s.is_empty());
+    let pitfalls = api
+        .map(|a| {
+            a.related_pitfalls
+                .iter()
+                .map(|id| PitfallLink {
+                    id: id.clone(),
+                    title: k.resolve(id).and_then(|(p, anchor)| match anchor {
+                        Some(a) => p
+                            .pitfall(a)
+                            .map(|x| x.title.clone())
+                            .or_else(|| p.section(a).map(|x| x.title.clone())),
+                        None => Some(p.title.clone()),
+                    }),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let related_pages = m
+        .related_pages
+        .iter()
+        .filter(|id| Some(id.as_str()) != m.api.as_deref())
+        .filter(|id| {
+            // Pitfall pages already linked by anchor are not repeated.
+            !api.is_some_and(|a| {
+                a.related_pitfalls
+                    .iter()
+                    .any(|p| p.starts_with(&format!("{id}#")))
+            })
+        })
+        .take(6)
+        .cloned()
+        .collect();
+    WikiInfo {
+        symbol: m.symbol.clone(),
+        page: page.map(|p| p.id.clone()),
+        title: page.map(|p| p.title.clone()),
+        signatures,
+        header: api.and_then(|a| a.header.clone()),
+        requires_sm,
+        summary,
+        performance,
+        measured_on: page.and_then(|p| p.frontmatter.measured_on.clone()),
+        pitfalls,
+        related_pages,
+    }
+}
+
+/// A requirement such as `>=8.0` against the configured target.
+fn requirement(r: &str, analysis: &Analysis) -> Option<ArchRequirement> {
+    let (major, minor, specific) = parse_requires_sm(r)?;
+    let target = analysis.config.arch;
+    let (tmaj, tmin) = (target.cc.major(), target.cc.minor());
+    let satisfied = if specific {
+        (tmaj, tmin) == (major, minor) && target.arch_specific
+    } else {
+        (tmaj, tmin) >= (major, minor)
+    };
+    Some(ArchRequirement {
+        required: format!("sm_{major}{minor}{}", if specific { "a" } else { "" }),
+        target: target.to_string(),
+        satisfied,
+    })
+}
+
+/// The signatures that name the symbol (by the name as written, then as the wiki
+/// lists it), or all of them when none does.
+fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<String> {
+    let written_last = s
+        .text
+        .rsplit(['.', ':'])
+        .next()
+        .filter(|_| s.kind != SymbolKind::Ptx)
+        .unwrap_or("");
+    let mut tries: Vec<String> = Vec::new();
+    if s.kind == SymbolKind::Ptx {
+        tries.push(s.text.clone());
+    }
+    let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_string();
+    tries.push(last(&s.name));
+    tries.push(last(wiki_symbol));
+    if !written_last.is_empty() {
+        tries.push(written_last.to_string());
+    }
+    for t in tries {
+        let hits: Vec<String> = all
+            .iter()
+            .filter(|sig| names_token(sig, &t))
+            .cloned()
+            .collect();
+        if !hits.is_empty() {
+            return hits;
+        }
+    }
+    all.iter().take(6).cloned().collect()
+}
+
+/// Whether `sig` contains `name` as a whole name (for PTX, a prefix of a dotted
+/// mnemonic counts).
+fn names_token(sig: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let bytes = sig.as_bytes();
+    let mut from = 0;
+    while let Some(i) = sig[from..].find(name) {
+        let start = from + i;
+        let end = start + name.len();
+        let before_ok = start == 0 || !(ident(bytes[start - 1]) || bytes[start - 1] == b'.');
+        let after_ok = end >= bytes.len() || !ident(bytes[end]);
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + 1;
+        if from >= sig.len() {
+            break;
+        }
+        while !sig.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
+}

@@ -1,0 +1,409 @@
+//! Occupancy and shared-memory bank reports for the code under the cursor.
+//!
+//! Both run `kernaut-gpu`'s models on what the file determines, and record every
+//! assumption they had to make so that hovers can say it: where the block size came
+//! from, where the register count came from (the real count needs ptxas), which loop
+//! variables were held at their start value.
+
+use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
+use kernaut_gpu::expr::WarpContext;
+use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
+use kernaut_gpu::{Arch, ArchLimits};
+use kernaut_syntax::{AccessKind, Function, SharedAccess, TextRange};
+
+use crate::analysis::Analysis;
+use crate::lower::lower_index;
+
+/// Where a block size came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSource {
+    /// A launch `k<<<grid, block>>>` in `file` whose block the file determines.
+    Launch {
+        /// The file holding the launch.
+        file: String,
+        /// The range of the launch.
+        range: TextRange,
+        /// 1-based line of the launch.
+        line: u32,
+    },
+    /// The kernel's `__launch_bounds__` maximum (no launch with a known block was seen).
+    LaunchBounds,
+    /// [`crate::AnalysisConfig::default_block`] (no launch was seen).
+    Default,
+}
+
+/// Where a register count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegsSource {
+    /// The limit `__launch_bounds__(max_threads, min_blocks)` implies: the compiler
+    /// keeps to at most this many.
+    LaunchBounds {
+        /// The first argument.
+        max_threads: u32,
+        /// The second argument (1 when absent).
+        min_blocks: u32,
+    },
+    /// [`crate::AnalysisConfig::default_regs_per_thread`].
+    Default,
+}
+
+/// The occupancy of a kernel at the launch configuration found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OccupancyReport {
+    /// The kernel.
+    pub kernel: String,
+    /// The architecture modelled.
+    pub arch: Arch,
+    /// The block size, x, y, z.
+    pub block: [u32; 3],
+    /// Where the block size came from.
+    pub block_source: BlockSource,
+    /// Registers per thread assumed.
+    pub regs_per_thread: u32,
+    /// Where the register count came from.
+    pub regs_source: RegsSource,
+    /// Static shared memory the kernel declares, in bytes.
+    pub static_smem: u32,
+    /// Dynamic shared memory from the launch, in bytes.
+    pub dynamic_smem: u32,
+    /// The model's answer, or why it rejects the configuration.
+    pub result: Result<Occupancy, String>,
+    /// Caveats in sentences (unknown sizes, the register estimate).
+    pub notes: Vec<String>,
+}
+
+impl OccupancyReport {
+    /// The binding limiters, by name (`registers`, `shared memory`), or an empty list.
+    pub fn limiter_names(&self) -> Vec<&'static str> {
+        match &self.result {
+            Ok(o) => o.limiters.iter().map(|l| l.name()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// The bank model run on one shared-memory access, for warp 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BankAnalysis {
+    /// The access.
+    pub access: SharedAccess,
+    /// The block size the lanes were laid out in.
+    pub block: [u32; 3],
+    /// Where the block size came from.
+    pub block_source: BlockSource,
+    /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
+    pub lowered: Option<String>,
+    /// Loop variables held at their start value: (name, start).
+    pub held_loops: Vec<(String, String)>,
+    /// Values the warp shares that the file does not fix; the model tried several and
+    /// they did not change the result.
+    pub uniforms: Vec<String>,
+    /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
+    pub addresses: Vec<Option<i64>>,
+    /// The model's report, or why the access cannot be modelled.
+    pub result: Result<BankReport, String>,
+}
+
+/// The block size used for `kernel`: its first launch with a known block, else its
+/// `__launch_bounds__` maximum, else the configured default. Also returns the launch's
+/// dynamic shared memory and notes.
+pub(crate) fn block_for(
+    analysis: &Analysis,
+    path: &str,
+    kernel: Option<&Function>,
+) -> ([u32; 3], BlockSource, Option<u32>, Vec<String>) {
+    let mut notes = Vec::new();
+    let Some(kernel) = kernel.filter(|k| k.is_kernel) else {
+        return (
+            analysis.config.default_block,
+            BlockSource::Default,
+            None,
+            notes,
+        );
+    };
+    let launches = analysis.launches_of(path, &kernel.name);
+    for (file, l) in &launches {
+        let Some([x, y, z]) = l.block.value else {
+            continue;
+        };
+        let dims = [x, y, z].map(|v| u32::try_from(v).unwrap_or(0));
+        let line = analysis
+            .text(file)
+            .map(|t| line_of(t, l.range.start))
+            .unwrap_or(1);
+        let dynamic = match (&l.shared_bytes_text, l.shared_bytes) {
+            (_, Some(v)) => Some(u32::try_from(v).unwrap_or(u32::MAX)),
+            (Some(t), None) if !t.is_empty() => {
+                notes.push(format!(
+                    "The dynamic shared memory `{t}` is not known from the file; 0 bytes assumed."
+                ));
+                None
+            }
+            _ => None,
+        };
+        return (
+            dims,
+            BlockSource::Launch {
+                file: file.clone(),
+                range: l.range.clone(),
+                line,
+            },
+            dynamic,
+            notes,
+        );
+    }
+    if let Some((_, l)) = launches.first() {
+        notes.push(format!(
+            "The block `{}` of the launch is not known from the file.",
+            l.block.text
+        ));
+    }
+    if let Some(max) = kernel
+        .launch_bounds
+        .as_ref()
+        .and_then(|lb| lb.max_threads)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+    {
+        return ([max, 1, 1], BlockSource::LaunchBounds, None, notes);
+    }
+    (
+        analysis.config.default_block,
+        BlockSource::Default,
+        None,
+        notes,
+    )
+}
+
+/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies: the
+/// register file divided among `min_blocks` blocks of `max_threads` (rounded up to
+/// whole warps), capped at the per-thread maximum and rounded down to the allocation
+/// granularity.
+pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_blocks: u32) -> u32 {
+    let warp = limits.warp_size.max(1);
+    let threads = u64::from(max_threads.max(1)).div_ceil(u64::from(warp)) * u64::from(warp);
+    let per_thread = u64::from(limits.regs_per_sm) / (threads * u64::from(min_blocks.max(1)));
+    let capped = per_thread.min(u64::from(limits.max_regs_per_thread)) as u32;
+    let granule = (limits.reg_alloc_unit / warp).max(1);
+    capped / granule * granule
+}
+
+pub(crate) fn occupancy_for(
+    analysis: &Analysis,
+    path: &str,
+    kernel: &str,
+) -> Option<OccupancyReport> {
+    let file = analysis.file(path)?;
+    let facts = file.facts();
+    let k = facts.kernel(kernel)?;
+    let arch = analysis.config.arch;
+    let limits = arch.limits();
+    let (block, block_source, dynamic, mut notes) = block_for(analysis, path, Some(k));
+    let (regs_per_thread, regs_source) = match k.launch_bounds.as_ref() {
+        Some(lb) if lb.max_threads.is_some_and(|v| v > 0) => {
+            let max_threads = u32::try_from(lb.max_threads.unwrap_or(1)).unwrap_or(u32::MAX);
+            let min_blocks = lb
+                .min_blocks
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|v| *v > 0)
+                .unwrap_or(1);
+            (
+                launch_bounds_register_limit(limits, max_threads, min_blocks),
+                RegsSource::LaunchBounds {
+                    max_threads,
+                    min_blocks,
+                },
+            )
+        }
+        _ => (analysis.config.default_regs_per_thread, RegsSource::Default),
+    };
+    let mut static_smem: u64 = 0;
+    for d in facts
+        .shared
+        .iter()
+        .filter(|d| d.function.as_deref() == Some(kernel) && !d.is_extern)
+    {
+        match d.static_bytes {
+            Some(b) => static_smem = static_smem.saturating_add(b),
+            None => notes.push(format!(
+                "The size of `__shared__ {}` is not known from the file; it is left out.",
+                d.name
+            )),
+        }
+    }
+    let static_smem = u32::try_from(static_smem).unwrap_or(u32::MAX);
+    let dynamic_smem = dynamic.unwrap_or(0);
+    if dynamic.is_none()
+        && facts
+            .shared
+            .iter()
+            .any(|d| d.is_extern && d.function.as_deref() == Some(kernel))
+    {
+        notes.push(
+            "The kernel uses `extern __shared__` memory but no launch gives its size; 0 bytes assumed."
+                .into(),
+        );
+    }
+    let threads = block.iter().fold(1u32, |a, b| a.saturating_mul(*b));
+    let input = OccupancyInput {
+        threads_per_block: threads,
+        regs_per_thread,
+        static_smem,
+        dynamic_smem,
+        carveout: None,
+        launch_bounds_max_threads: k
+            .launch_bounds
+            .as_ref()
+            .and_then(|lb| lb.max_threads)
+            .and_then(|v| u32::try_from(v).ok()),
+        max_dynamic_smem: None,
+    };
+    let result = occupancy(arch, &input).map_err(|e| e.to_string());
+    notes.push(match regs_source {
+        RegsSource::LaunchBounds { .. } => format!(
+            "Registers: {regs_per_thread} per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`)."
+        ),
+        RegsSource::Default => format!(
+            "Registers: {regs_per_thread} per thread is the configured default; real counts need ptxas (`-Xptxas -v`)."
+        ),
+    });
+    Some(OccupancyReport {
+        kernel: kernel.to_string(),
+        arch,
+        block,
+        block_source,
+        regs_per_thread,
+        regs_source,
+        static_smem,
+        dynamic_smem,
+        result,
+        notes,
+    })
+}
+
+/// Values tried for the uniforms of an index; the report stands only if they all agree.
+const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
+
+pub(crate) fn bank_report(
+    analysis: &Analysis,
+    path: &str,
+    access: &SharedAccess,
+) -> Option<BankAnalysis> {
+    let file = analysis.file(path)?;
+    let facts = file.facts();
+    let function = access
+        .function
+        .as_deref()
+        .and_then(|f| facts.kernels.iter().find(|k| k.name == f));
+    let (block, block_source, _, _) = block_for(analysis, path, function);
+    let mut out = BankAnalysis {
+        access: access.clone(),
+        block,
+        block_source,
+        lowered: None,
+        held_loops: Vec::new(),
+        uniforms: Vec::new(),
+        addresses: Vec::new(),
+        result: Err(String::new()),
+    };
+    let lowered = match lower_index(&access.byte_offset) {
+        Ok(l) => l,
+        Err(reason) => {
+            out.result = Err(reason);
+            return Some(out);
+        }
+    };
+    out.lowered = Some(lowered.expr.to_string());
+    out.held_loops = lowered.held_loops.clone();
+    out.uniforms = lowered.uniforms.clone();
+    let width = match access.width {
+        None => {
+            out.result = Err(format!(
+                "the element size of `{}` is not known",
+                access.array
+            ));
+            return Some(out);
+        }
+        Some(w) => match u32::try_from(w).ok().and_then(AccessWidth::from_bytes) {
+            Some(w) => w,
+            None => {
+                out.result = Err(format!(
+                    "a {w}-byte access is not one shared-memory instruction (1, 2, 4, 8 or 16 bytes)"
+                ));
+                return Some(out);
+            }
+        },
+    };
+    let kind = match access.kind {
+        AccessKind::Store => banks::AccessKind::Store,
+        _ => banks::AccessKind::Load,
+    };
+    let run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
+        let mut constants = lowered.constants.clone();
+        for u in &lowered.uniforms {
+            constants.push((u.clone(), uniform));
+        }
+        let ctx = WarpContext {
+            block,
+            warp: 0,
+            constants,
+        };
+        let values = lowered.expr.eval_warp(&ctx).map_err(|e| e.to_string())?;
+        let mut addresses = [None; banks::WARP_LANES];
+        for (lane, v) in values.iter().enumerate() {
+            if let Some(v) = v {
+                let a = u32::try_from(*v).map_err(|_| {
+                    format!("lane {lane}: the byte offset {v} is outside the buffer")
+                })?;
+                addresses[lane] = Some(a);
+            }
+        }
+        let report = banks::analyze(&WarpAccess {
+            addresses,
+            width,
+            kind,
+        })
+        .map_err(|e| e.to_string())?;
+        Ok((values.to_vec(), report))
+    };
+    match run(0) {
+        Err(e) => out.result = Err(e),
+        Ok((addresses, report)) => {
+            out.addresses = addresses;
+            if !lowered.uniforms.is_empty() {
+                for t in UNIFORM_TRIALS {
+                    if let Ok((_, other)) = run(t) {
+                        if (other.conflict_degree, other.wavefronts)
+                            != (report.conflict_degree, report.wavefronts)
+                        {
+                            out.result = Err(format!(
+                                "the conflicts depend on {}, which every lane shares but the file does not fix ({}-way at 0, {}-way at {t})",
+                                lowered
+                                    .uniforms
+                                    .iter()
+                                    .map(|u| format!("`{u}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                                report.conflict_degree,
+                                other.conflict_degree
+                            ));
+                            return Some(out);
+                        }
+                    }
+                }
+            }
+            out.result = Ok(report);
+        }
+    }
+    Some(out)
+}
+
+/// The 1-based line of a byte offset.
+pub(crate) fn line_of(text: &str, offset: usize) -> u32 {
+    let end = offset.min(text.len());
+    let count = text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    u32::try_from(count + 1).unwrap_or(u32::MAX)
+}
