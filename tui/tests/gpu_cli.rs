@@ -428,6 +428,15 @@ fn banks_offsets_replay_measured_rows() {
             "{offsets}"
         );
     }
+    // A list that starts with an inactive lane, given as a separate argument.
+    let mut list = vec!["-1".to_string()];
+    list.extend((1..32).map(|l| (l * 4).to_string()));
+    let list = list.join(",");
+    let (code, v) = ktui_json(&["banks", "--offsets", list.as_str(), "--json"]);
+    assert_eq!(
+        (code, v["active_lanes"].as_u64(), v["wavefronts"].as_u64()),
+        (0, Some(31), Some(1))
+    );
     // Four warps' offsets (the x4 rows) add up as the profiler's counters do.
     let four: Vec<String> = (0..128)
         .map(|t| ((t / 32) * 8192 + (t % 32) * 128).to_string())

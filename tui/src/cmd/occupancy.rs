@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use kernaut_ide::gpu::arch::Arch;
 use kernaut_ide::gpu::occupancy::{
     max_potential_block_size, occupancy, occupancy_curve, BlockLimits, CurveAxis, CurvePoint,
@@ -34,9 +34,10 @@ pub struct Args {
     /// Dynamic shared memory per block, in bytes.
     #[arg(long = "dyn-smem", value_name = "BYTES", default_value_t = 0)]
     pub dyn_smem: u32,
-    /// Preferred shared-memory carveout in percent (0-100); default: the largest.
-    #[arg(long, value_name = "PERCENT")]
-    pub carveout: Option<u32>,
+    /// Preferred shared-memory carveout in percent (0-100); -1 or absent: the default,
+    /// which is the largest.
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
+    pub carveout: Option<i32>,
     /// The kernel's `__launch_bounds__` maximum threads; a larger block is an error.
     #[arg(long = "launch-bounds", value_name = "THREADS")]
     pub launch_bounds: Option<u32>,
@@ -86,12 +87,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (None, Some(CurveArg::Regs)) => 0,
         (None, _) => bail!("--regs is required (except with --curve regs)"),
     };
+    let carveout = match args.carveout {
+        None | Some(-1) => None,
+        Some(p) => Some(
+            u32::try_from(p).map_err(|_| anyhow!("--carveout must be -1 or 0 to 100, not {p}"))?,
+        ),
+    };
     let input = OccupancyInput {
         threads_per_block: threads,
         regs_per_thread: regs,
         static_smem: args.smem,
         dynamic_smem: args.dyn_smem,
-        carveout: args.carveout,
+        carveout,
         launch_bounds_max_threads: args.launch_bounds,
         max_dynamic_smem: args.max_dyn_smem,
     };
