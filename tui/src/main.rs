@@ -30,6 +30,8 @@ enum Command {
     Occupancy(cmd::occupancy::Args),
     /// Shared-memory bank conflicts of one warp-wide access.
     Banks(cmd::banks::Args),
+    /// What the hover shows at FILE:LINE[:COL]: the symbol, its wiki entry, occupancy or banks.
+    Explain(cmd::explain::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Some(Command::Wiki(a)) => cmd::wiki::run(a),
         Some(Command::Occupancy(a)) => cmd::occupancy::run(a),
         Some(Command::Banks(a)) => cmd::banks::run(a),
+        Some(Command::Explain(a)) => cmd::explain::run(a),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -1,5 +1,6 @@
 //! One module per `ktui` subcommand.
 pub mod banks;
+pub mod explain;
 pub mod occupancy;
 pub mod search;
 pub mod show;

@@ -1,0 +1,161 @@
+//! End to end: `ktui explain FILE:LINE[:COL]` run as the built binary on a temporary
+//! `.cu` file, its JSON and text output asserted.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+const KERNEL: &str = r#"#include <cuda_pipeline.h>
+#define TILE 32
+
+__global__ void __launch_bounds__(256, 2) transpose(float* out, const float* in, int n) {
+    __shared__ float tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    out[x * n + y] = tile[threadIdx.x][threadIdx.y];
+}
+
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ void wait_all() {
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(0));
+}
+
+void launch(float* out, const float* in, int n) {
+    dim3 block(32, 8);
+    transpose<<<dim3(n / 32, n / 32), block>>>(out, in, n);
+}
+"#;
+
+/// A temporary `.cu` file, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> TempFile {
+        let dir = std::env::temp_dir().join(format!("ktui-explain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write the .cu file");
+        TempFile(path)
+    }
+
+    fn at(&self, line: usize, col: Option<usize>) -> String {
+        match col {
+            Some(c) => format!("{}:{line}:{c}", self.0.display()),
+            None => format!("{}:{line}", self.0.display()),
+        }
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn ktui(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ktui"))
+        .args(args)
+        .output()
+        .expect("ktui runs");
+    (
+        out.status.code().expect("ktui exits with a code"),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+fn explain_json(position: &str, arch: &str) -> Value {
+    let (code, stdout, stderr) = ktui(&["explain", position, "--arch", arch, "--json"]);
+    assert_eq!(code, 0, "stdout `{stdout}` stderr `{stderr}`");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: `{stdout}`"))
+}
+
+#[test]
+fn intrinsic_json_has_signature_arch_and_pitfalls() {
+    let f = TempFile::new("intrinsic.cu", KERNEL);
+    let v = explain_json(&f.at(14, Some(46)), "sm_90");
+    assert_eq!(v["kind"], "symbol");
+    assert_eq!(v["symbol"], "__shfl_xor_sync");
+    assert_eq!(v["wiki_page"], "api-warp-shuffle");
+    assert_eq!(
+        v["signatures"][0],
+        "T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize);"
+    );
+    assert_eq!(v["requires_sm"], "sm_30");
+    assert_eq!(v["target_satisfies"], true);
+    assert_eq!(
+        v["range"]["start"],
+        serde_json::json!({"line": 14, "column": 43})
+    );
+    assert_eq!(v["pitfalls"][0]["id"], "pitfall-warp-primitives#P2");
+}
+
+#[test]
+fn ptx_in_asm_string_resolves_the_whole_mnemonic() {
+    let f = TempFile::new("ptx.cu", KERNEL);
+    let v = explain_json(&f.at(19, Some(30)), "sm_75");
+    assert_eq!(v["symbol_kind"], "ptx");
+    assert_eq!(v["written"], "cp.async.wait_group");
+    assert_eq!(v["requires_sm"], "sm_80");
+    assert_eq!(v["target_satisfies"], false);
+    let text = ktui(&["explain", &f.at(19, Some(30)), "--arch", "sm_75"]).1;
+    assert!(text.contains("requires sm_80, target is sm_75"), "{text}");
+}
+
+#[test]
+fn kernel_json_has_occupancy_at_the_launch() {
+    let f = TempFile::new("kernel.cu", KERNEL);
+    let v = explain_json(&f.at(4, Some(45)), "sm_90");
+    assert_eq!(v["kind"], "kernel");
+    assert_eq!(v["kernel"]["launch_bounds"]["max_threads"], 256);
+    assert_eq!(v["kernel"]["launch_bounds_regs"], 128);
+    assert_eq!(v["occupancy"]["block"], serde_json::json!([32, 8, 1]));
+    assert_eq!(v["occupancy"]["regs_per_thread"], 128);
+    assert_eq!(v["occupancy"]["blocks_per_sm"], 2);
+    assert_eq!(v["occupancy"]["limiter"], serde_json::json!(["registers"]));
+}
+
+#[test]
+fn shared_access_json_has_the_bank_map() {
+    let f = TempFile::new("banks.cu", KERNEL);
+    // `tile[threadIdx.x][threadIdx.y]`: warp 0 of a 32x8 block reads one column.
+    let v = explain_json(&f.at(10, Some(24)), "sm_90");
+    assert_eq!(v["kind"], "shared-access");
+    assert_eq!(v["bank"]["conflict_degree"], 32);
+    assert_eq!(v["bank"]["wavefronts"], 32);
+    assert_eq!(v["bank"]["banks"].as_array().map(Vec::len), Some(32));
+    // The store `tile[threadIdx.y][threadIdx.x]` is conflict-free.
+    let v = explain_json(&f.at(8, None), "sm_90");
+    assert_eq!(v["bank"]["conflict_degree"], 1);
+}
+
+#[test]
+fn shared_declaration_and_text_output() {
+    let f = TempFile::new("decl.cu", KERNEL);
+    let v = explain_json(&f.at(5, Some(22)), "sm_90");
+    assert_eq!(v["kind"], "shared-declaration");
+    assert_eq!(v["shared"]["bytes"], 4096);
+    let (code, text, _) = ktui(&["explain", &f.at(5, Some(22))]);
+    assert_eq!(code, 0);
+    assert!(text.contains("4096 bytes"), "{text}");
+}
+
+#[test]
+fn nothing_to_explain_and_bad_positions() {
+    let f = TempFile::new("blank.cu", KERNEL);
+    let (code, stdout, stderr) = ktui(&["explain", &f.at(3, None), "--json"]);
+    assert_eq!((code, stdout.trim()), (1, "null"), "{stderr}");
+    let (code, _, stderr) = ktui(&["explain", &f.at(999, None)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("has no line 999"), "{stderr}");
+    let (code, _, stderr) = ktui(&["explain", "no-such-file.cu:1"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("reading no-such-file.cu"), "{stderr}");
+}
