@@ -5,15 +5,17 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod config;
 pub mod hover;
 pub mod knowledge;
 pub mod lower;
 pub mod reports;
+pub mod rules;
 
+pub use analysis::{Analysis, AnalysisConfig, AnalysisHost, KernelFacts};
+pub use hover::{HoverKind, HoverResult};
 pub use kernaut_gpu as gpu;
 pub use kernaut_index as index;
 pub use kernaut_syntax as syntax;
 pub use kernaut_wiki as wiki;
 pub use knowledge::Knowledge;
-pub use analysis::{Analysis, AnalysisConfig, AnalysisHost, KernelFacts};
-pub use hover::{HoverKind, HoverResult};

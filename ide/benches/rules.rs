@@ -1,0 +1,87 @@
+//! All rules over a generated 10,000-line CUDA file: the budget is 30 ms.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use kernaut_ide::config::RulesConfig;
+use kernaut_ide::gpu::Arch;
+use kernaut_ide::rules::{check, RuleContext};
+use kernaut_ide::syntax::SourceFile;
+use kernaut_ide::wiki::WikiConfig;
+use kernaut_ide::Knowledge;
+
+/// One kernel of about 50 lines that exercises every rule.
+fn kernel(i: usize) -> String {
+    format!(
+        r#"#define TILE_{i} 32
+__global__ void kernel_{i}(float* out, const float* in, int n) {{
+    __shared__ float tile[TILE_{i}][TILE_{i}];
+    __shared__ __half acc_h[256];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    tile[ty][tx] = in[ty * n + tx];
+    __syncthreads();
+    __half acc = __float2half(0.0f);
+    for (int k = 0; k < 32; ++k) {{
+        acc = __hadd(acc, __float2half(tile[k][tx]));
+    }}
+    if (tx < 16) {{
+        __syncthreads();
+    }}
+    float v = __shfl_down(tile[tx][ty], 1);
+    #pragma unroll 32
+    for (int k = 0; k < 64; ++k) {{
+        v += tile[tx][k % 32] * 2.0f;
+        v += tile[k % 32][tx] * 3.0f;
+        v += tile[ty][k % 32] * 4.0f;
+        v += tile[(k + 1) % 32][tx] * 5.0f;
+        v += tile[(k + 2) % 32][tx] * 6.0f;
+        v += tile[(k + 3) % 32][tx] * 7.0f;
+    }}
+    for (int s = 0; s < n; ++s) {{
+        __pipeline_memcpy_async(&tile[ty][tx], &in[s * 32 + tx], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        v += tile[ty][(tx + 1) % 32];
+    }}
+    acc_h[tx] = acc;
+    out[ty * n + tx] = v + __half2float(acc_h[tx]);
+}}
+
+void launch_{i}(float* out, const float* in, int n) {{
+    dim3 block(32, 8);
+    kernel_{i}<<<n, block, 64 * 1024>>>(out, in, n);
+}}
+
+"#
+    )
+}
+
+fn generated(lines: usize) -> String {
+    let mut text = String::from("#include <cuda_fp16.h>\n");
+    let mut i = 0;
+    while text.lines().count() < lines {
+        text.push_str(&kernel(i));
+        i += 1;
+    }
+    text
+}
+
+fn bench(c: &mut Criterion) {
+    let knowledge = Knowledge::load(&WikiConfig::builtin()).expect("the built-in wiki indexes");
+    let text = generated(10_000);
+    let arch = Arch::parse("sm_90").expect("sm_90");
+    let config = RulesConfig::default();
+    c.bench_function("rules/10k-lines", |b| {
+        b.iter(|| {
+            // Parsing is the syntax crate's budget; the rules are measured on a parsed
+            // file whose facts are computed, as the server holds it.
+            let file = SourceFile::parse(&text);
+            let ctx = RuleContext::new(&file, arch, &knowledge, &config);
+            check(&ctx).len()
+        })
+    });
+    let file = SourceFile::parse(&text);
+    let ctx = RuleContext::new(&file, arch, &knowledge, &config);
+    c.bench_function("rules/10k-lines-parsed", |b| b.iter(|| check(&ctx).len()));
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

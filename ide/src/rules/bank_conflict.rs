@@ -1,0 +1,558 @@
+//! `bank-conflict`: a `__shared__` access whose lanes hit one bank in several words.
+//!
+//! The lane byte offsets of warp 0 go through the bank model (`kernaut_gpu::banks`): a
+//! warning from a 4-way conflict, a hint at 2- and 3-way, nothing for broadcasts. The
+//! block shape comes from the file's launches of the kernel; without one, `threadIdx.x`
+//! is taken to run over the lanes. An index whose conflict depends on a value the file
+//! does not show (a kernel parameter in the stride) is left alone.
+//!
+//! The fix pads the inner dimension of a 2-D (or deeper) array by the fewest elements that
+//! remove the conflict without making another access of the array worse. There is no fix
+//! when the padding would push the block's static shared memory past the per-block limit
+//! (swizzle instead, `pitfall-bank-conflict#P2`), or when no padding helps (a stride inside
+//! the row, `#P5`).
+//!
+//! ```cuda
+//! // Before: the column read is a 32-way conflict.
+//! __shared__ float tile[32][32];
+//! out[i] = tile[threadIdx.x][threadIdx.y];
+//! // After: one word of padding per row.
+//! __shared__ float tile[32][33];
+//! out[i] = tile[threadIdx.x][threadIdx.y];
+//! ```
+
+use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
+use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess, SharedDecl};
+
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "bank-conflict",
+    severity: Severity::Warning,
+    wiki: &[
+        "pitfall-bank-conflict#P1",
+        "pitfall-bank-conflict#P2",
+        "pitfall-bank-conflict#P4",
+        "pitfall-bank-conflict#P5",
+    ],
+    run,
+};
+
+/// The block shape used to map lanes to thread indices; `None` where unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape([Option<i64>; 3]);
+
+/// Values tried for things that are the same across the warp but unknown here.
+const UNIFORM_SAMPLES: [i64; 4] = [0, 1, 5, 32];
+const BLOCK_X_SAMPLES: [i64; 4] = [32, 64, 128, 256];
+const BLOCK_YZ_SAMPLES: [i64; 4] = [1, 2, 4, 8];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cost {
+    degree: u32,
+    wavefronts: u32,
+    ideal: u32,
+}
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let accesses = ctx.file.shared_accesses();
+    for a in &accesses {
+        if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+            continue;
+        }
+        let shape = block_shape(ctx, a.function.as_deref());
+        let Some(cost) = access_cost(a, &a.byte_offset, shape) else {
+            continue;
+        };
+        if cost.degree < 2 {
+            continue;
+        }
+        let severity = if cost.degree >= 4 {
+            Severity::Warning
+        } else {
+            Severity::Hint
+        };
+        let what = match a.kind {
+            AccessKind::Store => "store to",
+            AccessKind::LoadStore => "update of",
+            _ => "load from",
+        };
+        let mut message = format!(
+            "{}-way bank conflict: this {what} `{}` takes {} wavefronts instead of {}, because lanes of a warp hit {} different words of one bank",
+            cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
+        );
+        let wide = a.width.is_some_and(|w| w >= 8);
+        let mut wiki = if wide {
+            "pitfall-bank-conflict#P4"
+        } else {
+            "pitfall-bank-conflict#P1"
+        };
+        let mut fixes = Vec::new();
+        match padding(ctx, a, &accesses, shape) {
+            Padding::Fix(fix) => fixes.push(fix),
+            Padding::OverBudget { bytes, limit } => {
+                message.push_str(&format!(
+                    "; padding the rows would need {bytes} bytes of static shared memory, past the {} KB per-block limit, so swizzle the index instead",
+                    limit / 1024
+                ));
+                wiki = "pitfall-bank-conflict#P2";
+            }
+            Padding::None if cost.degree == 2 && !wide => {
+                wiki = "pitfall-bank-conflict#P5";
+            }
+            Padding::None => {}
+        }
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity,
+            range: a.range.clone(),
+            message,
+            wiki: wiki.to_string(),
+            fixes,
+        });
+    }
+}
+
+/// The block shape of the kernel `function`, when every launch in the file agrees on it.
+fn block_shape(ctx: &RuleContext, function: Option<&str>) -> Shape {
+    let unknown = Shape([None; 3]);
+    let Some(name) = function else {
+        return unknown;
+    };
+    let mut shape = None;
+    for l in ctx.facts.launches.iter().filter(|l| l.kernel == name) {
+        match (shape, l.block.value) {
+            (_, None) => return unknown,
+            (None, Some(v)) => shape = Some(v),
+            (Some(s), Some(v)) if s != v => return unknown,
+            _ => {}
+        }
+    }
+    shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
+}
+
+/// The cost of `offset` (bytes, as lowered) for warp 0, or `None` when it cannot be
+/// modelled or depends on a value the file does not determine.
+fn access_cost(a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
+    let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
+    if offset.unknown_reason().is_some() {
+        return None;
+    }
+    let kind = match a.kind {
+        AccessKind::Load => BankKind::Load,
+        _ => BankKind::Store,
+    };
+    let mut result: Option<Cost> = None;
+    for sample in 0..UNIFORM_SAMPLES.len() {
+        let mut worst: Option<Cost> = None;
+        for iteration in 0..2 {
+            let Some(cost) = warp_cost(offset, width, kind, shape, sample, iteration) else {
+                continue;
+            };
+            if worst.is_none_or(|w| cost.degree > w.degree) {
+                worst = Some(cost);
+            }
+        }
+        let Some(worst) = worst else {
+            continue;
+        };
+        match result {
+            None => result = Some(worst),
+            Some(r) if r.degree != worst.degree => return None,
+            _ => {}
+        }
+    }
+    result
+}
+
+fn warp_cost(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    kind: BankKind,
+    shape: Shape,
+    sample: usize,
+    iteration: i64,
+) -> Option<Cost> {
+    let [bx, by, bz] = shape.0;
+    let bx_lanes = bx.unwrap_or(32).max(1);
+    let by_lanes = by.unwrap_or(1).max(1);
+    let mut addresses = [None; 32];
+    for (lane, slot) in addresses.iter_mut().enumerate() {
+        let tid = lane as i64;
+        let leaf = |e: &IndexExpr| {
+            leaf_value(
+                e,
+                tid,
+                [bx_lanes, by_lanes],
+                [bx, by, bz],
+                sample,
+                iteration,
+            )
+        };
+        let v = offset.eval(&leaf)?;
+        *slot = Some(u32::try_from(v).ok()?);
+    }
+    let report = analyze(&WarpAccess {
+        addresses,
+        width,
+        kind,
+    })
+    .ok()?;
+    Some(Cost {
+        degree: report.conflict_degree,
+        wavefronts: report.wavefronts,
+        ideal: report.wavefronts - report.bank_conflicts,
+    })
+}
+
+fn leaf_value(
+    e: &IndexExpr,
+    tid: i64,
+    lanes: [i64; 2],
+    block: [Option<i64>; 3],
+    sample: usize,
+    iteration: i64,
+) -> Option<i64> {
+    let [bx, by] = lanes;
+    match e {
+        IndexExpr::ThreadIdx(Axis::X) => Some(tid % bx),
+        IndexExpr::ThreadIdx(Axis::Y) => Some((tid / bx) % by),
+        IndexExpr::ThreadIdx(Axis::Z) => Some(tid / (bx * by)),
+        IndexExpr::Lane => Some(tid % 32),
+        IndexExpr::BlockDim(axis) => {
+            let (i, samples) = match axis {
+                Axis::X => (0, &BLOCK_X_SAMPLES),
+                Axis::Y => (1, &BLOCK_YZ_SAMPLES),
+                Axis::Z => (2, &BLOCK_YZ_SAMPLES),
+            };
+            Some(block[i].unwrap_or(samples[sample]))
+        }
+        IndexExpr::Uniform(_) => Some(UNIFORM_SAMPLES[sample]),
+        IndexExpr::LoopVar { start, step, .. } => {
+            let start = start.eval(&|e| leaf_value(e, tid, lanes, block, sample, iteration))?;
+            Some(start + iteration * step.unwrap_or(0))
+        }
+        _ => None,
+    }
+}
+
+enum Padding {
+    Fix(Fix),
+    OverBudget { bytes: u64, limit: u64 },
+    None,
+}
+
+/// The smallest padding of the inner dimension of `a`'s array that removes its conflict.
+fn padding(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess], shape: Shape) -> Padding {
+    let Some(decl) = ctx.facts.shared_named(&a.array, a.range.start) else {
+        return Padding::None;
+    };
+    if decl.is_extern || decl.dims.len() < 2 || a.root != a.array || a.cast_type.is_some() {
+        return Padding::None;
+    }
+    let (Some(elem), Some(dims)) = (
+        decl.element_size,
+        decl.dims.iter().copied().collect::<Option<Vec<u64>>>(),
+    ) else {
+        return Padding::None;
+    };
+    let same: Vec<&SharedAccess> = all
+        .iter()
+        .filter(|o| o.array == a.array && o.function == a.function)
+        .collect();
+    // Accesses through a cast or with a different number of indices cannot be re-laid out.
+    if same.iter().any(|o| {
+        (o.kind != AccessKind::AddressOf && o.cast_type.is_some()) || o.indices.len() != dims.len()
+    }) {
+        return Padding::None;
+    }
+    let needs_16 = same.iter().any(|o| o.kind == AccessKind::AddressOf);
+    let inner = *dims.last().unwrap_or(&0);
+    let outer: u64 = dims[..dims.len() - 1].iter().product();
+    let before: Vec<Option<Cost>> = same
+        .iter()
+        .map(|o| access_cost(o, &o.byte_offset, shape))
+        .collect();
+    let max_pad = (128 / elem).max(1);
+    for pad in 1..=max_pad {
+        let mut padded = dims.clone();
+        if let Some(last) = padded.last_mut() {
+            *last += pad;
+        }
+        if needs_16 && (padded[padded.len() - 1] * elem) % 16 != 0 {
+            continue;
+        }
+        let Some(mine) = relaid(a, &padded, elem).and_then(|o| access_cost(a, &o, shape)) else {
+            continue;
+        };
+        if mine.degree > 1 {
+            continue;
+        }
+        let worse = same.iter().zip(&before).any(|(o, b)| {
+            let after = relaid(o, &padded, elem).and_then(|off| access_cost(o, &off, shape));
+            match (b, after) {
+                (Some(b), Some(a)) => a.degree > b.degree.max(1),
+                _ => false,
+            }
+        });
+        if worse {
+            continue;
+        }
+        let extra = outer * pad * elem;
+        let limit = u64::from(ctx.arch.limits().smem_per_block);
+        let total = static_bytes(ctx, decl) + extra;
+        if total > limit {
+            return Padding::OverBudget {
+                bytes: total,
+                limit,
+            };
+        }
+        let Some(edit) = inner_dim_edit(ctx.text(), decl, pad) else {
+            return Padding::None;
+        };
+        let new_inner = inner + pad;
+        return Padding::Fix(Fix {
+            title: format!(
+                "Pad the rows of `{}` to {new_inner} elements ({extra} more bytes)",
+                decl.name
+            ),
+            edits: vec![edit],
+        });
+    }
+    Padding::None
+}
+
+/// The byte offset of `a` with the array laid out with `dims`.
+fn relaid(a: &SharedAccess, dims: &[u64], elem: u64) -> Option<IndexExpr> {
+    if a.indices.len() != dims.len() {
+        return None;
+    }
+    let mut flat = a.indices[0].clone();
+    for (idx, d) in a.indices.iter().zip(dims).skip(1) {
+        let d = i64::try_from(*d).ok()?;
+        flat = IndexExpr::binary(
+            IndexExpr::binary(flat, kernaut_syntax::BinOp::Mul, IndexExpr::Int(d)),
+            kernaut_syntax::BinOp::Add,
+            idx.clone(),
+        );
+    }
+    Some(IndexExpr::binary(
+        flat,
+        kernaut_syntax::BinOp::Mul,
+        IndexExpr::Int(i64::try_from(elem).ok()?),
+    ))
+}
+
+/// Static shared memory of the function that declares `decl` (and file-scope buffers).
+fn static_bytes(ctx: &RuleContext, decl: &SharedDecl) -> u64 {
+    ctx.facts
+        .shared
+        .iter()
+        .filter(|d| d.function.is_none() || d.function == decl.function)
+        .filter_map(|d| d.static_bytes)
+        .sum()
+}
+
+/// The edit that adds `pad` to the last dimension of `decl`.
+fn inner_dim_edit(text: &str, decl: &SharedDecl, pad: u64) -> Option<TextEdit> {
+    let rest = text.get(decl.name_range.end..decl.range.end)?;
+    let mut last = None;
+    let mut depth = 0usize;
+    let mut open = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' => {
+                if depth == 0 {
+                    open = i + 1;
+                }
+                depth += 1;
+            }
+            ']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    last = Some(open..i);
+                }
+            }
+            '=' | ';' | ',' if depth == 0 => break,
+            _ => {}
+        }
+    }
+    let inner = last?;
+    let range = decl.name_range.end + inner.start..decl.name_range.end + inner.end;
+    let written = text.get(range.clone())?.trim();
+    let new_text = match written.parse::<u64>() {
+        Ok(v) => (v + pad).to_string(),
+        Err(_) => format!("{written} + {pad}"),
+    };
+    Some(TextEdit::replace(range, new_text))
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "bank-conflict";
+
+    #[test]
+    fn column_read_of_a_32x32_tile() {
+        check(
+            RULE,
+            r#"
+__global__ void transpose(float* out, const float* in) {
+    __shared__ float tile[32][32];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict
+}
+"#,
+        );
+        check_messages(
+            RULE,
+            r#"
+__global__ void transpose(float* out) {
+    __shared__ float tile[32][32];
+    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}
+"#,
+            expect![[r#"
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn padded_tile_and_broadcast_stay_silent() {
+        check(
+            RULE,
+            r#"
+#define TILE 32
+__global__ void transpose(float* out, int k) {
+    __shared__ float tile[TILE][TILE + 1];
+    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+    out[threadIdx.y] = tile[threadIdx.y][k];
+    out[k] = tile[threadIdx.y][threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn unknown_stride_stays_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out, int stride) {
+    __shared__ float buf[1024];
+    out[threadIdx.x] = buf[threadIdx.x * stride];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn stride_two_is_a_hint_without_fix() {
+        let fixture = r#"
+__global__ void k(float* out) {
+    __shared__ float buf[512];
+    out[threadIdx.x] = buf[2 * threadIdx.x];
+                    // ^^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict
+}
+"#;
+        check(RULE, fixture);
+        check_no_fix(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn block_shape_from_the_launch() {
+        // With 16x16 blocks a warp spans two rows: `tile[ty][tx]` with 16-float rows is
+        // conflict-free, while the column read is 8-way (two rows of 16 words share a bank).
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[0] = tile[threadIdx.y][threadIdx.x];
+    out[1] = tile[threadIdx.x][threadIdx.y];
+          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
+}
+void launch(float* out) {
+    dim3 block(16, 16);
+    k<<<1, block>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_pads_the_inner_dimension() {
+        check_fix(
+            RULE,
+            r#"
+#define TILE_DIM 32
+__global__ void transpose(float* out, const float* in) {
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}
+"#,
+            0,
+            expect![[r#"
+                // Pad the rows of `tile` to 33 elements (128 more bytes)
+                #define TILE_DIM 32
+                __global__ void transpose(float* out, const float* in) {
+                    __shared__ float tile[TILE_DIM][TILE_DIM + 1];
+                    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+                    __syncthreads();
+                    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+                }
+            "#]],
+        );
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(double* out) {
+    __shared__ double tile[32][32];
+    out[threadIdx.x] = tile[threadIdx.x][0];
+}
+"#,
+            0,
+            expect![[r#"
+                // Pad the rows of `tile` to 33 elements (256 more bytes)
+                __global__ void k(double* out) {
+                    __shared__ double tile[32][33];
+                    out[threadIdx.x] = tile[threadIdx.x][0];
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_past_the_static_budget() {
+        let fixture = r#"
+__global__ void k(float* out) {
+    __shared__ float tile[384][32];
+    out[threadIdx.x] = tile[threadIdx.x][0];
+}
+"#;
+        check_no_fix(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
+            "#]],
+        );
+    }
+}

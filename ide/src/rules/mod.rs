@@ -1,0 +1,329 @@
+//! Pitfall rules: the wiki's pitfalls, caught where they are written.
+//!
+//! Each rule is one file in this folder with a doc block (a before/after example) and its
+//! tests at the bottom, and one line in [`RULES`]. A rule reads the parsed file and its
+//! facts from a [`RuleContext`] and pushes [`RuleDiagnostic`]s: plain data with byte
+//! ranges, a one-line message, the wiki anchor it cites and fixes as text edits.
+//! [`check`] runs every rule, applies the configured levels and drops what a
+//! `// kernaut: allow(rule-id)` comment on or above the line silences.
+//!
+//! ```
+//! use kernaut_ide::rules::{check, RuleContext};
+//! use kernaut_ide::{config::RulesConfig, gpu::Arch, syntax::SourceFile, Knowledge};
+//! use kernaut_ide::wiki::WikiConfig;
+//!
+//! let knowledge = Knowledge::load(&WikiConfig::builtin()).unwrap();
+//! let file = SourceFile::parse(
+//!     "__global__ void k(float* o) {\n  __shared__ float t[32][32];\n  o[0] = t[threadIdx.x][0];\n}\n",
+//! );
+//! let config = RulesConfig::default();
+//! let ctx = RuleContext::new(&file, Arch::parse("sm_90").unwrap(), &knowledge, &config);
+//! let diags = check(&ctx);
+//! assert_eq!(diags[0].rule, "bank-conflict");
+//! assert_eq!(diags[0].wiki, "pitfall-bank-conflict#P1");
+//! ```
+
+use kernaut_gpu::Arch;
+use kernaut_syntax::{EnclosingKind, FileFacts, SourceFile, TextRange};
+
+use crate::config::{RuleLevel, RulesConfig, Severity};
+use crate::Knowledge;
+
+mod bank_conflict;
+
+#[cfg(test)]
+mod testing;
+
+/// Every rule, in the order they run.
+pub const RULES: &[Rule] = &[bank_conflict::RULE];
+
+/// One rule: its id, the wiki anchors it cites, and the function that runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// The id users name in `.kernaut.toml` and `allow(...)` comments.
+    pub id: &'static str,
+    /// The severity its diagnostics have unless the rule or the configuration says
+    /// otherwise.
+    pub severity: Severity,
+    /// Every `id#anchor` its diagnostics may cite.
+    pub wiki: &'static [&'static str],
+    /// Runs the rule.
+    pub run: fn(&RuleContext, &mut Vec<RuleDiagnostic>),
+}
+
+/// What the rules read.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleContext<'a> {
+    /// The parsed file.
+    pub file: &'a SourceFile,
+    /// Its facts.
+    pub facts: &'a FileFacts,
+    /// The target architecture.
+    pub arch: Arch,
+    /// The wiki and its symbol table.
+    pub knowledge: &'a Knowledge,
+    /// Per-rule levels.
+    pub config: &'a RulesConfig,
+}
+
+impl<'a> RuleContext<'a> {
+    /// The context for one file.
+    pub fn new(
+        file: &'a SourceFile,
+        arch: Arch,
+        knowledge: &'a Knowledge,
+        config: &'a RulesConfig,
+    ) -> RuleContext<'a> {
+        RuleContext {
+            file,
+            facts: file.facts(),
+            arch,
+            knowledge,
+            config,
+        }
+    }
+
+    /// The file's text.
+    pub fn text(&self) -> &'a str {
+        self.file.text()
+    }
+}
+
+/// A diagnostic from a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleDiagnostic {
+    /// The rule id.
+    pub rule: &'static str,
+    /// How bad it is.
+    pub severity: Severity,
+    /// The byte range it covers.
+    pub range: TextRange,
+    /// What is wrong and why, in one line.
+    pub message: String,
+    /// The wiki section it cites, `id#anchor`.
+    pub wiki: String,
+    /// Edits that repair it.
+    pub fixes: Vec<Fix>,
+}
+
+/// A quick fix: a title and the edits that make it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, for a menu.
+    pub title: String,
+    /// Non-overlapping edits to the file.
+    pub edits: Vec<TextEdit>,
+}
+
+/// Replace `range` with `new_text`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    /// The byte range replaced (empty to insert).
+    pub range: TextRange,
+    /// The text put there.
+    pub new_text: String,
+}
+
+impl TextEdit {
+    /// Inserts `text` at `offset`.
+    pub fn insert(offset: usize, text: impl Into<String>) -> TextEdit {
+        TextEdit {
+            range: offset..offset,
+            new_text: text.into(),
+        }
+    }
+
+    /// Replaces `range` with `text`.
+    pub fn replace(range: TextRange, text: impl Into<String>) -> TextEdit {
+        TextEdit {
+            range,
+            new_text: text.into(),
+        }
+    }
+}
+
+/// Runs every rule over the context's file: configured levels applied, `allow` comments
+/// honoured, sorted by position.
+pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
+    let mut out = Vec::new();
+    for rule in RULES {
+        let level = ctx.config.level(rule.id);
+        if level == Some(RuleLevel::Off) {
+            continue;
+        }
+        let start = out.len();
+        (rule.run)(ctx, &mut out);
+        if let Some(RuleLevel::Level(severity)) = level {
+            for d in &mut out[start..] {
+                d.severity = severity;
+            }
+        }
+    }
+    let allowed = allowed_lines(ctx.file);
+    if !allowed.is_empty() {
+        let lines = LineIndex::new(ctx.text());
+        out.retain(|d| {
+            let line = lines.line(d.range.start);
+            !allowed
+                .iter()
+                .any(|(l, ids)| *l == line && ids.iter().any(|id| allows(id, d.rule)))
+        });
+    }
+    out.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
+    });
+    out
+}
+
+/// Whether an id written in an `allow(...)` comment names `rule`: the full id, its group
+/// (`async-copy`), or its last segment.
+fn allows(written: &str, rule: &str) -> bool {
+    written == rule
+        || written == "all"
+        || rule
+            .split_once('/')
+            .is_some_and(|(group, name)| written == group || written == name)
+}
+
+/// The lines each `allow` comment silences: a trailing comment its own line, a comment on
+/// its own line the next line of code.
+fn allowed_lines(file: &SourceFile) -> Vec<(usize, Vec<String>)> {
+    let comments = file.allow_comments();
+    if comments.is_empty() {
+        return Vec::new();
+    }
+    let text = file.text();
+    let lines: Vec<&str> = text.split('\n').collect();
+    comments
+        .into_iter()
+        .map(|c| {
+            let mut line = c.line;
+            if !c.trailing {
+                line += 1;
+                while lines.get(line).is_some_and(|l| {
+                    let t = l.trim();
+                    t.is_empty() || t.starts_with("//")
+                }) {
+                    line += 1;
+                }
+            }
+            (line, c.rule_ids)
+        })
+        .collect()
+}
+
+/// Applies non-overlapping edits to `text`.
+pub fn apply_edits(text: &str, edits: &[TextEdit]) -> String {
+    let mut edits: Vec<&TextEdit> = edits.iter().collect();
+    edits.sort_by_key(|e| (e.range.start, e.range.end));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for e in edits {
+        if e.range.start < at || e.range.end > text.len() {
+            continue;
+        }
+        out.push_str(&text[at..e.range.start]);
+        out.push_str(&e.new_text);
+        at = e.range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Zero-based line numbers of byte offsets.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The zero-based line of `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The zero-based line and byte column of `offset`.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = self.line(offset);
+        (line, offset - self.starts[line])
+    }
+
+    /// The offset where the line of `offset` starts.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.starts[self.line(offset)]
+    }
+}
+
+// Helpers the rules share.
+
+/// The start of the line containing `offset`.
+pub(crate) fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// The indentation of the line containing `offset`.
+pub(crate) fn indent_at(text: &str, offset: usize) -> &str {
+    let start = line_start(text, offset);
+    let line = &text[start..];
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..n]
+}
+
+/// The end of the statement that starts at or contains `offset`: just past the next `;`
+/// at the same nesting depth.
+pub(crate) fn statement_end(text: &str, offset: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, b) in text.bytes().enumerate().skip(offset) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return i;
+                }
+            }
+            b';' if depth == 0 => return i + 1,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The innermost `if` (or `switch`, or `?:`) around `offset` whose condition depends on
+/// the thread index, inside the function: its range and condition.
+pub(crate) fn thread_dependent_branch(
+    file: &SourceFile,
+    offset: usize,
+) -> Option<(TextRange, String)> {
+    for e in file.enclosing(offset) {
+        match e.kind {
+            EnclosingKind::If {
+                condition,
+                thread_dependent: true,
+                ..
+            }
+            | EnclosingKind::Switch {
+                condition,
+                thread_dependent: true,
+            }
+            | EnclosingKind::Conditional {
+                condition,
+                thread_dependent: true,
+            } => return Some((e.range, condition)),
+            EnclosingKind::Function { .. } => return None,
+            _ => {}
+        }
+    }
+    None
+}
