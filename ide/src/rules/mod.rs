@@ -30,12 +30,16 @@ use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
 
 mod bank_conflict;
+mod over_unroll;
 
 #[cfg(test)]
 mod testing;
 
 /// Every rule, in the order they run.
-pub const RULES: &[Rule] = &[bank_conflict::RULE];
+pub const RULES: &[Rule] = &[
+    bank_conflict::RULE,
+    over_unroll::RULE,
+];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
 #[derive(Clone, Copy, Debug)]

@@ -1,18 +1,27 @@
 //! `ilp/over-unroll`: `#pragma unroll N` with N above 16 on a loop with a large body.
 //!
 //! Unrolling multiplies code size and register live ranges; beyond the ILP the latency
-//! needs it buys only the loop overhead (`pitfall-ilp#P4`).
+//! needs it buys only the loop overhead (`pitfall-ilp#P4`: on the H200 probe a 4-chain FMA
+//! loop gained 5% from 16× to 64×, a gain a larger body loses again). The rule fires when
+//! the factor is above 16, or a bare `#pragma unroll` fully unrolls a loop of more than 64
+//! known iterations, and the body holds at least 8 statements. Statements of an inner loop
+//! that is itself unrolled by a pragma count once per copy. A large factor on a small body
+//! (a register-tile loop, a short FMA chain) stays silent.
+//!
+//! The fix unrolls by 4, the small factor the wiki recommends.
 //!
 //! ```cuda
 //! // Before
 //! #pragma unroll 64
-//! for (int k = 0; k < K; ++k) { /* a large body */ }
+//! for (int k = 0; k < K; ++k) { /* 12 statements */ }
 //! // After
 //! #pragma unroll 4
-//! for (int k = 0; k < K; ++k) { /* a large body */ }
+//! for (int k = 0; k < K; ++k) { /* 12 statements */ }
 //! ```
 
-use super::{Rule, RuleContext, RuleDiagnostic};
+use kernaut_syntax::{EnclosingKind, TextRange, UnrollPragma};
+
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -22,4 +31,348 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-fn run(_ctx: &RuleContext, _out: &mut Vec<RuleDiagnostic>) {}
+/// The largest unroll factor that is never flagged.
+const MAX_FACTOR: i64 = 16;
+/// The largest trip count a bare `#pragma unroll` may fully unroll without a hint.
+const MAX_FULL_TRIP: i64 = 64;
+/// The fewest statements (after counting unrolled inner loops) of a "large" body.
+const LARGE_BODY: i64 = 8;
+/// The factor the fix writes.
+const FIXED_FACTOR: i64 = 4;
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let pragmas = ctx.file.unroll_pragmas();
+    for p in &pragmas {
+        let Some(loop_range) = p.loop_range.clone() else {
+            continue;
+        };
+        let (copies, what) = match p.factor {
+            Some(n) if n > MAX_FACTOR => (n, format!("`#pragma unroll {}`", p.factor_text)),
+            Some(_) => continue,
+            None => match trip_count(ctx, &loop_range) {
+                Some(n) if n > MAX_FULL_TRIP => (n, "`#pragma unroll`".to_string()),
+                _ => continue,
+            },
+        };
+        let Some(size) = body_size(ctx, &loop_range, &pragmas, 0) else {
+            continue;
+        };
+        if size < LARGE_BODY {
+            continue;
+        }
+        let message = format!(
+            "{what} copies a body of {size} statements {copies} times: beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains"
+        );
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: p.range.clone(),
+            message,
+            wiki: RULE.wiki[0].to_string(),
+            fixes: fix(ctx.text(), p).into_iter().collect(),
+        });
+    }
+}
+
+/// The edit that sets the factor to [`FIXED_FACTOR`].
+fn fix(text: &str, p: &UnrollPragma) -> Option<Fix> {
+    let line = text.get(p.range.clone())?;
+    let at = p.range.start + line.find("unroll")? + "unroll".len();
+    let edit = TextEdit::replace(at..p.range.end, format!(" {FIXED_FACTOR}"));
+    Some(Fix {
+        title: format!("Unroll by {FIXED_FACTOR}"),
+        edits: vec![edit],
+    })
+}
+
+/// The trip count of the `for` loop at `range`, when its bounds and step are constant.
+fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
+    let text = ctx.text();
+    let body = body_range(text, range)?;
+    let e = ctx
+        .file
+        .enclosing(body.start)
+        .into_iter()
+        .find(|e| e.range == *range)?;
+    let EnclosingKind::For {
+        start: Some(start),
+        end: Some(end),
+        step: Some(step),
+        ..
+    } = e.kind
+    else {
+        return None;
+    };
+    let start = ctx.facts.fold_text(&start, range.start)?;
+    if step <= 0 || end <= start {
+        return None;
+    }
+    Some((end - start + step - 1) / step)
+}
+
+/// The statements of the loop body at `range`, each inner loop under an unroll pragma
+/// counted once per copy; `None` when an inner factor is unknown.
+fn body_size(
+    ctx: &RuleContext,
+    range: &TextRange,
+    pragmas: &[UnrollPragma],
+    depth: usize,
+) -> Option<i64> {
+    let text = ctx.text();
+    let body = body_range(text, range)?;
+    let inner: Vec<&UnrollPragma> = pragmas
+        .iter()
+        .filter(|p| {
+            p.loop_range
+                .as_ref()
+                .is_some_and(|l| is_direct_child(l, &body, pragmas))
+        })
+        .collect();
+    let mut size = 0i64;
+    let mut at = body.start;
+    for p in &inner {
+        let l = p.loop_range.clone()?;
+        size += statements(&text[at..p.range.start]);
+        let copies = match p.factor {
+            Some(n) => n.max(1),
+            None => trip_count(ctx, &l).unwrap_or(1),
+        };
+        let inner_size = if depth < 4 {
+            body_size(ctx, &l, pragmas, depth + 1)?
+        } else {
+            statements(&text[l.clone()])
+        };
+        size += copies.saturating_mul(inner_size.max(1));
+        at = l.end;
+    }
+    size += statements(&text[at..body.end]);
+    Some(size)
+}
+
+/// Whether the loop at `l` lies inside `body` and not inside another pragma loop that does.
+fn is_direct_child(l: &TextRange, body: &TextRange, pragmas: &[UnrollPragma]) -> bool {
+    let inside = |r: &TextRange, outer: &TextRange| {
+        r.start >= outer.start && r.end <= outer.end && r != outer
+    };
+    inside(l, body)
+        && !pragmas.iter().any(|o| {
+            o.loop_range
+                .as_ref()
+                .is_some_and(|m| inside(m, body) && inside(l, m))
+        })
+}
+
+/// The range of a loop's body: after the header's `)` for `for`/`while`, between `do` and
+/// the final `while` for `do`.
+fn body_range(text: &str, range: &TextRange) -> Option<TextRange> {
+    let loop_text = text.get(range.clone())?;
+    if loop_text.starts_with("do") {
+        let end = loop_text.rfind("while")?;
+        return Some(range.start + 2..range.start + end);
+    }
+    let open = loop_text.find('(')?;
+    let mut depth = 0i32;
+    for (i, b) in loop_text.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(range.start + i + 1..range.end);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The number of statements in `text`: semicolons outside parentheses (so a `for` header
+/// counts as none), ignoring comments and preprocessor lines.
+fn statements(text: &str) -> i64 {
+    let mut n = 0;
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let mut depth = 0i32;
+        for b in line.bytes() {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                b';' if depth <= 0 => n += 1,
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages};
+
+    const RULE: &str = "ilp/over-unroll";
+
+    const LARGE: &str = r#"
+__global__ void k(const float* a, float* out, int n) {
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+    #pragma unroll 32
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` copies a body of 8 statements 32 times
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float x = a[i];
+        float y = x * x;
+        s0 = fmaf(x, y, s0);
+        s1 = fmaf(y, y, s1);
+        s2 = fmaf(x, s1, s2);
+        s3 = fmaf(y, s0, s3);
+        s0 = s0 * 0.5f;
+        s1 = s1 + s2;
+    }
+    out[threadIdx.x] = s0 + s1 + s2 + s3;
+}
+"#;
+
+    #[test]
+    fn large_factor_on_a_large_body() {
+        check(RULE, LARGE);
+        check_messages(
+            RULE,
+            LARGE,
+            expect![[r#"
+                hint: `#pragma unroll 32` copies a body of 8 statements 32 times: beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains (pitfall-ilp#P4)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn inner_unrolled_loops_count_per_copy() {
+        check(
+            RULE,
+            r#"
+#define TM 8
+__global__ void k(const float* a, const float* b, float* c, int K) {
+    float acc[TM][TM] = {};
+    #pragma unroll 32
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` copies a body of 66 statements 32 times
+    for (int k = 0; k < K; ++k) {
+        float ra = a[k];
+        float rb = b[k];
+        #pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            #pragma unroll
+            for (int j = 0; j < TM; ++j) {
+                acc[i][j] += ra * rb;
+            }
+        }
+    }
+    c[threadIdx.x] = acc[0][0];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn full_unroll_of_a_long_constant_loop() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out) {
+    float s = 0.f, t = 0.f;
+    #pragma unroll
+ // ^^^^^^^^^^^^^^ hint: `#pragma unroll` copies a body of 8 statements 1024 times
+    for (int i = 0; i < 1024; ++i) {
+        float x = a[i];
+        float y = x * x;
+        s += x;
+        t += y;
+        s *= 0.5f;
+        t *= 0.5f;
+        s += t;
+        t -= s;
+    }
+    out[0] = s + t;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn small_bodies_small_factors_and_short_loops_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out, int n) {
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+    #pragma unroll 64
+    for (int i = 0; i < n; ++i) {
+        s0 = fmaf(s0, a[i], 1.f); s1 = fmaf(s1, a[i], 1.f);
+        s2 = fmaf(s2, a[i], 1.f); s3 = fmaf(s3, a[i], 1.f);
+    }
+    #pragma unroll 16
+    for (int i = 0; i < n; ++i) {
+        float x = a[i]; float y = x * x; s0 += x; s1 += y;
+        s2 *= x; s3 *= y; s0 -= s3; s1 -= s2; s2 += 1.f;
+    }
+    #pragma unroll
+    for (int i = 0; i < 64; ++i) {
+        float x = a[i]; float y = x * x; s0 += x; s1 += y;
+        s2 *= x; s3 *= y; s0 -= s3; s1 -= s2; s2 += 1.f;
+    }
+    #pragma unroll
+    for (int i = 0; i < n; ++i) {
+        float x = a[i]; float y = x * x; s0 += x; s1 += y;
+        s2 *= x; s3 *= y; s0 -= s3; s1 -= s2; s2 += 1.f;
+    }
+    out[0] = s0 + s1 + s2 + s3;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_unrolls_by_four() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out, int n) {
+    float s = 0.f, t = 0.f;
+    #pragma unroll 32
+    for (int i = 0; i < n; ++i) {
+        float x = a[i];
+        float y = x * x;
+        s += x;
+        t += y;
+        s *= 0.5f;
+        t *= 0.5f;
+        s += t;
+        t -= s;
+    }
+    out[0] = s + t;
+}
+"#,
+            0,
+            expect![[r#"
+                // Unroll by 4
+                __global__ void k(const float* a, float* out, int n) {
+                    float s = 0.f, t = 0.f;
+                    #pragma unroll 4
+                    for (int i = 0; i < n; ++i) {
+                        float x = a[i];
+                        float y = x * x;
+                        s += x;
+                        t += y;
+                        s *= 0.5f;
+                        t *= 0.5f;
+                        s += t;
+                        t -= s;
+                    }
+                    out[0] = s + t;
+                }
+            "#]],
+        );
+    }
+}
