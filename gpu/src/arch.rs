@@ -6,6 +6,8 @@
 //! CC 12.0, the shared-memory carveout steps, the allocation granularities), the table
 //! holds the value that makes the model agree with the runtime; the ground truth in
 //! `gpu/tests/data/` pins those for CC 7.0, 7.5, 8.0, 8.6, 8.9, 9.0, 10.0 and 12.0.
+//! The rows for 5.x, 6.x, 7.2 and 8.7 follow the Guide's table and the same allocation
+//! rules as their neighbours; no measurement checks them.
 
 use std::fmt;
 
@@ -189,6 +191,18 @@ impl Arch {
     pub fn limits(&self) -> &'static ArchLimits {
         self.cc.limits()
     }
+
+    /// Whether the compute capability is at least `major.minor` (`cp.async` needs 8.0,
+    /// TMA 9.0). Features of the `a` targets also need [`Arch::arch_specific`].
+    ///
+    /// ```
+    /// use kernaut_gpu::arch::Arch;
+    /// let a = Arch::parse("sm_86").unwrap();
+    /// assert!(a.at_least(8, 0) && !a.at_least(9, 0));
+    /// ```
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.cc.major(), self.cc.minor()) >= (major, minor)
+    }
 }
 
 impl std::str::FromStr for Arch {
@@ -337,7 +351,8 @@ static ARCH_TABLE: [ArchLimits; 16] = [
         a.regs_per_block = 32768;
         a
     },
-    // 6.0: GP100 has two processing blocks per SM.
+    // 6.0: GP100 has two processing blocks per SM (NVIDIA's Pascal whitepaper), so
+    // registers are split in two, not four.
     {
         let mut a = base(6, 0);
         a.sub_partitions = 2;
