@@ -18,7 +18,7 @@ use kernaut_index::SymbolMatch;
 use kernaut_syntax::{
     Function, LaunchSite, SharedAccess, SharedDecl, SymbolKind, SymbolRef, TextRange,
 };
-use kernaut_wiki::{first_paragraph, parse_requires_sm, Page};
+use kernaut_wiki::{parse_requires_sm, Page};
 
 use crate::analysis::Analysis;
 use crate::knowledge::Knowledge;
@@ -457,7 +457,7 @@ fn shared_hover(
 
     let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
     let mut md = format!(
-        "**`__shared__ {}{} {}{dims}`**",
+        "**`{}__shared__ {} {}{dims}`**",
         if d.is_extern { "extern " } else { "" },
         d.element_type,
         d.name
@@ -614,7 +614,15 @@ fn access_hover(
             if r.pair_packed {
                 md.push_str(", pair-packed");
             }
-            md.push_str(").\n\n");
+            md.push(')');
+            if r.conflict_degree <= 1 && r.wavefronts > 1 {
+                md.push_str(&format!(
+                    "; {} is the minimum for {}-byte accesses",
+                    r.wavefronts,
+                    a.width.unwrap_or(0)
+                ));
+            }
+            md.push_str(".\n\n");
             md.push_str(&bank_map(&r.words_per_bank));
         }
         Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
@@ -772,12 +780,12 @@ fn wiki_info(
         .or_else(|| page.and_then(|p| p.frontmatter.requires_sm.clone()));
     let requires_sm = required.as_deref().and_then(|r| requirement(r, analysis));
     let summary = page
-        .and_then(|p| p.section("semantics").map(|s| first_paragraph(&s.content)))
-        .or_else(|| page.map(Page::summary))
+        .and_then(|p| p.section("semantics").map(|s| lead(&s.content)))
+        .or_else(|| page.map(|p| cap(&p.summary(), SUMMARY_CHARS)))
         .filter(|s| !s.is_empty());
     let performance = page
         .and_then(|p| p.section("performance"))
-        .map(|s| first_paragraph(&s.content))
+        .map(|s| measured(&s.content))
         .filter(|s| !s.is_empty());
     let pitfalls = api
         .map(|a| {
@@ -856,9 +864,16 @@ fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<
     if s.kind == SymbolKind::Ptx {
         tries.push(s.text.clone());
     }
-    let last = |n: &str| n.rsplit("::").next().unwrap_or(n).to_string();
-    tries.push(last(&s.name));
-    tries.push(last(wiki_symbol));
+    for name in [s.name.as_str(), wiki_symbol] {
+        // `cooperative_groups::thread_block::sync`, then `thread_block::sync`, then `sync`.
+        let parts: Vec<&str> = name.split("::").collect();
+        for k in (0..parts.len()).rev() {
+            let tail = parts[parts.len() - 1 - k..].join("::");
+            if !tries.contains(&tail) {
+                tries.push(tail);
+            }
+        }
+    }
     if !written_last.is_empty() {
         tries.push(written_last.to_string());
     }
@@ -901,4 +916,80 @@ fn names_token(sig: &str, name: &str) -> bool {
         }
     }
     false
+}
+
+/// The most characters of a summary.
+const SUMMARY_CHARS: usize = 600;
+
+/// The lead of a section: its first paragraph, or the first item when it opens with a
+/// list, capped at a sentence end.
+fn lead(md: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut in_code = false;
+    for line in md.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_code = !in_code;
+            if !out.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if in_code || t.starts_with('#') || t.is_empty() {
+            if !out.is_empty() {
+                break;
+            }
+            continue;
+        }
+        let bullet = t.starts_with("- ") || t.starts_with("* ");
+        if bullet && !out.is_empty() {
+            break;
+        }
+        out.push(t.trim_start_matches("- ").trim_start_matches("* "));
+    }
+    cap(&out.join(" "), SUMMARY_CHARS)
+}
+
+/// The first paragraph of a Performance section and, when it introduces them with a
+/// colon, the table or list that follows (at most 12 lines).
+fn measured(md: &str) -> String {
+    let mut lines = md.lines().map(str::trim_end).peekable();
+    let mut para: Vec<&str> = Vec::new();
+    for line in lines.by_ref() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            if para.is_empty() {
+                continue;
+            }
+            break;
+        }
+        para.push(t);
+    }
+    let mut out = cap(&para.join(" "), SUMMARY_CHARS);
+    if out.ends_with(':') {
+        while lines.peek().is_some_and(|l| l.trim().is_empty()) {
+            lines.next();
+        }
+        let block: Vec<&str> = lines
+            .take_while(|l| !l.trim().is_empty())
+            .take(12)
+            .collect();
+        if !block.is_empty() {
+            out.push_str("\n\n");
+            out.push_str(&block.join("\n"));
+        }
+    }
+    out
+}
+
+/// `text` cut to at most `max` characters, at the last sentence end when there is one.
+fn cap(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    match cut.rfind(". ") {
+        Some(i) if i > max / 3 => cut[..=i].to_string(),
+        _ => format!("{}…", cut.trim_end()),
+    }
 }

@@ -1,5 +1,9 @@
 //! Snapshot tests of hover content. `check_hover` is the only code that calls the API;
 //! update the snapshots with `UPDATE_EXPECT=1 cargo test -p kernaut-ide --test hover`.
+//!
+//! The wiki here is `ide/tests/wiki/`: a few small pages shaped like the built-in ones,
+//! so that these snapshots change only when hover does. `tests/acceptance.rs` runs
+//! realistic positions against the built-in wiki.
 
 use std::sync::{Arc, OnceLock};
 
@@ -12,7 +16,13 @@ use kernaut_test_utils::Fixture;
 fn knowledge() -> Arc<Knowledge> {
     static K: OnceLock<Arc<Knowledge>> = OnceLock::new();
     K.get_or_init(|| {
-        Arc::new(Knowledge::load(&WikiConfig::builtin()).expect("the built-in wiki loads"))
+        let config = WikiConfig {
+            no_builtin: true,
+            dirs: vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wiki")],
+        };
+        let k = Knowledge::load(&config).expect("the test wiki loads");
+        assert_eq!(k.wiki.pages().len(), 10, "{:?}", k.wiki.diagnostics);
+        Arc::new(k)
     })
     .clone()
 }
@@ -53,8 +63,10 @@ fn check_hover(fixture: &str, expect: Expect) {
     expect.assert_eq(&actual);
 }
 
+// Intrinsics.
+
 #[test]
-fn smoke() {
+fn intrinsic_shows_its_own_signature_arch_summary_and_pitfalls() {
     check_hover(
         r#"
 __device__ float warp_sum(float v) {
@@ -62,6 +74,811 @@ __device__ float warp_sum(float v) {
     return v;
 }
 "#,
-        expect![[""]],
+        expect![[r#"
+            symbol `__shfl_xor_sync` at `__shfl_xor_sync`
+            ---
+            **`__shfl_xor_sync`** · Warp shuffle intrinsics · `api-warp-shuffle`
+
+            ```cuda
+            T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize);
+            ```
+
+            header: `built-in` · requires sm_30; target sm_90 has it
+
+            Reads a register of another lane in the same warp, without shared memory.
+
+            **Pitfalls**
+            - `pitfall-warp-primitives#P1`: Full mask when not every lane arrives
+        "#]],
+    );
+}
+
+#[test]
+fn builtin_macro_syncthreads() {
+    check_hover(
+        r#"
+__global__ void k() {
+    __syncthreads$0();
+}
+"#,
+        expect![[r#"
+            symbol `__syncthreads` at `__syncthreads`
+            ---
+            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+
+            ```cuda
+            void __syncthreads();
+            ```
+
+            header: `built-in` · requires sm_20; target sm_90 has it
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
+    );
+}
+
+#[test]
+fn fp16_intrinsic_with_measured_figures() {
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__device__ __half2 f(__half2 a, __half2 b, __half2 c) { return __hf$0ma2(a, b, c); }
+"#,
+        expect![[r#"
+            symbol `__hfma2` at `__hfma2`
+            ---
+            **`__hfma2`** · Half-precision arithmetic · `api-fp16-arithmetic`
+
+            ```cuda
+            __half2 __hfma2(const __half2 a, const __half2 b, const __half2 c);
+            ```
+
+            header: `cuda_fp16.h` · requires sm_53; target sm_90 has it
+
+            Fused multiply-add on both halves of a `__half2`, rounded to nearest even once.
+
+            **Measured** (NVIDIA H200 (CC 9.0)): On an H200 one `HFMA2` retires two fp16 FMAs per lane per cycle: 2x the fp32 rate.
+        "#]],
+    );
+}
+
+#[test]
+fn too_old_target_is_said_plainly() {
+    check_hover(
+        r#"
+//- /old.cu arch:sm_50
+__device__ __half2 f(__half2 a, __half2 b, __half2 c) { return __hfma2$0(a, b, c); }
+"#,
+        expect![[r#"
+            symbol `__hfma2` at `__hfma2`
+            ---
+            **`__hfma2`** · Half-precision arithmetic · `api-fp16-arithmetic`
+
+            ```cuda
+            __half2 __hfma2(const __half2 a, const __half2 b, const __half2 c);
+            ```
+
+            header: `cuda_fp16.h` · **requires sm_53, target is sm_50**: not available on the target
+
+            Fused multiply-add on both halves of a `__half2`, rounded to nearest even once.
+
+            **Measured** (NVIDIA H200 (CC 9.0)): On an H200 one `HFMA2` retires two fp16 FMAs per lane per cycle: 2x the fp32 rate.
+        "#]],
+    );
+}
+
+// Library and member calls.
+
+#[test]
+fn library_call_through_namespace() {
+    check_hover(
+        r#"
+#include <cuda/pipeline>
+__global__ void k(float* dst, const float* src) {
+    auto pipe = cuda::make_pipeline();
+    cuda::memcpy$0_async(dst, src, 16, pipe);
+}
+"#,
+        expect![[r#"
+            symbol `cuda::memcpy_async` at `cuda::memcpy_async`
+            ---
+            **`cuda::memcpy_async`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+
+            ```cuda
+            void cuda::memcpy_async(void* dst, const void* src, Shape size, cuda::pipeline<Scope>& pipe);
+            ```
+
+            header: `cuda/pipeline` · requires sm_70; target sm_90 has it
+
+            Copies from global to shared memory asynchronously; the pipeline orders the stages.
+
+            **Pitfalls**
+            - `pitfall-async-copy#P1`: Reading the tile before the wait
+            - `pitfall-async-copy#P9`
+        "#]],
+    );
+}
+
+#[test]
+fn member_call_resolved_through_the_receiver_type() {
+    check_hover(
+        r#"
+#include <cuda/pipeline>
+__global__ void k() {
+    auto pipe = cuda::make_pipeline();
+    pipe.producer_co$0mmit();
+}
+"#,
+        expect![[r#"
+            symbol `cuda::pipeline::producer_commit` at `pipe.producer_commit`
+            ---
+            **`pipe.producer_commit` → `cuda::pipeline::producer_commit`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+
+            ```cuda
+            void cuda::pipeline<Scope>::producer_commit();
+            ```
+
+            header: `cuda/pipeline` · requires sm_70; target sm_90 has it
+
+            Copies from global to shared memory asynchronously; the pipeline orders the stages.
+
+            **Pitfalls**
+            - `pitfall-async-copy#P1`: Reading the tile before the wait
+            - `pitfall-async-copy#P9`
+        "#]],
+    );
+}
+
+#[test]
+fn template_function_with_arguments() {
+    check_hover(
+        r#"
+#include <cuda/pipeline>
+template <int N>
+__global__ void k() {
+    auto pipe = cuda::make_pipeline();
+    cuda::pipeline_consumer_wait_prior$0<N - 1>(pipe);
+}
+"#,
+        expect![[r#"
+            symbol `cuda::pipeline_consumer_wait_prior` at `cuda::pipeline_consumer_wait_prior`
+            ---
+            **`cuda::pipeline_consumer_wait_prior`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+
+            ```cuda
+            template <uint8_t Prior> void cuda::pipeline_consumer_wait_prior(cuda::pipeline<cuda::thread_scope_thread>& pipe);
+            ```
+
+            header: `cuda/pipeline` · requires sm_70; target sm_90 has it
+
+            Copies from global to shared memory asynchronously; the pipeline orders the stages.
+
+            **Pitfalls**
+            - `pitfall-async-copy#P1`: Reading the tile before the wait
+            - `pitfall-async-copy#P9`
+        "#]],
+    );
+}
+
+// Cooperative groups.
+
+#[test]
+fn cooperative_groups_member_sync_through_alias() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k() {
+    cg::thread_block block = cg::this_thread_block();
+    block.sy$0nc();
+}
+"#,
+        expect![[r#"
+            symbol `cooperative_groups::thread_block::sync` at `block.sync`
+            ---
+            **`block.sync` → `cooperative_groups::thread_block::sync`** · Cooperative groups thread_block · `api-cg-groups`
+
+            ```cuda
+            void thread_block::sync() const;
+            ```
+
+            header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
+
+            The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
+
+#[test]
+fn cooperative_groups_tiled_partition() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k() {
+    auto tile = cg::tiled_part$0ition<32>(cg::this_thread_block());
+}
+"#,
+        expect![[r#"
+            symbol `cooperative_groups::tiled_partition` at `cg::tiled_partition`
+            ---
+            **`cg::tiled_partition` → `cooperative_groups::tiled_partition`** · Cooperative groups thread_block · `api-cg-groups`
+
+            ```cuda
+            template <unsigned Size> thread_block_tile<Size> cooperative_groups::tiled_partition(const thread_block& parent);
+            ```
+
+            header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
+
+            The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
+
+// PTX in asm strings.
+
+#[test]
+fn ptx_mnemonic_in_asm_string() {
+    check_hover(
+        r#"
+__device__ void wait() {
+    asm volatile("cp.async.wait_$0group %0;\n" :: "n"(0));
+}
+"#,
+        expect![[r#"
+            symbol `cp.async.wait_group` at `cp.async.wait_group`
+            ---
+            **`cp.async.wait_group`** · PTX cp.async · `api-ptx-cp-async`
+
+            ```ptx
+            cp.async.wait_group N;
+            ```
+
+            header: `ptx` · requires sm_80; target sm_90 has it
+
+            Starts a copy from global to shared memory that does not block the thread.
+
+            **Pitfalls**
+            - `pitfall-async-copy#P1`: Reading the tile before the wait
+        "#]],
+    );
+}
+
+#[test]
+fn ptx_with_modifiers_in_a_multiline_asm() {
+    check_hover(
+        r#"
+//- /copy.cu arch:sm_75
+__device__ void copy(unsigned dst, const void* src) {
+    asm volatile(
+        "cp.async.cg.shared.global [%0], [%1], 16;\n"
+        "cp.async.com$0mit_group;\n"
+        :: "r"(dst), "l"(src));
+}
+"#,
+        expect![[r#"
+            symbol `cp.async.commit_group` at `cp.async.commit_group`
+            ---
+            **`cp.async.commit_group`** · PTX cp.async · `api-ptx-cp-async`
+
+            ```ptx
+            cp.async.commit_group;
+            ```
+
+            header: `ptx` · **requires sm_80, target is sm_75**: not available on the target
+
+            Starts a copy from global to shared memory that does not block the thread.
+
+            **Pitfalls**
+            - `pitfall-async-copy#P1`: Reading the tile before the wait
+        "#]],
+    );
+}
+
+#[test]
+fn ptx_symbol_with_its_own_minimum_architecture() {
+    check_hover(
+        r#"
+//- /bar.cu arch:sm_60
+__device__ void b() { asm volatile("barrier.sy$0nc 0;"); }
+"#,
+        expect![[r#"
+            symbol `barrier.sync` at `barrier.sync`
+            ---
+            **`barrier.sync`** · Block-wide barriers · `api-block-sync`
+
+            ```ptx
+            barrier.sync{.aligned} a{, b};
+            ```
+
+            header: `built-in` · **requires sm_70, target is sm_60**: not available on the target
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
+    );
+}
+
+// wmma.
+
+#[test]
+fn wmma_through_using_namespace() {
+    check_hover(
+        r#"
+#include <mma.h>
+using namespace nvcuda;
+__global__ void k(const half* a, const half* b, float* c) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::mma_$0sync(fc, fa, fb, fc);
+}
+"#,
+        expect![[r#"
+            symbol `wmma::mma_sync` at `wmma::mma_sync`
+            ---
+            **`wmma::mma_sync`** (wiki: `nvcuda::wmma::mma_sync`) · Warp matrix functions (wmma) · `api-wmma`
+
+            ```cuda
+            void mma_sync(fragment<accumulator, m, n, k, Tc>& d, const fragment<matrix_a, m, n, k, Ta, La>& a, const fragment<matrix_b, m, n, k, Tb, Lb>& b, const fragment<accumulator, m, n, k, Tc>& c);
+            ```
+
+            header: `mma.h` · requires sm_70; target sm_90 has it
+
+            A warp-wide matrix multiply-accumulate on tensor cores.
+
+            See also: `skill-tensor-cores` (Tensor cores)
+        "#]],
+    );
+}
+
+// Kernels.
+
+#[test]
+fn kernel_with_launch_bounds_and_a_launch() {
+    check_hover(
+        r#"
+#define TILE 32
+__global__ void __launch_bounds__(256, 2) trans$0pose(float* out, const float* in) {
+    __shared__ float tile[TILE][TILE + 1];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    out[0] = tile[threadIdx.x][threadIdx.y];
+}
+void run(float* out, const float* in, int n) {
+    dim3 block(32, 8);
+    transpose<<<dim3(n / 32, n / 32), block>>>(out, in);
+}
+"#,
+        expect![[r#"
+            kernel `transpose` at `transpose`
+            ---
+            **kernel `transpose`**
+
+            ```cuda
+            __global__ void transpose(float* out, const float* in)
+            ```
+
+            `__launch_bounds__(256, 2)`: at most 256 threads per block and at least 2 blocks per SM, so the compiler keeps to at most 128 registers per thread on sm_90.
+
+            Launch sites (1):
+            - line 9: `transpose<<<dim3(n / 32, n / 32), block>>>`: block 32×8×1 = 256 threads
+
+            **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 128 registers per thread (the `__launch_bounds__` limit), 4224 B static + 0 B dynamic shared memory.
+
+            2 blocks/SM · 16 of 64 warps active (25%) · limited by registers.
+
+            Registers: 128 per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`).
+        "#]],
+    );
+}
+
+#[test]
+fn kernel_without_a_launch_uses_the_default_block() {
+    check_hover(
+        r#"
+//- /k.cu block:128
+__global__ void sc$0ale(float* x, float a) { x[threadIdx.x] *= a; }
+"#,
+        expect![[r#"
+            kernel `scale` at `scale`
+            ---
+            **kernel `scale`**
+
+            ```cuda
+            __global__ void scale(float* x, float a)
+            ```
+
+            No `__launch_bounds__`.
+
+            No launch site in the open files.
+
+            **Occupancy on sm_90**: block 128×1×1 = 128 threads (the configured default; no launch was found), 32 registers per thread (the configured default), 0 B static + 0 B dynamic shared memory.
+
+            16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Registers: 32 per thread is the configured default; real counts need ptxas (`-Xptxas -v`).
+        "#]],
+    );
+}
+
+#[test]
+fn kernel_hovered_at_a_launch_in_another_file() {
+    check_hover(
+        r#"
+//- /kernels.cuh
+template <typename T, int BLOCK = 128>
+__global__ void reduce(const T* in, T* out) {
+    extern __shared__ char smem[];
+    out[0] = in[threadIdx.x];
+}
+//- /main.cu
+void run(const float* in, float* out) {
+    red$0uce<float, 128><<<64, 128, 128 * sizeof(float)>>>(in, out);
+}
+"#,
+        expect![[r#"
+            kernel `reduce` at `reduce`
+            ---
+            **kernel `reduce`**
+
+            ```cuda
+            template <typename T, int BLOCK = 128> __global__ void reduce(const T* in, T* out)
+            ```
+
+            No `__launch_bounds__`.
+
+            Launch sites (1):
+            - line 2: `reduce<<<64, 128, 128 * sizeof(float)>>>`: block 128×1×1 = 128 threads
+
+            **Occupancy on sm_90**: block 128×1×1 = 128 threads (from the launch at line 2), 32 registers per thread (the configured default), 0 B static + 512 B dynamic shared memory.
+
+            16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Registers: 32 per thread is the configured default; real counts need ptxas (`-Xptxas -v`).
+        "#]],
+    );
+}
+
+#[test]
+fn kernel_launched_past_its_launch_bounds() {
+    check_hover(
+        r#"
+__global__ void __launch_bounds__(128) k$0(float* x) { x[threadIdx.x] = 0; }
+void run(float* x) { k<<<1, 256>>>(x); }
+"#,
+        expect![[r#"
+            kernel `k` at `k`
+            ---
+            **kernel `k`**
+
+            ```cuda
+            __global__ void k(float* x)
+            ```
+
+            `__launch_bounds__(128)`: at most 128 threads per block and at least 1 block per SM, so the compiler keeps to at most 248 registers per thread on sm_90.
+
+            Launch sites (1):
+            - line 2: `k<<<1, 256>>>`: block 256×1×1 = 256 threads
+
+            **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 2), 248 registers per thread (the `__launch_bounds__` limit), 0 B static + 0 B dynamic shared memory.
+
+            The configuration cannot launch: 256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail.
+
+            Registers: 248 per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`).
+        "#]],
+    );
+}
+
+// __shared__ declarations.
+
+#[test]
+fn shared_declaration_bytes_and_occupancy() {
+    check_hover(
+        r#"
+#define TILE_DIM 32
+__global__ void k(float* out) {
+    __shared__ float ti$0le[TILE_DIM][TILE_DIM + 1];
+    out[0] = tile[0][threadIdx.x];
+}
+"#,
+        expect![[r#"
+            shared-declaration `tile` at `tile`
+            ---
+            **`__shared__ float tile[TILE_DIM][TILE_DIM + 1]`** in `k`
+
+            32 × 33 × 4 B = **4224 bytes** (4.1 KiB).
+
+            **Occupancy on sm_90** at 256×1×1 = 256 threads (the configured default; no launch was found); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 44 blocks/SM
+            - with all 4224 B of `k`'s shared memory: 44 blocks/SM
+            - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
+        "#]],
+    );
+}
+
+#[test]
+fn large_shared_declaration_limits_occupancy() {
+    check_hover(
+        r#"
+//- /big.cu block:128
+__global__ void k(float* out) {
+    $0__shared__ double buf[4096];
+    __shared__ float other[1024];
+    out[0] = buf[threadIdx.x] + other[threadIdx.x];
+}
+"#,
+        expect![[r#"
+            shared-declaration `buf` at `buf`
+            ---
+            **`__shared__ double buf[4096]`** in `k`
+
+            4096 × 8 B = **32768 bytes** (32.0 KiB).
+
+            **Occupancy on sm_90** at 128×1×1 = 128 threads (the configured default; no launch was found); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 6 blocks/SM
+            - with all 36864 B of `k`'s shared memory: 6 blocks/SM
+            - warps allow 16 blocks/SM at this block size, so shared memory is the limit
+        "#]],
+    );
+}
+
+#[test]
+fn extern_shared_sized_at_the_launch() {
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    extern __shared__ float dyn$0[];
+    out[0] = dyn[threadIdx.x];
+}
+void run(float* out) { k<<<8, 256, 256 * sizeof(float)>>>(out); }
+"#,
+        expect![[r#"
+            shared-declaration `dyn` at `dyn`
+            ---
+            **`extern __shared__ float dyn[]`** in `k`
+
+            Dynamic shared memory of `float` (4 B each), sized at launch: 1024 B at the launch found.
+
+            **Occupancy on sm_90** at 256×1×1 = 256 threads (from the launch at line 5); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 114 blocks/SM
+            - with all 1024 B of `k`'s shared memory: 114 blocks/SM
+            - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
+        "#]],
+    );
+}
+
+// __shared__ accesses.
+
+#[test]
+fn naive_transpose_column_read_is_a_32_way_conflict() {
+    check_hover(
+        r#"
+//- /t.cu block:32x8
+__global__ void k(float* out) {
+    __shared__ float tile[32][32];
+    out[0] = tile[threadIdx.x][threadIdx.y$0];
+}
+"#,
+        expect![[r#"
+            shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
+            ---
+            **shared load `tile[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
+
+            Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
+
+            **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn padded_transpose_column_read_is_conflict_free() {
+    check_hover(
+        r#"
+//- /t.cu block:32x8
+__global__ void k(float* out) {
+    __shared__ float tile[32][33];
+    out[0] = ti$0le[threadIdx.x][threadIdx.y];
+}
+"#,
+        expect![[r#"
+            shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
+            ---
+            **shared load `tile[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
+
+            Byte offset: `(threadIdx.x * 33 + threadIdx.y) * 4`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn loop_variable_is_held_at_its_start() {
+    check_hover(
+        r#"
+//- /gemm.cu block:16x16
+#define TILE 16
+__global__ void gemm(float* c) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float acc = 0;
+    for (int k = 0; k < TILE; ++k)
+        acc += As[ty][k] * B$0s[k][tx];
+    c[0] = acc;
+}
+"#,
+        expect![[r#"
+            shared-access `Bs[k][tx]` at `Bs[k][tx]`
+            ---
+            **shared load `Bs[k][tx]`** · 4 B per lane · warp 0 of a 16×16×1 block (the configured default; no launch was found)
+
+            Byte offset: `(0 * 16 + threadIdx.x) * 4`
+
+            Loop variable `k` held at its start value `0` (the first iteration).
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 16 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn vectorised_float4_access() {
+    check_hover(
+        r#"
+__global__ void k(float4* out) {
+    __shared__ float buf[1024];
+    out[0] = reinterpret_cast<float4*>(&buf[threadIdx.x * 4])$0[0];
+}
+"#,
+        expect![[r#"
+            shared-access `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]` at `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]`
+            ---
+            **shared load `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]`** · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 4 * 4`
+
+            **conflict-free**: 4 wavefronts per request (32 active lanes, 128 distinct words, resolved in groups of 8 lanes); 4 is the minimum for 16-byte accesses.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn data_dependent_index_cannot_be_modelled() {
+    check_hover(
+        r#"
+__global__ void k(const int* idx, float* out) {
+    __shared__ float buf[256];
+    out[0] = buf[idx[threadIdx.x]$0];
+}
+"#,
+        expect![[r#"
+            shared-access `buf[idx[threadIdx.x]]` at `buf[idx[threadIdx.x]]`
+            ---
+            **shared load `buf[idx[threadIdx.x]]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            **Cannot be modelled**: `idx[threadIdx.x]` is loaded from memory.
+        "#]],
+    );
+}
+
+#[test]
+fn stride_from_a_parameter_changes_the_answer() {
+    check_hover(
+        r#"
+__global__ void k(float* out, int stride) {
+    __shared__ float buf[4096];
+    out[0] = buf[threadIdx.x * stri$0de];
+}
+"#,
+        expect![[r#"
+            shared-access `buf[threadIdx.x * stride]` at `buf[threadIdx.x * stride]`
+            ---
+            **shared load `buf[threadIdx.x * stride]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * stride * 4`
+
+            **Cannot be modelled**: the conflicts depend on `stride`, which every lane shares but the file does not fix (1-way at 0, 2-way at 2).
+        "#]],
+    );
+}
+
+#[test]
+fn block_offset_does_not_change_the_answer() {
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    __shared__ float buf[4096];
+    out[0] = buf[blockIdx.x * 32 + threadIdx.x$0];
+}
+"#,
+        expect![[r#"
+            shared-access `buf[blockIdx.x * 32 + threadIdx.x]` at `buf[blockIdx.x * 32 + threadIdx.x]`
+            ---
+            **shared load `buf[blockIdx.x * 32 + threadIdx.x]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `(blockIdx.x * 32 + threadIdx.x) * 4`
+
+            `blockIdx.x` is the same for every lane; the result does not depend on its value.
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+// Nothing to say, and broken code.
+
+#[test]
+fn whitespace_and_comments_have_no_hover() {
+    check_hover(
+        r#"
+__global__ void k() {
+  $0  // a comment
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn broken_code_still_hovers_the_parts_that_parse() {
+    check_hover(
+        r#"
+__global__ void k(float* x {
+    x[0] = 1.0f +;
+    __syncthre$0ads();
+    for (int i = 0; i <
+}
+"#,
+        expect![[r#"
+            symbol `__syncthreads` at `__syncthreads`
+            ---
+            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+
+            ```cuda
+            void __syncthreads();
+            ```
+
+            header: `built-in` · requires sm_20; target sm_90 has it
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
     );
 }
