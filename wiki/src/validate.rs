@@ -25,25 +25,21 @@ pub fn check(wiki: &Wiki, config: CheckConfig) -> Vec<Diagnostic> {
         check_links(wiki, page, &mut out);
         match page.kind {
             PageKind::Pitfall => check_pitfalls(page, standard, &mut out),
-            PageKind::Skill if standard => {
-                if page.section("when-not-to-use").is_none() {
-                    warn(
-                        &mut out,
-                        page,
-                        page.body_line,
-                        "skill page has no `## When NOT to use` section; say when the technique does not pay",
-                    );
-                }
+            PageKind::Skill if standard && page.section("when-not-to-use").is_none() => {
+                warn(
+                    &mut out,
+                    page,
+                    page.body_line,
+                    "skill page has no `## When NOT to use` section; say when the technique does not pay",
+                );
             }
-            PageKind::SkillCard if standard => {
-                if page.section("do-not-use-this-when").is_none() {
-                    warn(
-                        &mut out,
-                        page,
-                        1,
-                        "skill card has no `## Do not use this when` section",
-                    );
-                }
+            PageKind::SkillCard if standard && page.section("do-not-use-this-when").is_none() => {
+                warn(
+                    &mut out,
+                    page,
+                    1,
+                    "skill card has no `## Do not use this when` section",
+                );
             }
             PageKind::Api => {
                 check_api(page, &mut out);
