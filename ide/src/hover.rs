@@ -562,7 +562,7 @@ fn access_hover(
         kernaut_syntax::AccessKind::LoadStore => "load and store",
         kernaut_syntax::AccessKind::AddressOf => "address taken",
     };
-    let width = a
+    let width = bank
         .width
         .map_or("unknown width".to_string(), |w| format!("{w} B per lane"));
     let mut md = format!(
@@ -570,8 +570,13 @@ fn access_hover(
         block_text(bank.block),
         block_source_text(&bank.block_source, path)
     );
-    if a.kind == kernaut_syntax::AccessKind::AddressOf {
-        md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n");
+    match (&bank.copy, a.kind) {
+        (Some(callee), _) => md.push_str(&format!(
+            "The destination of `{callee}`: modelled as its {}-byte shared write per lane.\n\n",
+            bank.width.unwrap_or(0)
+        )),
+        (None, kernaut_syntax::AccessKind::AddressOf) => md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n"),
+        _ => {}
     }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));
@@ -619,7 +624,7 @@ fn access_hover(
                 md.push_str(&format!(
                     "; {} is the minimum for {}-byte accesses",
                     r.wavefronts,
-                    a.width.unwrap_or(0)
+                    bank.width.unwrap_or(0)
                 ));
             }
             md.push_str(".\n\n");

@@ -98,6 +98,11 @@ pub struct BankAnalysis {
     /// Values the warp shares that the file does not fix; the model tried several and
     /// they did not change the result.
     pub uniforms: Vec<String>,
+    /// The asynchronous copy whose destination the access is (`__pipeline_memcpy_async`),
+    /// when its size decided the width: the model then runs the copy's shared write.
+    pub copy: Option<String>,
+    /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
+    pub width: Option<u64>,
     /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
     pub addresses: Vec<Option<i64>>,
     /// The model's report, or why the access cannot be modelled.
@@ -259,6 +264,20 @@ pub(crate) fn occupancy_for(
         max_dynamic_smem: None,
     };
     let result = occupancy(arch, &input).map_err(|e| e.to_string());
+    let default_regs = analysis.config.default_regs_per_thread;
+    if matches!(regs_source, RegsSource::LaunchBounds { .. }) && regs_per_thread > default_regs {
+        let at_default = OccupancyInput {
+            regs_per_thread: default_regs,
+            ..input.clone()
+        };
+        if let Ok(o) = occupancy(arch, &at_default) {
+            notes.push(format!(
+                "At the configured default of {default_regs} registers per thread it would be {} blocks/SM ({:.0}%).",
+                o.blocks_per_sm,
+                o.occupancy * 100.0
+            ));
+        }
+    }
     notes.push(match regs_source {
         RegsSource::LaunchBounds { .. } => format!(
             "Registers: {regs_per_thread} per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`)."
@@ -303,9 +322,24 @@ pub(crate) fn bank_report(
         lowered: None,
         held_loops: Vec::new(),
         uniforms: Vec::new(),
+        copy: None,
+        width: access.width,
         addresses: Vec::new(),
         result: Err(String::new()),
     };
+    let mut width_bytes = access.width;
+    let mut kind = match access.kind {
+        AccessKind::Store => banks::AccessKind::Store,
+        _ => banks::AccessKind::Load,
+    };
+    if access.kind == AccessKind::AddressOf {
+        if let Some((callee, size)) = async_copy_of(analysis, path, access) {
+            width_bytes = Some(size);
+            out.width = Some(size);
+            kind = banks::AccessKind::Store;
+            out.copy = Some(callee);
+        }
+    }
     let lowered = match lower_index(&access.byte_offset) {
         Ok(l) => l,
         Err(reason) => {
@@ -316,7 +350,7 @@ pub(crate) fn bank_report(
     out.lowered = Some(lowered.expr.to_string());
     out.held_loops = lowered.held_loops.clone();
     out.uniforms = lowered.uniforms.clone();
-    let width = match access.width {
+    let width = match width_bytes {
         None => {
             out.result = Err(format!(
                 "the element size of `{}` is not known",
@@ -333,10 +367,6 @@ pub(crate) fn bank_report(
                 return Some(out);
             }
         },
-    };
-    let kind = match access.kind {
-        AccessKind::Store => banks::AccessKind::Store,
-        _ => banks::AccessKind::Load,
     };
     let run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
         let mut constants = lowered.constants.clone();
@@ -396,6 +426,40 @@ pub(crate) fn bank_report(
         }
     }
     Some(out)
+}
+
+/// Copies whose destination is their first argument and whose size is the third.
+const ASYNC_COPIES: &[&str] = &["__pipeline_memcpy_async", "memcpy_async"];
+
+/// The asynchronous copy that `access` (an address taken) is the destination of, and
+/// its size in bytes when the file fixes it at 4, 8 or 16.
+fn async_copy_of(analysis: &Analysis, path: &str, access: &SharedAccess) -> Option<(String, u64)> {
+    let file = analysis.file(path)?;
+    let calls = file.source.calls_in(access.range.start);
+    let call = calls
+        .iter()
+        .filter(|c| {
+            c.arg_ranges
+                .first()
+                .is_some_and(|r| r.start <= access.range.start && access.range.end <= r.end)
+        })
+        .min_by_key(|c| c.range.len())?;
+    let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+    if !ASYNC_COPIES.contains(&last) {
+        return None;
+    }
+    // `cuda::memcpy_async(group, dst, src, size, pipe)` takes the group first.
+    let size_arg = if call.args.len() >= 5 { 3 } else { 2 };
+    let size_text = call.args.get(size_arg)?;
+    let size_text = size_text
+        .strip_prefix("cuda::aligned_size_t<")
+        .and_then(|t| t.split('>').next())
+        .unwrap_or(size_text);
+    let size = file.facts().fold_text(size_text, call.range.start)?;
+    let size = u64::try_from(size)
+        .ok()
+        .filter(|s| matches!(s, 4 | 8 | 16))?;
+    Some((call.callee_text.clone(), size))
 }
 
 /// The 1-based line of a byte offset.

@@ -466,6 +466,8 @@ void run(float* out, const float* in, int n) {
 
             2 blocks/SM · 16 of 64 warps active (25%) · limited by registers.
 
+            At the configured default of 32 registers per thread it would be 8 blocks/SM (100%).
+
             Registers: 128 per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`).
         "#]],
     );
