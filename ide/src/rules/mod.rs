@@ -29,8 +29,10 @@ use kernaut_syntax::{EnclosingKind, FileFacts, SourceFile, TextRange};
 use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
 
+mod async_ops;
 mod bank_conflict;
 mod over_unroll;
+mod wait_all_in_pipelined_loop;
 
 #[cfg(test)]
 mod testing;
@@ -38,6 +40,7 @@ mod testing;
 /// Every rule, in the order they run.
 pub const RULES: &[Rule] = &[
     bank_conflict::RULE,
+    wait_all_in_pipelined_loop::RULE,
     over_unroll::RULE,
 ];
 

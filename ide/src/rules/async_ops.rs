@@ -1,0 +1,256 @@
+//! Shared by the async-copy and barrier rules: the calls of a function classified as async
+//! copies, commits, waits and block barriers, seeing through small wrapper functions of the
+//! same file (`cp_async_fence()`, `cp_async_wait<N>()` around inline PTX).
+
+use std::collections::HashMap;
+
+use kernaut_syntax::{CallSite, SymbolKind, TextRange};
+
+use super::RuleContext;
+
+/// What an async-copy or barrier call does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    /// Issues an async copy into shared memory.
+    Copy,
+    /// Closes a batch of copies (`__pipeline_commit`, `cp.async.commit_group`).
+    Commit,
+    /// Waits for batches: `count` is the number allowed to stay pending, when constant;
+    /// `count_range` the text that holds it.
+    Wait {
+        /// The pending-batch count, folded.
+        count: Option<i64>,
+        /// The count as written.
+        count_text: Option<String>,
+        /// Where the count is written (an argument, a template argument or a PTX operand).
+        count_range: Option<TextRange>,
+        /// Whether the wait also synchronises the block (`cooperative_groups::wait`).
+        syncs_block: bool,
+    },
+    /// A barrier of the whole block (or a wider one).
+    Barrier,
+    /// A warp barrier, `__syncwarp()`.
+    WarpBarrier,
+}
+
+/// A classified call.
+#[derive(Clone, Debug)]
+pub(crate) struct Op {
+    /// What it does.
+    pub(crate) kind: OpKind,
+    /// The call.
+    pub(crate) call: CallSite,
+}
+
+/// The last segment of a callee: `cuda::pipeline::producer_commit` → `producer_commit`.
+pub(crate) fn base_name(callee: &str) -> &str {
+    let s = callee.rsplit("::").next().unwrap_or(callee);
+    s.rsplit('.').next().unwrap_or(s)
+}
+
+/// The template arguments written right after the callee of `call`, and their range.
+pub(crate) fn template_arg(text: &str, call: &CallSite) -> Option<(String, TextRange)> {
+    let rest = text.get(call.callee_range.end..call.range.end)?;
+    let trimmed = rest.trim_start();
+    if !trimmed.starts_with('<') {
+        return None;
+    }
+    let open = call.callee_range.end + (rest.len() - trimmed.len()) + 1;
+    let mut depth = 1;
+    for (i, c) in text[open..call.range.end].char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    let range = open..open + i;
+                    return Some((text[range.clone()].trim().to_string(), range));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn classify_direct(ctx: &RuleContext, call: &CallSite) -> Option<OpKind> {
+    let text = ctx.text();
+    if call.kind == SymbolKind::Ptx {
+        let m = call.callee.as_str();
+        return if m.starts_with("cp.async.commit_group") {
+            Some(OpKind::Commit)
+        } else if m.starts_with("cp.async.wait_all") {
+            Some(wait(Some(0), None, None, false))
+        } else if m.starts_with("cp.async.wait_group") {
+            let arg = call.args.first().cloned();
+            let count = arg.as_deref().and_then(|a| a.parse::<i64>().ok());
+            let range = arg.as_deref().filter(|_| count.is_some()).and_then(|a| {
+                text.get(call.range.clone())?
+                    .find(a)
+                    .map(|i| call.range.start + i..call.range.start + i + a.len())
+            });
+            Some(wait(count, arg, range, false))
+        } else if m.starts_with("cp.async.ca") || m.starts_with("cp.async.cg") {
+            Some(OpKind::Copy)
+        } else if m.starts_with("bar.sync")
+            || m.starts_with("barrier.sync")
+            || m == "bar"
+            || m == "barrier"
+        {
+            Some(OpKind::Barrier)
+        } else {
+            None
+        };
+    }
+    let name = base_name(&call.callee);
+    let receiver_is_group = || {
+        let t = call.callee_text.to_ascii_lowercase();
+        call.callee.contains("thread_block")
+            || call.callee.contains("grid_group")
+            || call.callee.contains("cluster_group")
+            || t.contains("block")
+            || t.contains("cta")
+            || t.contains("grid")
+    };
+    Some(match name {
+        "__pipeline_memcpy_async" | "memcpy_async" | "cp_async" | "cp_async_zfill" => OpKind::Copy,
+        "__pipeline_commit" | "producer_commit" | "cp_async_fence" | "cp_async_commit" => {
+            OpKind::Commit
+        }
+        "__pipeline_wait_prior" => {
+            let arg = call.args.first().cloned();
+            let count = arg
+                .as_deref()
+                .and_then(|a| ctx.facts.fold_text(a, call.range.start));
+            wait(count, arg, call.arg_ranges.first().cloned(), false)
+        }
+        "pipeline_consumer_wait_prior" | "cp_async_wait" | "wait_prior" => {
+            let (arg, range) =
+                template_arg(text, call).map_or((None, None), |(a, r)| (Some(a), Some(r)));
+            let count = arg
+                .as_deref()
+                .and_then(|a| ctx.facts.fold_text(a, call.range.start));
+            wait(count, arg, range, false)
+        }
+        "cp_async_wait_all" => wait(Some(0), None, None, false),
+        "wait"
+            if call.callee.starts_with("cooperative_groups::")
+                || call.callee_text.starts_with("cg::") =>
+        {
+            wait(Some(0), None, None, true)
+        }
+        "__syncthreads"
+        | "__syncthreads_count"
+        | "__syncthreads_and"
+        | "__syncthreads_or"
+        | "__barrier_sync" => OpKind::Barrier,
+        "arrive_and_wait" | "barrier_sync" | "named_barrier_sync" => OpKind::Barrier,
+        "sync" if call.kind != SymbolKind::Identifier && receiver_is_group() => OpKind::Barrier,
+        "sync"
+            if call.callee.starts_with("cooperative_groups::")
+                || call.callee_text.starts_with("cg::") =>
+        {
+            OpKind::Barrier
+        }
+        "__syncwarp" => OpKind::WarpBarrier,
+        _ => return None,
+    })
+}
+
+fn wait(
+    count: Option<i64>,
+    count_text: Option<String>,
+    count_range: Option<TextRange>,
+    syncs_block: bool,
+) -> OpKind {
+    OpKind::Wait {
+        count,
+        count_text,
+        count_range,
+        syncs_block,
+    }
+}
+
+/// Functions of the file that wrap one op: their name → the op their body performs (the
+/// last classified call of the body wins, so a wrapper that waits then syncs is a barrier).
+fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
+    let mut out = HashMap::new();
+    for f in &ctx.facts.device_functions {
+        let Some(body) = &f.body_range else {
+            continue;
+        };
+        let calls = ctx.file.calls_in(body.start);
+        let ops: Vec<OpKind> = calls
+            .iter()
+            .filter_map(|c| classify_direct(ctx, c))
+            .collect();
+        let Some(last) = ops.last() else {
+            continue;
+        };
+        if ops.iter().any(|o| *o == OpKind::Barrier) {
+            out.insert(f.name.clone(), OpKind::Barrier);
+        } else {
+            out.insert(f.name.clone(), last.clone());
+        }
+    }
+    out
+}
+
+/// The classified calls of the function whose body contains `offset`, in document order.
+pub(crate) fn ops_in_function(
+    ctx: &RuleContext,
+    offset: usize,
+    wrappers: &HashMap<String, OpKind>,
+) -> Vec<Op> {
+    let mut out = Vec::new();
+    for call in ctx.file.calls_in(offset) {
+        let kind = match classify_direct(ctx, &call) {
+            Some(k) => Some(k),
+            None => wrappers.get(base_name(&call.callee)).map(|k| match k {
+                // A wrapper's wait count is the call's template argument or argument.
+                OpKind::Wait {
+                    count: None,
+                    syncs_block,
+                    ..
+                } => {
+                    let (arg, range) = template_arg(ctx.text(), &call)
+                        .map(|(a, r)| (Some(a), Some(r)))
+                        .or_else(|| {
+                            call.args
+                                .first()
+                                .map(|a| (Some(a.clone()), call.arg_ranges.first().cloned()))
+                        })
+                        .unwrap_or((None, None));
+                    let count = arg
+                        .as_deref()
+                        .and_then(|a| ctx.facts.fold_text(a, call.range.start));
+                    wait(count, arg, range, *syncs_block)
+                }
+                OpKind::Wait {
+                    count, syncs_block, ..
+                } => wait(*count, None, None, *syncs_block),
+                other => other.clone(),
+            }),
+        };
+        if let Some(kind) = kind {
+            out.push(Op { kind, call });
+        }
+    }
+    out
+}
+
+/// Every function with a body (kernels and device functions) and its classified calls,
+/// computed once per rule run.
+pub(crate) fn all_functions(ctx: &RuleContext) -> Vec<(TextRange, Vec<Op>)> {
+    let wrappers = wrappers(ctx);
+    ctx.facts
+        .kernels
+        .iter()
+        .chain(&ctx.facts.device_functions)
+        .filter_map(|f| {
+            let body = f.body_range.clone()?;
+            let ops = ops_in_function(ctx, body.start, &wrappers);
+            Some((body, ops))
+        })
+        .collect()
+}

@@ -1,0 +1,357 @@
+//! `async-copy/wait-all-in-pipelined-loop`: a wait for zero pending groups inside a loop,
+//! after the group for a later tile was committed in the same iteration.
+//!
+//! A pipelined loop has a prologue that commits the first tile(s) before the loop, and in
+//! each iteration commits the copy of a later tile. Waiting for zero pending groups after
+//! that commit drains the prefetch as well: copy and compute no longer overlap. The wait
+//! must leave `stages - 1` groups pending (1 for double buffering). A `wait 0` placed before
+//! the next copy is issued is the correct two-stage form and stays silent, as does a loop
+//! without a prologue (it loads and consumes one tile per iteration, nothing to overlap).
+//!
+//! The fix writes `stages - 1` when the prologue's commits can be counted.
+//!
+//! ```cuda
+//! // Before
+//! load_tile(0); __pipeline_commit();
+//! for (int t = 0; t < n; ++t) {
+//!     load_tile(t + 1); __pipeline_commit();
+//!     __pipeline_wait_prior(0);
+//!     __syncthreads(); compute(t); __syncthreads();
+//! }
+//! // After
+//!     __pipeline_wait_prior(1);
+//! ```
+
+use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
+
+use super::async_ops::{all_functions, Op, OpKind};
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "async-copy/wait-all-in-pipelined-loop",
+    severity: Severity::Warning,
+    wiki: &["skill-optimize-shared-memory-tiling#common-failure-modes"],
+    run,
+};
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    for (_, ops) in all_functions(ctx) {
+        if !ops.iter().any(|o| o.kind == OpKind::Commit) {
+            continue;
+        }
+        for w in &ops {
+            let OpKind::Wait {
+                count: Some(0),
+                count_range,
+                ..
+            } = &w.kind
+            else {
+                continue;
+            };
+            let Some(l) = innermost_loop(ctx, w.call.range.start) else {
+                continue;
+            };
+            let committed_before = ops.iter().any(|o| {
+                o.kind == OpKind::Commit
+                    && l.contains(&o.call.range.start)
+                    && o.call.range.start < w.call.range.start
+            });
+            if !committed_before {
+                continue;
+            }
+            let prologue: Vec<&Op> = ops
+                .iter()
+                .filter(|o| o.kind == OpKind::Commit && o.call.range.end <= l.start)
+                .collect();
+            if prologue.is_empty() {
+                continue;
+            }
+            let stages_minus_one = prologue
+                .iter()
+                .map(|o| commits_of(ctx, o, &l))
+                .sum::<Option<i64>>()
+                .filter(|n| *n >= 1);
+            let written = &ctx.text()[w.call.range.clone()];
+            let mut fixes = Vec::new();
+            if let Some(n) = stages_minus_one {
+                let edit = match count_range {
+                    Some(r) => Some(TextEdit::replace(r.clone(), n.to_string())),
+                    None if w.call.kind == SymbolKind::Ptx
+                        && w.call.callee.starts_with("cp.async.wait_all") =>
+                    {
+                        Some(TextEdit::replace(
+                            w.call.callee_range.clone(),
+                            format!("cp.async.wait_group {n}"),
+                        ))
+                    }
+                    None => None,
+                };
+                if let Some(edit) = edit {
+                    fixes.push(Fix {
+                        title: format!(
+                            "Wait for all but the {n} most recent group{} (stages - 1)",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                        edits: vec![edit],
+                    });
+                }
+            }
+            let advice = match stages_minus_one {
+                Some(n) => format!("leave {n} group{} pending", if n == 1 { "" } else { "s" }),
+                None => "leave stages - 1 groups pending (1 for double buffering)".to_string(),
+            };
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: w.call.range.clone(),
+                message: format!(
+                    "`{}` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; {advice}",
+                    one_line(written)
+                ),
+                wiki: RULE.wiki[0].to_string(),
+                fixes,
+            });
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    s.trim_end_matches(';').to_string()
+}
+
+/// The innermost loop around `offset` inside its function.
+pub(crate) fn innermost_loop(ctx: &RuleContext, offset: usize) -> Option<TextRange> {
+    for e in ctx.file.enclosing(offset) {
+        match e.kind {
+            EnclosingKind::For { .. }
+            | EnclosingKind::While { .. }
+            | EnclosingKind::DoWhile { .. } => return Some(e.range),
+            EnclosingKind::Function { .. } => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// How many groups a prologue commit adds: 1, or the trip count of the constant loops
+/// around it (up to the pipelined loop `main`).
+fn commits_of(ctx: &RuleContext, commit: &Op, main: &TextRange) -> Option<i64> {
+    let mut n = 1i64;
+    for e in ctx.file.enclosing(commit.call.range.start) {
+        if e.range.contains(&main.start) {
+            break;
+        }
+        match e.kind {
+            EnclosingKind::For {
+                start, end, step, ..
+            } => {
+                let start = start.and_then(|s| ctx.facts.fold_text(&s, e.range.start))?;
+                let (end, step) = (end?, step?);
+                if step <= 0 {
+                    return None;
+                }
+                n = n.checked_mul(((end - start).max(0) + step - 1) / step)?;
+            }
+            EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. } => return None,
+            EnclosingKind::If { .. } | EnclosingKind::Switch { .. } => return None,
+            EnclosingKind::Function { .. } => break,
+            _ => {}
+        }
+    }
+    Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "async-copy/wait-all-in-pipelined-loop";
+
+    #[test]
+    fn wait_zero_after_prefetch_commit() {
+        check(
+            RULE,
+            r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float buf[2][256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&buf[0][tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    float acc = 0.0f;
+    for (int t = 0; t < n; ++t) {
+        if (t + 1 < n)
+            __pipeline_memcpy_async(&buf[(t + 1) % 2][tid], &in[(t + 1) * 256 + tid], sizeof(float));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` waits for every copy
+        __syncthreads();
+        acc += buf[t % 2][(tid + 1) % 256];
+        __syncthreads();
+    }
+    out[tid] = acc;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn wait_before_the_next_copy_and_unpipelined_loops_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void two_stage(const float* in, float* out, int n) {
+    __shared__ float buf[2][256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&buf[0][tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    float acc = 0.0f;
+    for (int t = 0; t < n; ++t) {
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        if (t + 1 < n)
+            __pipeline_memcpy_async(&buf[(t + 1) % 2][tid], &in[(t + 1) * 256 + tid], sizeof(float));
+        __pipeline_commit();
+        acc += buf[t % 2][(tid + 1) % 256];
+    }
+    out[tid] = acc;
+}
+__global__ void one_stage(const float* in, float* out, int n) {
+    __shared__ float buf[256];
+    int tid = threadIdx.x;
+    float acc = 0.0f;
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[tid], &in[t * 256 + tid], sizeof(float));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        acc += buf[(tid + 1) % 256];
+        __syncthreads();
+    }
+    out[tid] = acc;
+}
+"#,
+        );
+    }
+
+    const PTX: &str = r#"
+__device__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float buf[3][256];
+    for (int s = 0; s < 2; ++s) {
+        copy_tile(buf[s], in, s);
+        commit();
+    }
+    for (int t = 0; t < n; ++t) {
+        copy_tile(buf[(t + 2) % 3], in, t + 2);
+        commit();
+        asm volatile("cp.async.wait_all;\n" ::);
+        __syncthreads();
+        out[t] = buf[t % 3][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#;
+
+    #[test]
+    fn ptx_and_wrappers_with_a_counted_prologue() {
+        check_messages(
+            RULE,
+            PTX,
+            expect![[r#"
+                warning: `cp.async.wait_all` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 2 groups pending (skill-optimize-shared-memory-tiling#common-failure-modes)
+            "#]],
+        );
+        check_fix(
+            RULE,
+            PTX,
+            0,
+            expect![[r#"
+                // Wait for all but the 2 most recent groups (stages - 1)
+                __device__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+                __global__ void k(const float* in, float* out, int n) {
+                    __shared__ float buf[3][256];
+                    for (int s = 0; s < 2; ++s) {
+                        copy_tile(buf[s], in, s);
+                        commit();
+                    }
+                    for (int t = 0; t < n; ++t) {
+                        copy_tile(buf[(t + 2) % 3], in, t + 2);
+                        commit();
+                        asm volatile("cp.async.wait_group 2;\n" ::);
+                        __syncthreads();
+                        out[t] = buf[t % 3][threadIdx.x];
+                        __syncthreads();
+                    }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fix_writes_one_for_double_buffering() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float buf[2][256];
+    cp_async(&buf[0][threadIdx.x], in);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        cp_async(&buf[(t + 1) % 2][threadIdx.x], in + t);
+        __pipeline_commit();
+        cuda::pipeline_consumer_wait_prior<0>(pipe);
+        __syncthreads();
+        out[t] = buf[t % 2][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+            0,
+            expect![[r#"
+                // Wait for all but the 1 most recent group (stages - 1)
+                __global__ void k(const float* in, float* out, int n) {
+                    __shared__ float buf[2][256];
+                    cp_async(&buf[0][threadIdx.x], in);
+                    __pipeline_commit();
+                    for (int t = 0; t < n; ++t) {
+                        cp_async(&buf[(t + 1) % 2][threadIdx.x], in + t);
+                        __pipeline_commit();
+                        cuda::pipeline_consumer_wait_prior<1>(pipe);
+                        __syncthreads();
+                        out[t] = buf[t % 2][threadIdx.x];
+                        __syncthreads();
+                    }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_when_the_prologue_cannot_be_counted() {
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out, int n, int stages) {
+    __shared__ float buf[4][256];
+    for (int s = 0; s < stages - 1; ++s) {
+        __pipeline_memcpy_async(&buf[s][threadIdx.x], in + s * 256, 4);
+        __pipeline_commit();
+    }
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 3) % 4][threadIdx.x], in + t * 256, 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        out[t] = buf[t % 4][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        );
+    }
+}
