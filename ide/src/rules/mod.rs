@@ -31,6 +31,7 @@ use crate::Knowledge;
 
 mod async_ops;
 mod bank_conflict;
+mod unaligned_carve;
 mod over_unroll;
 mod wait_all_in_pipelined_loop;
 
@@ -42,6 +43,7 @@ pub const RULES: &[Rule] = &[
     bank_conflict::RULE,
     wait_all_in_pipelined_loop::RULE,
     over_unroll::RULE,
+    unaligned_carve::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.

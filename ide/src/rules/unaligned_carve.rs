@@ -1,18 +1,34 @@
 //! `smem/unaligned-carve`: an `extern __shared__` buffer carved at an offset that is not a
-//! multiple of 16 bytes.
+//! multiple of 16 bytes, where the carved pointer needs it.
 //!
-//! Vector accesses and async copies need 16-byte alignment, and swizzled layouts assume the
-//! tile starts at the pattern's period (`pitfall-bank-conflict#P6`). The fix rounds the
-//! offset up to 128.
+//! All dynamic shared memory is one buffer, and each sub-array's offset is the author's to
+//! align (`pitfall-bank-conflict#P6`). The rule reads the offset of each carve
+//! (`T* p = reinterpret_cast<T*>(smem + OFF)`, `(T*)&smem[OFF]`, `(T*)smem + OFF`, or from
+//! an earlier carve) and fires when it is not a multiple of 16 bytes and either
+//! - it is not a multiple of the alignment of `T` itself (a `float4*` at byte 200, a
+//!   `float*` at byte 130): every access faults, a warning; or
+//! - the pointer is later used for 16-byte work: an async copy (`cuda::memcpy_async`,
+//!   `__pipeline_memcpy_async`, `cp.async`) or a cast to a type it is not aligned for
+//!   (a hint).
+//!
+//! A `float*` at byte 132 that is only read and written as floats is correctly aligned
+//! and stays silent; so does an offset the file does not determine.
+//!
+//! The fix rounds the offset up to the next multiple of 128 bytes when it is written as
+//! an integer literal; the launch's dynamic shared memory size must cover the extra bytes.
 //!
 //! ```cuda
 //! // Before
+//! extern __shared__ unsigned char smem[];
 //! float4* b = reinterpret_cast<float4*>(smem + 130);
 //! // After
+//! extern __shared__ unsigned char smem[];
 //! float4* b = reinterpret_cast<float4*>(smem + 256);
 //! ```
 
-use super::{Rule, RuleContext, RuleDiagnostic};
+use kernaut_syntax::{type_size, SharedCarve, TextRange};
+
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -22,4 +38,503 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-fn run(_ctx: &RuleContext, _out: &mut Vec<RuleDiagnostic>) {}
+/// The alignment the fix rounds to.
+const ROUND_TO: i64 = 128;
+
+/// Calls whose pointer arguments are 16-byte async copies at best.
+const ASYNC_COPIES: &[&str] = &[
+    "memcpy_async",
+    "__pipeline_memcpy_async",
+    "cp_async",
+    "cp_async4",
+    "cp_async16",
+];
+
+/// A carve's offset as this rule reads it from the text.
+struct Offset {
+    /// The bytes from the start of the root buffer.
+    bytes: i64,
+    /// The range of the offset's integer literal, when it is one.
+    literal: Option<TextRange>,
+    /// The size of one unit of the literal, in bytes.
+    unit: i64,
+    /// The root buffer's offset of the base the literal is added to.
+    base_bytes: i64,
+    /// The type the pointer is cast to (or declared with), and its size.
+    pointee: Option<(String, u64)>,
+}
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let text = ctx.text();
+    for c in &ctx.facts.carves {
+        let Some(off) = offset(ctx, c) else {
+            continue;
+        };
+        if off.bytes <= 0 || off.bytes % 16 == 0 {
+            continue;
+        }
+        let Some((ty, size)) = off.pointee.clone() else {
+            continue;
+        };
+        let align = alignment(size);
+        let (severity, why) = if off.bytes % align != 0 {
+            (
+                Severity::Warning,
+                format!(
+                    "which is not a multiple of the {align}-byte alignment of `{ty}`: accesses through it fault with a misaligned address"
+                ),
+            )
+        } else if let Some(use_) = sixteen_byte_use(ctx, c, off.bytes) {
+            (RULE.severity, format!("but {use_} needs 16-byte alignment"))
+        } else {
+            continue;
+        };
+        let message = format!(
+            "`{}` is carved {} bytes into `{}`, {why}; round the offset up to a multiple of 16 (128 keeps bank arithmetic simple)",
+            c.name, off.bytes, c.root
+        );
+        let Some(range) = name_range(text, c) else {
+            continue;
+        };
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity,
+            range,
+            message,
+            wiki: RULE.wiki[0].to_string(),
+            fixes: fix(&off, c).into_iter().collect(),
+        });
+    }
+}
+
+/// The fix: the literal rewritten so the offset is the next multiple of [`ROUND_TO`].
+fn fix(off: &Offset, c: &SharedCarve) -> Option<Fix> {
+    let literal = off.literal.clone()?;
+    let target = (off.bytes + ROUND_TO - 1) / ROUND_TO * ROUND_TO;
+    let rel = target - off.base_bytes;
+    if rel < 0 || rel % off.unit != 0 {
+        return None;
+    }
+    let value = rel / off.unit;
+    Some(Fix {
+        title: format!(
+            "Round the offset of `{}` up to {target} bytes (the dynamic shared memory size must cover {} more bytes)",
+            c.name,
+            target - off.bytes
+        ),
+        edits: vec![TextEdit::replace(literal, value.to_string())],
+    })
+}
+
+/// The alignment of a type of `size` bytes: the largest power of two dividing it, at most
+/// 16.
+fn alignment(size: u64) -> i64 {
+    let size = i64::try_from(size.max(1)).unwrap_or(16);
+    (size & size.wrapping_neg()).min(16)
+}
+
+/// The range of the carved pointer's name in its declaration.
+fn name_range(text: &str, c: &SharedCarve) -> Option<TextRange> {
+    let decl = text.get(c.range.clone())?;
+    let at = find_word(decl, &c.name, 0)?;
+    Some(c.range.start + at..c.range.start + at + c.name.len())
+}
+
+/// Reads the offset of carve `c` from its initialiser.
+fn offset(ctx: &RuleContext, c: &SharedCarve) -> Option<Offset> {
+    let text = ctx.text();
+    let decl = text.get(c.range.clone())?;
+    let name_at = find_word(decl, &c.name, 0)?;
+    let eq = name_at + decl[name_at..].find('=')?;
+    let init_start = c.range.start + eq + 1;
+    let init_end = c.range.start + expression_end(decl, eq + 1);
+    let (inner, outer_cast) = strip_casts(text, init_start..init_end);
+    let declared = c.element_size.map(|s| (c.element_type.clone(), s));
+    let pointee = declared.or_else(|| {
+        let t = outer_cast?;
+        Some((t.clone(), type_size(&t)?))
+    });
+    let s = &text[inner.clone()];
+    let (base, unit_cast, rhs) = if let Some(plus) = top_level_plus(s) {
+        let (lhs, cast) = strip_casts(text, inner.start..inner.start + plus);
+        let rhs = trim_range(text, inner.start + plus + 1..inner.end);
+        (text[lhs].trim().to_string(), cast, Some(rhs))
+    } else if let Some(rest) = s.trim_start().strip_prefix('&') {
+        let open = rest.find('[')?;
+        let close = rest.rfind(']')?;
+        let lead = s.len() - rest.len();
+        let idx = inner.start + lead + open + 1..inner.start + lead + close;
+        (
+            rest[..open].trim().to_string(),
+            None,
+            Some(trim_range(text, idx)),
+        )
+    } else {
+        return None;
+    };
+    if !is_identifier(&base) {
+        return None;
+    }
+    let (base_bytes, base_elem) = base_offset(ctx, c, &base)?;
+    let unit = match unit_cast {
+        Some(t) => type_size(&t)?,
+        None => base_elem,
+    };
+    let unit = i64::try_from(unit).ok()?;
+    let rhs = rhs?;
+    let value = ctx.facts.fold_text(&text[rhs.clone()], rhs.start)?;
+    let literal = text[rhs.clone()]
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then_some(rhs);
+    Some(Offset {
+        bytes: base_bytes.checked_add(value.checked_mul(unit)?)?,
+        literal,
+        unit,
+        base_bytes,
+        pointee,
+    })
+}
+
+/// The offset and element size of `base`: the root buffer or an earlier carve.
+fn base_offset(ctx: &RuleContext, c: &SharedCarve, base: &str) -> Option<(i64, u64)> {
+    if base == c.root {
+        let decl = ctx.facts.shared.iter().find(|s| {
+            s.is_extern
+                && s.name == base
+                && s.function
+                    .as_ref()
+                    .is_none_or(|f| Some(f) == c.function.as_ref())
+        })?;
+        return Some((0, decl.element_size?));
+    }
+    let earlier = ctx
+        .facts
+        .carves
+        .iter()
+        .filter(|o| o.range.end <= c.range.start && o.function == c.function)
+        .rfind(|o| o.name == base)?;
+    Some((offset(ctx, earlier)?.bytes, earlier.element_size?))
+}
+
+/// A use of the carved pointer after its declaration that needs 16-byte alignment.
+fn sixteen_byte_use(ctx: &RuleContext, c: &SharedCarve, bytes: i64) -> Option<String> {
+    let text = ctx.text();
+    let end = ctx
+        .facts
+        .function_at(c.range.start)
+        .map_or(text.len(), |f| f.range.end);
+    for call in ctx.file.calls_in(c.range.start) {
+        if call.range.start < c.range.end {
+            continue;
+        }
+        let last = call
+            .callee
+            .rsplit("::")
+            .next()
+            .unwrap_or(&call.callee)
+            .to_string();
+        let is_copy = ASYNC_COPIES.contains(&last.as_str()) || call.callee.starts_with("cp.async");
+        if is_copy && call.args.iter().any(|a| find_word(a, &c.name, 0).is_some()) {
+            return Some(format!("the async copy `{}` through it", call.callee_text));
+        }
+    }
+    // Casts of the pointer to a wider type it is not aligned for.
+    let body = text.get(c.range.end..end)?;
+    let mut at = 0;
+    while let Some(found) = find_word(body, &c.name, at) {
+        at = found + c.name.len();
+        let before = body[..found].trim_end();
+        let before = before.strip_suffix('(').unwrap_or(before).trim_end();
+        let ty = if let Some(b) = before.strip_suffix('>') {
+            b.rfind('<')
+                .filter(|&l| b[..l].trim_end().ends_with("_cast"))
+                .map(|l| b[l + 1..].trim())
+        } else if let Some(b) = before.strip_suffix(')') {
+            b.rfind('(').map(|l| b[l + 1..].trim())
+        } else {
+            None
+        };
+        let Some(ty) = ty.and_then(|t| t.strip_suffix('*')) else {
+            continue;
+        };
+        let ty = ty.trim();
+        if let Some(size) = type_size(ty) {
+            if bytes % alignment(size) != 0 {
+                return Some(format!("the cast to `{ty}*`"));
+            }
+        }
+    }
+    None
+}
+
+/// Strips outer parentheses and casts (`(T*)x`, `reinterpret_cast<T*>(x)`) from the
+/// expression at `range`: the inner range and the pointee type of the outermost cast.
+fn strip_casts(text: &str, range: TextRange) -> (TextRange, Option<String>) {
+    let mut r = trim_range(text, range);
+    let mut ty = None;
+    for _ in 0..8 {
+        let s = &text[r.clone()];
+        if s.starts_with('(') && matching(s, 0) == Some(s.len() - 1) {
+            // `(x)` or a C cast `(T*)x`.
+            r = trim_range(text, r.start + 1..r.end - 1);
+            continue;
+        }
+        if s.starts_with('(') {
+            let Some(close) = matching(s, 0) else { break };
+            let inside = s[1..close].trim();
+            // A C cast binds tighter than `+`: `(T*)smem + 3` is not a cast of the sum.
+            if top_level_plus(&s[close + 1..]).is_some() {
+                break;
+            }
+            if let Some(t) = inside.strip_suffix('*') {
+                ty.get_or_insert(t.trim().to_string());
+                r = trim_range(text, r.start + close + 1..r.end);
+                continue;
+            }
+            break;
+        }
+        let cast = ["reinterpret_cast<", "static_cast<"]
+            .iter()
+            .find(|c| s.starts_with(**c));
+        if let Some(c) = cast {
+            let Some(gt) = s.find('>') else { break };
+            let Some(open) = s[gt..].find('(').map(|o| gt + o) else {
+                break;
+            };
+            if matching(s, open) != Some(s.len() - 1) {
+                break;
+            }
+            let t = s[c.len()..gt].trim();
+            if let Some(t) = t.strip_suffix('*') {
+                ty.get_or_insert(t.trim().to_string());
+            }
+            r = trim_range(text, r.start + open + 1..r.end - 1);
+            continue;
+        }
+        break;
+    }
+    (r, ty)
+}
+
+/// The index of the bracket that closes the one at `open`.
+fn matching(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, b) in s.bytes().enumerate().skip(open) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The last `+` outside brackets.
+fn top_level_plus(s: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut last = None;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'<' => depth += 1,
+            b')' | b']' | b'>' => depth -= 1,
+            b'+' if depth == 0 => last = Some(i),
+            _ => {}
+        }
+    }
+    last
+}
+
+/// The end of the initialiser that starts at `from` in `decl`: the first `,` or `;`
+/// outside brackets.
+fn expression_end(decl: &str, from: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, b) in decl.bytes().enumerate().skip(from) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' | b';' if depth == 0 => return i,
+            _ => {}
+        }
+    }
+    decl.len()
+}
+
+fn trim_range(text: &str, r: TextRange) -> TextRange {
+    let s = &text[r.clone()];
+    let start = r.start + (s.len() - s.trim_start().len());
+    let end = r.end - (s.len() - s.trim_end().len());
+    start..end.max(start)
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+/// The first occurrence of the identifier `word` in `s` at or after `from`.
+fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = from;
+    while let Some(i) = s.get(at..)?.find(word) {
+        let start = at + i;
+        let end = start + word.len();
+        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
+        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
+        if before && after {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "smem/unaligned-carve";
+
+    #[test]
+    fn vector_pointer_at_an_unaligned_byte_offset() {
+        let fixture = r#"
+__global__ void k(float* out) {
+    extern __shared__ unsigned char smem[];
+    float* a = reinterpret_cast<float*>(smem);
+    float4* b = reinterpret_cast<float4*>(smem + 200);
+         // ^ warning: `b` is carved 200 bytes into `smem`, which is not a multiple of the 16-byte alignment of `float4`
+    out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x].x;
+}
+"#;
+        check(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                warning: `b` is carved 200 bytes into `smem`, which is not a multiple of the 16-byte alignment of `float4`: accesses through it fault with a misaligned address; round the offset up to a multiple of 16 (128 keeps bank arithmetic simple) (pitfall-bank-conflict#P6)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn float_pointer_used_for_async_copies() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in) {
+    extern __shared__ float buf[];
+    float* tile = buf + 33;
+        // ^^^^ hint: `tile` is carved 132 bytes into `buf`, but the async copy `__pipeline_memcpy_async` through it needs 16-byte alignment
+    __pipeline_memcpy_async(&tile[4 * threadIdx.x], &in[4 * threadIdx.x], 16);
+    __pipeline_commit();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn pointer_arithmetic_after_a_cast_counts_in_the_cast_type() {
+        // `(float*)smem + 33` is 132 bytes in, aligned for `float`: silent until the pointer
+        // feeds a 16-byte copy.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out, const float* in) {
+    extern __shared__ unsigned char smem[];
+    float* c = (float*)smem + 33;
+    float2* b = (float2*)smem + 3;
+    float* t = (float*)smem + 65;
+        // ^ hint: `t` is carved 260 bytes into `smem`, but the async copy `__pipeline_memcpy_async` through it needs 16-byte alignment
+    __pipeline_memcpy_async(t + 4 * threadIdx.x, in + 4 * threadIdx.x, 16);
+    out[threadIdx.x] = b[0].x + c[threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn scalar_use_aligned_offsets_and_unknown_offsets_stay_silent() {
+        check(
+            RULE,
+            r#"
+#define TILE 32
+__global__ void k(float* out, int n) {
+    extern __shared__ float smem[];
+    float* a = smem;
+    float* b = smem + 33;
+    float* c = &smem[TILE * TILE];
+    float4* d = reinterpret_cast<float4*>(smem + 2 * TILE * TILE);
+    float* e = smem + n;
+    out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x] + c[0] + d[0].x + e[0];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_rounds_up_to_128() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    extern __shared__ unsigned char smem[];
+    float* a = reinterpret_cast<float*>(smem);
+    float4* b = reinterpret_cast<float4*>(smem + 130);
+    out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x].x;
+}
+"#,
+            0,
+            expect![[r#"
+                // Round the offset of `b` up to 256 bytes (the dynamic shared memory size must cover 126 more bytes)
+                __global__ void k(float* out) {
+                    extern __shared__ unsigned char smem[];
+                    float* a = reinterpret_cast<float*>(smem);
+                    float4* b = reinterpret_cast<float4*>(smem + 256);
+                    out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x].x;
+                }
+            "#]],
+        );
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* in) {
+    extern __shared__ float buf[];
+    float* tile = &buf[33];
+    __pipeline_memcpy_async(&tile[4 * threadIdx.x], &in[4 * threadIdx.x], 16);
+}
+"#,
+            0,
+            expect![[r#"
+                // Round the offset of `tile` up to 256 bytes (the dynamic shared memory size must cover 124 more bytes)
+                __global__ void k(const float* in) {
+                    extern __shared__ float buf[];
+                    float* tile = &buf[64];
+                    __pipeline_memcpy_async(&tile[4 * threadIdx.x], &in[4 * threadIdx.x], 16);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_for_a_computed_offset() {
+        check_no_fix(
+            RULE,
+            r#"
+#define N 50
+__global__ void k(float* out) {
+    extern __shared__ unsigned char smem[];
+    float4* b = reinterpret_cast<float4*>(smem + N * 4);
+    out[0] = b[0].x;
+}
+"#,
+        );
+    }
+}
