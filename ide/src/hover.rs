@@ -859,28 +859,34 @@ fn requirement(r: &str, analysis: &Analysis) -> Option<ArchRequirement> {
 /// The signatures that name the symbol (by the name as written, then as the wiki
 /// lists it), or all of them when none does.
 fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<String> {
-    let written_last = s
-        .text
-        .rsplit(['.', ':'])
-        .next()
-        .filter(|_| s.kind != SymbolKind::Ptx)
-        .unwrap_or("");
     let mut tries: Vec<String> = Vec::new();
     if s.kind == SymbolKind::Ptx {
-        tries.push(s.text.clone());
-    }
-    for name in [s.name.as_str(), wiki_symbol] {
-        // `cooperative_groups::thread_block::sync`, then `thread_block::sync`, then `sync`.
-        let parts: Vec<&str> = name.split("::").collect();
-        for k in (0..parts.len()).rev() {
-            let tail = parts[parts.len() - 1 - k..].join("::");
-            if !tries.contains(&tail) {
-                tries.push(tail);
+        // The mnemonic as written, then with modifiers dropped from the right, down to
+        // the symbol the wiki lists.
+        let mut cur = s.text.as_str();
+        loop {
+            tries.push(cur.to_string());
+            match cur.rsplit_once('.') {
+                Some((head, _)) if head.len() >= wiki_symbol.len() => cur = head,
+                _ => break,
             }
         }
-    }
-    if !written_last.is_empty() {
-        tries.push(written_last.to_string());
+        tries.push(wiki_symbol.to_string());
+    } else {
+        for name in [s.name.as_str(), wiki_symbol] {
+            // `cooperative_groups::thread_block::sync`, then `thread_block::sync`, then
+            // `sync`.
+            let parts: Vec<&str> = name.split("::").collect();
+            for k in (0..parts.len()).rev() {
+                let tail = parts[parts.len() - 1 - k..].join("::");
+                if !tries.contains(&tail) {
+                    tries.push(tail);
+                }
+            }
+        }
+        if let Some(last) = s.text.rsplit(['.', ':']).next() {
+            tries.push(last.to_string());
+        }
     }
     for t in tries {
         let hits: Vec<String> = all
