@@ -31,6 +31,7 @@ use crate::Knowledge;
 
 mod async_ops;
 mod bank_conflict;
+mod runtime_stage_count;
 mod unaligned_carve;
 mod over_unroll;
 mod wait_all_in_pipelined_loop;
@@ -44,6 +45,7 @@ pub const RULES: &[Rule] = &[
     wait_all_in_pipelined_loop::RULE,
     over_unroll::RULE,
     unaligned_carve::RULE,
+    runtime_stage_count::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
