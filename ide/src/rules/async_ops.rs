@@ -133,6 +133,9 @@ fn classify_direct(ctx: &RuleContext, call: &CallSite) -> Option<OpKind> {
             wait(count, arg, range, false)
         }
         "cp_async_wait_all" => wait(Some(0), None, None, false),
+        "consumer_wait" | "consumer_wait_for" | "consumer_wait_until" => {
+            wait(None, None, None, false)
+        }
         "wait"
             if call.callee.starts_with("cooperative_groups::")
                 || call.callee_text.starts_with("cg::") =>
@@ -187,7 +190,7 @@ fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
         let Some(last) = ops.last() else {
             continue;
         };
-        if ops.iter().any(|o| *o == OpKind::Barrier) {
+        if ops.contains(&OpKind::Barrier) {
             out.insert(f.name.clone(), OpKind::Barrier);
         } else {
             out.insert(f.name.clone(), last.clone());

@@ -31,6 +31,8 @@ use crate::Knowledge;
 
 mod async_ops;
 mod bank_conflict;
+mod commit_in_divergent_branch;
+mod missing_sync_after_wait;
 mod runtime_stage_count;
 mod unaligned_carve;
 mod over_unroll;
@@ -43,6 +45,8 @@ mod testing;
 pub const RULES: &[Rule] = &[
     bank_conflict::RULE,
     wait_all_in_pipelined_loop::RULE,
+    missing_sync_after_wait::RULE,
+    commit_in_divergent_branch::RULE,
     over_unroll::RULE,
     unaligned_carve::RULE,
     runtime_stage_count::RULE,
@@ -291,12 +295,30 @@ pub(crate) fn indent_at(text: &str, offset: usize) -> &str {
     &line[..n]
 }
 
-/// The end of the statement that starts at or contains `offset`: just past the next `;`
-/// at the same nesting depth.
-pub(crate) fn statement_end(text: &str, offset: usize) -> usize {
-    let mut depth = 0i32;
-    for (i, b) in text.bytes().enumerate().skip(offset) {
+/// The end of the statement that contains `offset`: just past the next `;` at the same
+/// nesting depth, outside string and character literals. `in_string` says whether
+/// `offset` is inside a string literal (a PTX instruction in an `asm` statement).
+pub(crate) fn statement_end(text: &str, offset: usize, in_string: bool) -> usize {
+    let bytes = text.as_bytes();
+    // Inside a string of an `asm(...)` statement the parenthesis is still open.
+    let mut depth = i32::from(in_string);
+    let mut quote = if in_string { Some(b'"') } else { None };
+    let mut i = offset;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if let Some(q) = quote {
+            if b == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
         match b {
+            b'"' | b'\'' => quote = Some(b),
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => {
                 depth -= 1;
@@ -307,8 +329,57 @@ pub(crate) fn statement_end(text: &str, offset: usize) -> usize {
             b';' if depth == 0 => return i + 1,
             _ => {}
         }
+        i += 1;
     }
     text.len()
+}
+
+/// Whether a thread-dependent condition is still the same for all lanes of a warp: it
+/// names a warp index, divides the thread index by the warp size, or compares it with `<`
+/// or `>=` against multiples of 32 only.
+pub(crate) fn warp_uniform(condition: &str) -> bool {
+    let c = condition.to_ascii_lowercase();
+    if c.contains("lane") || c.contains('%') || c.contains("& 31") || c.contains("&31") {
+        return false;
+    }
+    if c.contains("warp")
+        || c.contains("/ 32")
+        || c.contains("/32")
+        || c.contains(">> 5")
+        || c.contains(">>5")
+    {
+        return true;
+    }
+    let b = c.as_bytes();
+    let mut saw = false;
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'=')) | (b'>', Some(b'=')) | (b'=', Some(b'=')) | (b'!', Some(b'=')) => 2,
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'<', _) | (b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let op = &c[i..i + op_len];
+        let rest = c[i + op_len..].trim_start();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let ok = match digits.parse::<i64>() {
+            Ok(n) => matches!(op, "<" | ">=") && n % 32 == 0,
+            Err(_) => false,
+        };
+        if !ok {
+            return false;
+        }
+        saw = true;
+        i += op_len;
+    }
+    saw
 }
 
 /// The innermost `if` (or `switch`, or `?:`) around `offset` whose condition depends on

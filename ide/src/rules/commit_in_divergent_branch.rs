@@ -1,0 +1,246 @@
+//! `async-copy/commit-in-divergent-branch`: `producer_commit()`, `__pipeline_commit()` or
+//! `cp.async.commit_group` inside a branch on the thread index.
+//!
+//! Commits from divergent paths add one batch per path to the warp's shared sequence, so
+//! `wait_prior(N)` then waits for more recent batches than each thread meant and the
+//! overlap is lost (`pitfall-async-copy#P2`). Branches that are the same for a whole warp
+//! (a warp index, `threadIdx.x < 64`) stay silent.
+//!
+//! The fix moves the commit after the branch: every thread commits, possibly an empty
+//! group.
+//!
+//! ```cuda
+//! // Before
+//! if (t < ntiles) {
+//!     __pipeline_memcpy_async(&buf[s][tid], &in[t * T + tid], sizeof(float));
+//!     __pipeline_commit();
+//! }
+//! // After
+//! if (t < ntiles) {
+//!     __pipeline_memcpy_async(&buf[s][tid], &in[t * T + tid], sizeof(float));
+//! }
+//! __pipeline_commit();
+//! ```
+
+use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
+
+use super::async_ops::{all_functions, OpKind};
+use super::{
+    indent_at, line_start, statement_end, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic,
+    TextEdit,
+};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "async-copy/commit-in-divergent-branch",
+    severity: Severity::Warning,
+    wiki: &["pitfall-async-copy#P2"],
+    run,
+};
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let text = ctx.text();
+    for (_, ops) in all_functions(ctx) {
+        let commits: Vec<_> = ops.iter().filter(|o| o.kind == OpKind::Commit).collect();
+        for c in &commits {
+            let Some((branch, condition, is_if)) = divergent_branch(ctx, c.call.range.start) else {
+                continue;
+            };
+            let mut fixes = Vec::new();
+            if is_if && c.call.kind != SymbolKind::Ptx {
+                let in_branch: Vec<TextRange> = commits
+                    .iter()
+                    .filter(|o| {
+                        o.call.kind != SymbolKind::Ptx && branch.contains(&o.call.range.start)
+                    })
+                    .map(|o| o.call.range.clone())
+                    .collect();
+                if let Some(fix) = move_after(text, &branch, &in_branch, c.call.range.clone()) {
+                    fixes.push(fix);
+                }
+            }
+            let written: String = text[c.call.range.clone()]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: c.call.range.clone(),
+                message: format!(
+                    "`{}` inside `if ({condition})`: threads of one warp that take different paths each add a batch, so later waits count the wrong groups and the copy/compute overlap is lost; commit from converged code",
+                    written.trim_end_matches(';')
+                ),
+                wiki: RULE.wiki[0].to_string(),
+                fixes,
+            });
+        }
+    }
+}
+
+/// The innermost thread-dependent branch around `offset` that is not warp-uniform: its
+/// range, its condition, and whether it is an `if` statement.
+fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, String, bool)> {
+    for e in ctx.file.enclosing(offset) {
+        let (condition, dependent, is_if) = match e.kind {
+            EnclosingKind::If {
+                condition,
+                thread_dependent,
+                ..
+            } => (condition, thread_dependent, true),
+            EnclosingKind::Switch {
+                condition,
+                thread_dependent,
+            }
+            | EnclosingKind::Conditional {
+                condition,
+                thread_dependent,
+            } => (condition, thread_dependent, false),
+            EnclosingKind::Function { .. } => return None,
+            _ => continue,
+        };
+        if dependent && !warp_uniform(&condition) {
+            return Some((e.range, condition, is_if));
+        }
+    }
+    None
+}
+
+/// Deletes the commits in the branch and writes one after the branch.
+fn move_after(
+    text: &str,
+    branch: &TextRange,
+    commits: &[TextRange],
+    this: TextRange,
+) -> Option<Fix> {
+    let mut edits = Vec::new();
+    for r in commits {
+        let end = statement_end(text, r.end, false);
+        let start = line_start(text, r.start);
+        let before = text[start..r.start].trim();
+        // A commit that is the whole body of a brace-less `if`/`else` cannot be deleted.
+        if !before.is_empty() {
+            return None;
+        }
+        let prev = text[..start].trim_end();
+        if prev.ends_with(')') || prev.ends_with("else") {
+            return None;
+        }
+        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        if !text[end..line_end].trim().is_empty() {
+            return None;
+        }
+        edits.push(TextEdit::replace(start..line_end, ""));
+    }
+    let stmt_end = statement_end(text, this.end, false);
+    let stmt = text[this.start..stmt_end].trim();
+    let indent = indent_at(text, branch.start);
+    edits.push(TextEdit::insert(branch.end, format!("\n{indent}{stmt}")));
+    Some(Fix {
+        title: "Move the commit after the branch".into(),
+        edits,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_no_fix};
+
+    const RULE: &str = "async-copy/commit-in-divergent-branch";
+
+    const HIT: &str = r#"
+__global__ void k(const float* in, int ntiles) {
+    __shared__ float buf[2][256];
+    int tid = threadIdx.x;
+    for (int t = 0; t < ntiles; ++t) {
+        if (tid < ntiles - t) {
+            __pipeline_memcpy_async(&buf[t % 2][tid], &in[t * 256 + tid], sizeof(float));
+            __pipeline_commit();
+        }
+        __pipeline_wait_prior(1);
+    }
+}
+"#;
+
+    #[test]
+    fn commit_inside_a_thread_branch() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in, int ntiles, cuda::pipeline<cuda::thread_scope_thread>& pipe) {
+    int tid = threadIdx.x;
+    if (tid < ntiles) {
+        pipe.producer_commit();
+     // ^^^^^^^^^^^^^^^^^^^^^^ warning: `pipe.producer_commit()` inside `if (tid < ntiles)`
+    }
+    if (threadIdx.x % 2 == 0) asm volatile("cp.async.commit_group;\n" ::);
+                                         // ^^^^^^^^^^^^^^^^^^^^^^ warning: `cp.async.commit_group` inside
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn converged_and_warp_uniform_commits_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in, int ntiles) {
+    __shared__ float buf[256];
+    int tid = threadIdx.x;
+    int warp_id = tid / 32;
+    if (tid < ntiles)
+        __pipeline_memcpy_async(&buf[tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    if (warp_id == 0) {
+        __pipeline_commit();
+    }
+    if (threadIdx.x < 64) {
+        __pipeline_commit();
+    }
+    if (ntiles > 4) {
+        __pipeline_commit();
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_moves_the_commit_after_the_branch() {
+        check_fix(
+            RULE,
+            HIT,
+            0,
+            expect![[r#"
+                // Move the commit after the branch
+                __global__ void k(const float* in, int ntiles) {
+                    __shared__ float buf[2][256];
+                    int tid = threadIdx.x;
+                    for (int t = 0; t < ntiles; ++t) {
+                        if (tid < ntiles - t) {
+                            __pipeline_memcpy_async(&buf[t % 2][tid], &in[t * 256 + tid], sizeof(float));
+                        }
+                        __pipeline_commit();
+                        __pipeline_wait_prior(1);
+                    }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_for_a_braceless_body() {
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(int n) {
+    if (threadIdx.x < n)
+        __pipeline_commit();
+}
+"#,
+        );
+    }
+}

@@ -1,0 +1,326 @@
+//! `async-copy/missing-sync-after-wait`: threads read a shared buffer that other threads
+//! copied asynchronously, after a wait but with no block barrier between.
+//!
+//! `__pipeline_wait_prior`, `cp.async.wait_group`, `cp.async.wait_all` and the
+//! `thread_scope_thread` pipeline waits make the calling thread's own copies visible to
+//! that thread only. When a subset of the threads copies (the copy sits in a branch on the
+//! thread index), or a thread reads an element another thread copied (the read index
+//! differs from the copy's), the read needs a `__syncthreads()` after the wait. Waits
+//! that synchronise the block (`cooperative_groups::wait`, block-scoped pipelines) and
+//! reads that a barrier (or `__syncwarp()`) already precedes stay silent.
+//!
+//! The fix inserts `__syncthreads();` after the wait, unless the wait itself sits in a
+//! thread-dependent branch (a barrier there would deadlock).
+//!
+//! ```cuda
+//! // Before
+//! if (tid < T / 4) __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+//! __pipeline_commit();
+//! __pipeline_wait_prior(0);
+//! float v = tile[tid];
+//! // After
+//! __pipeline_wait_prior(0);
+//! __syncthreads();
+//! float v = tile[tid];
+//! ```
+
+use kernaut_syntax::{AccessKind, SymbolKind};
+
+use super::async_ops::{all_functions, base_name, Op, OpKind};
+use super::{
+    indent_at, statement_end, thread_dependent_branch, Fix, LineIndex, Rule, RuleContext,
+    RuleDiagnostic, TextEdit,
+};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "async-copy/missing-sync-after-wait",
+    severity: Severity::Warning,
+    wiki: &[
+        "pitfall-async-copy#P4",
+        "skill-optimize-shared-memory-tiling#correctness-requirements",
+    ],
+    run,
+};
+
+/// The shared array a copy writes to, and the index it writes, from its first argument.
+fn destination(arg: &str) -> Option<(String, String)> {
+    let mut s = arg.trim();
+    loop {
+        let before = s;
+        s = s.trim_start_matches('&').trim();
+        if let Some(rest) = s.strip_prefix('(') {
+            // A cast `(T*)x` or parentheses.
+            if let Some(close) = rest.find(')') {
+                let inner = &rest[..close];
+                if inner.contains('*')
+                    || inner
+                        .trim()
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                {
+                    s = rest[close + 1..].trim();
+                }
+            }
+        }
+        if before == s {
+            break;
+        }
+    }
+    let name: String = s
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if name.is_empty() {
+        return None;
+    }
+    let rest = s[name.len()..].trim();
+    let index = rest
+        .strip_prefix('[')
+        .map(|r| r.trim_end_matches(')').trim_end_matches(']').to_string())
+        .or_else(|| rest.strip_prefix('+').map(|r| r.trim().to_string()))
+        .unwrap_or_default();
+    Some((name, squash(&index)))
+}
+
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let accesses = ctx.file.shared_accesses();
+    if accesses.is_empty() {
+        return;
+    }
+    let text = ctx.text();
+    let block_pipeline = text.contains("thread_scope_block");
+    let lines = LineIndex::new(text);
+    for (body, ops) in all_functions(ctx) {
+        let copies: Vec<(&Op, String, String, bool)> = ops
+            .iter()
+            .filter(|o| o.kind == OpKind::Copy)
+            .filter_map(|o| {
+                let (array, index) = destination(o.call.args.first()?)?;
+                let root = ctx
+                    .facts
+                    .carves
+                    .iter()
+                    .find(|c| c.name == array)
+                    .map_or(array.clone(), |c| c.root.clone());
+                ctx.facts.shared_named(&root, o.call.range.start)?;
+                let subset = thread_dependent_branch(ctx.file, o.call.range.start).is_some();
+                Some((o, array, index, subset))
+            })
+            .collect();
+        if copies.is_empty() {
+            continue;
+        }
+        for w in &ops {
+            let OpKind::Wait { syncs_block, .. } = &w.kind else {
+                continue;
+            };
+            let name = base_name(&w.call.callee);
+            if *syncs_block || (block_pipeline && name.contains("consumer_wait")) {
+                continue;
+            }
+            let start = w.call.range.end;
+            let next_barrier = ops
+                .iter()
+                .filter(|o| {
+                    matches!(o.kind, OpKind::Barrier | OpKind::WarpBarrier) || is_wait_after(o, w)
+                })
+                .map(|o| o.call.range.start)
+                .find(|&s| s >= start)
+                .unwrap_or(body.end);
+            let read = accesses.iter().find(|a| {
+                a.range.start >= start
+                    && a.range.start < next_barrier
+                    && matches!(a.kind, AccessKind::Load | AccessKind::LoadStore)
+                    && copies.iter().any(|(c, array, index, subset)| {
+                        c.call.range.end <= w.call.range.start
+                            && (a.array == *array || a.root == *array)
+                            && (*subset || squash(&a.index_texts.join("][")) != *index)
+                    })
+            });
+            let Some(read) = read else {
+                continue;
+            };
+            let written: String = text[w.call.range.clone()]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let written = written.trim_end_matches(';');
+            let mut fixes = Vec::new();
+            if thread_dependent_branch(ctx.file, w.call.range.start).is_none() {
+                let at = statement_end(text, w.call.range.end, w.call.kind == SymbolKind::Ptx);
+                let indent = indent_at(text, w.call.range.start);
+                fixes.push(Fix {
+                    title: "Insert `__syncthreads()` after the wait".into(),
+                    edits: vec![TextEdit::insert(at, format!("\n{indent}__syncthreads();"))],
+                });
+            }
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: w.call.range.clone(),
+                message: format!(
+                    "`{written}` makes only this thread's own copies visible, yet line {} reads `{}` that other threads copied with no `__syncthreads()` between: a race",
+                    lines.line(read.range.start) + 1,
+                    read.array
+                ),
+                wiki: RULE.wiki[0].to_string(),
+                fixes,
+            });
+        }
+    }
+}
+
+/// Whether `o` is a later wait than `w` (its own diagnostic covers the reads after it).
+fn is_wait_after(o: &Op, w: &Op) -> bool {
+    matches!(o.kind, OpKind::Wait { .. }) && o.call.range.start > w.call.range.start
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "async-copy/missing-sync-after-wait";
+
+    const SUBSET: &str = r#"
+__global__ void k(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[tid] = tile[tid];
+}
+"#;
+
+    #[test]
+    fn subset_copies_then_reads() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible
+    out[tid] = tile[tid];
+}
+"#,
+        );
+        check_messages(
+            RULE,
+            SUBSET,
+            expect![[r#"
+                warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible, yet line 8 reads `tile` that other threads copied with no `__syncthreads()` between: a race (pitfall-async-copy#P4)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn barrier_after_the_wait_or_own_element_stays_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void synced(const float* g, float* out) {
+    __shared__ float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    out[tid] = tile[tid];
+}
+__global__ void own(const float* g, float* out) {
+    __shared__ float tile[256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[tid] = tile[tid] * 2.0f;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_inserts_the_barrier() {
+        check_fix(
+            RULE,
+            SUBSET,
+            0,
+            expect![[r#"
+                // Insert `__syncthreads()` after the wait
+                __global__ void k(const float* g, float* out) {
+                    __shared__ __align__(16) float tile[256];
+                    int tid = threadIdx.x;
+                    if (tid < 64)
+                        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+                    __pipeline_commit();
+                    __pipeline_wait_prior(0);
+                    __syncthreads();
+                    out[tid] = tile[tid];
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fix_after_a_ptx_wait() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* g, float* out) {
+    __shared__ float tile[256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_commit();
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    out[tid] = tile[255 - tid];
+}
+"#,
+            0,
+            expect![[r#"
+                // Insert `__syncthreads()` after the wait
+                __global__ void k(const float* g, float* out) {
+                    __shared__ float tile[256];
+                    int tid = threadIdx.x;
+                    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+                    __pipeline_commit();
+                    asm volatile("cp.async.wait_all;\n" ::: "memory");
+                    __syncthreads();
+                    out[tid] = tile[255 - tid];
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_inside_a_divergent_branch() {
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(const float* g, float* out) {
+    __shared__ float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 100) {
+        __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        out[tid] = tile[tid + 1];
+    }
+}
+"#,
+        );
+    }
+}
