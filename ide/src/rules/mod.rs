@@ -33,9 +33,10 @@ mod async_ops;
 mod bank_conflict;
 mod commit_in_divergent_branch;
 mod missing_sync_after_wait;
-mod runtime_stage_count;
-mod unaligned_carve;
 mod over_unroll;
+mod runtime_stage_count;
+mod single_thread_tma_branch;
+mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 
 #[cfg(test)]
@@ -50,6 +51,7 @@ pub const RULES: &[Rule] = &[
     over_unroll::RULE,
     unaligned_carve::RULE,
     runtime_stage_count::RULE,
+    single_thread_tma_branch::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.

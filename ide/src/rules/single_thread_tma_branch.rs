@@ -1,9 +1,20 @@
-//! `async-copy/single-thread-tma-branch`: a bulk (TMA) copy issued inside
-//! `if (threadIdx.x == 0)`.
+//! `async-copy/single-thread-tma-branch`: a bulk (TMA) copy issued inside a branch that
+//! selects one thread by its index, such as `if (threadIdx.x == 0)`.
 //!
-//! Bulk copies take their operands in uniform registers; the compiler cannot prove that one
-//! lane runs a thread-index branch, so it wraps the copy in a loop over the active lanes
-//! (`pitfall-async-copy#P5`). The fix elects the lane with `cooperative_groups::invoke_one`.
+//! Bulk copies (`cp.async.bulk*`, SASS `UBLKCP` / `UTMALDG`) take their operands in
+//! uniform registers. In a thread-index branch the compiler cannot prove that one lane is
+//! active, so it wraps the copy in a loop that serves each active lane in turn
+//! (`pitfall-async-copy#P5`). The rule looks at the innermost `if` around a bulk copy:
+//! `cp.async.bulk*` in inline PTX (with a plain mbarrier or not), the `cuda::ptx` and
+//! `cuda::device` bulk-copy functions, and, on sm_90 and newer, `cuda::memcpy_async` of an
+//! `aligned_size_t` size with a `cuda::barrier`. It fires when that `if` compares the
+//! thread index for equality (`threadIdx.x == 0`, `lane == 0`, `!tid`). A copy already
+//! inside `cooperative_groups::invoke_one`, under an `elect`-ed lane, or in a
+//! warp-granular branch (`if (warp == 0)`, `threadIdx.x < 32`) stays silent, as does
+//! `cuda::memcpy_async` with a pipeline (per-thread LDGSTS).
+//!
+//! The fix wraps the statement in `cooperative_groups::invoke_one(coalesced_threads(), …)`
+//! and adds `#include <cooperative_groups.h>` when the file lacks it.
 //!
 //! ```cuda
 //! // Before
@@ -14,7 +25,9 @@
 //!     cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar); });
 //! ```
 
-use super::{Rule, RuleContext, RuleDiagnostic};
+use kernaut_syntax::{CallSite, EnclosingKind, SymbolKind, TextRange};
+
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -24,4 +37,405 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-fn run(_ctx: &RuleContext, _out: &mut Vec<RuleDiagnostic>) {}
+/// Functions that always issue a bulk copy (the last segment of the callee).
+const BULK_FUNCTIONS: &[&str] = &[
+    "cp_async_bulk",
+    "cp_async_bulk_tensor",
+    "memcpy_async_tx",
+    "cp_async_bulk_global_to_shared",
+    "cp_async_bulk_tensor_1d_global_to_shared",
+    "cp_async_bulk_tensor_2d_global_to_shared",
+    "cp_async_bulk_tensor_3d_global_to_shared",
+    "cp_async_bulk_tensor_4d_global_to_shared",
+    "cp_async_bulk_tensor_5d_global_to_shared",
+];
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let elected: Vec<TextRange> = ctx
+        .file
+        .find_calls("invoke_one")
+        .into_iter()
+        .chain(ctx.file.find_calls("invoke_one_broadcast"))
+        .map(|c| c.range)
+        .collect();
+    let mut calls: Vec<CallSite> = Vec::new();
+    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
+        let Some(body) = &f.body_range else {
+            continue;
+        };
+        calls.extend(
+            ctx.file
+                .calls_in(body.start)
+                .into_iter()
+                .filter(|c| is_bulk_copy(ctx, c)),
+        );
+    }
+    for call in calls {
+        if elected
+            .iter()
+            .any(|r| r.start <= call.range.start && call.range.end <= r.end)
+        {
+            continue;
+        }
+        let Some((condition, condition_range)) = single_thread_branch(ctx, call.range.start) else {
+            continue;
+        };
+        let what = if call.kind == SymbolKind::Ptx {
+            format!("`{}`", call.callee)
+        } else {
+            format!("the bulk copy `{}`", call.callee_text)
+        };
+        let message = format!(
+            "{what} is issued under `if ({condition})`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`)"
+        );
+        let fixes = fix(ctx, &call, condition_range.end).into_iter().collect();
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: call.callee_range.clone(),
+            message,
+            wiki: RULE.wiki[0].to_string(),
+            fixes,
+        });
+    }
+}
+
+/// Whether `call` issues a bulk (TMA) copy.
+fn is_bulk_copy(ctx: &RuleContext, call: &CallSite) -> bool {
+    if call.kind == SymbolKind::Ptx {
+        return call.callee.starts_with("cp.async.bulk")
+            && !call.callee.starts_with("cp.async.bulk.commit_group")
+            && !call.callee.starts_with("cp.async.bulk.wait_group")
+            && !call.callee.starts_with("cp.async.bulk.prefetch");
+    }
+    let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+    if BULK_FUNCTIONS.contains(&last) {
+        return true;
+    }
+    // `cuda::memcpy_async(dst, src, cuda::aligned_size_t<N>(bytes), barrier)` takes the
+    // bulk-copy path on sm_90.
+    last == "memcpy_async"
+        && ctx.arch.at_least(9, 0)
+        && call.args.len() == 4
+        && call.args[2].contains("aligned_size_t")
+        && is_barrier(ctx, &call.args[3], call.range.start)
+}
+
+/// Whether the argument names a `cuda::barrier` (a declaration of it mentions `barrier`).
+fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
+    let name: String = arg
+        .trim_start_matches(['&', '*', ' '])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if name.is_empty() {
+        return false;
+    }
+    if let Some(f) = ctx.facts.function_at(at) {
+        if let Some(p) = f.params.iter().find(|p| p.name == name) {
+            return p.ty.contains("barrier");
+        }
+    }
+    let text = &ctx.text()[..at];
+    text.lines().rev().any(|line| {
+        let code = line.split("//").next().unwrap_or("");
+        match find_word(code, &name) {
+            Some(i) => {
+                let before = code[..i].trim_end();
+                before.contains("barrier")
+                    && !before.ends_with('(')
+                    && !before.ends_with(',')
+                    && !before.ends_with('=')
+            }
+            None => false,
+        }
+    })
+}
+
+/// The condition of the innermost `if` around `offset` when it selects threads by an
+/// equality test on the thread index; `None` otherwise.
+fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, TextRange)> {
+    for e in ctx.file.enclosing(offset) {
+        match e.kind {
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent,
+            } => {
+                let c = condition.replace(' ', "").to_ascii_lowercase();
+                let equality = c.contains("==") || c.starts_with('!');
+                let elected = c.contains("elect");
+                return (thread_dependent
+                    && !in_else
+                    && equality
+                    && !elected
+                    && !warp_granular(&c))
+                .then_some((condition, condition_range));
+            }
+            EnclosingKind::Function { .. } => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a condition (spaces removed, lowercase) tests a warp index rather than a lane:
+/// `threadIdx.x / 32 == 0`, `warp_id == 1`, with no lane term.
+fn warp_granular(c: &str) -> bool {
+    let lane = c.contains("lane") || c.contains('%') || c.contains("&31") || c.contains("&0x1f");
+    let warp = c.contains("warp") || c.contains("/32") || c.contains(">>5");
+    warp && !lane
+}
+
+/// The fix: the statement wrapped in `invoke_one`, and the include when it is missing.
+fn fix(ctx: &RuleContext, call: &CallSite, condition_end: usize) -> Option<Fix> {
+    let text = ctx.text();
+    let (start, end) = if call.kind == SymbolKind::Ptx {
+        let asm = text[..call.range.start].rfind("asm")?;
+        (asm, statement_end(text, asm)?)
+    } else {
+        (
+            statement_start(text, call.range.start, condition_end),
+            statement_end(text, call.range.start)?,
+        )
+    };
+    let statement = text.get(start..end)?;
+    let ns = if text.contains("namespace cg = cooperative_groups") {
+        "cg"
+    } else {
+        "cooperative_groups"
+    };
+    let mut edits = Vec::new();
+    if !text.contains("<cooperative_groups.h>") {
+        let at = text.match_indices("#include").last().map_or(0, |(i, _)| {
+            text[i..].find('\n').map_or(text.len(), |n| i + n + 1)
+        });
+        edits.push(TextEdit::insert(at, "#include <cooperative_groups.h>\n"));
+    }
+    edits.push(TextEdit::replace(
+        start..end,
+        format!("{ns}::invoke_one({ns}::coalesced_threads(), [&] {{ {statement} }});"),
+    ));
+    Some(Fix {
+        title: "Elect the issuing lane with cooperative_groups::invoke_one".to_string(),
+        edits,
+    })
+}
+
+/// The start of the statement holding `offset`: after the previous `;`, `{` or `}`, or
+/// after the `if` condition that ends at `condition_end`.
+fn statement_start(text: &str, offset: usize, condition_end: usize) -> usize {
+    let prev = text[..offset]
+        .rfind([';', '{', '}'])
+        .map_or(0, |i| i + 1)
+        .max(if condition_end <= offset {
+            condition_end
+        } else {
+            0
+        });
+    let s = &text[prev..offset];
+    prev + (s.len() - s.trim_start().len())
+}
+
+/// Just past the `;` that ends the statement at `offset`, outside brackets and strings.
+fn statement_end(text: &str, offset: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0i32;
+    let mut quote = None;
+    let mut i = offset;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if let Some(q) = quote {
+            if b == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b == q {
+                quote = None;
+            }
+        } else {
+            match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        return None;
+                    }
+                }
+                b';' if depth == 0 => return Some(i + 1),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The first occurrence of the identifier `word` in `s`.
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    while let Some(i) = s.get(at..)?.find(word) {
+        let start = at + i;
+        let end = start + word.len();
+        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
+        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
+        if before && after {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages};
+
+    const RULE: &str = "async-copy/single-thread-tma-branch";
+
+    #[test]
+    fn memcpy_async_with_a_barrier_under_thread_zero() {
+        let fixture = r#"
+#include <cuda/barrier>
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    #pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+     // ^^^^^^^^^^^^^^^^^^ warning: the bulk copy `cuda::memcpy_async` is issued under `if (threadIdx.x == 0)`
+    bar.arrive_and_wait();
+}
+"#;
+        check(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                warning: the bulk copy `cuda::memcpy_async` is issued under `if (threadIdx.x == 0)`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`) (pitfall-async-copy#P5)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn ptx_bulk_copy_with_a_plain_mbarrier() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const void* src, unsigned bytes) {
+    __shared__ alignas(128) unsigned char buf[4096];
+    __shared__ unsigned long long mbar;
+    unsigned dst = (unsigned)__cvta_generic_to_shared(buf);
+    unsigned bar = (unsigned)__cvta_generic_to_shared(&mbar);
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` is issued under `if (threadIdx.x == 0)`
+                     :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn elected_lanes_pipelines_old_targets_and_warp_branches_stay_silent() {
+        check(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+#include <cuda/pipeline>
+namespace cg = cooperative_groups;
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    auto pipe = cuda::make_pipeline();
+    if (threadIdx.x < 32)
+        cg::invoke_one(cg::coalesced_threads(), [&] {
+            cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+        });
+    if (threadIdx.x / 32 == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+    if (threadIdx.x == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), pipe);
+    if (threadIdx.x == 0)
+        cuda::memcpy_async(smem, gmem, bytes, bar);
+}
+"#,
+        );
+        check(
+            RULE,
+            r#"
+//- /k.cu arch:sm_80
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_wraps_the_copy_in_invoke_one() {
+        check_fix(
+            RULE,
+            r#"
+#include <cuda/barrier>
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+}
+"#,
+            0,
+            expect![[r#"
+                // Elect the issuing lane with cooperative_groups::invoke_one
+                #include <cuda/barrier>
+                #include <cooperative_groups.h>
+                __global__ void k(const float* gmem, int bytes) {
+                    __shared__ alignas(16) float smem[1024];
+                    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+                    if (threadIdx.x == 0)
+                        cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar); });
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fix_wraps_an_asm_statement() {
+        check_fix(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(const void* src, unsigned dst, unsigned bar, unsigned bytes) {
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+    }
+}
+"#,
+            0,
+            expect![[r#"
+                // Elect the issuing lane with cooperative_groups::invoke_one
+                #include <cooperative_groups.h>
+                namespace cg = cooperative_groups;
+                __global__ void k(const void* src, unsigned dst, unsigned bar, unsigned bytes) {
+                    if (threadIdx.x == 0) {
+                        cg::invoke_one(cg::coalesced_threads(), [&] { asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                                     :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory"); });
+                    }
+                }
+            "#]],
+        );
+    }
+}
