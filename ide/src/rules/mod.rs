@@ -32,7 +32,9 @@ use crate::Knowledge;
 mod async_ops;
 mod bank_conflict;
 mod commit_in_divergent_branch;
+mod dynamic_over_48k;
 mod missing_sync_after_wait;
+mod over_capacity;
 mod over_unroll;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
@@ -48,6 +50,8 @@ pub const RULES: &[Rule] = &[
     wait_all_in_pipelined_loop::RULE,
     missing_sync_after_wait::RULE,
     commit_in_divergent_branch::RULE,
+    dynamic_over_48k::RULE,
+    over_capacity::RULE,
     over_unroll::RULE,
     unaligned_carve::RULE,
     runtime_stage_count::RULE,

@@ -1,0 +1,179 @@
+//! `smem/dynamic-over-48k-without-opt-in`: a launch with more than 48 KB of shared memory
+//! (static plus dynamic) and no `cudaFuncSetAttribute(kernel,
+//! cudaFuncAttributeMaxDynamicSharedMemorySize, …)` before it.
+//!
+//! Without the opt-in the launch is rejected with `cudaErrorInvalidValue` before any
+//! thread runs, and `<<<>>>` returns nothing (`pitfall-dynamic-shared-memory#P1`). The
+//! rule stays silent when the file raises the attribute for that kernel anywhere, or
+//! raises it earlier for a kernel expression it cannot name (a function pointer), when the
+//! size is not a constant, and on targets without an opt-in above 48 KB (there
+//! `smem/over-capacity` reports the launch).
+//!
+//! The fix inserts the call before the launch.
+//!
+//! ```cuda
+//! // Before
+//! k<<<1, 256, 64 * 1024>>>(out);
+//! // After
+//! cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+//! k<<<1, 256, 64 * 1024>>>(out);
+//! ```
+
+use super::over_capacity::{base_kernel, kernel_static_bytes};
+use super::{indent_at, line_start, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "smem/dynamic-over-48k-without-opt-in",
+    severity: Severity::Error,
+    wiki: &["pitfall-dynamic-shared-memory#P1"],
+    run,
+};
+
+const ATTRIBUTE: &str = "cudaFuncAttributeMaxDynamicSharedMemorySize";
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let limits = ctx.arch.limits();
+    let default = u64::from(limits.smem_per_block);
+    let optin = u64::from(limits.smem_per_block_optin);
+    if optin <= default {
+        return;
+    }
+    let text = ctx.text();
+    let kernel_names: Vec<&str> = ctx.facts.kernels.iter().map(|k| k.name.as_str()).collect();
+    for l in &ctx.facts.launches {
+        let Some(dynamic) = l.shared_bytes.and_then(|b| u64::try_from(b).ok()) else {
+            continue;
+        };
+        let name = base_kernel(&l.kernel);
+        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        let total = dynamic + stat;
+        if total <= default || total > optin {
+            continue;
+        }
+        let opted = ctx.facts.func_attributes.iter().any(|a| {
+            a.attribute.ends_with("MaxDynamicSharedMemorySize")
+                && (base_kernel(&a.kernel) == name
+                    || (a.range.start < l.range.start
+                        && !kernel_names.contains(&base_kernel(&a.kernel))))
+        });
+        if opted {
+            continue;
+        }
+        let kernel = match &l.template_args {
+            Some(t) => format!("{}{t}", l.kernel),
+            None => l.kernel.clone(),
+        };
+        let size = l
+            .shared_bytes_text
+            .clone()
+            .unwrap_or_else(|| dynamic.to_string());
+        let value = if stat > 0 { dynamic.to_string() } else { size };
+        let at = line_start(text, l.range.start);
+        let indent = indent_at(text, l.range.start);
+        let static_part = if stat > 0 {
+            format!(" (plus {stat} bytes static)")
+        } else {
+            String::new()
+        };
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: l.range.clone(),
+            message: format!(
+                "launch of `{name}` asks for {dynamic} bytes of dynamic shared memory{static_part}, over the 48 KB default, with no `cudaFuncSetAttribute({name}, {ATTRIBUTE}, …)` before it: the launch fails with cudaErrorInvalidValue and the kernel never runs"
+            ),
+            wiki: RULE.wiki[0].to_string(),
+            fixes: vec![Fix {
+                title: format!("Raise {ATTRIBUTE} for `{name}` before the launch"),
+                edits: vec![TextEdit::insert(
+                    at,
+                    format!("{indent}cudaFuncSetAttribute({kernel}, {ATTRIBUTE}, {value});\n"),
+                )],
+            }],
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix};
+
+    const RULE: &str = "smem/dynamic-over-48k-without-opt-in";
+
+    const HIT: &str = r#"
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out) {
+    k<<<1, 256, 64 * 1024>>>(out);
+}
+"#;
+
+    #[test]
+    fn launch_without_the_opt_in() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+template <int N> __global__ void t(float* out) { extern __shared__ float s[]; out[0] = s[N]; }
+void launch(float* out) {
+    k<<<1, 256, 64 * 1024>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 65536 bytes
+    t<4><<<1, 256, 100000>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `t` asks for 100000 bytes
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn opted_in_small_or_unknown_stays_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out, int bytes) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    k<<<1, 256, 64 * 1024>>>(out);
+    k<<<1, 256, 48 * 1024>>>(out);
+    k<<<1, 256, bytes>>>(out);
+}
+void through_a_pointer(float* out) {
+    auto kernel = k;
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 100000);
+    k<<<1, 256, 100000>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_inserts_the_attribute_call() {
+        check_fix(
+            RULE,
+            HIT,
+            0,
+            expect![[r#"
+                // Raise cudaFuncAttributeMaxDynamicSharedMemorySize for `k` before the launch
+                __global__ void k(float* out) {
+                    extern __shared__ float tile[];
+                    out[threadIdx.x] = tile[threadIdx.x];
+                }
+                void launch(float* out) {
+                    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+                    k<<<1, 256, 64 * 1024>>>(out);
+                }
+            "#]],
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! `smem/over-capacity`: static plus known dynamic shared memory over the target's
+//! per-block maximum.
+//!
+//! Three places are checked against the configured architecture: a kernel whose static
+//! `__shared__` arrays exceed the 48 KB a block may declare statically (ptxas rejects
+//! it); a launch whose static plus dynamic bytes exceed the opt-in maximum
+//! (`cudaErrorInvalidValue`, the kernel never runs); and a
+//! `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, v)` whose value
+//! plus the kernel's static bytes exceeds it (the attribute is not set). Sizes the file
+//! does not determine are left alone.
+//!
+//! ```cuda
+//! // Before, for sm_80 (166912 bytes per block at most)
+//! k<<<grid, block, 200 * 1024>>>(out);
+//! // After: a tile (or stage count) that fits the target
+//! k<<<grid, block, 160 * 1024>>>(out);
+//! ```
+
+use super::{Rule, RuleContext, RuleDiagnostic};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "smem/over-capacity",
+    severity: Severity::Error,
+    wiki: &[
+        "pitfall-dynamic-shared-memory#P2",
+        "pitfall-dynamic-shared-memory#P3",
+    ],
+    run,
+};
+
+/// The static shared memory the kernel named `kernel` declares in its body, when every
+/// declaration's size is known.
+pub(crate) fn kernel_static_bytes(ctx: &RuleContext, kernel: &str) -> Option<u64> {
+    ctx.facts
+        .shared
+        .iter()
+        .filter(|d| d.function.as_deref() == Some(kernel) && !d.is_extern)
+        .map(|d| d.static_bytes)
+        .sum()
+}
+
+/// The name of a kernel without namespaces or template arguments.
+pub(crate) fn base_kernel(name: &str) -> &str {
+    let name = name.split('<').next().unwrap_or(name).trim();
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+fn kb(bytes: u64) -> String {
+    if bytes % 1024 == 0 {
+        format!("{} KB", bytes / 1024)
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    }
+}
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let limits = ctx.arch.limits();
+    let static_limit = u64::from(limits.smem_per_block);
+    let optin = u64::from(limits.smem_per_block_optin.max(limits.smem_per_block));
+    let arch = ctx.arch;
+    for k in &ctx.facts.kernels {
+        let Some(bytes) = kernel_static_bytes(ctx, &k.name) else {
+            continue;
+        };
+        if bytes <= static_limit {
+            continue;
+        }
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: k.name_range.clone(),
+            message: format!(
+                "`{}` declares {bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in",
+                k.name,
+                kb(static_limit)
+            ),
+            wiki: "pitfall-dynamic-shared-memory#P2".into(),
+            fixes: Vec::new(),
+        });
+    }
+    for l in &ctx.facts.launches {
+        let Some(dynamic) = l.shared_bytes.and_then(|b| u64::try_from(b).ok()) else {
+            continue;
+        };
+        let name = base_kernel(&l.kernel);
+        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        let total = dynamic + stat;
+        if total <= optin {
+            continue;
+        }
+        let (what, wiki) = if stat > 0 {
+            (
+                format!("{dynamic} bytes of dynamic plus {stat} of static shared memory"),
+                "pitfall-dynamic-shared-memory#P3",
+            )
+        } else {
+            (
+                format!("{dynamic} bytes of dynamic shared memory"),
+                "pitfall-dynamic-shared-memory#P2",
+            )
+        };
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: l.range.clone(),
+            message: format!(
+                "launch of `{name}` needs {what}, over the {optin} bytes ({}) a block may use on {arch}: the launch fails with cudaErrorInvalidValue and the kernel never runs",
+                kb(optin)
+            ),
+            wiki: wiki.into(),
+            fixes: Vec::new(),
+        });
+    }
+    for a in &ctx.facts.func_attributes {
+        if !a.attribute.ends_with("MaxDynamicSharedMemorySize") {
+            continue;
+        }
+        let Some(value) = a.value.and_then(|v| u64::try_from(v).ok()) else {
+            continue;
+        };
+        let name = base_kernel(&a.kernel);
+        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        if value + stat <= optin {
+            continue;
+        }
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: a.range.clone(),
+            message: format!(
+                "`{name}` asks for {value} bytes of dynamic shared memory{}, over the {optin} bytes ({}) a block may use on {arch}: cudaFuncSetAttribute fails and leaves the old limit",
+                if stat > 0 { format!(" plus {stat} static") } else { String::new() },
+                kb(optin)
+            ),
+            wiki: if stat > 0 {
+                "pitfall-dynamic-shared-memory#P3".into()
+            } else {
+                "pitfall-dynamic-shared-memory#P2".into()
+            },
+            fixes: Vec::new(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_messages};
+
+    const RULE: &str = "smem/over-capacity";
+
+    #[test]
+    fn launch_over_the_opt_in_maximum() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_80
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `k` asks for 204800 bytes
+    k<<<1, 256, 200 * 1024>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` needs 204800 bytes of dynamic shared memory
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn static_arrays_over_48k_and_static_plus_dynamic() {
+        check_messages(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void big(float* out) {
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][0];
+}
+__global__ void mixed(float* out) {
+    __shared__ float red[1024];
+    extern __shared__ float tile[];
+    out[0] = red[0] + tile[0];
+}
+void launch(float* out) {
+    mixed<<<1, 256, 232448>>>(out);
+}
+"#,
+            expect![[r#"
+                error: `big` declares 65536 bytes of static shared memory, over the 48 KB (49152 bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in (pitfall-dynamic-shared-memory#P2)
+                error: launch of `mixed` needs 232448 bytes of dynamic plus 4096 of static shared memory, over the 232448 bytes (227 KB) a block may use on sm_90: the launch fails with cudaErrorInvalidValue and the kernel never runs (pitfall-dynamic-shared-memory#P3)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn sizes_that_fit_or_are_unknown_stay_silent() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void k(float* out) {
+    __shared__ float a[32][33];
+    extern __shared__ float tile[];
+    out[0] = a[threadIdx.x][0] + tile[0];
+}
+void launch(float* out, int bytes) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
+    k<<<1, 256, 200 * 1024>>>(out);
+    k<<<1, 256, bytes>>>(out);
+}
+"#,
+        );
+    }
+}
