@@ -31,11 +31,14 @@ use crate::Knowledge;
 
 mod async_ops;
 mod bank_conflict;
+mod barrier_in_divergent_branch;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
+mod legacy_sync_free_intrinsic;
 mod missing_sync_after_wait;
 mod over_capacity;
 mod over_unroll;
+mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
 mod unaligned_carve;
@@ -52,6 +55,9 @@ pub const RULES: &[Rule] = &[
     commit_in_divergent_branch::RULE,
     dynamic_over_48k::RULE,
     over_capacity::RULE,
+    requires_newer_sm::RULE,
+    legacy_sync_free_intrinsic::RULE,
+    barrier_in_divergent_branch::RULE,
     over_unroll::RULE,
     unaligned_carve::RULE,
     runtime_stage_count::RULE,
@@ -414,4 +420,54 @@ pub(crate) fn thread_dependent_branch(
         }
     }
     None
+}
+
+/// The ranges of the file inside `#if`/`#ifdef` blocks (any branch) whose condition
+/// depends on the target architecture or the toolkit version (`__CUDA_ARCH__`,
+/// `CUTE_ARCH_MMA_SM90A_ENABLED`, `CUDART_VERSION`): code the author already guarded.
+pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
+    fn mentions_arch(cond: &str) -> bool {
+        let c = cond.to_ascii_uppercase();
+        let sm_digit = c
+            .match_indices("SM")
+            .any(|(i, _)| c[i + 2..].starts_with(|ch: char| ch.is_ascii_digit() || ch == '_'));
+        c.contains("ARCH")
+            || sm_digit
+            || c.contains("CUDART_VERSION")
+            || c.contains("CUDACC_VER")
+            || c.contains("CUDA_VERSION")
+    }
+    let mut out = Vec::new();
+    // (start of the block, guarded)
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(d) = t.strip_prefix('#') {
+            let d = d.trim_start();
+            let word: String = d.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+            let rest = &d[word.len()..];
+            match word.as_str() {
+                "if" | "ifdef" | "ifndef" => stack.push((offset, mentions_arch(rest))),
+                "elif" | "elifdef" | "elifndef" => {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 |= mentions_arch(rest);
+                    }
+                }
+                "endif" => {
+                    if let Some((start, true)) = stack.pop() {
+                        out.push(start..offset + line.len());
+                    }
+                }
+                _ => {}
+            }
+        }
+        offset += line.len();
+    }
+    for (start, guarded) in stack {
+        if guarded {
+            out.push(start..text.len());
+        }
+    }
+    out
 }

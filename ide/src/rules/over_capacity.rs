@@ -47,7 +47,7 @@ pub(crate) fn base_kernel(name: &str) -> &str {
 }
 
 fn kb(bytes: u64) -> String {
-    if bytes % 1024 == 0 {
+    if bytes.is_multiple_of(1024) {
         format!("{} KB", bytes / 1024)
     } else {
         format!("{:.1} KB", bytes as f64 / 1024.0)

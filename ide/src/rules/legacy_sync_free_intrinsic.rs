@@ -1,0 +1,168 @@
+//! `warp/legacy-sync-free-intrinsic`: `__shfl`, `__shfl_up`, `__shfl_down`, `__shfl_xor`,
+//! `__any`, `__all`, `__ballot` on sm_70 or newer.
+//!
+//! The mask-free warp intrinsics were deprecated in CUDA 9 and are not available for
+//! compute capability 7.0 and newer: with independent thread scheduling the lanes of a
+//! warp are not guaranteed to be converged (`pitfall-warp-primitives#P1`). Calls inside an
+//! `#if` on `__CUDA_ARCH__` or `CUDART_VERSION`, and names the file defines itself (a
+//! compatibility macro), stay silent.
+//!
+//! The fix calls the `_sync` form with the full mask; when not every lane reaches the
+//! call, the mask must name the lanes that do (`#P2`).
+//!
+//! ```cuda
+//! // Before
+//! v += __shfl_down(v, 16);
+//! // After
+//! v += __shfl_down_sync(0xffffffff, v, 16);
+//! ```
+
+use std::collections::HashSet;
+
+use kernaut_syntax::SymbolKind;
+
+use super::{arch_guarded_ranges, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "warp/legacy-sync-free-intrinsic",
+    severity: Severity::Error,
+    wiki: &["pitfall-warp-primitives#P1"],
+    run,
+};
+
+const LEGACY: &[&str] = &[
+    "__shfl",
+    "__shfl_up",
+    "__shfl_down",
+    "__shfl_xor",
+    "__any",
+    "__all",
+    "__ballot",
+];
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    if ctx.arch.cc.major() < 7 {
+        return;
+    }
+    let defined: HashSet<&str> = ctx
+        .facts
+        .device_functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .chain(ctx.facts.macros.iter().map(String::as_str))
+        .collect();
+    let text = ctx.text();
+    if !LEGACY.iter().any(|n| text.contains(n)) {
+        return;
+    }
+    let guarded = arch_guarded_ranges(text);
+    let mut seen = HashSet::new();
+    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
+        let Some(body) = &f.body_range else {
+            continue;
+        };
+        for call in ctx.file.calls_in(body.start) {
+            let name = call.callee_text.as_str();
+            if call.kind == SymbolKind::Ptx
+                || !LEGACY.contains(&name)
+                || defined.contains(name)
+                || !seen.insert(call.range.clone())
+                || guarded.iter().any(|g| g.contains(&call.range.start))
+            {
+                continue;
+            }
+            let mut fixes = Vec::new();
+            if let Some(first) = call.arg_ranges.first() {
+                fixes.push(Fix {
+                    title: format!("Use `{name}_sync` with the full mask"),
+                    edits: vec![
+                        TextEdit::replace(call.callee_range.clone(), format!("{name}_sync")),
+                        TextEdit::insert(first.start, "0xffffffff, "),
+                    ],
+                });
+            }
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: call.callee_range.clone(),
+                message: format!(
+                    "`{name}` has no participation mask and is not available on {} (compute capability 7.0 and newer schedule lanes independently): use `{name}_sync` with the mask of the lanes that reach it",
+                    ctx.arch
+                ),
+                wiki: RULE.wiki[0].to_string(),
+                fixes,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix};
+
+    const RULE: &str = "warp/legacy-sync-free-intrinsic";
+
+    #[test]
+    fn mask_free_shuffles_and_votes() {
+        check(
+            RULE,
+            r#"
+__device__ float reduce(float v) {
+    v += __shfl_down(v, 16);
+      // ^^^^^^^^^^^ error: `__shfl_down` has no participation mask
+    if (__any(v > 0.0f)) v = __shfl(v, 0);
+     // ^^^^^ error: `__any` has no participation mask
+                          // ^^^^^^ error: `__shfl` has no participation mask
+    return v;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn sync_forms_old_targets_guards_and_user_macros_stay_silent() {
+        check(
+            RULE,
+            r#"
+#define __shfl_xor(v, m) __shfl_xor_sync(0xffffffff, v, m)
+__device__ float reduce(float v) {
+    v += __shfl_down_sync(0xffffffff, v, 16);
+    v += __shfl_xor(v, 1);
+#if CUDART_VERSION < 9000
+    v += __shfl_up(v, 1);
+#endif
+    return v;
+}
+"#,
+        );
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_61
+__device__ float f(float v) { return __shfl_down(v, 1); }
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_adds_the_full_mask() {
+        check_fix(
+            RULE,
+            r#"
+__device__ float reduce(float v) {
+    return v + __shfl_xor(v, 16);
+}
+"#,
+            0,
+            expect![[r#"
+                // Use `__shfl_xor_sync` with the full mask
+                __device__ float reduce(float v) {
+                    return v + __shfl_xor_sync(0xffffffff, v, 16);
+                }
+            "#]],
+        );
+    }
+}

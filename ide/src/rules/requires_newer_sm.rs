@@ -1,0 +1,186 @@
+//! `arch/requires-newer-sm`: an API or PTX instruction whose wiki page says it needs a
+//! newer architecture than the configured target.
+//!
+//! Every call in device code (kernels and `__device__` functions) is looked up in the
+//! wiki's symbol table; the page's `requires_sm` (or the symbol's own entry in
+//! `symbol_requires_sm`) is compared with the target. An arch-specific requirement
+//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target. Calls inside an
+//! `#if` on `__CUDA_ARCH__` (or a `…_SM90…_ENABLED`-style macro, or the toolkit version)
+//! are already guarded and stay silent, as do functions and macros the file defines with
+//! the same name. Diagnostics cite the symbol's api page.
+//!
+//! ```cuda
+//! // Before, with arch = "sm_75": cp.async needs sm_80.
+//! asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dst), "l"(src));
+//! // After: guard it (or raise the target).
+//! #if __CUDA_ARCH__ >= 800
+//! asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dst), "l"(src));
+//! #endif
+//! ```
+
+use std::collections::HashSet;
+
+use kernaut_index::MatchKind;
+use kernaut_syntax::SymbolKind;
+use kernaut_wiki::parse_requires_sm;
+
+use super::{arch_guarded_ranges, Rule, RuleContext, RuleDiagnostic};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "arch/requires-newer-sm",
+    severity: Severity::Error,
+    wiki: &["api-ptx-cp-async", "api-wgmma"],
+    run,
+};
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let text = ctx.text();
+    let guarded = arch_guarded_ranges(text);
+    let defined: HashSet<&str> = ctx
+        .facts
+        .kernels
+        .iter()
+        .chain(&ctx.facts.device_functions)
+        .map(|f| f.name.rsplit("::").next().unwrap_or(&f.name))
+        .chain(ctx.facts.macros.iter().map(String::as_str))
+        .collect();
+    let target = (ctx.arch.cc.major(), ctx.arch.cc.minor());
+    let mut seen = HashSet::new();
+    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
+        let Some(body) = &f.body_range else {
+            continue;
+        };
+        for call in ctx.file.calls_in(body.start) {
+            if !seen.insert(call.range.clone())
+                || guarded.iter().any(|g| g.contains(&call.range.start))
+            {
+                continue;
+            }
+            let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+            if call.kind != SymbolKind::Ptx
+                && (defined.contains(last) || defined.contains(call.callee_text.as_str()))
+            {
+                continue;
+            }
+            let Some(m) = ctx.knowledge.symbol(&call.callee) else {
+                continue;
+            };
+            let trusted = m.matched == MatchKind::Exact
+                || call.kind == SymbolKind::Ptx
+                || call.callee.contains("::");
+            if !trusted {
+                continue;
+            }
+            let Some(page) = m.api.as_deref().and_then(|id| ctx.knowledge.wiki.page(id)) else {
+                continue;
+            };
+            let requirement = page
+                .api
+                .as_ref()
+                .and_then(|a| a.symbol_requires_sm.get(&m.symbol))
+                .or(page.frontmatter.requires_sm.as_ref());
+            let Some((major, minor, specific)) = requirement.and_then(|r| parse_requires_sm(r))
+            else {
+                continue;
+            };
+            let needed = format!("sm_{major}{minor}{}", if specific { "a" } else { "" });
+            let too_old = (major, minor) > target;
+            let not_specific = specific && (!ctx.arch.arch_specific || (major, minor) != target);
+            if !too_old && !not_specific {
+                continue;
+            }
+            let why = if too_old {
+                format!("the target is {}", ctx.arch)
+            } else {
+                format!(
+                    "the target {} lacks the arch-specific features of {needed}",
+                    ctx.arch
+                )
+            };
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: call.callee_range.clone(),
+                message: format!(
+                    "`{}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0`",
+                    m.symbol
+                ),
+                wiki: page.id.clone(),
+                fixes: Vec::new(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_messages};
+
+    const RULE: &str = "arch/requires-newer-sm";
+
+    #[test]
+    fn cp_async_on_sm75() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_75
+__global__ void k(const float* in) {
+    __shared__ float tile[256];
+    // The primitives run on sm_70 (emulated); the PTX instruction does not.
+    __pipeline_memcpy_async(&tile[threadIdx.x], &in[threadIdx.x], 4);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(0), "l"(in));
+               // ^^^^^^^^^^^^^^^^^^^^^^^^^ error: `cp.async.ca` needs sm_80
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn wgmma_off_sm90a() {
+        check_messages(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__device__ void mma() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+"#,
+            expect![[r#"
+                error: `wgmma.fence` needs sm_90a but the target sm_90 lacks the arch-specific features of sm_90a: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= 900` (api-wgmma)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn new_enough_guarded_or_user_defined_stays_silent() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_75
+__device__ void __pipeline_commit() {}
+__global__ void k(const float* in) {
+    __shared__ float tile[256];
+    __shfl_down_sync(0xffffffff, 1.0f, 1);
+    __pipeline_commit();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    __pipeline_memcpy_async(&tile[threadIdx.x], &in[threadIdx.x], 4);
+#else
+    tile[threadIdx.x] = in[threadIdx.x];
+#endif
+}
+"#,
+        );
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90a
+__device__ void mma() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+"#,
+        );
+    }
+}
