@@ -1,9 +1,18 @@
 //! `half/fp16-accumulator`: a `__half` or `__nv_bfloat16` variable accumulated in a loop.
 //!
-//! fp16 overflows at 65,504 and a running sum of ones stops at 2,048; bf16 stops at 256
-//! (`pitfall-half-precision-math#P1`, `#P2`). The fix accumulates in `float`: the
-//! declaration, the update widened with `__half2float` / `__bfloat162float`, and the stores
-//! of the accumulator narrowed back.
+//! fp16 overflows at 65,504 and a running sum of ones stops at 2,048
+//! (`pitfall-half-precision-math#P1`); bf16 keeps fp32's range but a sum of ones stops at
+//! 256 (`#P2`). The rule fires on a scalar 16-bit local declared outside a loop and updated
+//! additively inside it (`acc += x`, `acc = acc + x`, `acc = __hadd(acc, x)`,
+//! `acc = __hfma(a, b, acc)`, and the `-` forms). Maxima and minima (`__hmax`), products,
+//! loops of at most 16 known iterations, warp-shuffle reduction trees and packed
+//! `__half2` accumulators (usually deliberate packed math) stay silent.
+//!
+//! The fix accumulates in `float`: the declaration, each update widened with
+//! `__half2float` / `__bfloat162float` (`__hfma` becomes `fmaf`), stores of the
+//! accumulator narrowed with `__float2half_rn` / `__float2bfloat16_rn`, and conversions of
+//! it to float dropped. It is offered only when every use of the variable is one of these
+//! and every added term is known to be 16-bit.
 //!
 //! ```cuda
 //! // Before: the sum is rounded to fp16 every iteration.
@@ -12,18 +21,819 @@
 //! out[blockIdx.x] = acc;
 //! // After: an fp32 accumulator, narrowed once.
 //! float acc = 0.f;
-//! for (int i = tid; i < n; i += stride) acc = acc + __half2float(x[i]);
+//! for (int i = tid; i < n; i += stride) acc += __half2float(x[i]);
 //! out[blockIdx.x] = __float2half_rn(acc);
 //! ```
 
-use super::{Rule, RuleContext, RuleDiagnostic};
+use kernaut_syntax::{EnclosingKind, TextRange};
+
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
     id: "half/fp16-accumulator",
     severity: Severity::Warning,
-    wiki: &["pitfall-half-precision-math#P1", "pitfall-half-precision-math#P2"],
+    wiki: &[
+        "pitfall-half-precision-math#P1",
+        "pitfall-half-precision-math#P2",
+    ],
     run,
 };
 
-fn run(_ctx: &RuleContext, _out: &mut Vec<RuleDiagnostic>) {}
+/// The largest known trip count of a loop whose sum is too short to matter.
+const SHORT_LOOP: i64 = 16;
+
+/// The two 16-bit formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Fp16,
+    Bf16,
+}
+
+impl Format {
+    fn of(ty: &str) -> Option<Format> {
+        match ty {
+            "__half" | "half" => Some(Format::Fp16),
+            "__nv_bfloat16" | "nv_bfloat16" => Some(Format::Bf16),
+            _ => None,
+        }
+    }
+
+    fn widen(self) -> &'static str {
+        match self {
+            Format::Fp16 => "__half2float",
+            Format::Bf16 => "__bfloat162float",
+        }
+    }
+
+    fn narrow(self) -> &'static str {
+        match self {
+            Format::Fp16 => "__float2half_rn",
+            Format::Bf16 => "__float2bfloat16_rn",
+        }
+    }
+}
+
+/// A scalar 16-bit local.
+struct Local {
+    format: Format,
+    ty: String,
+    name: String,
+    /// The declaration statement, through its `;`.
+    decl: TextRange,
+    /// The range of the type word.
+    ty_range: TextRange,
+    /// The initialiser, if any.
+    init: Option<TextRange>,
+    /// The end of the enclosing function.
+    scope_end: usize,
+}
+
+/// An additive update `acc op= term`: the statement (without `;`), the terms added, and
+/// whether it is a fused multiply-add (`a * b`).
+struct Update {
+    range: TextRange,
+    negate: bool,
+    terms: Vec<String>,
+    fma: bool,
+}
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    for local in locals(ctx) {
+        let uses = uses(ctx.text(), &local);
+        let Some(first) = uses.iter().find_map(|u| match u {
+            Use::Update(up) if in_long_loop(ctx, up.range.start, local.decl.start) => Some(up),
+            _ => None,
+        }) else {
+            continue;
+        };
+        if first.terms.iter().any(|t| t.contains("__shfl")) {
+            continue;
+        }
+        let (what, why, wiki) = match local.format {
+            Format::Fp16 => (
+                "an fp16",
+                "fp16 overflows at 65,504 and a running sum stops growing at 2,048, where the ulp reaches 2",
+                RULE.wiki[0],
+            ),
+            Format::Bf16 => (
+                "a bf16",
+                "bf16 has 7 mantissa bits, so a running sum of ones stops at 256 and any addend below about 0.4% of the total is lost",
+                RULE.wiki[1],
+            ),
+        };
+        let message = format!(
+            "`{}` is {what} (`{}`) accumulator updated in a loop: {why}; accumulate in `float` and convert once at the end",
+            local.name, local.ty
+        );
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: RULE.severity,
+            range: first.range.clone(),
+            message,
+            wiki: wiki.to_string(),
+            fixes: fix(ctx, &local, &uses).into_iter().collect(),
+        });
+    }
+}
+
+/// How the variable is used after its declaration.
+enum Use {
+    /// An additive update.
+    Update(Update),
+    /// Another assignment to it: `acc = 0` (resets are fine when the value is a literal).
+    Assign { range: TextRange, value: String },
+    /// `__half2float(acc)`: the call's range.
+    Widened(TextRange),
+    /// `x = acc;` or `return acc;`: the name's range.
+    Stored(TextRange),
+    /// Anything else.
+    Other,
+}
+
+/// Every scalar 16-bit local declared in a function body, with a single declarator.
+fn locals(ctx: &RuleContext) -> Vec<Local> {
+    let text = ctx.text();
+    let mut out = Vec::new();
+    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
+        let Some(body) = f.body_range.clone() else {
+            continue;
+        };
+        let s = &text[body.clone()];
+        for ty in ["__half", "half", "__nv_bfloat16", "nv_bfloat16"] {
+            let mut from = 0;
+            while let Some(i) = find_word(s, ty, from) {
+                from = i + ty.len();
+                let start = body.start + i;
+                let before = text[..start].trim_end();
+                let statement_start = before.ends_with([';', '{', '}'])
+                    || before.ends_with("const")
+                        && text[..before.len() - 5]
+                            .trim_end()
+                            .ends_with([';', '{', '}']);
+                if !statement_start {
+                    continue;
+                }
+                let rest = &text[start + ty.len()..body.end];
+                let name_len = rest
+                    .trim_start()
+                    .bytes()
+                    .take_while(|b| is_ident(*b))
+                    .count();
+                if name_len == 0 {
+                    continue;
+                }
+                let lead = rest.len() - rest.trim_start().len();
+                let name_start = start + ty.len() + lead;
+                let name = text[name_start..name_start + name_len].to_string();
+                let after_name = name_start + name_len;
+                let Some(end) = statement_end(text, after_name) else {
+                    continue;
+                };
+                let tail = text[after_name..end - 1].trim();
+                let init = if tail.is_empty() {
+                    None
+                } else if let Some(v) = tail.strip_prefix('=') {
+                    if has_top_level_comma(v) {
+                        continue;
+                    }
+                    let Some(eq) = text[after_name..].find('=') else {
+                        continue;
+                    };
+                    let v_start = after_name + eq + 1;
+                    let v_text = &text[v_start..end - 1];
+                    let lead = v_text.len() - v_text.trim_start().len();
+                    Some(v_start + lead..v_start + lead + v_text.trim().len())
+                } else {
+                    continue;
+                };
+                let Some(format) = Format::of(ty) else {
+                    continue;
+                };
+                let decl_start = if before.ends_with("const") {
+                    before.len() - 5
+                } else {
+                    start
+                };
+                out.push(Local {
+                    format,
+                    ty: ty.to_string(),
+                    name,
+                    decl: decl_start..end,
+                    ty_range: start..start + ty.len(),
+                    init,
+                    scope_end: f.range.end,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|l| l.decl.start);
+    out
+}
+
+/// Every use of `local` after its declaration, classified.
+fn uses(text: &str, local: &Local) -> Vec<Use> {
+    let name = local.name.as_str();
+    let scope = local.decl.end..local.scope_end;
+    let s = &text[scope.clone()];
+    let mut out = Vec::new();
+    let mut from = 0;
+    // Occurrences inside an update already classified are skipped.
+    let mut skip_until = 0;
+    while let Some(i) = find_word(s, name, from) {
+        from = i + name.len();
+        let at = scope.start + i;
+        if at < skip_until {
+            continue;
+        }
+        let before = text[..at].trim_end();
+        let after_at = at + name.len();
+        let after = text[after_at..].trim_start();
+        let starts_statement = before.ends_with([';', '{', '}', ')']) || before.ends_with("else");
+        if starts_statement && (after.starts_with('=') && !after.starts_with("=="))
+            || starts_statement && (after.starts_with("+=") || after.starts_with("-="))
+        {
+            let Some(end) = statement_end(text, after_at) else {
+                out.push(Use::Other);
+                continue;
+            };
+            skip_until = end;
+            let range = at..end - 1;
+            out.push(classify_assignment(text, name, range));
+            continue;
+        }
+        if after.starts_with(')') {
+            let open = before.strip_suffix('(').map(str::trim_end);
+            if let Some(callee) = open {
+                if callee.ends_with("__half2float") || callee.ends_with("__bfloat162float") {
+                    let call_start = callee.len()
+                        - callee
+                            .rsplit(|c: char| !is_ident(c as u8))
+                            .next()
+                            .unwrap_or("")
+                            .len();
+                    let close = after_at + text[after_at..].find(')').unwrap_or(0) + 1;
+                    out.push(Use::Widened(call_start..close));
+                    continue;
+                }
+            }
+        }
+        let stored = after.starts_with(';')
+            && ((before.ends_with('=')
+                && !before.ends_with("==")
+                && !before.ends_with("<=")
+                && !before.ends_with(">=")
+                && !before.ends_with("!="))
+                || before.ends_with("return"));
+        if stored {
+            out.push(Use::Stored(at..after_at));
+            continue;
+        }
+        out.push(Use::Other);
+    }
+    out
+}
+
+/// Classifies `name = …` / `name += …` at `range` (without the `;`).
+fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
+    let s = &text[range.clone()];
+    let rest = s[name.len()..].trim_start();
+    let update = |negate: bool, terms: Vec<String>, fma: bool| {
+        Use::Update(Update {
+            range: range.clone(),
+            negate,
+            terms,
+            fma,
+        })
+    };
+    if let Some(e) = rest.strip_prefix("+=") {
+        return update(false, vec![e.trim().to_string()], false);
+    }
+    if let Some(e) = rest.strip_prefix("-=") {
+        return update(true, vec![e.trim().to_string()], false);
+    }
+    let Some(value) = rest.strip_prefix('=') else {
+        return Use::Other;
+    };
+    let value = value.trim();
+    if let Some((callee, args)) = call_parts(value) {
+        let is_name = |a: &str| a == name;
+        match (callee, args.as_slice()) {
+            ("__hadd" | "__hadd_rn", [a, b]) if is_name(a) => {
+                return update(false, vec![b.to_string()], false)
+            }
+            ("__hadd" | "__hadd_rn", [a, b]) if is_name(b) => {
+                return update(false, vec![a.to_string()], false)
+            }
+            ("__hsub" | "__hsub_rn", [a, b]) if is_name(a) => {
+                return update(true, vec![b.to_string()], false)
+            }
+            ("__hfma", [a, b, c]) if is_name(c) => {
+                return update(false, vec![a.to_string(), b.to_string()], true)
+            }
+            _ => {}
+        }
+    }
+    if let Some((l, op, r)) = split_top_level_additive(value) {
+        if l == name {
+            return update(op == '-', vec![r.to_string()], false);
+        }
+        if r == name && op == '+' {
+            return update(false, vec![l.to_string()], false);
+        }
+    }
+    if find_word(value, name, 0).is_some() {
+        return Use::Other;
+    }
+    Use::Assign {
+        range,
+        value: value.to_string(),
+    }
+}
+
+/// Whether `offset` lies in a loop that does not contain the declaration at `decl`, and
+/// that is not known to run at most [`SHORT_LOOP`] times.
+fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
+    for e in ctx.file.enclosing(offset) {
+        if e.range.contains(&decl) {
+            return false;
+        }
+        match e.kind {
+            EnclosingKind::For {
+                start, end, step, ..
+            } => {
+                let start = start.and_then(|s| ctx.facts.fold_text(&s, e.range.start));
+                let short = match (start, end, step) {
+                    (Some(s), Some(e), Some(st)) if st > 0 => (e - s + st - 1) / st <= SHORT_LOOP,
+                    _ => false,
+                };
+                if !short {
+                    return true;
+                }
+            }
+            EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. } => return true,
+            EnclosingKind::Function { .. } => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The fix, when every use can be rewritten.
+fn fix(ctx: &RuleContext, local: &Local, uses: &[Use]) -> Option<Fix> {
+    let text = ctx.text();
+    let f = local.format;
+    let mut edits = vec![TextEdit::replace(local.ty_range.clone(), "float")];
+    if let Some(init) = &local.init {
+        edits.push(TextEdit::replace(
+            init.clone(),
+            float_value(&text[init.clone()], f)?,
+        ));
+    }
+    for u in uses {
+        match u {
+            Use::Update(up) => {
+                let terms: Option<Vec<String>> = up
+                    .terms
+                    .iter()
+                    .map(|t| {
+                        is_half_term(ctx, t, up.range.start).then(|| format!("{}({t})", f.widen()))
+                    })
+                    .collect();
+                let terms = terms?;
+                let new = if up.fma {
+                    format!("{0} = fmaf({1}, {2}, {0})", local.name, terms[0], terms[1])
+                } else {
+                    let op = if up.negate { "-=" } else { "+=" };
+                    format!("{} {op} {}", local.name, terms[0])
+                };
+                edits.push(TextEdit::replace(up.range.clone(), new));
+            }
+            Use::Assign { range, value } => {
+                let new = format!("{} = {}", local.name, float_value(value, f)?);
+                edits.push(TextEdit::replace(range.clone(), new));
+            }
+            Use::Widened(range) => {
+                edits.push(TextEdit::replace(range.clone(), local.name.clone()));
+            }
+            Use::Stored(range) => {
+                edits.push(TextEdit::replace(
+                    range.clone(),
+                    format!("{}({})", f.narrow(), local.name),
+                ));
+            }
+            Use::Other => return None,
+        }
+    }
+    Some(Fix {
+        title: format!("Accumulate `{}` in float", local.name),
+        edits,
+    })
+}
+
+/// A 16-bit value written as a float: a literal or a conversion of one stays a literal,
+/// anything else is widened.
+fn float_value(value: &str, f: Format) -> Option<String> {
+    let v = value.trim();
+    if let Some((callee, args)) = call_parts(v) {
+        if matches!(
+            callee,
+            "__float2half"
+                | "__float2half_rn"
+                | "__float2bfloat16"
+                | "__float2bfloat16_rn"
+                | "__half"
+                | "__nv_bfloat16"
+                | "half"
+                | "nv_bfloat16"
+        ) && args.len() == 1
+        {
+            return Some(float_literal(args[0]).unwrap_or_else(|| args[0].to_string()));
+        }
+    }
+    if let Some(l) = float_literal(v) {
+        return Some(l);
+    }
+    Some(format!("{}({v})", f.widen()))
+}
+
+/// `0`, `0.f`, `1.0f`, `-2` written as a float literal.
+fn float_literal(v: &str) -> Option<String> {
+    let v = v.trim();
+    let digits = v.trim_start_matches('-');
+    if digits.is_empty()
+        || !digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'f' || b == b'F')
+    {
+        return None;
+    }
+    if !digits.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    let bare = v.trim_end_matches(['f', 'F']);
+    Some(if bare.contains('.') {
+        let bare = if bare.ends_with('.') {
+            format!("{bare}0")
+        } else {
+            bare.to_string()
+        };
+        format!("{bare}f")
+    } else {
+        format!("{bare}.0f")
+    })
+}
+
+/// Whether `term` is known to be a 16-bit scalar: a subscript of a 16-bit pointer or
+/// array, a 16-bit variable, a half intrinsic's result, or a product of such.
+fn is_half_term(ctx: &RuleContext, term: &str, at: usize) -> bool {
+    let t = term.trim();
+    if let Some((l, r)) = split_top_level(t, '*') {
+        return is_half_term(ctx, l, at) && is_half_term(ctx, r, at);
+    }
+    if let Some((callee, _)) = call_parts(t) {
+        return matches!(
+            callee,
+            "__hmul"
+                | "__hadd"
+                | "__hsub"
+                | "__hfma"
+                | "__hneg"
+                | "__habs"
+                | "__float2half"
+                | "__float2half_rn"
+                | "__float2bfloat16"
+                | "__float2bfloat16_rn"
+                | "__low2half"
+                | "__high2half"
+                | "__low2bfloat16"
+                | "__high2bfloat16"
+        ) || (callee == "__ldg" && t.contains('&'));
+    }
+    let base: String = t
+        .trim_start_matches(['*', '&', '('])
+        .bytes()
+        .take_while(|b| is_ident(*b))
+        .map(char::from)
+        .collect();
+    if base.is_empty() {
+        return false;
+    }
+    declared_half(ctx, &base, at)
+}
+
+/// Whether `name` is declared (as a parameter or local before `at`) with a 16-bit scalar
+/// type or a pointer or array of one.
+fn declared_half(ctx: &RuleContext, name: &str, at: usize) -> bool {
+    let is_half_ty = |ty: &str| {
+        ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| Format::of(w).is_some())
+    };
+    if let Some(f) = ctx.facts.function_at(at) {
+        if let Some(p) = f.params.iter().find(|p| p.name == name) {
+            return is_half_ty(&p.ty);
+        }
+    }
+    if ctx
+        .facts
+        .shared
+        .iter()
+        .any(|d| d.name == name && is_half_ty(&d.element_type))
+    {
+        return true;
+    }
+    let text = &ctx.text()[..at];
+    text.lines().rev().take(200).any(|line| {
+        let code = line.split("//").next().unwrap_or("");
+        find_word(code, name, 0).is_some_and(|i| {
+            let before = code[..i].trim_end().trim_end_matches(['*', '&']).trim_end();
+            let word = before
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next();
+            word.is_some_and(|w| Format::of(w).is_some())
+        })
+    })
+}
+
+/// `callee(args…)` when `s` is exactly one call.
+fn call_parts(s: &str) -> Option<(&str, Vec<&str>)> {
+    let open = s.find('(')?;
+    let callee = s[..open].trim();
+    if callee.is_empty() || !callee.bytes().all(|b| is_ident(b) || b == b':') || !s.ends_with(')') {
+        return None;
+    }
+    let inner = &s[open + 1..s.len() - 1];
+    let mut depth = 0i32;
+    for b in inner.bytes() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut args = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, b) in inner.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'<' => depth += 1,
+            b')' | b']' | b'>' => depth -= 1,
+            b',' if depth == 0 => {
+                args.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner.trim().is_empty() {
+        args.push(inner[start..].trim());
+    }
+    Some((callee.rsplit("::").next().unwrap_or(callee), args))
+}
+
+/// `l + r` or `l - r` split at the last top-level additive operator.
+fn split_top_level_additive(s: &str) -> Option<(&str, char, &str)> {
+    let mut depth = 0i32;
+    let mut last = None;
+    let bytes = s.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'+' | b'-' if depth == 0 && i > 0 => {
+                let prev = s[..i].trim_end();
+                let unary = prev.is_empty()
+                    || prev.ends_with(['(', '*', '/', '+', '-', '=', ',', 'e', 'E']);
+                if !unary {
+                    last = Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    let i = last?;
+    Some((s[..i].trim(), char::from(bytes[i]), s[i + 1..].trim()))
+}
+
+/// `l op r` split at the first top-level `op`.
+fn split_top_level(s: &str, op: char) -> Option<(&str, &str)> {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            c if c == op && depth == 0 => return Some((s[..i].trim(), s[i + 1..].trim())),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn has_top_level_comma(s: &str) -> bool {
+    split_top_level(s, ',').is_some()
+}
+
+/// Just past the `;` that ends the statement at `offset`, outside brackets.
+fn statement_end(text: &str, offset: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, b) in text.bytes().enumerate().skip(offset) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+            }
+            b';' if depth == 0 => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The first occurrence of the identifier `word` in `s` at or after `from`.
+fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = s.get(at..)?.find(word) {
+        let start = at + i;
+        let end = start + word.len();
+        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
+        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
+        if before && after {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "half/fp16-accumulator";
+
+    #[test]
+    fn hadd_accumulator_in_a_grid_stride_loop() {
+        let fixture = r#"
+#include <cuda_fp16.h>
+__global__ void sum(const __half* x, __half* out, int n) {
+    __half acc = __float2half(0.f);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        acc = __hadd(acc, x[i]);
+     // ^^^^^^^^^^^^^^^^^^^^^^^ warning: `acc` is an fp16 (`__half`) accumulator updated in a loop
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"#;
+        check(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                warning: `acc` is an fp16 (`__half`) accumulator updated in a loop: fp16 overflows at 65,504 and a running sum stops growing at 2,048, where the ulp reaches 2; accumulate in `float` and convert once at the end (pitfall-half-precision-math#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn bf16_accumulator_with_plus_equals() {
+        check_messages(
+            RULE,
+            r#"
+#include <cuda_bf16.h>
+__global__ void dot(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* out, int n) {
+    __nv_bfloat16 s = 0;
+    int i = threadIdx.x;
+    while (i < n) {
+        s += a[i] * b[i];
+        i += blockDim.x;
+    }
+    out[threadIdx.x] = s;
+}
+"#,
+            expect![[r#"
+                warning: `s` is a bf16 (`__nv_bfloat16`) accumulator updated in a loop: bf16 has 7 mantissa bits, so a running sum of ones stops at 256 and any addend below about 0.4% of the total is lost; accumulate in `float` and convert once at the end (pitfall-half-precision-math#P2)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn max_short_loops_shuffles_packed_and_fp32_stay_silent() {
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+__global__ void k(const __half* x, const __half2* y, __half* out, int n) {
+    __half m = x[0];
+    for (int i = 1; i < n; ++i)
+        m = __hmax(m, x[i]);
+    __half small = 0;
+    #pragma unroll
+    for (int i = 0; i < 8; ++i)
+        small = __hadd(small, x[i]);
+    __half w = x[threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1)
+        w = __hadd(w, __shfl_down_sync(0xffffffff, w, o));
+    __half2 p = y[0];
+    for (int i = 1; i < n; ++i)
+        p = __hadd2(p, y[i]);
+    float acc = 0.f;
+    for (int i = 0; i < n; ++i)
+        acc += __half2float(x[i]);
+    __half once = __hadd(x[0], x[1]);
+    out[0] = m; out[1] = small; out[2] = w; out[3] = __low2half(p);
+    out[4] = __float2half_rn(acc); out[5] = once;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_accumulates_in_float() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void sum(const __half* x, __half* out, int n) {
+    __half acc = __float2half(0.f);
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        acc = __hadd(acc, x[i]);
+    out[threadIdx.x] = acc;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `acc` in float
+                __global__ void sum(const __half* x, __half* out, int n) {
+                    float acc = 0.0f;
+                    for (int i = threadIdx.x; i < n; i += blockDim.x)
+                        acc += __half2float(x[i]);
+                    out[threadIdx.x] = __float2half_rn(acc);
+                }
+            "#]],
+        );
+        check_fix(
+            RULE,
+            r#"
+__device__ __nv_bfloat16 dot(const __nv_bfloat16* a, const __nv_bfloat16* b, int n) {
+    __nv_bfloat16 s = a[0];
+    for (int i = 1; i < n; ++i) {
+        s = __hfma(a[i], b[i], s);
+    }
+    float check = __bfloat162float(s);
+    return s;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `s` in float
+                __device__ __nv_bfloat16 dot(const __nv_bfloat16* a, const __nv_bfloat16* b, int n) {
+                    float s = __bfloat162float(a[0]);
+                    for (int i = 1; i < n; ++i) {
+                        s = fmaf(__bfloat162float(a[i]), __bfloat162float(b[i]), s);
+                    }
+                    float check = s;
+                    return __float2bfloat16_rn(s);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_fix_when_a_term_may_be_float_or_the_value_escapes() {
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(const float* x, __half* out, int n) {
+    __half acc = 0;
+    for (int i = 0; i < n; ++i)
+        acc += x[i];
+    out[0] = acc;
+}
+"#,
+        );
+        check_no_fix(
+            RULE,
+            r#"
+__device__ void consume(__half v);
+__global__ void k(const __half* x, int n) {
+    __half acc = 0;
+    for (int i = 0; i < n; ++i)
+        acc += x[i];
+    consume(acc);
+}
+"#,
+        );
+    }
+}

@@ -34,6 +34,7 @@ mod bank_conflict;
 mod barrier_in_divergent_branch;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
+mod fp16_accumulator;
 mod legacy_sync_free_intrinsic;
 mod missing_sync_after_wait;
 mod over_capacity;
@@ -62,6 +63,7 @@ pub const RULES: &[Rule] = &[
     unaligned_carve::RULE,
     runtime_stage_count::RULE,
     single_thread_tma_branch::RULE,
+    fp16_accumulator::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
