@@ -35,6 +35,7 @@ mod barrier_in_divergent_branch;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
 mod fp16_accumulator;
+mod l1_access_mode;
 mod legacy_sync_free_intrinsic;
 mod missing_sync_after_wait;
 mod over_capacity;
@@ -64,6 +65,7 @@ pub const RULES: &[Rule] = &[
     runtime_stage_count::RULE,
     single_thread_tma_branch::RULE,
     fp16_accumulator::RULE,
+    l1_access_mode::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
