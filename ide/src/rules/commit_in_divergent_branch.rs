@@ -41,7 +41,14 @@ pub(crate) const RULE: Rule = Rule {
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
     for (_, ops) in all_functions(ctx) {
-        let commits: Vec<_> = ops.iter().filter(|o| o.kind == OpKind::Commit).collect();
+        // A block-scoped pipeline with producer and consumer roles commits from the
+        // producer branch by design.
+        let block_pipeline = text.contains("thread_scope_block");
+        let commits: Vec<_> = ops
+            .iter()
+            .filter(|o| o.kind == OpKind::Commit)
+            .filter(|o| !(block_pipeline && o.call.callee.ends_with("producer_commit")))
+            .collect();
         for c in &commits {
             let Some((branch, condition, is_if)) = divergent_branch(ctx, c.call.range.start) else {
                 continue;
@@ -99,7 +106,11 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
             EnclosingKind::Function { .. } => return None,
             _ => continue,
         };
-        if dependent && !warp_uniform(&condition) {
+        // A condition on threadIdx.y or .z alone splits the block by rows: whole warps when
+        // blockDim.x is a multiple of 32, as producer/consumer splits are written.
+        let rows_only = (condition.contains("threadIdx.y") || condition.contains("threadIdx.z"))
+            && !condition.contains("threadIdx.x");
+        if dependent && !warp_uniform(&condition) && !rows_only {
             return Some((e.range, condition, is_if));
         }
     }
@@ -201,6 +212,9 @@ __global__ void k(const float* in, int ntiles) {
         __pipeline_commit();
     }
     if (ntiles > 4) {
+        __pipeline_commit();
+    }
+    if (threadIdx.y >= 4) {
         __pipeline_commit();
     }
 }

@@ -60,9 +60,24 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !committed_before {
                 continue;
             }
+            // Groups still pending when the loop starts: prologue commits after the last
+            // `wait 0` before the loop. None means each iteration loads its own tile.
+            let drained = ops
+                .iter()
+                .filter(|o| {
+                    matches!(o.kind, OpKind::Wait { count: Some(0), .. })
+                        && o.call.range.end <= l.start
+                })
+                .map(|o| o.call.range.end)
+                .max()
+                .unwrap_or(0);
             let prologue: Vec<&Op> = ops
                 .iter()
-                .filter(|o| o.kind == OpKind::Commit && o.call.range.end <= l.start)
+                .filter(|o| {
+                    o.kind == OpKind::Commit
+                        && o.call.range.end <= l.start
+                        && o.call.range.start >= drained
+                })
                 .collect();
             if prologue.is_empty() {
                 continue;
@@ -217,6 +232,25 @@ __global__ void two_stage(const float* in, float* out, int n) {
             __pipeline_memcpy_async(&buf[(t + 1) % 2][tid], &in[(t + 1) * 256 + tid], sizeof(float));
         __pipeline_commit();
         acc += buf[t % 2][(tid + 1) % 256];
+    }
+    out[tid] = acc;
+}
+__global__ void drained_before_the_loop(const float* in, float* out, int n) {
+    __shared__ float buf[256];
+    __shared__ float c[256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&c[tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    float acc = c[(tid + 1) % 256];
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[tid], &in[t * 256 + tid], sizeof(float));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        acc += buf[(tid + 1) % 256];
+        __syncthreads();
     }
     out[tid] = acc;
 }

@@ -1,0 +1,192 @@
+//! The three output formats of `check`: compiler-style text, JSON and SARIF 2.1.0. Lines
+//! and columns are 1-based; columns count Unicode code points.
+
+use std::io::Write;
+
+use kernaut_ide::config::Severity;
+use kernaut_ide::rules::{LineIndex, RuleDiagnostic, RULES};
+use serde_json::{json, Value};
+
+/// One checked file and what the rules found.
+#[derive(Debug)]
+pub struct FileReport {
+    /// The path as printed.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+    /// The diagnostics, sorted by position.
+    pub diagnostics: Vec<RuleDiagnostic>,
+}
+
+/// A 1-based position.
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    line: usize,
+    col: usize,
+}
+
+fn pos(text: &str, lines: &LineIndex, offset: usize) -> Pos {
+    let offset = offset.min(text.len());
+    let start = lines.line_start(offset);
+    let col = text
+        .get(start..offset)
+        .map_or(offset - start, |s| s.chars().count());
+    Pos {
+        line: lines.line(offset) + 1,
+        col: col + 1,
+    }
+}
+
+/// Compiler-style lines.
+pub fn text(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()> {
+    for r in reports {
+        let lines = LineIndex::new(&r.text);
+        for d in &r.diagnostics {
+            let p = pos(&r.text, &lines, d.range.start);
+            writeln!(
+                out,
+                "{}:{}:{}: {}: {} [{}] (wiki {})",
+                r.path,
+                p.line,
+                p.col,
+                d.severity.as_str(),
+                d.message,
+                d.rule,
+                d.wiki
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn range_json(text: &str, lines: &LineIndex, range: &std::ops::Range<usize>) -> (Pos, Pos) {
+    (pos(text, lines, range.start), pos(text, lines, range.end))
+}
+
+/// A JSON array.
+pub fn json(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()> {
+    let mut all = Vec::new();
+    for r in reports {
+        let lines = LineIndex::new(&r.text);
+        for d in &r.diagnostics {
+            let (s, e) = range_json(&r.text, &lines, &d.range);
+            let fixes: Vec<Value> = d
+                .fixes
+                .iter()
+                .map(|f| {
+                    let edits: Vec<Value> = f
+                        .edits
+                        .iter()
+                        .map(|ed| {
+                            let (s, e) = range_json(&r.text, &lines, &ed.range);
+                            json!({
+                                "line": s.line, "col": s.col,
+                                "end_line": e.line, "end_col": e.col,
+                                "new_text": ed.new_text,
+                            })
+                        })
+                        .collect();
+                    json!({"title": f.title, "edits": edits})
+                })
+                .collect();
+            all.push(json!({
+                "file": r.path,
+                "line": s.line,
+                "col": s.col,
+                "end_line": e.line,
+                "end_col": e.col,
+                "severity": d.severity.as_str(),
+                "rule": d.rule,
+                "message": d.message,
+                "wiki": d.wiki,
+                "fixes": fixes,
+            }));
+        }
+    }
+    serde_json::to_writer_pretty(&mut *out, &Value::Array(all))?;
+    writeln!(out)
+}
+
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Hint => "note",
+    }
+}
+
+fn uri(path: &str) -> String {
+    path.replace('\\', "/")
+}
+
+/// SARIF 2.1.0, one run.
+pub fn sarif(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()> {
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "name": r.id,
+                "defaultConfiguration": {"level": sarif_level(r.severity)},
+                "properties": {"wiki": r.wiki},
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for r in reports {
+        let lines = LineIndex::new(&r.text);
+        let region = |range: &std::ops::Range<usize>| {
+            let (s, e) = range_json(&r.text, &lines, range);
+            json!({"startLine": s.line, "startColumn": s.col, "endLine": e.line, "endColumn": e.col})
+        };
+        for d in &r.diagnostics {
+            let fixes: Vec<Value> = d
+                .fixes
+                .iter()
+                .map(|f| {
+                    let replacements: Vec<Value> = f
+                        .edits
+                        .iter()
+                        .map(|ed| json!({"deletedRegion": region(&ed.range), "insertedContent": {"text": ed.new_text}}))
+                        .collect();
+                    json!({
+                        "description": {"text": f.title},
+                        "artifactChanges": [{"artifactLocation": {"uri": uri(&r.path)}, "replacements": replacements}],
+                    })
+                })
+                .collect();
+            let mut result = json!({
+                "ruleId": d.rule,
+                "level": sarif_level(d.severity),
+                "message": {"text": format!("{} (wiki {})", d.message, d.wiki)},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": uri(&r.path)},
+                    "region": region(&d.range),
+                }}],
+                "properties": {"wiki": d.wiki},
+            });
+            if let Some(i) = RULES.iter().position(|x| x.id == d.rule) {
+                result["ruleIndex"] = json!(i);
+            }
+            if !fixes.is_empty() {
+                result["fixes"] = Value::Array(fixes);
+            }
+            results.push(result);
+        }
+    }
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "kernaut",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    writeln!(out)
+}
