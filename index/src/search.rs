@@ -62,11 +62,11 @@ impl Hit {
 
 /// The search index over a wiki: tantivy for ranked search, plus the symbol table.
 pub struct WikiIndex {
-    index: Index,
     reader: IndexReader,
     fields: Fields,
     symbols: SymbolTable,
     docs: usize,
+    parser: QueryParser,
 }
 
 impl std::fmt::Debug for WikiIndex {
@@ -98,7 +98,7 @@ impl WikiIndex {
         let (schema, fields) = schema::schema();
         let index = Index::create_in_ram(schema);
         schema::register(index.tokenizers());
-        let mut writer = index.writer_with_num_threads(1, 50_000_000)?;
+        let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
         let mut docs = 0;
         for page in wiki.pages() {
             for d in documents(page) {
@@ -127,8 +127,23 @@ impl WikiIndex {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
+        let mut parser = QueryParser::for_index(
+            &index,
+            vec![
+                fields.title,
+                fields.symptom,
+                fields.cause,
+                fields.fix,
+                fields.detection,
+                fields.body,
+                fields.tags,
+            ],
+        );
+        for (name, boost) in BOOSTS {
+            parser.set_field_boost(fields.get(name), boost);
+        }
         Ok(WikiIndex {
-            index,
+            parser,
             reader,
             fields,
             symbols: SymbolTable::build(wiki),
@@ -158,7 +173,7 @@ impl WikiIndex {
         };
         // Snippets come from the symptom field when it matched, else from the body.
         let text_query = self.text_query(query);
-        let gens: Vec<_> = [self.fields.symptom, self.fields.body, self.fields.cause]
+        let gens: Vec<_> = [self.fields.symptom, self.fields.body]
             .into_iter()
             .filter_map(|f| {
                 let mut g = SnippetGenerator::create(&searcher, text_query.as_ref(), f).ok()?;
@@ -215,23 +230,7 @@ impl WikiIndex {
     /// The prose part of a query, through tantivy's lenient parser (so that quotes,
     /// colons and half-typed words never fail).
     fn text_query(&self, query: &str) -> Box<dyn Query> {
-        let f = &self.fields;
-        let mut parser = QueryParser::for_index(
-            &self.index,
-            vec![
-                f.title,
-                f.symptom,
-                f.cause,
-                f.fix,
-                f.detection,
-                f.body,
-                f.tags,
-            ],
-        );
-        for (name, boost) in BOOSTS {
-            parser.set_field_boost(f.get(name), boost);
-        }
-        let (q, _errors) = parser.parse_query_lenient(&sanitize(query));
+        let (q, _errors) = self.parser.parse_query_lenient(&sanitize(query));
         q
     }
 
@@ -251,8 +250,16 @@ impl WikiIndex {
         }
         let typing_last = !query.ends_with(char::is_whitespace);
         let n = terms.len();
+        let searcher = self.reader.searcher();
         for (i, t) in terms.iter().enumerate() {
             let len = t.chars().count();
+            // A word the wiki already contains is no typo: fuzzy matching is only for
+            // words that match nothing as typed (and it is the costly part of a query).
+            let known = [f.title, f.symptom, f.body].into_iter().any(|field| {
+                searcher
+                    .doc_freq(&Term::from_field_text(field, t))
+                    .is_ok_and(|n| n > 0)
+            });
             for (name, boost) in BOOSTS {
                 if name == FieldName::Symbols {
                     continue;
@@ -260,6 +267,7 @@ impl WikiIndex {
                 let field = f.get(name);
                 let term = Term::from_field_text(field, t);
                 if len >= 5
+                    && !known
                     && matches!(
                         name,
                         FieldName::Title | FieldName::Symptom | FieldName::Body
@@ -303,6 +311,19 @@ impl WikiIndex {
                     Box::new(BoostQuery::new(
                         Box::new(FuzzyTermQuery::new_prefix(term, 0, false)),
                         1.0,
+                    )),
+                ));
+            }
+        }
+        // A query that names a documented symbol puts its api page first.
+        if let Some(m) = self.symbols.lookup(query.trim()) {
+            if let Some(api) = m.api {
+                let term = Term::from_field_text(f.id, &api);
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                        20.0,
                     )),
                 ));
             }
@@ -369,7 +390,12 @@ fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
 }
 
 fn one_line(s: &str, max_chars: usize) -> String {
-    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Markdown heading markers and fences say nothing on one line.
+    let joined = s
+        .split_whitespace()
+        .filter(|w| !w.bytes().all(|b| b == b'#') && !w.starts_with("```"))
+        .collect::<Vec<_>>()
+        .join(" ");
     if joined.chars().count() <= max_chars {
         joined
     } else {
