@@ -32,6 +32,7 @@ use crate::Knowledge;
 mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
+mod bf16_explicit_packing;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
 mod fp16_accumulator;
@@ -66,6 +67,7 @@ pub const RULES: &[Rule] = &[
     single_thread_tma_branch::RULE,
     fp16_accumulator::RULE,
     l1_access_mode::RULE,
+    bf16_explicit_packing::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
