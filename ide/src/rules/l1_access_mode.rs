@@ -53,10 +53,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     );
     for call in calls {
         let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
-        let d = if last == "__pipeline_memcpy_async" {
-            per_thread(ctx, &call, 0)
-        } else if call.args.len() == 4 {
-            per_thread(ctx, &call, 0)
+        let d = if last == "__pipeline_memcpy_async" || call.args.len() == 4 {
+            per_thread(ctx, &call)
         } else if call.args.len() == 5 {
             collective(ctx, &call)
         } else {
@@ -66,9 +64,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-/// A per-thread copy: `(dst, src, size[, …])` from argument `first`.
-fn per_thread(ctx: &RuleContext, call: &CallSite, first: usize) -> Option<RuleDiagnostic> {
-    let size_text = call.args.get(first + 2)?;
+/// A per-thread copy: `(dst, src, size[, …])`.
+fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
+    let size_text = call.args.get(2)?;
     if size_text.contains("aligned_size_t") {
         return None;
     }
@@ -76,7 +74,7 @@ fn per_thread(ctx: &RuleContext, call: &CallSite, first: usize) -> Option<RuleDi
     if size != 4 && size != 8 {
         return None;
     }
-    let dst_range = call.arg_ranges.get(first)?.clone();
+    let dst_range = call.arg_ranges.first()?.clone();
     let access = ctx.file.shared_accesses().into_iter().find(|a| {
         a.kind == AccessKind::AddressOf
             && dst_range.start <= a.range.start
@@ -99,7 +97,7 @@ fn per_thread(ctx: &RuleContext, call: &CallSite, first: usize) -> Option<RuleDi
             }
         }
     }
-    let src = global_index(ctx, call.args.get(first + 1)?, call.range.start)?;
+    let src = global_index(ctx, call.args.get(1)?, call.range.start)?;
     if src.thread != 1 || (src.multiple * elem) % 16 != 0 {
         return None;
     }
