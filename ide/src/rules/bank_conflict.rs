@@ -68,6 +68,18 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if cost.degree < 2 {
             continue;
         }
+        // Without a known block shape `threadIdx.x` is taken to span the warp; when the
+        // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
+        // the conflict must hold for those shapes too.
+        if shape.0 == [None; 3] && mentions_rows(&a.byte_offset) {
+            let holds = [16, 8, 4].iter().all(|&bx| {
+                let narrow = Shape([Some(bx), Some(32 / bx), None]);
+                access_cost(a, &a.byte_offset, narrow).is_some_and(|c| c.degree >= 2)
+            });
+            if !holds {
+                continue;
+            }
+        }
         let severity = if cost.degree >= 4 {
             Severity::Warning
         } else {
@@ -130,6 +142,16 @@ fn block_shape(ctx: &RuleContext, function: Option<&str>) -> Shape {
         }
     }
     shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
+}
+
+/// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
+fn mentions_rows(e: &IndexExpr) -> bool {
+    match e {
+        IndexExpr::ThreadIdx(Axis::Y | Axis::Z) => true,
+        IndexExpr::Binary(a, _, b) => mentions_rows(a) || mentions_rows(b),
+        IndexExpr::LoopVar { start, .. } => mentions_rows(start),
+        _ => false,
+    }
 }
 
 /// The cost of `offset` (bytes, as lowered) for warp 0, or `None` when it cannot be
@@ -435,6 +457,21 @@ __global__ void transpose(float* out, int k) {
     out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
     out[threadIdx.y] = tile[threadIdx.y][k];
     out[k] = tile[threadIdx.y][threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn rows_that_narrow_blocks_keep_apart_stay_silent() {
+        // With blockDim.x == 4 (asserted, launched from elsewhere) the warp reads 32
+        // consecutive words; only a warp-wide x would conflict.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float sub[32][8];
+    out[0] = sub[threadIdx.x][threadIdx.y];
 }
 "#,
         );

@@ -24,7 +24,7 @@
 
 use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
-use super::async_ops::{all_functions, OpKind};
+use super::async_ops::{all_functions, base_name, OpKind};
 use super::{
     indent_at, line_start, statement_end, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic,
     TextEdit,
@@ -53,6 +53,22 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let Some((branch, condition, is_if)) = divergent_branch(ctx, c.call.range.start) else {
                 continue;
             };
+            // A branch that waits for everything it committed (`commit; wait_prior(0)`, or a
+            // pipeline's `consumer_wait()` right after) leaves no pending group whose count
+            // could be off.
+            let drained = ops.iter().any(|o| {
+                o.call.range.start > c.call.range.end
+                    && branch.contains(&o.call.range.start)
+                    && match &o.kind {
+                        OpKind::Wait { count, .. } => {
+                            *count == Some(0) || base_name(&o.call.callee) == "consumer_wait"
+                        }
+                        _ => false,
+                    }
+            });
+            if drained {
+                continue;
+            }
             let mut fixes = Vec::new();
             if is_if && c.call.kind != SymbolKind::Ptx {
                 let in_branch: Vec<TextRange> = commits
@@ -216,6 +232,10 @@ __global__ void k(const float* in, int ntiles) {
     }
     if (threadIdx.y >= 4) {
         __pipeline_commit();
+    }
+    if (threadIdx.x == 0) {
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
     }
 }
 "#,
