@@ -1,5 +1,5 @@
 //! `warp/legacy-sync-free-intrinsic`: `__shfl`, `__shfl_up`, `__shfl_down`, `__shfl_xor`,
-//! `__any`, `__all`, `__ballot` on sm_70 or newer.
+//! `__any`, `__all`, `__ballot` (and PTX `shfl`/`vote` without `.sync`) on sm_70 or newer.
 //!
 //! The mask-free warp intrinsics were deprecated in CUDA 9 and are not available for
 //! compute capability 7.0 and newer: with independent thread scheduling the lanes of a
@@ -53,7 +53,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .chain(ctx.facts.macros.iter().map(String::as_str))
         .collect();
     let text = ctx.text();
-    if !LEGACY.iter().any(|n| text.contains(n)) {
+    if !LEGACY.iter().any(|n| text.contains(n))
+        && !text.contains("shfl.")
+        && !text.contains("vote.")
+    {
         return;
     }
     let guarded = arch_guarded_ranges(text);
@@ -63,9 +66,29 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         for call in ctx.file.calls_in(body.start) {
+            if call.kind == SymbolKind::Ptx {
+                let m = call.callee.as_str();
+                let legacy = (m.starts_with("shfl.") || m.starts_with("vote."))
+                    && !m.contains(".sync")
+                    && !guarded.iter().any(|g| g.contains(&call.range.start));
+                if legacy && seen.insert(call.range.clone()) {
+                    out.push(RuleDiagnostic {
+                        rule: RULE.id,
+                        severity: RULE.severity,
+                        range: call.callee_range.clone(),
+                        message: format!(
+                            "PTX `{m}` without `.sync` is not supported on {} (compute capability 7.0 and newer schedule lanes independently): use `{}.sync` with a member mask",
+                            ctx.arch,
+                            m.split('.').next().unwrap_or(m)
+                        ),
+                        wiki: RULE.wiki[0].to_string(),
+                        fixes: Vec::new(),
+                    });
+                }
+                continue;
+            }
             let name = call.callee_text.as_str();
-            if call.kind == SymbolKind::Ptx
-                || !LEGACY.contains(&name)
+            if !LEGACY.contains(&name)
                 || defined.contains(name)
                 || !seen.insert(call.range.clone())
                 || guarded.iter().any(|g| g.contains(&call.range.start))
@@ -116,6 +139,9 @@ __device__ float reduce(float v) {
     if (__any(v > 0.0f)) v = __shfl(v, 0);
      // ^^^^^ error: `__any` has no participation mask
                           // ^^^^^^ error: `__shfl` has no participation mask
+    asm("shfl.down.b32 %0, %0, 1, 0x1f;" : "+f"(v));
+      // ^^^^^^^^^^^^^ error: PTX `shfl.down.b32` without `.sync`
+    asm("shfl.sync.down.b32 %0, %0, 1, 0x1f, 0xffffffff;" : "+f"(v));
     return v;
 }
 "#,
