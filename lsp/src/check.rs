@@ -75,7 +75,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let arch = arch_flag.or(config.arch).unwrap_or(default_arch);
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let diagnostics = match check_text(&text, arch, &knowledge, &config.rules) {
+        let configured = arch_flag.is_some() || config.arch.is_some();
+        let diagnostics = match check_text(&text, arch, configured, &knowledge, &config.rules) {
             Some(d) => d,
             None => {
                 eprintln!(
@@ -139,12 +140,14 @@ fn count(reports: &[FileReport], severity: Severity) -> usize {
 fn check_text(
     text: &str,
     arch: Arch,
+    arch_configured: bool,
     knowledge: &Knowledge,
     rules: &kernaut_ide::config::RulesConfig,
 ) -> Option<Vec<RuleDiagnostic>> {
     catch_unwind(AssertUnwindSafe(|| {
         let file = SourceFile::parse(text);
-        let ctx = RuleContext::new(&file, arch, knowledge, rules);
+        let mut ctx = RuleContext::new(&file, arch, knowledge, rules);
+        ctx.arch_configured = arch_configured;
         check(&ctx)
     }))
     .ok()

@@ -168,3 +168,23 @@ fn bare_invocation_prints_help_and_says_the_server_is_not_built() {
     assert!(err.contains("check"), "{err}");
     assert!(err.contains("not built yet"), "{err}");
 }
+
+#[test]
+fn requires_newer_sm_needs_a_configured_target() {
+    let dir = temp_tree("check-arch");
+    let file = "src/copy.cu";
+    std::fs::write(
+        dir.join(file),
+        "__global__ void k(const float* in) {\n    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: \"r\"(0), \"l\"(in));\n}\n",
+    )
+    .unwrap();
+    let o = check(&dir, &[file]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = check(&dir, &[file, "--arch", "sm_75"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).starts_with("src/copy.cu:2:19: error: `cp.async.ca` needs sm_80"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -22,9 +22,9 @@
 //! ```
 
 use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
-use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess, SharedDecl};
+use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, SharedDecl};
 
-use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -59,6 +59,23 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.file.shared_accesses();
     for a in &accesses {
         if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+            continue;
+        }
+        // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses:
+        // the model's full warp would overstate the conflict.
+        if ctx
+            .file
+            .enclosing(a.range.start)
+            .iter()
+            .any(|e| match &e.kind {
+                EnclosingKind::If {
+                    condition,
+                    thread_dependent: true,
+                    ..
+                } => partial_warp(condition),
+                _ => false,
+            })
+        {
             continue;
         }
         let shape = block_shape(ctx, a.function.as_deref());
@@ -472,6 +489,22 @@ __global__ void transpose(float* out, int k) {
 __global__ void k(float* out) {
     __shared__ float sub[32][8];
     out[0] = sub[threadIdx.x][threadIdx.y];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn partial_warps_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float red[64];
+    int lane = threadIdx.x % 32;
+    if (lane < 10) {
+        out[lane] = red[lane * 4];
+    }
 }
 "#,
         );

@@ -97,10 +97,15 @@ pub struct RuleContext<'a> {
     pub knowledge: &'a Knowledge,
     /// Per-rule levels.
     pub config: &'a RulesConfig,
+    /// Whether the user chose `arch` (`--arch`, `.kernaut.toml`, an editor setting) rather
+    /// than leaving the default; rules that compare the code with the target stay silent
+    /// on a default target.
+    pub arch_configured: bool,
 }
 
 impl<'a> RuleContext<'a> {
-    /// The context for one file.
+    /// The context for one file, with a target the user chose (set `arch_configured` to
+    /// `false` when `arch` is a default).
     pub fn new(
         file: &'a SourceFile,
         arch: Arch,
@@ -113,6 +118,7 @@ impl<'a> RuleContext<'a> {
             arch,
             knowledge,
             config,
+            arch_configured: true,
         }
     }
 
@@ -350,6 +356,39 @@ pub(crate) fn statement_end(text: &str, offset: usize, in_string: bool) -> usize
         i += 1;
     }
     text.len()
+}
+
+/// Whether a thread-dependent condition evidently leaves only part of a warp active: an
+/// equality (`lane == 0`, `tid % 2 == 0`) or a bound below the warp size (`lane < 10`,
+/// `tid >= 16`).
+pub(crate) fn partial_warp(condition: &str) -> bool {
+    let c = condition;
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'=', Some(b'=')) | (b'!', Some(b'=')) => return true,
+            (b'<', Some(b'=')) | (b'>', Some(b'=')) => 2,
+            (b'<', _) | (b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let rest = c[i + op_len..].trim_start();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse::<i64>() {
+            if n > 0 && n < 32 {
+                return true;
+            }
+        }
+        i += op_len;
+    }
+    false
 }
 
 /// Whether a thread-dependent condition is still the same for all lanes of a warp: it

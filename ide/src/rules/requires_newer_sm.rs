@@ -7,7 +7,9 @@
 //! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target. Calls inside an
 //! `#if` on `__CUDA_ARCH__` (or a `…_SM90…_ENABLED`-style macro, or the toolkit version)
 //! are already guarded and stay silent, as do functions and macros the file defines with
-//! the same name. Diagnostics cite the symbol's api page.
+//! the same name. Diagnostics cite the symbol's api page. Without a configured target
+//! (`--arch`, `arch` in `.kernaut.toml`) the rule is silent: code full of `wgmma` is
+//! written for sm_90a, and a default target would only flag every line of it.
 //!
 //! ```cuda
 //! // Before, with arch = "sm_75": cp.async needs sm_80.
@@ -35,6 +37,9 @@ pub(crate) const RULE: Rule = Rule {
 };
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    if !ctx.arch_configured {
+        return;
+    }
     let text = ctx.text();
     let guarded = arch_guarded_ranges(text);
     let defined: HashSet<&str> = ctx
