@@ -66,11 +66,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 
 /// A per-thread copy: `(dst, src, size[, …])`.
 fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
-    let size_text = call.args.get(2)?;
-    if size_text.contains("aligned_size_t") {
-        return None;
-    }
-    let size = ctx.facts.fold_text(size_text, call.range.start)?;
+    let size = copy_size(ctx, call.args.get(2)?, call.range.start)?;
     if size != 4 && size != 8 {
         return None;
     }
@@ -120,6 +116,41 @@ fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
         wiki: RULE.wiki[0].to_string(),
         fixes: Vec::new(),
     })
+}
+
+/// The bytes of a per-thread copy: a constant size, `cuda::aligned_size_t<A>(n)` with `A`
+/// below 16 (which still copies in `A`-byte pieces), or a local holding either.
+fn copy_size(ctx: &RuleContext, text: &str, at: usize) -> Option<i64> {
+    let t = text.trim();
+    if let Some(v) = ctx.facts.fold_text(t, at) {
+        return Some(v);
+    }
+    if let Some(rest) = t
+        .strip_prefix("cuda::aligned_size_t<")
+        .or_else(|| t.strip_prefix("aligned_size_t<"))
+    {
+        let close = rest.find(">(")?;
+        let align = rest[..close].trim();
+        let align = ctx.facts.fold_text(align, at).or(match align {
+            "alignof(float)" | "alignof(int)" | "alignof(unsigned)" => Some(4),
+            "alignof(float2)" | "alignof(double)" | "alignof(int2)" => Some(8),
+            _ => None,
+        })?;
+        if align >= 16 {
+            return None;
+        }
+        let inner = rest[close + 2..].strip_suffix(')')?;
+        return ctx.facts.fold_text(inner, at);
+    }
+    if !is_identifier(t) {
+        return None;
+    }
+    let f = ctx.facts.function_at(at)?;
+    let body = f.body_range.clone()?;
+    let scope = ctx.text().get(body.start..at)?;
+    let i = scope.rfind(&format!("{t} ="))?;
+    let value = statement_value(scope, i + t.len() + 2);
+    copy_size(ctx, &value, at)
 }
 
 /// A collective copy `cuda::memcpy_async(group, dst, src, size, barrier)`.
@@ -310,7 +341,10 @@ fn linear(ctx: &RuleContext, expr: &str, at: usize, depth: usize) -> Option<Line
                 multiple: 32,
             });
         }
-        "blockIdx.x" | "blockIdx.y" | "blockIdx.z" | "gridDim.x" | "gridDim.y" | "gridDim.z" => {
+        // The rows of a 2-D block are uniform across a warp when `blockDim.x` is a multiple
+        // of 32, as the lane check of the destination assumes.
+        "threadIdx.y" | "threadIdx.z" | "blockIdx.x" | "blockIdx.y" | "blockIdx.z"
+        | "gridDim.x" | "gridDim.y" | "gridDim.z" => {
             return Some(Linear {
                 thread: 0,
                 multiple: 1,
@@ -532,6 +566,25 @@ __global__ void k(const float* in, int ntiles) {
             cuda::memcpy_async(&buf[t % 2][i], &in[t * T + i], sizeof(float), pipe);
          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: this async copy moves 4 bytes per thread
     }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn element_aligned_size_still_copies_four_bytes() {
+        check(
+            RULE,
+            r#"
+template <int BLOCK_SIZE>
+__global__ void k(float* C, const float* A) {
+    __shared__ float As[32][32];
+    const auto shape1 = cuda::aligned_size_t<alignof(float)>(sizeof(float));
+    const auto shape4 = cuda::aligned_size_t<alignof(float4)>(sizeof(float4));
+    int a = blockIdx.x * 1024;
+    cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[a + 32 * threadIdx.y + threadIdx.x], shape1, pipe);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: this async copy moves 4 bytes per thread
+    cuda::memcpy_async(&As[threadIdx.y][4 * threadIdx.x], &A[a + 32 * threadIdx.y + 4 * threadIdx.x], shape4, pipe);
 }
 "#,
         );

@@ -48,10 +48,11 @@ const TEMPLATE_WAITS: &[&str] = &[
 /// Waits whose count is a function argument.
 const ARGUMENT_WAITS: &[&str] = &["__pipeline_wait_prior"];
 
-/// Type words a local integer declaration may start with.
+/// Type words a local integer declaration may start with. `auto` is not one: CuTe's
+/// `auto K = size<3>(tensor);` is a compile-time `Int<N>`.
 const INT_TYPES: &[&str] = &[
-    "int", "unsigned", "long", "short", "size_t", "auto", "int32_t", "uint32_t", "int64_t",
-    "uint64_t", "uint", "char",
+    "int", "unsigned", "long", "short", "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+    "uint", "char",
 ];
 
 /// Why a name in the count is not a constant.
@@ -411,6 +412,8 @@ __global__ void k(const float* in, float* out, int n) {
     cuda::pipeline_consumer_wait_prior<kStages - 2>(pipe);
     cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
     cuda::pipeline_consumer_wait_prior<Traits::kStages - 1>(pipe);
+    auto K_PIPE_MAX = size<3>(tAsA);
+    cp_async_wait<K_PIPE_MAX - 2>();
     cp_async_wait<0>();
     __pipeline_wait_prior(S - 1);
     __pipeline_wait_prior(local - 1);
