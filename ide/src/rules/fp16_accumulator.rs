@@ -85,7 +85,7 @@ struct Local {
     ty_range: TextRange,
     /// The initialiser, if any.
     init: Option<TextRange>,
-    /// The end of the enclosing function.
+    /// The end of the block that declares it.
     scope_end: usize,
 }
 
@@ -222,7 +222,7 @@ fn locals(ctx: &RuleContext) -> Vec<Local> {
                     decl: decl_start..end,
                     ty_range: start..start + ty.len(),
                     init,
-                    scope_end: f.range.end,
+                    scope_end: block_end(text, end, f.range.end),
                 });
             }
         }
@@ -638,6 +638,24 @@ fn has_top_level_comma(s: &str) -> bool {
     split_top_level(s, ',').is_some()
 }
 
+/// The `}` that closes the block containing `offset`, or `limit`.
+fn block_end(text: &str, offset: usize, limit: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, b) in text.bytes().enumerate().take(limit).skip(offset) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+    }
+    limit
+}
+
 /// Just past the `;` that ends the statement at `offset`, outside brackets.
 fn statement_end(text: &str, offset: usize) -> Option<usize> {
     let mut depth = 0i32;
@@ -805,6 +823,37 @@ __device__ __nv_bfloat16 dot(const __nv_bfloat16* a, const __nv_bfloat16* b, int
                     }
                     float check = s;
                     return __float2bfloat16_rn(s);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fix_stops_at_the_end_of_the_declaring_block() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const __half* x, __half* out, int n) {
+    {
+        __half s = 0;
+        for (int i = 0; i < n; ++i) s += x[i];
+        out[0] = s;
+    }
+    float s = 1.f;
+    out[1] = s;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `s` in float
+                __global__ void k(const __half* x, __half* out, int n) {
+                    {
+                        float s = 0.0f;
+                        for (int i = 0; i < n; ++i) s += __half2float(x[i]);
+                        out[0] = __float2half_rn(s);
+                    }
+                    float s = 1.f;
+                    out[1] = s;
                 }
             "#]],
         );
