@@ -213,7 +213,9 @@ fn lane_offset(e: &IndexExpr, lane: i64, sample: i64) -> Option<i64> {
 fn leaf_value(e: &IndexExpr, lane: i64, sample: i64) -> Option<i64> {
     match e {
         IndexExpr::ThreadIdx(Axis::X) | IndexExpr::Lane => Some(lane),
-        IndexExpr::ThreadIdx(_) => Some(0),
+        // With `blockDim.x` a multiple of 32 the rows are uniform across a warp, but each
+        // warp's row must start aligned too (a padded `[32][33]` tile does not).
+        IndexExpr::ThreadIdx(_) => Some(sample),
         IndexExpr::BlockDim(Axis::X) => Some(128),
         IndexExpr::BlockDim(_) => Some(1),
         IndexExpr::Uniform(_) => Some(sample),
@@ -605,6 +607,8 @@ __global__ void k(const float* g, const float* h, int offset, int ld) {
     __pipeline_memcpy_async(&col[tid], &h[tid * ld], sizeof(float));
     __pipeline_memcpy_async(&tile[2 * tid], &g[2 * tid], sizeof(float));
     __pipeline_memcpy_async(&tile[4 * tid], &g[blockIdx.x * T + 4 * tid], 16);
+    __shared__ float padded[32][33];
+    __pipeline_memcpy_async(&padded[threadIdx.y][threadIdx.x], &g[32 * threadIdx.y + threadIdx.x], 4);
 }
 "#,
         );

@@ -7,9 +7,10 @@
 //! an earlier carve) and fires when it is not a multiple of 16 bytes and either
 //! - it is not a multiple of the alignment of `T` itself (a `float4*` at byte 200, a
 //!   `float*` at byte 130): every access faults, a warning; or
-//! - the pointer is later used for 16-byte work: an async copy (`cuda::memcpy_async`,
-//!   `__pipeline_memcpy_async`, `cp.async`) or a cast to a type it is not aligned for
-//!   (a hint).
+//! - the pointer is later used for 16-byte work: a 16-byte async copy
+//!   (`__pipeline_memcpy_async(…, 16)`, `cuda::aligned_size_t<16>`, `cp.async … 16`) or a
+//!   cast to a type it is not aligned for (a hint). A 4-byte copy needs no more than the
+//!   element's alignment.
 //!
 //! A `float*` at byte 132 that is only read and written as floats is correctly aligned
 //! and stays silent; so does an offset the file does not determine.
@@ -235,7 +236,10 @@ fn sixteen_byte_use(ctx: &RuleContext, c: &SharedCarve, bytes: i64) -> Option<St
             .unwrap_or(&call.callee)
             .to_string();
         let is_copy = ASYNC_COPIES.contains(&last.as_str()) || call.callee.starts_with("cp.async");
-        if is_copy && call.args.iter().any(|a| find_word(a, &c.name, 0).is_some()) {
+        if is_copy
+            && call.args.iter().any(|a| find_word(a, &c.name, 0).is_some())
+            && copies_16_bytes(ctx, &call, &last)
+        {
             return Some(format!("the async copy `{}` through it", call.callee_text));
         }
     }
@@ -266,6 +270,38 @@ fn sixteen_byte_use(ctx: &RuleContext, c: &SharedCarve, bytes: i64) -> Option<St
         }
     }
     None
+}
+
+/// Whether an async copy moves 16-byte pieces: `cp_async16`, a size argument that is a
+/// multiple of 16 (for the per-thread forms), `aligned_size_t<N>` with N of 16 or more, or
+/// a PTX `cp.async` of 16 bytes. A 4-byte copy needs only 4-byte alignment.
+fn copies_16_bytes(ctx: &RuleContext, call: &kernaut_syntax::CallSite, last: &str) -> bool {
+    if last == "cp_async16" {
+        return true;
+    }
+    let sixteen = |v: i64| v >= 16 && v % 16 == 0;
+    let aligned_16 = |a: &str| {
+        a.find("aligned_size_t<").is_some_and(|i| {
+            let rest = &a[i + "aligned_size_t<".len()..];
+            rest.find('>').is_some_and(|j| {
+                ctx.facts
+                    .fold_text(&rest[..j], call.range.start)
+                    .is_some_and(sixteen)
+            })
+        })
+    };
+    if call.args.iter().any(|a| aligned_16(a)) {
+        return true;
+    }
+    let per_thread = last == "__pipeline_memcpy_async"
+        || call.callee.starts_with("cp.async")
+        || (last == "memcpy_async" && call.args.len() == 4 && !call.args[0].contains("block"));
+    per_thread
+        && call.args.iter().skip(2).any(|a| {
+            ctx.facts
+                .fold_text(a, call.range.start)
+                .is_some_and(sixteen)
+        })
 }
 
 /// Strips outer parentheses and casts (`(T*)x`, `reinterpret_cast<T*>(x)`) from the
@@ -435,6 +471,21 @@ __global__ void k(const float* in) {
         // ^^^^ hint: `tile` is carved 132 bytes into `buf`, but the async copy `__pipeline_memcpy_async` through it needs 16-byte alignment
     __pipeline_memcpy_async(&tile[4 * threadIdx.x], &in[4 * threadIdx.x], 16);
     __pipeline_commit();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn four_byte_async_copies_need_no_16_byte_alignment() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in) {
+    extern __shared__ float buf[];
+    float* tile = buf + 33;
+    __pipeline_memcpy_async(&tile[threadIdx.x], &in[threadIdx.x], sizeof(float));
+    cuda::memcpy_async(&tile[threadIdx.x], &in[threadIdx.x], 4, pipe);
 }
 "#,
         );
