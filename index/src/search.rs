@@ -288,12 +288,31 @@ impl WikiIndex {
                 }
             }
         }
+        // Words users say for what the pages call otherwise, at a lower weight.
+        for t in &terms {
+            for syn in synonyms(t) {
+                for field in [f.title, f.symptom, f.body] {
+                    let term = Term::from_field_text(field, &syn);
+                    should.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(
+                            Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+                            0.3,
+                        )),
+                    ));
+                }
+            }
+        }
         // Symbols, whole: `__hfma2`, `cp.async.wait_group`, `cuda::memcpy_async`.
         let mut sym = schema::symbol_analyzer();
         let mut stream = sym.token_stream(query);
         let mut seen = HashSet::new();
+        // In a sentence only code-shaped words are symbols ("all", "size" and "sync" are
+        // English there); a single word may be a bare name.
+        let single = query.split_whitespace().count() == 1;
         while let Some(t) = stream.next() {
-            if !seen.insert(t.text.clone()) {
+            let original = query.get(t.offset_from..t.offset_to).unwrap_or_default();
+            if !(single || is_identifier_shaped(original)) || !seen.insert(t.text.clone()) {
                 continue;
             }
             let term = Term::from_field_text(f.symbols, &t.text);
@@ -316,7 +335,7 @@ impl WikiIndex {
             }
         }
         // A query that names a documented symbol puts its api page first.
-        if let Some(m) = self.symbols.lookup(query.trim()) {
+        if let Some(m) = single.then(|| self.symbols.lookup(query.trim())).flatten() {
             if let Some(api) = m.api {
                 let term = Term::from_field_text(f.id, &api);
                 should.push((
@@ -328,7 +347,10 @@ impl WikiIndex {
                 ));
             }
         }
-        for word in query.split_whitespace() {
+        for word in query
+            .split_whitespace()
+            .filter(|w| single || is_identifier_shaped(w))
+        {
             let term = Term::from_field_text(f.symbols_raw, word);
             should.push((
                 Occur::Should,
@@ -356,6 +378,49 @@ impl WikiIndex {
             }
         })
     }
+}
+
+/// Groups of words CUDA authors use for the same thing (before stemming).
+const SYNONYMS: &[&[&str]] = &[
+    &["hang", "hangs", "deadlock", "stuck", "freezes", "forever"],
+    &["slow", "slower", "slowdown", "slowly"],
+    &["crash", "crashes", "fault", "illegal", "misaligned"],
+    &["wrong", "incorrect", "corrupt", "garbage", "mismatch"],
+    &["nan", "inf", "overflow", "overflows"],
+    &["fp16", "half"],
+    &["bf16", "bfloat16"],
+    &["smem", "shared"],
+    &["gmem", "global"],
+    &["lmem", "local", "spill", "spills"],
+    &["regs", "registers", "register"],
+    &["sum", "sums", "accumulator", "accumulators", "accumulate"],
+    &["race", "races", "racecheck", "nondeterministic"],
+    &["barrier", "syncthreads"],
+];
+
+/// The stemmed synonyms of a stemmed query term.
+fn synonyms(term: &str) -> Vec<String> {
+    let stem = |w: &str| {
+        let mut a = schema::prose_analyzer();
+        let mut st = a.token_stream(w);
+        let mut out = String::new();
+        while let Some(t) = st.next() {
+            out = t.text.clone();
+        }
+        out
+    };
+    let mut out = Vec::new();
+    for group in SYNONYMS {
+        let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+        if stems.iter().any(|s| s == term) {
+            for s in stems {
+                if s != term && !s.is_empty() && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Query-syntax characters become spaces, so user text is always plain words.
@@ -410,7 +475,11 @@ fn one_line(s: &str, max_chars: usize) -> String {
 fn documents(page: &Page) -> Vec<DocText> {
     let fm = &page.frontmatter;
     let tags = fm.tags.join(" ");
-    let mut page_symbols: Vec<String> = fm.related_apis.clone();
+    let mut page_symbols: Vec<String> = if page.pitfalls.is_empty() {
+        fm.related_apis.clone()
+    } else {
+        Vec::new()
+    };
     if let Some(api) = &page.api {
         page_symbols.extend(api.symbols.iter().cloned());
         page_symbols.extend(api.ptx.iter().cloned());
@@ -429,7 +498,11 @@ fn documents(page: &Page) -> Vec<DocText> {
             detection: p.detection.clone().unwrap_or_default(),
             body: format!("{}\n{}", p.example.as_deref().unwrap_or(""), p.other),
             tags: format!("{} {}", page.title, tags),
-            symbols: code_symbols(section.map_or("", |s| s.content.as_str())),
+            symbols: format!(
+                "{} {}",
+                title_symbols(&p.title),
+                code_symbols(section.map_or("", |s| s.content.as_str()))
+            ),
         });
     }
     for s in page.sections.iter().filter(|s| {
@@ -443,7 +516,7 @@ fn documents(page: &Page) -> Vec<DocText> {
             title: s.title.clone(),
             body: s.content.clone(),
             tags: format!("{} {}", page.title, tags),
-            symbols: code_symbols(&s.content),
+            symbols: format!("{} {}", title_symbols(&s.title), code_symbols(&s.content)),
             ..DocText::default()
         });
     }
@@ -473,20 +546,59 @@ fn documents(page: &Page) -> Vec<DocText> {
 /// Identifier-like words inside inline code spans that look like CUDA or PTX names
 /// (`__syncthreads`, `cp.async.wait_group`, `cuda::pipeline`).
 fn code_symbols(markdown: &str) -> String {
-    let mut out = Vec::new();
-    for (i, span) in markdown.split('`').enumerate() {
-        if i % 2 == 0 || span.len() > 80 {
+    let mut out: Vec<&str> = Vec::new();
+    let mut in_block = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
             continue;
         }
-        for w in span.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')) {
-            let w = w.trim_matches(['.', ':']);
-            if w.starts_with("__")
-                || w.contains("::")
-                || (w.contains('.') && w.chars().next().is_some_and(char::is_alphabetic))
+        let spans: Vec<&str> = if in_block {
+            vec![line]
+        } else {
+            line.split('`').skip(1).step_by(2).collect()
+        };
+        for span in spans {
+            for w in
+                span.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
             {
-                out.push(w.to_string());
+                let w = w.trim_matches(['.', ':']);
+                if is_identifier_shaped(w) && !out.contains(&w) {
+                    out.push(w);
+                }
             }
         }
     }
     out.join(" ")
+}
+
+/// Code-shaped words of a title, which often names APIs without backticks.
+fn title_symbols(title: &str) -> String {
+    title
+        .split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')' || c == ',')
+        .filter(|w| is_identifier_shaped(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a word looks like a name from code rather than English: `__half`,
+/// `cuda::pipeline`, `cp.async`, `atomicAdd`, `float4`, `sm_90`.
+pub(crate) fn is_identifier_shaped(w: &str) -> bool {
+    let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+    if w.len() < 3
+        || !w
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
+        return false;
+    }
+    let bytes = w.as_bytes();
+    w.contains('_')
+        || w.contains("::")
+        || (w.contains('.') && w.split('.').all(|p| p.len() >= 2))
+        || (bytes.iter().any(u8::is_ascii_digit) && bytes.iter().any(u8::is_ascii_alphabetic))
+        || bytes
+            .windows(2)
+            .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
 }
