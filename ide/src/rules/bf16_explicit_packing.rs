@@ -37,8 +37,11 @@ pub(crate) const RULE: Rule = Rule {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    for call in ctx.file.find_calls("__hfma2") {
-        if call.args.len() != 3 {
+    if !text.contains("bfloat162") {
+        return;
+    }
+    for call in super::calls_in_functions_mentioning(ctx, &["__hfma2"]) {
+        if call.callee.rsplit("::").next() != Some("__hfma2") || call.args.len() != 3 {
             continue;
         }
         let Some(target) = stored_to(text, &call) else {

@@ -28,7 +28,7 @@
 //! if (tid < T / 4) __pipeline_memcpy_async(&tile[4 * tid], &g[base + 4 * tid], 16);
 //! ```
 
-use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr};
+use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -44,17 +44,22 @@ pub(crate) const RULE: Rule = Rule {
 const UNIFORM_SAMPLES: [i64; 3] = [0, 1, 7];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let mut calls = ctx.file.find_calls("__pipeline_memcpy_async");
-    calls.extend(
-        ctx.file
-            .find_calls("memcpy_async")
-            .into_iter()
-            .filter(|c| c.callee.starts_with("cuda::")),
-    );
+    let calls: Vec<CallSite> = super::calls_in_functions_mentioning(ctx, &["memcpy_async"])
+        .into_iter()
+        .filter(|c| {
+            let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            last == "__pipeline_memcpy_async"
+                || (last == "memcpy_async" && c.callee.starts_with("cuda::"))
+        })
+        .collect();
+    if calls.is_empty() {
+        return;
+    }
+    let accesses = ctx.file.shared_accesses();
     for call in calls {
         let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
         let d = if last == "__pipeline_memcpy_async" || call.args.len() == 4 {
-            per_thread(ctx, &call)
+            per_thread(ctx, &call, &accesses)
         } else if call.args.len() == 5 {
             collective(ctx, &call)
         } else {
@@ -65,13 +70,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 }
 
 /// A per-thread copy: `(dst, src, size[, …])`.
-fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
+fn per_thread(
+    ctx: &RuleContext,
+    call: &CallSite,
+    accesses: &[SharedAccess],
+) -> Option<RuleDiagnostic> {
     let size = copy_size(ctx, call.args.get(2)?, call.range.start)?;
     if size != 4 && size != 8 {
         return None;
     }
     let dst_range = call.arg_ranges.first()?.clone();
-    let access = ctx.file.shared_accesses().into_iter().find(|a| {
+    let access = accesses.iter().find(|a| {
         a.kind == AccessKind::AddressOf
             && dst_range.start <= a.range.start
             && a.range.end <= dst_range.end

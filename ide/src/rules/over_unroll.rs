@@ -49,6 +49,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let (copies, what) = match p.factor {
             Some(n) if n > MAX_FACTOR => (n, format!("`#pragma unroll {}`", p.factor_text)),
             Some(_) => continue,
+            // Most full unrolls are of short loops: the bound read from the header rules
+            // them out without the syntax queries `trip_count` makes.
+            None if upper_bound(ctx, &loop_range).is_none_or(|b| b <= MAX_FULL_TRIP) => continue,
             None => match trip_count(ctx, &loop_range) {
                 Some(n) if n > MAX_FULL_TRIP => (n, "`#pragma unroll`".to_string()),
                 _ => continue,
@@ -83,6 +86,21 @@ fn fix(text: &str, p: &UnrollPragma) -> Option<Fix> {
         title: format!("Unroll by {FIXED_FACTOR}"),
         edits: vec![edit],
     })
+}
+
+/// The bound `N` of a `for (…; v < N; …)` or `v <= N` header, folded: an upper bound of
+/// the trip count of a loop that starts at 0 or above.
+fn upper_bound(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
+    let text = ctx.text();
+    let body = body_range(text, range)?;
+    let header = text.get(range.start..body.start)?;
+    let condition = header.split(';').nth(1)?;
+    let (rhs, inclusive) = match condition.find("<=") {
+        Some(i) => (&condition[i + 2..], true),
+        None => (&condition[condition.find('<')? + 1..], false),
+    };
+    let bound = ctx.facts.fold_text(rhs.trim(), range.start)?;
+    Some(if inclusive { bound + 1 } else { bound })
 }
 
 /// The trip count of the `for` loop at `range`, when its bounds and step are constant.

@@ -68,19 +68,13 @@ enum Runtime {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    for name in TEMPLATE_WAITS {
-        for call in ctx.file.find_calls(name) {
-            if !is_wait(&call, name) {
-                continue;
-            }
+    for call in super::calls_in_functions_mentioning(ctx, &["wait_prior", "cp_async_wait"]) {
+        if TEMPLATE_WAITS.iter().any(|n| is_wait(&call, n)) {
             let Some(arg) = template_argument(text, &call) else {
                 continue;
             };
             check_count(ctx, &call, arg, true, out);
-        }
-    }
-    for name in ARGUMENT_WAITS {
-        for call in ctx.file.find_calls(name) {
+        } else if ARGUMENT_WAITS.iter().any(|n| is_wait(&call, n)) {
             let Some(arg) = call.arg_ranges.first().cloned() else {
                 continue;
             };

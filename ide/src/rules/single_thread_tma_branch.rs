@@ -51,25 +51,19 @@ const BULK_FUNCTIONS: &[&str] = &[
 ];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let elected: Vec<TextRange> = ctx
-        .file
-        .find_calls("invoke_one")
-        .into_iter()
-        .chain(ctx.file.find_calls("invoke_one_broadcast"))
-        .map(|c| c.range)
+    let all = super::calls_in_functions_mentioning(
+        ctx,
+        &["cp.async.bulk", "memcpy_async", "cp_async_bulk"],
+    );
+    let elected: Vec<TextRange> = all
+        .iter()
+        .filter(|c| {
+            let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            last == "invoke_one" || last == "invoke_one_broadcast"
+        })
+        .map(|c| c.range.clone())
         .collect();
-    let mut calls: Vec<CallSite> = Vec::new();
-    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
-        let Some(body) = &f.body_range else {
-            continue;
-        };
-        calls.extend(
-            ctx.file
-                .calls_in(body.start)
-                .into_iter()
-                .filter(|c| is_bulk_copy(ctx, c)),
-        );
-    }
+    let calls: Vec<&CallSite> = all.iter().filter(|c| is_bulk_copy(ctx, c)).collect();
     for call in calls {
         if elected
             .iter()
@@ -88,7 +82,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let message = format!(
             "{what} is issued under `if ({condition})`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`)"
         );
-        let fixes = fix(ctx, &call, condition_range.end).into_iter().collect();
+        let fixes = fix(ctx, call, condition_range.end).into_iter().collect();
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity: RULE.severity,
