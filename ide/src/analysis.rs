@@ -66,6 +66,7 @@ impl Default for AnalysisConfig {
 pub(crate) struct FileData {
     pub(crate) source: SourceFile,
     accesses: OnceLock<Vec<SharedAccess>>,
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl FileData {
@@ -73,7 +74,26 @@ impl FileData {
         FileData {
             source,
             accesses: OnceLock::new(),
+            line_starts: OnceLock::new(),
         }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub(crate) fn line_of(&self, offset: usize) -> u32 {
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(
+                    self.source
+                        .text()
+                        .bytes()
+                        .enumerate()
+                        .filter(|(_, b)| *b == b'\n')
+                        .map(|(i, _)| i + 1),
+                )
+                .collect()
+        });
+        let line = starts.partition_point(|&s| s <= offset);
+        u32::try_from(line.max(1)).unwrap_or(u32::MAX)
     }
 
     pub(crate) fn facts(&self) -> &FileFacts {
@@ -173,6 +193,7 @@ impl AnalysisHost {
             config: self.config.clone(),
             knowledge: self.knowledge.clone(),
             files: self.files.clone(),
+            launch_index: Arc::new(OnceLock::new()),
         }
     }
 }
@@ -212,7 +233,11 @@ pub struct Analysis {
     pub(crate) config: Arc<AnalysisConfig>,
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<HashMap<String, Arc<FileData>>>,
+    /// Launch sites of every file by kernel name (without namespaces), built on first use.
+    launch_index: Arc<OnceLock<LaunchIndex>>,
 }
+
+type LaunchIndex = HashMap<String, Vec<(String, LaunchSite)>>;
 
 impl Analysis {
     /// The configuration of this snapshot.
@@ -282,34 +307,49 @@ impl Analysis {
             return Vec::new();
         };
         let facts = f.facts();
+        let mut by_function: HashMap<&str, Vec<&SharedDecl>> = HashMap::new();
+        for d in &facts.shared {
+            if let Some(func) = d.function.as_deref() {
+                by_function.entry(func).or_default().push(d);
+            }
+        }
+        let mut launches: HashMap<&str, Vec<(String, LaunchSite)>> = HashMap::new();
+        let mut attributes: HashMap<&str, Vec<(String, Option<i64>)>> = HashMap::new();
+        for (p, data) in self.sorted_files(path) {
+            for l in &data.facts().launches {
+                let name = l.kernel.rsplit("::").next().unwrap_or(&l.kernel);
+                launches
+                    .entry(name)
+                    .or_default()
+                    .push((p.to_string(), l.clone()));
+            }
+            for a in &data.facts().func_attributes {
+                let name = a.kernel.rsplit("::").next().unwrap_or(&a.kernel);
+                attributes
+                    .entry(name)
+                    .or_default()
+                    .push((a.attribute.clone(), a.value));
+            }
+        }
         facts
             .kernels
             .iter()
             .map(|k| {
-                let shared: Vec<SharedDecl> = facts
-                    .shared
-                    .iter()
-                    .filter(|d| d.function.as_deref() == Some(k.name.as_str()))
-                    .cloned()
-                    .collect();
+                let short = k.name.rsplit("::").next().unwrap_or(&k.name);
+                let shared: Vec<SharedDecl> = by_function
+                    .get(k.name.as_str())
+                    .map(|v| v.iter().map(|d| (*d).clone()).collect())
+                    .unwrap_or_default();
                 let static_shared_bytes = shared
                     .iter()
                     .filter(|d| !d.is_extern)
                     .try_fold(0u64, |acc, d| acc.checked_add(d.static_bytes?));
-                let mut attributes = Vec::new();
-                for (_, data) in self.sorted_files(path) {
-                    for a in &data.facts().func_attributes {
-                        if a.kernel == k.name || a.kernel.rsplit("::").next() == Some(&k.name) {
-                            attributes.push((a.attribute.clone(), a.value));
-                        }
-                    }
-                }
                 KernelFacts {
                     function: k.clone(),
-                    launches: self.launches_of(path, &k.name),
+                    launches: launches.get(short).cloned().unwrap_or_default(),
                     shared,
                     static_shared_bytes,
-                    attributes,
+                    attributes: attributes.get(short).cloned().unwrap_or_default(),
                 }
             })
             .collect()
@@ -342,16 +382,32 @@ impl Analysis {
         v
     }
 
-    /// Launch sites of `kernel`, those in `first` first.
+    /// Launch sites of `kernel`, those in `first` first, then by path.
     pub(crate) fn launches_of(&self, first: &str, kernel: &str) -> Vec<(String, LaunchSite)> {
-        let mut out = Vec::new();
-        for (p, data) in self.sorted_files(first) {
-            for l in &data.facts().launches {
-                if l.kernel == kernel || l.kernel.rsplit("::").next() == Some(kernel) {
-                    out.push((p.to_string(), l.clone()));
+        let index = self.launch_index.get_or_init(|| {
+            let mut index = LaunchIndex::new();
+            for (p, data) in self.sorted_files("") {
+                for l in &data.facts().launches {
+                    let short = l.kernel.rsplit("::").next().unwrap_or(&l.kernel);
+                    index
+                        .entry(short.to_string())
+                        .or_default()
+                        .push((p.to_string(), l.clone()));
                 }
             }
-        }
+            index
+        });
+        let short = kernel.rsplit("::").next().unwrap_or(kernel);
+        let mut out: Vec<(String, LaunchSite)> = index
+            .get(short)
+            .map(|v| {
+                v.iter()
+                    .filter(|(_, l)| l.kernel == kernel || short == kernel)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by_key(|(p, _)| p != first);
         out
     }
 }

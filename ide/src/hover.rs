@@ -22,7 +22,7 @@ use kernaut_wiki::{parse_requires_sm, Page};
 
 use crate::analysis::Analysis;
 use crate::knowledge::Knowledge;
-use crate::reports::{block_for, line_of, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
+use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
 
 /// What a hover is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,7 +295,7 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
     } else {
         md.push_str(&format!("\nLaunch sites ({}):\n", launches.len()));
         for (f, l) in launches.iter().take(8) {
-            let line = analysis.text(f).map_or(1, |t| line_of(t, l.range.start));
+            let line = analysis.file(f).map_or(1, |d| d.line_of(l.range.start));
             let mut cfg = format!("<<<{}, {}", l.grid.text, l.block.text);
             if let Some(s) = &l.shared_bytes_text {
                 cfg.push_str(&format!(", {s}"));

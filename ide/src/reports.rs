@@ -132,10 +132,7 @@ pub(crate) fn block_for(
             continue;
         };
         let dims = [x, y, z].map(|v| u32::try_from(v).unwrap_or(0));
-        let line = analysis
-            .text(file)
-            .map(|t| line_of(t, l.range.start))
-            .unwrap_or(1);
+        let line = analysis.file(file).map_or(1, |f| f.line_of(l.range.start));
         let dynamic = match (&l.shared_bytes_text, l.shared_bytes) {
             (_, Some(v)) => Some(u32::try_from(v).unwrap_or(u32::MAX)),
             (Some(t), None) if !t.is_empty() => {
@@ -460,14 +457,4 @@ fn async_copy_of(analysis: &Analysis, path: &str, access: &SharedAccess) -> Opti
         .ok()
         .filter(|s| matches!(s, 4 | 8 | 16))?;
     Some((call.callee_text.clone(), size))
-}
-
-/// The 1-based line of a byte offset.
-pub(crate) fn line_of(text: &str, offset: usize) -> u32 {
-    let end = offset.min(text.len());
-    let count = text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count();
-    u32::try_from(count + 1).unwrap_or(u32::MAX)
 }
