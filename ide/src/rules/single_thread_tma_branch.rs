@@ -2,15 +2,16 @@
 //! selects one thread by its index, such as `if (threadIdx.x == 0)`.
 //!
 //! Bulk copies (`cp.async.bulk*`, SASS `UBLKCP` / `UTMALDG`) take their operands in
-//! uniform registers. In a thread-index branch the compiler cannot prove that one lane is
-//! active, so it wraps the copy in a loop that serves each active lane in turn
+//! uniform registers. In a thread-index branch the compiler cannot prove that one lane
+//! is active, so it wraps the copy in a loop that serves each active lane in turn
 //! (`pitfall-async-copy#P5`). The rule looks at the innermost `if` around a bulk copy:
 //! `cp.async.bulk*` in inline PTX (with a plain mbarrier or not), the `cuda::ptx` and
-//! `cuda::device` bulk-copy functions, and, on sm_90 and newer, `cuda::memcpy_async` of an
-//! `aligned_size_t` size with a `cuda::barrier`. It fires when that `if` compares the
-//! thread index for equality (`threadIdx.x == 0`, `lane == 0`, `!tid`). A copy already
-//! inside `cooperative_groups::invoke_one`, under an `elect`-ed lane, or in a
-//! warp-granular branch (`if (warp == 0)`, `threadIdx.x < 32`) stays silent, as does
+//! `cuda::device` bulk-copy functions, and, on sm_90 and newer, `cuda::memcpy_async` of
+//! an `aligned_size_t` size with a `cuda::barrier` (on the default target only in a
+//! file that uses other sm_90 features). It fires when that `if` compares the thread
+//! index for equality (`threadIdx.x == 0`, `lane == 0`, `!tid`). A copy already inside
+//! `cooperative_groups::invoke_one`, under an `elect`-ed lane, or in a warp-granular
+//! branch (`if (warp == 0)`, `threadIdx.x < 32`) stays silent, as does
 //! `cuda::memcpy_async` with a pipeline (per-thread LDGSTS).
 //!
 //! The fix wraps the statement in `cooperative_groups::invoke_one(coalesced_threads(), …)`
@@ -109,10 +110,29 @@ fn is_bulk_copy(ctx: &RuleContext, call: &CallSite) -> bool {
     // `cuda::memcpy_async(dst, src, cuda::aligned_size_t<N>(bytes), barrier)` takes the
     // bulk-copy path on sm_90.
     last == "memcpy_async"
-        && ctx.arch.at_least(9, 0)
+        && targets_sm90(ctx)
         && call.args.len() == 4
         && call.args[2].contains("aligned_size_t")
         && is_barrier(ctx, &call.args[3], call.range.start)
+}
+
+/// Whether the file is compiled for sm_90 or newer: the configured target, or, on the
+/// default target, a file that uses sm_90 features itself.
+fn targets_sm90(ctx: &RuleContext) -> bool {
+    if ctx.arch_configured {
+        return ctx.arch.at_least(9, 0);
+    }
+    let text = ctx.text();
+    [
+        "cp.async.bulk",
+        "__cluster_dims__",
+        "memcpy_async_tx",
+        "sm_90",
+        "SM90",
+        ">= 900",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
 }
 
 /// Whether the argument names a `cuda::barrier` (a declaration of it mentions `barrier`).
