@@ -44,6 +44,10 @@ pub(crate) const RULE: Rule = Rule {
 const UNIFORM_SAMPLES: [i64; 3] = [0, 1, 7];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    // Before sm_80 async copies are synchronous and there is no L1 bypass to lose.
+    if ctx.arch_configured && !ctx.arch.at_least(8, 0) {
+        return;
+    }
     let calls: Vec<CallSite> = super::calls_in_functions_mentioning(ctx, &["memcpy_async"])
         .into_iter()
         .filter(|c| {
