@@ -655,8 +655,7 @@ fn bank_map(words: &[u32; BANKS]) -> String {
             out.push_str(&format!("{b:>3}"));
         }
         out.push_str("\nwords ");
-        for b in from..from + 16 {
-            let w = words[b];
+        for &w in &words[from..from + 16] {
             if w == 0 {
                 out.push_str("  .");
             } else {
