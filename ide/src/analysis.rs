@@ -28,15 +28,21 @@ use kernaut_syntax::{
 };
 use kernaut_wiki::WikiConfig;
 
+use crate::config::RulesConfig;
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
 use crate::reports::{BankAnalysis, OccupancyReport};
+use crate::rules::{RuleContext, RuleDiagnostic};
 
 /// What the analysis assumes where the code does not say.
 #[derive(Clone, Debug)]
 pub struct AnalysisConfig {
     /// The target architecture: minimum-architecture checks and every model use it.
     pub arch: Arch,
+    /// Whether the user chose `arch` (a flag, `.kernaut.toml`, an editor setting) rather
+    /// than leaving the default; rules that compare the code with the target stay silent
+    /// on a default target.
+    pub arch_configured: bool,
     /// The block size (x, y, z) used when no launch of a kernel is seen.
     pub default_block: [u32; 3],
     /// Registers per thread when a kernel has no `__launch_bounds__` to derive a limit
@@ -47,13 +53,15 @@ pub struct AnalysisConfig {
 }
 
 impl Default for AnalysisConfig {
-    /// `sm_90`, blocks of 256 threads, 32 registers per thread, the built-in wiki.
+    /// `sm_90` (not chosen by the user), blocks of 256 threads, 32 registers per thread,
+    /// the built-in wiki.
     fn default() -> AnalysisConfig {
         AnalysisConfig {
             arch: Arch::parse("sm_90").unwrap_or(Arch {
                 cc: kernaut_gpu::ComputeCapability::ALL[0],
                 arch_specific: false,
             }),
+            arch_configured: false,
             default_block: [256, 1, 1],
             default_regs_per_thread: 32,
             wiki: WikiConfig::builtin(),
@@ -288,6 +296,20 @@ impl Analysis {
     /// What a hover at a byte offset shows, or `None` where there is nothing to say.
     pub fn hover(&self, path: &str, offset: usize) -> Option<HoverResult> {
         guarded(|| crate::hover::hover(self, path, offset)).flatten()
+    }
+
+    /// The pitfall rules' diagnostics for a file, at the given rule levels (none without
+    /// a wiki: every rule cites it).
+    pub fn diagnostics(&self, path: &str, rules: &RulesConfig) -> Vec<RuleDiagnostic> {
+        let (Some(f), Some(k)) = (self.file(path), self.knowledge()) else {
+            return Vec::new();
+        };
+        guarded(|| {
+            let mut ctx = RuleContext::new(&f.source, self.config.arch, k, rules);
+            ctx.arch_configured = self.config.arch_configured;
+            crate::rules::check(&ctx)
+        })
+        .unwrap_or_default()
     }
 
     /// Every fact syntax found in a file (kernels, shared memory, launches, constants).

@@ -658,3 +658,18 @@ fn shared_declarations_and_accesses() {
     );
     check(GEMM, "C|s[tid / 32][tid % 32]", "sm_90", Want::Access(1, 1));
 }
+
+#[test]
+fn diagnostics_come_from_the_rules() {
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    host.set_file("/k.cu", PTX);
+    let rules = kernaut_ide::config::RulesConfig::default();
+    let diags = host.analysis().diagnostics("/k.cu", &rules);
+    assert!(
+        diags.iter().any(|d| d.rule == "bank-conflict"),
+        "{diags:#?}"
+    );
+    let bare = AnalysisHost::new(AnalysisConfig::default());
+    assert!(bare.analysis().diagnostics("/k.cu", &rules).is_empty());
+}
