@@ -178,11 +178,18 @@ fn wait(
 /// last classified call of the body wins, so a wrapper that waits then syncs is a barrier).
 fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
     let mut out = HashMap::new();
+    let text = ctx.text();
     for f in &ctx.facts.device_functions {
         let Some(body) = &f.body_range else {
             continue;
         };
-        let calls = ctx.file.calls_in(body.start);
+        let mentions = text
+            .get(body.clone())
+            .is_some_and(|t| ASYNC_NAMES.iter().chain(&["sync"]).any(|n| t.contains(n)));
+        if !mentions {
+            continue;
+        }
+        let calls = ctx.calls_in_body(body.start);
         let ops: Vec<OpKind> = calls
             .iter()
             .filter_map(|c| classify_direct(ctx, c))
@@ -206,7 +213,8 @@ pub(crate) fn ops_in_function(
     wrappers: &HashMap<String, OpKind>,
 ) -> Vec<Op> {
     let mut out = Vec::new();
-    for call in ctx.file.calls_in(offset) {
+    for call in ctx.calls_in_body(offset).iter() {
+        let call = call.clone();
         let kind = match classify_direct(ctx, &call) {
             Some(k) => Some(k),
             None => wrappers.get(base_name(&call.callee)).map(|k| match k {
@@ -246,14 +254,16 @@ pub(crate) fn ops_in_function(
 /// computed once per rule run.
 pub(crate) fn all_functions(ctx: &RuleContext) -> Vec<(TextRange, Vec<Op>)> {
     let wrappers = wrappers(ctx);
-    ctx.facts
-        .kernels
-        .iter()
-        .chain(&ctx.facts.device_functions)
-        .filter_map(|f| {
-            let body = f.body_range.clone()?;
+    let mut names: Vec<&str> = ASYNC_NAMES.to_vec();
+    names.extend(wrappers.keys().map(String::as_str));
+    ctx.bodies_mentioning(&names)
+        .into_iter()
+        .map(|body| {
             let ops = ops_in_function(ctx, body.start, &wrappers);
-            Some((body, ops))
+            (body, ops)
         })
         .collect()
 }
+
+/// Text that every function with an async copy, commit or wait mentions.
+const ASYNC_NAMES: &[&str] = &["memcpy_async", "cp_async", "cp.async", "commit", "wait"];

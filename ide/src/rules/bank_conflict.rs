@@ -56,9 +56,16 @@ struct Cost {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let accesses = ctx.file.shared_accesses();
-    for a in &accesses {
+    let accesses = ctx.shared_accesses();
+    for a in accesses {
         if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+            continue;
+        }
+        let shape = block_shape(ctx, a.function.as_deref());
+        let Some(cost) = access_cost(a, &a.byte_offset, shape) else {
+            continue;
+        };
+        if cost.degree < 2 {
             continue;
         }
         // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses:
@@ -76,13 +83,6 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 _ => false,
             })
         {
-            continue;
-        }
-        let shape = block_shape(ctx, a.function.as_deref());
-        let Some(cost) = access_cost(a, &a.byte_offset, shape) else {
-            continue;
-        };
-        if cost.degree < 2 {
             continue;
         }
         // Without a known block shape `threadIdx.x` is taken to span the warp; when the
@@ -118,7 +118,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        match padding(ctx, a, &accesses, shape) {
+        match padding(ctx, a, accesses, shape) {
             Padding::Fix(fix) => fixes.push(fix),
             Padding::OverBudget { bytes, limit } => {
                 message.push_str(&format!(
@@ -196,6 +196,11 @@ fn access_cost(a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cos
         let Some(worst) = worst else {
             continue;
         };
+        // Without a conflict under the first sample there is nothing to report: either
+        // every sample agrees, or the conflict depends on an unknown value.
+        if result.is_none() && worst.degree < 2 {
+            return Some(worst);
+        }
         match result {
             None => result = Some(worst),
             Some(r) if r.degree != worst.degree => return None,

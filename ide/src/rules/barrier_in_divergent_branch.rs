@@ -52,12 +52,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let mut seen = std::collections::HashSet::new();
-    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
-        let Some(body) = &f.body_range else {
-            continue;
-        };
-        for call in ctx.file.calls_in(body.start) {
-            if !is_block_barrier(&call) || !seen.insert(call.range.clone()) {
+    for body in ctx.bodies_mentioning(&["sync"]) {
+        for call in ctx.calls_in_body(body.start).iter() {
+            if !is_block_barrier(call) || !seen.insert(call.range.clone()) {
                 continue;
             }
             let Some((_, condition)) = thread_dependent_branch(ctx.file, call.range.start) else {

@@ -61,11 +61,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let guarded = arch_guarded_ranges(text);
     let mut seen = HashSet::new();
-    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
-        let Some(body) = &f.body_range else {
-            continue;
-        };
-        for call in ctx.file.calls_in(body.start) {
+    let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
+    for body in ctx.bodies_mentioning(&names) {
+        for call in ctx.calls_in_body(body.start).iter() {
             if call.kind == SymbolKind::Ptx {
                 let m = call.callee.as_str();
                 let legacy = (m.starts_with("shfl.") || m.starts_with("vote."))

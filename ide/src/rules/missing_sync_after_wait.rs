@@ -88,7 +88,7 @@ fn squash(s: &str) -> String {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let accesses = ctx.file.shared_accesses();
+    let accesses = ctx.shared_accesses();
     if accesses.is_empty() {
         return;
     }
@@ -96,6 +96,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let block_pipeline = text.contains("thread_scope_block");
     let lines = LineIndex::new(text);
     for (body, ops) in all_functions(ctx) {
+        if !ops.iter().any(|o| o.kind == OpKind::Copy) {
+            continue;
+        }
         let copies: Vec<(&Op, String, String, bool)> = ops
             .iter()
             .filter(|o| o.kind == OpKind::Copy)

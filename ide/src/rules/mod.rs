@@ -24,7 +24,12 @@
 //! ```
 
 use kernaut_gpu::Arch;
-use kernaut_syntax::{EnclosingKind, FileFacts, SourceFile, TextRange};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use kernaut_syntax::{CallSite, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange};
 
 use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
@@ -84,8 +89,9 @@ pub struct Rule {
     pub run: fn(&RuleContext, &mut Vec<RuleDiagnostic>),
 }
 
-/// What the rules read.
-#[derive(Clone, Copy, Debug)]
+/// What the rules read. The syntax queries several rules share (shared accesses, the
+/// calls of a function) are computed once per context.
+#[derive(Debug)]
 pub struct RuleContext<'a> {
     /// The parsed file.
     pub file: &'a SourceFile,
@@ -101,6 +107,14 @@ pub struct RuleContext<'a> {
     /// than leaving the default; rules that compare the code with the target stay silent
     /// on a default target.
     pub arch_configured: bool,
+    queries: Queries,
+}
+
+/// Lazily computed syntax queries shared by the rules of one run.
+#[derive(Debug, Default)]
+struct Queries {
+    accesses: OnceLock<Vec<SharedAccess>>,
+    calls: RefCell<HashMap<usize, Rc<[CallSite]>>>,
 }
 
 impl<'a> RuleContext<'a> {
@@ -119,7 +133,53 @@ impl<'a> RuleContext<'a> {
             knowledge,
             config,
             arch_configured: true,
+            queries: Queries::default(),
         }
+    }
+
+    /// Every shared-memory access of the file ([`SourceFile::shared_accesses`]), computed
+    /// once.
+    pub fn shared_accesses(&self) -> &[SharedAccess] {
+        self.queries
+            .accesses
+            .get_or_init(|| self.file.shared_accesses())
+    }
+
+    /// The calls of the function whose body starts at `body_start`
+    /// ([`SourceFile::calls_in`]), computed once per function.
+    pub fn calls_in_body(&self, body_start: usize) -> Rc<[CallSite]> {
+        if let Some(c) = self.queries.calls.borrow().get(&body_start) {
+            return c.clone();
+        }
+        let calls: Rc<[CallSite]> = self.file.calls_in(body_start).into();
+        self.queries
+            .calls
+            .borrow_mut()
+            .insert(body_start, calls.clone());
+        calls
+    }
+
+    /// The bodies of the kernels and device functions whose text mentions one of
+    /// `names` (every function when `names` is empty), in document order, without
+    /// duplicates.
+    pub fn bodies_mentioning(&self, names: &[&str]) -> Vec<TextRange> {
+        let text = self.text();
+        let mut bodies: Vec<TextRange> = self
+            .facts
+            .kernels
+            .iter()
+            .chain(&self.facts.device_functions)
+            .filter_map(|f| f.body_range.clone())
+            .filter(|b| {
+                names.is_empty()
+                    || text
+                        .get(b.clone())
+                        .is_some_and(|t| names.iter().any(|n| t.contains(n)))
+            })
+            .collect();
+        bodies.sort_by_key(|b| (b.start, b.end));
+        bodies.dedup();
+        bodies
     }
 
     /// The file's text.

@@ -51,12 +51,14 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .chain(ctx.facts.macros.iter().map(String::as_str))
         .collect();
     let target = (ctx.arch.cc.major(), ctx.arch.cc.minor());
+    let risky = unmet_names(ctx, target);
+    if risky.is_empty() {
+        return;
+    }
+    let risky: Vec<&str> = risky.iter().map(String::as_str).collect();
     let mut seen = HashSet::new();
-    for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
-        let Some(body) = &f.body_range else {
-            continue;
-        };
-        for call in ctx.file.calls_in(body.start) {
+    for body in ctx.bodies_mentioning(&risky) {
+        for call in ctx.calls_in_body(body.start).iter() {
             if !seen.insert(call.range.clone())
                 || guarded.iter().any(|g| g.contains(&call.range.start))
             {
@@ -116,6 +118,42 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
     }
+}
+
+/// The short names (last `::` segment, first PTX segment) of every wiki symbol whose
+/// requirement the target does not meet: a function that mentions none of them has
+/// nothing to report.
+fn unmet_names(ctx: &RuleContext, target: (u32, u32)) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for page in ctx.knowledge.wiki.pages() {
+        let Some(api) = &page.api else {
+            continue;
+        };
+        for sym in &api.symbols {
+            let requirement = api
+                .symbol_requires_sm
+                .get(sym)
+                .or(page.frontmatter.requires_sm.as_ref());
+            let Some((major, minor, specific)) = requirement.and_then(|r| parse_requires_sm(r))
+            else {
+                continue;
+            };
+            let unmet = (major, minor) > target
+                || (specific && (!ctx.arch.arch_specific || (major, minor) != target));
+            if !unmet {
+                continue;
+            }
+            let base = sym.split('<').next().unwrap_or(sym);
+            let short = match base.rsplit_once("::") {
+                Some((_, last)) => last,
+                None => base.split('.').next().unwrap_or(base),
+            };
+            if !short.is_empty() && !out.iter().any(|o| o == short) {
+                out.push(short.to_string());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
