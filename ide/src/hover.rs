@@ -16,7 +16,7 @@ use kernaut_gpu::banks::BANKS;
 use kernaut_gpu::occupancy::{occupancy, OccupancyInput};
 use kernaut_index::SymbolMatch;
 use kernaut_syntax::{
-    Function, LaunchSite, SharedAccess, SharedDecl, SymbolKind, SymbolRef, TextRange,
+    ConstantKind, Function, LaunchSite, SharedAccess, SharedDecl, SymbolKind, SymbolRef, TextRange,
 };
 use kernaut_wiki::{parse_requires_sm, Page};
 
@@ -35,6 +35,10 @@ pub enum HoverKind {
     SharedDeclaration,
     /// A subscript of shared memory.
     SharedAccess,
+    /// A `__device__` function the files define (and the wiki does not know).
+    DeviceFunction,
+    /// A named constant the file folds (`#define`, `constexpr`, enumerator).
+    Constant,
 }
 
 impl HoverKind {
@@ -45,6 +49,8 @@ impl HoverKind {
             HoverKind::Kernel => "kernel",
             HoverKind::SharedDeclaration => "shared-declaration",
             HoverKind::SharedAccess => "shared-access",
+            HoverKind::DeviceFunction => "device-function",
+            HoverKind::Constant => "constant",
         }
     }
 }
@@ -198,10 +204,119 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
     if let Some(a) = access {
         return access_hover(analysis, path, a, sym);
     }
+    if let Some(s) = sym.as_ref().filter(|s| {
+        matches!(
+            s.kind,
+            SymbolKind::Identifier | SymbolKind::Qualified | SymbolKind::Macro
+        )
+    }) {
+        if let Some(h) = constant_hover(analysis, path, s, offset) {
+            return Some(h);
+        }
+        if let Some(h) = device_function_hover(analysis, path, s) {
+            return Some(h);
+        }
+    }
     if let Some(d) = decl_around {
         return Some(shared_hover(analysis, path, d, sym));
     }
     None
+}
+
+/// A named constant and its folded value.
+fn constant_hover(
+    analysis: &Analysis,
+    path: &str,
+    s: &SymbolRef,
+    offset: usize,
+) -> Option<HoverResult> {
+    let facts = analysis.file(path)?.facts();
+    let c = facts
+        .constants
+        .iter()
+        .find(|c| c.name == s.name && c.scope.as_ref().is_none_or(|r| r.contains(&offset)))?;
+    let value = facts.constant_value(&c.name, offset);
+    let origin = match c.kind {
+        ConstantKind::Define => format!("#define {} {}", c.name, c.text),
+        ConstantKind::Constexpr => format!("constexpr {} = {}", c.name, c.text),
+        ConstantKind::Const => format!("const {} = {}", c.name, c.text),
+        ConstantKind::Enum if c.text.is_empty() => format!("enumerator {}", c.name),
+        ConstantKind::Enum => format!("enumerator {} = {}", c.name, c.text),
+        ConstantKind::TemplateDefault => format!("template parameter {} = {}", c.name, c.text),
+    };
+    let md = match value {
+        Some(v) => format!("**`{}` = {v}**\n\n```cuda\n{origin}\n```\n", c.name),
+        None => format!(
+            "**`{}`**: its value is not known from the file.\n\n```cuda\n{origin}\n```\n",
+            c.name
+        ),
+    };
+    Some(HoverResult {
+        markdown: md,
+        range: s.range.clone(),
+        symbol: c.name.clone(),
+        kind: HoverKind::Constant,
+        symbol_ref: Some(s.clone()),
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: None,
+        bank: None,
+    })
+}
+
+/// A `__device__` function of the open files, with its signature.
+fn device_function_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverResult> {
+    let name = s.name.rsplit("::").next().unwrap_or(&s.name);
+    let (file, f) = analysis.sorted_files(path).into_iter().find_map(|(p, d)| {
+        d.facts()
+            .device_functions
+            .iter()
+            .find(|f| f.name == name || f.name.rsplit("::").next() == Some(name))
+            .cloned()
+            .map(|f| (p, f))
+    })?;
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| {
+            if p.name.is_empty() {
+                p.ty.clone()
+            } else {
+                format!("{} {}", p.ty, p.name)
+            }
+        })
+        .collect();
+    let data = analysis.file(file)?;
+    let line = data.line_of(f.name_range.start);
+    // The declaration's head as written: template header, qualifiers, return type.
+    let head: String = data
+        .source
+        .text()
+        .get(f.range.start..f.name_range.start)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let md = format!(
+        "**device function `{}`**\n\n```cuda\n{head} {}({})\n```\n\nDefined at {}; the wiki has no entry for it.\n",
+        f.name,
+        f.name,
+        params.join(", "),
+        location(file, path, line)
+    );
+    Some(HoverResult {
+        markdown: md,
+        range: s.range.clone(),
+        symbol: f.name.clone(),
+        kind: HoverKind::DeviceFunction,
+        symbol_ref: Some(s.clone()),
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: None,
+        bank: None,
+    })
 }
 
 /// The wiki's entry for a symbol, trying each of syntax's candidates.

@@ -884,3 +884,50 @@ __global__ void k(float* x {
         "#]],
     );
 }
+
+// The code's own names.
+
+#[test]
+fn device_function_of_the_file() {
+    check_hover(
+        r#"
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) { return v; }
+__global__ void k(float* o) { o[0] = warp_s$0um(o[1]); }
+"#,
+        expect![[r#"
+            device-function `warp_sum` at `warp_sum`
+            ---
+            **device function `warp_sum`**
+
+            ```cuda
+            template <typename T> __device__ __forceinline__ T warp_sum(T v)
+            ```
+
+            Defined at line 2; the wiki has no entry for it.
+        "#]],
+    );
+}
+
+#[test]
+fn constant_folded_from_defines() {
+    check_hover(
+        r#"
+#define TILE_DIM 32
+#define PAD (TILE_DIM + 1)
+__global__ void k(float* o) {
+    __shared__ float t[TILE_DIM][P$0AD];
+    o[0] = t[0][threadIdx.x];
+}
+"#,
+        expect![[r#"
+            constant `PAD` at `PAD`
+            ---
+            **`PAD` = 33**
+
+            ```cuda
+            #define PAD (TILE_DIM + 1)
+            ```
+        "#]],
+    );
+}
