@@ -150,7 +150,7 @@ fn body_size(
     let mut at = body.start;
     for p in &inner {
         let l = p.loop_range.clone()?;
-        size += statements(&text[at..p.range.start]);
+        size += statements(text.get(at..p.range.start).unwrap_or(""));
         let copies = match p.factor {
             Some(n) => n.max(1),
             None => trip_count(ctx, &l).unwrap_or(1),
@@ -158,12 +158,12 @@ fn body_size(
         let inner_size = if depth < 4 {
             body_size(ctx, &l, pragmas, depth + 1)?
         } else {
-            statements(&text[l.clone()])
+            statements(text.get(l.clone()).unwrap_or(""))
         };
         size += copies.saturating_mul(inner_size.max(1));
         at = l.end;
     }
-    size += statements(&text[at..body.end]);
+    size += statements(text.get(at..body.end).unwrap_or(""));
     Some(size)
 }
 

@@ -248,7 +248,7 @@ fn runtime(ctx: &RuleContext, name: &str, at: usize) -> Option<Runtime> {
 /// `Some(None)` when it is a constant.
 fn local_declaration(ctx: &RuleContext, name: &str, scope: TextRange) -> Option<Option<Runtime>> {
     let text = ctx.text();
-    let s = &text[scope.clone()];
+    let s = text.get(scope.clone())?;
     let mut found = None;
     let mut from = 0;
     while let Some(i) = find_word(s, name, from) {
@@ -294,16 +294,17 @@ fn local_declaration(ctx: &RuleContext, name: &str, scope: TextRange) -> Option<
         .facts
         .function_at(decl_start)
         .map_or(text.len(), |f| f.range.end);
-    let fix = (constant_init && !reassigned(&text[init_end..function_end], name)).then(|| {
-        let head_start =
-            decl_start + (text[decl_start..].len() - text[decl_start..].trim_start().len());
-        match text[head_start..].find("const ") {
-            Some(c) if c < name_end - head_start => {
-                TextEdit::replace(head_start + c..head_start + c + 5, "constexpr")
+    let fix = (constant_init && !reassigned(text.get(init_end..function_end).unwrap_or(""), name))
+        .then(|| {
+            let head_start =
+                decl_start + (text[decl_start..].len() - text[decl_start..].trim_start().len());
+            match text[head_start..].find("const ") {
+                Some(c) if c < name_end - head_start => {
+                    TextEdit::replace(head_start + c..head_start + c + 5, "constexpr")
+                }
+                _ => TextEdit::insert(head_start, "constexpr "),
             }
-            _ => TextEdit::insert(head_start, "constexpr "),
-        }
-    });
+        });
     Some(Some(Runtime::Local { constant_init, fix }))
 }
 
