@@ -325,7 +325,22 @@ fn lookup(k: &Knowledge, s: &SymbolRef) -> Option<SymbolMatch> {
     if names.is_empty() {
         names.push(&s.name);
     }
-    names.into_iter().find_map(|n| k.symbol(n))
+    names
+        .into_iter()
+        .filter_map(|n| k.symbol(n))
+        .find(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
+}
+
+/// Whether a match is a bare PTX mnemonic (`add`, `mov`, `fence`): C++ code that names
+/// it is using a variable or function of its own, not the instruction.
+fn is_bare_ptx(k: &Knowledge, m: &SymbolMatch) -> bool {
+    let ptx_page = m
+        .api
+        .as_deref()
+        .and_then(|id| k.wiki.page(id))
+        .and_then(|p| p.api.as_ref())
+        .is_some_and(|a| a.header.as_deref() == Some("ptx"));
+    ptx_page && !m.symbol.contains("::") && !m.symbol.contains('_')
 }
 
 fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverResult> {

@@ -673,3 +673,15 @@ fn diagnostics_come_from_the_rules() {
     let bare = AnalysisHost::new(AnalysisConfig::default());
     assert!(bare.analysis().diagnostics("/k.cu", &rules).is_empty());
 }
+
+#[test]
+fn own_names_are_not_taken_for_ptx_mnemonics() {
+    let code = "__device__ int add(int a, int b) { return a + b; }\n__global__ void k(int* o) { int mov = add(o[0], 1); o[1] = mov; }\n";
+    let h = hover(code, "= a|dd(o", "sm_90");
+    assert_eq!(h.kind, HoverKind::DeviceFunction, "{h:#?}");
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    host.set_file("/k.cu", code);
+    let at = code.find("o[1] = mov").unwrap() + 8;
+    assert!(host.analysis().hover("/k.cu", at).is_none());
+}
