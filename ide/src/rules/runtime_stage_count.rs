@@ -233,6 +233,10 @@ fn runtime(ctx: &RuleContext, name: &str, at: usize) -> Option<Runtime> {
         return None;
     }
     let body = function.body_range.clone()?;
+    // A call outside the body (broken code, a default argument) has no locals to read.
+    if !body.contains(&at) {
+        return None;
+    }
     if let Some(local) = local_declaration(ctx, name, body.start..at) {
         return local;
     }
@@ -452,6 +456,18 @@ __global__ void k(const float* in, float* out, int n) {
     int stages = 2;
     if (n > 4096) stages = 4;
     cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn regression_wait_inside_a_parameter_list_does_not_panic() {
+        check(
+            RULE,
+            r#"
+__device__ unsigned char box(cp_async_wait<n>();unsigned char ul, int n) {
+    return ul;
 }
 "#,
         );
