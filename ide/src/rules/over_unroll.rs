@@ -47,7 +47,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let (copies, what) = match p.factor {
-            Some(n) if n > MAX_FACTOR => (n, format!("`#pragma unroll {}`", p.factor_text)),
+            // A factor above the trip count unrolls only the trip count.
+            Some(n) if n > MAX_FACTOR => match upper_bound(ctx, &loop_range) {
+                Some(b) if b <= MAX_FACTOR => continue,
+                _ => (n, format!("`#pragma unroll {}`", p.factor_text)),
+            },
             Some(_) => continue,
             // Most full unrolls are of short loops: the bound read from the header rules
             // them out without the syntax queries `trip_count` makes.
@@ -329,6 +333,11 @@ __global__ void k(const float* a, float* out, int n) {
     for (int i = 0; i < n; ++i) {
         s0 = fmaf(s0, a[i], 1.f); s1 = fmaf(s1, a[i], 1.f);
         s2 = fmaf(s2, a[i], 1.f); s3 = fmaf(s3, a[i], 1.f);
+    }
+    #pragma unroll 32
+    for (int i = 0; i < 8; ++i) {
+        float x = a[i]; float y = x * x; s0 += x; s1 += y;
+        s2 *= x; s3 *= y; s0 -= s3; s1 -= s2; s2 += 1.f;
     }
     #pragma unroll 16
     for (int i = 0; i < n; ++i) {
