@@ -931,3 +931,62 @@ __global__ void k(float* o) {
         "#]],
     );
 }
+
+#[test]
+fn pointer_carved_from_dynamic_shared_memory() {
+    check_hover(
+        r#"
+//- /carve.cu block:128
+__global__ void k(float* o) {
+    extern __shared__ char smem[];
+    float* a = reinterpret_cast<float*>(smem);
+    float* b = reinterpret_cast<float*>(smem + 128 * sizeof(float));
+    o[0] = b$0[threadIdx.x * 2] + a[threadIdx.x];
+}
+"#,
+        expect![[r#"
+            shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
+            ---
+            **shared load `b[threadIdx.x * 2]`** · 4 B per lane · warp 0 of a 128×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `512 + threadIdx.x * 2 * 4`
+
+            **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn double_elements_read_by_consecutive_lanes() {
+    check_hover(
+        r#"
+__global__ void k(double* o) {
+    __shared__ double d[512];
+    o[threadIdx.x] = d[threadIdx.x$0];
+}
+"#,
+        expect![[r#"
+            shared-access `d[threadIdx.x]` at `d[threadIdx.x]`
+            ---
+            **shared load `d[threadIdx.x]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 8`
+
+            **conflict-free**: 2 wavefronts per request (32 active lanes, 64 distinct words, resolved in groups of 16 lanes); 2 is the minimum for 8-byte accesses.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            ```
+        "#]],
+    );
+}
