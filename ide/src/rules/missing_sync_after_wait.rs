@@ -24,7 +24,7 @@
 //! float v = tile[tid];
 //! ```
 
-use kernaut_syntax::{AccessKind, SymbolKind};
+use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess, SymbolKind};
 
 use super::async_ops::{all_functions, base_name, Op, OpKind};
 use super::{
@@ -142,7 +142,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     && copies.iter().any(|(c, array, index, subset)| {
                         c.call.range.end <= w.call.range.start
                             && (a.array == *array || a.root == *array)
-                            && (*subset || squash(&a.index_texts.join("][")) != *index)
+                            && (*subset
+                                || (squash(&a.index_texts.join("][")) != *index
+                                    && !reads_own_copy(ctx, accesses, c, a)))
                     })
             });
             let Some(read) = read else {
@@ -175,6 +177,51 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 fixes,
             });
         }
+    }
+}
+
+/// Whether every lane of warp 0 reads bytes that its own copy wrote: the read's byte
+/// offset falls inside `[copy offset, copy offset + size)` for each lane (indices lowered
+/// by the syntax crate, the copy's size folded; `threadIdx.x` taken to run over the
+/// lanes). `false` when either side cannot be evaluated.
+fn reads_own_copy(
+    ctx: &RuleContext,
+    accesses: &[SharedAccess],
+    copy: &Op,
+    read: &SharedAccess,
+) -> bool {
+    let Some(dst) = copy.call.arg_ranges.first() else {
+        return false;
+    };
+    let Some(target) = accesses
+        .iter()
+        .find(|a| a.kind == AccessKind::AddressOf && dst.contains(&a.range.start))
+    else {
+        return false;
+    };
+    let width = read.width.unwrap_or(0) as i64;
+    let size = copy
+        .call
+        .args
+        .get(2)
+        .and_then(|s| ctx.facts.fold_text(s, copy.call.range.start))
+        .unwrap_or(width);
+    (0..32).all(|lane| {
+        let leaf = |e: &IndexExpr| lane_value(e, lane);
+        match (target.byte_offset.eval(&leaf), read.byte_offset.eval(&leaf)) {
+            (Some(c), Some(r)) => r >= c && r + width <= c + size.max(width),
+            _ => false,
+        }
+    })
+}
+
+fn lane_value(e: &IndexExpr, lane: i64) -> Option<i64> {
+    match e {
+        IndexExpr::ThreadIdx(Axis::X) | IndexExpr::Lane => Some(lane),
+        IndexExpr::ThreadIdx(_) | IndexExpr::Uniform(_) => Some(0),
+        IndexExpr::BlockDim(_) => Some(128),
+        IndexExpr::LoopVar { start, .. } => start.eval(&|e| lane_value(e, lane)),
+        _ => None,
     }
 }
 
@@ -251,6 +298,14 @@ __global__ void own(const float* g, float* out) {
     __pipeline_commit();
     __pipeline_wait_prior(0);
     out[tid] = tile[tid] * 2.0f;
+}
+__global__ void own_vector(const float* g, float* out) {
+    __shared__ __align__(16) float tile[1024];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[tid] = tile[4 * tid + 3];
 }
 "#,
         );
