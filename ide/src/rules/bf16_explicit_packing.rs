@@ -66,7 +66,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             rule: RULE.id,
             severity: RULE.severity,
             range: call.range.clone(),
-            message: "packed bf16 `__hfma2` does one FMA here per pair loaded from global memory and stored back, so the kernel is bandwidth-bound and the packing buys no speed: on the H200 packed bf16 runs exactly at the packed fp16 rate, 1.62–1.99× scalar, only when each loaded pair feeds many FMAs; speed this up with 16-byte loads (eight bf16 values per access)".to_string(),
+            message: "packed bf16 `__hfma2` here is one packed FMA per pair loaded from global memory and stored back, so the kernel is bandwidth-bound and the packing buys no speed: on the H200 packed bf16 runs exactly at the packed fp16 rate, 1.62–1.99× scalar, only when each loaded pair feeds many FMAs; speed this up with 16-byte loads (eight bf16 values per access)".to_string(),
             wiki: RULE.wiki[0].to_string(),
             fixes: Vec::new(),
         });
@@ -246,7 +246,7 @@ __global__ void axpb(const __nv_bfloat162* __restrict__ x, __nv_bfloat162* __res
     const __nv_bfloat162 a2 = __float2bfloat162_rn(a), b2 = __float2bfloat162_rn(b);
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += gridDim.x * blockDim.x)
         y[i] = __hfma2(x[i], a2, b2);
-            // ^^^^^^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` does one FMA here per pair loaded from global memory
+            // ^^^^^^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA per pair loaded from global memory
 }
 "#;
         check(RULE, fixture);
@@ -255,7 +255,7 @@ __global__ void axpb(const __nv_bfloat162* __restrict__ x, __nv_bfloat162* __res
             RULE,
             fixture,
             expect![[r#"
-                hint: packed bf16 `__hfma2` does one FMA here per pair loaded from global memory and stored back, so the kernel is bandwidth-bound and the packing buys no speed: on the H200 packed bf16 runs exactly at the packed fp16 rate, 1.62–1.99× scalar, only when each loaded pair feeds many FMAs; speed this up with 16-byte loads (eight bf16 values per access) (skill-half-precision-math#S2)
+                hint: packed bf16 `__hfma2` here is one packed FMA per pair loaded from global memory and stored back, so the kernel is bandwidth-bound and the packing buys no speed: on the H200 packed bf16 runs exactly at the packed fp16 rate, 1.62–1.99× scalar, only when each loaded pair feeds many FMAs; speed this up with 16-byte loads (eight bf16 values per access) (skill-half-precision-math#S2)
             "#]],
         );
     }
@@ -269,7 +269,7 @@ __global__ void k(const __nv_bfloat162* x, __nv_bfloat162* y, __nv_bfloat162 m, 
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     __nv_bfloat162 v = x[i];
     y[i] = __hfma2(v, m, c);
-        // ^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` does one FMA here
+        // ^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA
 }
 "#,
         );

@@ -6,7 +6,8 @@
 //! the factor is above 16, or a bare `#pragma unroll` fully unrolls a loop of more than 64
 //! known iterations, and the body holds at least 8 statements. Statements of an inner loop
 //! that is itself unrolled by a pragma count once per copy. A large factor on a small body
-//! (a register-tile loop, a short FMA chain) stays silent.
+//! (a register-tile loop, a short FMA chain) stays silent, and so does a factor above a
+//! trip count of at most 16.
 //!
 //! The fix unrolls by 4, the small factor the wiki recommends.
 //!
