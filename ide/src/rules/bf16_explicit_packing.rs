@@ -40,7 +40,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !text.contains("bfloat162") {
         return;
     }
-    for call in super::calls_in_functions_mentioning(ctx, &["__hfma2"]) {
+    for call in calls_mentioning(ctx, &["__hfma2"]) {
         if call.callee.rsplit("::").next() != Some("__hfma2") || call.args.len() != 3 {
             continue;
         }
@@ -227,6 +227,14 @@ fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
         at = end;
     }
     None
+}
+
+/// The calls of the functions whose text mentions one of `names`, in document order.
+fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
+    ctx.bodies_mentioning(names)
+        .into_iter()
+        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
+        .collect()
 }
 
 #[cfg(test)]

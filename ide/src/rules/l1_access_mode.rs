@@ -48,7 +48,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if ctx.arch_configured && !ctx.arch.at_least(8, 0) {
         return;
     }
-    let calls: Vec<CallSite> = super::calls_in_functions_mentioning(ctx, &["memcpy_async"])
+    let calls: Vec<CallSite> = calls_mentioning(ctx, &["memcpy_async"])
         .into_iter()
         .filter(|c| {
             let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
@@ -59,11 +59,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if calls.is_empty() {
         return;
     }
-    let accesses = ctx.file.shared_accesses();
+    let accesses = ctx.shared_accesses();
     for call in calls {
         let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
         let d = if last == "__pipeline_memcpy_async" || call.args.len() == 4 {
-            per_thread(ctx, &call, &accesses)
+            per_thread(ctx, &call, accesses)
         } else if call.args.len() == 5 {
             collective(ctx, &call)
         } else {
@@ -532,6 +532,14 @@ fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
         at = end;
     }
     None
+}
+
+/// The calls of the functions whose text mentions one of `names`, in document order.
+fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
+    ctx.bodies_mentioning(names)
+        .into_iter()
+        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
+        .collect()
 }
 
 #[cfg(test)]

@@ -576,31 +576,3 @@ pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
     }
     out
 }
-
-// Finding a few named calls without walking every call of the file.
-
-/// Every call in the functions whose text mentions one of `names`, in document order.
-/// Rules that look for a handful of callees use it instead of `find_calls`, which
-/// resolves every call of the file: most files never mention the names at all.
-pub(crate) fn calls_in_functions_mentioning(
-    ctx: &RuleContext,
-    names: &[&str],
-) -> Vec<kernaut_syntax::CallSite> {
-    let text = ctx.text();
-    let mut bodies: Vec<TextRange> = Vec::new();
-    for name in names {
-        for (i, _) in text.match_indices(name) {
-            let Some(body) = ctx.facts.function_at(i).and_then(|f| f.body_range.clone()) else {
-                continue;
-            };
-            if !bodies.contains(&body) {
-                bodies.push(body);
-            }
-        }
-    }
-    bodies.sort_by_key(|b| b.start);
-    bodies
-        .into_iter()
-        .flat_map(|b| ctx.file.calls_in(b.start))
-        .collect()
-}

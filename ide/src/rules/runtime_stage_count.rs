@@ -68,7 +68,7 @@ enum Runtime {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    for call in super::calls_in_functions_mentioning(ctx, &["wait_prior", "cp_async_wait"]) {
+    for call in calls_mentioning(ctx, &["wait_prior", "cp_async_wait"]) {
         if TEMPLATE_WAITS.iter().any(|n| is_wait(&call, n)) {
             let Some(arg) = template_argument(text, &call) else {
                 continue;
@@ -350,6 +350,14 @@ fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
         at = end;
     }
     None
+}
+
+/// The calls of the functions whose text mentions one of `names`, in document order.
+fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
+    ctx.bodies_mentioning(names)
+        .into_iter()
+        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
+        .collect()
 }
 
 #[cfg(test)]

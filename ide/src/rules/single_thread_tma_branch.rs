@@ -52,10 +52,7 @@ const BULK_FUNCTIONS: &[&str] = &[
 ];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let all = super::calls_in_functions_mentioning(
-        ctx,
-        &["cp.async.bulk", "memcpy_async", "cp_async_bulk"],
-    );
+    let all = calls_mentioning(ctx, &["cp.async.bulk", "memcpy_async", "cp_async_bulk"]);
     let elected: Vec<TextRange> = all
         .iter()
         .filter(|c| {
@@ -302,6 +299,14 @@ fn find_word(s: &str, word: &str) -> Option<usize> {
         at = end;
     }
     None
+}
+
+/// The calls of the functions whose text mentions one of `names`, in document order.
+fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
+    ctx.bodies_mentioning(names)
+        .into_iter()
+        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
+        .collect()
 }
 
 #[cfg(test)]
