@@ -36,7 +36,7 @@ pub(crate) const RULE: Rule = Rule {
 };
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    for (_, ops) in all_functions(ctx) {
+    for (body, ops) in all_functions(ctx) {
         if !ops.iter().any(|o| o.kind == OpKind::Commit) {
             continue;
         }
@@ -58,6 +58,23 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     && o.call.range.start < w.call.range.start
             });
             if !committed_before {
+                continue;
+            }
+            // Work between the commit and the wait (a GEMM on the previous tile, shared
+            // reads) is the overlap: waiting for everything after it is how a loop that
+            // alternates two buffers (FlashAttention's K and V) consumes the tile it
+            // just fetched.
+            let last_commit = ops
+                .iter()
+                .filter(|o| {
+                    o.kind == OpKind::Commit
+                        && l.contains(&o.call.range.start)
+                        && o.call.range.start < w.call.range.start
+                })
+                .map(|o| o.call.range.end)
+                .max()
+                .unwrap_or(w.call.range.start);
+            if work_between(ctx, body.start, &ops, last_commit..w.call.range.start) {
                 continue;
             }
             // Groups still pending when the loop starts: prologue commits after the last
@@ -134,6 +151,24 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 fn one_line(s: &str) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     s.trim_end_matches(';').to_string()
+}
+
+/// Whether `range` holds a call that is not an async-copy operation or a barrier, or a
+/// shared-memory access.
+fn work_between(ctx: &RuleContext, body_start: usize, ops: &[Op], range: TextRange) -> bool {
+    let calls = ctx.calls_in_body(body_start);
+    let call = calls.iter().any(|c| {
+        range.contains(&c.range.start)
+            && !ops.iter().any(|o| o.call.range == c.range)
+            && !matches!(
+                c.callee.rsplit("::").next().unwrap_or(&c.callee),
+                "producer_acquire" | "producer_release" | "consumer_release" | "__syncwarp"
+            )
+    });
+    call || ctx
+        .shared_accesses()
+        .iter()
+        .any(|a| range.contains(&a.range.start))
 }
 
 /// The innermost loop around `offset` inside its function.
@@ -251,6 +286,27 @@ __global__ void drained_before_the_loop(const float* in, float* out, int n) {
         __syncthreads();
         acc += buf[(tid + 1) % 256];
         __syncthreads();
+    }
+    out[tid] = acc;
+}
+__global__ void alternating_buffers(const float* in, float* out, int n) {
+    __shared__ float k_tile[256];
+    __shared__ float v_tile[256];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&k_tile[tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    float acc = 0.0f;
+    for (int t = 0; t < n; ++t) {
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        __pipeline_memcpy_async(&v_tile[tid], &in[t * 512 + 256 + tid], sizeof(float));
+        __pipeline_commit();
+        acc += score(k_tile, tid);
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        __pipeline_memcpy_async(&k_tile[tid], &in[(t + 1) * 512 + tid], sizeof(float));
+        __pipeline_commit();
+        acc += v_tile[(tid + 1) % 256];
     }
     out[tid] = acc;
 }
