@@ -135,7 +135,10 @@ impl IndexExpr {
         match (val(&a), op, val(&b)) {
             (Some(x), _, Some(y)) => match binary(x, op.symbol(), y) {
                 Some(v) => IndexExpr::Int(v),
-                None => IndexExpr::Unknown(format!("`{x} {} {y}` overflows or divides by zero", op.symbol())),
+                None => IndexExpr::Unknown(format!(
+                    "`{x} {} {y}` overflows or divides by zero",
+                    op.symbol()
+                )),
             },
             (Some(0), BinOp::Add, _) => b,
             (_, BinOp::Add | BinOp::Sub, Some(0)) => a,
@@ -199,7 +202,12 @@ impl fmt::Display for IndexExpr {
             IndexExpr::BlockDim(a) => write!(f, "blockDim.{a}"),
             IndexExpr::Lane => f.write_str("lane"),
             IndexExpr::Const { name, value } => write!(f, "{name}={value}"),
-            IndexExpr::LoopVar { name, start, end, step } => {
+            IndexExpr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+            } => {
                 write!(f, "{name}@[{start}")?;
                 if let Some(e) = end {
                     write!(f, "..{e}")?;
@@ -290,26 +298,35 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Expr::Name(n) => self.lower_name(n, at, d),
-            Expr::Unary("-", a) => IndexExpr::binary(IndexExpr::Int(0), BinOp::Sub, self.lower(a, at, d)),
+            Expr::Unary("-", a) => {
+                IndexExpr::binary(IndexExpr::Int(0), BinOp::Sub, self.lower(a, at, d))
+            }
             Expr::Unary("+", a) => self.lower(a, at, d),
-            Expr::Cast(ty, a) if !ty.contains('*') && !ty.contains("float") && !ty.contains("double") => {
+            Expr::Cast(ty, a)
+                if !ty.contains('*') && !ty.contains("float") && !ty.contains("double") =>
+            {
                 self.lower(a, at, d)
             }
             Expr::Binary(a, op, b) => {
                 let Some(bop) = BinOp::from_symbol(op) else {
-                    return IndexExpr::Unknown(format!("`{op}` is a comparison or logical operator"));
+                    return IndexExpr::Unknown(format!(
+                        "`{op}` is a comparison or logical operator"
+                    ));
                 };
                 let l = self.lower(a, at, d);
                 let r = self.lower(b, at, d);
                 let rv = r.eval(&|_| None);
                 if l == IndexExpr::ThreadIdx(Axis::X)
-                    && ((bop == BinOp::Rem && rv == Some(32)) || (bop == BinOp::And && rv == Some(31)))
+                    && ((bop == BinOp::Rem && rv == Some(32))
+                        || (bop == BinOp::And && rv == Some(31)))
                 {
                     return IndexExpr::Lane;
                 }
                 IndexExpr::binary(l, bop, r)
             }
-            Expr::Subscript(..) => IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr))),
+            Expr::Subscript(..) => {
+                IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr)))
+            }
             Expr::Call { callee, .. } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
                 None => IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
@@ -318,27 +335,47 @@ impl<'a> Lowerer<'a> {
                 Some(v) => IndexExpr::Int(v as i64),
                 None => IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
             },
-            Expr::Cond(..) => IndexExpr::Unknown("a conditional expression selects the index".into()),
+            Expr::Cond(..) => {
+                IndexExpr::Unknown("a conditional expression selects the index".into())
+            }
             other => IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
         }
     }
 
     fn lower_name(&self, n: &str, at: Node, depth: usize) -> IndexExpr {
         if n == "warpSize" {
-            return IndexExpr::Const { name: n.into(), value: 32 };
+            return IndexExpr::Const {
+                name: n.into(),
+                value: 32,
+            };
         }
         if let Some(lv) = self.loop_var(n, at, depth) {
             return lv;
+        }
+        if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
+            return IndexExpr::Const {
+                name: n.to_string(),
+                value: v,
+            };
         }
         if let Some((_, init, is_param)) = find_declaration_full(at, n, self.text) {
             if is_param {
                 return IndexExpr::Uniform(n.to_string());
             }
-            if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
-                return IndexExpr::Const { name: n.to_string(), value: v };
+            if let Some(v) = self
+                .facts
+                .env
+                .fold(&Expr::Name(n.to_string()), at.start_byte())
+            {
+                return IndexExpr::Const {
+                    name: n.to_string(),
+                    value: v,
+                };
             }
             return match init {
-                Some(init) if init.kind() != "argument_list" && init.kind() != "initializer_list" => {
+                Some(init)
+                    if init.kind() != "argument_list" && init.kind() != "initializer_list" =>
+                {
                     let e = from_node(init, self.text, 0);
                     match self.lower(&e, init, depth + 1) {
                         IndexExpr::Unknown(r) => IndexExpr::Unknown(format!("`{n}`: {r}")),
@@ -348,10 +385,19 @@ impl<'a> Lowerer<'a> {
                 _ => IndexExpr::Unknown(format!("`{n}` has no initialiser the file shows")),
             };
         }
-        if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
-            return IndexExpr::Const { name: n.to_string(), value: v };
+        if let Some(v) = self
+            .facts
+            .env
+            .fold(&Expr::Name(n.to_string()), at.start_byte())
+        {
+            return IndexExpr::Const {
+                name: n.to_string(),
+                value: v,
+            };
         }
-        IndexExpr::Unknown(format!("`{n}` is not a constant, loop variable or thread-index alias"))
+        IndexExpr::Unknown(format!(
+            "`{n}` is not a constant, loop variable or thread-index alias"
+        ))
     }
 
     /// The loop variable `n` of an enclosing `for` statement.
@@ -391,17 +437,28 @@ type ForHeader<'t> = (Option<(Expr, Node<'t>)>, String, Option<i64>, Option<i64>
 /// The header of a `for` loop over `n` (or over its declared variable when `n` is empty):
 /// the start expression, the variable, the exclusive end and the step, when `n` is the
 /// variable the loop initialises.
-pub(crate) fn for_header<'t>(node: Node<'t>, text: &str, facts: &FileFacts, n: &str) -> Option<ForHeader<'t>> {
+pub(crate) fn for_header<'t>(
+    node: Node<'t>,
+    text: &str,
+    facts: &FileFacts,
+    n: &str,
+) -> Option<ForHeader<'t>> {
     let init = node.child_by_field_name("initializer")?;
     let (var, start) = match init.kind() {
         "declaration" => {
             let d = init.child_by_field_name("declarator")?;
             let name = d.child_by_field_name("declarator")?;
-            (node_text(name, text).to_string(), d.child_by_field_name("value"))
+            (
+                node_text(name, text).to_string(),
+                d.child_by_field_name("value"),
+            )
         }
         "assignment_expression" => {
             let l = init.child_by_field_name("left")?;
-            (node_text(l, text).to_string(), init.child_by_field_name("right"))
+            (
+                node_text(l, text).to_string(),
+                init.child_by_field_name("right"),
+            )
         }
         _ => return None,
     };
@@ -430,8 +487,12 @@ pub(crate) fn for_header<'t>(node: Node<'t>, text: &str, facts: &FileFacts, n: &
         } else if t == format!("--{var}") || t == format!("{var}--") {
             step = Some(-1);
         } else if update.kind() == "assignment_expression" {
-            let op = update.child_by_field_name("operator").map(|o| node_text(o, text));
-            let r = update.child_by_field_name("right").map(|r| facts.env.fold(&from_node(r, text, 0), at));
+            let op = update
+                .child_by_field_name("operator")
+                .map(|o| node_text(o, text));
+            let r = update
+                .child_by_field_name("right")
+                .map(|r| facts.env.fold(&from_node(r, text, 0), at));
             step = match (op, r) {
                 (Some("+="), Some(Some(v))) => Some(v),
                 (Some("-="), Some(Some(v))) => v.checked_neg(),
@@ -482,9 +543,10 @@ impl SourceFile {
             if !in_function || node.kind() != "subscript_expression" {
                 return true;
             }
-            let outer = node
-                .parent()
-                .is_some_and(|p| p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(node));
+            let outer = node.parent().is_some_and(|p| {
+                p.kind() == "subscript_expression"
+                    && p.child_by_field_name("argument") == Some(node)
+            });
             if !outer {
                 if let Some(a) = self.access(node, &low, &mut consumed) {
                     out.push(a);
@@ -504,7 +566,12 @@ impl SourceFile {
             .min_by_key(|a| a.range.len())
     }
 
-    fn access(&self, node: Node, low: &Lowerer, consumed: &mut Vec<TextRange>) -> Option<SharedAccess> {
+    fn access(
+        &self,
+        node: Node,
+        low: &Lowerer,
+        consumed: &mut Vec<TextRange>,
+    ) -> Option<SharedAccess> {
         let text = low.text;
         let facts = low.facts;
         // Collect the chain of subscripts down to the base.
@@ -551,7 +618,10 @@ impl SourceFile {
                 if b.kind() != "subscript_expression" {
                     break;
                 }
-                index_nodes.push(b.child_by_field_name("indices").and_then(|l| named_children(l).first().copied())?);
+                index_nodes.push(
+                    b.child_by_field_name("indices")
+                        .and_then(|l| named_children(l).first().copied())?,
+                );
                 b = b.child_by_field_name("argument")?;
             }
             index_nodes.reverse();
@@ -562,20 +632,28 @@ impl SourceFile {
         }
         let name = node_text(cur, text);
         let function = facts.function_at(node.start_byte()).map(|f| f.name.clone());
-        let (root, element_size, dims, base_offset) = if let Some(c) = facts
-            .carves
-            .iter()
-            .rev()
-            .find(|c| c.name == name && c.function == function && c.range.start < node.start_byte())
-        {
+        let (root, element_size, dims, base_offset) = if let Some(c) =
+            facts.carves.iter().rev().find(|c| {
+                c.name == name && c.function == function && c.range.start < node.start_byte()
+            }) {
             let off = c.offset_bytes.map_or_else(
-                || IndexExpr::Unknown(format!("the offset of `{}` in `{}` is not constant", c.name, c.root)),
+                || {
+                    IndexExpr::Unknown(format!(
+                        "the offset of `{}` in `{}` is not constant",
+                        c.name, c.root
+                    ))
+                },
                 IndexExpr::Int,
             );
             (c.root.clone(), c.element_size, Vec::new(), off)
         } else {
             let d = facts.shared_named(name, node.start_byte())?;
-            (d.name.clone(), d.element_size, d.dims.clone(), IndexExpr::Int(0))
+            (
+                d.name.clone(),
+                d.element_size,
+                d.dims.clone(),
+                IndexExpr::Int(0),
+            )
         };
         if let Some(inner) = inner_node {
             consumed.push(inner.byte_range());
@@ -600,14 +678,22 @@ impl SourceFile {
             || IndexExpr::Unknown(format!("the element size of `{name}` is not known")),
             |s| IndexExpr::Int(s as i64),
         );
-        let mut byte_offset = IndexExpr::binary(base_offset, BinOp::Add, IndexExpr::binary(linear, BinOp::Mul, esize));
+        let mut byte_offset = IndexExpr::binary(
+            base_offset,
+            BinOp::Add,
+            IndexExpr::binary(linear, BinOp::Mul, esize),
+        );
         let width = match &cast_type {
             Some(t) => type_size(&strip_template_args(t)),
             None => element_size,
         };
         if let (Some(extra), Some(w)) = (outer_extra, width) {
             let e = low.lower(&from_node(extra, text, 0), extra, 0);
-            byte_offset = IndexExpr::binary(byte_offset, BinOp::Add, IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)));
+            byte_offset = IndexExpr::binary(
+                byte_offset,
+                BinOp::Add,
+                IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)),
+            );
         }
         let kind = access_kind(node, text);
         Some(SharedAccess {
@@ -615,7 +701,10 @@ impl SourceFile {
             root,
             range: node.byte_range(),
             kind,
-            index_texts: index_nodes.iter().map(|i| squash_ws(node_text(*i, text))).collect(),
+            index_texts: index_nodes
+                .iter()
+                .map(|i| squash_ws(node_text(*i, text)))
+                .collect(),
             indices,
             element_size,
             width,
@@ -643,7 +732,9 @@ fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
                 return None;
             }
             let args = f.child_by_field_name("arguments")?;
-            let ty = node_text(args, text).trim_start_matches('<').trim_end_matches('>');
+            let ty = node_text(args, text)
+                .trim_start_matches('<')
+                .trim_end_matches('>');
             let arg = *named_children(node.child_by_field_name("arguments")?).first()?;
             Some((squash_ws(ty).replace(' ', ""), arg))
         }
@@ -660,13 +751,20 @@ fn access_kind(node: Node, text: &str) -> AccessKind {
         }
         return match p.kind() {
             "assignment_expression" if p.child_by_field_name("left") == Some(n) => {
-                match p.child_by_field_name("operator").map(|o| node_text(o, text)) {
+                match p
+                    .child_by_field_name("operator")
+                    .map(|o| node_text(o, text))
+                {
                     Some("=") => AccessKind::Store,
                     _ => AccessKind::LoadStore,
                 }
             }
             "update_expression" => AccessKind::LoadStore,
-            "pointer_expression" if p.child_by_field_name("operator").map(|o| node_text(o, text)) == Some("&") => {
+            "pointer_expression"
+                if p.child_by_field_name("operator")
+                    .map(|o| node_text(o, text))
+                    == Some("&") =>
+            {
                 AccessKind::AddressOf
             }
             _ => AccessKind::Load,

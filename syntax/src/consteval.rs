@@ -44,9 +44,7 @@ pub fn type_size(ty: &str) -> Option<u64> {
         | "float2" | "int2" | "uint2" | "short4" | "ushort4" | "double1" | "longlong1"
         | "ulonglong1" | "long1" | "ulong1" | "uint64" | "unsigned long long" => 8,
         "float3" | "int3" | "uint3" => 12,
-        "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" | "long double" => {
-            16
-        }
+        "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" | "long double" => 16,
         "double3" | "longlong3" | "ulonglong3" => 24,
         "double4" | "longlong4" | "ulonglong4" => 32,
         _ => return None,
@@ -126,14 +124,16 @@ impl Env {
             }
             Expr::Cast(ty, a) => {
                 let v = self.fold_depth(a, at, d)?;
-                (!ty.contains('*') && !ty.contains("float") && !ty.contains("double"))
-                    .then_some(v)
+                (!ty.contains('*') && !ty.contains("float") && !ty.contains("double")).then_some(v)
             }
             Expr::SizeofType(ty) => type_size(ty).map(|s| s as i64),
             Expr::Call { callee, args } if args.len() == 2 => {
                 let a = self.fold_depth(&args[0], at, d)?;
                 let b = self.fold_depth(&args[1], at, d)?;
-                match callee.trim_start_matches("std::").trim_start_matches("cuda::std::") {
+                match callee
+                    .trim_start_matches("std::")
+                    .trim_start_matches("cuda::std::")
+                {
                     "min" => Some(a.min(b)),
                     "max" => Some(a.max(b)),
                     _ => None,

@@ -88,9 +88,10 @@ pub(crate) fn from_node(node: Node, text: &str, depth: usize) -> Expr {
             None => Expr::Other(squash_ws(raw)),
         },
         "field_expression" => match (field("argument"), field("field")) {
-            (Some(a), Some(f)) => {
-                Expr::Member(Box::new(from_node(a, text, d)), node_text(f, text).to_string())
-            }
+            (Some(a), Some(f)) => Expr::Member(
+                Box::new(from_node(a, text, d)),
+                node_text(f, text).to_string(),
+            ),
             _ => Expr::Other(squash_ws(raw)),
         },
         "unary_expression" | "pointer_expression" => {

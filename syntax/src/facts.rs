@@ -7,8 +7,7 @@ use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
 use crate::util::{
-    ancestor_of_kind, children, named_children, node_text, preorder, squash_ws,
-    strip_template_args,
+    ancestor_of_kind, children, named_children, node_text, preorder, squash_ws, strip_template_args,
 };
 use crate::TextRange;
 
@@ -316,7 +315,9 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                             kind: ConstantKind::Define,
                             text: value,
                             value: None,
-                            range: node.child_by_field_name("name").map_or(0..0, |n| n.byte_range()),
+                            range: node
+                                .child_by_field_name("name")
+                                .map_or(0..0, |n| n.byte_range()),
                             scope: None,
                         });
                     }
@@ -375,7 +376,8 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                             range: e.byte_range(),
                             scope: None,
                         });
-                        next = Expr::Binary(Box::new(Expr::Name(name)), "+", Box::new(Expr::Int(1)));
+                        next =
+                            Expr::Binary(Box::new(Expr::Name(name)), "+", Box::new(Expr::Int(1)));
                     }
                 }
             }
@@ -387,7 +389,11 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                             let value = p.child_by_field_name("default_value");
                             if let (Some(n), Some(v)) = (name, value) {
                                 let name = node_text(n, text).to_string();
-                                facts.env.insert(&name, Some(node.byte_range()), from_node(v, text, 0));
+                                facts.env.insert(
+                                    &name,
+                                    Some(node.byte_range()),
+                                    from_node(v, text, 0),
+                                );
                                 facts.constants.push(Constant {
                                     name,
                                     kind: ConstantKind::TemplateDefault,
@@ -574,11 +580,14 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
         }
     }
     let mut cluster_dims = None;
+    let mut third_bound: Option<(String, usize)> = None;
     for m in file.masked_macros() {
         if m.range.start < outer.start_byte() || m.range.start >= header_end {
             continue;
         }
-        if m.name == "__cluster_dims__" {
+        if m.name == "__launch_bounds__" {
+            third_bound = m.args.clone().map(|a| (a, m.range.start));
+        } else if m.name == "__cluster_dims__" {
             let args: Vec<Option<i64>> = m
                 .args
                 .as_deref()
@@ -612,11 +621,18 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
                 args.get(i)
                     .and_then(|a| env.fold(&from_node(*a, text, 0), lb.start_byte()))
             };
+            let mut shown: Vec<String> =
+                args.iter().map(|a| squash_ws(node_text(*a, text))).collect();
+            let mut max_cluster = fold(2);
+            if let Some((third, at)) = &third_bound {
+                shown.push(squash_ws(third));
+                max_cluster = env.fold(&from_text(third), *at);
+            }
             LaunchBounds {
-                args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+                args: shown,
                 max_threads: fold(0),
                 min_blocks: fold(1),
-                max_cluster: fold(2),
+                max_cluster,
                 range: lb.byte_range(),
             }
         });
@@ -628,7 +644,9 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
                 .into_iter()
                 .filter(|p| p.kind().contains("parameter_declaration"))
                 .map(|p| {
-                    let n = p.child_by_field_name("declarator").and_then(declarator_name);
+                    let n = p
+                        .child_by_field_name("declarator")
+                        .and_then(declarator_name);
                     let whole = node_text(p, text);
                     let ty = match n {
                         Some(n) => {
@@ -643,7 +661,9 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
                         None => whole.to_string(),
                     };
                     Param {
-                        name: n.map(|n| node_text(n, text).to_string()).unwrap_or_default(),
+                        name: n
+                            .map(|n| node_text(n, text).to_string())
+                            .unwrap_or_default(),
                         ty: squash_ws(&ty).replace(" *", "*").replace(" &", "&"),
                         range: p.byte_range(),
                     }
@@ -684,7 +704,8 @@ fn template_params(decl: Node, text: &str, env: &Env) -> Vec<TemplateParam> {
                 .into_iter()
                 .find(|c| c.kind() == "type_identifier")
         } else {
-            p.child_by_field_name("declarator").and_then(declarator_name)
+            p.child_by_field_name("declarator")
+                .and_then(declarator_name)
         };
         let Some(name_node) = name_node else {
             continue;
@@ -866,11 +887,13 @@ fn carve(decl: Node, text: &str, facts: &mut FileFacts) {
             _ => continue,
         };
         // The base must be an `extern __shared__` buffer or an earlier carve in this function.
-        let (root, base_offset, base_elem) = if let Some(s) = facts
-            .shared
-            .iter()
-            .find(|s| s.is_extern && s.name == base && s.function.as_ref().is_none_or(|f| Some(f) == function.as_ref()))
-        {
+        let (root, base_offset, base_elem) = if let Some(s) = facts.shared.iter().find(|s| {
+            s.is_extern
+                && s.name == base
+                && s.function
+                    .as_ref()
+                    .is_none_or(|f| Some(f) == function.as_ref())
+        }) {
             (s.name.clone(), Some(0), s.element_size)
         } else if let Some(c) = facts
             .carves
@@ -885,9 +908,7 @@ fn carve(decl: Node, text: &str, facts: &mut FileFacts) {
         let at = decl.start_byte();
         let offset = offset_elems.and_then(|o| facts.env.fold(&o, at));
         let offset_bytes = match (base_offset, offset, base_elem) {
-            (Some(b), Some(o), Some(sz)) => o
-                .checked_mul(sz as i64)
-                .and_then(|o| o.checked_add(b)),
+            (Some(b), Some(o), Some(sz)) => o.checked_mul(sz as i64).and_then(|o| o.checked_add(b)),
             _ => None,
         };
         let element_type = base_type.clone();
@@ -905,7 +926,12 @@ fn carve(decl: Node, text: &str, facts: &mut FileFacts) {
 }
 
 /// Folds a launch dimension: an integer, `dim3(x, y, z)`, or a local `dim3` variable.
-fn fold_dim(e: &Expr, at: usize, env: &Env, dim3_vars: &[(String, Vec<Expr>, TextRange)]) -> Option<[i64; 3]> {
+fn fold_dim(
+    e: &Expr,
+    at: usize,
+    env: &Env,
+    dim3_vars: &[(String, Vec<Expr>, TextRange)],
+) -> Option<[i64; 3]> {
     let from_args = |args: &[Expr]| -> Option<[i64; 3]> {
         let mut v = [1i64; 3];
         for (i, a) in args.iter().take(3).enumerate() {
@@ -948,7 +974,13 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
         .unwrap_or_default();
     let function = enclosing_function(call);
     if let Some(config) = config {
-        let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function {
+        let cfg: Vec<Node> = named_children(config)
+            .into_iter()
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        // Local `dim3` variables, looked up only when a dimension is a plain name.
+        let needs_vars = cfg.iter().take(2).any(|n| n.kind() == "identifier");
+        let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function.filter(|_| needs_vars) {
             Some(func) => declarations
                 .iter()
                 .filter(|d| func.byte_range().contains(&d.start_byte()))
@@ -960,10 +992,6 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
                 .collect(),
             None => Vec::new(),
         };
-        let cfg: Vec<Node> = named_children(config)
-            .into_iter()
-            .filter(|n| n.kind() != "comment")
-            .collect();
         let dim = |i: usize| {
             cfg.get(i).map_or(
                 LaunchDim {
@@ -999,7 +1027,10 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
                 .get(2)
                 .and_then(|n| facts.env.fold(&from_node(*n, text, 0), at)),
             stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
-            args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+            args: args
+                .iter()
+                .map(|a| squash_ws(node_text(*a, text)))
+                .collect(),
             function: function
                 .and_then(function_name)
                 .map(|n| node_text(n, text).to_string()),

@@ -167,10 +167,13 @@ impl SourceFile {
             let kind = match node.kind() {
                 "if_statement" => {
                     let c = cond("condition");
-                    let in_else = cond("alternative").is_some_and(|a| a.byte_range().contains(&child.start_byte()) && a == child);
+                    let in_else = cond("alternative").is_some_and(|a| {
+                        a.byte_range().contains(&child.start_byte()) && a == child
+                    });
                     Some(EnclosingKind::If {
                         condition: show(c),
-                        condition_range: c.map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
+                        condition_range: c
+                            .map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
                         in_else,
                         thread_dependent: dep(c),
                     })
@@ -179,7 +182,9 @@ impl SourceFile {
                     let header = match (node_text(node, text).find('('), cond("body")) {
                         (Some(p), Some(b)) => text
                             .get(node.start_byte() + p..b.start_byte())
-                            .map(|h| squash_ws(h.trim().trim_start_matches('(').trim_end_matches(')')))
+                            .map(|h| {
+                                squash_ws(h.trim().trim_start_matches('(').trim_end_matches(')'))
+                            })
                             .unwrap_or_default(),
                         _ => String::new(),
                     };
@@ -187,7 +192,9 @@ impl SourceFile {
                     Some(EnclosingKind::For {
                         header,
                         var: h.as_ref().map(|h| h.1.clone()),
-                        start: h.as_ref().and_then(|h| h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))),
+                        start: h.as_ref().and_then(|h| {
+                            h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))
+                        }),
                         end: h.as_ref().and_then(|h| h.2),
                         step: h.as_ref().and_then(|h| h.3),
                         thread_dependent: dep(cond("condition")) || dep(cond("initializer")),
@@ -212,7 +219,9 @@ impl SourceFile {
                     })
                 }
                 "function_definition" => {
-                    let name = function_name(node).map(|n| node_text(n, text).to_string()).unwrap_or_default();
+                    let name = function_name(node)
+                        .map(|n| node_text(n, text).to_string())
+                        .unwrap_or_default();
                     let is_kernel = facts.kernel(&name).is_some();
                     Some(EnclosingKind::Function { name, is_kernel })
                 }
@@ -220,7 +229,12 @@ impl SourceFile {
             };
             if let Some(kind) = kind {
                 let range = match node.parent() {
-                    Some(p) if p.kind() == "template_declaration" && node.kind() == "function_definition" => p.byte_range(),
+                    Some(p)
+                        if p.kind() == "template_declaration"
+                            && node.kind() == "function_definition" =>
+                    {
+                        p.byte_range()
+                    }
                     _ => node.byte_range(),
                 };
                 out.push(Enclosing { kind, range });
@@ -238,7 +252,8 @@ impl SourceFile {
             return Vec::new();
         };
         let scope = crate::util::ancestor_of_kind(
-            root.descendant_for_byte_range(offset, offset).unwrap_or(root),
+            root.descendant_for_byte_range(offset, offset)
+                .unwrap_or(root),
             &["function_definition"],
         )
         .unwrap_or(root);
@@ -257,9 +272,7 @@ impl SourceFile {
         self.collect_calls(root)
             .into_iter()
             .filter(|c| match c.kind {
-                SymbolKind::Ptx => {
-                    c.callee == name || c.callee.starts_with(&format!("{name}."))
-                }
+                SymbolKind::Ptx => c.callee == name || c.callee.starts_with(&format!("{name}.")),
                 _ => c.callee == name || c.callee.ends_with(&suffix) || c.callee_text == name,
             })
             .collect()
@@ -283,7 +296,14 @@ impl SourceFile {
                         let ops = ops.trim_end_matches(';');
                         let args: Vec<String> = ops
                             .split(',')
-                            .map(|a| squash_ws(a.replace("\\n", " ").replace("\\t", " ").replace('"', " ").trim()))
+                            .map(|a| {
+                                squash_ws(
+                                    a.replace("\\n", " ")
+                                        .replace("\\t", " ")
+                                        .replace('"', " ")
+                                        .trim(),
+                                )
+                            })
                             .filter(|a| !a.is_empty())
                             .collect();
                         out.push(CallSite {
@@ -314,7 +334,9 @@ impl SourceFile {
         for _ in 0..16 {
             let next = match leaf.kind() {
                 "field_expression" => leaf.child_by_field_name("field"),
-                "qualified_identifier" | "template_function" | "template_method" => leaf.child_by_field_name("name"),
+                "qualified_identifier" | "template_function" | "template_method" => {
+                    leaf.child_by_field_name("name")
+                }
                 _ => None,
             };
             match next {
@@ -325,7 +347,12 @@ impl SourceFile {
         let sym = self.symbol_at(leaf.start_byte())?;
         let args: Vec<Node> = call
             .child_by_field_name("arguments")
-            .map(|a| named_children(a).into_iter().filter(|n| n.kind() != "comment").collect())
+            .map(|a| {
+                named_children(a)
+                    .into_iter()
+                    .filter(|n| n.kind() != "comment")
+                    .collect()
+            })
             .unwrap_or_default();
         let facts = self.facts();
         Some(CallSite {
@@ -333,7 +360,10 @@ impl SourceFile {
             callee_text: sym.text,
             kind: sym.kind,
             callee_range: sym.range,
-            args: args.iter().map(|a| squash_ws(node_text(*a, text))).collect(),
+            args: args
+                .iter()
+                .map(|a| squash_ws(node_text(*a, text)))
+                .collect(),
             arg_ranges: args.iter().map(|a| a.byte_range()).collect(),
             range: call.byte_range(),
             function: facts.function_at(call.start_byte()).map(|f| f.name.clone()),
@@ -351,9 +381,16 @@ impl SourceFile {
             if node.kind() != "preproc_call" {
                 return true;
             }
-            let directive = node.child_by_field_name("directive").map(|d| node_text(d, text));
-            let arg = node.child_by_field_name("argument").map(|a| node_text(a, text).trim()).unwrap_or("");
-            if directive == Some("#pragma") && (arg == "unroll" || arg.starts_with("unroll ") || arg.starts_with("unroll(")) {
+            let directive = node
+                .child_by_field_name("directive")
+                .map(|d| node_text(d, text));
+            let arg = node
+                .child_by_field_name("argument")
+                .map(|a| node_text(a, text).trim())
+                .unwrap_or("");
+            if directive == Some("#pragma")
+                && (arg == "unroll" || arg.starts_with("unroll ") || arg.starts_with("unroll("))
+            {
                 let factor_text = arg["unroll".len()..].trim().to_string();
                 let factor = if factor_text.is_empty() {
                     None
@@ -369,10 +406,17 @@ impl SourceFile {
                     }
                 }
                 let loop_range = next
-                    .filter(|n| matches!(n.kind(), "for_statement" | "while_statement" | "do_statement" | "for_range_loop"))
+                    .filter(|n| {
+                        matches!(
+                            n.kind(),
+                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+                        )
+                    })
                     .map(|n| n.byte_range());
                 let end = node.end_byte().min(text.len());
-                let trimmed_end = text.get(node.start_byte()..end).map_or(end, |t| node.start_byte() + t.trim_end().len());
+                let trimmed_end = text
+                    .get(node.start_byte()..end)
+                    .map_or(end, |t| node.start_byte() + t.trim_end().len());
                 out.push(UnrollPragma {
                     range: node.start_byte()..trimmed_end,
                     factor,
@@ -401,7 +445,11 @@ impl SourceFile {
                 return false;
             };
             let rest = t[pos + "kernaut:".len()..].trim_start();
-            let Some(args) = rest.strip_prefix("allow").map(str::trim_start).and_then(|r| r.strip_prefix('(')) else {
+            let Some(args) = rest
+                .strip_prefix("allow")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix('('))
+            else {
                 return false;
             };
             let Some(close) = args.find(')') else {
@@ -449,7 +497,10 @@ fn thread_dependent(node: Node, low: &Lowerer) -> bool {
                 dep = low.lower(e, node, 0).depends_on_thread();
             }
             Expr::Call { callee, .. } => {
-                if callee.ends_with("thread_rank") || callee.ends_with("laneid") || callee.ends_with("lane_id") {
+                if callee.ends_with("thread_rank")
+                    || callee.ends_with("laneid")
+                    || callee.ends_with("lane_id")
+                {
                     dep = true;
                 }
             }

@@ -71,7 +71,9 @@ const WORD_MACROS: &[&str] = &[
 
 fn new_parser() -> Option<Parser> {
     let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
+    parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .ok()?;
     Some(parser)
 }
 
@@ -288,6 +290,37 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
         }
         let word = &text[start..i];
         if line_is_directive {
+            continue;
+        }
+        if word == "__launch_bounds__" {
+            // The grammar knows two arguments; the third (maximum blocks per cluster) is
+            // blanked and kept here.
+            let mut j = i;
+            while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+                j += 1;
+            }
+            if let Some(close) = (bytes.get(j) == Some(&b'(')).then(|| matching_paren(bytes, j)).flatten() {
+                let mut depth = 0usize;
+                let mut commas = Vec::new();
+                for (k, &c) in bytes.iter().enumerate().take(close).skip(j + 1) {
+                    match c {
+                        b'(' | b'<' | b'[' => depth += 1,
+                        b')' | b'>' | b']' => depth = depth.saturating_sub(1),
+                        b',' if depth == 0 => commas.push(k),
+                        _ => {}
+                    }
+                }
+                if let Some(&second) = commas.get(1) {
+                    blank(&mut out, second, close);
+                    masks.push(MaskedMacro {
+                        name: word.to_string(),
+                        name_range: start..i,
+                        range: second..close,
+                        args: text.get(second + 1..close).map(|a| a.trim().to_string()),
+                        replacement: None,
+                    });
+                }
+            }
             continue;
         }
         if ATTRIBUTE_MACROS.contains(&word) {

@@ -72,7 +72,12 @@ const BUILTIN_MACROS: &[&str] = &[
 ];
 
 /// CUDA keywords that the mask blanks before parsing.
-const MASKED_KEYWORDS: &[&str] = &["__forceinline__", "__noinline__", "__inline__", "__restrict__"];
+const MASKED_KEYWORDS: &[&str] = &[
+    "__forceinline__",
+    "__noinline__",
+    "__inline__",
+    "__restrict__",
+];
 
 /// Types implied by the functions that create cooperative-groups and pipeline objects.
 const INIT_TYPES: &[(&str, &str)] = &[
@@ -130,20 +135,34 @@ impl SourceFile {
                 .iter()
                 .find(|i| i.range.contains(&offset) || i.range.end == offset)
                 .or_else(|| instrs.iter().find(|i| i.statement.contains(&offset)))?;
-            return Some(simple(&hit.mnemonic, SymbolKind::Ptx, hit.range.clone(), self, offset));
+            return Some(simple(
+                &hit.mnemonic,
+                SymbolKind::Ptx,
+                hit.range.clone(),
+                self,
+                offset,
+            ));
         }
         let kind = leaf.kind();
         let raw = node_text(leaf, text);
         if !leaf.is_named() || kind == "primitive_type" {
-            let word = !raw.is_empty()
-                && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let word =
+                !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             if !word {
                 return None;
             }
             if kind == "launch_bounds" || raw == "__launch_bounds__" {
-                return Some(simple(raw, SymbolKind::Macro, leaf.byte_range(), self, offset));
+                return Some(simple(
+                    raw,
+                    SymbolKind::Macro,
+                    leaf.byte_range(),
+                    self,
+                    offset,
+                ));
             }
-            if leaf.parent().is_some_and(|p| p.kind() == "sizeof_expression")
+            if leaf
+                .parent()
+                .is_some_and(|p| p.kind() == "sizeof_expression")
                 || raw == "asm"
                 || raw.starts_with("__")
                 || kind == "primitive_type"
@@ -151,7 +170,13 @@ impl SourceFile {
                     matches!(p.kind(), "type_qualifier" | "storage_class_specifier")
                 })
             {
-                return Some(simple(raw, SymbolKind::Keyword, leaf.byte_range(), self, offset));
+                return Some(simple(
+                    raw,
+                    SymbolKind::Keyword,
+                    leaf.byte_range(),
+                    self,
+                    offset,
+                ));
             }
             return None;
         }
@@ -165,13 +190,22 @@ impl SourceFile {
         ) {
             return None;
         }
-        if leaf.parent().is_some_and(|p| p.kind().starts_with("preproc_")) {
+        if leaf
+            .parent()
+            .is_some_and(|p| p.kind().starts_with("preproc_"))
+        {
             let is_directive_name = leaf
                 .parent()
                 .and_then(|p| p.child_by_field_name("name"))
                 .is_some_and(|n| n == leaf);
             if is_directive_name {
-                return Some(simple(raw, SymbolKind::Macro, leaf.byte_range(), self, offset));
+                return Some(simple(
+                    raw,
+                    SymbolKind::Macro,
+                    leaf.byte_range(),
+                    self,
+                    offset,
+                ));
             }
         }
         // Climb to the whole name: qualified parts and a template's name.
@@ -185,7 +219,12 @@ impl SourceFile {
                 {
                     template_args = p.child_by_field_name("arguments").map(|a| {
                         let t = node_text(a, text).trim();
-                        squash_ws(t.strip_prefix('<').unwrap_or(t).strip_suffix('>').unwrap_or(t))
+                        squash_ws(
+                            t.strip_prefix('<')
+                                .unwrap_or(t)
+                                .strip_suffix('>')
+                                .unwrap_or(t),
+                        )
                     });
                     node = p;
                 }
@@ -220,9 +259,19 @@ impl SourceFile {
                 let receiver_text = squash_ws(node_text(receiver, text));
                 let receiver_type = self.expr_type(receiver, facts, offset);
                 let member = written.trim_start_matches('~').to_string();
-                let builtin = matches!(receiver_text.as_str(), "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "clusterIdx" | "clusterDim");
+                let builtin = matches!(
+                    receiver_text.as_str(),
+                    "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "clusterIdx" | "clusterDim"
+                );
                 let receiver_type = if builtin {
-                    Some(if receiver_text.ends_with("Idx") { "uint3" } else { "dim3" }.to_string())
+                    Some(
+                        if receiver_text.ends_with("Idx") {
+                            "uint3"
+                        } else {
+                            "dim3"
+                        }
+                        .to_string(),
+                    )
                 } else {
                     receiver_type
                 };
@@ -245,7 +294,14 @@ impl SourceFile {
                     c.kind() == "call_expression" && c.child_by_field_name("function") == Some(p)
                 });
                 return Some(SymbolRef {
-                    text: format!("{receiver_text}{}{written}", if node_text(p, text).contains("->") { "->" } else { "." }),
+                    text: format!(
+                        "{receiver_text}{}{written}",
+                        if node_text(p, text).contains("->") {
+                            "->"
+                        } else {
+                            "."
+                        }
+                    ),
                     name,
                     kind: SymbolKind::Member {
                         receiver: receiver_text,
@@ -260,7 +316,9 @@ impl SourceFile {
             }
         }
         let resolved = resolve_aliases(&written, facts, offset);
-        let kind = if facts.macros.iter().any(|m| *m == resolved) || BUILTIN_MACROS.contains(&resolved.as_str()) {
+        let kind = if facts.macros.iter().any(|m| *m == resolved)
+            || BUILTIN_MACROS.contains(&resolved.as_str())
+        {
             SymbolKind::Macro
         } else if resolved.contains("::") {
             SymbolKind::Qualified
@@ -321,7 +379,13 @@ fn name_range(node: Node, text: &str) -> TextRange {
     }
 }
 
-fn simple(name: &str, kind: SymbolKind, range: TextRange, file: &SourceFile, offset: usize) -> SymbolRef {
+fn simple(
+    name: &str,
+    kind: SymbolKind,
+    range: TextRange,
+    file: &SourceFile,
+    offset: usize,
+) -> SymbolRef {
     let namespaces = namespaces_at(file.facts(), offset);
     SymbolRef {
         text: name.to_string(),
@@ -389,10 +453,21 @@ fn init_type(callee: &str, facts: &FileFacts, offset: usize) -> Option<String> {
         .map(|(_, t)| t.to_string())
 }
 
-fn type_from_decl(ty: &str, init: Option<Node>, text: &str, facts: &FileFacts, offset: usize) -> Option<String> {
+fn type_from_decl(
+    ty: &str,
+    init: Option<Node>,
+    text: &str,
+    facts: &FileFacts,
+    offset: usize,
+) -> Option<String> {
     let cleaned = strip_template_args(ty)
         .split_whitespace()
-        .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__" | "__shared__" | "static" | "extern"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "__restrict__" | "__shared__" | "static" | "extern"
+            )
+        })
         .collect::<Vec<_>>()
         .join("")
         .trim_end_matches(['&', '*'])
@@ -416,12 +491,20 @@ fn type_from_decl(ty: &str, init: Option<Node>, text: &str, facts: &FileFacts, o
 
 /// Finds the declaration of the variable `name` visible from `use_node`: its type text and
 /// its initialiser.
-pub(crate) fn find_declaration<'t>(use_node: Node<'t>, name: &str, text: &str) -> Option<(String, Option<Node<'t>>)> {
+pub(crate) fn find_declaration<'t>(
+    use_node: Node<'t>,
+    name: &str,
+    text: &str,
+) -> Option<(String, Option<Node<'t>>)> {
     find_declaration_full(use_node, name, text).map(|(t, i, _)| (t, i))
 }
 
 /// Like [`find_declaration`], and also says whether the declaration is a parameter.
-pub(crate) fn find_declaration_full<'t>(use_node: Node<'t>, name: &str, text: &str) -> Option<(String, Option<Node<'t>>, bool)> {
+pub(crate) fn find_declaration_full<'t>(
+    use_node: Node<'t>,
+    name: &str,
+    text: &str,
+) -> Option<(String, Option<Node<'t>>, bool)> {
     let at = use_node.start_byte();
     let mut current = use_node.parent();
     while let Some(scope) = current {
@@ -430,12 +513,19 @@ pub(crate) fn find_declaration_full<'t>(use_node: Node<'t>, name: &str, text: &s
             "for_statement" | "for_range_loop" => scope
                 .child_by_field_name("initializer")
                 .into_iter()
-                .chain(scope.child_by_field_name("declarator").map(|d| d.parent().unwrap_or(d)))
+                .chain(
+                    scope
+                        .child_by_field_name("declarator")
+                        .map(|d| d.parent().unwrap_or(d)),
+                )
                 .collect(),
             "function_definition" => {
                 let mut v = Vec::new();
                 if let Some(name_node) = crate::facts::function_name(scope) {
-                    if let Some(pl) = name_node.parent().and_then(|fd| fd.child_by_field_name("parameters")) {
+                    if let Some(pl) = name_node
+                        .parent()
+                        .and_then(|fd| fd.child_by_field_name("parameters"))
+                    {
                         v.extend(named_children(pl));
                     }
                 }
@@ -447,13 +537,23 @@ pub(crate) fn find_declaration_full<'t>(use_node: Node<'t>, name: &str, text: &s
             if c.start_byte() > at {
                 continue;
             }
-            let kinds = ["declaration", "parameter_declaration", "optional_parameter_declaration", "field_declaration"];
+            let kinds = [
+                "declaration",
+                "parameter_declaration",
+                "optional_parameter_declaration",
+                "field_declaration",
+            ];
             if !kinds.contains(&c.kind()) {
                 continue;
             }
-            let ty = c.child_by_field_name("type").map(|t| node_text(t, text)).unwrap_or("");
+            let ty = c
+                .child_by_field_name("type")
+                .map(|t| node_text(t, text))
+                .unwrap_or("");
             let mut cursor = c.walk();
-            let decls: Vec<Node> = c.children_by_field_name("declarator", &mut cursor).collect();
+            let decls: Vec<Node> = c
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
             for d in decls {
                 if declarator_name(d).is_some_and(|n| node_text(n, text) == name) {
                     let init = if d.kind() == "init_declarator" {
@@ -462,7 +562,11 @@ pub(crate) fn find_declaration_full<'t>(use_node: Node<'t>, name: &str, text: &s
                         None
                     };
                     // Keep pointer and reference markers from the declarator.
-                    let suffix = if node_text(d, text).trim_start().starts_with('*') { "*" } else { "" };
+                    let suffix = if node_text(d, text).trim_start().starts_with('*') {
+                        "*"
+                    } else {
+                        ""
+                    };
                     let is_param = c.kind().contains("parameter");
                     return Some((format!("{ty}{suffix}"), init, is_param));
                 }
@@ -511,7 +615,10 @@ pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
     let mut at_start = true;
     for lit in literals {
         let (s, e) = (lit.start_byte(), lit.end_byte());
-        let Some(open) = bytes.get(s..e).and_then(|b| b.iter().position(|&c| c == b'"')) else {
+        let Some(open) = bytes
+            .get(s..e)
+            .and_then(|b| b.iter().position(|&c| c == b'"'))
+        else {
             continue;
         };
         let mut i = s + open + 1;
@@ -548,7 +655,8 @@ pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
                 c if at_start && (c.is_ascii_alphabetic() || c == b'.' || c == b'_') => {
                     let st = i;
                     while i < end {
-                        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'_' {
+                        if bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'_'
+                        {
                             i += 1;
                         } else if bytes[i] == b':' && bytes.get(i + 1) == Some(&b':') {
                             // A state space with a scope, `shared::cta`.
@@ -562,7 +670,11 @@ pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
                         i += 1;
                         continue;
                     }
-                    let mnemonic = text.get(st..i).unwrap_or("").trim_end_matches('.').to_string();
+                    let mnemonic = text
+                        .get(st..i)
+                        .unwrap_or("")
+                        .trim_end_matches('.')
+                        .to_string();
                     out.push(PtxInstr {
                         mnemonic,
                         range: st..i,

@@ -181,7 +181,10 @@ fn transpose_kernels_and_shared() {
     assert!(naive.launch_bounds.is_none());
     let padded = &facts.kernels[1];
     let lb = padded.launch_bounds.as_ref().unwrap();
-    assert_eq!((lb.max_threads, lb.min_blocks, lb.max_cluster), (Some(256), Some(4), None));
+    assert_eq!(
+        (lb.max_threads, lb.min_blocks, lb.max_cluster),
+        (Some(256), Some(4), None)
+    );
     assert_eq!(facts.shared.len(), 2);
     assert_eq!(facts.shared[0].static_bytes, Some(32 * 32 * 4));
     assert_eq!(facts.shared[0].dims, [Some(32), Some(32)]);
@@ -209,11 +212,14 @@ fn transpose_launches() {
 #[test]
 fn transpose_accesses() {
     let file = SourceFile::parse(TRANSPOSE);
-    show_accesses(&file, expect![[r#"
+    show_accesses(
+        &file,
+        expect![[r#"
         transposeNaive Store w=Some(4) `tile[threadIdx.y + j][threadIdx.x]` -> ((((threadIdx.y + j@[0..32 step 8]) * 32) + threadIdx.x) * 4)
         transposeNaive Load w=Some(4) `tile[threadIdx.x][threadIdx.y + j]` -> (((threadIdx.x * 32) + (threadIdx.y + j@[0..32 step 8])) * 4)
         transposePadded Store w=Some(4) `tile[ty + j][tx]` -> ((((threadIdx.y + j@[0..32 step 8]) * 33) + threadIdx.x) * 4)
-        transposePadded Load w=Some(4) `tile[tx][ty]` -> (((threadIdx.x * 33) + threadIdx.y) * 4)"#]]);
+        transposePadded Load w=Some(4) `tile[tx][ty]` -> (((threadIdx.x * 33) + threadIdx.y) * 4)"#]],
+    );
     let acc = file.shared_accesses();
     // Naive store: tile[threadIdx.y + j][threadIdx.x] with j = 0 → byte 4·(32·y + x).
     let v = acc[0].byte_offset.eval(&|leaf| match leaf {
@@ -244,18 +250,26 @@ fn transpose_flow() {
         &chain[0].kind,
         EnclosingKind::For { var: Some(v), end: Some(32), step: Some(8), .. } if v == "j"
     ));
-    assert!(matches!(&chain[1].kind, EnclosingKind::Function { name, is_kernel: true } if name == "transposePadded"));
+    assert!(
+        matches!(&chain[1].kind, EnclosingKind::Function { name, is_kernel: true } if name == "transposePadded")
+    );
 }
 
 #[test]
 fn transpose_constants() {
     let file = SourceFile::parse(TRANSPOSE);
     let facts = file.facts();
-    let c: Vec<(&str, ConstantKind, Option<i64>)> =
-        facts.constants.iter().map(|c| (c.name.as_str(), c.kind, c.value)).collect();
+    let c: Vec<(&str, ConstantKind, Option<i64>)> = facts
+        .constants
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind, c.value))
+        .collect();
     assert_eq!(
         c,
-        [("TILE_DIM", ConstantKind::Define, Some(32)), ("BLOCK_ROWS", ConstantKind::Define, Some(8))]
+        [
+            ("TILE_DIM", ConstantKind::Define, Some(32)),
+            ("BLOCK_ROWS", ConstantKind::Define, Some(8))
+        ]
     );
     assert_eq!(facts.fold_text("TILE_DIM + 1", 0), Some(33));
     assert_eq!(facts.fold_text("TILE_DIM * BLOCK_ROWS / 4", 0), Some(64));
@@ -269,13 +283,28 @@ fn gemm_facts() {
     let tp: Vec<(&str, bool, Option<&str>, Option<i64>)> = k
         .template_params
         .iter()
-        .map(|t| (t.name.as_str(), t.is_type, t.default.as_deref(), t.default_value))
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.is_type,
+                t.default.as_deref(),
+                t.default_value,
+            )
+        })
         .collect();
-    assert_eq!(tp, [("T", true, Some("float"), None), ("THREADS", false, Some("256"), Some(256))]);
+    assert_eq!(
+        tp,
+        [
+            ("T", true, Some("float"), None),
+            ("THREADS", false, Some("256"), Some(256))
+        ]
+    );
     let lb = k.launch_bounds.as_ref().unwrap();
     assert_eq!((lb.max_threads, lb.min_blocks), (Some(256), Some(2)));
     assert_eq!(facts.device_functions.len(), 1);
-    assert!(facts.device_functions[0].qualifiers.contains(&"__forceinline__".to_string()));
+    assert!(facts.device_functions[0]
+        .qualifiers
+        .contains(&"__forceinline__".to_string()));
     let a = &facts.shared[0];
     assert_eq!((a.name.as_str(), a.alignment), ("As", Some(16)));
     assert_eq!(a.dims, [Some(2), Some(64), Some(16)]);
@@ -283,29 +312,45 @@ fn gemm_facts() {
     assert_eq!(facts.shared[1].static_bytes, Some(2 * 16 * 64 * 4));
     let attr = &facts.func_attributes[0];
     assert_eq!(attr.kernel, "gemm_db");
-    assert_eq!(attr.attribute, "cudaFuncAttributeMaxDynamicSharedMemorySize");
+    assert_eq!(
+        attr.attribute,
+        "cudaFuncAttributeMaxDynamicSharedMemorySize"
+    );
     assert_eq!(attr.value, Some(2 * 64 * 16 * 4));
     let launch = &facts.launches[0];
     assert_eq!(launch.kernel, "gemm_db");
     assert_eq!(launch.template_args.as_deref(), Some("<float, 256>"));
     assert_eq!(launch.grid.value, Some([64, 64, 1]));
     assert_eq!(launch.block.value, Some([256, 1, 1]));
-    let consts: Vec<(&str, Option<i64>)> =
-        facts.constants.iter().map(|c| (c.name.as_str(), c.value)).collect();
+    let consts: Vec<(&str, Option<i64>)> = facts
+        .constants
+        .iter()
+        .map(|c| (c.name.as_str(), c.value))
+        .collect();
     assert_eq!(
         consts,
-        [("BM", Some(64)), ("BN", Some(64)), ("BK", Some(16)), ("kStages", Some(2)), ("kLast", Some(3)), ("THREADS", Some(256))]
+        [
+            ("BM", Some(64)),
+            ("BN", Some(64)),
+            ("BK", Some(16)),
+            ("kStages", Some(2)),
+            ("kLast", Some(3)),
+            ("THREADS", Some(256))
+        ]
     );
 }
 
 #[test]
 fn gemm_accesses() {
     let file = SourceFile::parse(GEMM);
-    show_accesses(&file, expect![[r#"
+    show_accesses(
+        &file,
+        expect![[r#"
         gemm_db AddressOf w=Some(4) `As[stage][tid / 4][(tid % 4) * 4]` -> ((((((kt@[0 step 1] & 1) * 64) + (threadIdx.x / 4)) * 16) + ((threadIdx.x % 4) * 4)) * 4)
         gemm_db Load w=Some(4) `As[stage][ty][k]` -> ((((((kt@[0 step 1] & 1) * 64) + (threadIdx.x / 16)) * 16) + k@[0..16 step 1]) * 4)
         gemm_db Load w=Some(4) `Bs[stage][k][tx]` -> ((((((kt@[0 step 1] & 1) * 16) + k@[0..16 step 1]) * 64) + (threadIdx.x % 16)) * 4)
-        gemm_db Load w=Some(16) `reinterpret_cast<float4*>(&Bs[stage][ty][tx * 4])[0]` -> ((((((kt@[0 step 1] & 1) * 16) + (threadIdx.x / 16)) * 64) + ((threadIdx.x % 16) * 4)) * 4)"#]]);
+        gemm_db Load w=Some(16) `reinterpret_cast<float4*>(&Bs[stage][ty][tx * 4])[0]` -> ((((((kt@[0 step 1] & 1) * 16) + (threadIdx.x / 16)) * 64) + ((threadIdx.x % 16) * 4)) * 4)"#]],
+    );
 }
 
 #[test]
@@ -323,7 +368,13 @@ fn gemm_calls_and_pragmas() {
     let calls: Vec<String> = file.calls_in(at).iter().map(|c| c.callee.clone()).collect();
     assert_eq!(
         calls,
-        ["cp_async16", "cp.async.commit_group", "cp.async.wait_group", "__syncthreads", "reinterpret_cast"]
+        [
+            "cp_async16",
+            "cp.async.commit_group",
+            "cp.async.wait_group",
+            "__syncthreads",
+            "reinterpret_cast"
+        ]
     );
     let chain = file.enclosing(at);
     assert!(matches!(
@@ -338,15 +389,30 @@ fn reduction_facts_and_accesses() {
     let facts = file.facts();
     let s = &facts.shared[0];
     assert!(s.is_extern);
-    assert_eq!((s.element_type.as_str(), s.element_size, s.static_bytes), ("__half", Some(2), None));
+    assert_eq!(
+        (s.element_type.as_str(), s.element_size, s.static_bytes),
+        ("__half", Some(2), None)
+    );
     let l = &facts.launches[0];
     assert_eq!(l.shared_bytes, Some(512));
     assert_eq!(l.block.value, Some([256, 1, 1]));
     assert_eq!(l.grid.value, None);
-    let carves: Vec<(&str, &str, Option<i64>)> =
-        facts.carves.iter().map(|c| (c.name.as_str(), c.base.as_str(), c.offset_bytes)).collect();
-    assert_eq!(carves, [("a", "smem", Some(0)), ("b", "smem", Some(1024)), ("c", "b", Some(1536))]);
-    show_accesses(&file, expect![[r#"
+    let carves: Vec<(&str, &str, Option<i64>)> = facts
+        .carves
+        .iter()
+        .map(|c| (c.name.as_str(), c.base.as_str(), c.offset_bytes))
+        .collect();
+    assert_eq!(
+        carves,
+        [
+            ("a", "smem", Some(0)),
+            ("b", "smem", Some(1024)),
+            ("c", "b", Some(1536))
+        ]
+    );
+    show_accesses(
+        &file,
+        expect![[r#"
         reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
         reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
         reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
@@ -357,7 +423,8 @@ fn reduction_facts_and_accesses() {
         carved Store w=Some(4) `a[threadIdx.x]` -> (threadIdx.x * 4)
         carved Store w=Some(4) `b[threadIdx.x * 2]` -> (1024 + ((threadIdx.x * 2) * 4))
         carved Store w=Some(4) `c[threadIdx.x % 32]` -> (1536 + (lane * 4))
-        carved Load w=Some(4) `c[0]` -> 1536"#]]);
+        carved Load w=Some(4) `c[0]` -> 1536"#]],
+    );
 }
 
 #[test]
@@ -365,7 +432,13 @@ fn reduction_divergence() {
     let file = SourceFile::parse(REDUCE);
     let at = REDUCE.find("sdata[warp] = v").unwrap();
     let chain = file.enclosing(at);
-    assert!(matches!(&chain[0].kind, EnclosingKind::If { thread_dependent: true, .. }));
+    assert!(matches!(
+        &chain[0].kind,
+        EnclosingKind::If {
+            thread_dependent: true,
+            ..
+        }
+    ));
     let at = REDUCE.find("__syncthreads();\n    }").unwrap();
     let chain = file.enclosing(at);
     assert!(matches!(
@@ -381,21 +454,47 @@ fn tma_producer() {
     let k = facts.kernel("tma_producer").unwrap();
     assert_eq!(k.cluster_dims, Some([Some(2), Some(1), Some(1)]));
     let lb = k.launch_bounds.as_ref().unwrap();
-    assert_eq!((lb.max_threads, lb.max_cluster), (Some(128), Some(4)));
+    assert_eq!((lb.max_threads, lb.min_blocks, lb.max_cluster), (Some(128), Some(1), Some(4)));
+    assert_eq!(lb.args, ["128", "1", "4"]);
+    assert!(file.errors().is_empty(), "{:?}", file.errors());
     assert_eq!(k.params[0].name, "tm");
     let tile = &facts.shared[0];
-    assert_eq!((tile.alignment, tile.static_bytes), (Some(128), Some(64 * 64 * 4)));
+    assert_eq!(
+        (tile.alignment, tile.static_bytes),
+        (Some(128), Some(64 * 64 * 4))
+    );
     let bar = &facts.shared[1];
-    assert_eq!((bar.element_type.as_str(), bar.element_size), ("barrier", None));
+    assert_eq!(
+        (bar.element_type.as_str(), bar.element_size),
+        ("barrier", None)
+    );
     let at = TMA.find("token = bar.arrive").unwrap();
     let chain = file.enclosing(at);
-    assert!(matches!(&chain[0].kind, EnclosingKind::If { in_else: true, thread_dependent: true, .. }));
+    assert!(matches!(
+        &chain[0].kind,
+        EnclosingKind::If {
+            in_else: true,
+            thread_dependent: true,
+            ..
+        }
+    ));
     let at = TMA.find("init(&bar").unwrap();
-    assert!(matches!(&file.enclosing(at)[0].kind, EnclosingKind::If { thread_dependent: true, .. }));
+    assert!(matches!(
+        &file.enclosing(at)[0].kind,
+        EnclosingKind::If {
+            thread_dependent: true,
+            ..
+        }
+    ));
     let sym = file.symbol_at(TMA.find("sync();").unwrap()).unwrap();
     assert_eq!(sym.name, "cooperative_groups::thread_block::sync");
-    let sym = file.symbol_at(TMA.find("cp_async_bulk_tensor_2d").unwrap()).unwrap();
-    assert_eq!(sym.name, "cuda::device::experimental::cp_async_bulk_tensor_2d_global_to_shared");
+    let sym = file
+        .symbol_at(TMA.find("cp_async_bulk_tensor_2d").unwrap())
+        .unwrap();
+    assert_eq!(
+        sym.name,
+        "cuda::device::experimental::cp_async_bulk_tensor_2d_global_to_shared"
+    );
     show_accesses(&file, expect!["tma_producer LoadStore w=Some(4) `smem_tile[threadIdx.x / 2][threadIdx.x % 64]` -> ((((threadIdx.x / 2) * 64) + (threadIdx.x % 64)) * 4)"]);
 }
 
@@ -408,7 +507,10 @@ fn incremental_edit_matches_fresh_parse() {
     let fresh = SourceFile::parse(file.text());
     assert_eq!(file.debug_tree(), fresh.debug_tree());
     // An edit that creates a masked macro changes bytes outside the edited range.
-    let at = file.text().find("float tile[TILE_DIM][TILE_DIM + 2]").unwrap();
+    let at = file
+        .text()
+        .find("float tile[TILE_DIM][TILE_DIM + 2]")
+        .unwrap();
     file.apply_edit(at..at, "__align__(16) ");
     let fresh = SourceFile::parse(file.text());
     assert_eq!(file.debug_tree(), fresh.debug_tree());
@@ -428,17 +530,45 @@ CUTLASS_GLOBAL void kern(float* __restrict__ p) { __shared__ __align__(8) double
 __device__ __noinline__ int g() { return 1; }
 "#;
     let file = SourceFile::parse(text);
-    assert!(file.errors().is_empty(), "{:?}\n{}", file.errors(), file.debug_tree());
+    assert!(
+        file.errors().is_empty(),
+        "{:?}\n{}",
+        file.errors(),
+        file.debug_tree()
+    );
     let facts = file.facts();
-    assert_eq!(facts.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["kern"]);
-    let dev: Vec<&str> = facts.device_functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        facts
+            .kernels
+            .iter()
+            .map(|k| k.name.as_str())
+            .collect::<Vec<_>>(),
+        ["kern"]
+    );
+    let dev: Vec<&str> = facts
+        .device_functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
     assert_eq!(dev, ["add", "dev", "g"]);
     assert_eq!(facts.shared[0].alignment, Some(8));
     assert_eq!(facts.shared[0].static_bytes, Some(32));
-    let masked: Vec<&str> = file.masked_macros().iter().map(|m| m.name.as_str()).collect();
+    let masked: Vec<&str> = file
+        .masked_macros()
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
     assert_eq!(
         masked,
-        ["__align__", "CUTLASS_HOST_DEVICE", "CUTLASS_DEVICE", "CUTLASS_GLOBAL", "__restrict__", "__align__", "__noinline__"]
+        [
+            "__align__",
+            "CUTLASS_HOST_DEVICE",
+            "CUTLASS_DEVICE",
+            "CUTLASS_GLOBAL",
+            "__restrict__",
+            "__align__",
+            "__noinline__"
+        ]
     );
     // Offsets are unchanged: the kernel's name range points at the name.
     let k = &facts.kernels[0];
@@ -463,4 +593,72 @@ fn broken_code_still_has_facts() {
     assert!(!file.errors().is_empty());
     let facts = file.facts();
     assert_eq!(facts.shared[0].static_bytes, Some(32));
+}
+
+#[test]
+fn constants_fold_across_kinds() {
+    let text = r#"
+#define TILE_DIM 32
+#define PADDED (TILE_DIM + 1)
+#define SHIFT (1u << 4)
+#define SQUARE(x) ((x) * (x))
+const int BLOCK_DIM = 256;
+const int QUARTER = BLOCK_DIM / 4;
+constexpr int VEC = sizeof(float4);
+constexpr unsigned MASK = 0xFFu;
+enum class Mode : int { A = 3, B, C = B * 2 };
+template <int N = TILE_DIM / 2> __global__ void k() { const int M = N + 1; __shared__ float s[M][PADDED]; }
+"#;
+    let file = SourceFile::parse(text);
+    let facts = file.facts();
+    let c: Vec<(&str, Option<i64>)> =
+        facts.constants.iter().map(|c| (c.name.as_str(), c.value)).collect();
+    assert_eq!(
+        c,
+        [
+            ("TILE_DIM", Some(32)),
+            ("PADDED", Some(33)),
+            ("SHIFT", Some(16)),
+            ("BLOCK_DIM", Some(256)),
+            ("QUARTER", Some(64)),
+            ("VEC", Some(16)),
+            ("MASK", Some(255)),
+            ("A", Some(3)),
+            ("B", Some(4)),
+            ("C", Some(8)),
+            ("N", Some(16)),
+            ("M", Some(17)),
+        ]
+    );
+    assert!(facts.macros.contains(&"SQUARE".to_string()));
+    assert_eq!(facts.shared[0].dims, [Some(17), Some(33)]);
+    assert_eq!(facts.shared[0].static_bytes, Some(17 * 33 * 4));
+    let k = facts.kernel("k").unwrap();
+    assert_eq!(k.template_params[0].default_value, Some(16));
+}
+
+#[test]
+fn find_calls_covers_members_aliases_and_ptx() {
+    let text = r#"
+namespace cg = cooperative_groups;
+__global__ void k() {
+    auto block = cg::this_thread_block();
+    block.sync();
+    cg::sync(block);
+    __syncthreads();
+    asm volatile("bar.sync 0;\n" ::);
+}
+"#;
+    let file = SourceFile::parse(text);
+    let names = |q: &str| -> Vec<String> { file.find_calls(q).iter().map(|c| c.callee_text.clone()).collect() };
+    assert_eq!(names("cooperative_groups::thread_block::sync"), ["block.sync"]);
+    assert_eq!(names("cooperative_groups::sync"), ["cg::sync"]);
+    assert_eq!(names("sync"), ["block.sync", "cg::sync"]);
+    assert_eq!(names("bar.sync"), ["bar.sync"]);
+    assert_eq!(names("bar"), ["bar.sync"]);
+    assert_eq!(names("__syncthreads"), ["__syncthreads"]);
+    let all = file.calls_in(text.find("block.sync").unwrap());
+    let at = &all[1];
+    assert_eq!(at.callee, "cooperative_groups::thread_block::sync");
+    assert_eq!(&text[at.callee_range.clone()], "block.sync");
 }

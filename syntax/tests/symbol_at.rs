@@ -14,13 +14,21 @@ fn check(fixture: &str, expect: Expect) {
         None => "none".to_string(),
         Some(s) => {
             let kind = match &s.kind {
-                SymbolKind::Member { receiver, receiver_type } => format!(
+                SymbolKind::Member {
+                    receiver,
+                    receiver_type,
+                } => format!(
                     "Member(receiver={receiver}, type={})",
                     receiver_type.as_deref().unwrap_or("?")
                 ),
                 other => format!("{other:?}"),
             };
-            let mut line = format!("{kind} {} `{}` at `{}`", s.name, s.text, &file.text[s.range.clone()]);
+            let mut line = format!(
+                "{kind} {} `{}` at `{}`",
+                s.name,
+                s.text,
+                &file.text[s.range.clone()]
+            );
             if let Some(t) = &s.template_args {
                 line.push_str(&format!(" <{t}>"));
             }
@@ -38,32 +46,50 @@ fn check(fixture: &str, expect: Expect) {
 
 #[test]
 fn plain_identifier_call() {
-    check("__device__ void f() { __shf$0l_sync(0xffffffff, v, 0); }", expect!["Identifier __shfl_sync `__shfl_sync` at `__shfl_sync` call"]);
+    check(
+        "__device__ void f() { __shf$0l_sync(0xffffffff, v, 0); }",
+        expect!["Identifier __shfl_sync `__shfl_sync` at `__shfl_sync` call"],
+    );
 }
 
 #[test]
 fn cursor_at_word_end() {
-    check("__device__ void f() { __syncwarp$0(); }", expect!["Identifier __syncwarp `__syncwarp` at `__syncwarp` call"]);
+    check(
+        "__device__ void f() { __syncwarp$0(); }",
+        expect!["Identifier __syncwarp `__syncwarp` at `__syncwarp` call"],
+    );
 }
 
 #[test]
 fn local_variable() {
-    check("__global__ void k() { int acc = 0; ac$0c += 1; }", expect!["Identifier acc `acc` at `acc`"]);
+    check(
+        "__global__ void k() { int acc = 0; ac$0c += 1; }",
+        expect!["Identifier acc `acc` at `acc`"],
+    );
 }
 
 #[test]
 fn type_identifier() {
-    check("__global__ void k() { flo$0at4 v; }", expect!["Identifier float4 `float4` at `float4`"]);
+    check(
+        "__global__ void k() { flo$0at4 v; }",
+        expect!["Identifier float4 `float4` at `float4`"],
+    );
 }
 
 #[test]
 fn qualified_function() {
-    check("__global__ void k() { cuda::memcpy_a$0sync(dst, src, n, pipe); }", expect!["Qualified cuda::memcpy_async `cuda::memcpy_async` at `cuda::memcpy_async` call"]);
+    check(
+        "__global__ void k() { cuda::memcpy_a$0sync(dst, src, n, pipe); }",
+        expect!["Qualified cuda::memcpy_async `cuda::memcpy_async` at `cuda::memcpy_async` call"],
+    );
 }
 
 #[test]
 fn qualified_cursor_on_namespace() {
-    check("__global__ void k() { cu$0da::memcpy_async(dst, src, n, pipe); }", expect!["Qualified cuda::memcpy_async `cuda::memcpy_async` at `cuda::memcpy_async` call"]);
+    check(
+        "__global__ void k() { cu$0da::memcpy_async(dst, src, n, pipe); }",
+        expect!["Qualified cuda::memcpy_async `cuda::memcpy_async` at `cuda::memcpy_async` call"],
+    );
 }
 
 #[test]
@@ -73,7 +99,10 @@ fn three_part_qualified_name() {
 
 #[test]
 fn global_scope_qualified() {
-    check("__global__ void k() { ::__syncw$0arp(); }", expect!["Identifier __syncwarp `::__syncwarp` at `::__syncwarp` call"]);
+    check(
+        "__global__ void k() { ::__syncw$0arp(); }",
+        expect!["Identifier __syncwarp `::__syncwarp` at `::__syncwarp` call"],
+    );
 }
 
 #[test]
@@ -83,7 +112,9 @@ fn namespace_alias_expanded() {
         namespace cg = cooperative_groups;
         __global__ void k() { cg::invoke_o$0ne(tile, f); }
         "#,
-        expect!["Qualified cooperative_groups::invoke_one `cg::invoke_one` at `cg::invoke_one` call"],
+        expect![
+            "Qualified cooperative_groups::invoke_one `cg::invoke_one` at `cg::invoke_one` call"
+        ],
     );
 }
 
@@ -141,7 +172,9 @@ fn using_namespace_gives_candidates() {
         using namespace nvcuda;
         __global__ void k() { wmma::fill_frag$0ment(c, 0.0f); }
         "#,
-        expect![[r#"Qualified wmma::fill_fragment `wmma::fill_fragment` at `wmma::fill_fragment` candidates=["wmma::fill_fragment", "nvcuda::wmma::fill_fragment"] call"#]],
+        expect![[
+            r#"Qualified wmma::fill_fragment `wmma::fill_fragment` at `wmma::fill_fragment` candidates=["wmma::fill_fragment", "nvcuda::wmma::fill_fragment"] call"#
+        ]],
     );
 }
 
@@ -154,7 +187,9 @@ fn using_namespace_inside_function() {
             thread_block b = this_thread_bl$0ock();
         }
         "#,
-        expect![[r#"Identifier this_thread_block `this_thread_block` at `this_thread_block` candidates=["this_thread_block", "cooperative_groups::this_thread_block"] call"#]],
+        expect![[
+            r#"Identifier this_thread_block `this_thread_block` at `this_thread_block` candidates=["this_thread_block", "cooperative_groups::this_thread_block"] call"#
+        ]],
     );
 }
 
@@ -166,7 +201,9 @@ fn using_namespace_alias() {
         using namespace cg;
         __global__ void k() { grid_group g = this_gr$0id(); }
         "#,
-        expect![[r#"Identifier this_grid `this_grid` at `this_grid` candidates=["this_grid", "cooperative_groups::this_grid"] call"#]],
+        expect![[
+            r#"Identifier this_grid `this_grid` at `this_grid` candidates=["this_grid", "cooperative_groups::this_grid"] call"#
+        ]],
     );
 }
 
@@ -190,7 +227,9 @@ fn template_argument_is_its_own_symbol() {
 fn template_type() {
     check(
         "__global__ void k() { __shared__ cuda::bar$0rier<cuda::thread_scope_block> bar; }",
-        expect!["Qualified cuda::barrier `cuda::barrier` at `cuda::barrier` <cuda::thread_scope_block>"],
+        expect![
+            "Qualified cuda::barrier `cuda::barrier` at `cuda::barrier` <cuda::thread_scope_block>"
+        ],
     );
 }
 
@@ -227,7 +266,9 @@ fn member_call_pipeline_declared_type() {
             pipe.producer_com$0mit();
         }
         "#,
-        expect![[r#"Member(receiver=pipe, type=cuda::pipeline) cuda::pipeline::producer_commit `pipe.producer_commit` at `pipe.producer_commit` candidates=["cuda::pipeline::producer_commit", "producer_commit"] call"#]],
+        expect![[
+            r#"Member(receiver=pipe, type=cuda::pipeline) cuda::pipeline::producer_commit `pipe.producer_commit` at `pipe.producer_commit` candidates=["cuda::pipeline::producer_commit", "producer_commit"] call"#
+        ]],
     );
 }
 
@@ -240,7 +281,9 @@ fn member_call_auto_pipeline() {
             pipe.consumer_wa$0it();
         }
         "#,
-        expect![[r#"Member(receiver=pipe, type=cuda::pipeline) cuda::pipeline::consumer_wait `pipe.consumer_wait` at `pipe.consumer_wait` candidates=["cuda::pipeline::consumer_wait", "consumer_wait"] call"#]],
+        expect![[
+            r#"Member(receiver=pipe, type=cuda::pipeline) cuda::pipeline::consumer_wait `pipe.consumer_wait` at `pipe.consumer_wait` candidates=["cuda::pipeline::consumer_wait", "consumer_wait"] call"#
+        ]],
     );
 }
 
@@ -254,7 +297,9 @@ fn member_call_thread_block() {
             block.sy$0nc();
         }
         "#,
-        expect![[r#"Member(receiver=block, type=cooperative_groups::thread_block) cooperative_groups::thread_block::sync `block.sync` at `block.sync` candidates=["cooperative_groups::thread_block::sync", "sync"] call"#]],
+        expect![[
+            r#"Member(receiver=block, type=cooperative_groups::thread_block) cooperative_groups::thread_block::sync `block.sync` at `block.sync` candidates=["cooperative_groups::thread_block::sync", "sync"] call"#
+        ]],
     );
 }
 
@@ -282,7 +327,9 @@ fn member_call_tile() {
             float v = tile.shfl_do$0wn(x, 16);
         }
         "#,
-        expect![[r#"Member(receiver=tile, type=cooperative_groups::thread_block_tile) cooperative_groups::thread_block_tile::shfl_down `tile.shfl_down` at `tile.shfl_down` candidates=["cooperative_groups::thread_block_tile::shfl_down", "shfl_down"] call"#]],
+        expect![[
+            r#"Member(receiver=tile, type=cooperative_groups::thread_block_tile) cooperative_groups::thread_block_tile::shfl_down `tile.shfl_down` at `tile.shfl_down` candidates=["cooperative_groups::thread_block_tile::shfl_down", "shfl_down"] call"#
+        ]],
     );
 }
 
@@ -296,7 +343,9 @@ fn member_call_declared_tile_type() {
             tile.sy$0nc();
         }
         "#,
-        expect![[r#"Member(receiver=tile, type=cooperative_groups::thread_block_tile) cooperative_groups::thread_block_tile::sync `tile.sync` at `tile.sync` candidates=["cooperative_groups::thread_block_tile::sync", "sync"] call"#]],
+        expect![[
+            r#"Member(receiver=tile, type=cooperative_groups::thread_block_tile) cooperative_groups::thread_block_tile::sync `tile.sync` at `tile.sync` candidates=["cooperative_groups::thread_block_tile::sync", "sync"] call"#
+        ]],
     );
 }
 
@@ -310,7 +359,9 @@ fn member_call_grid() {
             grid.sy$0nc();
         }
         "#,
-        expect![[r#"Member(receiver=grid, type=cooperative_groups::grid_group) cooperative_groups::grid_group::sync `grid.sync` at `grid.sync` candidates=["cooperative_groups::grid_group::sync", "sync"] call"#]],
+        expect![[
+            r#"Member(receiver=grid, type=cooperative_groups::grid_group) cooperative_groups::grid_group::sync `grid.sync` at `grid.sync` candidates=["cooperative_groups::grid_group::sync", "sync"] call"#
+        ]],
     );
 }
 
@@ -323,7 +374,9 @@ fn member_call_coalesced() {
             int r = active.thread_ra$0nk();
         }
         "#,
-        expect![[r#"Member(receiver=active, type=cooperative_groups::coalesced_group) cooperative_groups::coalesced_group::thread_rank `active.thread_rank` at `active.thread_rank` candidates=["cooperative_groups::coalesced_group::thread_rank", "thread_rank"] call"#]],
+        expect![[
+            r#"Member(receiver=active, type=cooperative_groups::coalesced_group) cooperative_groups::coalesced_group::thread_rank `active.thread_rank` at `active.thread_rank` candidates=["cooperative_groups::coalesced_group::thread_rank", "thread_rank"] call"#
+        ]],
     );
 }
 
@@ -344,7 +397,9 @@ fn member_call_barrier_shared() {
             auto token = bar.arri$0ve();
         }
         "#,
-        expect![[r#"Member(receiver=bar, type=cuda::barrier) cuda::barrier::arrive `bar.arrive` at `bar.arrive` candidates=["cuda::barrier::arrive", "arrive"] call"#]],
+        expect![[
+            r#"Member(receiver=bar, type=cuda::barrier) cuda::barrier::arrive `bar.arrive` at `bar.arrive` candidates=["cuda::barrier::arrive", "arrive"] call"#
+        ]],
     );
 }
 
@@ -366,7 +421,10 @@ fn member_call_reference_parameter() {
 
 #[test]
 fn member_call_unknown_type() {
-    check("__global__ void k(Foo f) { q.fro$0b(); }", expect!["Member(receiver=q, type=?) frob `q.frob` at `q.frob` call"]);
+    check(
+        "__global__ void k(Foo f) { q.fro$0b(); }",
+        expect!["Member(receiver=q, type=?) frob `q.frob` at `q.frob` call"],
+    );
 }
 
 #[test]
@@ -379,98 +437,156 @@ fn member_call_using_namespace_type() {
             b.sy$0nc();
         }
         "#,
-        expect![[r#"Member(receiver=b, type=thread_block) thread_block::sync `b.sync` at `b.sync` candidates=["thread_block::sync", "cooperative_groups::thread_block::sync", "sync"] call"#]],
+        expect![[
+            r#"Member(receiver=b, type=thread_block) thread_block::sync `b.sync` at `b.sync` candidates=["thread_block::sync", "cooperative_groups::thread_block::sync", "sync"] call"#
+        ]],
     );
 }
 
 #[test]
 fn member_field_not_call() {
-    check("__global__ void k() { int x = threadIdx.x$0; }", expect![[r#"Member(receiver=threadIdx, type=uint3) threadIdx.x `threadIdx.x` at `threadIdx.x` candidates=["threadIdx.x", "x"]"#]]);
+    check(
+        "__global__ void k() { int x = threadIdx.x$0; }",
+        expect![[
+            r#"Member(receiver=threadIdx, type=uint3) threadIdx.x `threadIdx.x` at `threadIdx.x` candidates=["threadIdx.x", "x"]"#
+        ]],
+    );
 }
 
 #[test]
 fn builtin_variable() {
-    check("__global__ void k() { int x = thread$0Idx.x; }", expect!["Identifier threadIdx `threadIdx` at `threadIdx`"]);
+    check(
+        "__global__ void k() { int x = thread$0Idx.x; }",
+        expect!["Identifier threadIdx `threadIdx` at `threadIdx`"],
+    );
 }
 
 #[test]
 fn macro_syncthreads() {
-    check("__global__ void k() { __syncth$0reads(); }", expect!["Macro __syncthreads `__syncthreads` at `__syncthreads` call"]);
+    check(
+        "__global__ void k() { __syncth$0reads(); }",
+        expect!["Macro __syncthreads `__syncthreads` at `__syncthreads` call"],
+    );
 }
 
 #[test]
 fn macro_launch_bounds() {
-    check("__global__ void __launch_bo$0unds__(256, 2) k() {}", expect!["Macro __launch_bounds__ `__launch_bounds__` at `__launch_bounds__`"]);
+    check(
+        "__global__ void __launch_bo$0unds__(256, 2) k() {}",
+        expect!["Macro __launch_bounds__ `__launch_bounds__` at `__launch_bounds__`"],
+    );
 }
 
 #[test]
 fn macro_defined_in_file() {
-    check("#define TILE_DIM 32\n__global__ void k() { __shared__ float t[TILE_D$0IM]; }", expect!["Macro TILE_DIM `TILE_DIM` at `TILE_DIM`"]);
+    check(
+        "#define TILE_DIM 32\n__global__ void k() { __shared__ float t[TILE_D$0IM]; }",
+        expect!["Macro TILE_DIM `TILE_DIM` at `TILE_DIM`"],
+    );
 }
 
 #[test]
 fn macro_definition_name() {
-    check("#define BLOCK_R$0OWS 8\n", expect!["Macro BLOCK_ROWS `BLOCK_ROWS` at `BLOCK_ROWS`"]);
+    check(
+        "#define BLOCK_R$0OWS 8\n",
+        expect!["Macro BLOCK_ROWS `BLOCK_ROWS` at `BLOCK_ROWS`"],
+    );
 }
 
 #[test]
 fn function_like_macro_use() {
-    check("#define CHECK(x) x\nvoid h() { CHE$0CK(cudaDeviceSynchronize()); }", expect!["Macro CHECK `CHECK` at `CHECK` call"]);
+    check(
+        "#define CHECK(x) x\nvoid h() { CHE$0CK(cudaDeviceSynchronize()); }",
+        expect!["Macro CHECK `CHECK` at `CHECK` call"],
+    );
 }
 
 #[test]
 fn macro_align_is_masked_but_found() {
-    check("struct __ali$0gn__(16) S { float a[4]; };", expect!["Macro __align__ `__align__` at `__align__`"]);
+    check(
+        "struct __ali$0gn__(16) S { float a[4]; };",
+        expect!["Macro __align__ `__align__` at `__align__`"],
+    );
 }
 
 #[test]
 fn macro_cluster_dims() {
-    check("__global__ void __cluster_d$0ims__(2, 1, 1) k() {}", expect!["Macro __cluster_dims__ `__cluster_dims__` at `__cluster_dims__`"]);
+    check(
+        "__global__ void __cluster_d$0ims__(2, 1, 1) k() {}",
+        expect!["Macro __cluster_dims__ `__cluster_dims__` at `__cluster_dims__`"],
+    );
 }
 
 #[test]
 fn cutlass_wrapper_macro() {
-    check("CUTLASS_DEV$0ICE void f() {}", expect!["Macro CUTLASS_DEVICE `CUTLASS_DEVICE` at `CUTLASS_DEVICE`"]);
+    check(
+        "CUTLASS_DEV$0ICE void f() {}",
+        expect!["Macro CUTLASS_DEVICE `CUTLASS_DEVICE` at `CUTLASS_DEVICE`"],
+    );
 }
 
 #[test]
 fn keyword_shared() {
-    check("__global__ void k() { __sha$0red__ float t[32]; }", expect!["Keyword __shared__ `__shared__` at `__shared__`"]);
+    check(
+        "__global__ void k() { __sha$0red__ float t[32]; }",
+        expect!["Keyword __shared__ `__shared__` at `__shared__`"],
+    );
 }
 
 #[test]
 fn keyword_global() {
-    check("__glo$0bal__ void k() {}", expect!["Keyword __global__ `__global__` at `__global__`"]);
+    check(
+        "__glo$0bal__ void k() {}",
+        expect!["Keyword __global__ `__global__` at `__global__`"],
+    );
 }
 
 #[test]
 fn keyword_device() {
-    check("__dev$0ice__ int f() { return 0; }", expect!["Keyword __device__ `__device__` at `__device__`"]);
+    check(
+        "__dev$0ice__ int f() { return 0; }",
+        expect!["Keyword __device__ `__device__` at `__device__`"],
+    );
 }
 
 #[test]
 fn keyword_restrict() {
-    check("__global__ void k(float* __restr$0ict__ out) {}", expect!["Keyword __restrict__ `__restrict__` at `__restrict__`"]);
+    check(
+        "__global__ void k(float* __restr$0ict__ out) {}",
+        expect!["Keyword __restrict__ `__restrict__` at `__restrict__`"],
+    );
 }
 
 #[test]
 fn keyword_forceinline() {
-    check("__device__ __forcein$0line__ int f() { return 0; }", expect!["Keyword __forceinline__ `__forceinline__` at `__forceinline__`"]);
+    check(
+        "__device__ __forcein$0line__ int f() { return 0; }",
+        expect!["Keyword __forceinline__ `__forceinline__` at `__forceinline__`"],
+    );
 }
 
 #[test]
 fn keyword_constant() {
-    check("__const$0ant__ float weights[64];", expect!["Keyword __constant__ `__constant__` at `__constant__`"]);
+    check(
+        "__const$0ant__ float weights[64];",
+        expect!["Keyword __constant__ `__constant__` at `__constant__`"],
+    );
 }
 
 #[test]
 fn keyword_grid_constant() {
-    check("__global__ void k(const __grid_cons$0tant__ CUtensorMap tm) {}", expect!["Keyword __grid_constant__ `__grid_constant__` at `__grid_constant__`"]);
+    check(
+        "__global__ void k(const __grid_cons$0tant__ CUtensorMap tm) {}",
+        expect!["Keyword __grid_constant__ `__grid_constant__` at `__grid_constant__`"],
+    );
 }
 
 #[test]
 fn primitive_type_keyword() {
-    check("__global__ void k() { flo$0at x; }", expect!["Keyword float `float` at `float`"]);
+    check(
+        "__global__ void k() { flo$0at x; }",
+        expect!["Keyword float `float` at `float`"],
+    );
 }
 
 #[test]
@@ -537,7 +653,10 @@ fn ptx_mnemonic_split_from_operands_across_strings() {
 
 #[test]
 fn ptx_directive() {
-    check(r#"__device__ void f() { asm("{\n .re$0g .b32 r;\n}" ::); }"#, expect!["Ptx .reg `.reg` at `.reg`"]);
+    check(
+        r#"__device__ void f() { asm("{\n .re$0g .b32 r;\n}" ::); }"#,
+        expect!["Ptx .reg `.reg` at `.reg`"],
+    );
 }
 
 #[test]
@@ -550,7 +669,10 @@ fn ptx_predicated_instruction() {
 
 #[test]
 fn ptx_plain_asm() {
-    check(r#"__device__ void f() { asm("membar.g$0l;"); }"#, expect!["Ptx membar.gl `membar.gl` at `membar.gl`"]);
+    check(
+        r#"__device__ void f() { asm("membar.g$0l;"); }"#,
+        expect!["Ptx membar.gl `membar.gl` at `membar.gl`"],
+    );
 }
 
 #[test]
@@ -571,12 +693,18 @@ fn asm_constraint_is_not_ptx() {
 
 #[test]
 fn asm_keyword() {
-    check(r#"__device__ void f() { as$0m volatile("exit;"); }"#, expect!["Keyword asm `asm` at `asm`"]);
+    check(
+        r#"__device__ void f() { as$0m volatile("exit;"); }"#,
+        expect!["Keyword asm `asm` at `asm`"],
+    );
 }
 
 #[test]
 fn ordinary_string_is_nothing() {
-    check(r#"void h() { printf("cp.async.wa$0it_all"); }"#, expect!["none"]);
+    check(
+        r#"void h() { printf("cp.async.wa$0it_all"); }"#,
+        expect!["none"],
+    );
 }
 
 #[test]
@@ -596,17 +724,26 @@ fn comment_is_nothing() {
 
 #[test]
 fn kernel_name_in_definition() {
-    check("__global__ void trans$0pose(float* o) {}", expect!["Identifier transpose `transpose` at `transpose`"]);
+    check(
+        "__global__ void trans$0pose(float* o) {}",
+        expect!["Identifier transpose `transpose` at `transpose`"],
+    );
 }
 
 #[test]
 fn kernel_name_in_launch() {
-    check("void h() { trans$0pose<<<g, b>>>(o); }", expect!["Identifier transpose `transpose` at `transpose` call"]);
+    check(
+        "void h() { trans$0pose<<<g, b>>>(o); }",
+        expect!["Identifier transpose `transpose` at `transpose` call"],
+    );
 }
 
 #[test]
 fn templated_kernel_launch() {
-    check("void h() { gemm$0<float, 128><<<g, b, smem>>>(a, b, c); }", expect!["Identifier gemm `gemm` at `gemm` <float, 128> call"]);
+    check(
+        "void h() { gemm$0<float, 128><<<g, b, smem>>>(a, b, c); }",
+        expect!["Identifier gemm `gemm` at `gemm` <float, 128> call"],
+    );
 }
 
 #[test]
@@ -619,12 +756,18 @@ fn cuda_runtime_api() {
 
 #[test]
 fn std_qualified_template() {
-    check("__device__ int f() { return cuda::std::m$0in<int>(a, b); }", expect!["Qualified cuda::std::min `cuda::std::min` at `cuda::std::min` <int> call"]);
+    check(
+        "__device__ int f() { return cuda::std::m$0in<int>(a, b); }",
+        expect!["Qualified cuda::std::min `cuda::std::min` at `cuda::std::min` <int> call"],
+    );
 }
 
 #[test]
 fn intrinsic_in_broken_code() {
-    check("__global__ void k() { if (x { __shfl_xor_s$0ync(m, v, 1); }", expect!["Identifier __shfl_xor_sync `__shfl_xor_sync` at `__shfl_xor_sync` call"]);
+    check(
+        "__global__ void k() { if (x { __shfl_xor_s$0ync(m, v, 1); }",
+        expect!["Identifier __shfl_xor_sync `__shfl_xor_sync` at `__shfl_xor_sync` call"],
+    );
 }
 
 #[test]

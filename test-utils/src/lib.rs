@@ -110,7 +110,12 @@ impl Fixture {
 
     /// The only file. Panics when the fixture has several (a test-writing mistake).
     pub fn single(&self) -> &FixtureFile {
-        assert_eq!(self.files.len(), 1, "fixture has {} files", self.files.len());
+        assert_eq!(
+            self.files.len(),
+            1,
+            "fixture has {} files",
+            self.files.len()
+        );
         &self.files[0]
     }
 
@@ -144,7 +149,13 @@ pub fn trim_indent(text: &str) -> String {
         .min()
         .unwrap_or(0);
     text.split_inclusive('\n')
-        .map(|l| if l.len() >= indent && l[..indent].trim().is_empty() { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent && l[..indent].trim().is_empty() {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect()
 }
 
@@ -157,7 +168,10 @@ fn annotation_line(line: &str) -> Option<(usize, usize, &str)> {
     }
     let offset = line.len() - body.len();
     let start = offset + caret_start_in_body;
-    let len = body[caret_start_in_body..].chars().take_while(|c| *c == '^').count();
+    let len = body[caret_start_in_body..]
+        .chars()
+        .take_while(|c| *c == '^')
+        .count();
     let message = line[start + len..].trim();
     Some((start, start + len, message))
 }
@@ -171,7 +185,9 @@ fn parse_file(path: String, meta: BTreeMap<String, String>, body: &str) -> Fixtu
         if let Some((s, e, message)) = annotation_line(line.trim_end_matches('\n')) {
             if let Some(base) = prev_line_start {
                 let (severity, message) = match message.split_once(':') {
-                    Some((sev, msg)) if !sev.is_empty() && sev.chars().all(|c| c.is_ascii_alphabetic()) => {
+                    Some((sev, msg))
+                        if !sev.is_empty() && sev.chars().all(|c| c.is_ascii_alphabetic()) =>
+                    {
                         (sev.to_string(), msg.trim().to_string())
                     }
                     _ => (String::new(), message.to_string()),
@@ -260,7 +276,10 @@ mod tests {
             "#,
         );
         let file = f.single();
-        assert_eq!(file.text, "__global__ void k() {\n    tile[threadIdx.x][0] = 1;\n}\n");
+        assert_eq!(
+            file.text,
+            "__global__ void k() {\n    tile[threadIdx.x][0] = 1;\n}\n"
+        );
         assert_eq!(file.annotations.len(), 2);
         let a = &file.annotations[0];
         assert_eq!(&file.text[a.range.clone()], "tile[threadIdx.x][0]");
@@ -287,7 +306,10 @@ mod tests {
         let f = Fixture::parse("int a; // not ^^ an annotation\n// just a comment\n");
         let file = f.single();
         assert!(file.annotations.is_empty());
-        assert_eq!(file.text, "int a; // not ^^ an annotation\n// just a comment\n");
+        assert_eq!(
+            file.text,
+            "int a; // not ^^ an annotation\n// just a comment\n"
+        );
     }
 
     #[test]
