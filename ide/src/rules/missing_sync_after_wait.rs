@@ -24,7 +24,7 @@
 //! float v = tile[tid];
 //! ```
 
-use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess, SymbolKind};
+use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess, SymbolKind, TextRange};
 
 use super::async_ops::{all_functions, base_name, Op, OpKind};
 use super::{
@@ -83,6 +83,43 @@ fn destination(arg: &str) -> Option<(String, String)> {
     Some((name, squash(&index)))
 }
 
+/// The shared array and index a PTX `cp.async` writes: its destination operand `[%N]` is
+/// bound to an `"r"(…)` input of the `asm` statement, either `__cvta_generic_to_shared(&a[i])`
+/// itself or a local variable initialised with it.
+fn ptx_destination(
+    ctx: &RuleContext,
+    body: &TextRange,
+    call: &CallSite,
+) -> Option<(String, String)> {
+    let text = ctx.text();
+    let rest = text.get(call.range.end..body.end)?;
+    let end = rest.find(");")?;
+    let operands = &rest[..end];
+    let first = operands.find("\"r\"(")?;
+    let expr = &operands[first + 4..];
+    let expr = &expr[..expr.find("),").or_else(|| expr.find(')'))?];
+    let source = if expr.contains('&') {
+        expr.to_string()
+    } else {
+        // A local: `unsigned dst = (unsigned)__cvta_generic_to_shared(&a[i]);`.
+        let name: String = expr
+            .trim()
+            .trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_')
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            return None;
+        }
+        let before = text.get(body.start..call.range.start)?;
+        let at = before.rfind(&format!("{name} ="))?;
+        let init = &before[at..];
+        init[..init.find(';')?].to_string()
+    };
+    let amp = source.find('&')?;
+    destination(&source[amp..])
+}
+
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
@@ -103,7 +140,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             .iter()
             .filter(|o| o.kind == OpKind::Copy)
             .filter_map(|o| {
-                let (array, index) = destination(o.call.args.first()?)?;
+                let (array, index) = if o.call.kind == SymbolKind::Ptx {
+                    ptx_destination(ctx, &body, &o.call)?
+                } else {
+                    destination(o.call.args.first()?)?
+                };
                 let root = ctx
                     .facts
                     .carves
@@ -360,6 +401,27 @@ __global__ void k(const float* g, float* out) {
                     out[tid] = tile[255 - tid];
                 }
             "#]],
+        );
+    }
+
+    #[test]
+    fn ptx_copies_through_an_address_variable() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64) {
+        unsigned dst = (unsigned)__cvta_generic_to_shared(&tile[4 * tid]);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(g + 4 * tid));
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_group 0;\n" ::);
+               // ^^^^^^^^^^^^^^^^^^^^^^ warning: `cp.async.wait_group 0` makes only
+    out[tid] = tile[tid];
+}
+"#,
         );
     }
 
