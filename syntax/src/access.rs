@@ -352,7 +352,11 @@ impl<'a> Lowerer<'a> {
         if let Some(lv) = self.loop_var(n, at, depth) {
             return lv;
         }
-        if let Some(v) = self.facts.env.fold(&Expr::Name(n.to_string()), at.start_byte()) {
+        if let Some(v) = self
+            .facts
+            .env
+            .fold(&Expr::Name(n.to_string()), at.start_byte())
+        {
             return IndexExpr::Const {
                 name: n.to_string(),
                 value: v,

@@ -621,8 +621,10 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
                 args.get(i)
                     .and_then(|a| env.fold(&from_node(*a, text, 0), lb.start_byte()))
             };
-            let mut shown: Vec<String> =
-                args.iter().map(|a| squash_ws(node_text(*a, text))).collect();
+            let mut shown: Vec<String> = args
+                .iter()
+                .map(|a| squash_ws(node_text(*a, text)))
+                .collect();
             let mut max_cluster = fold(2);
             if let Some((third, at)) = &third_bound {
                 shown.push(squash_ws(third));

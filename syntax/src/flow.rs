@@ -496,18 +496,15 @@ fn thread_dependent(node: Node, low: &Lowerer) -> bool {
             Expr::Name(_) => {
                 dep = low.lower(e, node, 0).depends_on_thread();
             }
-            Expr::Call { callee, .. } => {
+            Expr::Call { callee, .. }
                 if callee.ends_with("thread_rank")
                     || callee.ends_with("laneid")
-                    || callee.ends_with("lane_id")
-                {
-                    dep = true;
-                }
+                    || callee.ends_with("lane_id") =>
+            {
+                dep = true;
             }
-            Expr::Other(t) => {
-                if t.contains("threadIdx") || t.contains("thread_rank") {
-                    dep = true;
-                }
+            Expr::Other(t) if t.contains("threadIdx") || t.contains("thread_rank") => {
+                dep = true;
             }
             _ => {}
         }

@@ -299,7 +299,10 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
             while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
                 j += 1;
             }
-            if let Some(close) = (bytes.get(j) == Some(&b'(')).then(|| matching_paren(bytes, j)).flatten() {
+            if let Some(close) = (bytes.get(j) == Some(&b'('))
+                .then(|| matching_paren(bytes, j))
+                .flatten()
+            {
                 let mut depth = 0usize;
                 let mut commas = Vec::new();
                 for (k, &c) in bytes.iter().enumerate().take(close).skip(j + 1) {

@@ -316,15 +316,14 @@ impl SourceFile {
             }
         }
         let resolved = resolve_aliases(&written, facts, offset);
-        let kind = if facts.macros.iter().any(|m| *m == resolved)
-            || BUILTIN_MACROS.contains(&resolved.as_str())
-        {
-            SymbolKind::Macro
-        } else if resolved.contains("::") {
-            SymbolKind::Qualified
-        } else {
-            SymbolKind::Identifier
-        };
+        let kind =
+            if facts.macros.contains(&resolved) || BUILTIN_MACROS.contains(&resolved.as_str()) {
+                SymbolKind::Macro
+            } else if resolved.contains("::") {
+                SymbolKind::Qualified
+            } else {
+                SymbolKind::Identifier
+            };
         let namespaces = namespaces_at(facts, offset);
         let mut candidates = vec![resolved.clone()];
         if !written.starts_with("::") {

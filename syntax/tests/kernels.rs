@@ -454,7 +454,10 @@ fn tma_producer() {
     let k = facts.kernel("tma_producer").unwrap();
     assert_eq!(k.cluster_dims, Some([Some(2), Some(1), Some(1)]));
     let lb = k.launch_bounds.as_ref().unwrap();
-    assert_eq!((lb.max_threads, lb.min_blocks, lb.max_cluster), (Some(128), Some(1), Some(4)));
+    assert_eq!(
+        (lb.max_threads, lb.min_blocks, lb.max_cluster),
+        (Some(128), Some(1), Some(4))
+    );
     assert_eq!(lb.args, ["128", "1", "4"]);
     assert!(file.errors().is_empty(), "{:?}", file.errors());
     assert_eq!(k.params[0].name, "tm");
@@ -516,7 +519,11 @@ fn incremental_edit_matches_fresh_parse() {
     assert_eq!(file.debug_tree(), fresh.debug_tree());
     assert_eq!(file.facts().shared[1].alignment, Some(16));
     // Out-of-range and inverted ranges are clamped.
-    file.apply_edit(usize::MAX - 1..5, "x");
+    let inverted = std::ops::Range {
+        start: usize::MAX - 1,
+        end: 5,
+    };
+    file.apply_edit(inverted, "x");
     assert!(file.text().ends_with('x'));
 }
 
@@ -611,8 +618,11 @@ template <int N = TILE_DIM / 2> __global__ void k() { const int M = N + 1; __sha
 "#;
     let file = SourceFile::parse(text);
     let facts = file.facts();
-    let c: Vec<(&str, Option<i64>)> =
-        facts.constants.iter().map(|c| (c.name.as_str(), c.value)).collect();
+    let c: Vec<(&str, Option<i64>)> = facts
+        .constants
+        .iter()
+        .map(|c| (c.name.as_str(), c.value))
+        .collect();
     assert_eq!(
         c,
         [
@@ -650,8 +660,16 @@ __global__ void k() {
 }
 "#;
     let file = SourceFile::parse(text);
-    let names = |q: &str| -> Vec<String> { file.find_calls(q).iter().map(|c| c.callee_text.clone()).collect() };
-    assert_eq!(names("cooperative_groups::thread_block::sync"), ["block.sync"]);
+    let names = |q: &str| -> Vec<String> {
+        file.find_calls(q)
+            .iter()
+            .map(|c| c.callee_text.clone())
+            .collect()
+    };
+    assert_eq!(
+        names("cooperative_groups::thread_block::sync"),
+        ["block.sync"]
+    );
     assert_eq!(names("cooperative_groups::sync"), ["cg::sync"]);
     assert_eq!(names("sync"), ["block.sync", "cg::sync"]);
     assert_eq!(names("bar.sync"), ["bar.sync"]);
