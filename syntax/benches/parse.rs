@@ -32,6 +32,12 @@ fn generated() -> String {
 
 fn bench(c: &mut Criterion) {
     let text = generated();
+    c.bench_function("parse 10k lines", |b| {
+        b.iter(|| SourceFile::parse(&text).has_tree())
+    });
+    c.bench_function("parse+facts 10k lines", |b| {
+        b.iter(|| SourceFile::parse(&text).facts().kernels.len())
+    });
     c.bench_function("parse+facts+accesses 10k lines", |b| {
         b.iter(|| {
             let file = SourceFile::parse(&text);
