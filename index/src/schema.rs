@@ -98,7 +98,7 @@ pub fn schema() -> (Schema, Fields) {
     let prose = |stored: bool| {
         let idx = TextFieldIndexing::default()
             .set_tokenizer(PROSE)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+            .set_index_option(IndexRecordOption::WithFreqs);
         let opts = TextOptions::default().set_indexing_options(idx);
         if stored {
             opts.set_stored()

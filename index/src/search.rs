@@ -67,6 +67,8 @@ pub struct WikiIndex {
     symbols: SymbolTable,
     docs: usize,
     parser: QueryParser,
+    prose: tantivy::tokenizer::TextAnalyzer,
+    symbol: tantivy::tokenizer::TextAnalyzer,
 }
 
 impl std::fmt::Debug for WikiIndex {
@@ -96,9 +98,20 @@ impl WikiIndex {
     /// Builds the index in RAM for every page of `wiki`.
     pub fn build(wiki: &Wiki) -> Result<WikiIndex, IndexError> {
         let (schema, fields) = schema::schema();
-        let index = Index::create_in_ram(schema);
+        // The index lives in RAM and is rebuilt at start: compressing its stored fields
+        // on a separate thread costs more than it saves.
+        let settings = tantivy::IndexSettings {
+            docstore_compression: tantivy::store::Compressor::None,
+            docstore_compress_dedicated_thread: false,
+            ..tantivy::IndexSettings::default()
+        };
+        let index = Index::builder()
+            .schema(schema)
+            .settings(settings)
+            .create_in_ram()?;
         schema::register(index.tokenizers());
-        let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
+        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let mut docs = 0;
         for page in wiki.pages() {
             for d in documents(page) {
@@ -143,6 +156,8 @@ impl WikiIndex {
             parser.set_field_boost(fields.get(name), boost);
         }
         Ok(WikiIndex {
+            prose: schema::prose_analyzer(),
+            symbol: schema::symbol_analyzer(),
             parser,
             reader,
             fields,
@@ -197,7 +212,10 @@ impl WikiIndex {
             let kind = PageKind::parse(&get(self.fields.kind)).unwrap_or(PageKind::Skill);
             let mut snippet = String::new();
             for (f, g) in &gens {
-                let s = g.snippet_from_doc(&doc);
+                // Snippets come from the first few KB: tokenising a whole long page for
+                // each hit is the costliest part of a query.
+                let text = get(*f);
+                let s = g.snippet(prefix_chars(&text, SNIPPET_SOURCE_CHARS));
                 if !s.highlighted().is_empty() {
                     snippet = mark(s.fragment(), s.highlighted());
                     break;
@@ -242,7 +260,7 @@ impl WikiIndex {
             should.push((Occur::Should, self.text_query(query)));
         }
         // Typo tolerance and prefix matching, term by term, on the prose fields.
-        let mut prose = schema::prose_analyzer();
+        let mut prose = self.prose.clone();
         let mut stream = prose.token_stream(&text);
         let mut terms = Vec::new();
         while let Some(t) = stream.next() {
@@ -304,7 +322,7 @@ impl WikiIndex {
             }
         }
         // Symbols, whole: `__hfma2`, `cp.async.wait_group`, `cuda::memcpy_async`.
-        let mut sym = schema::symbol_analyzer();
+        let mut sym = self.symbol.clone();
         let mut stream = sym.token_stream(query);
         let mut seen = HashSet::new();
         // In a sentence only code-shaped words are symbols ("all", "size" and "sync" are
@@ -398,24 +416,38 @@ const SYNONYMS: &[&[&str]] = &[
     &["barrier", "syncthreads"],
 ];
 
+/// The stemmed synonym groups, computed once.
+fn synonym_stems() -> &'static [Vec<String>] {
+    static STEMS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    STEMS.get_or_init(|| {
+        let mut analyzer = schema::prose_analyzer();
+        SYNONYMS
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .filter_map(|w| {
+                        let mut st = analyzer.token_stream(w);
+                        let mut last = None;
+                        while let Some(t) = st.next() {
+                            last = Some(t.text.clone());
+                        }
+                        last
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
 /// The stemmed synonyms of a stemmed query term.
 fn synonyms(term: &str) -> Vec<String> {
-    let stem = |w: &str| {
-        let mut a = schema::prose_analyzer();
-        let mut st = a.token_stream(w);
-        let mut out = String::new();
-        while let Some(t) = st.next() {
-            out = t.text.clone();
-        }
-        out
-    };
-    let mut out = Vec::new();
-    for group in SYNONYMS {
-        let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+    let mut out: Vec<String> = Vec::new();
+    for stems in synonym_stems() {
         if stems.iter().any(|s| s == term) {
             for s in stems {
-                if s != term && !s.is_empty() && !out.contains(&s) {
-                    out.push(s);
+                if s != term && !out.contains(s) {
+                    out.push(s.clone());
                 }
             }
         }
@@ -435,6 +467,17 @@ fn sanitize(query: &str) -> String {
             }
         })
         .collect()
+}
+
+/// How much of a field the snippet is taken from.
+const SNIPPET_SOURCE_CHARS: usize = 3000;
+
+/// The first `n` characters of `s`, cut at a character boundary.
+fn prefix_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
 }
 
 fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
