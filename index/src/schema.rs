@@ -98,7 +98,9 @@ pub fn schema() -> (Schema, Fields) {
     let prose = |stored: bool| {
         let idx = TextFieldIndexing::default()
             .set_tokenizer(PROSE)
-            .set_index_option(IndexRecordOption::WithFreqs);
+            // Positions: a word such as `wait_group` is two tokens, which the query
+            // parser matches as a phrase.
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
         let opts = TextOptions::default().set_indexing_options(idx);
         if stored {
             opts.set_stored()
