@@ -10,7 +10,9 @@ use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::find_declaration_full;
-use crate::util::{named_children, node_text, preorder, squash_ws, strip_template_args, MAX_DEPTH};
+use crate::util::{
+    named_children, node_text, preorder, squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
+};
 use crate::TextRange;
 
 /// A thread-index axis.
@@ -270,6 +272,8 @@ pub struct SharedAccess {
 pub(crate) struct Lowerer<'a> {
     pub(crate) text: &'a str,
     pub(crate) facts: &'a FileFacts,
+    /// The ancestor chains of the tree.
+    pub(crate) tree: &'a Ancestry<'a>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -362,7 +366,7 @@ impl<'a> Lowerer<'a> {
                 value: v,
             };
         }
-        if let Some((_, init, is_param)) = find_declaration_full(at, n, self.text) {
+        if let Some((_, init, is_param)) = find_declaration_full(self.tree, at, n, self.text) {
             if is_param {
                 return IndexExpr::Uniform(n.to_string());
             }
@@ -406,8 +410,7 @@ impl<'a> Lowerer<'a> {
 
     /// The loop variable `n` of an enclosing `for` statement.
     fn loop_var(&self, n: &str, at: Node, depth: usize) -> Option<IndexExpr> {
-        let mut current = at.parent();
-        while let Some(node) = current {
+        for node in self.tree.ancestors(at) {
             if node.kind() == "function_definition" {
                 return None;
             }
@@ -416,7 +419,6 @@ impl<'a> Lowerer<'a> {
                     return Some(lv);
                 }
             }
-            current = node.parent();
         }
         None
     }
@@ -536,10 +538,16 @@ impl SourceFile {
             return Vec::new();
         }
         let text = self.text();
-        let low = Lowerer { text, facts };
+        let tree = Ancestry::new(root);
+        let low = Lowerer {
+            text,
+            facts,
+            tree: &tree,
+        };
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
         let mut in_function = false;
+        let mut inner_subscripts = std::collections::HashSet::new();
         preorder(root, |node| {
             if node.kind() == "function_definition" {
                 in_function = true;
@@ -547,11 +555,13 @@ impl SourceFile {
             if !in_function || node.kind() != "subscript_expression" {
                 return true;
             }
-            let outer = node.parent().is_some_and(|p| {
-                p.kind() == "subscript_expression"
-                    && p.child_by_field_name("argument") == Some(node)
-            });
-            if !outer {
+            // The preorder visits a subscript before its argument, so the arguments of
+            // the subscripts seen so far are the inner links of a chain like `a[i][j]`.
+            let inner = inner_subscripts.contains(&node.id());
+            if let Some(arg) = node.child_by_field_name("argument") {
+                inner_subscripts.insert(arg.id());
+            }
+            if !inner {
                 if let Some(a) = self.access(node, &low, &mut consumed) {
                     out.push(a);
                 }
@@ -699,7 +709,7 @@ impl SourceFile {
                 IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)),
             );
         }
-        let kind = access_kind(node, text);
+        let kind = access_kind(low.tree, node, text);
         Some(SharedAccess {
             array: name.to_string(),
             root,
@@ -746,9 +756,9 @@ fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
     }
 }
 
-fn access_kind(node: Node, text: &str) -> AccessKind {
+fn access_kind(tree: &Ancestry, node: Node, text: &str) -> AccessKind {
     let mut n = node;
-    while let Some(p) = n.parent() {
+    for p in tree.ancestors(node) {
         if p.kind() == "parenthesized_expression" {
             n = p;
             continue;

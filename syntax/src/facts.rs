@@ -1,13 +1,16 @@
 //! Facts about a file: kernels and device functions, `__shared__` declarations and carved
 //! pointers, launch sites, `cudaFuncSetAttribute` calls and folded constants.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use tree_sitter::Node;
 
 use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
 use crate::util::{
-    ancestor_of_kind, children, named_children, node_text, preorder, squash_ws, strip_template_args,
+    children, named_children, node_text, preorder, squash_ws, strip_template_args, Ancestry,
 };
 use crate::TextRange;
 
@@ -35,6 +38,23 @@ pub struct FileFacts {
     /// Names of every macro the file `#define`s (object-like and function-like).
     pub macros: Vec<String>,
     pub(crate) env: Env,
+    /// Look-up tables over the lists above, built on the first look-up.
+    index: OnceLock<FactsIndex>,
+}
+
+/// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
+#[derive(Clone, Debug, Default)]
+struct FactsIndex {
+    /// The lengths of `kernels`, `device_functions` and `shared` the index was built from;
+    /// a look-up on lists of other lengths scans them instead.
+    lens: (usize, usize, usize),
+    /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
+    /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
+    functions: Option<Vec<(usize, usize, bool, usize)>>,
+    /// The first kernel of each name.
+    kernels: HashMap<String, usize>,
+    /// The positions in `shared` of the declarations of each name, in document order.
+    shared: HashMap<String, Vec<usize>>,
 }
 
 /// A function definition.
@@ -245,13 +265,76 @@ pub struct Constant {
 }
 
 impl FileFacts {
+    /// The look-up tables, when they describe the lists as they are now.
+    fn index(&self) -> Option<&FactsIndex> {
+        let lens = (
+            self.kernels.len(),
+            self.device_functions.len(),
+            self.shared.len(),
+        );
+        let index = self.index.get_or_init(|| self.build_index());
+        (index.lens == lens).then_some(index)
+    }
+
+    fn build_index(&self) -> FactsIndex {
+        let mut functions: Vec<(usize, usize, bool, usize)> = self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.range.start, f.range.end, true, i))
+            .chain(
+                self.device_functions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.range.start, f.range.end, false, i)),
+            )
+            .collect();
+        functions.sort_unstable();
+        let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
+        let mut kernels = HashMap::new();
+        for (i, k) in self.kernels.iter().enumerate() {
+            kernels.entry(k.name.clone()).or_insert(i);
+        }
+        let mut shared: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, d) in self.shared.iter().enumerate() {
+            shared.entry(d.name.clone()).or_default().push(i);
+        }
+        FactsIndex {
+            lens: (
+                self.kernels.len(),
+                self.device_functions.len(),
+                self.shared.len(),
+            ),
+            functions: disjoint.then_some(functions),
+            kernels,
+            shared,
+        }
+    }
+
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Option<&Function> {
-        self.kernels.iter().find(|k| k.name == name)
+        match self.index() {
+            Some(index) => index.kernels.get(name).map(|&i| &self.kernels[i]),
+            None => self.kernels.iter().find(|k| k.name == name),
+        }
     }
 
     /// The function (kernel or device function) whose range contains `offset`.
     pub fn function_at(&self, offset: usize) -> Option<&Function> {
+        if let Some(functions) = self.index().and_then(|i| i.functions.as_ref()) {
+            // The ranges are disjoint, so only the last one starting at or before
+            // `offset` can contain it.
+            let after = functions.partition_point(|f| f.0 <= offset);
+            let &(start, end, is_kernel, i) = functions.get(after.checked_sub(1)?)?;
+            if !(start..end).contains(&offset) {
+                return None;
+            }
+            return Some(if is_kernel {
+                &self.kernels[i]
+            } else {
+                &self.device_functions[i]
+            });
+        }
         self.kernels
             .iter()
             .chain(&self.device_functions)
@@ -266,11 +349,18 @@ impl FileFacts {
 
     /// The `__shared__` declaration named `name` visible at `offset`.
     pub fn shared_named(&self, name: &str, offset: usize) -> Option<&SharedDecl> {
-        let in_function = self.function_at(offset).map(|f| f.name.clone());
-        self.shared
-            .iter()
-            .filter(|d| d.name == name)
-            .find(|d| d.function.is_none() || d.function == in_function)
+        let in_function = self.function_at(offset).map(|f| f.name.as_str());
+        let visible =
+            |d: &&SharedDecl| d.function.is_none() || d.function.as_deref() == in_function;
+        match self.index() {
+            Some(index) => index
+                .shared
+                .get(name)?
+                .iter()
+                .map(|&i| &self.shared[i])
+                .find(visible),
+            None => self.shared.iter().filter(|d| d.name == name).find(visible),
+        }
     }
 
     /// Folds the text of an integer expression (`TILE_DIM + 1`) with the file's constants
@@ -291,6 +381,7 @@ const QUALIFIER_KINDS: &[&str] = &[
 /// Computes the facts of `file`. Returns `None` only when there is no tree.
 pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     let root = file.root()?;
+    let tree = Ancestry::new(root);
     let text = file.text();
     let mut facts = FileFacts::default();
     let mut functions: Vec<Node> = Vec::new();
@@ -338,7 +429,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                         facts.namespace_aliases.push((
                             node_text(*a, text).to_string(),
                             squash_ws(node_text(*t, text)).replace(' ', ""),
-                            scope_of(node),
+                            scope_of(&tree, node),
                         ));
                     }
                 }
@@ -349,7 +440,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                 if let (true, Some(target)) = (is_namespace, named_children(node).last()) {
                     facts.using_namespaces.push((
                         squash_ws(node_text(*target, text)).replace(' ', ""),
-                        scope_of(node),
+                        scope_of(&tree, node),
                     ));
                 }
                 return false;
@@ -418,7 +509,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                     shared.push(node);
                 }
                 if has("constexpr") || has("const") {
-                    constant_decl(node, text, has("constexpr"), &mut facts);
+                    constant_decl(&tree, node, text, has("constexpr"), &mut facts);
                 }
                 declarations.push(node);
             }
@@ -438,13 +529,13 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         }
     }
     for d in &shared {
-        shared_decls(*d, file, &mut facts);
+        shared_decls(&tree, *d, file, &mut facts);
     }
     for d in &declarations {
-        carve(*d, text, &mut facts);
+        carve(&tree, *d, text, &mut facts);
     }
     for c in &calls {
-        call_facts(*c, text, &declarations, &mut facts);
+        call_facts(&tree, *c, text, &declarations, &mut facts);
     }
     let env = facts.env.clone();
     for c in &mut facts.constants {
@@ -459,23 +550,23 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
 }
 
 /// The range of the scope a declaration lives in: the enclosing block, function or file.
-fn scope_of(node: Node) -> TextRange {
-    let mut current = node.parent();
-    while let Some(n) = current {
+fn scope_of(tree: &Ancestry, node: Node) -> TextRange {
+    for n in tree.ancestors(node) {
         if matches!(
             n.kind(),
             "compound_statement" | "declaration_list" | "translation_unit" | "function_definition"
         ) {
             return n.byte_range();
         }
-        current = n.parent();
     }
     node.byte_range()
 }
 
 /// The innermost function around `node`, with the range that scoped constants use.
-fn enclosing_function(node: Node) -> Option<Node> {
-    ancestor_of_kind(node.parent()?, &["function_definition"])
+fn enclosing_function<'t>(tree: &Ancestry<'t>, node: Node<'t>) -> Option<Node<'t>> {
+    tree.ancestors(node)
+        .into_iter()
+        .find(|n| n.kind() == "function_definition")
 }
 
 /// The name of a function definition's declarator.
@@ -510,8 +601,8 @@ pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
     None
 }
 
-fn constant_decl(node: Node, text: &str, constexpr: bool, facts: &mut FileFacts) {
-    let scope = enclosing_function(node).map(|f| f.byte_range());
+fn constant_decl(tree: &Ancestry, node: Node, text: &str, constexpr: bool, facts: &mut FileFacts) {
+    let scope = enclosing_function(tree, node).map(|f| f.byte_range());
     for d in named_children(node) {
         if d.kind() != "init_declarator" {
             continue;
@@ -745,7 +836,7 @@ fn declarators(decl: Node) -> Vec<Node> {
         .collect()
 }
 
-fn shared_decls(decl: Node, file: &SourceFile, facts: &mut FileFacts) {
+fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, facts: &mut FileFacts) {
     let text = file.text();
     let is_extern = children(decl)
         .iter()
@@ -774,7 +865,7 @@ fn shared_decls(decl: Node, file: &SourceFile, facts: &mut FileFacts) {
             .trim_end_matches(')');
         alignment = fold_u(&facts.env, &from_text(inner), decl.start_byte());
     }
-    let function = enclosing_function(decl)
+    let function = enclosing_function(tree, decl)
         .and_then(function_name)
         .map(|n| node_text(n, text).to_string());
     for d in declarators(decl) {
@@ -846,8 +937,8 @@ fn strip_casts(mut e: &Expr) -> (&Expr, Option<&str>) {
     (e, ty)
 }
 
-fn carve(decl: Node, text: &str, facts: &mut FileFacts) {
-    let Some(func) = enclosing_function(decl) else {
+fn carve(tree: &Ancestry, decl: Node, text: &str, facts: &mut FileFacts) {
+    let Some(func) = enclosing_function(tree, decl) else {
         return;
     };
     let function = function_name(func).map(|n| node_text(n, text).to_string());
@@ -957,7 +1048,13 @@ fn fold_dim(
     }
 }
 
-fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFacts) {
+fn call_facts<'t>(
+    tree: &Ancestry<'t>,
+    call: Node<'t>,
+    text: &str,
+    declarations: &[Node<'t>],
+    facts: &mut FileFacts,
+) {
     let Some(f) = call.child_by_field_name("function") else {
         return;
     };
@@ -974,7 +1071,7 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
                 .collect()
         })
         .unwrap_or_default();
-    let function = enclosing_function(call);
+    let function = enclosing_function(tree, call);
     if let Some(config) = config {
         let cfg: Vec<Node> = named_children(config)
             .into_iter()
@@ -990,7 +1087,7 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
                     d.child_by_field_name("type")
                         .is_some_and(|t| node_text(t, text) == "dim3")
                 })
-                .flat_map(|d| dim3_inits(*d, text))
+                .flat_map(|d| dim3_inits(tree, *d, text))
                 .collect(),
             None => Vec::new(),
         };
@@ -1059,8 +1156,8 @@ fn call_facts(call: Node, text: &str, declarations: &[Node], facts: &mut FileFac
 }
 
 /// `dim3 b(32, 8);`, `dim3 b = dim3(32, 8);` and `dim3 b{32, 8};` declarators.
-fn dim3_inits(decl: Node, text: &str) -> Vec<(String, Vec<Expr>, TextRange)> {
-    let scope = scope_of(decl);
+fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<Expr>, TextRange)> {
+    let scope = scope_of(tree, decl);
     let mut out = Vec::new();
     for d in declarators(decl) {
         if d.kind() == "function_declarator" {

@@ -8,7 +8,7 @@ use crate::expr::{from_node, Expr};
 use crate::facts::function_name;
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
-use crate::util::{named_children, node_text, preorder, squash_ws};
+use crate::util::{named_children, node_text, preorder, squash_ws, Ancestry};
 use crate::TextRange;
 
 /// A statement or function around an offset.
@@ -145,13 +145,21 @@ impl SourceFile {
         };
         let text = self.text();
         let facts = self.facts();
-        let low = Lowerer { text, facts };
+        let tree = Ancestry::new(root);
+        let low = Lowerer {
+            text,
+            facts,
+            tree: &tree,
+        };
         let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
             return out;
         };
+        // The chain from the leaf up to the root, taken in one descent rather than one
+        // `parent()` call (itself a descent from the root) per level.
+        let mut chain = vec![leaf];
+        chain.extend(tree.ancestors(leaf));
         let mut child = leaf;
-        let mut current = Some(leaf);
-        while let Some(node) = current {
+        for (i, &node) in chain.iter().enumerate() {
             let cond = |field: &str| node.child_by_field_name(field);
             let show = |n: Option<Node>| {
                 n.map(|n| {
@@ -228,7 +236,7 @@ impl SourceFile {
                 _ => None,
             };
             if let Some(kind) = kind {
-                let range = match node.parent() {
+                let range = match chain.get(i + 1) {
                     Some(p)
                         if p.kind() == "template_declaration"
                             && node.kind() == "function_definition" =>
@@ -240,7 +248,6 @@ impl SourceFile {
                 out.push(Enclosing { kind, range });
             }
             child = node;
-            current = node.parent();
         }
         out
     }

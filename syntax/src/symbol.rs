@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use crate::facts::{declarator_name, FileFacts};
 use crate::source::SourceFile;
-use crate::util::{named_children, node_text, squash_ws, strip_template_args};
+use crate::util::{named_children, node_text, squash_ws, strip_template_args, Ancestry};
 use crate::TextRange;
 
 /// What kind of symbol [`SourceFile::symbol_at`] found.
@@ -349,7 +349,8 @@ impl SourceFile {
         match receiver.kind() {
             "identifier" => {
                 let name = node_text(receiver, text);
-                let (ty, init) = find_declaration(receiver, name, text)?;
+                let (ty, init) =
+                    find_declaration(&Ancestry::new(self.root()?), receiver, name, text)?;
                 type_from_decl(&ty, init, text, facts, offset)
             }
             "call_expression" => {
@@ -491,22 +492,25 @@ fn type_from_decl(
 /// Finds the declaration of the variable `name` visible from `use_node`: its type text and
 /// its initialiser.
 pub(crate) fn find_declaration<'t>(
+    tree: &Ancestry<'t>,
     use_node: Node<'t>,
     name: &str,
     text: &str,
 ) -> Option<(String, Option<Node<'t>>)> {
-    find_declaration_full(use_node, name, text).map(|(t, i, _)| (t, i))
+    find_declaration_full(tree, use_node, name, text).map(|(t, i, _)| (t, i))
 }
 
 /// Like [`find_declaration`], and also says whether the declaration is a parameter.
+///
+/// `tree` is `use_node`'s tree; the scopes are `use_node`'s ancestors.
 pub(crate) fn find_declaration_full<'t>(
+    tree: &Ancestry<'t>,
     use_node: Node<'t>,
     name: &str,
     text: &str,
 ) -> Option<(String, Option<Node<'t>>, bool)> {
     let at = use_node.start_byte();
-    let mut current = use_node.parent();
-    while let Some(scope) = current {
+    for scope in tree.ancestors(use_node) {
         let candidates: Vec<Node> = match scope.kind() {
             "compound_statement" | "translation_unit" | "declaration_list" => named_children(scope),
             "for_statement" | "for_range_loop" => scope
@@ -571,7 +575,6 @@ pub(crate) fn find_declaration_full<'t>(
                 }
             }
         }
-        current = scope.parent();
     }
     None
 }

@@ -95,3 +95,66 @@ pub(crate) fn strip_template_args(s: &str) -> String {
 pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
+
+/// Ancestor chains in one tree, found without `Node::parent()`.
+///
+/// tree-sitter finds a parent by descending from the root, scanning the root's children
+/// one by one, so climbing costs one such descent per level. `Ancestry` keeps the root's
+/// children once, finds the top-level node around a node by binary search, and descends
+/// from there once for the whole chain.
+pub(crate) struct Ancestry<'t> {
+    root: Node<'t>,
+    tops: Vec<Node<'t>>,
+}
+
+impl<'t> Ancestry<'t> {
+    /// The chains of the tree whose root is `root`.
+    pub(crate) fn new(root: Node<'t>) -> Ancestry<'t> {
+        Ancestry {
+            root,
+            tops: children(root),
+        }
+    }
+
+    /// The ancestors of `node`, nearest first and the root last: the nodes that repeated
+    /// `parent()` calls give. A zero-width node (a missing token) is climbed with
+    /// `parent()`, because tree-sitter has special rules for empty ranges.
+    pub(crate) fn ancestors(&self, node: Node<'t>) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        let (start, end) = (node.start_byte(), node.end_byte());
+        if start == end {
+            let mut current = node.parent();
+            while let Some(n) = current {
+                out.push(n);
+                current = n.parent();
+            }
+            return out;
+        }
+        if node == self.root {
+            return out;
+        }
+        out.push(self.root);
+        // tree-sitter's step from the root picks the first child that ends at or after
+        // `node` and either is `node` or has children, provided it starts at or before
+        // `node`. Siblings do not overlap, so their ends are sorted and the first child
+        // ending at or after `node` is found by binary search.
+        let first = self.tops.partition_point(|t| t.end_byte() < end);
+        let top = match self.tops.get(first) {
+            Some(&t) if t.start_byte() <= start && (t == node || t.child_count() > 0) => t,
+            _ => match self.root.child_with_descendant(node) {
+                Some(t) => t,
+                None => return out,
+            },
+        };
+        let mut current = top;
+        while current != node {
+            out.push(current);
+            match current.child_with_descendant(node) {
+                Some(next) => current = next,
+                None => break,
+            }
+        }
+        out.reverse();
+        out
+    }
+}

@@ -70,19 +70,14 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         }
         // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses:
         // the model's full warp would overstate the conflict.
-        if ctx
-            .file
-            .enclosing(a.range.start)
-            .iter()
-            .any(|e| match &e.kind {
-                EnclosingKind::If {
-                    condition,
-                    thread_dependent: true,
-                    ..
-                } => partial_warp(condition),
-                _ => false,
-            })
-        {
+        if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
+            EnclosingKind::If {
+                condition,
+                thread_dependent: true,
+                ..
+            } => partial_warp(condition),
+            _ => false,
+        }) {
             continue;
         }
         // Without a known block shape `threadIdx.x` is taken to span the warp; when the

@@ -57,7 +57,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !is_block_barrier(call) || !seen.insert(call.range.clone()) {
                 continue;
             }
-            let Some((_, condition)) = thread_dependent_branch(ctx.file, call.range.start) else {
+            let Some((_, condition)) = thread_dependent_branch(ctx, call.range.start) else {
                 continue;
             };
             let written: String = ctx.text()[call.range.clone()]

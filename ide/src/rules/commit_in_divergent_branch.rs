@@ -104,7 +104,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 /// The innermost thread-dependent branch around `offset` that is not warp-uniform: its
 /// range, its condition, and whether it is an `if` statement.
 fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, String, bool)> {
-    for e in ctx.file.enclosing(offset) {
+    for e in ctx.enclosing(offset).iter().cloned() {
         let (condition, dependent, is_if) = match e.kind {
             EnclosingKind::If {
                 condition,

@@ -354,7 +354,7 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
 /// Whether `offset` lies in a loop that does not contain the declaration at `decl`, and
 /// that is not known to run at most [`SHORT_LOOP`] times.
 fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
-    for e in ctx.file.enclosing(offset) {
+    for e in ctx.enclosing(offset).iter().cloned() {
         if e.range.contains(&decl) {
             return false;
         }

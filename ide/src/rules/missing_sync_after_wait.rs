@@ -152,7 +152,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     .find(|c| c.name == array)
                     .map_or(array.clone(), |c| c.root.clone());
                 ctx.facts.shared_named(&root, o.call.range.start)?;
-                let subset = thread_dependent_branch(ctx.file, o.call.range.start).is_some();
+                let subset = thread_dependent_branch(ctx, o.call.range.start).is_some();
                 Some((o, array, index, subset))
             })
             .collect();
@@ -197,7 +197,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 .join(" ");
             let written = written.trim_end_matches(';');
             let mut fixes = Vec::new();
-            if thread_dependent_branch(ctx.file, w.call.range.start).is_none() {
+            if thread_dependent_branch(ctx, w.call.range.start).is_none() {
                 let at = statement_end(text, w.call.range.end, w.call.kind == SymbolKind::Ptx);
                 let indent = indent_at(text, w.call.range.start);
                 fixes.push(Fix {

@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-use kernaut_syntax::{CallSite, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange};
+use kernaut_syntax::{
+    CallSite, Enclosing, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange,
+};
 
 use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
@@ -115,6 +117,7 @@ pub struct RuleContext<'a> {
 struct Queries {
     accesses: OnceLock<Vec<SharedAccess>>,
     calls: RefCell<HashMap<usize, Rc<[CallSite]>>>,
+    enclosing: RefCell<HashMap<usize, Rc<[Enclosing]>>>,
 }
 
 impl<'a> RuleContext<'a> {
@@ -157,6 +160,20 @@ impl<'a> RuleContext<'a> {
             .borrow_mut()
             .insert(body_start, calls.clone());
         calls
+    }
+
+    /// The statements and function around `offset` ([`SourceFile::enclosing`]), computed
+    /// once per offset: several rules ask about the same calls and accesses.
+    pub fn enclosing(&self, offset: usize) -> Rc<[Enclosing]> {
+        if let Some(e) = self.queries.enclosing.borrow().get(&offset) {
+            return e.clone();
+        }
+        let enclosing: Rc<[Enclosing]> = self.file.enclosing(offset).into();
+        self.queries
+            .enclosing
+            .borrow_mut()
+            .insert(offset, enclosing.clone());
+        enclosing
     }
 
     /// The bodies of the kernels and device functions whose text mentions one of
@@ -502,11 +519,11 @@ pub(crate) fn warp_uniform(condition: &str) -> bool {
 /// The innermost `if` (or `switch`, or `?:`) around `offset` whose condition depends on
 /// the thread index, inside the function: its range and condition.
 pub(crate) fn thread_dependent_branch(
-    file: &SourceFile,
+    ctx: &RuleContext,
     offset: usize,
 ) -> Option<(TextRange, String)> {
-    for e in file.enclosing(offset) {
-        match e.kind {
+    for e in ctx.enclosing(offset).iter() {
+        match &e.kind {
             EnclosingKind::If {
                 condition,
                 thread_dependent: true,
@@ -519,7 +536,7 @@ pub(crate) fn thread_dependent_branch(
             | EnclosingKind::Conditional {
                 condition,
                 thread_dependent: true,
-            } => return Some((e.range, condition)),
+            } => return Some((e.range.clone(), condition.clone())),
             EnclosingKind::Function { .. } => return None,
             _ => {}
         }

@@ -113,10 +113,10 @@ fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
     let text = ctx.text();
     let body = body_range(text, range)?;
     let e = ctx
-        .file
         .enclosing(body.start)
-        .into_iter()
-        .find(|e| e.range == *range)?;
+        .iter()
+        .find(|e| e.range == *range)
+        .cloned()?;
     let EnclosingKind::For {
         start: Some(start),
         end: Some(end),

@@ -166,7 +166,7 @@ fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
 /// The condition of the innermost `if` around `offset` when it selects threads by an
 /// equality test on the thread index; `None` otherwise.
 fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, TextRange)> {
-    for e in ctx.file.enclosing(offset) {
+    for e in ctx.enclosing(offset).iter().cloned() {
         match e.kind {
             EnclosingKind::If {
                 condition,

@@ -173,7 +173,7 @@ fn work_between(ctx: &RuleContext, body_start: usize, ops: &[Op], range: TextRan
 
 /// The innermost loop around `offset` inside its function.
 pub(crate) fn innermost_loop(ctx: &RuleContext, offset: usize) -> Option<TextRange> {
-    for e in ctx.file.enclosing(offset) {
+    for e in ctx.enclosing(offset).iter().cloned() {
         match e.kind {
             EnclosingKind::For { .. }
             | EnclosingKind::While { .. }
@@ -189,7 +189,7 @@ pub(crate) fn innermost_loop(ctx: &RuleContext, offset: usize) -> Option<TextRan
 /// around it (up to the pipelined loop `main`).
 fn commits_of(ctx: &RuleContext, commit: &Op, main: &TextRange) -> Option<i64> {
     let mut n = 1i64;
-    for e in ctx.file.enclosing(commit.call.range.start) {
+    for e in ctx.enclosing(commit.call.range.start).iter().cloned() {
         if e.range.contains(&main.start) {
             break;
         }
