@@ -520,7 +520,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     });
 
     for f in &functions {
-        if let Some(function) = function_facts(*f, file, &facts.env) {
+        if let Some(function) = function_facts(&tree, *f, file, &facts.env) {
             if function.is_kernel {
                 facts.kernels.push(function);
             } else if function.is_device {
@@ -571,10 +571,16 @@ fn enclosing_function<'t>(tree: &Ancestry<'t>, node: Node<'t>) -> Option<Node<'t
 
 /// The name of a function definition's declarator.
 pub(crate) fn function_name<'t>(def: Node<'t>) -> Option<Node<'t>> {
+    function_declarator(def)?.child_by_field_name("declarator")
+}
+
+/// The `function_declarator` of a function definition: the parent of its name, which
+/// holds the parameters.
+pub(crate) fn function_declarator<'t>(def: Node<'t>) -> Option<Node<'t>> {
     let mut d = def.child_by_field_name("declarator")?;
     for _ in 0..16 {
         if d.kind() == "function_declarator" {
-            return d.child_by_field_name("declarator");
+            return Some(d);
         }
         d = d.child_by_field_name("declarator")?;
     }
@@ -646,11 +652,11 @@ fn fold_u(env: &Env, e: &Expr, at: usize) -> Option<u64> {
     env.fold(e, at).and_then(|v| u64::try_from(v).ok())
 }
 
-fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
+fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
     let text = file.text();
     let name = function_name(def)?;
-    let outer = match def.parent() {
-        Some(p) if p.kind() == "template_declaration" => p,
+    let outer = match tree.ancestors(def).first() {
+        Some(&p) if p.kind() == "template_declaration" => p,
         _ => def,
     };
     let body = def.child_by_field_name("body");
@@ -729,8 +735,7 @@ fn function_facts(def: Node, file: &SourceFile, env: &Env) -> Option<Function> {
                 range: lb.byte_range(),
             }
         });
-    let params = name
-        .parent()
+    let params = function_declarator(def)
         .and_then(|fd| fd.child_by_field_name("parameters"))
         .map(|pl| {
             named_children(pl)

@@ -511,30 +511,40 @@ pub(crate) fn find_declaration_full<'t>(
 ) -> Option<(String, Option<Node<'t>>, bool)> {
     let at = use_node.start_byte();
     for scope in tree.ancestors(use_node) {
-        let candidates: Vec<Node> = match scope.kind() {
-            "compound_statement" | "translation_unit" | "declaration_list" => named_children(scope),
-            "for_statement" | "for_range_loop" => scope
-                .child_by_field_name("initializer")
-                .into_iter()
-                .chain(
-                    scope
-                        .child_by_field_name("declarator")
-                        .map(|d| d.parent().unwrap_or(d)),
-                )
-                .collect(),
+        let owned: Vec<Node>;
+        let candidates: &[Node] = match scope.kind() {
+            // The file's top level: only what starts before the use can declare it, and
+            // the unnamed children are not declarations.
+            "compound_statement" | "translation_unit" | "declaration_list"
+                if scope == tree.root() =>
+            {
+                tree.top_level_before(at)
+            }
+            "compound_statement" | "translation_unit" | "declaration_list" => {
+                owned = named_children(scope);
+                &owned
+            }
+            "for_statement" | "for_range_loop" => {
+                owned = scope
+                    .child_by_field_name("initializer")
+                    .into_iter()
+                    // The parent of a field child is the loop itself.
+                    .chain(scope.child_by_field_name("declarator").map(|_| scope))
+                    .collect();
+                &owned
+            }
             "function_definition" => {
                 let mut v = Vec::new();
-                if let Some(name_node) = crate::facts::function_name(scope) {
-                    if let Some(pl) = name_node
-                        .parent()
-                        .and_then(|fd| fd.child_by_field_name("parameters"))
-                    {
-                        v.extend(named_children(pl));
-                    }
+                if let Some(pl) = crate::facts::function_declarator(scope)
+                    .filter(|fd| fd.child_by_field_name("declarator").is_some())
+                    .and_then(|fd| fd.child_by_field_name("parameters"))
+                {
+                    v.extend(named_children(pl));
                 }
-                v
+                owned = v;
+                &owned
             }
-            _ => Vec::new(),
+            _ => &[],
         };
         for c in candidates.iter().rev() {
             if c.start_byte() > at {

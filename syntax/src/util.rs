@@ -116,6 +116,16 @@ impl<'t> Ancestry<'t> {
         }
     }
 
+    /// The root of the tree.
+    pub(crate) fn root(&self) -> Node<'t> {
+        self.root
+    }
+
+    /// The root's children (named or not) that start at or before `offset`.
+    pub(crate) fn top_level_before(&self, offset: usize) -> &[Node<'t>] {
+        &self.tops[..self.tops.partition_point(|t| t.start_byte() <= offset)]
+    }
+
     /// The ancestors of `node`, nearest first and the root last: the nodes that repeated
     /// `parent()` calls give. A zero-width node (a missing token) is climbed with
     /// `parent()`, because tree-sitter has special rules for empty ranges.
