@@ -68,6 +68,24 @@ impl BinOp {
         }
     }
 
+    /// Applies the operator as [`crate::consteval::binary`] does for its symbol (checked
+    /// arithmetic, `None` on overflow, division by zero or a bad shift), without matching
+    /// the symbol's text: the bank model evaluates offsets many times per access.
+    pub(crate) fn apply(self, l: i64, r: i64) -> Option<i64> {
+        Some(match self {
+            BinOp::Add => l.checked_add(r)?,
+            BinOp::Sub => l.checked_sub(r)?,
+            BinOp::Mul => l.checked_mul(r)?,
+            BinOp::Div => l.checked_div(r)?,
+            BinOp::Rem => l.checked_rem(r)?,
+            BinOp::Shl => l.checked_shl(u32::try_from(r).ok()?)?,
+            BinOp::Shr => l.checked_shr(u32::try_from(r).ok()?)?,
+            BinOp::And => l & r,
+            BinOp::Or => l | r,
+            BinOp::Xor => l ^ r,
+        })
+    }
+
     fn from_symbol(s: &str) -> Option<BinOp> {
         Some(match s {
             "+" => BinOp::Add,
@@ -179,7 +197,7 @@ impl IndexExpr {
         match self {
             IndexExpr::Int(v) => Some(*v),
             IndexExpr::Const { value, .. } => Some(*value),
-            IndexExpr::Binary(a, op, b) => binary(a.eval(leaf)?, op.symbol(), b.eval(leaf)?),
+            IndexExpr::Binary(a, op, b) => op.apply(a.eval(leaf)?, b.eval(leaf)?),
             IndexExpr::Unknown(_) => None,
             other => leaf(other),
         }
@@ -785,4 +803,34 @@ fn access_kind(tree: &Ancestry, node: Node, text: &str) -> AccessKind {
         };
     }
     AccessKind::Load
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BinOp;
+    use crate::consteval::binary;
+
+    #[test]
+    fn bin_op_apply_matches_binary_on_its_symbol() {
+        let ops = [
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Rem,
+            BinOp::Shl,
+            BinOp::Shr,
+            BinOp::And,
+            BinOp::Or,
+            BinOp::Xor,
+        ];
+        let values = [i64::MIN, -65, -1, 0, 1, 2, 3, 31, 63, 64, 1 << 40, i64::MAX];
+        for op in ops {
+            for l in values {
+                for r in values {
+                    assert_eq!(op.apply(l, r), binary(l, op.symbol(), r), "{l} {op:?} {r}");
+                }
+            }
+        }
+    }
 }

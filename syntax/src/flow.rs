@@ -145,7 +145,7 @@ impl SourceFile {
         };
         let text = self.text();
         let facts = self.facts();
-        let tree = Ancestry::new(root);
+        let tree = Ancestry::few(root);
         let low = Lowerer {
             text,
             facts,

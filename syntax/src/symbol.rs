@@ -1,5 +1,7 @@
 //! The symbol under the cursor, as the user means it.
 
+use std::borrow::Cow;
+
 use tree_sitter::Node;
 
 use crate::facts::{declarator_name, FileFacts};
@@ -350,7 +352,7 @@ impl SourceFile {
             "identifier" => {
                 let name = node_text(receiver, text);
                 let (ty, init) =
-                    find_declaration(&Ancestry::new(self.root()?), receiver, name, text)?;
+                    find_declaration(&Ancestry::few(self.root()?), receiver, name, text)?;
                 type_from_decl(&ty, init, text, facts, offset)
             }
             "call_expression" => {
@@ -511,17 +513,18 @@ pub(crate) fn find_declaration_full<'t>(
 ) -> Option<(String, Option<Node<'t>>, bool)> {
     let at = use_node.start_byte();
     for scope in tree.ancestors(use_node) {
-        let owned: Vec<Node>;
+        let owned: Cow<[Node]>;
         let candidates: &[Node] = match scope.kind() {
             // The file's top level: only what starts before the use can declare it, and
             // the unnamed children are not declarations.
             "compound_statement" | "translation_unit" | "declaration_list"
                 if scope == tree.root() =>
             {
-                tree.top_level_before(at)
+                owned = tree.top_level_before(at);
+                &owned
             }
             "compound_statement" | "translation_unit" | "declaration_list" => {
-                owned = named_children(scope);
+                owned = Cow::Owned(named_children(scope));
                 &owned
             }
             "for_statement" | "for_range_loop" => {
@@ -530,7 +533,8 @@ pub(crate) fn find_declaration_full<'t>(
                     .into_iter()
                     // The parent of a field child is the loop itself.
                     .chain(scope.child_by_field_name("declarator").map(|_| scope))
-                    .collect();
+                    .collect::<Vec<_>>()
+                    .into();
                 &owned
             }
             "function_definition" => {
@@ -541,7 +545,7 @@ pub(crate) fn find_declaration_full<'t>(
                 {
                     v.extend(named_children(pl));
                 }
-                owned = v;
+                owned = v.into();
                 &owned
             }
             _ => &[],

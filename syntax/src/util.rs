@@ -1,5 +1,7 @@
 //! Small helpers over tree-sitter nodes: safe slicing and iterative traversal.
 
+use std::borrow::Cow;
+
 use tree_sitter::Node;
 
 /// The deepest recursion any recursive helper in this crate allows itself.
@@ -99,20 +101,46 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
 /// Ancestor chains in one tree, found without `Node::parent()`.
 ///
 /// tree-sitter finds a parent by descending from the root, scanning the root's children
-/// one by one, so climbing costs one such descent per level. `Ancestry` keeps the root's
-/// children once, finds the top-level node around a node by binary search, and descends
-/// from there once for the whole chain.
+/// one by one, so climbing costs one such descent per level. `Ancestry` descends once for
+/// the whole chain. Made with [`Ancestry::new`] for many chains, it also keeps the root's
+/// children and finds the top-level node around a node by binary search instead of
+/// scanning them.
 pub(crate) struct Ancestry<'t> {
     root: Node<'t>,
-    tops: Vec<Node<'t>>,
+    /// The root's children, when listed.
+    tops: Option<Vec<Node<'t>>>,
 }
 
 impl<'t> Ancestry<'t> {
-    /// The chains of the tree whose root is `root`.
+    /// The chains of the tree whose root is `root`, for many look-ups: lists the root's
+    /// children once.
     pub(crate) fn new(root: Node<'t>) -> Ancestry<'t> {
         Ancestry {
             root,
-            tops: children(root),
+            tops: Some(children(root)),
+        }
+    }
+
+    /// The chains of the tree whose root is `root`, for a few look-ups: each scans the
+    /// root's children, as listing them would.
+    pub(crate) fn few(root: Node<'t>) -> Ancestry<'t> {
+        Ancestry { root, tops: None }
+    }
+
+    /// The top-level node whose subtree holds the non-empty `node`: the child of the root
+    /// that tree-sitter's `child_with_descendant` gives.
+    fn top_of(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let Some(tops) = &self.tops else {
+            return self.root.child_with_descendant(node);
+        };
+        // tree-sitter's step from the root picks the first child that ends at or after
+        // `node` and either is `node` or has children, provided it starts at or before
+        // `node`. Siblings do not overlap, so their ends are sorted and the first child
+        // ending at or after `node` is found by binary search.
+        let (start, end) = (node.start_byte(), node.end_byte());
+        match tops.get(tops.partition_point(|t| t.end_byte() < end)) {
+            Some(&t) if t.start_byte() <= start && (t == node || t.child_count() > 0) => Some(t),
+            _ => self.root.child_with_descendant(node),
         }
     }
 
@@ -122,8 +150,16 @@ impl<'t> Ancestry<'t> {
     }
 
     /// The root's children (named or not) that start at or before `offset`.
-    pub(crate) fn top_level_before(&self, offset: usize) -> &[Node<'t>] {
-        &self.tops[..self.tops.partition_point(|t| t.start_byte() <= offset)]
+    pub(crate) fn top_level_before(&self, offset: usize) -> Cow<'_, [Node<'t>]> {
+        let before = |tops: &[Node<'t>]| tops.partition_point(|t| t.start_byte() <= offset);
+        match &self.tops {
+            Some(tops) => Cow::Borrowed(&tops[..before(tops)]),
+            None => {
+                let mut tops = children(self.root);
+                tops.truncate(before(&tops));
+                Cow::Owned(tops)
+            }
+        }
     }
 
     /// The ancestors of `node`, nearest first and the root last: the nodes that repeated
@@ -144,17 +180,8 @@ impl<'t> Ancestry<'t> {
             return out;
         }
         out.push(self.root);
-        // tree-sitter's step from the root picks the first child that ends at or after
-        // `node` and either is `node` or has children, provided it starts at or before
-        // `node`. Siblings do not overlap, so their ends are sorted and the first child
-        // ending at or after `node` is found by binary search.
-        let first = self.tops.partition_point(|t| t.end_byte() < end);
-        let top = match self.tops.get(first) {
-            Some(&t) if t.start_byte() <= start && (t == node || t.child_count() > 0) => t,
-            _ => match self.root.child_with_descendant(node) {
-                Some(t) => t,
-                None => return out,
-            },
+        let Some(top) = self.top_of(node) else {
+            return out;
         };
         let mut current = top;
         while current != node {
