@@ -21,6 +21,9 @@
 //! out[i] = tile[threadIdx.x][threadIdx.y];
 //! ```
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
 use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, SharedDecl};
 
@@ -40,7 +43,7 @@ pub(crate) const RULE: Rule = Rule {
 };
 
 /// The block shape used to map lanes to thread indices; `None` where unknown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Shape([Option<i64>; 3]);
 
 /// Values tried for things that are the same across the warp but unknown here.
@@ -55,14 +58,36 @@ struct Cost {
     ideal: u32,
 }
 
+/// [`access_cost`] results of one run, by what they depend on: the offset, the access
+/// width, whether it loads, and the block shape. Padding tries many layouts for each
+/// conflict and generated or unrolled code repeats the same offsets, so most costs are
+/// asked for more than once.
+#[derive(Default)]
+struct CostCache(RefCell<HashMap<CostKey, Option<Cost>>>);
+
+type CostKey = (IndexExpr, Option<u64>, bool, Shape);
+
+impl CostCache {
+    fn cost(&self, a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
+        let key = (offset.clone(), a.width, a.kind == AccessKind::Load, shape);
+        if let Some(c) = self.0.borrow().get(&key) {
+            return *c;
+        }
+        let cost = access_cost(a, offset, shape);
+        self.0.borrow_mut().insert(key, cost);
+        cost
+    }
+}
+
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.shared_accesses();
+    let cache = CostCache::default();
     for a in accesses {
         if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
             continue;
         }
         let shape = block_shape(ctx, a.function.as_deref());
-        let Some(cost) = access_cost(a, &a.byte_offset, shape) else {
+        let Some(cost) = cache.cost(a, &a.byte_offset, shape) else {
             continue;
         };
         if cost.degree < 2 {
@@ -86,7 +111,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if shape.0 == [None; 3] && mentions_rows(&a.byte_offset) {
             let holds = [16, 8, 4].iter().all(|&bx| {
                 let narrow = Shape([Some(bx), Some(32 / bx), None]);
-                access_cost(a, &a.byte_offset, narrow).is_some_and(|c| c.degree >= 2)
+                cache
+                    .cost(a, &a.byte_offset, narrow)
+                    .is_some_and(|c| c.degree >= 2)
             });
             if !holds {
                 continue;
@@ -113,7 +140,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        match padding(ctx, a, accesses, shape) {
+        match padding(ctx, &cache, a, accesses, shape) {
             Padding::Fix(fix) => fixes.push(fix),
             Padding::OverBudget { bytes, limit } => {
                 message.push_str(&format!(
@@ -283,7 +310,13 @@ enum Padding {
 }
 
 /// The smallest padding of the inner dimension of `a`'s array that removes its conflict.
-fn padding(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess], shape: Shape) -> Padding {
+fn padding(
+    ctx: &RuleContext,
+    cache: &CostCache,
+    a: &SharedAccess,
+    all: &[SharedAccess],
+    shape: Shape,
+) -> Padding {
     let Some(decl) = ctx.facts.shared_named(&a.array, a.range.start) else {
         return Padding::None;
     };
@@ -311,7 +344,7 @@ fn padding(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess], shape: Sha
     let outer: u64 = dims[..dims.len() - 1].iter().product();
     let before: Vec<Option<Cost>> = same
         .iter()
-        .map(|o| access_cost(o, &o.byte_offset, shape))
+        .map(|o| cache.cost(o, &o.byte_offset, shape))
         .collect();
     let max_pad = (128 / elem).max(1);
     for pad in 1..=max_pad {
@@ -322,14 +355,14 @@ fn padding(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess], shape: Sha
         if needs_16 && (padded[padded.len() - 1] * elem) % 16 != 0 {
             continue;
         }
-        let Some(mine) = relaid(a, &padded, elem).and_then(|o| access_cost(a, &o, shape)) else {
+        let Some(mine) = relaid(a, &padded, elem).and_then(|o| cache.cost(a, &o, shape)) else {
             continue;
         };
         if mine.degree > 1 {
             continue;
         }
         let worse = same.iter().zip(&before).any(|(o, b)| {
-            let after = relaid(o, &padded, elem).and_then(|off| access_cost(o, &off, shape));
+            let after = relaid(o, &padded, elem).and_then(|off| cache.cost(o, &off, shape));
             match (b, after) {
                 (Some(b), Some(a)) => a.degree > b.degree.max(1),
                 _ => false,
