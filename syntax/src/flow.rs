@@ -258,12 +258,13 @@ impl SourceFile {
         let Some(root) = self.root() else {
             return Vec::new();
         };
-        let scope = crate::util::ancestor_of_kind(
-            root.descendant_for_byte_range(offset, offset)
-                .unwrap_or(root),
-            &["function_definition"],
-        )
-        .unwrap_or(root);
+        let leaf = root
+            .descendant_for_byte_range(offset, offset)
+            .unwrap_or(root);
+        let scope = std::iter::once(leaf)
+            .chain(Ancestry::few(root).ancestors(leaf))
+            .find(|n| n.kind() == "function_definition")
+            .unwrap_or(root);
         self.collect_calls(scope)
     }
 

@@ -131,7 +131,11 @@ impl SourceFile {
 
     fn symbol_for_leaf(&self, leaf: Node, offset: usize, facts: &FileFacts) -> Option<SymbolRef> {
         let text = self.text();
-        if let Some(asm) = asm_string_owner(leaf) {
+        // The leaf's ancestors, nearest first, taken once: each `parent()` call would
+        // descend from the root again.
+        let parents = Ancestry::few(self.root()?).ancestors(leaf);
+        let parent_of_leaf = parents.first().copied();
+        if let Some(asm) = asm_string_owner(leaf, &parents) {
             let instrs = ptx_instructions(asm, text);
             let hit = instrs
                 .iter()
@@ -162,13 +166,11 @@ impl SourceFile {
                     offset,
                 ));
             }
-            if leaf
-                .parent()
-                .is_some_and(|p| p.kind() == "sizeof_expression")
+            if parent_of_leaf.is_some_and(|p| p.kind() == "sizeof_expression")
                 || raw == "asm"
                 || raw.starts_with("__")
                 || kind == "primitive_type"
-                || leaf.parent().is_some_and(|p| {
+                || parent_of_leaf.is_some_and(|p| {
                     matches!(p.kind(), "type_qualifier" | "storage_class_specifier")
                 })
             {
@@ -192,12 +194,8 @@ impl SourceFile {
         ) {
             return None;
         }
-        if leaf
-            .parent()
-            .is_some_and(|p| p.kind().starts_with("preproc_"))
-        {
-            let is_directive_name = leaf
-                .parent()
+        if parent_of_leaf.is_some_and(|p| p.kind().starts_with("preproc_")) {
+            let is_directive_name = parent_of_leaf
                 .and_then(|p| p.child_by_field_name("name"))
                 .is_some_and(|n| n == leaf);
             if is_directive_name {
@@ -212,8 +210,10 @@ impl SourceFile {
         }
         // Climb to the whole name: qualified parts and a template's name.
         let mut node = leaf;
+        // `parents[climbed]` is the parent of `node`.
+        let mut climbed = 0;
         let mut template_args = None;
-        while let Some(p) = node.parent() {
+        while let Some(&p) = parents.get(climbed) {
             match p.kind() {
                 "qualified_identifier" => node = p,
                 "template_function" | "template_type" | "template_method"
@@ -239,7 +239,9 @@ impl SourceFile {
                 }
                 _ => break,
             }
+            climbed += 1;
         }
+        let parent_of_node = parents.get(climbed).copied();
         // Template arguments of a nested template (`cuda::std::min<int>`) show up here too.
         if template_args.is_none() && node_text(node, text).contains('<') {
             let t = node_text(node, text);
@@ -251,11 +253,11 @@ impl SourceFile {
         }
         let written = squash_ws(&strip_template_args(node_text(node, text))).replace(' ', "");
         let range = name_range(node, text);
-        let is_call = node.parent().is_some_and(|p| {
+        let is_call = parent_of_node.is_some_and(|p| {
             p.kind() == "call_expression" && p.child_by_field_name("function") == Some(node)
         });
         // A member of a field expression.
-        if let Some(p) = node.parent() {
+        if let Some(p) = parent_of_node {
             if p.kind() == "field_expression" && p.child_by_field_name("field") == Some(node) {
                 let receiver = p.child_by_field_name("argument")?;
                 let receiver_text = squash_ws(node_text(receiver, text));
@@ -292,7 +294,7 @@ impl SourceFile {
                 if receiver_type.is_some() {
                     candidates.push(member.clone());
                 }
-                let called = p.parent().is_some_and(|c| {
+                let called = parents.get(climbed + 1).is_some_and(|c| {
                     c.kind() == "call_expression" && c.child_by_field_name("function") == Some(p)
                 });
                 return Some(SymbolRef {
@@ -594,10 +596,11 @@ pub(crate) fn find_declaration_full<'t>(
 }
 
 /// The `asm` expression that owns the string under `leaf`, if the leaf is in its code.
-fn asm_string_owner(leaf: Node) -> Option<Node> {
+///
+/// `parents` are the leaf's ancestors, nearest first.
+fn asm_string_owner<'t>(leaf: Node<'t>, parents: &[Node<'t>]) -> Option<Node<'t>> {
     let mut node = leaf;
-    for _ in 0..4 {
-        let parent = node.parent()?;
+    for &parent in parents.iter().take(4) {
         if parent.kind() == "gnu_asm_expression" || parent.kind() == "asm_statement" {
             let is_code = parent.child_by_field_name("assembly_code") == Some(node)
                 || (parent.kind() == "asm_statement"

@@ -48,18 +48,6 @@ pub(crate) fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// The nearest ancestor of `node` (itself included) whose kind is one of `kinds`.
-pub(crate) fn ancestor_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
-    let mut current = Some(node);
-    while let Some(n) = current {
-        if kinds.contains(&n.kind()) {
-            return Some(n);
-        }
-        current = n.parent();
-    }
-    None
-}
-
 /// Collapses runs of whitespace to one space, for one-line display of code.
 pub(crate) fn squash_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
