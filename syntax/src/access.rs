@@ -586,6 +586,7 @@ impl SourceFile {
             }
             true
         });
+        let consumed: std::collections::HashSet<TextRange> = consumed.into_iter().collect();
         out.retain(|a| !consumed.contains(&a.range));
         out
     }
