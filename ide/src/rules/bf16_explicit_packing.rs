@@ -25,7 +25,7 @@
 
 use kernaut_syntax::CallSite;
 
-use super::{Rule, RuleContext, RuleDiagnostic};
+use super::{find_word, is_identifier, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -204,29 +204,6 @@ fn definition(ctx: &RuleContext, name: &str, at: usize) -> Option<String> {
         }
     }
     (count == 1).then_some(value).flatten()
-}
-
-fn is_identifier(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !s.as_bytes()[0].is_ascii_digit()
-}
-
-/// The first occurrence of the identifier `word` in `s` at or after `from`.
-fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut at = from;
-    while let Some(i) = s.get(at..)?.find(word) {
-        let start = at + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
-        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
-        if before && after {
-            return Some(start);
-        }
-        at = end;
-    }
-    None
 }
 
 /// The calls of the functions whose text mentions one of `names`, in document order.

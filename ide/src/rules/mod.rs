@@ -593,3 +593,29 @@ pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
     }
     out
 }
+
+// Text helpers several rules share.
+
+/// Whether `s` is a C identifier.
+pub(crate) fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+/// The first occurrence of the identifier `word` in `s` at or after `from`.
+pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = from;
+    while let Some(i) = s.get(at..)?.find(word) {
+        let start = at + i;
+        let end = start + word.len();
+        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
+        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
+        if before && after {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}

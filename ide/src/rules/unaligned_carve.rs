@@ -29,7 +29,7 @@
 
 use kernaut_syntax::{type_size, SharedCarve, TextRange};
 
-use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -406,29 +406,6 @@ fn trim_range(text: &str, r: TextRange) -> TextRange {
     let start = r.start + (s.len() - s.trim_start().len());
     let end = r.end - (s.len() - s.trim_end().len());
     start..end.max(start)
-}
-
-fn is_identifier(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !s.as_bytes()[0].is_ascii_digit()
-}
-
-/// The first occurrence of the identifier `word` in `s` at or after `from`.
-fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut at = from;
-    while let Some(i) = s.get(at..)?.find(word) {
-        let start = at + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
-        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
-        if before && after {
-            return Some(start);
-        }
-        at = end;
-    }
-    None
 }
 
 #[cfg(test)]
