@@ -908,11 +908,9 @@ fn wiki_info(
     let signatures = api.map_or_else(Vec::new, |a| {
         matching_signatures(&a.signatures, s, &m.symbol)
     });
-    let required = api
-        .and_then(|a| a.symbol_requires_sm.get(&m.symbol))
-        .cloned()
-        .or_else(|| page.and_then(|p| p.frontmatter.requires_sm.clone()));
-    let requires_sm = required.as_deref().and_then(|r| requirement(r, analysis));
+    let requires_sm = page
+        .and_then(|p| p.requires_sm_for(&m.symbol))
+        .and_then(|r| requirement(r, analysis));
     let summary = page
         .and_then(|p| p.section("semantics").map(|s| lead(&s.content)))
         .or_else(|| page.map(|p| cap(&p.summary(), SUMMARY_CHARS)))

@@ -199,6 +199,16 @@ impl Page {
             .find(|p| p.anchor.eq_ignore_ascii_case(anchor))
     }
 
+    /// The minimum architecture for one of this page's symbols: its own entry in
+    /// `symbol_requires_sm`, else the page's `requires_sm`.
+    pub fn requires_sm_for(&self, symbol: &str) -> Option<&str> {
+        self.api
+            .as_ref()
+            .and_then(|a| a.symbol_requires_sm.get(symbol))
+            .or(self.frontmatter.requires_sm.as_ref())
+            .map(String::as_str)
+    }
+
     /// A short summary: the first paragraph of `## What`, `## Semantics` or `## Purpose`,
     /// or else of the body.
     pub fn summary(&self) -> String {

@@ -82,13 +82,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let Some(page) = m.api.as_deref().and_then(|id| ctx.knowledge.wiki.page(id)) else {
                 continue;
             };
-            let requirement = page
-                .api
-                .as_ref()
-                .and_then(|a| a.symbol_requires_sm.get(&m.symbol))
-                .or(page.frontmatter.requires_sm.as_ref());
-            let Some((major, minor, specific)) = requirement.and_then(|r| parse_requires_sm(r))
-            else {
+            let requirement = page.requires_sm_for(&m.symbol);
+            let Some((major, minor, specific)) = requirement.and_then(parse_requires_sm) else {
                 continue;
             };
             let needed = format!("sm_{major}{minor}{}", if specific { "a" } else { "" });
@@ -130,12 +125,8 @@ fn unmet_names(ctx: &RuleContext, target: (u32, u32)) -> Vec<String> {
             continue;
         };
         for sym in &api.symbols {
-            let requirement = api
-                .symbol_requires_sm
-                .get(sym)
-                .or(page.frontmatter.requires_sm.as_ref());
-            let Some((major, minor, specific)) = requirement.and_then(|r| parse_requires_sm(r))
-            else {
+            let requirement = page.requires_sm_for(sym);
+            let Some((major, minor, specific)) = requirement.and_then(parse_requires_sm) else {
                 continue;
             };
             let unmet = (major, minor) > target

@@ -53,11 +53,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             if let Some(h) = &entry.header {
                 println!("header: {h}");
             }
-            let req = entry
-                .symbol_requires_sm
-                .get(&m.symbol)
-                .or(api.frontmatter.requires_sm.as_ref());
-            if let Some(r) = req {
+            if let Some(r) = api.requires_sm_for(&m.symbol) {
                 println!("requires: sm {r}");
             }
             let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
