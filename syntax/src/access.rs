@@ -11,7 +11,7 @@ use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::find_declaration_full;
 use crate::util::{
-    named_children, node_text, preorder, squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
+    named_children, node_text, preorder_all, squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -548,15 +548,13 @@ impl SourceFile {
     /// Every subscript of a `__shared__` array, or of a pointer carved from an
     /// `extern __shared__` buffer, inside a function, in document order.
     pub fn shared_accesses(&self) -> Vec<SharedAccess> {
-        let Some(root) = self.root() else {
-            return Vec::new();
-        };
+        let roots = self.roots();
         let facts = self.facts();
-        if facts.shared.is_empty() {
+        if facts.shared.is_empty() || roots.is_empty() {
             return Vec::new();
         }
         let text = self.text();
-        let tree = Ancestry::new(root);
+        let tree = Ancestry::new(roots.clone(), text.len());
         let low = Lowerer {
             text,
             facts,
@@ -566,7 +564,7 @@ impl SourceFile {
         let mut consumed: Vec<TextRange> = Vec::new();
         let mut in_function = false;
         let mut inner_subscripts = std::collections::HashSet::new();
-        preorder(root, |node| {
+        preorder_all(&roots, |node| {
             if node.kind() == "function_definition" {
                 in_function = true;
             }

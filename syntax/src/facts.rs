@@ -10,7 +10,7 @@ use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
 use crate::util::{
-    children, named_children, node_text, preorder, squash_ws, strip_template_args, Ancestry,
+    children, named_children, node_text, preorder_all, squash_ws, strip_template_args, Ancestry,
 };
 use crate::TextRange;
 
@@ -380,8 +380,11 @@ const QUALIFIER_KINDS: &[&str] = &[
 
 /// Computes the facts of `file`. Returns `None` only when there is no tree.
 pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
-    let root = file.root()?;
-    let tree = Ancestry::new(root);
+    let roots = file.roots();
+    if roots.is_empty() {
+        return None;
+    }
+    let tree = Ancestry::new(roots.clone(), file.text().len());
     let text = file.text();
     let mut facts = FileFacts::default();
     let mut functions: Vec<Node> = Vec::new();
@@ -389,7 +392,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     let mut declarations: Vec<Node> = Vec::new();
     let mut calls: Vec<Node> = Vec::new();
 
-    preorder(root, |node| {
+    preorder_all(&roots, |node| {
         match node.kind() {
             "preproc_def" => {
                 if let Some(name) = node.child_by_field_name("name") {
@@ -552,6 +555,9 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
 /// The range of the scope a declaration lives in: the enclosing block, function or file.
 fn scope_of(tree: &Ancestry, node: Node) -> TextRange {
     for n in tree.ancestors(node) {
+        if tree.is_root(n) {
+            return tree.file_range();
+        }
         if matches!(
             n.kind(),
             "compound_statement" | "declaration_list" | "translation_unit" | "function_definition"

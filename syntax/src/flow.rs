@@ -8,7 +8,7 @@ use crate::expr::{from_node, Expr};
 use crate::facts::function_name;
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
-use crate::util::{named_children, node_text, preorder, squash_ws, Ancestry};
+use crate::util::{named_children, node_text, preorder_all, squash_ws, Ancestry};
 use crate::TextRange;
 
 /// A statement or function around an offset.
@@ -140,19 +140,16 @@ impl SourceFile {
     /// The statements and the function around `offset`, innermost first.
     pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
         let mut out = Vec::new();
-        let Some(root) = self.root() else {
+        let Some(leaf) = self.node_at(offset) else {
             return out;
         };
         let text = self.text();
         let facts = self.facts();
-        let tree = Ancestry::few(root);
+        let tree = Ancestry::few(self.roots(), text.len());
         let low = Lowerer {
             text,
             facts,
             tree: &tree,
-        };
-        let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
-            return out;
         };
         // The chain from the leaf up to the root, taken in one descent rather than one
         // `parent()` call (itself a descent from the root) per level.
@@ -255,29 +252,25 @@ impl SourceFile {
     /// The calls inside the function that contains `offset` (all calls in the file when
     /// `offset` is outside every function), in document order, PTX instructions included.
     pub fn calls_in(&self, offset: usize) -> Vec<CallSite> {
-        let Some(root) = self.root() else {
-            return Vec::new();
-        };
-        let leaf = root
-            .descendant_for_byte_range(offset, offset)
-            .unwrap_or(root);
-        let scope = std::iter::once(leaf)
-            .chain(Ancestry::few(root).ancestors(leaf))
-            .find(|n| n.kind() == "function_definition")
-            .unwrap_or(root);
-        self.collect_calls(scope)
+        let roots = self.roots();
+        let function = self.node_at(offset).and_then(|leaf| {
+            std::iter::once(leaf)
+                .chain(Ancestry::few(roots.clone(), self.text().len()).ancestors(leaf))
+                .find(|n| n.kind() == "function_definition")
+        });
+        match function {
+            Some(f) => self.collect_calls(&[f]),
+            None => self.collect_calls(&roots),
+        }
     }
 
     /// Every call of `name` in the file: calls whose resolved callee, or one of its lookup
     /// candidates, is `name` or ends in `::name`, member calls through their receiver's
     /// type, and PTX instructions whose mnemonic is `name` or starts with `name.`.
     pub fn find_calls(&self, name: &str) -> Vec<CallSite> {
-        let Some(root) = self.root() else {
-            return Vec::new();
-        };
         let name = name.trim_start_matches("::");
         let suffix = format!("::{name}");
-        self.collect_calls(root)
+        self.collect_calls(&self.roots())
             .into_iter()
             .filter(|c| match c.kind {
                 SymbolKind::Ptx => c.callee == name || c.callee.starts_with(&format!("{name}.")),
@@ -286,11 +279,11 @@ impl SourceFile {
             .collect()
     }
 
-    fn collect_calls(&self, scope: Node) -> Vec<CallSite> {
+    fn collect_calls(&self, scopes: &[Node]) -> Vec<CallSite> {
         let text = self.text();
         let facts = self.facts();
         let mut out = Vec::new();
-        preorder(scope, |node| {
+        preorder_all(scopes, |node| {
             match node.kind() {
                 "call_expression" => {
                     if let Some(c) = self.call_site(node) {
@@ -381,11 +374,8 @@ impl SourceFile {
     /// Every `#pragma unroll` in the file, with the loop that follows it.
     pub fn unroll_pragmas(&self) -> Vec<UnrollPragma> {
         let mut out = Vec::new();
-        let Some(root) = self.root() else {
-            return out;
-        };
         let text = self.text();
-        preorder(root, |node| {
+        preorder_all(&self.roots(), |node| {
             if node.kind() != "preproc_call" {
                 return true;
             }
@@ -440,11 +430,8 @@ impl SourceFile {
     /// Every `// kernaut: allow(rule-id, ...)` comment in the file.
     pub fn allow_comments(&self) -> Vec<AllowComment> {
         let mut out = Vec::new();
-        let Some(root) = self.root() else {
-            return out;
-        };
         let text = self.text();
-        preorder(root, |node| {
+        preorder_all(&self.roots(), |node| {
             if node.kind() != "comment" {
                 return true;
             }

@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 mod access;
+mod chunk;
 mod consteval;
 mod expr;
 mod facts;

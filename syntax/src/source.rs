@@ -2,8 +2,9 @@
 
 use std::sync::OnceLock;
 
-use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 
+use crate::chunk::{self, Scanner};
 use crate::facts::FileFacts;
 
 use crate::util::{is_ident_byte, preorder};
@@ -16,15 +17,28 @@ use crate::TextRange;
 pub struct SourceFile {
     text: String,
     masked: String,
-    tree: Option<Tree>,
+    /// The syntax trees, one per chunk (see [`crate::chunk`]), covering the text in order.
+    /// A file under [`chunk::MIN_FILE`] bytes is one tree parsed without included ranges.
+    /// Empty only when tree-sitter refused the grammar.
+    chunks: Vec<Chunk>,
+    /// The size chunks grow to before they are cut; 0 for a file kept as one tree.
+    chunk_target: usize,
     masks: Vec<MaskedMacro>,
     facts: OnceLock<FileFacts>,
+}
+
+/// One chunk of a file and its syntax tree, whose node offsets are those of the file.
+#[derive(Clone)]
+struct Chunk {
+    range: TextRange,
+    tree: Tree,
 }
 
 impl std::fmt::Debug for SourceFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SourceFile")
             .field("len", &self.text.len())
+            .field("chunks", &self.chunks.len())
             .field("masks", &self.masks.len())
             .finish()
     }
@@ -79,16 +93,41 @@ fn new_parser() -> Option<Parser> {
 
 impl SourceFile {
     /// Parses `text`. Never fails: broken code gives a tree with errors.
+    ///
+    /// A file of [`chunk::MIN_FILE`] bytes or more is cut into chunks of top-level items
+    /// that are parsed on several threads (see [`crate::chunk`]).
     pub fn parse(text: &str) -> SourceFile {
+        let target = match std::env::var("KERNAUT_TEST_CHUNK_TARGET") {
+            // A testing aid: cut every file, whatever its size, to run a test suite
+            // against chunked parses.
+            Ok(t) => t.parse().unwrap_or(chunk::TARGET),
+            Err(_) if text.len() >= chunk::MIN_FILE => chunk::TARGET,
+            Err(_) => 0,
+        };
+        SourceFile::parse_with_target(text, target)
+    }
+
+    /// Parses `text` cut into chunks of at least `target` bytes, whatever its size
+    /// (`target` 1 cuts at every top-level item; 0 keeps one tree). For tests that compare
+    /// chunked and whole-file parses; [`SourceFile::parse`] chooses by size.
+    #[doc(hidden)]
+    pub fn parse_with_target(text: &str, target: usize) -> SourceFile {
         let (masked, masks) = mask_macros(text);
-        let tree = new_parser().and_then(|mut p| p.parse(&masked, None));
+        let chunks = parse_all(&masked, target);
         SourceFile {
             text: text.to_string(),
             masked,
-            tree,
+            chunks,
+            chunk_target: target,
             masks,
             facts: OnceLock::new(),
         }
+    }
+
+    /// How many syntax trees the file is parsed into.
+    #[doc(hidden)]
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
     }
 
     /// Facts about the whole file, computed on first use and kept until the next edit.
@@ -136,18 +175,41 @@ impl SourceFile {
             old_end_position: point_at(old, old.len() - suffix),
             new_end_position: point_at(new, new.len() - suffix),
         };
-        let tree = match (self.tree.as_mut(), new_parser()) {
-            (Some(tree), Some(mut parser)) => {
-                tree.edit(&edit);
-                parser.parse(&masked, Some(tree))
+        let chunks = std::mem::take(&mut self.chunks);
+        let target = if self.chunk_target == 0 && masked.len() >= 2 * chunk::MIN_FILE {
+            // Grown well past the size where files are cut: cut it now.
+            chunk::TARGET
+        } else {
+            self.chunk_target
+        };
+        let chunks = if chunks.is_empty() {
+            parse_all(&masked, target)
+        } else if target == 0 || self.chunk_target == 0 {
+            match (chunks.into_iter().next(), target) {
+                (Some(mut old), 0) => {
+                    // One tree: tree-sitter's incremental reparse.
+                    old.tree.edit(&edit);
+                    new_parser()
+                        .and_then(|mut p| p.parse(&masked, Some(&old.tree)))
+                        .map(|tree| {
+                            vec![Chunk {
+                                range: 0..masked.len(),
+                                tree,
+                            }]
+                        })
+                        .unwrap_or_default()
+                }
+                _ => parse_all(&masked, target),
             }
-            (None, Some(mut parser)) => parser.parse(&masked, None),
-            _ => None,
+        } else {
+            reparse_chunks(chunks, &masked, &edit, target)
+                .unwrap_or_else(|| parse_all(&masked, target))
         };
         self.text = text;
         self.masked = masked;
         self.masks = masks;
-        self.tree = tree;
+        self.chunks = chunks;
+        self.chunk_target = target;
         self.facts = OnceLock::new();
     }
 
@@ -164,12 +226,15 @@ impl SourceFile {
     /// The syntax errors, in document order (at most 200).
     pub fn errors(&self) -> Vec<SyntaxError> {
         let mut out = Vec::new();
-        let Some(root) = self.root() else {
-            return out;
-        };
-        if !root.has_error() {
-            return out;
+        for root in self.roots() {
+            if root.has_error() && out.len() < MAX_ERRORS {
+                self.errors_in(root, &mut out);
+            }
         }
+        out
+    }
+
+    fn errors_in(&self, root: Node, out: &mut Vec<SyntaxError>) {
         preorder(root, |node| {
             if out.len() >= MAX_ERRORS {
                 return false;
@@ -197,24 +262,231 @@ impl SourceFile {
             }
             node.has_error()
         });
-        out
     }
 
     /// Whether the parse produced a tree at all. It always does, except when tree-sitter
     /// refuses the grammar, which would be a build problem.
     pub fn has_tree(&self) -> bool {
-        self.tree.is_some()
+        !self.chunks.is_empty()
     }
 
-    /// The tree-sitter root node (crate-private: tree-sitter never leaves this crate).
-    pub(crate) fn root(&self) -> Option<Node<'_>> {
-        self.tree.as_ref().map(|t| t.root_node())
+    /// The roots of the chunks' trees, in document order (crate-private: tree-sitter never
+    /// leaves this crate). Empty when there is no tree.
+    pub(crate) fn roots(&self) -> Vec<Node<'_>> {
+        self.chunks.iter().map(|c| c.tree.root_node()).collect()
     }
 
-    /// The S-expression of the tree, for debugging and tests.
+    /// The root of the tree whose chunk holds `offset` (the last chunk for the end of the
+    /// file).
+    pub(crate) fn root_at(&self, offset: usize) -> Option<Node<'_>> {
+        let i = self
+            .chunks
+            .partition_point(|c| c.range.start <= offset)
+            .checked_sub(1)?;
+        Some(self.chunks[i].tree.root_node())
+    }
+
+    /// The deepest node that spans `offset`, in the tree of its chunk.
+    pub(crate) fn node_at(&self, offset: usize) -> Option<Node<'_>> {
+        self.root_at(offset)?
+            .descendant_for_byte_range(offset, offset)
+    }
+
+    /// The S-expression of the tree (one line per chunk), for debugging and tests.
     pub fn debug_tree(&self) -> String {
-        self.root().map(|r| r.to_sexp()).unwrap_or_default()
+        self.roots()
+            .iter()
+            .map(|r| r.to_sexp())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
+}
+
+/// Parses `masked` whole (`target` 0) or cut into chunks of at least `target` bytes.
+fn parse_all(masked: &str, target: usize) -> Vec<Chunk> {
+    if target == 0 || masked.is_empty() {
+        return new_parser()
+            .and_then(|mut p| p.parse(masked, None))
+            .map(|tree| {
+                vec![Chunk {
+                    range: 0..masked.len(),
+                    tree,
+                }]
+            })
+            .unwrap_or_default();
+    }
+    let ranges = chunk::split(masked.as_bytes(), 0, masked.len(), target);
+    parse_ranges(masked, &ranges).unwrap_or_default()
+}
+
+/// Parses each of `ranges` (consecutive, line-aligned chunks of `masked`) as its own tree,
+/// on up to 8 threads. `None` when a parse fails.
+fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
+    let bytes = masked.as_bytes();
+    // The position of each chunk's start and end, counted once from the first start.
+    let first = ranges.first()?.start;
+    let mut point = point_at(bytes, first);
+    let mut at = first;
+    let mut spans = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let start = advance(bytes, &mut at, &mut point, r.start);
+        let end = advance(bytes, &mut at, &mut point, r.end);
+        spans.push((r.clone(), start, end));
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(spans.len() / 4)
+        .max(1);
+    let parse_some = |spans: &[(TextRange, Point, Point)]| -> Option<Vec<Chunk>> {
+        let mut parser = new_parser()?;
+        spans
+            .iter()
+            .map(|(range, start, end)| {
+                let tree = parse_range(&mut parser, masked, range.clone(), *start, *end)?;
+                Some(Chunk {
+                    range: range.clone(),
+                    tree,
+                })
+            })
+            .collect()
+    };
+    if threads == 1 {
+        return parse_some(&spans);
+    }
+    let per = spans.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = spans
+            .chunks(per)
+            .map(|part| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || parse_some(part))
+                    .map_err(|_| part)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(spans.len());
+        for h in handles {
+            match h {
+                Ok(h) => out.extend(h.join().ok()??),
+                // No thread to be had: parse that part here.
+                Err(part) => out.extend(parse_some(part)?),
+            }
+        }
+        Some(out)
+    })
+}
+
+/// Parses one chunk of `masked`.
+fn parse_range(
+    parser: &mut Parser,
+    masked: &str,
+    range: TextRange,
+    start: Point,
+    end: Point,
+) -> Option<Tree> {
+    parser
+        .set_included_ranges(&[Range {
+            start_byte: range.start,
+            end_byte: range.end,
+            start_point: start,
+            end_point: end,
+        }])
+        .ok()?;
+    parser.parse(masked, None)
+}
+
+/// Moves `point` (the position of byte `*at`) forward to byte `to`, and returns it.
+fn advance(bytes: &[u8], at: &mut usize, point: &mut Point, to: usize) -> Point {
+    let to = to.min(bytes.len());
+    if to > *at {
+        let span = &bytes[*at..to];
+        match span.iter().rposition(|&b| b == b'\n') {
+            Some(nl) => {
+                point.row += span.iter().filter(|&&b| b == b'\n').count();
+                point.column = span.len() - nl - 1;
+            }
+            None => point.column += span.len(),
+        }
+        *at = to;
+    }
+    *point
+}
+
+/// Reparses the chunks an edit touched. The chunks before them are kept as they are, the
+/// chunks after them are shifted with `edit`, and the touched region is cut again from
+/// its first chunk's start until a cut falls on an old chunk boundary (or the end of the
+/// file). A region that is still one chunk with the same bounds is reparsed
+/// incrementally. `None` when a parse fails.
+fn reparse_chunks(
+    old: Vec<Chunk>,
+    masked: &str,
+    edit: &InputEdit,
+    target: usize,
+) -> Option<Vec<Chunk>> {
+    let bytes = masked.as_bytes();
+    let shift = |o: usize| (o + edit.new_end_byte).checked_sub(edit.old_end_byte);
+    // The chunks the edit touches: from the one before its start (a cut at the start of
+    // the edit may no longer be one) to the one holding its end.
+    let first = old
+        .partition_point(|c| c.range.start < edit.start_byte)
+        .saturating_sub(1);
+    let last = old
+        .partition_point(|c| c.range.start <= edit.old_end_byte)
+        .saturating_sub(1)
+        .max(first);
+    let region_start = old[first].range.start;
+    let min_end = shift(old[last].range.end)?;
+    // Cut from the region's start until a cut lands on a shifted old boundary.
+    let mut scanner = Scanner::at(region_start);
+    let mut next_old = last + 1;
+    let mut resync = None;
+    while let Some(cut) = scanner.next_cut(bytes) {
+        if cut < min_end {
+            continue;
+        }
+        while next_old < old.len() && shift(old[next_old].range.start)? < cut {
+            next_old += 1;
+        }
+        if next_old < old.len() && shift(old[next_old].range.start)? == cut {
+            resync = Some((cut, next_old));
+            break;
+        }
+    }
+    let (region_end, kept_from) = resync.unwrap_or((bytes.len(), old.len()));
+    let ranges = chunk::split(bytes, region_start, region_end, target);
+
+    let mut out = Vec::with_capacity(old.len() + ranges.len());
+    let mut old = old.into_iter();
+    out.extend(old.by_ref().take(first));
+    let mut touched: Vec<Chunk> = old.by_ref().take(kept_from - first).collect();
+    if let ([range], [only]) = (ranges.as_slice(), touched.as_mut_slice()) {
+        // The same chunk as before, edited inside: reparse it incrementally.
+        only.tree.edit(edit);
+        let start = point_at(bytes, range.start);
+        let end = point_at(bytes, range.end);
+        let mut parser = new_parser()?;
+        parser
+            .set_included_ranges(&[Range {
+                start_byte: range.start,
+                end_byte: range.end,
+                start_point: start,
+                end_point: end,
+            }])
+            .ok()?;
+        let tree = parser.parse(masked, Some(&only.tree))?;
+        out.push(Chunk {
+            range: range.clone(),
+            tree,
+        });
+    } else {
+        out.extend(parse_ranges(masked, &ranges)?);
+    }
+    for mut c in old {
+        c.tree.edit(edit);
+        c.range = shift(c.range.start)?..shift(c.range.end)?;
+        out.push(c);
+    }
+    Some(out)
 }
 
 fn point_at(bytes: &[u8], offset: usize) -> Point {

@@ -120,8 +120,7 @@ impl SourceFile {
                 return Some(simple(&m.name, kind, m.name_range.clone(), self, offset));
             }
         }
-        let root = self.root()?;
-        let at = |o: usize| root.descendant_for_byte_range(o, o);
+        let at = |o: usize| self.node_at(o);
         let mut found = at(offset).and_then(|n| self.symbol_for_leaf(n, offset, facts));
         if found.is_none() && offset > 0 {
             found = at(offset - 1).and_then(|n| self.symbol_for_leaf(n, offset - 1, facts));
@@ -133,7 +132,7 @@ impl SourceFile {
         let text = self.text();
         // The leaf's ancestors, nearest first, taken once: each `parent()` call would
         // descend from the root again.
-        let parents = Ancestry::few(self.root()?).ancestors(leaf);
+        let parents = Ancestry::few(self.roots(), text.len()).ancestors(leaf);
         let parent_of_leaf = parents.first().copied();
         if let Some(asm) = asm_string_owner(leaf, &parents) {
             let instrs = ptx_instructions(asm, text);
@@ -353,8 +352,12 @@ impl SourceFile {
         match receiver.kind() {
             "identifier" => {
                 let name = node_text(receiver, text);
-                let (ty, init) =
-                    find_declaration(&Ancestry::few(self.root()?), receiver, name, text)?;
+                let (ty, init) = find_declaration(
+                    &Ancestry::few(self.roots(), text.len()),
+                    receiver,
+                    name,
+                    text,
+                )?;
                 type_from_decl(&ty, init, text, facts, offset)
             }
             "call_expression" => {
@@ -520,7 +523,7 @@ pub(crate) fn find_declaration_full<'t>(
             // The file's top level: only what starts before the use can declare it, and
             // the unnamed children are not declarations.
             "compound_statement" | "translation_unit" | "declaration_list"
-                if scope == tree.root() =>
+                if tree.is_root(scope) =>
             {
                 owned = tree.top_level_before(at);
                 &owned

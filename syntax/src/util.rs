@@ -86,73 +86,115 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Ancestor chains in one tree, found without `Node::parent()`.
+/// Calls [`preorder`] on each of `roots` in turn.
+pub(crate) fn preorder_all<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>) -> bool) {
+    for &root in roots {
+        preorder(root, &mut f);
+    }
+}
+
+/// Ancestor chains in the trees of one file (one tree per chunk), found without
+/// `Node::parent()`.
 ///
 /// tree-sitter finds a parent by descending from the root, scanning the root's children
 /// one by one, so climbing costs one such descent per level. `Ancestry` descends once for
-/// the whole chain. Made with [`Ancestry::new`] for many chains, it also keeps the root's
+/// the whole chain. Made with [`Ancestry::new`] for many chains, it also keeps the roots'
 /// children and finds the top-level node around a node by binary search instead of
 /// scanning them.
 pub(crate) struct Ancestry<'t> {
-    root: Node<'t>,
-    /// The root's children, when listed.
+    /// The chunks' roots, in document order.
+    roots: Vec<Node<'t>>,
+    /// The roots' children (all chunks, in order), when listed.
     tops: Option<Vec<Node<'t>>>,
+    /// The length of the file: the range of the file scope is `0..len`.
+    len: usize,
 }
 
 impl<'t> Ancestry<'t> {
-    /// The chains of the tree whose root is `root`, for many look-ups: lists the root's
-    /// children once.
-    pub(crate) fn new(root: Node<'t>) -> Ancestry<'t> {
+    /// The chains of the trees whose roots are `roots`, for many look-ups: lists the
+    /// roots' children once.
+    pub(crate) fn new(roots: Vec<Node<'t>>, len: usize) -> Ancestry<'t> {
+        let tops = roots.iter().flat_map(|&r| children(r)).collect();
         Ancestry {
-            root,
-            tops: Some(children(root)),
+            roots,
+            tops: Some(tops),
+            len,
         }
     }
 
-    /// The chains of the tree whose root is `root`, for a few look-ups: each scans the
-    /// root's children, as listing them would.
-    pub(crate) fn few(root: Node<'t>) -> Ancestry<'t> {
-        Ancestry { root, tops: None }
+    /// The chains of the trees whose roots are `roots`, for a few look-ups: each scans
+    /// the root's children, as listing them would.
+    pub(crate) fn few(roots: Vec<Node<'t>>, len: usize) -> Ancestry<'t> {
+        Ancestry {
+            roots,
+            tops: None,
+            len,
+        }
     }
 
-    /// The top-level node whose subtree holds the non-empty `node`: the child of the root
+    /// The root of the tree that holds `node`.
+    fn root_of(&self, node: Node<'t>) -> Option<Node<'t>> {
+        if self.roots.len() == 1 {
+            return self.roots.first().copied();
+        }
+        let at = node.start_byte();
+        let i = self
+            .roots
+            .partition_point(|r| r.start_byte() <= at)
+            .saturating_sub(1);
+        // A root starts at its first token, so a zero-width node at a chunk's very start
+        // may sort before it.
+        self.roots.get(i).copied()
+    }
+
+    /// Whether `node` is the root of one of the trees (the file scope).
+    pub(crate) fn is_root(&self, node: Node<'t>) -> bool {
+        self.root_of(node) == Some(node)
+    }
+
+    /// The range of the file scope.
+    pub(crate) fn file_range(&self) -> std::ops::Range<usize> {
+        0..self.len
+    }
+
+    /// The top-level node whose subtree holds the non-empty `node`: the child of its root
     /// that tree-sitter's `child_with_descendant` gives.
     fn top_of(&self, node: Node<'t>) -> Option<Node<'t>> {
         let Some(tops) = &self.tops else {
-            return self.root.child_with_descendant(node);
+            return self.root_of(node)?.child_with_descendant(node);
         };
         // tree-sitter's step from the root picks the first child that ends at or after
         // `node` and either is `node` or has children, provided it starts at or before
-        // `node`. Siblings do not overlap, so their ends are sorted and the first child
-        // ending at or after `node` is found by binary search.
+        // `node`. Siblings do not overlap (nor do chunks), so their ends are sorted and
+        // the first child ending at or after `node` is found by binary search.
         let (start, end) = (node.start_byte(), node.end_byte());
         match tops.get(tops.partition_point(|t| t.end_byte() < end)) {
             Some(&t) if t.start_byte() <= start && (t == node || t.child_count() > 0) => Some(t),
-            _ => self.root.child_with_descendant(node),
+            _ => self.root_of(node)?.child_with_descendant(node),
         }
     }
 
-    /// The root of the tree.
-    pub(crate) fn root(&self) -> Node<'t> {
-        self.root
-    }
-
-    /// The root's children (named or not) that start at or before `offset`.
+    /// The roots' children (named or not, every chunk) that start at or before `offset`.
     pub(crate) fn top_level_before(&self, offset: usize) -> Cow<'_, [Node<'t>]> {
         let before = |tops: &[Node<'t>]| tops.partition_point(|t| t.start_byte() <= offset);
         match &self.tops {
             Some(tops) => Cow::Borrowed(&tops[..before(tops)]),
             None => {
-                let mut tops = children(self.root);
+                let mut tops: Vec<Node<'t>> = self
+                    .roots
+                    .iter()
+                    .take_while(|r| r.start_byte() <= offset)
+                    .flat_map(|&r| children(r))
+                    .collect();
                 tops.truncate(before(&tops));
                 Cow::Owned(tops)
             }
         }
     }
 
-    /// The ancestors of `node`, nearest first and the root last: the nodes that repeated
-    /// `parent()` calls give. A zero-width node (a missing token) is climbed with
-    /// `parent()`, because tree-sitter has special rules for empty ranges.
+    /// The ancestors of `node`, nearest first and its tree's root last: the nodes that
+    /// repeated `parent()` calls give. A zero-width node (a missing token) is climbed
+    /// with `parent()`, because tree-sitter has special rules for empty ranges.
     pub(crate) fn ancestors(&self, node: Node<'t>) -> Vec<Node<'t>> {
         let mut out = Vec::new();
         let (start, end) = (node.start_byte(), node.end_byte());
@@ -164,10 +206,13 @@ impl<'t> Ancestry<'t> {
             }
             return out;
         }
-        if node == self.root {
+        let Some(root) = self.root_of(node) else {
+            return out;
+        };
+        if node == root {
             return out;
         }
-        out.push(self.root);
+        out.push(root);
         let Some(top) = self.top_of(node) else {
             return out;
         };
