@@ -2,6 +2,7 @@
 //! index.
 
 use std::fmt;
+use std::sync::Arc;
 
 use tree_sitter::Node;
 
@@ -11,7 +12,8 @@ use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::find_declaration_full;
 use crate::util::{
-    named_children, node_text, preorder_all, squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
+    named_children, node_text, par_map, preorder, squash_ws, strip_template_args, Ancestry,
+    MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -548,27 +550,93 @@ impl SourceFile {
     /// Every subscript of a `__shared__` array, or of a pointer carved from an
     /// `extern __shared__` buffer, inside a function, in document order.
     pub fn shared_accesses(&self) -> Vec<SharedAccess> {
-        let roots = self.roots();
         let facts = self.facts();
-        if facts.shared.is_empty() || roots.is_empty() {
+        let chunks = self.chunk_views();
+        if facts.shared.is_empty() || chunks.is_empty() {
             return Vec::new();
         }
         let text = self.text();
-        let tree = Ancestry::new(roots.clone(), text.len());
+        let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
         let low = Lowerer {
             text,
             facts,
             tree: &tree,
         };
+        let has_function = crate::facts::chunk_has_function(self);
+        // Subscripts count from the first function on (as one walk over the file would).
+        // A chunk's accesses depend on its own text and on the file-wide inputs that the
+        // facts' fingerprint covers, so they are kept per chunk under that key.
+        let mut keys = Vec::with_capacity(chunks.len());
+        let mut in_function = false;
+        for has in &has_function {
+            keys.push((facts.fingerprint() ^ u64::from(in_function), in_function));
+            in_function |= has;
+        }
+        let cached: Vec<Option<Arc<Vec<SharedAccess>>>> = chunks
+            .iter()
+            .zip(&keys)
+            .map(|(c, (key, _))| {
+                let slot = c.cache.accesses.lock().ok()?;
+                slot.as_ref()
+                    .filter(|(k, _)| k == key)
+                    .map(|(_, a)| a.clone())
+            })
+            .collect();
+        let todo: Vec<usize> = (0..chunks.len()).filter(|&i| cached[i].is_none()).collect();
+        let computed = par_map(&todo, |&i| {
+            let c = &chunks[i];
+            let mut part = self.accesses_in(c.root, &low, keys[i].1);
+            for a in &mut part {
+                a.range = a.range.start - c.start..a.range.end - c.start;
+            }
+            Arc::new(part)
+        });
+        let mut computed = todo.iter().zip(computed);
+        let mut out: Vec<SharedAccess> = Vec::new();
+        for (i, (c, cached)) in chunks.iter().zip(cached).enumerate() {
+            let part = match cached {
+                Some(part) => part,
+                None => {
+                    let Some((_, part)) = computed.next() else {
+                        continue;
+                    };
+                    if let Ok(mut slot) = c.cache.accesses.lock() {
+                        *slot = Some((keys[i].0, part.clone()));
+                    }
+                    part
+                }
+            };
+            out.extend(part.iter().map(|a| {
+                let mut a = a.clone();
+                a.range = a.range.start + c.start..a.range.end + c.start;
+                a
+            }));
+        }
+        out
+    }
+
+    /// The accesses under one chunk's `root`.
+    fn accesses_in(&self, root: Node, low: &Lowerer, mut in_function: bool) -> Vec<SharedAccess> {
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
-        let mut in_function = false;
         let mut inner_subscripts = std::collections::HashSet::new();
-        preorder_all(&roots, |node| {
-            if node.kind() == "function_definition" {
+        let text = low.text.as_bytes();
+        preorder(root, |node| {
+            let kind = node.kind();
+            if kind == "function_definition" {
                 in_function = true;
             }
-            if !in_function || node.kind() != "subscript_expression" {
+            // A statement or expression without a `[` holds no subscript: not walked.
+            if (kind.ends_with("_statement")
+                || kind.ends_with("_expression")
+                || kind == "declaration")
+                && !text
+                    .get(node.byte_range())
+                    .is_some_and(|t| t.contains(&b'['))
+            {
+                return false;
+            }
+            if !in_function || kind != "subscript_expression" {
                 return true;
             }
             // The preorder visits a subscript before its argument, so the arguments of
@@ -578,7 +646,7 @@ impl SourceFile {
                 inner_subscripts.insert(arg.id());
             }
             if !inner {
-                if let Some(a) = self.access(node, &low, &mut consumed) {
+                if let Some(a) = self.access(node, low, &mut consumed) {
                     out.push(a);
                 }
             }

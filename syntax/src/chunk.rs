@@ -20,7 +20,7 @@ use crate::TextRange;
 /// Files shorter than this are one chunk, parsed exactly as a whole file.
 pub(crate) const MIN_FILE: usize = 32 * 1024;
 /// The size a chunk grows to before it is cut at the next item boundary.
-pub(crate) const TARGET: usize = 4 * 1024;
+pub(crate) const TARGET: usize = 2 * 1024;
 
 /// The lexical state between two bytes of the file, as far as cutting needs it.
 #[derive(Clone, Debug, Default)]

@@ -72,6 +72,39 @@ impl Env {
             .push((scope, value));
     }
 
+    /// Applies `f` to every scope range (for moving a chunk's constants).
+    pub(crate) fn rebase(&mut self, f: &mut impl FnMut(&mut TextRange)) {
+        for list in self.entries.values_mut() {
+            for (scope, _) in list {
+                if let Some(s) = scope {
+                    f(s);
+                }
+            }
+        }
+    }
+
+    /// Adds `other`'s constants after this one's.
+    pub(crate) fn extend(&mut self, other: Env) {
+        for (name, list) in other.entries {
+            self.entries.entry(name).or_default().extend(list);
+        }
+    }
+
+    /// Hashes the file-scope constants (names and values), in name order.
+    pub(crate) fn hash_file_scope(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        let mut names: Vec<&String> = self.entries.keys().collect();
+        names.sort_unstable();
+        for name in names {
+            for (scope, e) in &self.entries[name] {
+                if scope.is_none() {
+                    name.hash(h);
+                    format!("{e:?}").hash(h);
+                }
+            }
+        }
+    }
+
     /// The expression bound to `name` at offset `at`: the innermost scoped one first.
     pub(crate) fn lookup(&self, name: &str, at: usize) -> Option<&Expr> {
         let list = self.entries.get(name.trim_start_matches("::"))?;

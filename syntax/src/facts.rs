@@ -2,7 +2,8 @@
 //! pointers, launch sites, `cudaFuncSetAttribute` calls and folded constants.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tree_sitter::Node;
 
@@ -10,7 +11,8 @@ use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
 use crate::util::{
-    children, named_children, node_text, preorder_all, squash_ws, strip_template_args, Ancestry,
+    children, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
+    Ancestry,
 };
 use crate::TextRange;
 
@@ -38,6 +40,8 @@ pub struct FileFacts {
     /// Names of every macro the file `#define`s (object-like and function-like).
     pub macros: Vec<String>,
     pub(crate) env: Env,
+    /// See [`FileFacts::fingerprint`].
+    fingerprint: u64,
     /// Look-up tables over the lists above, built on the first look-up.
     index: OnceLock<FactsIndex>,
 }
@@ -378,22 +382,361 @@ const QUALIFIER_KINDS: &[&str] = &[
     "__noinline__",
 ];
 
-/// Computes the facts of `file`. Returns `None` only when there is no tree.
+/// What one chunk's walk finds: the nodes the second step reads.
+#[derive(Default)]
+struct Walk<'t> {
+    functions: Vec<Node<'t>>,
+    shared: Vec<Node<'t>>,
+    declarations: Vec<Node<'t>>,
+    calls: Vec<Node<'t>>,
+    has_function: bool,
+}
+
+/// What is kept of a chunk across edits that do not touch it, with offsets relative to
+/// the chunk's start (so that a chunk moved by an edit elsewhere keeps it as it is).
+#[derive(Default, Debug)]
+pub(crate) struct ChunkCache {
+    /// The chunk's own constants, macros, namespace aliases and `using` directives.
+    scan: OnceLock<ChunkScan>,
+    /// Its functions, `__shared__` declarations, carves, launches and attribute calls,
+    /// for the file-wide inputs (see [`ChunkScan::global`]) they were computed with.
+    derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
+    /// Its shared-memory accesses, for the file-wide inputs they were computed with.
+    pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<crate::SharedAccess>>)>>,
+}
+
+#[derive(Debug)]
+struct ChunkScan {
+    facts: FileFacts,
+    /// A hash of what this chunk gives the rest of the file: its file-scope constants and
+    /// the text of its top-level declarations.
+    global: u64,
+    has_function: bool,
+}
+
+/// Offsets `usize::MAX..usize::MAX` stand for the whole file in a chunk's relative ranges.
+const FILE_SCOPE: TextRange = usize::MAX..usize::MAX;
+
+/// Moves `r` from one base offset to another.
+fn rebase(r: &mut TextRange, from: usize, to: usize) {
+    if *r != FILE_SCOPE {
+        *r = r.start.wrapping_sub(from).wrapping_add(to)..r.end.wrapping_sub(from).wrapping_add(to);
+    }
+}
+
+impl FileFacts {
+    /// Moves every range from base `from` to base `to` (ranges equal to `file` become
+    /// [`FILE_SCOPE`] when `to` is 0 and back to `file` otherwise).
+    fn rebased(mut self, from: usize, to: usize, file: &TextRange) -> FileFacts {
+        let r = |x: &mut TextRange| {
+            if to == 0 && x == file {
+                *x = FILE_SCOPE;
+            } else if *x == FILE_SCOPE {
+                *x = file.clone();
+            } else {
+                rebase(x, from, to);
+            }
+        };
+        for f in self.kernels.iter_mut().chain(&mut self.device_functions) {
+            r(&mut f.name_range);
+            r(&mut f.range);
+            if let Some(b) = &mut f.body_range {
+                r(b);
+            }
+            for p in &mut f.params {
+                r(&mut p.range);
+            }
+            if let Some(lb) = &mut f.launch_bounds {
+                r(&mut lb.range);
+            }
+        }
+        for d in &mut self.shared {
+            r(&mut d.name_range);
+            r(&mut d.range);
+        }
+        for c in &mut self.carves {
+            r(&mut c.range);
+        }
+        for l in &mut self.launches {
+            r(&mut l.range);
+        }
+        for a in &mut self.func_attributes {
+            r(&mut a.range);
+        }
+        for c in &mut self.constants {
+            r(&mut c.range);
+            if let Some(s) = &mut c.scope {
+                r(s);
+            }
+        }
+        for (_, _, s) in &mut self.namespace_aliases {
+            r(s);
+        }
+        for (_, s) in &mut self.using_namespaces {
+            r(s);
+        }
+        self.env.rebase(&mut |x| r(x));
+        self.index = OnceLock::new();
+        self
+    }
+
+    /// Appends `part` (a chunk's facts with offsets relative to the chunk) at `base`.
+    fn append(&mut self, part: &FileFacts, base: usize, file: &TextRange) {
+        let part = part.clone().rebased(0, base, file);
+        self.kernels.extend(part.kernels);
+        self.device_functions.extend(part.device_functions);
+        self.shared.extend(part.shared);
+        self.carves.extend(part.carves);
+        self.launches.extend(part.launches);
+        self.func_attributes.extend(part.func_attributes);
+        self.constants.extend(part.constants);
+        self.namespace_aliases.extend(part.namespace_aliases);
+        self.using_namespaces.extend(part.using_namespaces);
+        self.macros.extend(part.macros);
+        self.env.extend(part.env);
+    }
+
+    /// A hash of the file-wide inputs of every chunk: a chunk's derived facts and
+    /// accesses are reused while it and this value are unchanged.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+/// Computes the facts of `file`, chunk by chunk (see [`crate::chunk`]), reusing what an
+/// edit elsewhere left valid. Returns `None` only when there is no tree.
 pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
-    let roots = file.roots();
-    if roots.is_empty() {
+    let chunks = file.chunk_views();
+    if chunks.is_empty() {
         return None;
     }
-    let tree = Ancestry::new(roots.clone(), file.text().len());
     let text = file.text();
+    let whole = 0..text.len();
+    let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
     let mut facts = FileFacts::default();
-    let mut functions: Vec<Node> = Vec::new();
-    let mut shared: Vec<Node> = Vec::new();
-    let mut declarations: Vec<Node> = Vec::new();
-    let mut calls: Vec<Node> = Vec::new();
 
-    preorder_all(&roots, |node| {
-        match node.kind() {
+    // First step: each chunk's constants and scopes, which together make the file's
+    // environment for folding. Chunks not seen before are walked in parallel.
+    let fresh: Vec<usize> = (0..chunks.len())
+        .filter(|&i| chunks[i].cache.scan.get().is_none())
+        .collect();
+    let fresh_walks = par_map(&fresh, |&i| {
+        let c = &chunks[i];
+        let mut local = FileFacts::default();
+        let w = walk(&tree, c.root, text, &mut local);
+        let scan = ChunkScan {
+            global: global_key(&local, c.root, text),
+            has_function: w.has_function,
+            facts: local.rebased(c.start, 0, &whole),
+        };
+        (scan, w)
+    });
+    let mut walks: Vec<Option<Walk>> = (0..chunks.len()).map(|_| None).collect();
+    for (&i, (scan, w)) in fresh.iter().zip(fresh_walks) {
+        // Another snapshot may have filled it meanwhile: then its walk is as good.
+        let _ = chunks[i].cache.scan.set(scan);
+        walks[i] = Some(w);
+    }
+    let mut global = std::collections::hash_map::DefaultHasher::new();
+    for c in &chunks {
+        let Some(scan) = c.cache.scan.get() else {
+            continue;
+        };
+        scan.global.hash(&mut global);
+        facts.append(&scan.facts, c.start, &whole);
+    }
+    facts.fingerprint = global.finish();
+
+    // Second step: functions, shared memory, launches and then carves (which may point
+    // into a file-scope `extern __shared__` buffer of another chunk), folded with the
+    // file's environment; kept per chunk while the environment is the same.
+    let fingerprint = facts.fingerprint;
+    let cached: Vec<Option<Arc<FileFacts>>> = chunks
+        .iter()
+        .map(|c| {
+            let slot = c.cache.derived.lock().ok()?;
+            slot.as_ref()
+                .filter(|(key, _)| *key == fingerprint)
+                .map(|(_, d)| d.clone())
+        })
+        .collect();
+    let todo: Vec<(usize, Option<Walk>)> = walks
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| cached[*i].is_none())
+        .collect();
+    let env = &facts.env;
+    let derived = par_map(&todo, |(i, w)| {
+        let c = &chunks[*i];
+        let mut out = FileFacts::default();
+        let walked;
+        let w = match w {
+            Some(w) => w,
+            None => {
+                walked = walk(&tree, c.root, text, &mut FileFacts::default());
+                &walked
+            }
+        };
+        derive(&tree, w, file, env, &mut out);
+        out
+    });
+    // The file-scope `__shared__` buffers, for carves.
+    let globals: Vec<SharedDecl> = cached
+        .iter()
+        .zip(&chunks)
+        .flat_map(|(d, c)| {
+            d.iter().flat_map(move |d| {
+                d.shared
+                    .iter()
+                    .filter(|s| s.function.is_none())
+                    .map(move |s| {
+                        let mut s = s.clone();
+                        rebase(&mut s.name_range, 0, c.start);
+                        rebase(&mut s.range, 0, c.start);
+                        s
+                    })
+            })
+        })
+        .chain(
+            derived
+                .iter()
+                .flat_map(|d| d.shared.iter().filter(|s| s.function.is_none()).cloned()),
+        )
+        .collect();
+    let mut derived = derived;
+    let carved = par_map(
+        &todo.iter().zip(&derived).collect::<Vec<_>>(),
+        |((i, w), d)| {
+            let c = &chunks[*i];
+            let walked;
+            let w = match w {
+                Some(w) => w,
+                None => {
+                    walked = walk(&tree, c.root, text, &mut FileFacts::default());
+                    &walked
+                }
+            };
+            let mut out = FileFacts {
+                shared: d.shared.clone(),
+                ..FileFacts::default()
+            };
+            for decl in &w.declarations {
+                carve(&tree, *decl, text, env, &globals, &mut out);
+            }
+            out.carves
+        },
+    );
+    for (d, carves) in derived.iter_mut().zip(carved) {
+        d.carves = carves;
+    }
+    let mut derived = derived.into_iter();
+    let mut todo = todo.into_iter();
+    for (c, cached) in chunks.iter().zip(cached) {
+        match cached {
+            Some(d) => facts.append(&d, c.start, &whole),
+            None => {
+                let (Some(d), Some(_)) = (derived.next(), todo.next()) else {
+                    continue;
+                };
+                let keep = d.clone().rebased(c.start, 0, &whole);
+                if let Ok(mut slot) = c.cache.derived.lock() {
+                    *slot = Some((fingerprint, Arc::new(keep)));
+                }
+                facts.kernels.extend(d.kernels);
+                facts.device_functions.extend(d.device_functions);
+                facts.shared.extend(d.shared);
+                facts.carves.extend(d.carves);
+                facts.launches.extend(d.launches);
+                facts.func_attributes.extend(d.func_attributes);
+            }
+        }
+    }
+
+    let env = facts.env.clone();
+    for c in &mut facts.constants {
+        let at = c.range.start;
+        c.value = env.fold(&Expr::Name(c.name.clone()), at);
+    }
+    // A `const int tid = threadIdx.x;` is an alias, not a constant.
+    facts
+        .constants
+        .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
+    Some(facts)
+}
+
+/// Whether each chunk (in order) has a function definition, for the accesses' walk.
+pub(crate) fn chunk_has_function(file: &SourceFile) -> Vec<bool> {
+    file.chunk_views()
+        .iter()
+        .map(|c| c.cache.scan.get().is_none_or(|s| s.has_function))
+        .collect()
+}
+
+/// What a chunk gives the rest of the file, hashed: its file-scope constants and the text
+/// of its top-level declarations (global `__shared__` buffers, globals an index reads).
+fn global_key(local: &FileFacts, root: Node, text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    local.env.hash_file_scope(&mut h);
+    for d in children(root) {
+        if d.kind() == "declaration" {
+            node_text(d, text).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+/// The second step over one chunk's nodes, carves apart: functions, `__shared__`
+/// declarations, launches and attribute calls into `out`.
+fn derive(tree: &Ancestry, w: &Walk, file: &SourceFile, env: &Env, out: &mut FileFacts) {
+    let text = file.text();
+    for f in &w.functions {
+        if let Some(function) = function_facts(tree, *f, file, env) {
+            if function.is_kernel {
+                out.kernels.push(function);
+            } else if function.is_device {
+                out.device_functions.push(function);
+            }
+        }
+    }
+    for d in &w.shared {
+        shared_decls(tree, *d, file, env, out);
+    }
+    for c in &w.calls {
+        call_facts(tree, *c, text, &w.declarations, env, out);
+    }
+}
+
+/// The masked macros that start inside `range`.
+fn masks_in(file: &SourceFile, range: TextRange) -> &[crate::MaskedMacro] {
+    let masks = file.masked_macros();
+    let from = masks.partition_point(|m| m.range.start < range.start);
+    let to = masks.partition_point(|m| m.range.start < range.end);
+    &masks[from..to.max(from)]
+}
+
+/// The first step over one chunk: constants, macros, scopes into `facts`, and the nodes
+/// the second step reads.
+fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFacts) -> Walk<'t> {
+    let mut walk = Walk::default();
+    // Inside expressions only launches and `cudaFuncSetAttribute` calls matter (and the
+    // declarations in a lambda's body), so an expression whose text has neither is not
+    // walked: most of a file's nodes are in expressions.
+    let has_calls = |n: Node| {
+        let t = node_text(n, text);
+        t.contains("<<<") || t.contains("cudaFuncSetAttribute")
+    };
+    preorder(root, |node| {
+        let kind = node.kind();
+        if kind.ends_with("_expression") && kind != "lambda_expression" && !has_calls(node) {
+            return false;
+        }
+        if matches!(
+            kind,
+            "string_literal" | "raw_string_literal" | "char_literal" | "concatenated_string"
+        ) {
+            return false;
+        }
+        match kind {
             "preproc_def" => {
                 if let Some(name) = node.child_by_field_name("name") {
                     let name = node_text(name, text).to_string();
@@ -432,7 +775,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                         facts.namespace_aliases.push((
                             node_text(*a, text).to_string(),
                             squash_ws(node_text(*t, text)).replace(' ', ""),
-                            scope_of(&tree, node),
+                            scope_of(tree, node),
                         ));
                     }
                 }
@@ -443,7 +786,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                 if let (true, Some(target)) = (is_namespace, named_children(node).last()) {
                     facts.using_namespaces.push((
                         squash_ws(node_text(*target, text)).replace(' ', ""),
-                        scope_of(&tree, node),
+                        scope_of(tree, node),
                     ));
                 }
                 return false;
@@ -501,7 +844,10 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                     }
                 }
             }
-            "function_definition" => functions.push(node),
+            "function_definition" => {
+                walk.has_function = true;
+                walk.functions.push(node);
+            }
             "declaration" | "field_declaration" => {
                 let quals: Vec<Node> = children(node)
                     .into_iter()
@@ -509,47 +855,20 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                     .collect();
                 let has = |q: &str| quals.iter().any(|c| node_text(*c, text).trim() == q);
                 if has("__shared__") {
-                    shared.push(node);
+                    walk.shared.push(node);
                 }
                 if has("constexpr") || has("const") {
-                    constant_decl(&tree, node, text, has("constexpr"), &mut facts);
+                    constant_decl(tree, node, text, has("constexpr"), facts);
                 }
-                declarations.push(node);
+                walk.declarations.push(node);
             }
-            "call_expression" => calls.push(node),
+            // Only launches and attribute calls (the check above kept those).
+            "call_expression" => walk.calls.push(node),
             _ => {}
         }
         true
     });
-
-    for f in &functions {
-        if let Some(function) = function_facts(&tree, *f, file, &facts.env) {
-            if function.is_kernel {
-                facts.kernels.push(function);
-            } else if function.is_device {
-                facts.device_functions.push(function);
-            }
-        }
-    }
-    for d in &shared {
-        shared_decls(&tree, *d, file, &mut facts);
-    }
-    for d in &declarations {
-        carve(&tree, *d, text, &mut facts);
-    }
-    for c in &calls {
-        call_facts(&tree, *c, text, &declarations, &mut facts);
-    }
-    let env = facts.env.clone();
-    for c in &mut facts.constants {
-        let at = c.range.start;
-        c.value = env.fold(&Expr::Name(c.name.clone()), at);
-    }
-    // A `const int tid = threadIdx.x;` is an alias, not a constant.
-    facts
-        .constants
-        .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
-    Some(facts)
+    walk
 }
 
 /// The range of the scope a declaration lives in: the enclosing block, function or file.
@@ -684,10 +1003,7 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
     }
     let mut cluster_dims = None;
     let mut third_bound: Option<(String, usize)> = None;
-    for m in file.masked_macros() {
-        if m.range.start < outer.start_byte() || m.range.start >= header_end {
-            continue;
-        }
+    for m in masks_in(file, outer.start_byte()..header_end) {
         if m.name == "__launch_bounds__" {
             third_bound = m.args.clone().map(|a| (a, m.range.start));
         } else if m.name == "__cluster_dims__" {
@@ -847,7 +1163,7 @@ fn declarators(decl: Node) -> Vec<Node> {
         .collect()
 }
 
-fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, facts: &mut FileFacts) {
+fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, env: &Env, facts: &mut FileFacts) {
     let text = file.text();
     let is_extern = children(decl)
         .iter()
@@ -857,12 +1173,12 @@ fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, facts: &mut File
         .map(|t| squash_ws(node_text(t, text)))
         .unwrap_or_default();
     let mut alignment = None;
-    for m in file.masked_macros() {
-        if decl.byte_range().contains(&m.range.start) && m.name == "__align__" {
+    for m in masks_in(file, decl.byte_range()) {
+        if m.name == "__align__" {
             alignment = m
                 .args
                 .as_deref()
-                .and_then(|a| fold_u(&facts.env, &from_text(a), decl.start_byte()));
+                .and_then(|a| fold_u(env, &from_text(a), decl.start_byte()));
         }
     }
     if let Some(spec) = children(decl)
@@ -874,7 +1190,7 @@ fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, facts: &mut File
             .trim()
             .trim_start_matches('(')
             .trim_end_matches(')');
-        alignment = fold_u(&facts.env, &from_text(inner), decl.start_byte());
+        alignment = fold_u(env, &from_text(inner), decl.start_byte());
     }
     let function = enclosing_function(tree, decl)
         .and_then(function_name)
@@ -910,7 +1226,7 @@ fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, facts: &mut File
             .collect();
         let dims: Vec<Option<u64>> = dims_nodes
             .iter()
-            .map(|n| n.and_then(|n| fold_u(&facts.env, &from_node(n, text, 0), n.start_byte())))
+            .map(|n| n.and_then(|n| fold_u(env, &from_node(n, text, 0), n.start_byte())))
             .collect();
         let element_size = if pointer {
             Some(8)
@@ -948,7 +1264,18 @@ fn strip_casts(mut e: &Expr) -> (&Expr, Option<&str>) {
     (e, ty)
 }
 
-fn carve(tree: &Ancestry, decl: Node, text: &str, facts: &mut FileFacts) {
+fn carve(
+    tree: &Ancestry,
+    decl: Node,
+    text: &str,
+    env: &Env,
+    globals: &[SharedDecl],
+    facts: &mut FileFacts,
+) {
+    // Only an initialised pointer can be a carve: skip the rest before any tree walk.
+    if !node_text(decl, text).contains('*') || !node_text(decl, text).contains('=') {
+        return;
+    }
     let Some(func) = enclosing_function(tree, decl) else {
         return;
     };
@@ -991,13 +1318,17 @@ fn carve(tree: &Ancestry, decl: Node, text: &str, facts: &mut FileFacts) {
             _ => continue,
         };
         // The base must be an `extern __shared__` buffer or an earlier carve in this function.
-        let (root, base_offset, base_elem) = if let Some(s) = facts.shared.iter().find(|s| {
-            s.is_extern
-                && s.name == base
-                && s.function
-                    .as_ref()
-                    .is_none_or(|f| Some(f) == function.as_ref())
-        }) {
+        let (root, base_offset, base_elem) = if let Some(s) = globals
+            .iter()
+            .filter(|g| g.range.start < decl.start_byte())
+            .chain(&facts.shared)
+            .find(|s| {
+                s.is_extern
+                    && s.name == base
+                    && s.function
+                        .as_ref()
+                        .is_none_or(|f| Some(f) == function.as_ref())
+            }) {
             (s.name.clone(), Some(0), s.element_size)
         } else if let Some(c) = facts
             .carves
@@ -1010,7 +1341,7 @@ fn carve(tree: &Ancestry, decl: Node, text: &str, facts: &mut FileFacts) {
             continue;
         };
         let at = decl.start_byte();
-        let offset = offset_elems.and_then(|o| facts.env.fold(&o, at));
+        let offset = offset_elems.and_then(|o| env.fold(&o, at));
         let offset_bytes = match (base_offset, offset, base_elem) {
             (Some(b), Some(o), Some(sz)) => o.checked_mul(sz as i64).and_then(|o| o.checked_add(b)),
             _ => None,
@@ -1064,6 +1395,7 @@ fn call_facts<'t>(
     call: Node<'t>,
     text: &str,
     declarations: &[Node<'t>],
+    env: &Env,
     facts: &mut FileFacts,
 ) {
     let Some(f) = call.child_by_field_name("function") else {
@@ -1110,7 +1442,7 @@ fn call_facts<'t>(
                 },
                 |n| LaunchDim {
                     text: squash_ws(node_text(*n, text)),
-                    value: fold_dim(&from_node(*n, text, 0), at, &facts.env, &dim3_vars),
+                    value: fold_dim(&from_node(*n, text, 0), at, env, &dim3_vars),
                 },
             )
         };
@@ -1135,7 +1467,7 @@ fn call_facts<'t>(
             shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
             shared_bytes: cfg
                 .get(2)
-                .and_then(|n| facts.env.fold(&from_node(*n, text, 0), at)),
+                .and_then(|n| env.fold(&from_node(*n, text, 0), at)),
             stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
             args: args
                 .iter()
@@ -1160,7 +1492,7 @@ fn call_facts<'t>(
             kernel: strip_template_args(k).trim().to_string(),
             attribute: squash_ws(node_text(args[1], text)),
             value_text: squash_ws(node_text(args[2], text)),
-            value: facts.env.fold(&from_node(args[2], text, 0), at),
+            value: env.fold(&from_node(args[2], text, 0), at),
             range: call.byte_range(),
         });
     }

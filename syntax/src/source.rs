@@ -1,11 +1,11 @@
 //! Parsing, the CUDA macro mask, incremental edits and syntax errors.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 
 use crate::chunk::{self, Scanner};
-use crate::facts::FileFacts;
+use crate::facts::{ChunkCache, FileFacts};
 
 use crate::util::{is_ident_byte, preorder};
 use crate::TextRange;
@@ -27,11 +27,30 @@ pub struct SourceFile {
     facts: OnceLock<FileFacts>,
 }
 
-/// One chunk of a file and its syntax tree, whose node offsets are those of the file.
+/// One chunk of a file, its syntax tree (whose node offsets are those of the file) and
+/// what has been computed from it, kept across edits that do not touch it.
 #[derive(Clone)]
 struct Chunk {
     range: TextRange,
     tree: Tree,
+    cache: Arc<ChunkCache>,
+}
+
+impl Chunk {
+    fn new(range: TextRange, tree: Tree) -> Chunk {
+        Chunk {
+            range,
+            tree,
+            cache: Arc::default(),
+        }
+    }
+}
+
+/// A chunk as the analyses see it: where it starts, its root and its cache.
+pub(crate) struct ChunkView<'a> {
+    pub(crate) start: usize,
+    pub(crate) root: Node<'a>,
+    pub(crate) cache: &'a ChunkCache,
 }
 
 impl std::fmt::Debug for SourceFile {
@@ -154,26 +173,54 @@ impl SourceFile {
         text.push_str(&self.text[..start]);
         text.push_str(new_text);
         text.push_str(&self.text[end..]);
-        let (masked, masks) = mask_macros(&text);
+        // Mask the new text: a chunked file again only from the chunk the edit starts in
+        // to the first old chunk boundary after it, copying the rest.
+        let (masked, masks, lo, tail) = if self.chunk_target != 0 && !self.chunks.is_empty() {
+            self.remask(&text, start, end, start + new_text.len())
+        } else {
+            let (masked, masks) = mask_macros(&text);
+            (masked, masks, 0, 0)
+        };
 
+        // The bytes that differ: from the first to the last, both searched only where the
+        // masking may have changed something (from `lo`, and before the last `tail` bytes,
+        // which are the old ones moved).
         let old = self.masked.as_bytes();
         let new = masked.as_bytes();
-        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-        let max_suffix = old.len().min(new.len()) - prefix;
-        let suffix = old
-            .iter()
-            .rev()
-            .zip(new.iter().rev())
-            .take(max_suffix)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let prefix = lo
+            + old[lo.min(old.len())..]
+                .iter()
+                .zip(&new[lo.min(new.len())..])
+                .take_while(|(a, b)| a == b)
+                .count();
+        let max_suffix = old.len().min(new.len()) - prefix.min(old.len().min(new.len()));
+        let tail = tail.min(max_suffix);
+        let suffix = tail
+            + old[..old.len() - tail]
+                .iter()
+                .rev()
+                .zip(new[..new.len() - tail].iter().rev())
+                .take(max_suffix - tail)
+                .take_while(|(a, b)| a == b)
+                .count();
+        let start_position = point_at(old, prefix);
         let edit = InputEdit {
             start_byte: prefix,
             old_end_byte: old.len() - suffix,
             new_end_byte: new.len() - suffix,
-            start_position: point_at(old, prefix),
-            old_end_position: point_at(old, old.len() - suffix),
-            new_end_position: point_at(new, new.len() - suffix),
+            start_position,
+            old_end_position: advance(
+                old,
+                &mut prefix.clone(),
+                &mut start_position.clone(),
+                old.len() - suffix,
+            ),
+            new_end_position: advance(
+                new,
+                &mut prefix.clone(),
+                &mut start_position.clone(),
+                new.len() - suffix,
+            ),
         };
         let chunks = std::mem::take(&mut self.chunks);
         let target = if self.chunk_target == 0 && masked.len() >= 2 * chunk::MIN_FILE {
@@ -191,12 +238,7 @@ impl SourceFile {
                     old.tree.edit(&edit);
                     new_parser()
                         .and_then(|mut p| p.parse(&masked, Some(&old.tree)))
-                        .map(|tree| {
-                            vec![Chunk {
-                                range: 0..masked.len(),
-                                tree,
-                            }]
-                        })
+                        .map(|tree| vec![Chunk::new(0..masked.len(), tree)])
                         .unwrap_or_default()
                 }
                 _ => parse_all(&masked, target),
@@ -211,6 +253,62 @@ impl SourceFile {
         self.chunks = chunks;
         self.chunk_target = target;
         self.facts = OnceLock::new();
+    }
+
+    /// Masks `text`, this file's text with `old_start..old_end` replaced so that it now ends
+    /// at `new_end`, reusing the old masking outside the chunks the edit touches. Returns
+    /// the masked text, the masks, where re-masking started and how many bytes at the end
+    /// are the old masked bytes moved.
+    fn remask(
+        &self,
+        text: &str,
+        old_start: usize,
+        old_end: usize,
+        new_end: usize,
+    ) -> (String, Vec<MaskedMacro>, usize, usize) {
+        let first = self
+            .chunks
+            .partition_point(|c| c.range.start < old_start)
+            .saturating_sub(1);
+        let from = self.chunks[first].range.start;
+        let old_masked = self.masked.as_bytes();
+        let starts: Vec<usize> = self.chunks.iter().map(|c| c.range.start).collect();
+        let to_old = |i: usize| (i + old_end).checked_sub(new_end);
+        let mut out = text.as_bytes().to_vec();
+        out[..from].copy_from_slice(&old_masked[..from]);
+        let mut masks: Vec<MaskedMacro> = self
+            .masks
+            .iter()
+            .take_while(|m| m.range.start < from)
+            .cloned()
+            .collect();
+        // Stop at a line start past the edit that was a chunk boundary: the lexical state
+        // there is the same as before, so is everything after it.
+        let stop = |i: usize| {
+            i >= new_end
+                && to_old(i).is_some_and(|o| o >= old_end && starts.binary_search(&o).is_ok())
+        };
+        let end = mask_from(text, &mut out, &mut masks, from, stop);
+        let old_at = to_old(end)
+            .unwrap_or(old_masked.len())
+            .min(old_masked.len());
+        let tail = text.len() - end;
+        if old_masked.len() - old_at == tail {
+            out[end..].copy_from_slice(&old_masked[old_at..]);
+            let moved = |r: &TextRange| (r.start + end - old_at)..(r.end + end - old_at);
+            masks.extend(
+                self.masks
+                    .iter()
+                    .skip_while(|m| m.range.start < old_at)
+                    .map(|m| MaskedMacro {
+                        name_range: moved(&m.name_range),
+                        range: moved(&m.range),
+                        ..m.clone()
+                    }),
+            );
+        }
+        let masked = String::from_utf8(out).unwrap_or_else(|_| text.to_string());
+        (masked, masks, from, tail)
     }
 
     /// The text as given (not the masked text the parser saw).
@@ -276,6 +374,18 @@ impl SourceFile {
         self.chunks.iter().map(|c| c.tree.root_node()).collect()
     }
 
+    /// The chunks, in document order.
+    pub(crate) fn chunk_views(&self) -> Vec<ChunkView<'_>> {
+        self.chunks
+            .iter()
+            .map(|c| ChunkView {
+                start: c.range.start,
+                root: c.tree.root_node(),
+                cache: &c.cache,
+            })
+            .collect()
+    }
+
     /// The root of the tree whose chunk holds `offset` (the last chunk for the end of the
     /// file).
     pub(crate) fn root_at(&self, offset: usize) -> Option<Node<'_>> {
@@ -307,12 +417,7 @@ fn parse_all(masked: &str, target: usize) -> Vec<Chunk> {
     if target == 0 || masked.is_empty() {
         return new_parser()
             .and_then(|mut p| p.parse(masked, None))
-            .map(|tree| {
-                vec![Chunk {
-                    range: 0..masked.len(),
-                    tree,
-                }]
-            })
+            .map(|tree| vec![Chunk::new(0..masked.len(), tree)])
             .unwrap_or_default();
     }
     let ranges = chunk::split(masked.as_bytes(), 0, masked.len(), target);
@@ -344,10 +449,7 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
             .iter()
             .map(|(range, start, end)| {
                 let tree = parse_range(&mut parser, masked, range.clone(), *start, *end)?;
-                Some(Chunk {
-                    range: range.clone(),
-                    tree,
-                })
+                Some(Chunk::new(range.clone(), tree))
             })
             .collect()
     };
@@ -474,10 +576,7 @@ fn reparse_chunks(
             }])
             .ok()?;
         let tree = parser.parse(masked, Some(&only.tree))?;
-        out.push(Chunk {
-            range: range.clone(),
-            tree,
-        });
+        out.push(Chunk::new(range.clone(), tree));
     } else {
         out.extend(parse_ranges(masked, &ranges)?);
     }
@@ -502,10 +601,25 @@ fn point_at(bytes: &[u8], offset: usize) -> Point {
 /// Blanks the macros the grammar does not know. Returns the masked text (same length as
 /// `text`, same line breaks) and what was masked.
 pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
-    let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
+    let mut out = text.as_bytes().to_vec();
     let mut masks = Vec::new();
-    let mut i = 0;
+    mask_from(text, &mut out, &mut masks, 0, |_| false);
+    let masked = String::from_utf8(out).unwrap_or_else(|_| text.to_string());
+    (masked, masks)
+}
+
+/// Masks `text` from `start` (a line start outside comments and strings) into `out` (a
+/// copy of the text), appending to `masks`, until a line start for which `stop` is true.
+/// Returns where it stopped (the end of the text when `stop` never was true).
+fn mask_from(
+    text: &str,
+    out: &mut [u8],
+    masks: &mut Vec<MaskedMacro>,
+    start: usize,
+    mut stop: impl FnMut(usize) -> bool,
+) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start;
     let mut line_is_directive = false;
     let mut at_line_start = true;
     while i < bytes.len() {
@@ -515,6 +629,9 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
                 line_is_directive = false;
                 at_line_start = true;
                 i += 1;
+                if stop(i) {
+                    return i;
+                }
                 continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
@@ -586,7 +703,7 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
                     }
                 }
                 if let Some(&second) = commas.get(1) {
-                    blank(&mut out, second, close);
+                    blank(out, second, close);
                     masks.push(MaskedMacro {
                         name: word.to_string(),
                         name_range: start..i,
@@ -611,7 +728,7 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
                     args = text.get(j + 1..close).map(str::to_string);
                 }
             }
-            blank(&mut out, start, end);
+            blank(out, start, end);
             masks.push(MaskedMacro {
                 name: word.to_string(),
                 name_range: start..i,
@@ -621,7 +738,7 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
             });
             i = end;
         } else if WORD_MACROS.contains(&word) {
-            blank(&mut out, start, i);
+            blank(out, start, i);
             masks.push(MaskedMacro {
                 name: word.to_string(),
                 name_range: start..i,
@@ -631,7 +748,7 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
             });
         } else if is_wrapper_macro(word) && next_is_word(bytes, i) {
             let replacement = wrapper_replacement(word);
-            blank(&mut out, start, i);
+            blank(out, start, i);
             if let Some(r) = replacement {
                 out[start..start + r.len()].copy_from_slice(r.as_bytes());
             }
@@ -644,8 +761,7 @@ pub(crate) fn mask_macros(text: &str) -> (String, Vec<MaskedMacro>) {
             });
         }
     }
-    let masked = String::from_utf8(out).unwrap_or_else(|_| text.to_string());
-    (masked, masks)
+    bytes.len()
 }
 
 /// Whether `word` looks like an all-caps function-qualifier wrapper such as

@@ -86,6 +86,41 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// `items.iter().map(f)`, spread over up to 8 threads (one per core) when there are
+/// enough items to be worth it. The order of the results is that of the items. A panic
+/// in `f` is passed on.
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(items.len() / 4)
+        .max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(per)
+            .map(|part| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || part.iter().map(f).collect::<Vec<R>>())
+                    .map_err(|_| part)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for h in handles {
+            match h {
+                Ok(h) => out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                // No thread to be had: do that part here.
+                Err(part) => out.extend(part.iter().map(f)),
+            }
+        }
+        out
+    })
+}
+
 /// Calls [`preorder`] on each of `roots` in turn.
 pub(crate) fn preorder_all<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>) -> bool) {
     for &root in roots {
