@@ -190,3 +190,46 @@ fn edits_of_a_chunked_file_match_a_fresh_parse() {
         );
     }
 }
+
+/// `blocks` copies of a kernel that reads a file-scope constant and a file-scope
+/// `extern __shared__` buffer.
+fn generated(blocks: usize) -> String {
+    let mut text = String::from("#define TILE 32\nextern __shared__ float dyn_smem[];\n\n");
+    for i in 0..blocks {
+        text.push_str(&format!(
+            "__global__ void k{i}(float* out) {{\n    __shared__ float tile[TILE][TILE + 1];\n    float* part = dyn_smem + 4;\n    tile[threadIdx.y][threadIdx.x] = part[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}}\n\nvoid launch{i}(float* out) {{\n    k{i}<<<1, dim3(TILE, 8)>>>(out);\n}}\n\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn an_edit_of_a_file_scope_constant_reaches_every_chunk() {
+    let text = generated(60);
+    let mut file = SourceFile::parse_with_target(&text, 512);
+    assert!(file.chunk_count() > 10, "{}", file.chunk_count());
+    assert_eq!(file.facts().shared.len(), 61);
+    assert!(file.facts().shared[1..]
+        .iter()
+        .all(|s| s.static_bytes == Some(32 * 33 * 4)));
+    assert_eq!(file.facts().carves.len(), 60);
+    let before = file.shared_accesses();
+    // Inside one kernel: only that chunk changes.
+    let at = text.find("k30(float* out) {\n").unwrap() + "k30(float* out) {\n".len();
+    file.apply_edit(at..at, "    tile[0][threadIdx.x] = 1.0f;\n");
+    assert_eq!(file.shared_accesses().len(), before.len() + 1);
+    assert_same("inside a kernel", &file, &SourceFile::parse_with_target(file.text(), 0));
+    // The constant at the top: every chunk's shared sizes, launches and accesses change.
+    file.apply_edit(8..15, "TILE 16");
+    assert_eq!(&file.text()[..16], "#define TILE 16\n");
+    assert!(file.facts().shared[1..]
+        .iter()
+        .all(|s| s.static_bytes == Some(16 * 17 * 4)));
+    assert!(file.facts().launches.iter().all(|l| l.block.value == Some([16, 8, 1])));
+    assert_same("the constant", &file, &SourceFile::parse_with_target(file.text(), 0));
+    // The file-scope buffer renamed: the carves of every chunk lose their base.
+    let at = file.text().find("dyn_smem[]").unwrap();
+    file.apply_edit(at..at + "dyn_smem".len(), "other");
+    assert!(file.facts().carves.is_empty());
+    assert_same("the buffer", &file, &SourceFile::parse_with_target(file.text(), 0));
+}
