@@ -24,7 +24,8 @@ pub struct SourceFile {
     /// The size chunks grow to before they are cut; 0 for a file kept as one tree.
     chunk_target: usize,
     masks: Vec<MaskedMacro>,
-    facts: OnceLock<FileFacts>,
+    /// Shared by clones (snapshots), replaced by an edit.
+    facts: Arc<OnceLock<FileFacts>>,
 }
 
 /// One chunk of a file, its syntax tree (whose node offsets are those of the file) and
@@ -139,7 +140,7 @@ impl SourceFile {
             chunks,
             chunk_target: target,
             masks,
-            facts: OnceLock::new(),
+            facts: Arc::default(),
         }
     }
 
@@ -252,7 +253,7 @@ impl SourceFile {
         self.masks = masks;
         self.chunks = chunks;
         self.chunk_target = target;
-        self.facts = OnceLock::new();
+        self.facts = Arc::default();
     }
 
     /// Masks `text`, this file's text with `old_start..old_end` replaced so that it now ends
