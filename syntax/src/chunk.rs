@@ -27,7 +27,12 @@ pub(crate) const TARGET: usize = 2 * 1024;
 pub(crate) struct Scanner {
     /// The next byte to read.
     pos: usize,
-    braces: usize,
+    /// The open braces, innermost last: `true` for a scope (`namespace`, `extern "C"`,
+    /// `struct`/`class`/`union`/`enum` bodies), `false` for code (a function body, a
+    /// block, an initializer).
+    braces: Vec<bool>,
+    /// Where the text that a `{` would open starts: just after the last `;`, `{` or `}`.
+    head_start: usize,
     parens: usize,
     /// Open `#if`/`#ifdef`/`#ifndef` directives.
     pp_depth: usize,
@@ -45,6 +50,7 @@ impl Scanner {
     pub(crate) fn at(pos: usize) -> Scanner {
         Scanner {
             pos,
+            head_start: pos,
             at_line_start: true,
             ..Scanner::default()
         }
@@ -60,8 +66,22 @@ impl Scanner {
                 b'\n' => {
                     self.pos += 1;
                     self.at_line_start = true;
+                    if self.braces.contains(&false) && starts_top_level_item(bytes, self.pos) {
+                        // A function body (or block) is still open where only a new
+                        // top-level item can start: it was left unclosed (an edit in
+                        // progress). Close it here, so that the damage stays in this chunk.
+                        let scopes = self.braces.iter().take_while(|&&s| s).count();
+                        self.braces.truncate(scopes);
+                        self.parens = 0;
+                        self.head_start = self.pos;
+                        if self.braces.is_empty() && self.pp_depth == 0 {
+                            self.pending = None;
+                            self.item_ended = false;
+                            return Some(self.pos);
+                        }
+                    }
                     if self.item_ended
-                        && self.braces == 0
+                        && self.braces.is_empty()
                         && self.parens == 0
                         && self.pp_depth == 0
                         && self.pending.is_none()
@@ -89,7 +109,7 @@ impl Scanner {
                         return Some(cut);
                     }
                     self.pos = self.directive(bytes, i);
-                    if self.braces == 0 && self.parens == 0 {
+                    if self.braces.is_empty() && self.parens == 0 {
                         self.item_ended = true;
                     }
                     continue;
@@ -117,14 +137,21 @@ impl Scanner {
                     self.pos = skip_char(bytes, i);
                     continue;
                 }
-                b'{' => self.braces += 1,
+                b'{' => {
+                    self.braces.push(opens_scope(bytes, self.head_start, i));
+                    self.head_start = i + 1;
+                }
                 b'}' => {
-                    self.braces = self.braces.saturating_sub(1);
-                    self.item_ended = self.braces == 0 && self.parens == 0;
+                    self.braces.pop();
+                    self.head_start = i + 1;
+                    self.item_ended = self.braces.is_empty() && self.parens == 0;
                 }
                 b'(' => self.parens += 1,
                 b')' => self.parens = self.parens.saturating_sub(1),
-                b';' => self.item_ended = self.braces == 0 && self.parens == 0,
+                b';' => {
+                    self.head_start = i + 1;
+                    self.item_ended = self.braces.is_empty() && self.parens == 0;
+                }
                 _ => {}
             }
             self.pos += 1;
@@ -161,6 +188,87 @@ impl Scanner {
             }
         }
         j
+    }
+}
+
+/// Whether the line at `at` starts, in column 0, with a word that only a top-level item
+/// can start with: `__global__`, `__device__`, `__host__`, `template`, `namespace` or
+/// `extern "C"` (none of them can start a statement inside a function body).
+fn starts_top_level_item(bytes: &[u8], at: usize) -> bool {
+    let rest = &bytes[at.min(bytes.len())..];
+    let word_end = rest
+        .iter()
+        .position(|&b| !is_alnum(b))
+        .unwrap_or(rest.len());
+    match &rest[..word_end] {
+        b"__global__" | b"__device__" | b"__host__" | b"template" | b"namespace" => true,
+        b"extern" => rest[word_end..].trim_ascii_start().starts_with(b"\"C"),
+        _ => false,
+    }
+}
+
+/// Whether the `{` at `brace`, whose declaration head starts at `head`, opens a scope
+/// (`namespace`, `extern "C" {`, `struct`, `class`, `union`, `enum`) rather than code.
+fn opens_scope(bytes: &[u8], head: usize, brace: usize) -> bool {
+    let mut t = &bytes[head.min(brace)..brace];
+    // Leading blanks, comments and preprocessor lines.
+    loop {
+        t = t.trim_ascii_start();
+        if t.starts_with(b"//") || t.starts_with(b"#") {
+            let nl = t.iter().position(|&b| b == b'\n').unwrap_or(t.len());
+            t = &t[nl..];
+        } else if t.starts_with(b"/*") {
+            let end = t
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(t.len(), |e| e + 2);
+            t = &t[end..];
+        } else {
+            break;
+        }
+    }
+    // `template <...>`, then specifiers that may come before the keyword.
+    if let Some(rest) = t.strip_prefix(b"template") {
+        let rest = rest.trim_ascii_start();
+        if rest.starts_with(b"<") {
+            let mut depth = 0usize;
+            let mut end = rest.len();
+            for (k, &b) in rest.iter().enumerate() {
+                match b {
+                    b'<' => depth += 1,
+                    b'>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = k + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            t = rest[end..].trim_ascii_start();
+        }
+    }
+    for prefix in [&b"inline "[..], b"typedef ", b"export "] {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            t = rest.trim_ascii_start();
+        }
+    }
+    let word_end = t.iter().position(|&b| !is_alnum(b)).unwrap_or(t.len());
+    match &t[..word_end] {
+        b"namespace" | b"struct" | b"class" | b"union" | b"enum" => true,
+        // `extern "C" {`, not `extern "C" __global__ void k() {`.
+        b"extern" => {
+            let rest = t[word_end..].trim_ascii_start();
+            rest.starts_with(b"\"") && {
+                let close = rest[1..]
+                    .iter()
+                    .position(|&b| b == b'"')
+                    .map_or(rest.len(), |c| c + 2);
+                rest[close.min(rest.len())..].trim_ascii().is_empty()
+            }
+        }
+        _ => false,
     }
 }
 
@@ -321,6 +429,29 @@ mod tests {
     fn namespaces_and_unclosed_braces_stay_whole() {
         let text = "namespace a {\nvoid f() {}\nint x;\n}\nvoid g() {\nint y;\nvoid h() {}\n";
         assert_eq!(lines_at(text, &cuts(text)), ["void g() {"]);
+    }
+
+    #[test]
+    fn an_unclosed_function_body_ends_where_a_top_level_item_starts_in_column_0() {
+        // The `}` of `k` is missing (an edit in progress): `h` still starts a chunk.
+        let text = "__global__ void k() {\n  int x;\n\n__device__ float h() {\n  return 1.0f;\n}\n\nint y;\n";
+        assert_eq!(lines_at(text, &cuts(text)), ["__device__ float h() {", ""]);
+        // Indented, the same words are not taken as a new item.
+        let text = "__global__ void k() {\n  int x;\n  __device__ float h();\n}\nint y;\n";
+        assert_eq!(lines_at(text, &cuts(text)), ["int y;"]);
+        // Inside a namespace, the unclosed body is closed but the namespace stays open.
+        let text = "namespace a {\nvoid f() {\n  int x;\ntemplate <int N> void g() {}\n}\nint y;\n";
+        assert_eq!(lines_at(text, &cuts(text)), ["int y;"]);
+        // `extern "C" {` and `struct` bodies are scopes, a kernel after `extern "C"` is code.
+        let text = "extern \"C\" {\nstruct S {\ntemplate <int N> void g();\n};\n}\nextern \"C\" __global__ void k() {\n  int x;\n__global__ void k2() {}\nint z;\n";
+        assert_eq!(
+            lines_at(text, &cuts(text)),
+            [
+                "extern \"C\" __global__ void k() {",
+                "__global__ void k2() {}",
+                "int z;"
+            ]
+        );
     }
 
     #[test]
