@@ -439,11 +439,7 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
         let end = advance(bytes, &mut at, &mut point, r.end);
         spans.push((r.clone(), start, end));
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(spans.len() / 4)
-        .max(1);
+    let threads = crate::util::threads().min(spans.len() / 4).max(1);
     let parse_some = |spans: &[(TextRange, Point, Point)]| -> Option<Vec<Chunk>> {
         let mut parser = new_parser()?;
         spans

@@ -86,15 +86,28 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// How many threads a large file's parse and analysis may use: `KERNAUT_THREADS` when
+/// set to a number, else one per core, at most 8.
+pub(crate) fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var("KERNAUT_THREADS")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map_or(1, |n| n.get())
+                    .min(8)
+            })
+            .max(1)
+    })
+}
+
 /// `items.iter().map(f)`, spread over up to 8 threads (one per core) when there are
 /// enough items to be worth it. The order of the results is that of the items. A panic
 /// in `f` is passed on.
 pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(items.len() / 4)
-        .max(1);
+    let threads = threads().min(items.len() / 4).max(1);
     if threads == 1 {
         return items.iter().map(f).collect();
     }
