@@ -4,7 +4,12 @@ use kernaut_syntax::SourceFile;
 use proptest::prelude::*;
 
 fn exercise(text: &str, probe: usize) {
-    let mut file = SourceFile::parse(text);
+    // Whole, and cut at every top-level item as files of 32 KB and more are.
+    exercise_file(SourceFile::parse(text), text, probe);
+    exercise_file(SourceFile::parse_with_target(text, 1), text, probe);
+}
+
+fn exercise_file(mut file: SourceFile, text: &str, probe: usize) {
     let _ = file.errors();
     let _ = file.facts();
     let _ = file.shared_accesses();
@@ -20,6 +25,10 @@ fn exercise(text: &str, probe: usize) {
     file.apply_edit(mid..mid + 3, "__align__(");
     let _ = file.facts();
     let _ = file.symbol_at(mid);
+    file.apply_edit(0..mid / 2, "}\n__global__ void k() {\n");
+    let _ = file.facts();
+    let _ = file.shared_accesses();
+    let _ = file.errors();
 }
 
 const PIECES: &[&str] = &[
