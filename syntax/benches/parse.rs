@@ -46,7 +46,9 @@ fn bench(c: &mut Criterion) {
             (n, a)
         })
     });
+    // As in an editor: the facts and accesses were computed before the edit.
     let base = SourceFile::parse(&text);
+    let _ = (base.facts(), base.shared_accesses());
     let at = text.len() / 2;
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let mut flip = false;
@@ -74,6 +76,19 @@ fn bench(c: &mut Criterion) {
             criterion::BatchSize::LargeInput,
         )
     });
+    c.bench_function(
+        "reparse+facts+accesses after one-line edit 10k lines",
+        |b| {
+            b.iter_batched(
+                || base.clone(),
+                |mut file| {
+                    file.apply_edit(line_start..line_start, "int z;\n");
+                    (file.facts().kernels.len(), file.shared_accesses().len())
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        },
+    );
     let file = SourceFile::parse(&text);
     let _ = file.facts();
     let probe = text.find("cp.async.wait_group").unwrap_or(0) + 10;
