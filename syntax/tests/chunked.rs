@@ -218,18 +218,34 @@ fn an_edit_of_a_file_scope_constant_reaches_every_chunk() {
     let at = text.find("k30(float* out) {\n").unwrap() + "k30(float* out) {\n".len();
     file.apply_edit(at..at, "    tile[0][threadIdx.x] = 1.0f;\n");
     assert_eq!(file.shared_accesses().len(), before.len() + 1);
-    assert_same("inside a kernel", &file, &SourceFile::parse_with_target(file.text(), 0));
+    assert_same(
+        "inside a kernel",
+        &file,
+        &SourceFile::parse_with_target(file.text(), 0),
+    );
     // The constant at the top: every chunk's shared sizes, launches and accesses change.
     file.apply_edit(8..15, "TILE 16");
     assert_eq!(&file.text()[..16], "#define TILE 16\n");
     assert!(file.facts().shared[1..]
         .iter()
         .all(|s| s.static_bytes == Some(16 * 17 * 4)));
-    assert!(file.facts().launches.iter().all(|l| l.block.value == Some([16, 8, 1])));
-    assert_same("the constant", &file, &SourceFile::parse_with_target(file.text(), 0));
+    assert!(file
+        .facts()
+        .launches
+        .iter()
+        .all(|l| l.block.value == Some([16, 8, 1])));
+    assert_same(
+        "the constant",
+        &file,
+        &SourceFile::parse_with_target(file.text(), 0),
+    );
     // The file-scope buffer renamed: the carves of every chunk lose their base.
     let at = file.text().find("dyn_smem[]").unwrap();
     file.apply_edit(at..at + "dyn_smem".len(), "other");
     assert!(file.facts().carves.is_empty());
-    assert_same("the buffer", &file, &SourceFile::parse_with_target(file.text(), 0));
+    assert_same(
+        "the buffer",
+        &file,
+        &SourceFile::parse_with_target(file.text(), 0),
+    );
 }
