@@ -25,6 +25,10 @@
 //! What the crate offers, by module:
 //! - [`SourceFile`]: parsing, incremental [`SourceFile::apply_edit`], syntax errors, and the
 //!   CUDA macros that the grammar does not know, blanked out before parsing ([`MaskedMacro`]).
+//!   A file of 32 KB or more is cut into runs of top-level items of about 2 KB, each its own
+//!   tree-sitter tree (node offsets stay those of the file), parsed and analysed on one
+//!   thread per core (`KERNAUT_THREADS` caps them). Facts and accesses are kept per run, so
+//!   an edit re-parses and re-analyses only the runs it touches.
 //! - [`SourceFile::symbol_at`]: the symbol under the cursor ([`SymbolRef`]), including PTX
 //!   mnemonics inside `asm` strings.
 //! - [`SourceFile::facts`]: kernels, device functions, `__shared__` declarations and the
