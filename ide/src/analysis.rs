@@ -18,20 +18,21 @@
 //! ```
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use kernaut_gpu::Arch;
 use kernaut_syntax::{
-    FileFacts, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile, SymbolRef, SyntaxError,
-    TextRange,
+    FileFacts, FuncAttributeCall, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile,
+    SymbolRef, SyntaxError, TextRange,
 };
 use kernaut_wiki::WikiConfig;
 
 use crate::config::RulesConfig;
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
-use crate::reports::{BankAnalysis, OccupancyReport};
+use crate::reports::{BankAnalysis, FxHasher, OccupancyReport, ReportCache};
 use crate::rules::{RuleContext, RuleDiagnostic};
 
 /// What the analysis assumes where the code does not say.
@@ -69,12 +70,65 @@ impl Default for AnalysisConfig {
     }
 }
 
-/// One file: the parsed source and the accesses computed from it on first use.
+/// One file: the parsed source and what is computed from it on first use.
 #[derive(Clone, Debug)]
 pub(crate) struct FileData {
     pub(crate) source: SourceFile,
     accesses: OnceLock<Vec<SharedAccess>>,
+    /// The byte offset where each line starts; carried across edits (see
+    /// [`spliced_line_starts`]) once built.
     line_starts: OnceLock<Vec<usize>>,
+    index: OnceLock<FileIndex>,
+}
+
+/// Look-up tables over a file's facts, by function or kernel name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileIndex {
+    /// The declarations in `facts.shared` by the function they are inside.
+    shared: NameTable,
+    /// The launches in `facts.launches` by the kernel's name without namespaces.
+    launches: NameTable,
+    /// The calls in `facts.func_attributes` by the kernel's name without namespaces.
+    attributes: NameTable,
+}
+
+/// Positions in a list by a name: (hash of the name, position), sorted. One allocation
+/// per list and none per name; a look-up yields the positions whose name has the same
+/// hash, in document order, and the caller compares the names.
+#[derive(Clone, Debug, Default)]
+struct NameTable(Vec<(u64, usize)>);
+
+fn name_hash(name: &str) -> u64 {
+    BuildHasherDefault::<FxHasher>::default().hash_one(name)
+}
+
+impl NameTable {
+    fn new<'a>(names: impl Iterator<Item = Option<&'a str>>) -> NameTable {
+        let mut table: Vec<(u64, usize)> = names
+            .enumerate()
+            .filter_map(|(i, n)| Some((name_hash(n?), i)))
+            .collect();
+        table.sort_unstable();
+        NameTable(table)
+    }
+
+    fn get(&self, name: &str) -> impl Iterator<Item = usize> + '_ {
+        let hash = name_hash(name);
+        let first = self.0.partition_point(|e| e.0 < hash);
+        self.0[first..]
+            .iter()
+            .take_while(move |e| e.0 == hash)
+            .map(|e| e.1)
+    }
+}
+
+/// The last `::`-separated part of a name.
+pub(crate) fn short_name(name: &str) -> &str {
+    // As `rsplit("::").next()`, without a substring searcher for a two-byte pattern.
+    match name.as_bytes().windows(2).rposition(|w| w == b"::") {
+        Some(i) => &name[i + 2..],
+        None => name,
+    }
 }
 
 impl FileData {
@@ -83,23 +137,15 @@ impl FileData {
             source,
             accesses: OnceLock::new(),
             line_starts: OnceLock::new(),
+            index: OnceLock::new(),
         }
     }
 
     /// The 1-based line of a byte offset.
     pub(crate) fn line_of(&self, offset: usize) -> u32 {
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0)
-                .chain(
-                    self.source
-                        .text()
-                        .bytes()
-                        .enumerate()
-                        .filter(|(_, b)| *b == b'\n')
-                        .map(|(i, _)| i + 1),
-                )
-                .collect()
-        });
+        let starts = self
+            .line_starts
+            .get_or_init(|| line_starts(self.source.text()));
         let line = starts.partition_point(|&s| s <= offset);
         u32::try_from(line.max(1)).unwrap_or(u32::MAX)
     }
@@ -111,6 +157,113 @@ impl FileData {
     pub(crate) fn accesses(&self) -> &[SharedAccess] {
         self.accesses.get_or_init(|| self.source.shared_accesses())
     }
+
+    fn index(&self) -> &FileIndex {
+        self.index.get_or_init(|| {
+            let facts = self.facts();
+            FileIndex {
+                shared: NameTable::new(facts.shared.iter().map(|d| d.function.as_deref())),
+                launches: NameTable::new(
+                    facts.launches.iter().map(|l| Some(short_name(&l.kernel))),
+                ),
+                attributes: NameTable::new(
+                    facts
+                        .func_attributes
+                        .iter()
+                        .map(|a| Some(short_name(&a.kernel))),
+                ),
+            }
+        })
+    }
+
+    /// The `__shared__` declarations inside the function `name`, in document order.
+    pub(crate) fn shared_in<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a SharedDecl> {
+        let shared = &self.facts().shared;
+        self.index()
+            .shared
+            .get(name)
+            .map(move |i| &shared[i])
+            .filter(move |d| d.function.as_deref() == Some(name))
+    }
+
+    /// The launches of kernels whose name without namespaces is `short`, in document
+    /// order.
+    pub(crate) fn launches_named<'a>(
+        &'a self,
+        short: &'a str,
+    ) -> impl Iterator<Item = &'a LaunchSite> {
+        let launches = &self.facts().launches;
+        self.index()
+            .launches
+            .get(short)
+            .map(move |i| &launches[i])
+            .filter(move |l| short_name(&l.kernel) == short)
+    }
+
+    /// The `cudaFuncSetAttribute` calls naming a kernel whose name without namespaces
+    /// is `short`, in document order.
+    fn attributes_named<'a>(
+        &'a self,
+        short: &'a str,
+    ) -> impl Iterator<Item = &'a FuncAttributeCall> {
+        let calls = &self.facts().func_attributes;
+        self.index()
+            .attributes
+            .get(short)
+            .map(move |i| &calls[i])
+            .filter(move |a| short_name(&a.kernel) == short)
+    }
+}
+
+/// The byte offset where each line of `text` starts.
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+    starts.push(0);
+    starts.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    starts
+}
+
+/// The line starts of `new`, which is `old` with `range` replaced by `inserted`, from
+/// those of `old`: the starts before the edit are kept, those after it shifted, and only
+/// the inserted text is scanned. `None` when `new` is not that splice (the caller then
+/// scans `new` on first use).
+fn spliced_line_starts(
+    starts: &[usize],
+    old: &str,
+    new: &str,
+    range: &TextRange,
+    inserted: &str,
+) -> Option<Vec<usize>> {
+    let start = floor_boundary(old, range.start.min(range.end));
+    let removed = (old.len() + inserted.len()).checked_sub(new.len())?;
+    let end = start.checked_add(removed).filter(|e| *e <= old.len())?;
+    if new.get(start..start + inserted.len())? != inserted {
+        return None;
+    }
+    debug_assert!(old[..start] == new[..start] && old[end..] == new[start + inserted.len()..]);
+    // A start `s` follows the newline at `s - 1`: kept when that is before the edit,
+    // dropped when it was replaced, shifted when it is after.
+    let kept = starts.partition_point(|&s| s <= start);
+    let after = starts.partition_point(|&s| s <= end);
+    let shifted = starts[after..]
+        .iter()
+        .map(|&s| s - end + start + inserted.len());
+    let mut out = Vec::with_capacity(starts.len() + 8);
+    out.extend_from_slice(&starts[..kept]);
+    out.extend(
+        inserted
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| start + i + 1),
+    );
+    out.extend(shifted);
+    Some(out)
 }
 
 /// The mutable side: files, configuration and the wiki. Hand out snapshots with
@@ -120,6 +273,8 @@ pub struct AnalysisHost {
     config: Arc<AnalysisConfig>,
     knowledge: Option<Arc<Knowledge>>,
     files: Arc<HashMap<String, Arc<FileData>>>,
+    /// Model results by their inputs, shared by every snapshot and kept across edits.
+    cache: Arc<ReportCache>,
 }
 
 impl AnalysisHost {
@@ -130,6 +285,7 @@ impl AnalysisHost {
             config: Arc::new(config),
             knowledge: None,
             files: Arc::new(HashMap::new()),
+            cache: Arc::new(ReportCache::default()),
         }
     }
 
@@ -174,9 +330,9 @@ impl AnalysisHost {
         let Some(entry) = files.get_mut(path) else {
             return false;
         };
-        let data = Arc::make_mut(entry);
+        let old = &entry.source;
         let edited = guarded(|| {
-            let mut source = data.source.clone();
+            let mut source = old.clone();
             source.apply_edit(range.clone(), new_text);
             source
         });
@@ -184,14 +340,21 @@ impl AnalysisHost {
             Some(s) => s,
             None => {
                 // The incremental path failed: splice the text here and parse afresh.
-                let old = data.source.text();
+                let old = old.text();
                 let start = floor_boundary(old, range.start.min(range.end));
                 let end = floor_boundary(old, range.end.max(range.start));
                 let text = format!("{}{}{}", &old[..start], new_text, &old[end..]);
                 guarded(|| SourceFile::parse(&text)).unwrap_or_else(|| SourceFile::parse(""))
             }
         };
-        *data = FileData::new(source);
+        let starts = entry.line_starts.get().and_then(|starts| {
+            spliced_line_starts(starts, old.text(), source.text(), &range, new_text)
+        });
+        let data = FileData::new(source);
+        if let Some(starts) = starts {
+            let _ = data.line_starts.set(starts);
+        }
+        *entry = Arc::new(data);
         true
     }
 
@@ -201,7 +364,7 @@ impl AnalysisHost {
             config: self.config.clone(),
             knowledge: self.knowledge.clone(),
             files: self.files.clone(),
-            launch_index: Arc::new(OnceLock::new()),
+            cache: self.cache.clone(),
         }
     }
 }
@@ -241,11 +404,8 @@ pub struct Analysis {
     pub(crate) config: Arc<AnalysisConfig>,
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<HashMap<String, Arc<FileData>>>,
-    /// Launch sites of every file by kernel name (without namespaces), built on first use.
-    launch_index: Arc<OnceLock<LaunchIndex>>,
+    pub(crate) cache: Arc<ReportCache>,
 }
-
-type LaunchIndex = HashMap<String, Vec<(String, LaunchSite)>>;
 
 impl Analysis {
     /// The configuration of this snapshot.
@@ -329,49 +489,35 @@ impl Analysis {
             return Vec::new();
         };
         let facts = f.facts();
-        let mut by_function: HashMap<&str, Vec<&SharedDecl>> = HashMap::new();
-        for d in &facts.shared {
-            if let Some(func) = d.function.as_deref() {
-                by_function.entry(func).or_default().push(d);
-            }
-        }
-        let mut launches: HashMap<&str, Vec<(String, LaunchSite)>> = HashMap::new();
-        let mut attributes: HashMap<&str, Vec<(String, Option<i64>)>> = HashMap::new();
-        for (p, data) in self.sorted_files(path) {
-            for l in &data.facts().launches {
-                let name = l.kernel.rsplit("::").next().unwrap_or(&l.kernel);
-                launches
-                    .entry(name)
-                    .or_default()
-                    .push((p.to_string(), l.clone()));
-            }
-            for a in &data.facts().func_attributes {
-                let name = a.kernel.rsplit("::").next().unwrap_or(&a.kernel);
-                attributes
-                    .entry(name)
-                    .or_default()
-                    .push((a.attribute.clone(), a.value));
-            }
-        }
+        let files = self.sorted_files(path);
         facts
             .kernels
             .iter()
             .map(|k| {
-                let short = k.name.rsplit("::").next().unwrap_or(&k.name);
-                let shared: Vec<SharedDecl> = by_function
-                    .get(k.name.as_str())
-                    .map(|v| v.iter().map(|d| (*d).clone()).collect())
-                    .unwrap_or_default();
+                let short = short_name(&k.name);
+                let shared: Vec<SharedDecl> = f.shared_in(&k.name).cloned().collect();
                 let static_shared_bytes = shared
                     .iter()
                     .filter(|d| !d.is_extern)
                     .try_fold(0u64, |acc, d| acc.checked_add(d.static_bytes?));
+                let mut launches = Vec::new();
+                let mut attributes = Vec::new();
+                for (p, data) in &files {
+                    launches.extend(
+                        data.launches_named(short)
+                            .map(|l| (p.to_string(), l.clone())),
+                    );
+                    attributes.extend(
+                        data.attributes_named(short)
+                            .map(|a| (a.attribute.clone(), a.value)),
+                    );
+                }
                 KernelFacts {
                     function: k.clone(),
-                    launches: launches.get(short).cloned().unwrap_or_default(),
+                    launches,
                     shared,
                     static_shared_bytes,
-                    attributes: attributes.get(short).cloned().unwrap_or_default(),
+                    attributes,
                 }
             })
             .collect()
@@ -406,30 +552,86 @@ impl Analysis {
 
     /// Launch sites of `kernel`, those in `first` first, then by path.
     pub(crate) fn launches_of(&self, first: &str, kernel: &str) -> Vec<(String, LaunchSite)> {
-        let index = self.launch_index.get_or_init(|| {
-            let mut index = LaunchIndex::new();
-            for (p, data) in self.sorted_files("") {
-                for l in &data.facts().launches {
-                    let short = l.kernel.rsplit("::").next().unwrap_or(&l.kernel);
-                    index
-                        .entry(short.to_string())
-                        .or_default()
-                        .push((p.to_string(), l.clone()));
+        self.launches_of_ref(first, kernel)
+            .map(|(p, l)| (p.to_string(), l.clone()))
+            .collect()
+    }
+
+    /// [`Analysis::launches_of`] without copying: the launches of `kernel` (or of any
+    /// namespace's kernel of that name when `kernel` has none), those in `first` first,
+    /// then by path, each in document order.
+    pub(crate) fn launches_of_ref<'a>(
+        &'a self,
+        first: &str,
+        kernel: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a LaunchSite)> + 'a {
+        let short = short_name(kernel);
+        let first = self.files.get_key_value(first);
+        // The other files by path (no allocation for a single file).
+        let mut others: Vec<(&str, &FileData)> = Vec::new();
+        if self.files.len() > usize::from(first.is_some()) {
+            others = self
+                .files
+                .iter()
+                .filter(|(p, _)| first.is_none_or(|(f, _)| *p != f))
+                .map(|(p, f)| (p.as_str(), &**f))
+                .collect();
+            others.sort_unstable_by_key(|(p, _)| *p);
+        }
+        first
+            .map(|(p, f)| (p.as_str(), &**f))
+            .into_iter()
+            .chain(others)
+            .flat_map(move |(p, data)| {
+                data.launches_named(short)
+                    .filter(move |l| l.kernel == kernel || short == kernel)
+                    .map(move |l| (p, l))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_starts_carried_across_edits_match_a_fresh_scan() {
+        let text = "a\nbc\n\ndéf\nghi\n";
+        let inserts = ["", "x", "\n", "y\nz\n", "\n\n", "é"];
+        for start in 0..=text.len() {
+            for end in start..=text.len() + 1 {
+                for ins in inserts {
+                    let mut host = AnalysisHost::new(AnalysisConfig::default());
+                    host.set_file("/f.cu", text);
+                    let a = host.analysis();
+                    let before = a.file("/f.cu").unwrap();
+                    before.line_of(0);
+                    drop(a);
+                    host.apply_edit("/f.cu", start..end, ins);
+                    let a = host.analysis();
+                    let data = a.file("/f.cu").unwrap();
+                    let expected = line_starts(data.source.text());
+                    if let Some(carried) = data.line_starts.get() {
+                        assert_eq!(carried, &expected, "{start}..{end} <- {ins:?}");
+                    }
+                    for offset in 0..=data.source.text().len() {
+                        let line = expected.partition_point(|&s| s <= offset).max(1);
+                        assert_eq!(data.line_of(offset) as usize, line);
+                    }
                 }
             }
-            index
-        });
-        let short = kernel.rsplit("::").next().unwrap_or(kernel);
-        let mut out: Vec<(String, LaunchSite)> = index
-            .get(short)
-            .map(|v| {
-                v.iter()
-                    .filter(|(_, l)| l.kernel == kernel || short == kernel)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.sort_by_key(|(p, _)| p != first);
-        out
+        }
+    }
+
+    #[test]
+    fn line_starts_are_carried_for_a_plain_edit() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file("/f.cu", "int a;\nint b;\nint c;\n");
+        host.analysis().file("/f.cu").unwrap().line_of(0);
+        host.apply_edit("/f.cu", 7..13, "int bb;\n// x");
+        let a = host.analysis();
+        let data = a.file("/f.cu").unwrap();
+        assert_eq!(data.line_starts.get(), Some(&vec![0, 7, 15, 20, 27]));
+        assert_eq!(data.source.text(), "int a;\nint bb;\n// x\nint c;\n");
     }
 }

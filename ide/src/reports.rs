@@ -5,11 +5,15 @@
 //! from, where the register count came from (the real count needs ptxas), which loop
 //! variables were held at their start value.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
 use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
 use kernaut_gpu::expr::WarpContext;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::{Arch, ArchLimits};
-use kernaut_syntax::{AccessKind, Function, SharedAccess, TextRange};
+use kernaut_syntax::{AccessKind, Function, IndexExpr, SharedAccess, TextRange};
 
 use crate::analysis::Analysis;
 use crate::lower::lower_index;
@@ -126,8 +130,9 @@ pub(crate) fn block_for(
             notes,
         );
     };
-    let launches = analysis.launches_of(path, &kernel.name);
-    for (file, l) in &launches {
+    let mut first_launch = None;
+    for (file, l) in analysis.launches_of_ref(path, &kernel.name) {
+        first_launch.get_or_insert(l);
         let Some([x, y, z]) = l.block.value else {
             continue;
         };
@@ -146,7 +151,7 @@ pub(crate) fn block_for(
         return (
             dims,
             BlockSource::Launch {
-                file: file.clone(),
+                file: file.to_string(),
                 range: l.range.clone(),
                 line,
             },
@@ -154,7 +159,7 @@ pub(crate) fn block_for(
             notes,
         );
     }
-    if let Some((_, l)) = launches.first() {
+    if let Some(l) = first_launch {
         notes.push(format!(
             "The block `{}` of the launch is not known from the file.",
             l.block.text
@@ -220,11 +225,7 @@ pub(crate) fn occupancy_for(
         _ => (analysis.config.default_regs_per_thread, RegsSource::Default),
     };
     let mut static_smem: u64 = 0;
-    for d in facts
-        .shared
-        .iter()
-        .filter(|d| d.function.as_deref() == Some(kernel) && !d.is_extern)
-    {
+    for d in file.shared_in(kernel).filter(|d| !d.is_extern) {
         match d.static_bytes {
             Some(b) => static_smem = static_smem.saturating_add(b),
             None => notes.push(format!(
@@ -235,12 +236,7 @@ pub(crate) fn occupancy_for(
     }
     let static_smem = u32::try_from(static_smem).unwrap_or(u32::MAX);
     let dynamic_smem = dynamic.unwrap_or(0);
-    if dynamic.is_none()
-        && facts
-            .shared
-            .iter()
-            .any(|d| d.is_extern && d.function.as_deref() == Some(kernel))
-    {
+    if dynamic.is_none() && file.shared_in(kernel).any(|d| d.is_extern) {
         notes.push(
             "The kernel uses `extern __shared__` memory but no launch gives its size; 0 bytes assumed."
                 .into(),
@@ -260,14 +256,14 @@ pub(crate) fn occupancy_for(
             .and_then(|v| u32::try_from(v).ok()),
         max_dynamic_smem: None,
     };
-    let result = occupancy(arch, &input).map_err(|e| e.to_string());
+    let result = analysis.cache.occupancy(arch, &input);
     let default_regs = analysis.config.default_regs_per_thread;
     if matches!(regs_source, RegsSource::LaunchBounds { .. }) && regs_per_thread > default_regs {
         let at_default = OccupancyInput {
             regs_per_thread: default_regs,
             ..input.clone()
         };
-        if let Ok(o) = occupancy(arch, &at_default) {
+        if let Ok(o) = analysis.cache.occupancy(arch, &at_default) {
             notes.push(format!(
                 "At the configured default of {default_regs} registers per thread it would be {} blocks/SM ({:.0}%).",
                 o.blocks_per_sm,
@@ -307,74 +303,142 @@ pub(crate) fn bank_report(
 ) -> Option<BankAnalysis> {
     let file = analysis.file(path)?;
     let facts = file.facts();
-    let function = access
-        .function
-        .as_deref()
-        .and_then(|f| facts.kernels.iter().find(|k| k.name == f));
+    let function = access.function.as_deref().and_then(|f| facts.kernel(f));
     let (block, block_source, _, _) = block_for(analysis, path, function);
-    let mut out = BankAnalysis {
-        access: access.clone(),
-        block,
-        block_source,
-        lowered: None,
-        held_loops: Vec::new(),
-        uniforms: Vec::new(),
-        copy: None,
-        width: access.width,
-        addresses: Vec::new(),
-        result: Err(String::new()),
-    };
     let mut width_bytes = access.width;
     let mut kind = match access.kind {
         AccessKind::Store => banks::AccessKind::Store,
         _ => banks::AccessKind::Load,
     };
+    let mut copy = None;
     if access.kind == AccessKind::AddressOf {
         if let Some((callee, size)) = async_copy_of(analysis, path, access) {
             width_bytes = Some(size);
-            out.width = Some(size);
             kind = banks::AccessKind::Store;
-            out.copy = Some(callee);
+            copy = Some(callee);
         }
     }
-    let lowered = match lower_index(&access.byte_offset) {
-        Ok(l) => l,
-        Err(reason) => {
-            out.result = Err(reason);
-            return Some(out);
-        }
+    let model = analysis.cache.bank(
+        &access.byte_offset,
+        BankShape {
+            width: width_bytes,
+            kind,
+            block,
+        },
+    );
+    let (lowered, held_loops, uniforms) = match &model.lowered {
+        Some(l) => (
+            Some(l.text.clone()),
+            l.held_loops.clone(),
+            l.uniforms.clone(),
+        ),
+        None => (None, Vec::new(), Vec::new()),
     };
-    out.lowered = Some(lowered.expr.to_string());
-    out.held_loops = lowered.held_loops.clone();
-    out.uniforms = lowered.uniforms.clone();
-    let width = match width_bytes {
-        None => {
-            out.result = Err(format!(
+    Some(BankAnalysis {
+        access: access.clone(),
+        block,
+        block_source,
+        lowered,
+        held_loops,
+        uniforms,
+        copy,
+        width: width_bytes,
+        addresses: model.addresses.clone(),
+        result: match &model.result {
+            Ok(r) => Ok(r.clone()),
+            Err(BankFailure::ElementSizeUnknown) => Err(format!(
                 "the element size of `{}` is not known",
                 access.array
-            ));
-            return Some(out);
+            )),
+            Err(BankFailure::Other(reason)) => Err(reason.clone()),
+        },
+    })
+}
+
+/// What the bank model needs of an access besides its byte offset: the report depends
+/// on nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BankShape {
+    /// The bytes per lane.
+    width: Option<u64>,
+    /// Load or store.
+    kind: banks::AccessKind,
+    /// The block the lanes are laid out in.
+    block: [u32; 3],
+}
+
+/// The bank model's answer for one [`BankKey`].
+#[derive(Debug)]
+struct BankModel {
+    /// The byte offset lowered for the model, when it can be.
+    lowered: Option<LoweredText>,
+    /// The byte address each lane of warp 0 touches.
+    addresses: Vec<Option<i64>>,
+    result: Result<BankReport, BankFailure>,
+}
+
+/// A lowered index as reports show it.
+#[derive(Debug)]
+struct LoweredText {
+    text: String,
+    held_loops: Vec<(String, String)>,
+    uniforms: Vec<String>,
+}
+
+/// Why an access cannot be modelled.
+#[derive(Debug)]
+enum BankFailure {
+    /// The width is not known (the message names the array, which is not in the key).
+    ElementSizeUnknown,
+    /// Any other reason, as shown.
+    Other(String),
+}
+
+/// Runs the bank model on the byte offset `index`.
+fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
+    let mut out = BankModel {
+        lowered: None,
+        addresses: Vec::new(),
+        result: Err(BankFailure::Other(String::new())),
+    };
+    let lowered = match lower_index(index) {
+        Ok(l) => l,
+        Err(reason) => {
+            out.result = Err(BankFailure::Other(reason));
+            return out;
+        }
+    };
+    out.lowered = Some(LoweredText {
+        text: lowered.expr.to_string(),
+        held_loops: lowered.held_loops.clone(),
+        uniforms: lowered.uniforms.clone(),
+    });
+    let width = match key.width {
+        None => {
+            out.result = Err(BankFailure::ElementSizeUnknown);
+            return out;
         }
         Some(w) => match u32::try_from(w).ok().and_then(AccessWidth::from_bytes) {
             Some(w) => w,
             None => {
-                out.result = Err(format!(
+                out.result = Err(BankFailure::Other(format!(
                     "a {w}-byte access is not one shared-memory instruction (1, 2, 4, 8 or 16 bytes)"
-                ));
-                return Some(out);
+                )));
+                return out;
             }
         },
     };
-    let run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
-        let mut constants = lowered.constants.clone();
+    let mut ctx = WarpContext {
+        block: key.block,
+        warp: 0,
+        constants: lowered.constants.clone(),
+    };
+    let base = ctx.constants.len();
+    let mut run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
+        ctx.constants.truncate(base);
         for u in &lowered.uniforms {
-            constants.push((u.clone(), uniform));
+            ctx.constants.push((u.clone(), uniform));
         }
-        let ctx = WarpContext {
-            block,
-            warp: 0,
-            constants,
-        };
         let values = lowered.expr.eval_warp(&ctx).map_err(|e| e.to_string())?;
         let mut addresses = [None; banks::WARP_LANES];
         for (lane, v) in values.iter().enumerate() {
@@ -388,13 +452,13 @@ pub(crate) fn bank_report(
         let report = banks::analyze(&WarpAccess {
             addresses,
             width,
-            kind,
+            kind: key.kind,
         })
         .map_err(|e| e.to_string())?;
         Ok((values.to_vec(), report))
     };
     match run(0) {
-        Err(e) => out.result = Err(e),
+        Err(e) => out.result = Err(BankFailure::Other(e)),
         Ok((addresses, report)) => {
             out.addresses = addresses;
             if !lowered.uniforms.is_empty() {
@@ -403,7 +467,7 @@ pub(crate) fn bank_report(
                         if (other.conflict_degree, other.wavefronts)
                             != (report.conflict_degree, report.wavefronts)
                         {
-                            out.result = Err(format!(
+                            out.result = Err(BankFailure::Other(format!(
                                 "the conflicts depend on {}, which every lane shares but the file does not fix ({}-way at 0, {}-way at {t})",
                                 lowered
                                     .uniforms
@@ -413,8 +477,8 @@ pub(crate) fn bank_report(
                                     .join(", "),
                                 report.conflict_degree,
                                 other.conflict_degree
-                            ));
-                            return Some(out);
+                            )));
+                            return out;
                         }
                     }
                 }
@@ -422,7 +486,144 @@ pub(crate) fn bank_report(
             out.result = Ok(report);
         }
     }
-    Some(out)
+    out
+}
+
+/// The occupancy model's inputs, as a key (the model depends on nothing else).
+type OccupancyKey = (Arch, [u32; 4], [Option<u32>; 3]);
+
+/// The entries a [`ReportCache`] table holds before it starts again empty.
+const CACHE_ENTRIES: usize = 1 << 14;
+
+/// The bank and occupancy models' answers by their inputs. A host's snapshots share
+/// one, and it outlives edits: accesses and kernels an edit does not change (and
+/// repeated ones, such as the same index in several kernels) are modelled once.
+#[derive(Debug, Default)]
+pub(crate) struct ReportCache {
+    /// By byte offset, then by the rest of the inputs (an offset is nearly always
+    /// modelled with one shape; looking up by the offset alone needs no copy of it).
+    banks: Mutex<FxHashMap<IndexExpr, BankModels>>,
+    occupancy: Mutex<FxHashMap<OccupancyKey, Result<Occupancy, String>>>,
+}
+
+/// The models of one byte offset, by the rest of the inputs.
+type BankModels = Vec<(BankShape, Arc<BankModel>)>;
+
+pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// The multiply-rotate hash of `rustc-hash` (Firefox's): much quicker than the default
+/// SipHash on the many small strings and integers of an index expression. The cache
+/// keys come from the file being edited, so hash flooding is not a concern.
+#[derive(Default)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// Locks a cache table; a panic while it was held leaves it usable (every entry is
+/// inserted whole).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl ReportCache {
+    fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
+        let found = lock(&self.banks)
+            .get(index)
+            .and_then(|v| v.iter().find(|(s, _)| *s == shape).map(|(_, m)| m.clone()));
+        if let Some(m) = found {
+            return m;
+        }
+        // Run the model unlocked: it may panic, and other threads may read meanwhile.
+        let model = Arc::new(model_bank(index, shape));
+        let mut table = lock(&self.banks);
+        if table.len() >= CACHE_ENTRIES {
+            table.clear();
+        }
+        let shapes = table.entry(index.clone()).or_default();
+        if !shapes.iter().any(|(s, _)| *s == shape) {
+            shapes.push((shape, model.clone()));
+        }
+        model
+    }
+
+    pub(crate) fn occupancy(
+        &self,
+        arch: Arch,
+        input: &OccupancyInput,
+    ) -> Result<Occupancy, String> {
+        let OccupancyInput {
+            threads_per_block,
+            regs_per_thread,
+            static_smem,
+            dynamic_smem,
+            carveout,
+            launch_bounds_max_threads,
+            max_dynamic_smem,
+        } = *input;
+        let key = (
+            arch,
+            [
+                threads_per_block,
+                regs_per_thread,
+                static_smem,
+                dynamic_smem,
+            ],
+            [carveout, launch_bounds_max_threads, max_dynamic_smem],
+        );
+        if let Some(r) = lock(&self.occupancy).get(&key) {
+            return r.clone();
+        }
+        let result = occupancy(arch, input).map_err(|e| e.to_string());
+        let mut table = lock(&self.occupancy);
+        if table.len() >= CACHE_ENTRIES {
+            table.clear();
+        }
+        table.insert(key, result.clone());
+        result
+    }
 }
 
 /// Copies whose destination is their first argument and whose size is the third.
@@ -457,4 +658,68 @@ fn async_copy_of(analysis: &Analysis, path: &str, access: &SharedAccess) -> Opti
         .ok()
         .filter(|s| matches!(s, 4 | 8 | 16))?;
     Some((call.callee_text.clone(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{AnalysisConfig, AnalysisHost};
+
+    const FILE: &str = r#"
+#define TILE 32
+__global__ void a(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+__global__ void b(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+void launch(float* out, int n) {
+    a<<<1, dim3(32, 8)>>>(out, n);
+    b<<<1, dim3(8, 32)>>>(out, n);
+}
+"#;
+
+    /// Reports from the cache (a second call, and after an edit elsewhere) are those
+    /// a fresh host computes, and the block is part of what the cache tells apart.
+    #[test]
+    fn cached_reports_match_fresh_ones() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file("/k.cu", FILE);
+        let reports = |host: &AnalysisHost| {
+            let a = host.analysis();
+            let banks: Vec<_> = a
+                .shared_accesses("/k.cu")
+                .iter()
+                .map(|acc| a.bank_report("/k.cu", acc))
+                .collect();
+            let occ: Vec<_> = ["a", "b"]
+                .iter()
+                .map(|k| a.occupancy_for("/k.cu", k))
+                .collect();
+            (banks, occ)
+        };
+        let first = reports(&host);
+        assert_eq!(first.0.len(), 4);
+        assert_eq!(reports(&host), first);
+        let fresh = |text: &str| {
+            let mut h = AnalysisHost::new(AnalysisConfig::default());
+            h.set_file("/k.cu", text);
+            reports(&h)
+        };
+        assert_eq!(fresh(FILE), first);
+        // Same index, different blocks: different lanes.
+        let (x, y) = (first.0[0].as_ref().unwrap(), first.0[2].as_ref().unwrap());
+        assert_eq!(x.lowered, y.lowered);
+        assert_ne!(x.addresses, y.addresses);
+
+        let at = FILE.find("void launch").unwrap();
+        host.apply_edit("/k.cu", at..at, "// edited\n");
+        let edited = format!("{}// edited\n{}", &FILE[..at], &FILE[at..]);
+        assert_eq!(reports(&host), fresh(&edited));
+    }
 }
