@@ -473,9 +473,9 @@ impl Analysis {
     }
 
     /// Every fact syntax found in a file (kernels, shared memory, launches, constants).
-    pub fn file_facts(&self, path: &str) -> Option<FileFacts> {
+    pub fn file_facts(&self, path: &str) -> Option<&FileFacts> {
         let f = self.file(path)?;
-        guarded(|| f.facts().clone())
+        guarded(|| f.facts())
     }
 
     /// The kernels of a file, each with its launch sites (from every file), shared
