@@ -525,11 +525,11 @@ impl Analysis {
 
     /// Every shared-memory access of a file, with its index lowered over the thread
     /// index, in document order.
-    pub fn shared_accesses(&self, path: &str) -> Vec<SharedAccess> {
+    pub fn shared_accesses(&self, path: &str) -> &[SharedAccess] {
         let Some(f) = self.file(path) else {
-            return Vec::new();
+            return &[];
         };
-        guarded(|| f.accesses().to_vec()).unwrap_or_default()
+        guarded(|| f.accesses()).unwrap_or(&[])
     }
 
     /// The occupancy of `kernel` (defined in `path`) at the launch configuration found.
