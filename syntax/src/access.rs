@@ -556,12 +556,6 @@ impl SourceFile {
             return Vec::new();
         }
         let text = self.text();
-        let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
-        let low = Lowerer {
-            text,
-            facts,
-            tree: &tree,
-        };
         let has_function = crate::facts::chunk_has_function(self);
         // Subscripts count from the first function on (as one walk over the file would).
         // A chunk's accesses depend on its own text and on the file-wide inputs that the
@@ -583,14 +577,24 @@ impl SourceFile {
             })
             .collect();
         let todo: Vec<usize> = (0..chunks.len()).filter(|&i| cached[i].is_none()).collect();
-        let computed = par_map(&todo, |&i| {
-            let c = &chunks[i];
-            let mut part = self.accesses_in(c.root, &low, keys[i].1);
-            for a in &mut part {
-                a.range = a.range.start - c.start..a.range.end - c.start;
-            }
-            Arc::new(part)
-        });
+        let computed = if todo.is_empty() {
+            Vec::new()
+        } else {
+            let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+            let low = Lowerer {
+                text,
+                facts,
+                tree: &tree,
+            };
+            par_map(&todo, |&i| {
+                let c = &chunks[i];
+                let mut part = self.accesses_in(c.root, &low, keys[i].1);
+                for a in &mut part {
+                    a.range = a.range.start - c.start..a.range.end - c.start;
+                }
+                Arc::new(part)
+            })
+        };
         let mut computed = todo.iter().zip(computed);
         let mut out: Vec<SharedAccess> = Vec::new();
         for (i, (c, cached)) in chunks.iter().zip(cached).enumerate() {

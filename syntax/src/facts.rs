@@ -512,7 +512,13 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     }
     let text = file.text();
     let whole = 0..text.len();
-    let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+    // Chunks' roots are small: their ancestor chains need no list of top-level nodes.
+    let roots: Vec<Node> = chunks.iter().map(|c| c.root).collect();
+    let tree = if roots.len() > 1 {
+        Ancestry::few(roots, text.len())
+    } else {
+        Ancestry::new(roots, text.len())
+    };
     let mut facts = FileFacts::default();
 
     // First step: each chunk's constants and scopes, which together make the file's

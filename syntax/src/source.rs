@@ -15,8 +15,9 @@ use crate::TextRange;
 /// Cloning is cheap enough for snapshots (the tree is reference counted by tree-sitter).
 #[derive(Clone)]
 pub struct SourceFile {
-    text: String,
-    masked: String,
+    /// Shared by clones (an editor's snapshots).
+    text: Arc<str>,
+    masked: Arc<str>,
     /// The syntax trees, one per chunk (see [`crate::chunk`]), covering the text in order.
     /// A file under [`chunk::MIN_FILE`] bytes is one tree parsed without included ranges.
     /// Empty only when tree-sitter refused the grammar.
@@ -135,8 +136,8 @@ impl SourceFile {
         let (masked, masks) = mask_macros(text);
         let chunks = parse_all(&masked, target);
         SourceFile {
-            text: text.to_string(),
-            masked,
+            text: Arc::from(text),
+            masked: Arc::from(masked),
             chunks,
             chunk_target: target,
             masks,
@@ -248,8 +249,8 @@ impl SourceFile {
             reparse_chunks(chunks, &masked, &edit, target)
                 .unwrap_or_else(|| parse_all(&masked, target))
         };
-        self.text = text;
-        self.masked = masked;
+        self.text = Arc::from(text);
+        self.masked = Arc::from(masked);
         self.masks = masks;
         self.chunks = chunks;
         self.chunk_target = target;
