@@ -250,9 +250,13 @@ pub(crate) fn ops_in_function(
     out
 }
 
-/// Every function with a body (kernels and device functions) and its classified calls,
-/// computed once per rule run.
-pub(crate) fn all_functions(ctx: &RuleContext) -> Vec<(TextRange, Vec<Op>)> {
+/// A function body and its classified calls.
+pub(crate) type AsyncFunction = (TextRange, Vec<Op>);
+
+/// Every function with a body (kernels and device functions) that mentions an async-copy
+/// operation or a wrapper of one, and its classified calls; the rules read it through
+/// [`RuleContext::async_functions`], which computes it once.
+pub(crate) fn all_functions(ctx: &RuleContext) -> Vec<AsyncFunction> {
     let wrappers = wrappers(ctx);
     let mut names: Vec<&str> = ASYNC_NAMES.to_vec();
     names.extend(wrappers.keys().map(String::as_str));

@@ -22,7 +22,9 @@
 //! ```
 
 use std::cell::RefCell;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
 use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, SharedDecl};
@@ -61,33 +63,131 @@ struct Cost {
 /// [`access_cost`] results of one run, by what they depend on: the offset, the access
 /// width, whether it loads, and the block shape. Padding tries many layouts for each
 /// conflict and generated or unrolled code repeats the same offsets, so most costs are
-/// asked for more than once.
+/// asked for more than once. Entries are bucketed by the hash of a borrowed key, so a hit
+/// clones nothing.
 #[derive(Default)]
-struct CostCache(RefCell<HashMap<CostKey, Option<Cost>>>);
+struct CostCache(RefCell<HashMap<u64, Vec<CostEntry>>>);
 
 type CostKey = (IndexExpr, Option<u64>, bool, Shape);
+type CostEntry = (CostKey, Option<Cost>);
 
 impl CostCache {
     fn cost(&self, a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
-        let key = (offset.clone(), a.width, a.kind == AccessKind::Load, shape);
-        if let Some(c) = self.0.borrow().get(&key) {
-            return *c;
+        let load = a.kind == AccessKind::Load;
+        let hash = {
+            let mut h = DefaultHasher::new();
+            (offset, a.width, load, shape).hash(&mut h);
+            h.finish()
+        };
+        let hit = |k: &CostKey| k.0 == *offset && k.1 == a.width && k.2 == load && k.3 == shape;
+        if let Some(bucket) = self.0.borrow().get(&hash) {
+            if let Some((_, c)) = bucket.iter().find(|(k, _)| hit(k)) {
+                return *c;
+            }
         }
         let cost = access_cost(a, offset, shape);
-        self.0.borrow_mut().insert(key, cost);
+        self.0
+            .borrow_mut()
+            .entry(hash)
+            .or_default()
+            .push(((offset.clone(), a.width, load, shape), cost));
         cost
+    }
+}
+
+/// What one run shares between accesses: the costs, the accesses of each array in each
+/// function, the block shape of each kernel, and the cost of each access under each
+/// padding tried.
+struct Run<'c, 'a> {
+    ctx: &'c RuleContext<'a>,
+    costs: CostCache,
+    /// Indices into the accesses, by (array, function), in document order.
+    groups: HashMap<(&'c str, Option<&'c str>), Vec<usize>>,
+    /// The block shapes of the launches of each kernel, in document order.
+    launches: HashMap<&'c str, Vec<Option<[i64; 3]>>>,
+    shapes: RefCell<HashMap<Option<&'c str>, Shape>>,
+    /// The cost of each access (by index) as written, under its kernel's block shape.
+    base: RefCell<HashMap<usize, Option<Cost>>>,
+    /// [`static_bytes`] by function.
+    static_bytes: RefCell<HashMap<Option<&'c str>, u64>>,
+    /// The cost of an access (by index) with its array's inner dimension padded by `pad`
+    /// (a layout is fixed by the declaration the access resolves to and the pad).
+    padded: RefCell<HashMap<(usize, usize, u64), Option<Cost>>>,
+}
+
+impl<'c, 'a> Run<'c, 'a> {
+    fn new(ctx: &'c RuleContext<'a>, accesses: &'c [SharedAccess]) -> Self {
+        let mut groups: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::new();
+        for (i, a) in accesses.iter().enumerate() {
+            groups
+                .entry((a.array.as_str(), a.function.as_deref()))
+                .or_default()
+                .push(i);
+        }
+        let mut launches: HashMap<&str, Vec<Option<[i64; 3]>>> = HashMap::new();
+        for l in &ctx.facts.launches {
+            launches
+                .entry(l.kernel.as_str())
+                .or_default()
+                .push(l.block.value);
+        }
+        Run {
+            ctx,
+            costs: CostCache::default(),
+            groups,
+            launches,
+            shapes: RefCell::default(),
+            base: RefCell::default(),
+            static_bytes: RefCell::default(),
+            padded: RefCell::default(),
+        }
+    }
+
+    /// The block shape of the kernel `function`, when every launch in the file agrees on
+    /// it.
+    fn block_shape(&self, function: Option<&'c str>) -> Shape {
+        if let Some(s) = self.shapes.borrow().get(&function) {
+            return *s;
+        }
+        let shape = block_shape(function.and_then(|f| self.launches.get(f)));
+        self.shapes.borrow_mut().insert(function, shape);
+        shape
+    }
+
+    /// [`static_bytes`] of the function that declares `decl`.
+    fn static_bytes(&self, decl: &'c SharedDecl) -> u64 {
+        let function = decl.function.as_deref();
+        if let Some(b) = self.static_bytes.borrow().get(&function) {
+            return *b;
+        }
+        let b = static_bytes(self.ctx, decl);
+        self.static_bytes.borrow_mut().insert(function, b);
+        b
+    }
+
+    /// The cost of access `i` of `all` as written, under `shape`: always the block shape
+    /// of its own kernel, so the index is the key.
+    fn base_cost(&self, all: &[SharedAccess], i: usize, shape: Shape) -> Option<Cost> {
+        if let Some(c) = self.base.borrow().get(&i) {
+            return *c;
+        }
+        let a = &all[i];
+        let c = self.costs.cost(a, &a.byte_offset, shape);
+        self.base.borrow_mut().insert(i, c);
+        c
     }
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.shared_accesses();
-    let cache = CostCache::default();
-    for a in accesses {
+    let run = Run::new(ctx, accesses);
+    let cache = &run.costs;
+    for (i, a) in accesses.iter().enumerate() {
         if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
             continue;
         }
-        let shape = block_shape(ctx, a.function.as_deref());
-        let Some(cost) = cache.cost(a, &a.byte_offset, shape) else {
+        let shape = run.block_shape(a.function.as_deref());
+        let Some(cost) = run.base_cost(accesses, i, shape) else {
             continue;
         };
         if cost.degree < 2 {
@@ -140,7 +240,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        match padding(ctx, &cache, a, accesses, shape) {
+        match padding(&run, i, accesses, shape) {
             Padding::Fix(fix) => fixes.push(fix),
             Padding::OverBudget { bytes, limit } => {
                 message.push_str(&format!(
@@ -165,15 +265,16 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-/// The block shape of the kernel `function`, when every launch in the file agrees on it.
-fn block_shape(ctx: &RuleContext, function: Option<&str>) -> Shape {
+/// The block shape of a kernel from the block shapes of its launches, when every launch
+/// in the file agrees on it.
+fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
     let unknown = Shape([None; 3]);
-    let Some(name) = function else {
+    let Some(launches) = launches else {
         return unknown;
     };
     let mut shape = None;
-    for l in ctx.facts.launches.iter().filter(|l| l.kernel == name) {
-        match (shape, l.block.value) {
+    for &block in launches {
+        match (shape, block) {
             (_, None) => return unknown,
             (None, Some(v)) => shape = Some(v),
             (Some(s), Some(v)) if s != v => return unknown,
@@ -310,13 +411,10 @@ enum Padding {
 }
 
 /// The smallest padding of the inner dimension of `a`'s array that removes its conflict.
-fn padding(
-    ctx: &RuleContext,
-    cache: &CostCache,
-    a: &SharedAccess,
-    all: &[SharedAccess],
-    shape: Shape,
-) -> Padding {
+fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: Shape) -> Padding {
+    let ctx = run.ctx;
+    let cache = &run.costs;
+    let a = &all[a_index];
     let Some(decl) = ctx.facts.shared_named(&a.array, a.range.start) else {
         return Padding::None;
     };
@@ -329,23 +427,34 @@ fn padding(
     ) else {
         return Padding::None;
     };
-    let same: Vec<&SharedAccess> = all
-        .iter()
-        .filter(|o| o.array == a.array && o.function == a.function)
-        .collect();
+    let same: &[usize] = run
+        .groups
+        .get(&(a.array.as_str(), a.function.as_deref()))
+        .map_or(&[], Vec::as_slice);
     // Accesses through a cast or with a different number of indices cannot be re-laid out.
-    if same.iter().any(|o| {
+    if same.iter().map(|&i| &all[i]).any(|o| {
         (o.kind != AccessKind::AddressOf && o.cast_type.is_some()) || o.indices.len() != dims.len()
     }) {
         return Padding::None;
     }
-    let needs_16 = same.iter().any(|o| o.kind == AccessKind::AddressOf);
+    let needs_16 = same.iter().any(|&i| all[i].kind == AccessKind::AddressOf);
     let inner = *dims.last().unwrap_or(&0);
     let outer: u64 = dims[..dims.len() - 1].iter().product();
-    let before: Vec<Option<Cost>> = same
-        .iter()
-        .map(|o| cache.cost(o, &o.byte_offset, shape))
-        .collect();
+    // Every access of the group is in `a`'s function, so under `a`'s block shape.
+    let before: Vec<Option<Cost>> = same.iter().map(|&i| run.base_cost(all, i, shape)).collect();
+    // The cost of access `i` with the rows padded by `pad`, once per access, declaration
+    // and pad: an array with several conflicts asks for the same layouts each time.
+    let decl_key = decl.name_range.start;
+    let padded_cost = |i: usize, padded: &[u64], pad: u64| -> Option<Cost> {
+        let key = (i, decl_key, pad);
+        if let Some(c) = run.padded.borrow().get(&key) {
+            return *c;
+        }
+        let o = &all[i];
+        let c = relaid(o, padded, elem).and_then(|off| cache.cost(o, &off, shape));
+        run.padded.borrow_mut().insert(key, c);
+        c
+    };
     let max_pad = (128 / elem).max(1);
     for pad in 1..=max_pad {
         let mut padded = dims.clone();
@@ -355,14 +464,14 @@ fn padding(
         if needs_16 && (padded[padded.len() - 1] * elem) % 16 != 0 {
             continue;
         }
-        let Some(mine) = relaid(a, &padded, elem).and_then(|o| cache.cost(a, &o, shape)) else {
+        let Some(mine) = padded_cost(a_index, &padded, pad) else {
             continue;
         };
         if mine.degree > 1 {
             continue;
         }
-        let worse = same.iter().zip(&before).any(|(o, b)| {
-            let after = relaid(o, &padded, elem).and_then(|off| cache.cost(o, &off, shape));
+        let worse = same.iter().zip(&before).any(|(&i, b)| {
+            let after = padded_cost(i, &padded, pad);
             match (b, after) {
                 (Some(b), Some(a)) => a.degree > b.degree.max(1),
                 _ => false,
@@ -373,7 +482,7 @@ fn padding(
         }
         let extra = outer * pad * elem;
         let limit = u64::from(ctx.arch.limits().smem_per_block);
-        let total = static_bytes(ctx, decl) + extra;
+        let total = run.static_bytes(decl) + extra;
         if total > limit {
             return Padding::OverBudget {
                 bytes: total,

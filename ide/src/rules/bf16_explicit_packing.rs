@@ -40,11 +40,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !text.contains("bfloat162") {
         return;
     }
-    for call in calls_mentioning(ctx, &["__hfma2"]) {
+    let bodies = ctx.calls_mentioning(&["__hfma2"]);
+    for call in bodies.iter().flat_map(|c| c.iter()) {
         if call.callee.rsplit("::").next() != Some("__hfma2") || call.args.len() != 3 {
             continue;
         }
-        let Some(target) = stored_to(text, &call) else {
+        let Some(target) = stored_to(text, call) else {
             continue;
         };
         if !global_subscript(ctx, &target, call.range.start) {
@@ -204,14 +205,6 @@ fn definition(ctx: &RuleContext, name: &str, at: usize) -> Option<String> {
         }
     }
     (count == 1).then_some(value).flatten()
-}
-
-/// The calls of the functions whose text mentions one of `names`, in document order.
-fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
-    ctx.bodies_mentioning(names)
-        .into_iter()
-        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
-        .collect()
 }
 
 #[cfg(test)]

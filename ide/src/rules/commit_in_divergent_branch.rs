@@ -24,7 +24,7 @@
 
 use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
-use super::async_ops::{all_functions, base_name, OpKind};
+use super::async_ops::{base_name, OpKind};
 use super::{
     indent_at, line_start, statement_end, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic,
     TextEdit,
@@ -40,10 +40,10 @@ pub(crate) const RULE: Rule = Rule {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    for (_, ops) in all_functions(ctx) {
-        // A block-scoped pipeline with producer and consumer roles commits from the
-        // producer branch by design.
-        let block_pipeline = text.contains("thread_scope_block");
+    // A block-scoped pipeline with producer and consumer roles commits from the producer
+    // branch by design.
+    let block_pipeline = text.contains("thread_scope_block");
+    for (_, ops) in ctx.async_functions().iter() {
         let commits: Vec<_> = ops
             .iter()
             .filter(|o| o.kind == OpKind::Commit)
@@ -104,13 +104,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 /// The innermost thread-dependent branch around `offset` that is not warp-uniform: its
 /// range, its condition, and whether it is an `if` statement.
 fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, String, bool)> {
-    for e in ctx.enclosing(offset).iter().cloned() {
-        let (condition, dependent, is_if) = match e.kind {
+    for e in ctx.enclosing(offset).iter() {
+        let (condition, dependent, is_if) = match &e.kind {
             EnclosingKind::If {
                 condition,
                 thread_dependent,
                 ..
-            } => (condition, thread_dependent, true),
+            } => (condition, *thread_dependent, true),
             EnclosingKind::Switch {
                 condition,
                 thread_dependent,
@@ -118,7 +118,7 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
             | EnclosingKind::Conditional {
                 condition,
                 thread_dependent,
-            } => (condition, thread_dependent, false),
+            } => (condition, *thread_dependent, false),
             EnclosingKind::Function { .. } => return None,
             _ => continue,
         };
@@ -126,8 +126,8 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
         // blockDim.x is a multiple of 32, as producer/consumer splits are written.
         let rows_only = (condition.contains("threadIdx.y") || condition.contains("threadIdx.z"))
             && !condition.contains("threadIdx.x");
-        if dependent && !warp_uniform(&condition) && !rows_only {
-            return Some((e.range, condition, is_if));
+        if dependent && !warp_uniform(condition) && !rows_only {
+            return Some((e.range.clone(), condition.clone(), is_if));
         }
     }
     None

@@ -19,7 +19,7 @@
 //! k<<<1, 256, 64 * 1024>>>(out);
 //! ```
 
-use super::over_capacity::{base_kernel, kernel_static_bytes};
+use super::over_capacity::{base_kernel, StaticBytes};
 use super::{indent_at, line_start, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
@@ -41,12 +41,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let text = ctx.text();
     let kernel_names: Vec<&str> = ctx.facts.kernels.iter().map(|k| k.name.as_str()).collect();
+    let static_bytes = StaticBytes::new(ctx);
     for l in &ctx.facts.launches {
         let Some(dynamic) = l.shared_bytes.and_then(|b| u64::try_from(b).ok()) else {
             continue;
         };
         let name = base_kernel(&l.kernel);
-        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).unwrap_or(0);
         let total = dynamic + stat;
         if total <= default || total > optin {
             continue;

@@ -354,16 +354,18 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
 /// Whether `offset` lies in a loop that does not contain the declaration at `decl`, and
 /// that is not known to run at most [`SHORT_LOOP`] times.
 fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
-    for e in ctx.enclosing(offset).iter().cloned() {
+    for e in ctx.enclosing(offset).iter() {
         if e.range.contains(&decl) {
             return false;
         }
-        match e.kind {
+        match &e.kind {
             EnclosingKind::For {
                 start, end, step, ..
             } => {
-                let start = start.and_then(|s| ctx.facts.fold_text(&s, e.range.start));
-                let short = match (start, end, step) {
+                let start = start
+                    .as_deref()
+                    .and_then(|s| ctx.facts.fold_text(s, e.range.start));
+                let short = match (start, *end, *step) {
                     (Some(s), Some(e), Some(st)) if st > 0 => (e - s + st - 1) / st <= SHORT_LOOP,
                     _ => false,
                 };

@@ -28,7 +28,7 @@
 //! if (tid < T / 4) __pipeline_memcpy_async(&tile[4 * tid], &g[base + 4 * tid], 16);
 //! ```
 
-use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess};
+use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr};
 
 use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -48,8 +48,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if ctx.arch_configured && !ctx.arch.at_least(8, 0) {
         return;
     }
-    let calls: Vec<CallSite> = calls_mentioning(ctx, &["memcpy_async"])
-        .into_iter()
+    let bodies = ctx.calls_mentioning(&["memcpy_async"]);
+    let calls: Vec<&CallSite> = bodies
+        .iter()
+        .flat_map(|c| c.iter())
         .filter(|c| {
             let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
             last == "__pipeline_memcpy_async"
@@ -59,13 +61,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if calls.is_empty() {
         return;
     }
-    let accesses = ctx.shared_accesses();
     for call in calls {
         let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
         let d = if last == "__pipeline_memcpy_async" || call.args.len() == 4 {
-            per_thread(ctx, &call, accesses)
+            per_thread(ctx, call)
         } else if call.args.len() == 5 {
-            collective(ctx, &call)
+            collective(ctx, call)
         } else {
             None
         };
@@ -74,21 +75,21 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 }
 
 /// A per-thread copy: `(dst, src, size[, …])`.
-fn per_thread(
-    ctx: &RuleContext,
-    call: &CallSite,
-    accesses: &[SharedAccess],
-) -> Option<RuleDiagnostic> {
+fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     let size = copy_size(ctx, call.args.get(2)?, call.range.start)?;
     if size != 4 && size != 8 {
         return None;
     }
     let dst_range = call.arg_ranges.first()?.clone();
-    let access = accesses.iter().find(|a| {
-        a.kind == AccessKind::AddressOf
-            && dst_range.start <= a.range.start
-            && a.range.end <= dst_range.end
-    })?;
+    // An access inside the argument starts at or before its end.
+    let access = ctx
+        .shared_accesses_from(dst_range.start..dst_range.end + 1)
+        .iter()
+        .find(|a| {
+            a.kind == AccessKind::AddressOf
+                && dst_range.start <= a.range.start
+                && a.range.end <= dst_range.end
+        })?;
     let elem = i64::try_from(access.element_size?).ok()?;
     if elem != size || access.cast_type.is_some() {
         return None;
@@ -509,14 +510,6 @@ fn split_top(s: &str, op: u8) -> Option<(&str, &str)> {
     }
     let i = last?;
     Some((s[..i].trim(), s[i + 1..].trim()))
-}
-
-/// The calls of the functions whose text mentions one of `names`, in document order.
-fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
-    ctx.bodies_mentioning(names)
-        .into_iter()
-        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
-        .collect()
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 
 use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess, SymbolKind, TextRange};
 
-use super::async_ops::{all_functions, base_name, Op, OpKind};
+use super::async_ops::{base_name, Op, OpKind};
 use super::{
     indent_at, statement_end, thread_dependent_branch, Fix, LineIndex, Rule, RuleContext,
     RuleDiagnostic, TextEdit,
@@ -132,7 +132,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
     let block_pipeline = text.contains("thread_scope_block");
     let lines = LineIndex::new(text);
-    for (body, ops) in all_functions(ctx) {
+    for (body, ops) in ctx.async_functions().iter() {
         if !ops.iter().any(|o| o.kind == OpKind::Copy) {
             continue;
         }
@@ -141,7 +141,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             .filter(|o| o.kind == OpKind::Copy)
             .filter_map(|o| {
                 let (array, index) = if o.call.kind == SymbolKind::Ptx {
-                    ptx_destination(ctx, &body, &o.call)?
+                    ptx_destination(ctx, body, &o.call)?
                 } else {
                     destination(o.call.args.first()?)?
                 };
@@ -159,7 +159,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if copies.is_empty() {
             continue;
         }
-        for w in &ops {
+        for w in ops {
             let OpKind::Wait { syncs_block, .. } = &w.kind else {
                 continue;
             };
@@ -176,18 +176,21 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 .map(|o| o.call.range.start)
                 .find(|&s| s >= start)
                 .unwrap_or(body.end);
-            let read = accesses.iter().find(|a| {
-                a.range.start >= start
-                    && a.range.start < next_barrier
-                    && matches!(a.kind, AccessKind::Load | AccessKind::LoadStore)
-                    && copies.iter().any(|(c, array, index, subset)| {
-                        c.call.range.end <= w.call.range.start
-                            && (a.array == *array || a.root == *array)
-                            && (*subset
-                                || (squash(&a.index_texts.join("][")) != *index
-                                    && !reads_own_copy(ctx, accesses, c, a)))
-                    })
-            });
+            let read = ctx
+                .shared_accesses_from(start..next_barrier)
+                .iter()
+                .find(|a| {
+                    a.range.start >= start
+                        && a.range.start < next_barrier
+                        && matches!(a.kind, AccessKind::Load | AccessKind::LoadStore)
+                        && copies.iter().any(|(c, array, index, subset)| {
+                            c.call.range.end <= w.call.range.start
+                                && (a.array == *array || a.root == *array)
+                                && (*subset
+                                    || (squash(&a.index_texts.join("][")) != *index
+                                        && !reads_own_copy(ctx, c, a)))
+                        })
+                });
             let Some(read) = read else {
                 continue;
             };
@@ -225,16 +228,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 /// offset falls inside `[copy offset, copy offset + size)` for each lane (indices lowered
 /// by the syntax crate, the copy's size folded; `threadIdx.x` taken to run over the
 /// lanes). `false` when either side cannot be evaluated.
-fn reads_own_copy(
-    ctx: &RuleContext,
-    accesses: &[SharedAccess],
-    copy: &Op,
-    read: &SharedAccess,
-) -> bool {
+fn reads_own_copy(ctx: &RuleContext, copy: &Op, read: &SharedAccess) -> bool {
     let Some(dst) = copy.call.arg_ranges.first() else {
         return false;
     };
-    let Some(target) = accesses
+    let Some(target) = ctx
+        .shared_accesses_from(dst.clone())
         .iter()
         .find(|a| a.kind == AccessKind::AddressOf && dst.contains(&a.range.start))
     else {

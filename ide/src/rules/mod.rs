@@ -25,7 +25,7 @@
 
 use kernaut_gpu::Arch;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::OnceLock;
 
@@ -35,6 +35,7 @@ use kernaut_syntax::{
 
 use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
+use async_ops::AsyncFunction;
 
 mod async_ops;
 mod bank_conflict;
@@ -116,8 +117,12 @@ pub struct RuleContext<'a> {
 #[derive(Debug, Default)]
 struct Queries {
     accesses: OnceLock<Vec<SharedAccess>>,
+    /// Whether `accesses` is in order of `range.start`, so that range look-ups can bisect.
+    accesses_sorted: OnceLock<bool>,
     calls: RefCell<HashMap<usize, Rc<[CallSite]>>>,
-    enclosing: RefCell<HashMap<usize, Rc<[Enclosing]>>>,
+    /// By offset, in order, so that a look-up can reuse the chain of a neighbour.
+    enclosing: RefCell<BTreeMap<usize, Rc<[Enclosing]>>>,
+    async_functions: OnceLock<Rc<[AsyncFunction]>>,
 }
 
 impl<'a> RuleContext<'a> {
@@ -148,6 +153,23 @@ impl<'a> RuleContext<'a> {
             .get_or_init(|| self.file.shared_accesses())
     }
 
+    /// The part of [`RuleContext::shared_accesses`] that holds every access starting
+    /// inside `range`, in the same order: a bisected slice when the accesses are in
+    /// document order, all of them otherwise. Callers still test each access.
+    pub(crate) fn shared_accesses_from(&self, range: TextRange) -> &[SharedAccess] {
+        let all = self.shared_accesses();
+        let sorted = *self
+            .queries
+            .accesses_sorted
+            .get_or_init(|| all.is_sorted_by_key(|a| a.range.start));
+        if !sorted {
+            return all;
+        }
+        let lo = all.partition_point(|a| a.range.start < range.start);
+        let hi = lo + all[lo..].partition_point(|a| a.range.start < range.end);
+        &all[lo..hi]
+    }
+
     /// The calls of the function whose body starts at `body_start`
     /// ([`SourceFile::calls_in`]), computed once per function.
     pub fn calls_in_body(&self, body_start: usize) -> Rc<[CallSite]> {
@@ -164,11 +186,25 @@ impl<'a> RuleContext<'a> {
 
     /// The statements and function around `offset` ([`SourceFile::enclosing`]), computed
     /// once per offset: several rules ask about the same calls and accesses.
+    ///
+    /// Offsets whose chain is evidently the same as that of an offset already asked about
+    /// share its answer: see [`same_chain`].
     pub fn enclosing(&self, offset: usize) -> Rc<[Enclosing]> {
-        if let Some(e) = self.queries.enclosing.borrow().get(&offset) {
-            return e.clone();
-        }
-        let enclosing: Rc<[Enclosing]> = self.file.enclosing(offset).into();
+        let shared = {
+            let cache = self.queries.enclosing.borrow();
+            if let Some(e) = cache.get(&offset) {
+                return e.clone();
+            }
+            let before = cache.range(..offset).next_back();
+            let after = cache.range(offset..).next();
+            before
+                .into_iter()
+                .chain(after)
+                .find(|(&at, chain)| same_chain(self.text(), at, chain, offset))
+                .map(|(_, chain)| chain.clone())
+        };
+        let enclosing: Rc<[Enclosing]> =
+            shared.unwrap_or_else(|| self.file.enclosing(offset).into());
         self.queries
             .enclosing
             .borrow_mut()
@@ -176,33 +212,175 @@ impl<'a> RuleContext<'a> {
         enclosing
     }
 
+    /// The kernels and device functions that may issue async copies, commits, waits or
+    /// barriers, with their classified calls ([`async_ops::all_functions`]), computed once.
+    pub(crate) fn async_functions(&self) -> Rc<[AsyncFunction]> {
+        self.queries
+            .async_functions
+            .get_or_init(|| async_ops::all_functions(self).into())
+            .clone()
+    }
+
     /// The bodies of the kernels and device functions whose text mentions one of
     /// `names` (every function when `names` is empty), in document order, without
     /// duplicates.
     pub fn bodies_mentioning(&self, names: &[&str]) -> Vec<TextRange> {
         let text = self.text();
+        // Many names made of identifier characters (`arch/requires-newer-sm` asks with
+        // every symbol the target lacks): each occurrence lies inside one word of the body,
+        // so test each distinct word once instead of searching each body for each name.
+        let by_word = names.len() > 8
+            && names.iter().all(|n| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+        let mut words: HashMap<&str, bool> = HashMap::new();
+        let mut mentions = |t: &'a str| {
+            if !by_word {
+                return names.iter().any(|n| t.contains(n));
+            }
+            t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .any(|w| {
+                    *words.entry(w).or_insert_with(|| {
+                        names.iter().any(|n| n.len() <= w.len() && w.contains(n))
+                    })
+                })
+        };
         let mut bodies: Vec<TextRange> = self
             .facts
             .kernels
             .iter()
             .chain(&self.facts.device_functions)
             .filter_map(|f| f.body_range.clone())
-            .filter(|b| {
-                names.is_empty()
-                    || text
-                        .get(b.clone())
-                        .is_some_and(|t| names.iter().any(|n| t.contains(n)))
-            })
+            .filter(|b| names.is_empty() || text.get(b.clone()).is_some_and(&mut mentions))
             .collect();
         bodies.sort_by_key(|b| (b.start, b.end));
         bodies.dedup();
         bodies
     }
 
+    /// The calls of the functions whose text mentions one of `names`
+    /// ([`RuleContext::bodies_mentioning`]), one slice per function in document order.
+    pub(crate) fn calls_mentioning(&self, names: &[&str]) -> Vec<Rc<[CallSite]>> {
+        self.bodies_mentioning(names)
+            .into_iter()
+            .map(|b| self.calls_in_body(b.start))
+            .collect()
+    }
+
     /// The file's text.
     pub fn text(&self) -> &'a str {
         self.file.text()
     }
+}
+
+/// Whether `offset` has the same [`SourceFile::enclosing`] chain as `at`, whose chain is
+/// `chain`, without asking the tree. Both must lie strictly inside the innermost range of
+/// that chain, which must be a statement or a function (not a `?:`, not a function
+/// template, whose range starts at `template`) and hold no `?`; the text from just after
+/// its start through the word at the later offset and the statement at `offset` must
+/// hold no word that starts a statement or a local class (`if`, `for`, `while`, `do`,
+/// `switch`, `struct`, `class`, `union`, `template`), no `else` and no `delete` or
+/// `default` (a function defined `= delete;` has no braces); no brace may lie between the two offsets; and the
+/// code at `offset` must reach a `;` or `}` before any `{`, quote or comment, on a line
+/// with no quote or comment before it.
+///
+/// Why that suffices: every construct that contains `at` is in its chain (a `?:` only
+/// when `at` is outside its condition, hence no `?` at all), so one that contains `offset`
+/// and not `at` lies strictly inside the innermost range and starts after that range's
+/// start, at `offset` at the latest. Statements start with their keyword and an `if`
+/// whose branch differs (`in_else`) has `else` between the two offsets. A function
+/// nested in a function sits in a local class, or is a macro call with a body that the
+/// grammar reads as a definition (`SCOPE(exit) { … };`): `offset` in its body puts a
+/// brace between the offsets, `offset` in its head reaches its `{` first.
+pub(crate) fn same_chain(text: &str, at: usize, chain: &[Enclosing], offset: usize) -> bool {
+    let Some(inner) = chain.first() else {
+        return false;
+    };
+    let range = &inner.range;
+    if offset <= range.start || offset >= range.end || at <= range.start || at >= range.end {
+        return false;
+    }
+    if !text.is_char_boundary(offset) || !text.is_char_boundary(at) {
+        return false;
+    }
+    let Some(inner_text) = text.get(range.clone()) else {
+        return false;
+    };
+    // A function template's range is its `template_declaration`, which holds more than
+    // the function: its parameter list.
+    if inner_text.starts_with("template") {
+        return false;
+    }
+    // Through the end of the word at the later offset: a construct may start right there.
+    let mut end = at.max(offset);
+    while text
+        .as_bytes()
+        .get(end)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        end += 1;
+    }
+    // Every `?:` inside the innermost construct has its `?` inside it too: with one there,
+    // an offset may be in its condition (left out of the chain) and the other not.
+    if matches!(inner.kind, EnclosingKind::Conditional { .. }) || inner_text.contains('?') {
+        return false;
+    }
+    // A function nested without a keyword (`SCOPE(exit) { … };` parses as one): the two
+    // offsets must not be split by a brace, and the code at `offset` must reach the end of
+    // its statement before any `{`, quote or comment (it is not in the head of such a
+    // function), from a line without quotes or comments before it.
+    let (lo, hi) = (at.min(offset), at.max(offset));
+    if text[lo..hi].contains(['{', '}']) {
+        return false;
+    }
+    let line = &text[line_start(text, offset)..offset];
+    if line.contains(['"', '\'']) || line.contains("//") || line.contains("/*") {
+        return false;
+    }
+    let after = &text.as_bytes()[offset..];
+    let Some(statement_end) = after
+        .iter()
+        .enumerate()
+        .find(|&(i, &b)| {
+            matches!(b, b'{' | b'}' | b';' | b'"' | b'\'')
+                || (b == b'/' && matches!(after.get(i + 1), Some(b'/' | b'*')))
+        })
+        .filter(|&(_, &b)| b == b';' || b == b'}')
+        .map(|(i, _)| offset + i)
+    else {
+        return false;
+    };
+    // The words are read through the end of that statement: a function defined
+    // `= delete;` or `= default;` has no body and says so after its head.
+    let Some(between) = text.get(range.start + 1..end.max(statement_end)) else {
+        return false;
+    };
+    const WORDS: &[&str] = &[
+        "if", "for", "while", "do", "switch", "else", "struct", "class", "union", "template",
+        "delete", "default",
+    ];
+    // From just after the innermost construct's own first byte, which starts its keyword.
+    let b = between.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if WORDS.contains(&&between[start..i]) {
+                return false;
+            }
+        } else if b[i].is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    true
 }
 
 /// A diagnostic from a rule.
@@ -275,7 +453,13 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
             }
         }
     }
-    let allowed = allowed_lines(ctx.file);
+    // Every `allow` comment says `kernaut:`; most files have none, and finding comments
+    // walks the whole tree.
+    let allowed = if ctx.text().contains("kernaut:") {
+        allowed_lines(ctx.file)
+    } else {
+        Vec::new()
+    };
     if !allowed.is_empty() {
         let lines = LineIndex::new(ctx.text());
         out.retain(|d| {
@@ -618,4 +802,94 @@ pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
         at = end;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use kernaut_gpu::Arch;
+    use kernaut_syntax::SourceFile;
+
+    use super::testing::knowledge;
+    use super::RuleContext;
+    use crate::config::RulesConfig;
+
+    const NESTED: &str = r#"
+template <int N>
+__global__ void k(float* out, const float* in, int n) {
+    __shared__ float t[32];
+    int tx = threadIdx.x;
+    t[tx] = in[tx];
+    if (tx < 16) {
+        out[tx] = t[tx];
+        for (int i = 0; i < n; ++i) { out[i] += t[i % 32]; }
+        out[0] = 1.0f;
+    } else if (tx == 20) {
+        out[1] = tx > 3 ? t[tx] : t[0];
+    } else {
+        out[2] = t[1];
+    }
+    do { out[3] += 1.0f; } while (out[3] < 4.0f);
+    switch (tx) { case 0: out[4] = t[2]; break; default: break; }
+    struct Local { __device__ float get(const float* p) { if (p) { return p[0]; } return 0.0f; } };
+    while (n > 0) { --n; out[5] = t[n % 32]; }
+    SCOPE(exit)
+    {
+        out[7] = t[6];
+    };
+    for (int j = 0; j < 4; ++j) out[j] = t[j] /* why? */ ? 1.0f : 2.0f;
+    if (tx) out[8] = t[7]; else out[9] = t[8];
+    auto f = [&](int i) { return t[i] > 0 ? t[i] : 0.0f; };
+    out[10] = f(tx) /* c */ ? 1.0f : 0.0f;
+    out[6] = N > 2 ? (tx ? t[3] : t[4]) : t[5];
+}
+__device__ float helper(float x) { return x > 0.0f ? x : -x; }
+"#;
+
+    /// Every offset's chain, asked in an order that gives each look-up many neighbours to
+    /// reuse, is the chain the syntax crate computes for it.
+    #[test]
+    fn shared_enclosing_chains_match_the_tree() {
+        let file = SourceFile::parse(NESTED);
+        let config = RulesConfig::default();
+        let arch = Arch::parse("sm_90").expect("sm_90");
+        let forward: Vec<usize> = (0..NESTED.len()).collect();
+        let backward: Vec<usize> = (0..NESTED.len()).rev().collect();
+        let strided: Vec<usize> = (0..7).flat_map(|s| (s..NESTED.len()).step_by(7)).collect();
+        for order in [forward, backward, strided] {
+            let ctx = RuleContext::new(&file, arch, knowledge(), &config);
+            for offset in order {
+                assert_eq!(
+                    ctx.enclosing(offset).to_vec(),
+                    file.enclosing(offset),
+                    "offset {offset}: {:?}",
+                    &NESTED[offset..(offset + 20).min(NESTED.len())]
+                );
+            }
+        }
+    }
+
+    /// The word-by-word test of many names finds the same bodies as searching each body.
+    #[test]
+    fn bodies_mentioning_many_names() {
+        let file = SourceFile::parse(NESTED);
+        let config = RulesConfig::default();
+        let arch = Arch::parse("sm_90").expect("sm_90");
+        let ctx = RuleContext::new(&file, arch, knowledge(), &config);
+        let lists: [&[&str]; 3] = [
+            &["zz", "yy", "xx", "ww", "vv", "uu", "tt", "ss", "elper"],
+            &["zz", "yy", "xx", "ww", "vv", "uu", "tt", "ss", "Loc"],
+            &["zz", "yy", "xx", "ww", "vv", "uu", "tt", "ss", "rr"],
+        ];
+        for names in lists {
+            let naive: Vec<_> = ctx
+                .facts
+                .kernels
+                .iter()
+                .chain(&ctx.facts.device_functions)
+                .filter_map(|f| f.body_range.clone())
+                .filter(|b| names.iter().any(|n| NESTED[b.clone()].contains(n)))
+                .collect();
+            assert_eq!(ctx.bodies_mentioning(names), naive, "{names:?}");
+        }
+    }
 }

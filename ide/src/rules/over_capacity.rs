@@ -16,6 +16,8 @@
 //! k<<<grid, block, 160 * 1024>>>(out);
 //! ```
 
+use std::collections::HashMap;
+
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
@@ -29,15 +31,27 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-/// The static shared memory the kernel named `kernel` declares in its body, when every
-/// declaration's size is known.
-pub(crate) fn kernel_static_bytes(ctx: &RuleContext, kernel: &str) -> Option<u64> {
-    ctx.facts
-        .shared
-        .iter()
-        .filter(|d| d.function.as_deref() == Some(kernel) && !d.is_extern)
-        .map(|d| d.static_bytes)
-        .sum()
+/// The static shared memory each function declares in its body, when every declaration's
+/// size is known, indexed once per run (the rules ask for every kernel and launch).
+pub(crate) struct StaticBytes<'a>(HashMap<&'a str, Option<u64>>);
+
+impl<'a> StaticBytes<'a> {
+    pub(crate) fn new(ctx: &RuleContext<'a>) -> StaticBytes<'a> {
+        let mut by_function: HashMap<&str, Option<u64>> = HashMap::new();
+        for d in ctx.facts.shared.iter().filter(|d| !d.is_extern) {
+            if let Some(f) = d.function.as_deref() {
+                let total = by_function.entry(f).or_insert(Some(0));
+                *total = total.zip(d.static_bytes).map(|(t, b)| t + b);
+            }
+        }
+        StaticBytes(by_function)
+    }
+
+    /// The static shared memory the kernel named `kernel` declares in its body, when every
+    /// declaration's size is known.
+    pub(crate) fn kernel(&self, kernel: &str) -> Option<u64> {
+        self.0.get(kernel).copied().unwrap_or(Some(0))
+    }
 }
 
 /// The name of a kernel without namespaces or template arguments.
@@ -59,8 +73,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let static_limit = u64::from(limits.smem_per_block);
     let optin = u64::from(limits.smem_per_block_optin.max(limits.smem_per_block));
     let arch = ctx.arch;
+    let static_bytes = StaticBytes::new(ctx);
     for k in &ctx.facts.kernels {
-        let Some(bytes) = kernel_static_bytes(ctx, &k.name) else {
+        let Some(bytes) = static_bytes.kernel(&k.name) else {
             continue;
         };
         if bytes <= static_limit {
@@ -84,7 +99,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&l.kernel);
-        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).unwrap_or(0);
         let total = dynamic + stat;
         if total <= optin {
             continue;
@@ -120,7 +135,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&a.kernel);
-        let stat = kernel_static_bytes(ctx, name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).unwrap_or(0);
         if value + stat <= optin {
             continue;
         }

@@ -42,6 +42,9 @@ const LARGE_BODY: i64 = 8;
 const FIXED_FACTOR: i64 = 4;
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    if only_small_factors(ctx.text()) {
+        return;
+    }
     let pragmas = ctx.file.unroll_pragmas();
     for p in &pragmas {
         let Some(loop_range) = p.loop_range.clone() else {
@@ -80,6 +83,33 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             fixes: fix(ctx.text(), p).into_iter().collect(),
         });
     }
+}
+
+/// Whether every `unroll` word of `text` that could start a pragma argument is followed,
+/// to the end of its line, by a decimal factor of at most [`MAX_FACTOR`]: then no pragma
+/// can be flagged (only larger factors and bare pragmas are), and the tree walk that finds
+/// the pragmas can be skipped. True for a file without `unroll`.
+fn only_small_factors(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    for (i, _) in text.match_indices("unroll") {
+        let end = i + "unroll".len();
+        // `nounroll`, `unrolled`: not the argument `unroll`, `unroll N` or `unroll(N)`.
+        if (i > 0 && is_ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| is_ident(b)) {
+            continue;
+        }
+        let line_end = text[end..].find('\n').map_or(text.len(), |n| end + n);
+        let factor = text[end..line_end].trim();
+        let small = !factor.starts_with('0')
+            && !factor.is_empty()
+            && factor.len() <= 2
+            && factor.bytes().all(|b| b.is_ascii_digit())
+            && factor.parse::<i64>().is_ok_and(|n| n <= MAX_FACTOR);
+        if !small {
+            return false;
+        }
+    }
+    true
 }
 
 /// The edit that sets the factor to [`FIXED_FACTOR`].
@@ -258,6 +288,23 @@ __global__ void k(const float* a, float* out, int n) {
     out[threadIdx.x] = s0 + s1 + s2 + s3;
 }
 "#;
+
+    #[test]
+    fn small_literal_factors_skip_the_pragma_walk() {
+        use super::only_small_factors;
+        assert!(only_small_factors("for (;;) {}\n"));
+        assert!(only_small_factors(
+            "#pragma unroll 4\n#pragma unroll 16\r\n// unrolled\n"
+        ));
+        assert!(only_small_factors("#pragma nounroll\n"));
+        assert!(!only_small_factors("#pragma unroll 32\n"));
+        assert!(!only_small_factors("#pragma unroll\n"));
+        assert!(!only_small_factors("#pragma unroll 08\n"));
+        assert!(!only_small_factors("#pragma unroll (4)\n"));
+        assert!(!only_small_factors("#pragma unroll N\n"));
+        assert!(!only_small_factors("#pragma unroll 4 // why\n"));
+        assert!(!only_small_factors("// unroll this by hand\n"));
+    }
 
     #[test]
     fn large_factor_on_a_large_body() {

@@ -20,6 +20,7 @@
 //! #endif
 //! ```
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 
 use kernaut_index::MatchKind;
@@ -41,7 +42,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let text = ctx.text();
-    let guarded = arch_guarded_ranges(text);
+    // Read only for a call that would be reported: most files have none.
+    let guarded = OnceCell::new();
     let defined: HashSet<&str> = ctx
         .facts
         .kernels
@@ -59,9 +61,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let mut seen = HashSet::new();
     for body in ctx.bodies_mentioning(&risky) {
         for call in ctx.calls_in_body(body.start).iter() {
-            if !seen.insert(call.range.clone())
-                || guarded.iter().any(|g| g.contains(&call.range.start))
-            {
+            if !seen.insert(call.range.clone()) {
                 continue;
             }
             let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
@@ -90,6 +90,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let too_old = (major, minor) > target;
             let not_specific = specific && (!ctx.arch.arch_specific || (major, minor) != target);
             if !too_old && !not_specific {
+                continue;
+            }
+            if guarded
+                .get_or_init(|| arch_guarded_ranges(text))
+                .iter()
+                .any(|g| g.contains(&call.range.start))
+            {
                 continue;
             }
             let why = if too_old {

@@ -68,17 +68,18 @@ enum Runtime {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    for call in calls_mentioning(ctx, &["wait_prior", "cp_async_wait"]) {
-        if TEMPLATE_WAITS.iter().any(|n| is_wait(&call, n)) {
-            let Some(arg) = template_argument(text, &call) else {
+    let bodies = ctx.calls_mentioning(&["wait_prior", "cp_async_wait"]);
+    for call in bodies.iter().flat_map(|c| c.iter()) {
+        if TEMPLATE_WAITS.iter().any(|n| is_wait(call, n)) {
+            let Some(arg) = template_argument(text, call) else {
                 continue;
             };
-            check_count(ctx, &call, arg, true, out);
-        } else if ARGUMENT_WAITS.iter().any(|n| is_wait(&call, n)) {
+            check_count(ctx, call, arg, true, out);
+        } else if ARGUMENT_WAITS.iter().any(|n| is_wait(call, n)) {
             let Some(arg) = call.arg_ranges.first().cloned() else {
                 continue;
             };
-            check_count(ctx, &call, arg, false, out);
+            check_count(ctx, call, arg, false, out);
         }
     }
 }
@@ -333,14 +334,6 @@ fn reassigned(s: &str, name: &str) -> bool {
         }
     }
     false
-}
-
-/// The calls of the functions whose text mentions one of `names`, in document order.
-fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
-    ctx.bodies_mentioning(names)
-        .into_iter()
-        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
-        .collect()
 }
 
 #[cfg(test)]

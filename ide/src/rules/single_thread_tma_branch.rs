@@ -52,7 +52,8 @@ const BULK_FUNCTIONS: &[&str] = &[
 ];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let all = calls_mentioning(ctx, &["cp.async.bulk", "memcpy_async", "cp_async_bulk"]);
+    let bodies = ctx.calls_mentioning(&["cp.async.bulk", "memcpy_async", "cp_async_bulk"]);
+    let all: Vec<&CallSite> = bodies.iter().flat_map(|c| c.iter()).collect();
     let elected: Vec<TextRange> = all
         .iter()
         .filter(|c| {
@@ -61,7 +62,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         })
         .map(|c| c.range.clone())
         .collect();
-    let calls: Vec<&CallSite> = all.iter().filter(|c| is_bulk_copy(ctx, c)).collect();
+    let calls: Vec<&CallSite> = all
+        .iter()
+        .copied()
+        .filter(|c| is_bulk_copy(ctx, c))
+        .collect();
     for call in calls {
         if elected
             .iter()
@@ -166,8 +171,8 @@ fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
 /// The condition of the innermost `if` around `offset` when it selects threads by an
 /// equality test on the thread index; `None` otherwise.
 fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, TextRange)> {
-    for e in ctx.enclosing(offset).iter().cloned() {
-        match e.kind {
+    for e in ctx.enclosing(offset).iter() {
+        match &e.kind {
             EnclosingKind::If {
                 condition,
                 condition_range,
@@ -177,12 +182,12 @@ fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, Tex
                 let c = condition.replace(' ', "").to_ascii_lowercase();
                 let equality = c.contains("==") || c.starts_with('!');
                 let elected = c.contains("elect");
-                return (thread_dependent
+                return (*thread_dependent
                     && !in_else
                     && equality
                     && !elected
                     && !warp_granular(&c))
-                .then_some((condition, condition_range));
+                .then(|| (condition.clone(), condition_range.clone()));
             }
             EnclosingKind::Function { .. } => return None,
             _ => {}
@@ -299,14 +304,6 @@ fn find_word(s: &str, word: &str) -> Option<usize> {
         at = end;
     }
     None
-}
-
-/// The calls of the functions whose text mentions one of `names`, in document order.
-fn calls_mentioning(ctx: &RuleContext, names: &[&str]) -> Vec<CallSite> {
-    ctx.bodies_mentioning(names)
-        .into_iter()
-        .flat_map(|b| ctx.calls_in_body(b.start).to_vec())
-        .collect()
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 
 use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
-use super::async_ops::{all_functions, Op, OpKind};
+use super::async_ops::{Op, OpKind};
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
@@ -36,11 +36,11 @@ pub(crate) const RULE: Rule = Rule {
 };
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    for (body, ops) in all_functions(ctx) {
+    for (body, ops) in ctx.async_functions().iter() {
         if !ops.iter().any(|o| o.kind == OpKind::Commit) {
             continue;
         }
-        for w in &ops {
+        for w in ops {
             let OpKind::Wait {
                 count: Some(0),
                 count_range,
@@ -74,7 +74,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 .map(|o| o.call.range.end)
                 .max()
                 .unwrap_or(w.call.range.start);
-            if work_between(ctx, body.start, &ops, last_commit..w.call.range.start) {
+            if work_between(ctx, body.start, ops, last_commit..w.call.range.start) {
                 continue;
             }
             // Groups still pending when the loop starts: prologue commits after the last
@@ -166,18 +166,18 @@ fn work_between(ctx: &RuleContext, body_start: usize, ops: &[Op], range: TextRan
             )
     });
     call || ctx
-        .shared_accesses()
+        .shared_accesses_from(range.clone())
         .iter()
         .any(|a| range.contains(&a.range.start))
 }
 
 /// The innermost loop around `offset` inside its function.
 pub(crate) fn innermost_loop(ctx: &RuleContext, offset: usize) -> Option<TextRange> {
-    for e in ctx.enclosing(offset).iter().cloned() {
+    for e in ctx.enclosing(offset).iter() {
         match e.kind {
             EnclosingKind::For { .. }
             | EnclosingKind::While { .. }
-            | EnclosingKind::DoWhile { .. } => return Some(e.range),
+            | EnclosingKind::DoWhile { .. } => return Some(e.range.clone()),
             EnclosingKind::Function { .. } => return None,
             _ => {}
         }
