@@ -76,7 +76,7 @@ fn generate(lines: usize) -> String {
 fn analyse(a: &Analysis, path: &str) -> usize {
     let mut n = 0;
     for acc in a.shared_accesses(path) {
-        n += a.bank_report(path, &acc).is_some() as usize;
+        n += a.bank_report(path, acc).is_some() as usize;
     }
     for k in a.kernel_facts(path) {
         n += a.occupancy_for(path, &k.function.name).is_some() as usize;

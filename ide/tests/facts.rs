@@ -90,7 +90,7 @@ fn check_facts(fixture: &str, expect: Expect) {
     for acc in a.shared_accesses(path) {
         let text = first.text.get(acc.range.clone()).unwrap_or("?");
         out.push_str(&format!("access `{text}` {:?}", acc.kind));
-        let Some(b) = a.bank_report(path, &acc) else {
+        let Some(b) = a.bank_report(path, acc) else {
             out.push_str(" no report\n");
             continue;
         };
