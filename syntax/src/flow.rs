@@ -375,10 +375,24 @@ impl SourceFile {
     pub fn unroll_pragmas(&self) -> Vec<UnrollPragma> {
         let mut out = Vec::new();
         let text = self.text();
-        preorder_all(&self.roots(), |node| {
-            if node.kind() != "preproc_call" {
-                return true;
+        // Found in the text first (most files have few), then in the tree: a match in a
+        // comment or a string has no `preproc_call` around it.
+        let tree = Ancestry::few(self.roots(), text.len());
+        let mut calls = Vec::new();
+        for at in pragma_unroll_lines(text) {
+            let Some(leaf) = self.node_at(at) else {
+                continue;
+            };
+            let call = std::iter::once(leaf)
+                .chain(tree.ancestors(leaf))
+                .find(|n| n.kind() == "preproc_call");
+            if let Some(call) = call {
+                if calls.last() != Some(&call) {
+                    calls.push(call);
+                }
             }
+        }
+        for node in calls {
             let directive = node
                 .child_by_field_name("directive")
                 .map(|d| node_text(d, text));
@@ -422,8 +436,7 @@ impl SourceFile {
                     loop_range,
                 });
             }
-            false
-        });
+        }
         out
     }
 
@@ -505,4 +518,24 @@ fn thread_dependent(node: Node, low: &Lowerer) -> bool {
         }
     });
     dep
+}
+
+/// The offsets of the `#` of every line that reads `#pragma unroll…` (blanks allowed
+/// around `#`), in order.
+fn pragma_unroll_lines(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix('#') {
+            let rest = rest.trim_start();
+            if let Some(rest) = rest.strip_prefix("pragma") {
+                if rest.trim_start().starts_with("unroll") {
+                    out.push(line_start + (line.len() - trimmed.len()));
+                }
+            }
+        }
+        line_start += line.len();
+    }
+    out
 }
