@@ -264,6 +264,13 @@ impl SourceFile {
         }
     }
 
+    /// [`SourceFile::calls_in`] for each of `offsets`, spread over one thread per core.
+    pub fn calls_in_each(&self, offsets: &[usize]) -> Vec<Vec<CallSite>> {
+        // The facts every call site reads, computed once before the threads start.
+        let _ = self.facts();
+        crate::util::par_map(offsets, |&o| self.calls_in(o))
+    }
+
     /// Every call of `name` in the file: calls whose resolved callee, or one of its lookup
     /// candidates, is `name` or ends in `::name`, member calls through their receiver's
     /// type, and PTX instructions whose mnemonic is `name` or starts with `name.`.

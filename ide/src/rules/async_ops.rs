@@ -179,6 +179,18 @@ fn wait(
 fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
     let mut out = HashMap::new();
     let text = ctx.text();
+    let mentioning = |b: &TextRange| {
+        text.get(b.clone())
+            .is_some_and(|t| ASYNC_NAMES.iter().chain(&["sync"]).any(|n| t.contains(n)))
+    };
+    let bodies: Vec<TextRange> = ctx
+        .facts
+        .device_functions
+        .iter()
+        .filter_map(|f| f.body_range.clone())
+        .filter(mentioning)
+        .collect();
+    ctx.prefetch_calls(&bodies);
     for f in &ctx.facts.device_functions {
         let Some(body) = &f.body_range else {
             continue;
@@ -260,7 +272,9 @@ pub(crate) fn all_functions(ctx: &RuleContext) -> Vec<AsyncFunction> {
     let wrappers = wrappers(ctx);
     let mut names: Vec<&str> = ASYNC_NAMES.to_vec();
     names.extend(wrappers.keys().map(String::as_str));
-    ctx.bodies_mentioning(&names)
+    let bodies = ctx.bodies_mentioning(&names);
+    ctx.prefetch_calls(&bodies);
+    bodies
         .into_iter()
         .map(|body| {
             let ops = ops_in_function(ctx, body.start, &wrappers);

@@ -52,7 +52,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let mut seen = std::collections::HashSet::new();
-    for body in ctx.bodies_mentioning(&["sync"]) {
+    let bodies = ctx.bodies_mentioning(&["sync"]);
+    ctx.prefetch_calls(&bodies);
+    for body in bodies {
         for call in ctx.calls_in_body(body.start).iter() {
             if !is_block_barrier(call) || !seen.insert(call.range.clone()) {
                 continue;

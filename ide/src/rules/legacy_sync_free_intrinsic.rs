@@ -62,7 +62,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let guarded = arch_guarded_ranges(text);
     let mut seen = HashSet::new();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
-    for body in ctx.bodies_mentioning(&names) {
+    let bodies = ctx.bodies_mentioning(&names);
+    ctx.prefetch_calls(&bodies);
+    for body in bodies {
         for call in ctx.calls_in_body(body.start).iter() {
             if call.kind == SymbolKind::Ptx {
                 let m = call.callee.as_str();

@@ -262,10 +262,34 @@ impl<'a> RuleContext<'a> {
     /// The calls of the functions whose text mentions one of `names`
     /// ([`RuleContext::bodies_mentioning`]), one slice per function in document order.
     pub(crate) fn calls_mentioning(&self, names: &[&str]) -> Vec<Rc<[CallSite]>> {
-        self.bodies_mentioning(names)
+        let bodies = self.bodies_mentioning(names);
+        self.prefetch_calls(&bodies);
+        bodies
             .into_iter()
             .map(|b| self.calls_in_body(b.start))
             .collect()
+    }
+
+    /// Computes the calls of the `bodies` not asked about yet, all at once (in parallel on
+    /// a large file), for the [`RuleContext::calls_in_body`] calls that follow.
+    pub(crate) fn prefetch_calls(&self, bodies: &[TextRange]) {
+        let missing: Vec<usize> = {
+            let cache = self.queries.calls.borrow();
+            let mut starts: Vec<usize> = bodies
+                .iter()
+                .map(|b| b.start)
+                .filter(|s| !cache.contains_key(s))
+                .collect();
+            starts.dedup();
+            starts
+        };
+        if missing.len() > 1 {
+            let found = self.file.calls_in_each(&missing);
+            let mut cache = self.queries.calls.borrow_mut();
+            for (start, calls) in missing.into_iter().zip(found) {
+                cache.insert(start, calls.into());
+            }
+        }
     }
 
     /// The file's text.

@@ -59,7 +59,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let risky: Vec<&str> = risky.iter().map(String::as_str).collect();
     let mut seen = HashSet::new();
-    for body in ctx.bodies_mentioning(&risky) {
+    let bodies = ctx.bodies_mentioning(&risky);
+    ctx.prefetch_calls(&bodies);
+    for body in bodies {
         for call in ctx.calls_in_body(body.start).iter() {
             if !seen.insert(call.range.clone()) {
                 continue;
