@@ -2,7 +2,7 @@
 //! dense with pitfalls (every rule fires in every kernel), the other is the same code
 //! written correctly.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use kernaut_ide::config::RulesConfig;
 use kernaut_ide::gpu::Arch;
 use kernaut_ide::rules::{check, RuleContext};
@@ -120,28 +120,60 @@ fn bench(c: &mut Criterion) {
     let text = generated(10_000);
     let arch = Arch::parse("sm_90").expect("sm_90");
     let config = RulesConfig::default();
-    // The file is parsed and its facts computed once, as the server holds it; a fresh
-    // context per iteration recomputes the syntax queries the rules share (shared accesses,
-    // the calls of each function), a reused one measures the rules' own work.
-    let file = SourceFile::parse(&text);
-    let _ = file.facts();
-    c.bench_function("rules/10k-lines/fresh-context", |b| {
-        b.iter(|| {
-            let ctx = RuleContext::new(&file, arch, &knowledge, &config);
-            check(&ctx).len()
-        })
+    // Cold: a file just parsed, with its facts (the syntax budget); the rules pay for the
+    // syntax queries they share (shared accesses, each function's calls). Warm: the same
+    // context again, the rules' own work. After an edit: a file whose queries were all
+    // computed, edited on one line, then checked with a new context, as a server does.
+    let cold = |text: &str| {
+        let file = SourceFile::parse(text);
+        let _ = file.facts();
+        file
+    };
+    c.bench_function("rules/10k-lines/cold", |b| {
+        b.iter_batched(
+            || cold(&text),
+            |file| {
+                let ctx = RuleContext::new(&file, arch, &knowledge, &config);
+                check(&ctx).len()
+            },
+            BatchSize::LargeInput,
+        )
     });
+    let file = cold(&text);
     let ctx = RuleContext::new(&file, arch, &knowledge, &config);
+    check(&ctx);
     c.bench_function("rules/10k-lines/warm-context", |b| {
         b.iter(|| check(&ctx).len())
     });
-    let clean = SourceFile::parse(&generated_with(10_000, clean_kernel));
-    let _ = clean.facts();
-    c.bench_function("rules/10k-lines-clean/fresh-context", |b| {
-        b.iter(|| {
-            let ctx = RuleContext::new(&clean, arch, &knowledge, &config);
-            check(&ctx).len()
-        })
+    // A statement added inside a kernel in the middle of the file.
+    let mid = text.len() / 2;
+    let line = text[mid..]
+        .find("    __syncthreads();\n")
+        .map_or(mid, |i| mid + i + "    __syncthreads();\n".len());
+    c.bench_function("rules/10k-lines/after-one-line-edit", |b| {
+        b.iter_batched(
+            || {
+                let mut edited = file.clone();
+                edited.apply_edit(line..line, "    int edited = 0;\n");
+                edited
+            },
+            |edited| {
+                let ctx = RuleContext::new(&edited, arch, &knowledge, &config);
+                check(&ctx).len()
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    let clean = generated_with(10_000, clean_kernel);
+    c.bench_function("rules/10k-lines-clean/cold", |b| {
+        b.iter_batched(
+            || cold(&clean),
+            |file| {
+                let ctx = RuleContext::new(&file, arch, &knowledge, &config);
+                check(&ctx).len()
+            },
+            BatchSize::LargeInput,
+        )
     });
 }
 
