@@ -401,6 +401,20 @@ pub(crate) struct ChunkCache {
     /// Its functions, `__shared__` declarations, carves, launches and attribute calls,
     /// for the file-wide inputs (see [`ChunkScan::global`]) they were computed with.
     derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
+    /// The calls of its functions by the function's start, for the file-wide inputs they
+    /// were computed with.
+    #[allow(clippy::type_complexity)]
+    pub(crate) calls: Mutex<(
+        u64,
+        std::collections::HashMap<usize, Arc<Vec<crate::CallSite>>>,
+    )>,
+    /// [`SourceFile::enclosing`] by offset in the chunk, for the file-wide inputs they
+    /// were computed with.
+    #[allow(clippy::type_complexity)]
+    pub(crate) enclosing: Mutex<(
+        u64,
+        std::collections::HashMap<usize, Arc<Vec<crate::Enclosing>>>,
+    )>,
     /// Its shared-memory accesses, for the file-wide inputs they were computed with.
     pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<crate::SharedAccess>>)>>,
 }
@@ -683,8 +697,18 @@ pub(crate) fn chunk_has_function(file: &SourceFile) -> Vec<bool> {
 fn global_key(local: &FileFacts, root: Node, text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     local.env.hash_file_scope(&mut h);
+    // Every top-level item but function definitions (and comments and pragmas): global
+    // variables and buffers, types, namespace aliases and `using` directives, which the
+    // lowering of an index and the resolution of a call may read from another chunk.
     for d in children(root) {
-        if d.kind() == "declaration" {
+        let function = match d.kind() {
+            "function_definition" | "comment" | "preproc_call" => true,
+            "template_declaration" => named_children(d)
+                .iter()
+                .any(|c| c.kind() == "function_definition"),
+            _ => false,
+        };
+        if !function {
             node_text(d, text).hash(&mut h);
         }
     }

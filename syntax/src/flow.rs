@@ -139,6 +139,61 @@ pub struct AllowComment {
 impl SourceFile {
     /// The statements and the function around `offset`, innermost first.
     pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
+        // Kept per chunk by offset, relative to the chunk, while the chunk and the
+        // file-wide inputs (the facts' fingerprint) are unchanged.
+        let chunks = self.chunk_views();
+        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= offset) else {
+            return self.enclosing_uncached(offset);
+        };
+        let key = self.facts().fingerprint();
+        let at = offset - chunk.start;
+        let shift = |chain: &[Enclosing], from: usize, to: usize| -> Vec<Enclosing> {
+            let r = |x: &TextRange| x.start - from + to..x.end - from + to;
+            chain
+                .iter()
+                .map(|e| Enclosing {
+                    range: r(&e.range),
+                    kind: match &e.kind {
+                        EnclosingKind::If {
+                            condition,
+                            condition_range,
+                            in_else,
+                            thread_dependent,
+                        } => EnclosingKind::If {
+                            condition: condition.clone(),
+                            condition_range: r(condition_range),
+                            in_else: *in_else,
+                            thread_dependent: *thread_dependent,
+                        },
+                        other => other.clone(),
+                    },
+                })
+                .collect()
+        };
+        let cached = chunk
+            .cache
+            .enclosing
+            .lock()
+            .ok()
+            .and_then(|slot| (slot.0 == key).then(|| slot.1.get(&at).cloned()).flatten());
+        if let Some(chain) = cached {
+            return shift(&chain, 0, chunk.start);
+        }
+        let chain = self.enclosing_uncached(offset);
+        // A chain reaching outside the chunk (an offset between chunks) is not kept.
+        if chain.iter().all(|e| e.range.start >= chunk.start) {
+            if let Ok(mut slot) = chunk.cache.enclosing.lock() {
+                if slot.0 != key {
+                    *slot = (key, Default::default());
+                }
+                slot.1
+                    .insert(at, std::sync::Arc::new(shift(&chain, chunk.start, 0)));
+            }
+        }
+        chain
+    }
+
+    fn enclosing_uncached(&self, offset: usize) -> Vec<Enclosing> {
         let mut out = Vec::new();
         let Some(leaf) = self.node_at(offset) else {
             return out;
@@ -258,10 +313,47 @@ impl SourceFile {
                 .chain(Ancestry::few(roots.clone(), self.text().len()).ancestors(leaf))
                 .find(|n| n.kind() == "function_definition")
         });
-        match function {
-            Some(f) => self.collect_calls(&[f]),
-            None => self.collect_calls(&roots),
+        let Some(f) = function else {
+            return self.collect_calls(&roots);
+        };
+        // Kept per chunk, with offsets relative to the chunk, while the chunk and the
+        // file-wide inputs (the facts' fingerprint) are unchanged.
+        let chunks = self.chunk_views();
+        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= f.start_byte()) else {
+            return self.collect_calls(&[f]);
+        };
+        let key = self.facts().fingerprint();
+        let at = f.start_byte() - chunk.start;
+        let shift = |calls: &[CallSite], from: usize, to: usize| -> Vec<CallSite> {
+            let r = |x: &TextRange| x.start - from + to..x.end - from + to;
+            calls
+                .iter()
+                .map(|c| CallSite {
+                    callee_range: r(&c.callee_range),
+                    arg_ranges: c.arg_ranges.iter().map(r).collect(),
+                    range: r(&c.range),
+                    ..c.clone()
+                })
+                .collect()
+        };
+        let cached = chunk
+            .cache
+            .calls
+            .lock()
+            .ok()
+            .and_then(|slot| (slot.0 == key).then(|| slot.1.get(&at).cloned()).flatten());
+        if let Some(calls) = cached {
+            return shift(&calls, 0, chunk.start);
         }
+        let calls = self.collect_calls(&[f]);
+        if let Ok(mut slot) = chunk.cache.calls.lock() {
+            if slot.0 != key {
+                *slot = (key, Default::default());
+            }
+            slot.1
+                .insert(at, std::sync::Arc::new(shift(&calls, chunk.start, 0)));
+        }
+        calls
     }
 
     /// [`SourceFile::calls_in`] for each of `offsets`, spread over one thread per core.
