@@ -596,7 +596,7 @@ impl SourceFile {
             })
         };
         let mut computed = todo.iter().zip(computed);
-        let mut out: Vec<SharedAccess> = Vec::new();
+        let mut parts: Vec<(usize, Arc<Vec<SharedAccess>>)> = Vec::with_capacity(chunks.len());
         for (i, (c, cached)) in chunks.iter().zip(cached).enumerate() {
             let part = match cached {
                 Some(part) => part,
@@ -610,13 +610,21 @@ impl SourceFile {
                     part
                 }
             };
-            out.extend(part.iter().map(|a| {
-                let mut a = a.clone();
-                a.range = a.range.start + c.start..a.range.end + c.start;
-                a
-            }));
+            parts.push((c.start, part));
         }
-        out
+        // Copied to the file's offsets in parallel, then moved in order.
+        par_map(&parts, |(start, part)| {
+            part.iter()
+                .map(|a| {
+                    let mut a = a.clone();
+                    a.range = a.range.start + start..a.range.end + start;
+                    a
+                })
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// The accesses under one chunk's `root`.

@@ -495,8 +495,7 @@ impl FileFacts {
     }
 
     /// Appends `part` (a chunk's facts with offsets relative to the chunk) at `base`.
-    fn append(&mut self, part: &FileFacts, base: usize, file: &TextRange) {
-        let part = part.clone().rebased(0, base, file);
+    fn append(&mut self, part: FileFacts) {
         self.kernels.extend(part.kernels);
         self.device_functions.extend(part.device_functions);
         self.shared.extend(part.shared);
@@ -559,11 +558,19 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     }
     let mut global = std::collections::hash_map::DefaultHasher::new();
     for c in &chunks {
-        let Some(scan) = c.cache.scan.get() else {
-            continue;
-        };
-        scan.global.hash(&mut global);
-        facts.append(&scan.facts, c.start, &whole);
+        if let Some(scan) = c.cache.scan.get() {
+            scan.global.hash(&mut global);
+        }
+    }
+    // Each chunk's part copied to the file's offsets in parallel, then moved in order.
+    let parts = par_map(&chunks, |c| {
+        c.cache
+            .scan
+            .get()
+            .map(|scan| scan.facts.clone().rebased(0, c.start, &whole))
+    });
+    for part in parts.into_iter().flatten() {
+        facts.append(part);
     }
     facts.fingerprint = global.finish();
 
@@ -649,11 +656,15 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     for (d, carves) in derived.iter_mut().zip(carved) {
         d.carves = carves;
     }
+    let cached_parts = par_map(&chunks.iter().zip(&cached).collect::<Vec<_>>(), |(c, d)| {
+        d.as_ref()
+            .map(|d| FileFacts::clone(d).rebased(0, c.start, &whole))
+    });
     let mut derived = derived.into_iter();
     let mut todo = todo.into_iter();
-    for (c, cached) in chunks.iter().zip(cached) {
+    for (c, cached) in chunks.iter().zip(cached_parts) {
         match cached {
-            Some(d) => facts.append(&d, c.start, &whole),
+            Some(d) => facts.append(d),
             None => {
                 let (Some(d), Some(_)) = (derived.next(), todo.next()) else {
                     continue;
