@@ -403,21 +403,17 @@ pub(crate) struct ChunkCache {
     derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
     /// The calls of its functions by the function's start, for the file-wide inputs they
     /// were computed with.
-    #[allow(clippy::type_complexity)]
-    pub(crate) calls: Mutex<(
-        u64,
-        std::collections::HashMap<usize, Arc<Vec<crate::CallSite>>>,
-    )>,
+    pub(crate) calls: OffsetCache<crate::CallSite>,
     /// [`SourceFile::enclosing`] by offset in the chunk, for the file-wide inputs they
     /// were computed with.
-    #[allow(clippy::type_complexity)]
-    pub(crate) enclosing: Mutex<(
-        u64,
-        std::collections::HashMap<usize, Arc<Vec<crate::Enclosing>>>,
-    )>,
+    pub(crate) enclosing: OffsetCache<crate::Enclosing>,
     /// Its shared-memory accesses, for the file-wide inputs they were computed with.
     pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<crate::SharedAccess>>)>>,
 }
+
+/// Results kept by offset relative to a chunk's start, with the fingerprint of the
+/// file-wide inputs they were computed with.
+pub(crate) type OffsetCache<T> = Mutex<(u64, std::collections::HashMap<usize, Arc<Vec<T>>>)>;
 
 #[derive(Debug)]
 struct ChunkScan {

@@ -5,7 +5,7 @@ use tree_sitter::Node;
 
 use crate::access::{for_header, Lowerer};
 use crate::expr::{from_node, Expr};
-use crate::facts::function_name;
+use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
 use crate::util::{named_children, node_text, preorder_all, squash_ws, Ancestry};
@@ -139,58 +139,7 @@ pub struct AllowComment {
 impl SourceFile {
     /// The statements and the function around `offset`, innermost first.
     pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
-        // Kept per chunk by offset, relative to the chunk, while the chunk and the
-        // file-wide inputs (the facts' fingerprint) are unchanged.
-        let chunks = self.chunk_views();
-        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= offset) else {
-            return self.enclosing_uncached(offset);
-        };
-        let key = self.facts().fingerprint();
-        let at = offset - chunk.start;
-        let shift = |chain: &[Enclosing], from: usize, to: usize| -> Vec<Enclosing> {
-            let r = |x: &TextRange| x.start - from + to..x.end - from + to;
-            chain
-                .iter()
-                .map(|e| Enclosing {
-                    range: r(&e.range),
-                    kind: match &e.kind {
-                        EnclosingKind::If {
-                            condition,
-                            condition_range,
-                            in_else,
-                            thread_dependent,
-                        } => EnclosingKind::If {
-                            condition: condition.clone(),
-                            condition_range: r(condition_range),
-                            in_else: *in_else,
-                            thread_dependent: *thread_dependent,
-                        },
-                        other => other.clone(),
-                    },
-                })
-                .collect()
-        };
-        let cached = chunk
-            .cache
-            .enclosing
-            .lock()
-            .ok()
-            .and_then(|slot| (slot.0 == key).then(|| slot.1.get(&at).cloned()).flatten());
-        if let Some(chain) = cached {
-            return shift(&chain, 0, chunk.start);
-        }
-        let chain = self.enclosing_uncached(offset);
-        // A chain reaching outside the chunk (an offset between chunks) is not kept.
-        if chain.iter().all(|e| e.range.start >= chunk.start) {
-            if let Ok(mut slot) = chunk.cache.enclosing.lock() {
-                if slot.0 != key {
-                    *slot = (key, Default::default());
-                }
-                slot.1
-                    .insert(at, std::sync::Arc::new(shift(&chain, chunk.start, 0)));
-            }
-        }
-        chain
+        self.kept_per_chunk(offset, |c| &c.enclosing, || self.enclosing_uncached(offset))
     }
 
     fn enclosing_uncached(&self, offset: usize) -> Vec<Enclosing> {
@@ -316,44 +265,46 @@ impl SourceFile {
         let Some(f) = function else {
             return self.collect_calls(&roots);
         };
-        // Kept per chunk, with offsets relative to the chunk, while the chunk and the
-        // file-wide inputs (the facts' fingerprint) are unchanged.
+        self.kept_per_chunk(f.start_byte(), |c| &c.calls, || self.collect_calls(&[f]))
+    }
+
+    /// `compute()`, kept in `slot` of the chunk that holds `at`, by `at` relative to the
+    /// chunk's start, while the chunk and the file-wide inputs (the facts' fingerprint)
+    /// are unchanged. A result reaching before the chunk is not kept.
+    fn kept_per_chunk<T: Moved>(
+        &self,
+        at: usize,
+        slot: fn(&ChunkCache) -> &OffsetCache<T>,
+        compute: impl FnOnce() -> Vec<T>,
+    ) -> Vec<T> {
         let chunks = self.chunk_views();
-        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= f.start_byte()) else {
-            return self.collect_calls(&[f]);
+        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= at) else {
+            return compute();
         };
         let key = self.facts().fingerprint();
-        let at = f.start_byte() - chunk.start;
-        let shift = |calls: &[CallSite], from: usize, to: usize| -> Vec<CallSite> {
-            let r = |x: &TextRange| x.start - from + to..x.end - from + to;
-            calls
-                .iter()
-                .map(|c| CallSite {
-                    callee_range: r(&c.callee_range),
-                    arg_ranges: c.arg_ranges.iter().map(r).collect(),
-                    range: r(&c.range),
-                    ..c.clone()
-                })
-                .collect()
+        let relative = at - chunk.start;
+        let moved = |items: &[T], from: usize, to: usize| -> Vec<T> {
+            items.iter().map(|i| i.moved(from, to)).collect()
         };
-        let cached = chunk
-            .cache
-            .calls
-            .lock()
-            .ok()
-            .and_then(|slot| (slot.0 == key).then(|| slot.1.get(&at).cloned()).flatten());
-        if let Some(calls) = cached {
-            return shift(&calls, 0, chunk.start);
+        let cached = slot(chunk.cache).lock().ok().and_then(|slot| {
+            (slot.0 == key)
+                .then(|| slot.1.get(&relative).cloned())
+                .flatten()
+        });
+        if let Some(items) = cached {
+            return moved(items.as_slice(), 0, chunk.start);
         }
-        let calls = self.collect_calls(&[f]);
-        if let Ok(mut slot) = chunk.cache.calls.lock() {
-            if slot.0 != key {
-                *slot = (key, Default::default());
+        let items = compute();
+        if items.iter().all(|i| i.start() >= chunk.start) {
+            if let Ok(mut slot) = slot(chunk.cache).lock() {
+                if slot.0 != key {
+                    *slot = (key, Default::default());
+                }
+                slot.1
+                    .insert(relative, std::sync::Arc::new(moved(&items, chunk.start, 0)));
             }
-            slot.1
-                .insert(at, std::sync::Arc::new(shift(&calls, chunk.start, 0)));
         }
-        calls
+        items
     }
 
     /// [`SourceFile::calls_in`] for each of `offsets`, spread over one thread per core.
@@ -637,4 +588,62 @@ fn pragma_unroll_lines(text: &str) -> Vec<usize> {
         line_start += line.len();
     }
     out
+}
+
+/// A result whose offsets can be moved from one base to another (for per-chunk caches).
+pub(crate) trait Moved: Sized {
+    /// The value with every offset moved from base `from` to base `to`.
+    fn moved(&self, from: usize, to: usize) -> Self;
+    /// Where it starts.
+    fn start(&self) -> usize;
+}
+
+fn move_range(r: &TextRange, from: usize, to: usize) -> TextRange {
+    r.start - from + to..r.end - from + to
+}
+
+impl Moved for CallSite {
+    fn moved(&self, from: usize, to: usize) -> CallSite {
+        CallSite {
+            callee_range: move_range(&self.callee_range, from, to),
+            arg_ranges: self
+                .arg_ranges
+                .iter()
+                .map(|r| move_range(r, from, to))
+                .collect(),
+            range: move_range(&self.range, from, to),
+            ..self.clone()
+        }
+    }
+
+    fn start(&self) -> usize {
+        self.range.start
+    }
+}
+
+impl Moved for Enclosing {
+    fn moved(&self, from: usize, to: usize) -> Enclosing {
+        let kind = match &self.kind {
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent,
+            } => EnclosingKind::If {
+                condition: condition.clone(),
+                condition_range: move_range(condition_range, from, to),
+                in_else: *in_else,
+                thread_dependent: *thread_dependent,
+            },
+            other => other.clone(),
+        };
+        Enclosing {
+            kind,
+            range: move_range(&self.range, from, to),
+        }
+    }
+
+    fn start(&self) -> usize {
+        self.range.start
+    }
 }

@@ -440,8 +440,7 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
         let end = advance(bytes, &mut at, &mut point, r.end);
         spans.push((r.clone(), start, end));
     }
-    let threads = crate::util::threads().min(spans.len() / 4).max(1);
-    let parse_some = |spans: &[(TextRange, Point, Point)]| -> Option<Vec<Chunk>> {
+    let parse_some = |spans: &&[(TextRange, Point, Point)]| -> Option<Vec<Chunk>> {
         let mut parser = new_parser()?;
         spans
             .iter()
@@ -451,29 +450,16 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
             })
             .collect()
     };
-    if threads == 1 {
-        return parse_some(&spans);
+    // One group of consecutive chunks per thread, each group with one parser.
+    let threads = crate::util::threads().min(spans.len() / 4).max(1);
+    let groups: Vec<&[(TextRange, Point, Point)]> =
+        spans.chunks(spans.len().div_ceil(threads)).collect();
+    let parsed = crate::util::par_map_with(&groups, 1, parse_some);
+    let mut out = Vec::with_capacity(spans.len());
+    for group in parsed {
+        out.extend(group?);
     }
-    let per = spans.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = spans
-            .chunks(per)
-            .map(|part| {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, move || parse_some(part))
-                    .map_err(|_| part)
-            })
-            .collect();
-        let mut out = Vec::with_capacity(spans.len());
-        for h in handles {
-            match h {
-                Ok(h) => out.extend(h.join().ok()??),
-                // No thread to be had: parse that part here.
-                Err(part) => out.extend(parse_some(part)?),
-            }
-        }
-        Some(out)
-    })
+    Some(out)
 }
 
 /// Parses one chunk of `masked`.

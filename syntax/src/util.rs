@@ -107,7 +107,16 @@ pub(crate) fn threads() -> usize {
 /// enough items to be worth it. The order of the results is that of the items. A panic
 /// in `f` is passed on.
 pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads().min(items.len() / 4).max(1);
+    par_map_with(items, 4, f)
+}
+
+/// [`par_map`] with at least `per_thread` items for each thread.
+pub(crate) fn par_map_with<T: Sync, R: Send>(
+    items: &[T],
+    per_thread: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads().min(items.len() / per_thread.max(1)).max(1);
     if threads == 1 {
         return items.iter().map(f).collect();
     }
