@@ -162,7 +162,7 @@ fn locals(ctx: &RuleContext) -> Vec<Local> {
         let s = &text[body.clone()];
         for ty in ["__half", "half", "__nv_bfloat16", "nv_bfloat16"] {
             let mut from = 0;
-            while let Some(i) = find_word(s, ty, from) {
+            while let Some(i) = super::find_word(s, ty, from) {
                 from = i + ty.len();
                 let start = body.start + i;
                 let before = text[..start].trim_end();
@@ -240,7 +240,7 @@ fn uses(text: &str, local: &Local) -> Vec<Use> {
     let mut from = 0;
     // Occurrences inside an update already classified are skipped.
     let mut skip_until = 0;
-    while let Some(i) = find_word(s, name, from) {
+    while let Some(i) = super::find_word(s, name, from) {
         from = i + name.len();
         let at = scope.start + i;
         if at < skip_until {
@@ -342,7 +342,7 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
             return update(false, vec![l.to_string()], false);
         }
     }
-    if find_word(value, name, 0).is_some() {
+    if super::find_word(value, name, 0).is_some() {
         return Use::Other;
     }
     Use::Assign {
@@ -547,7 +547,7 @@ fn declared_half(ctx: &RuleContext, name: &str, at: usize) -> bool {
     let text = &ctx.text()[..at];
     text.lines().rev().take(200).any(|line| {
         let code = line.split("//").next().unwrap_or("");
-        find_word(code, name, 0).is_some_and(|i| {
+        super::find_word(code, name, 0).is_some_and(|i| {
             let before = code[..i].trim_end().trim_end_matches(['*', '&']).trim_end();
             let word = before
                 .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -679,22 +679,6 @@ fn statement_end(text: &str, offset: usize) -> Option<usize> {
 
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// The first occurrence of the identifier `word` in `s` at or after `from`.
-fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
-    let mut at = from;
-    while let Some(i) = s.get(at..)?.find(word) {
-        let start = at + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
-        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
-        if before && after {
-            return Some(start);
-        }
-        at = end;
-    }
-    None
 }
 
 #[cfg(test)]

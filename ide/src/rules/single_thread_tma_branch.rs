@@ -155,7 +155,7 @@ fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
     let text = &ctx.text()[..at];
     text.lines().rev().any(|line| {
         let code = line.split("//").next().unwrap_or("");
-        match find_word(code, &name) {
+        match super::find_word(code, &name, 0) {
             Some(i) => {
                 let before = code[..i].trim_end();
                 before.contains("barrier")
@@ -285,23 +285,6 @@ fn statement_end(text: &str, offset: usize) -> Option<usize> {
             }
         }
         i += 1;
-    }
-    None
-}
-
-/// The first occurrence of the identifier `word` in `s`.
-fn find_word(s: &str, word: &str) -> Option<usize> {
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut at = 0;
-    while let Some(i) = s.get(at..)?.find(word) {
-        let start = at + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
-        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
-        if before && after {
-            return Some(start);
-        }
-        at = end;
     }
     None
 }
