@@ -12,8 +12,8 @@ use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::find_declaration_full;
 use crate::util::{
-    named_children, node_text, par_map, preorder, squash_ws, strip_template_args, Ancestry,
-    MAX_DEPTH,
+    move_range, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
+    Ancestry, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -590,7 +590,7 @@ impl SourceFile {
                 let c = &chunks[i];
                 let mut part = self.accesses_in(c.root, &low, keys[i].1);
                 for a in &mut part {
-                    a.range = a.range.start - c.start..a.range.end - c.start;
+                    a.range = move_range(&a.range, c.start, 0);
                 }
                 Arc::new(part)
             })
@@ -617,7 +617,7 @@ impl SourceFile {
             part.iter()
                 .map(|a| {
                     let mut a = a.clone();
-                    a.range = a.range.start + start..a.range.end + start;
+                    a.range = move_range(&a.range, 0, *start);
                     a
                 })
                 .collect::<Vec<_>>()

@@ -430,7 +430,7 @@ const FILE_SCOPE: TextRange = usize::MAX..usize::MAX;
 /// Moves `r` from one base offset to another.
 fn rebase(r: &mut TextRange, from: usize, to: usize) {
     if *r != FILE_SCOPE {
-        *r = r.start.wrapping_sub(from).wrapping_add(to)..r.end.wrapping_sub(from).wrapping_add(to);
+        *r = crate::util::move_range(r, from, to);
     }
 }
 

@@ -8,7 +8,7 @@ use crate::expr::{from_node, Expr};
 use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
-use crate::util::{named_children, node_text, preorder_all, squash_ws, Ancestry};
+use crate::util::{move_range, named_children, node_text, preorder_all, squash_ws, Ancestry};
 use crate::TextRange;
 
 /// A statement or function around an offset.
@@ -596,10 +596,6 @@ pub(crate) trait Moved: Sized {
     fn moved(&self, from: usize, to: usize) -> Self;
     /// Where it starts.
     fn start(&self) -> usize;
-}
-
-fn move_range(r: &TextRange, from: usize, to: usize) -> TextRange {
-    r.start - from + to..r.end - from + to
 }
 
 impl Moved for CallSite {

@@ -4,6 +4,8 @@ use std::borrow::Cow;
 
 use tree_sitter::Node;
 
+use crate::TextRange;
+
 /// The deepest recursion any recursive helper in this crate allows itself.
 pub(crate) const MAX_DEPTH: usize = 96;
 
@@ -79,6 +81,12 @@ pub(crate) fn strip_template_args(s: &str) -> String {
         }
     }
     out
+}
+
+/// `r` moved from base offset `from` to base offset `to` (for results kept relative to
+/// a chunk's start).
+pub(crate) fn move_range(r: &TextRange, from: usize, to: usize) -> TextRange {
+    r.start.wrapping_sub(from).wrapping_add(to)..r.end.wrapping_sub(from).wrapping_add(to)
 }
 
 /// Whether `b` may appear in a C identifier.
