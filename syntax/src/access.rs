@@ -1,16 +1,21 @@
 //! Shared-memory accesses, with each index lowered to an [`IndexExpr`] over the thread
 //! index.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use tree_sitter::Node;
 
 use crate::consteval::{binary, type_size};
 use crate::expr::{from_node, Expr};
+use crate::facts::declarator_name;
 use crate::facts::FileFacts;
 use crate::source::SourceFile;
-use crate::symbol::find_declaration_full;
+use crate::symbol::{declarators, init_and_param, is_file_scope, scope_candidates};
+use crate::util::NodeExt;
 use crate::util::{
     move_range, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
     Ancestry, MAX_DEPTH,
@@ -259,15 +264,25 @@ pub enum AccessKind {
     AddressOf,
 }
 
-/// One subscript of shared memory inside a function.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One subscript of shared memory inside a function: its range, and what it accesses
+/// ([`AccessData`], read through `Deref`: `access.array`, `access.byte_offset`).
+///
+/// The data is shared between copies, so copying the accesses of a file (as each edit
+/// does, to move them to new offsets) allocates nothing per access.
+#[derive(Clone, PartialEq, Eq)]
 pub struct SharedAccess {
+    /// The range of the access expression.
+    pub range: TextRange,
+    data: Arc<AccessData>,
+}
+
+/// What a [`SharedAccess`] accesses, and how.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AccessData {
     /// The array or carved pointer subscripted.
     pub array: String,
     /// The `__shared__` buffer the bytes belong to (the carve's root buffer, or `array`).
     pub root: String,
-    /// The range of the access expression.
-    pub range: TextRange,
     /// Load, store, both, or address taken.
     pub kind: AccessKind,
     /// The indices as written, outermost first.
@@ -288,17 +303,167 @@ pub struct SharedAccess {
     pub function: Option<String>,
 }
 
+impl SharedAccess {
+    /// The access at `range` to what `data` describes.
+    pub fn new(range: TextRange, data: AccessData) -> SharedAccess {
+        SharedAccess {
+            range,
+            data: Arc::new(data),
+        }
+    }
+}
+
+impl std::ops::Deref for SharedAccess {
+    type Target = AccessData;
+
+    fn deref(&self) -> &AccessData {
+        &self.data
+    }
+}
+
+/// One flat struct, in the field order it had before its data was shared.
+impl fmt::Debug for SharedAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &*self.data;
+        f.debug_struct("SharedAccess")
+            .field("array", &d.array)
+            .field("root", &d.root)
+            .field("range", &self.range)
+            .field("kind", &d.kind)
+            .field("index_texts", &d.index_texts)
+            .field("indices", &d.indices)
+            .field("element_size", &d.element_size)
+            .field("width", &d.width)
+            .field("cast_type", &d.cast_type)
+            .field("byte_offset", &d.byte_offset)
+            .field("function", &d.function)
+            .finish()
+    }
+}
+
 /// The lowering context: the file, its facts, and the node the expression sits at.
+///
+/// It remembers what it looked up (ancestor chains, the declarations of each scope), so
+/// it is made for one thread's walk: one per chunk, or one per query.
 pub(crate) struct Lowerer<'a> {
     pub(crate) text: &'a str,
     pub(crate) facts: &'a FileFacts,
     /// The ancestor chains of the tree.
     pub(crate) tree: &'a Ancestry<'a>,
+    memo: RefCell<LowerMemo<'a>>,
 }
 
+/// The declarations of a scope, by name: for each declaration (in document order) that
+/// declares the name, its start, the declaration and its first declarator of that name.
+type ScopeDecls<'a> = HashMap<&'a str, Vec<(usize, Node<'a>, Node<'a>)>>;
+
+/// What a [`Lowerer`] has looked up.
+#[derive(Default)]
+struct LowerMemo<'a> {
+    /// The ancestor chains asked for most recently, by node id.
+    ancestors: Vec<(usize, Rc<[Node<'a>]>)>,
+    /// The declarations of each scope but the file's top level, by scope node id.
+    scopes: HashMap<usize, Rc<ScopeDecls<'a>>>,
+}
+
+/// How many ancestor chains a [`Lowerer`] keeps (the names of one index share one).
+const ANCESTOR_MEMO: usize = 8;
+
 impl<'a> Lowerer<'a> {
+    pub(crate) fn new(text: &'a str, facts: &'a FileFacts, tree: &'a Ancestry<'a>) -> Self {
+        Lowerer {
+            text,
+            facts,
+            tree,
+            memo: RefCell::default(),
+        }
+    }
+
+    /// `tree.ancestors(node)`, remembered for the last few nodes.
+    pub(crate) fn ancestors(&self, node: Node<'a>) -> Rc<[Node<'a>]> {
+        let id = node.id();
+        if let Some((_, a)) = self.memo.borrow().ancestors.iter().find(|(i, _)| *i == id) {
+            return a.clone();
+        }
+        let a: Rc<[Node<'a>]> = self.tree.ancestors(node).into();
+        let mut memo = self.memo.borrow_mut();
+        if memo.ancestors.len() == ANCESTOR_MEMO {
+            memo.ancestors.remove(0);
+        }
+        memo.ancestors.push((id, a.clone()));
+        a
+    }
+
+    /// What `find_declaration_full` finds for `name` used at `use_node` (the initialiser
+    /// and whether it is a parameter), with each scope's declarations indexed once.
+    fn declaration(&self, use_node: Node<'a>, name: &str) -> Option<(Option<Node<'a>>, bool)> {
+        let at = use_node.start_byte();
+        for &scope in self.ancestors(use_node).iter() {
+            if is_file_scope(self.tree, scope) {
+                let Some(candidates) = scope_candidates(self.tree, scope, at) else {
+                    continue;
+                };
+                for &c in candidates.iter().rev() {
+                    if c.start_byte() > at {
+                        continue;
+                    }
+                    if let Some(d) = declarators(c).and_then(|ds| {
+                        ds.into_iter().find(|&d| {
+                            declarator_name(d).is_some_and(|n| node_text(n, self.text) == name)
+                        })
+                    }) {
+                        return Some(init_and_param(c, d));
+                    }
+                }
+                continue;
+            }
+            let Some(decls) = self.scope_decls(scope) else {
+                continue;
+            };
+            if let Some(&(_, c, d)) = decls
+                .get(name)
+                .and_then(|v| v.iter().rev().find(|(start, _, _)| *start <= at))
+            {
+                return Some(init_and_param(c, d));
+            }
+        }
+        None
+    }
+
+    /// The declarations of `scope` (not the file's top level), indexed by name.
+    fn scope_decls(&self, scope: Node<'a>) -> Option<Rc<ScopeDecls<'a>>> {
+        if let Some(d) = self.memo.borrow().scopes.get(&scope.id()) {
+            return Some(d.clone());
+        }
+        // Outside the file scope the candidates do not depend on the offset.
+        let candidates = scope_candidates(self.tree, scope, 0)?;
+        let mut decls: ScopeDecls<'a> = HashMap::new();
+        for &c in candidates.iter() {
+            let Some(ds) = declarators(c) else {
+                continue;
+            };
+            let mut seen: Vec<&str> = Vec::new();
+            for d in ds {
+                let Some(n) = declarator_name(d).map(|n| node_text(n, self.text)) else {
+                    continue;
+                };
+                // The first declarator of a name in a declaration is the one found.
+                if !seen.contains(&n) {
+                    seen.push(n);
+                    decls.entry(n).or_default().push((c.start_byte(), c, d));
+                }
+            }
+        }
+        let decls = Rc::new(decls);
+        self.memo
+            .borrow_mut()
+            .scopes
+            .insert(scope.id(), decls.clone());
+        Some(decls)
+    }
+
     /// Lowers `expr`, found at `at` (a node used to find declarations and loops).
-    pub(crate) fn lower(&self, expr: &Expr, at: Node, depth: usize) -> IndexExpr {
+    pub(crate) fn lower(&self, expr: &Expr, at: Node<'a>, depth: usize) -> IndexExpr {
         if depth > MAX_DEPTH / 4 {
             return IndexExpr::Unknown("the index is nested too deeply".into());
         }
@@ -366,7 +531,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lower_name(&self, n: &str, at: Node, depth: usize) -> IndexExpr {
+    fn lower_name(&self, n: &str, at: Node<'a>, depth: usize) -> IndexExpr {
         if n == "warpSize" {
             return IndexExpr::Const {
                 name: n.into(),
@@ -386,7 +551,7 @@ impl<'a> Lowerer<'a> {
                 value: v,
             };
         }
-        if let Some((_, init, is_param)) = find_declaration_full(self.tree, at, n, self.text) {
+        if let Some((init, is_param)) = self.declaration(at, n) {
             if is_param {
                 return IndexExpr::Uniform(n.to_string());
             }
@@ -402,7 +567,8 @@ impl<'a> Lowerer<'a> {
             }
             return match init {
                 Some(init)
-                    if init.kind() != "argument_list" && init.kind() != "initializer_list" =>
+                    if init.kind_name() != "argument_list"
+                        && init.kind_name() != "initializer_list" =>
                 {
                     let e = from_node(init, self.text, 0);
                     match self.lower(&e, init, depth + 1) {
@@ -429,12 +595,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The loop variable `n` of an enclosing `for` statement.
-    fn loop_var(&self, n: &str, at: Node, depth: usize) -> Option<IndexExpr> {
-        for node in self.tree.ancestors(at) {
-            if node.kind() == "function_definition" {
+    fn loop_var(&self, n: &str, at: Node<'a>, depth: usize) -> Option<IndexExpr> {
+        for &node in self.ancestors(at).iter() {
+            if node.kind_name() == "function_definition" {
                 return None;
             }
-            if node.kind() == "for_statement" {
+            if node.kind_name() == "for_statement" {
                 if let Some(lv) = self.for_var(node, n, depth) {
                     return Some(lv);
                 }
@@ -443,7 +609,7 @@ impl<'a> Lowerer<'a> {
         None
     }
 
-    fn for_var(&self, node: Node, n: &str, depth: usize) -> Option<IndexExpr> {
+    fn for_var(&self, node: Node<'a>, n: &str, depth: usize) -> Option<IndexExpr> {
         let (start, _, end, step) = for_header(node, self.text, self.facts, n)?;
         let start = match start {
             Some((e, at)) => self.lower(&e, at, depth + 1),
@@ -469,22 +635,16 @@ pub(crate) fn for_header<'t>(
     facts: &FileFacts,
     n: &str,
 ) -> Option<ForHeader<'t>> {
-    let init = node.child_by_field_name("initializer")?;
-    let (var, start) = match init.kind() {
+    let init = node.field("initializer")?;
+    let (var, start) = match init.kind_name() {
         "declaration" => {
-            let d = init.child_by_field_name("declarator")?;
-            let name = d.child_by_field_name("declarator")?;
-            (
-                node_text(name, text).to_string(),
-                d.child_by_field_name("value"),
-            )
+            let d = init.field("declarator")?;
+            let name = d.field("declarator")?;
+            (node_text(name, text).to_string(), d.field("value"))
         }
         "assignment_expression" => {
-            let l = init.child_by_field_name("left")?;
-            (
-                node_text(l, text).to_string(),
-                init.child_by_field_name("right"),
-            )
+            let l = init.field("left")?;
+            (node_text(l, text).to_string(), init.field("right"))
         }
         _ => return None,
     };
@@ -493,7 +653,7 @@ pub(crate) fn for_header<'t>(
     }
     let at = node.start_byte();
     let mut end = None;
-    if let Some(cond) = node.child_by_field_name("condition") {
+    if let Some(cond) = node.field("condition") {
         if let Expr::Binary(l, op, r) = from_node(cond, text, 0) {
             if matches!(&*l, Expr::Name(v) if *v == var) {
                 let bound = facts.env.fold(&r, at);
@@ -506,18 +666,16 @@ pub(crate) fn for_header<'t>(
         }
     }
     let mut step = None;
-    if let Some(update) = node.child_by_field_name("update") {
+    if let Some(update) = node.field("update") {
         let t = squash_ws(node_text(update, text)).replace(' ', "");
         if t == format!("++{var}") || t == format!("{var}++") {
             step = Some(1);
         } else if t == format!("--{var}") || t == format!("{var}--") {
             step = Some(-1);
-        } else if update.kind() == "assignment_expression" {
-            let op = update
-                .child_by_field_name("operator")
-                .map(|o| node_text(o, text));
+        } else if update.kind_name() == "assignment_expression" {
+            let op = update.field("operator").map(|o| node_text(o, text));
             let r = update
-                .child_by_field_name("right")
+                .field("right")
                 .map(|r| facts.env.fold(&from_node(r, text, 0), at));
             step = match (op, r) {
                 (Some("+="), Some(Some(v))) => Some(v),
@@ -581,13 +739,9 @@ impl SourceFile {
             Vec::new()
         } else {
             let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
-            let low = Lowerer {
-                text,
-                facts,
-                tree: &tree,
-            };
             par_map(&todo, |&i| {
                 let c = &chunks[i];
+                let low = Lowerer::new(text, facts, &tree);
                 let mut part = self.accesses_in(c.root, &low, keys[i].1);
                 for a in &mut part {
                     a.range = move_range(&a.range, c.start, 0);
@@ -628,13 +782,18 @@ impl SourceFile {
     }
 
     /// The accesses under one chunk's `root`.
-    fn accesses_in(&self, root: Node, low: &Lowerer, mut in_function: bool) -> Vec<SharedAccess> {
+    fn accesses_in<'a>(
+        &self,
+        root: Node<'a>,
+        low: &Lowerer<'a>,
+        mut in_function: bool,
+    ) -> Vec<SharedAccess> {
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
         let mut inner_subscripts = std::collections::HashSet::new();
         let text = low.text.as_bytes();
         preorder(root, |node| {
-            let kind = node.kind();
+            let kind = node.kind_name();
             if kind == "function_definition" {
                 in_function = true;
             }
@@ -654,7 +813,7 @@ impl SourceFile {
             // The preorder visits a subscript before its argument, so the arguments of
             // the subscripts seen so far are the inner links of a chain like `a[i][j]`.
             let inner = inner_subscripts.contains(&node.id());
-            if let Some(arg) = node.child_by_field_name("argument") {
+            if let Some(arg) = node.field("argument") {
                 inner_subscripts.insert(arg.id());
             }
             if !inner {
@@ -677,10 +836,10 @@ impl SourceFile {
             .min_by_key(|a| a.range.len())
     }
 
-    fn access(
+    fn access<'a>(
         &self,
-        node: Node,
-        low: &Lowerer,
+        node: Node<'a>,
+        low: &Lowerer<'a>,
         consumed: &mut Vec<TextRange>,
     ) -> Option<SharedAccess> {
         let text = low.text;
@@ -689,14 +848,14 @@ impl SourceFile {
         let mut index_nodes = Vec::new();
         let mut base = node;
         for _ in 0..8 {
-            if base.kind() != "subscript_expression" {
+            if base.kind_name() != "subscript_expression" {
                 break;
             }
             let idx = base
-                .child_by_field_name("indices")
+                .field("indices")
                 .and_then(|l| named_children(l).first().copied())?;
             index_nodes.push(idx);
-            base = base.child_by_field_name("argument")?;
+            base = base.field("argument")?;
         }
         index_nodes.reverse();
         let mut cast_type = None;
@@ -704,20 +863,20 @@ impl SourceFile {
         let mut inner_node = None;
         // `reinterpret_cast<float4*>(&tile[..])[i]` and `((float4*)&tile[..])[i]`.
         let mut cur = base;
-        while cur.kind() == "parenthesized_expression" {
+        while cur.kind_name() == "parenthesized_expression" {
             cur = *named_children(cur).first()?;
         }
-        if cur.kind() != "identifier" {
+        if cur.kind_name() != "identifier" {
             let (ty, arg) = cast_parts(cur, text)?;
             let mut arg = arg;
-            while arg.kind() == "parenthesized_expression" {
+            while arg.kind_name() == "parenthesized_expression" {
                 arg = *named_children(arg).first()?;
             }
-            if arg.kind() != "pointer_expression" || index_nodes.len() != 1 {
+            if arg.kind_name() != "pointer_expression" || index_nodes.len() != 1 {
                 return None;
             }
-            let inner = arg.child_by_field_name("argument")?;
-            if inner.kind() != "subscript_expression" {
+            let inner = arg.field("argument")?;
+            if inner.kind_name() != "subscript_expression" {
                 return None;
             }
             cast_type = Some(ty.trim_end_matches('*').trim().to_string());
@@ -726,18 +885,18 @@ impl SourceFile {
             index_nodes.clear();
             let mut b = inner;
             for _ in 0..8 {
-                if b.kind() != "subscript_expression" {
+                if b.kind_name() != "subscript_expression" {
                     break;
                 }
                 index_nodes.push(
-                    b.child_by_field_name("indices")
+                    b.field("indices")
                         .and_then(|l| named_children(l).first().copied())?,
                 );
-                b = b.child_by_field_name("argument")?;
+                b = b.field("argument")?;
             }
             index_nodes.reverse();
             cur = b;
-            if cur.kind() != "identifier" {
+            if cur.kind_name() != "identifier" {
                 return None;
             }
         }
@@ -807,46 +966,48 @@ impl SourceFile {
             );
         }
         let kind = access_kind(low.tree, node, text);
-        Some(SharedAccess {
-            array: name.to_string(),
-            root,
-            range: node.byte_range(),
-            kind,
-            index_texts: index_nodes
-                .iter()
-                .map(|i| squash_ws(node_text(*i, text)))
-                .collect(),
-            indices,
-            element_size,
-            width,
-            cast_type,
-            byte_offset,
-            function,
-        })
+        Some(SharedAccess::new(
+            node.byte_range(),
+            AccessData {
+                array: name.to_string(),
+                root,
+                kind,
+                index_texts: index_nodes
+                    .iter()
+                    .map(|i| squash_ws(node_text(*i, text)))
+                    .collect(),
+                indices,
+                element_size,
+                width,
+                cast_type,
+                byte_offset,
+                function,
+            },
+        ))
     }
 }
 
 /// The type and the operand of a cast node.
 fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
-    match node.kind() {
+    match node.kind_name() {
         "cast_expression" => Some((
-            squash_ws(node_text(node.child_by_field_name("type")?, text)).replace(' ', ""),
-            node.child_by_field_name("value")?,
+            squash_ws(node_text(node.field("type")?, text)).replace(' ', ""),
+            node.field("value")?,
         )),
         "call_expression" => {
-            let f = node.child_by_field_name("function")?;
-            if f.kind() != "template_function" {
+            let f = node.field("function")?;
+            if f.kind_name() != "template_function" {
                 return None;
             }
-            let name = node_text(f.child_by_field_name("name")?, text);
+            let name = node_text(f.field("name")?, text);
             if !name.ends_with("_cast") {
                 return None;
             }
-            let args = f.child_by_field_name("arguments")?;
+            let args = f.field("arguments")?;
             let ty = node_text(args, text)
                 .trim_start_matches('<')
                 .trim_end_matches('>');
-            let arg = *named_children(node.child_by_field_name("arguments")?).first()?;
+            let arg = *named_children(node.field("arguments")?).first()?;
             Some((squash_ws(ty).replace(' ', ""), arg))
         }
         _ => None,
@@ -856,25 +1017,20 @@ fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
 fn access_kind(tree: &Ancestry, node: Node, text: &str) -> AccessKind {
     let mut n = node;
     for p in tree.ancestors(node) {
-        if p.kind() == "parenthesized_expression" {
+        if p.kind_name() == "parenthesized_expression" {
             n = p;
             continue;
         }
-        return match p.kind() {
-            "assignment_expression" if p.child_by_field_name("left") == Some(n) => {
-                match p
-                    .child_by_field_name("operator")
-                    .map(|o| node_text(o, text))
-                {
+        return match p.kind_name() {
+            "assignment_expression" if p.field("left") == Some(n) => {
+                match p.field("operator").map(|o| node_text(o, text)) {
                     Some("=") => AccessKind::Store,
                     _ => AccessKind::LoadStore,
                 }
             }
             "update_expression" => AccessKind::LoadStore,
             "pointer_expression"
-                if p.child_by_field_name("operator")
-                    .map(|o| node_text(o, text))
-                    == Some("&") =>
+                if p.field("operator").map(|o| node_text(o, text)) == Some("&") =>
             {
                 AccessKind::AddressOf
             }

@@ -3,6 +3,7 @@
 
 use tree_sitter::Node;
 
+use crate::util::NodeExt;
 use crate::util::{named_children, node_text, squash_ws, strip_template_args, MAX_DEPTH};
 
 /// An expression, reduced to what folding and lowering need.
@@ -67,8 +68,8 @@ pub(crate) fn from_node(node: Node, text: &str, depth: usize) -> Expr {
         return Expr::Other(squash_ws(raw));
     }
     let d = depth + 1;
-    let field = |name: &str| node.child_by_field_name(name);
-    match node.kind() {
+    let field = |name: &str| node.field(name);
+    match node.kind_name() {
         "number_literal" => parse_int(raw).map_or_else(|| Expr::Other(raw.to_string()), Expr::Int),
         "char_literal" => {
             let inner = raw.trim_matches('\'');
@@ -178,20 +179,17 @@ pub(crate) fn from_node(node: Node, text: &str, depth: usize) -> Expr {
                 .map(|a| {
                     named_children(a)
                         .into_iter()
-                        .filter(|n| n.kind() != "comment")
+                        .filter(|n| n.kind_name() != "comment")
                         .map(|n| from_node(n, text, d))
                         .collect()
                 })
                 .unwrap_or_default();
             // `static_cast<int>(x)` and friends are casts, not calls.
-            if f.kind() == "template_function" {
-                let name = f
-                    .child_by_field_name("name")
-                    .map(|n| node_text(n, text))
-                    .unwrap_or("");
+            if f.kind_name() == "template_function" {
+                let name = f.field("name").map(|n| node_text(n, text)).unwrap_or("");
                 if name.ends_with("_cast") && args.len() == 1 {
                     let ty = f
-                        .child_by_field_name("arguments")
+                        .field("arguments")
                         .map(|a| {
                             node_text(a, text)
                                 .trim_start_matches('<')

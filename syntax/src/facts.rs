@@ -10,6 +10,7 @@ use tree_sitter::Node;
 use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
+use crate::util::NodeExt;
 use crate::util::{
     children, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
     Ancestry,
@@ -708,11 +709,11 @@ fn global_key(local: &FileFacts, root: Node, text: &str) -> u64 {
     // variables and buffers, types, namespace aliases and `using` directives, which the
     // lowering of an index and the resolution of a call may read from another chunk.
     for d in children(root) {
-        let function = match d.kind() {
+        let function = match d.kind_name() {
             "function_definition" | "comment" | "preproc_call" => true,
             "template_declaration" => named_children(d)
                 .iter()
-                .any(|c| c.kind() == "function_definition"),
+                .any(|c| c.kind_name() == "function_definition"),
             _ => false,
         };
         if !function {
@@ -763,7 +764,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
         t.contains("<<<") || t.contains("cudaFuncSetAttribute")
     };
     preorder(root, |node| {
-        let kind = node.kind();
+        let kind = node.kind_name();
         if kind.ends_with("_expression") && kind != "lambda_expression" && !has_calls(node) {
             return false;
         }
@@ -775,10 +776,10 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
         }
         match kind {
             "preproc_def" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = node.field("name") {
                     let name = node_text(name, text).to_string();
                     let value = node
-                        .child_by_field_name("value")
+                        .field("value")
                         .map(|v| node_text(v, text).trim().to_string())
                         .unwrap_or_default();
                     let expr = from_text(&value);
@@ -789,9 +790,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                             kind: ConstantKind::Define,
                             text: value,
                             value: None,
-                            range: node
-                                .child_by_field_name("name")
-                                .map_or(0..0, |n| n.byte_range()),
+                            range: node.field("name").map_or(0..0, |n| n.byte_range()),
                             scope: None,
                         });
                     }
@@ -800,7 +799,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                 return false;
             }
             "preproc_function_def" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = node.field("name") {
                     facts.macros.push(node_text(name, text).to_string());
                 }
                 return false;
@@ -819,7 +818,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                 return false;
             }
             "using_declaration" => {
-                let is_namespace = children(node).iter().any(|c| c.kind() == "namespace");
+                let is_namespace = children(node).iter().any(|c| c.kind_name() == "namespace");
                 if let (true, Some(target)) = (is_namespace, named_children(node).last()) {
                     facts.using_namespaces.push((
                         squash_ws(node_text(*target, text)).replace(' ', ""),
@@ -829,16 +828,16 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                 return false;
             }
             "enum_specifier" => {
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = node.field("body") {
                     let mut next = Expr::Int(0);
                     for e in named_children(body) {
-                        if e.kind() != "enumerator" {
+                        if e.kind_name() != "enumerator" {
                             continue;
                         }
-                        let Some(name) = e.child_by_field_name("name") else {
+                        let Some(name) = e.field("name") else {
                             continue;
                         };
-                        let value = e.child_by_field_name("value");
+                        let value = e.field("value");
                         let expr = value.map_or(next.clone(), |v| from_node(v, text, 0));
                         let name = node_text(name, text).to_string();
                         facts.env.insert(&name, None, expr.clone());
@@ -856,11 +855,11 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                 }
             }
             "template_declaration" => {
-                if let Some(params) = node.child_by_field_name("parameters") {
+                if let Some(params) = node.field("parameters") {
                     for p in named_children(params) {
-                        if p.kind() == "optional_parameter_declaration" {
-                            let name = p.child_by_field_name("declarator");
-                            let value = p.child_by_field_name("default_value");
+                        if p.kind_name() == "optional_parameter_declaration" {
+                            let name = p.field("declarator");
+                            let value = p.field("default_value");
                             if let (Some(n), Some(v)) = (name, value) {
                                 let name = node_text(n, text).to_string();
                                 facts.env.insert(
@@ -888,7 +887,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
             "declaration" | "field_declaration" => {
                 let quals: Vec<Node> = children(node)
                     .into_iter()
-                    .filter(|c| c.kind() == "type_qualifier")
+                    .filter(|c| c.kind_name() == "type_qualifier")
                     .collect();
                 let has = |q: &str| quals.iter().any(|c| node_text(*c, text).trim() == q);
                 if has("__shared__") {
@@ -915,7 +914,7 @@ fn scope_of(tree: &Ancestry, node: Node) -> TextRange {
             return tree.file_range();
         }
         if matches!(
-            n.kind(),
+            n.kind_name(),
             "compound_statement" | "declaration_list" | "translation_unit" | "function_definition"
         ) {
             return n.byte_range();
@@ -928,23 +927,23 @@ fn scope_of(tree: &Ancestry, node: Node) -> TextRange {
 fn enclosing_function<'t>(tree: &Ancestry<'t>, node: Node<'t>) -> Option<Node<'t>> {
     tree.ancestors(node)
         .into_iter()
-        .find(|n| n.kind() == "function_definition")
+        .find(|n| n.kind_name() == "function_definition")
 }
 
 /// The name of a function definition's declarator.
 pub(crate) fn function_name<'t>(def: Node<'t>) -> Option<Node<'t>> {
-    function_declarator(def)?.child_by_field_name("declarator")
+    function_declarator(def)?.field("declarator")
 }
 
 /// The `function_declarator` of a function definition: the parent of its name, which
 /// holds the parameters.
 pub(crate) fn function_declarator<'t>(def: Node<'t>) -> Option<Node<'t>> {
-    let mut d = def.child_by_field_name("declarator")?;
+    let mut d = def.field("declarator")?;
     for _ in 0..16 {
-        if d.kind() == "function_declarator" {
+        if d.kind_name() == "function_declarator" {
             return Some(d);
         }
-        d = d.child_by_field_name("declarator")?;
+        d = d.field("declarator")?;
     }
     None
 }
@@ -953,17 +952,17 @@ pub(crate) fn function_declarator<'t>(def: Node<'t>) -> Option<Node<'t>> {
 pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
     let mut d = d;
     for _ in 0..32 {
-        match d.kind() {
+        match d.kind_name() {
             "identifier" | "field_identifier" | "qualified_identifier" | "operator_name" => {
                 return Some(d)
             }
             _ => {}
         }
-        d = match d.child_by_field_name("declarator") {
+        d = match d.field("declarator") {
             Some(n) => n,
             None => *named_children(d)
                 .iter()
-                .find(|c| c.kind().ends_with("declarator") || c.kind() == "identifier")?,
+                .find(|c| c.kind_name().ends_with("declarator") || c.kind_name() == "identifier")?,
         };
     }
     None
@@ -972,19 +971,16 @@ pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
 fn constant_decl(tree: &Ancestry, node: Node, text: &str, constexpr: bool, facts: &mut FileFacts) {
     let scope = enclosing_function(tree, node).map(|f| f.byte_range());
     for d in named_children(node) {
-        if d.kind() != "init_declarator" {
+        if d.kind_name() != "init_declarator" {
             continue;
         }
-        let (Some(name), Some(value)) = (
-            d.child_by_field_name("declarator"),
-            d.child_by_field_name("value"),
-        ) else {
+        let (Some(name), Some(value)) = (d.field("declarator"), d.field("value")) else {
             continue;
         };
-        if name.kind() != "identifier" && name.kind() != "field_identifier" {
+        if name.kind_name() != "identifier" && name.kind_name() != "field_identifier" {
             continue;
         }
-        let value = if value.kind() == "initializer_list" {
+        let value = if value.kind_name() == "initializer_list" {
             match named_children(value).as_slice() {
                 [one] => *one,
                 _ => continue,
@@ -1018,16 +1014,16 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
     let text = file.text();
     let name = function_name(def)?;
     let outer = match tree.ancestors(def).first() {
-        Some(&p) if p.kind() == "template_declaration" => p,
+        Some(&p) if p.kind_name() == "template_declaration" => p,
         _ => def,
     };
-    let body = def.child_by_field_name("body");
+    let body = def.field("body");
     let header_end = body.map_or(def.end_byte(), |b| b.start_byte());
     let mut qualifiers = Vec::new();
     let mut is_kernel = false;
     let mut is_device = false;
     for c in children(def) {
-        let k = c.kind();
+        let k = c.kind_name();
         if QUALIFIER_KINDS.contains(&k) || k == "storage_class_specifier" {
             if k == "__global__" {
                 is_kernel = true;
@@ -1067,11 +1063,11 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
     }
     let launch_bounds = children(def)
         .into_iter()
-        .find(|c| c.kind() == "launch_bounds")
+        .find(|c| c.kind_name() == "launch_bounds")
         .map(|lb| {
             let args: Vec<Node> = named_children(lb)
                 .into_iter()
-                .filter(|n| n.kind() != "comment")
+                .filter(|n| n.kind_name() != "comment")
                 .collect();
             let fold = |i: usize| {
                 args.get(i)
@@ -1095,15 +1091,13 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
             }
         });
     let params = function_declarator(def)
-        .and_then(|fd| fd.child_by_field_name("parameters"))
+        .and_then(|fd| fd.field("parameters"))
         .map(|pl| {
             named_children(pl)
                 .into_iter()
-                .filter(|p| p.kind().contains("parameter_declaration"))
+                .filter(|p| p.kind_name().contains("parameter_declaration"))
                 .map(|p| {
-                    let n = p
-                        .child_by_field_name("declarator")
-                        .and_then(declarator_name);
+                    let n = p.field("declarator").and_then(declarator_name);
                     let whole = node_text(p, text);
                     let ty = match n {
                         Some(n) => {
@@ -1128,7 +1122,7 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
                 .collect()
         })
         .unwrap_or_default();
-    let template_params = if outer.kind() == "template_declaration" {
+    let template_params = if outer.kind_name() == "template_declaration" {
         template_params(outer, text, env)
     } else {
         Vec::new()
@@ -1149,34 +1143,31 @@ fn function_facts(tree: &Ancestry, def: Node, file: &SourceFile, env: &Env) -> O
 }
 
 fn template_params(decl: Node, text: &str, env: &Env) -> Vec<TemplateParam> {
-    let Some(list) = decl.child_by_field_name("parameters") else {
+    let Some(list) = decl.field("parameters") else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for p in named_children(list) {
-        let kind = p.kind();
+        let kind = p.kind_name();
         let is_type = kind.contains("type_parameter");
         let name_node = if is_type {
             named_children(p)
                 .into_iter()
-                .find(|c| c.kind() == "type_identifier")
+                .find(|c| c.kind_name() == "type_identifier")
         } else {
-            p.child_by_field_name("declarator")
-                .and_then(declarator_name)
+            p.field("declarator").and_then(declarator_name)
         };
         let Some(name_node) = name_node else {
             continue;
         };
-        let default = p
-            .child_by_field_name("default_value")
-            .or_else(|| p.child_by_field_name("default_type"));
+        let default = p.field("default_value").or_else(|| p.field("default_type"));
         let ty = if is_type {
             children(p)
                 .first()
                 .map(|c| node_text(*c, text).to_string())
                 .unwrap_or_else(|| "typename".into())
         } else {
-            p.child_by_field_name("type")
+            p.field("type")
                 .map(|t| squash_ws(node_text(t, text)))
                 .unwrap_or_default()
         };
@@ -1196,17 +1187,16 @@ fn template_params(decl: Node, text: &str, env: &Env) -> Vec<TemplateParam> {
 /// The declarators of a declaration (skipping the type and qualifiers).
 fn declarators(decl: Node) -> Vec<Node> {
     let mut cursor = decl.walk();
-    decl.children_by_field_name("declarator", &mut cursor)
-        .collect()
+    decl.fields("declarator", &mut cursor).collect()
 }
 
 fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, env: &Env, facts: &mut FileFacts) {
     let text = file.text();
     let is_extern = children(decl)
         .iter()
-        .any(|c| c.kind() == "storage_class_specifier" && node_text(*c, text) == "extern");
+        .any(|c| c.kind_name() == "storage_class_specifier" && node_text(*c, text) == "extern");
     let element_type = decl
-        .child_by_field_name("type")
+        .field("type")
         .map(|t| squash_ws(node_text(t, text)))
         .unwrap_or_default();
     let mut alignment = None;
@@ -1218,10 +1208,9 @@ fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, env: &Env, facts
                 .and_then(|a| fold_u(env, &from_text(a), decl.start_byte()));
         }
     }
-    if let Some(spec) = children(decl)
-        .into_iter()
-        .find(|c| c.kind() == "alignas_qualifier" || node_text(*c, text).starts_with("alignas"))
-    {
+    if let Some(spec) = children(decl).into_iter().find(|c| {
+        c.kind_name() == "alignas_qualifier" || node_text(*c, text).starts_with("alignas")
+    }) {
         let inner = node_text(spec, text)
             .trim_start_matches("alignas")
             .trim()
@@ -1237,21 +1226,21 @@ fn shared_decls(tree: &Ancestry, decl: Node, file: &SourceFile, env: &Env, facts
             continue;
         };
         let mut dims_nodes = Vec::new();
-        let mut cur = if d.kind() == "init_declarator" {
-            d.child_by_field_name("declarator").unwrap_or(d)
+        let mut cur = if d.kind_name() == "init_declarator" {
+            d.field("declarator").unwrap_or(d)
         } else {
             d
         };
         let mut pointer = false;
         for _ in 0..16 {
-            match cur.kind() {
+            match cur.kind_name() {
                 "array_declarator" => {
-                    dims_nodes.push(cur.child_by_field_name("size"));
+                    dims_nodes.push(cur.field("size"));
                 }
                 "pointer_declarator" => pointer = true,
                 _ => break,
             }
-            match cur.child_by_field_name("declarator") {
+            match cur.field("declarator") {
                 Some(n) => cur = n,
                 None => break,
             }
@@ -1318,20 +1307,17 @@ fn carve(
     };
     let function = function_name(func).map(|n| node_text(n, text).to_string());
     let base_type = decl
-        .child_by_field_name("type")
+        .field("type")
         .map(|t| squash_ws(node_text(t, text)))
         .unwrap_or_default();
     for d in declarators(decl) {
-        if d.kind() != "init_declarator" {
+        if d.kind_name() != "init_declarator" {
             continue;
         }
-        let (Some(target), Some(value)) = (
-            d.child_by_field_name("declarator"),
-            d.child_by_field_name("value"),
-        ) else {
+        let (Some(target), Some(value)) = (d.field("declarator"), d.field("value")) else {
             continue;
         };
-        if target.kind() != "pointer_declarator" {
+        if target.kind_name() != "pointer_declarator" {
             continue;
         }
         let Some(name) = declarator_name(target) else {
@@ -1435,19 +1421,19 @@ fn call_facts<'t>(
     env: &Env,
     facts: &mut FileFacts,
 ) {
-    let Some(f) = call.child_by_field_name("function") else {
+    let Some(f) = call.field("function") else {
         return;
     };
     let at = call.start_byte();
     let config = children(call)
         .into_iter()
-        .find(|c| c.kind() == "kernel_call_syntax");
+        .find(|c| c.kind_name() == "kernel_call_syntax");
     let args: Vec<Node> = call
-        .child_by_field_name("arguments")
+        .field("arguments")
         .map(|a| {
             named_children(a)
                 .into_iter()
-                .filter(|n| n.kind() != "comment")
+                .filter(|n| n.kind_name() != "comment")
                 .collect()
         })
         .unwrap_or_default();
@@ -1455,16 +1441,16 @@ fn call_facts<'t>(
     if let Some(config) = config {
         let cfg: Vec<Node> = named_children(config)
             .into_iter()
-            .filter(|n| n.kind() != "comment")
+            .filter(|n| n.kind_name() != "comment")
             .collect();
         // Local `dim3` variables, looked up only when a dimension is a plain name.
-        let needs_vars = cfg.iter().take(2).any(|n| n.kind() == "identifier");
+        let needs_vars = cfg.iter().take(2).any(|n| n.kind_name() == "identifier");
         let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function.filter(|_| needs_vars) {
             Some(func) => declarations
                 .iter()
                 .filter(|d| func.byte_range().contains(&d.start_byte()))
                 .filter(|d| {
-                    d.child_by_field_name("type")
+                    d.field("type")
                         .is_some_and(|t| node_text(t, text) == "dim3")
                 })
                 .flat_map(|d| dim3_inits(tree, *d, text))
@@ -1483,13 +1469,12 @@ fn call_facts<'t>(
                 },
             )
         };
-        let (kernel, template_args) = match f.kind() {
+        let (kernel, template_args) = match f.kind_name() {
             "template_function" => (
-                f.child_by_field_name("name")
+                f.field("name")
                     .map(|n| node_text(n, text).to_string())
                     .unwrap_or_default(),
-                f.child_by_field_name("arguments")
-                    .map(|a| squash_ws(node_text(a, text))),
+                f.field("arguments").map(|a| squash_ws(node_text(a, text))),
             ),
             _ => (squash_ws(&strip_template_args(node_text(f, text))), None),
         };
@@ -1540,12 +1525,9 @@ fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<Expr>
     let scope = scope_of(tree, decl);
     let mut out = Vec::new();
     for d in declarators(decl) {
-        if d.kind() == "function_declarator" {
+        if d.kind_name() == "function_declarator" {
             // `dim3 block(TILE, ROWS);` parses as a function declaration.
-            let (Some(n), Some(params)) = (
-                d.child_by_field_name("declarator"),
-                d.child_by_field_name("parameters"),
-            ) else {
+            let (Some(n), Some(params)) = (d.field("declarator"), d.field("parameters")) else {
                 continue;
             };
             let args = named_children(params)
@@ -1555,16 +1537,13 @@ fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<Expr>
             out.push((node_text(n, text).to_string(), args, scope.clone()));
             continue;
         }
-        if d.kind() != "init_declarator" {
+        if d.kind_name() != "init_declarator" {
             continue;
         }
-        let (Some(n), Some(v)) = (
-            d.child_by_field_name("declarator"),
-            d.child_by_field_name("value"),
-        ) else {
+        let (Some(n), Some(v)) = (d.field("declarator"), d.field("value")) else {
             continue;
         };
-        let args = match v.kind() {
+        let args = match v.kind_name() {
             "argument_list" | "initializer_list" => named_children(v)
                 .into_iter()
                 .map(|a| from_node(a, text, 0))

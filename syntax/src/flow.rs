@@ -8,6 +8,7 @@ use crate::expr::{from_node, Expr};
 use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
+use crate::util::NodeExt;
 use crate::util::{move_range, named_children, node_text, preorder_all, squash_ws, Ancestry};
 use crate::TextRange;
 
@@ -150,18 +151,14 @@ impl SourceFile {
         let text = self.text();
         let facts = self.facts();
         let tree = Ancestry::few(self.roots(), text.len());
-        let low = Lowerer {
-            text,
-            facts,
-            tree: &tree,
-        };
+        let low = Lowerer::new(text, facts, &tree);
         // The chain from the leaf up to the root, taken in one descent rather than one
         // `parent()` call (itself a descent from the root) per level.
         let mut chain = vec![leaf];
         chain.extend(tree.ancestors(leaf));
         let mut child = leaf;
         for (i, &node) in chain.iter().enumerate() {
-            let cond = |field: &str| node.child_by_field_name(field);
+            let cond = |field: &str| node.field(field);
             let show = |n: Option<Node>| {
                 n.map(|n| {
                     let t = squash_ws(node_text(n, text));
@@ -172,8 +169,8 @@ impl SourceFile {
                 })
                 .unwrap_or_default()
             };
-            let dep = |n: Option<Node>| n.is_some_and(|n| thread_dependent(n, &low));
-            let kind = match node.kind() {
+            let dep = |n: Option<_>| n.is_some_and(|n| thread_dependent(n, &low));
+            let kind = match node.kind_name() {
                 "if_statement" => {
                     let c = cond("condition");
                     let in_else = cond("alternative").is_some_and(|a| {
@@ -239,8 +236,8 @@ impl SourceFile {
             if let Some(kind) = kind {
                 let range = match chain.get(i + 1) {
                     Some(p)
-                        if p.kind() == "template_declaration"
-                            && node.kind() == "function_definition" =>
+                        if p.kind_name() == "template_declaration"
+                            && node.kind_name() == "function_definition" =>
                     {
                         p.byte_range()
                     }
@@ -260,7 +257,7 @@ impl SourceFile {
         let function = self.node_at(offset).and_then(|leaf| {
             std::iter::once(leaf)
                 .chain(Ancestry::few(roots.clone(), self.text().len()).ancestors(leaf))
-                .find(|n| n.kind() == "function_definition")
+                .find(|n| n.kind_name() == "function_definition")
         });
         let Some(f) = function else {
             return self.collect_calls(&roots);
@@ -334,7 +331,7 @@ impl SourceFile {
         let facts = self.facts();
         let mut out = Vec::new();
         preorder_all(scopes, |node| {
-            match node.kind() {
+            match node.kind_name() {
                 "call_expression" => {
                     if let Some(c) = self.call_site(node) {
                         out.push(c);
@@ -379,14 +376,14 @@ impl SourceFile {
 
     fn call_site(&self, call: Node) -> Option<CallSite> {
         let text = self.text();
-        let f = call.child_by_field_name("function")?;
+        let f = call.field("function")?;
         // The rightmost name of the callee.
         let mut leaf = f;
         for _ in 0..16 {
-            let next = match leaf.kind() {
-                "field_expression" => leaf.child_by_field_name("field"),
+            let next = match leaf.kind_name() {
+                "field_expression" => leaf.field("field"),
                 "qualified_identifier" | "template_function" | "template_method" => {
-                    leaf.child_by_field_name("name")
+                    leaf.field("name")
                 }
                 _ => None,
             };
@@ -397,11 +394,11 @@ impl SourceFile {
         }
         let sym = self.symbol_at(leaf.start_byte())?;
         let args: Vec<Node> = call
-            .child_by_field_name("arguments")
+            .field("arguments")
             .map(|a| {
                 named_children(a)
                     .into_iter()
-                    .filter(|n| n.kind() != "comment")
+                    .filter(|n| n.kind_name() != "comment")
                     .collect()
             })
             .unwrap_or_default();
@@ -435,7 +432,7 @@ impl SourceFile {
             };
             let call = std::iter::once(leaf)
                 .chain(tree.ancestors(leaf))
-                .find(|n| n.kind() == "preproc_call");
+                .find(|n| n.kind_name() == "preproc_call");
             if let Some(call) = call {
                 if calls.last() != Some(&call) {
                     calls.push(call);
@@ -443,11 +440,9 @@ impl SourceFile {
             }
         }
         for node in calls {
-            let directive = node
-                .child_by_field_name("directive")
-                .map(|d| node_text(d, text));
+            let directive = node.field("directive").map(|d| node_text(d, text));
             let arg = node
-                .child_by_field_name("argument")
+                .field("argument")
                 .map(|a| node_text(a, text).trim())
                 .unwrap_or("");
             if directive == Some("#pragma")
@@ -461,7 +456,7 @@ impl SourceFile {
                 };
                 let mut next = node.next_named_sibling();
                 while let Some(n) = next {
-                    if n.kind() == "comment" {
+                    if n.kind_name() == "comment" {
                         next = n.next_named_sibling();
                     } else {
                         break;
@@ -470,7 +465,7 @@ impl SourceFile {
                 let loop_range = next
                     .filter(|n| {
                         matches!(
-                            n.kind(),
+                            n.kind_name(),
                             "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
                         )
                     })
@@ -495,7 +490,7 @@ impl SourceFile {
         let mut out = Vec::new();
         let text = self.text();
         preorder_all(&self.roots(), |node| {
-            if node.kind() != "comment" {
+            if node.kind_name() != "comment" {
                 return true;
             }
             let t = node_text(node, text);
@@ -533,9 +528,9 @@ impl SourceFile {
 }
 
 /// Whether the expression at `node` depends on the thread index.
-fn thread_dependent(node: Node, low: &Lowerer) -> bool {
-    let node = if node.kind() == "condition_clause" {
-        node.child_by_field_name("value").unwrap_or(node)
+fn thread_dependent<'a>(node: Node<'a>, low: &Lowerer<'a>) -> bool {
+    let node = if node.kind_name() == "condition_clause" {
+        node.field("value").unwrap_or(node)
     } else {
         node
     };

@@ -51,7 +51,7 @@ mod source;
 mod symbol;
 mod util;
 
-pub use access::{AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
 pub use consteval::type_size;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,

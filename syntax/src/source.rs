@@ -7,6 +7,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 use crate::chunk::{self, Scanner};
 use crate::facts::{ChunkCache, FileFacts};
 
+use crate::util::NodeExt;
 use crate::util::{is_ident_byte, preorder};
 use crate::TextRange;
 
@@ -342,7 +343,7 @@ impl SourceFile {
             if node.is_missing() {
                 out.push(SyntaxError {
                     range: node.start_byte()..node.start_byte(),
-                    message: format!("missing `{}`", node.kind()),
+                    message: format!("missing `{}`", node.kind_name()),
                 });
                 return false;
             }

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use crate::facts::{declarator_name, FileFacts};
 use crate::source::SourceFile;
+use crate::util::NodeExt;
 use crate::util::{named_children, node_text, squash_ws, strip_template_args, Ancestry};
 use crate::TextRange;
 
@@ -148,7 +149,7 @@ impl SourceFile {
                 offset,
             ));
         }
-        let kind = leaf.kind();
+        let kind = leaf.kind_name();
         let raw = node_text(leaf, text);
         if !leaf.is_named() || kind == "primitive_type" {
             let word =
@@ -165,12 +166,12 @@ impl SourceFile {
                     offset,
                 ));
             }
-            if parent_of_leaf.is_some_and(|p| p.kind() == "sizeof_expression")
+            if parent_of_leaf.is_some_and(|p| p.kind_name() == "sizeof_expression")
                 || raw == "asm"
                 || raw.starts_with("__")
                 || kind == "primitive_type"
                 || parent_of_leaf.is_some_and(|p| {
-                    matches!(p.kind(), "type_qualifier" | "storage_class_specifier")
+                    matches!(p.kind_name(), "type_qualifier" | "storage_class_specifier")
                 })
             {
                 return Some(simple(
@@ -193,9 +194,9 @@ impl SourceFile {
         ) {
             return None;
         }
-        if parent_of_leaf.is_some_and(|p| p.kind().starts_with("preproc_")) {
+        if parent_of_leaf.is_some_and(|p| p.kind_name().starts_with("preproc_")) {
             let is_directive_name = parent_of_leaf
-                .and_then(|p| p.child_by_field_name("name"))
+                .and_then(|p| p.field("name"))
                 .is_some_and(|n| n == leaf);
             if is_directive_name {
                 return Some(simple(
@@ -213,12 +214,12 @@ impl SourceFile {
         let mut climbed = 0;
         let mut template_args = None;
         while let Some(&p) = parents.get(climbed) {
-            match p.kind() {
+            match p.kind_name() {
                 "qualified_identifier" => node = p,
                 "template_function" | "template_type" | "template_method"
-                    if p.child_by_field_name("name") == Some(node) =>
+                    if p.field("name") == Some(node) =>
                 {
-                    template_args = p.child_by_field_name("arguments").map(|a| {
+                    template_args = p.field("arguments").map(|a| {
                         let t = node_text(a, text).trim();
                         squash_ws(
                             t.strip_prefix('<')
@@ -230,7 +231,7 @@ impl SourceFile {
                     node = p;
                 }
                 "template_function" | "template_type" | "template_method" => {
-                    if p.child_by_field_name("name") == Some(node) {
+                    if p.field("name") == Some(node) {
                         node = p;
                     } else {
                         break;
@@ -253,12 +254,12 @@ impl SourceFile {
         let written = squash_ws(&strip_template_args(node_text(node, text))).replace(' ', "");
         let range = name_range(node, text);
         let is_call = parent_of_node.is_some_and(|p| {
-            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(node)
+            p.kind_name() == "call_expression" && p.field("function") == Some(node)
         });
         // A member of a field expression.
         if let Some(p) = parent_of_node {
-            if p.kind() == "field_expression" && p.child_by_field_name("field") == Some(node) {
-                let receiver = p.child_by_field_name("argument")?;
+            if p.kind_name() == "field_expression" && p.field("field") == Some(node) {
+                let receiver = p.field("argument")?;
                 let receiver_text = squash_ws(node_text(receiver, text));
                 let receiver_type = self.expr_type(receiver, facts, offset);
                 let member = written.trim_start_matches('~').to_string();
@@ -294,7 +295,7 @@ impl SourceFile {
                     candidates.push(member.clone());
                 }
                 let called = parents.get(climbed + 1).is_some_and(|c| {
-                    c.kind() == "call_expression" && c.child_by_field_name("function") == Some(p)
+                    c.kind_name() == "call_expression" && c.field("function") == Some(p)
                 });
                 return Some(SymbolRef {
                     text: format!(
@@ -349,7 +350,7 @@ impl SourceFile {
     /// The type of an expression used as a member receiver, where the file shows it.
     fn expr_type(&self, receiver: Node, facts: &FileFacts, offset: usize) -> Option<String> {
         let text = self.text();
-        match receiver.kind() {
+        match receiver.kind_name() {
             "identifier" => {
                 let name = node_text(receiver, text);
                 let (ty, init) = find_declaration(
@@ -361,7 +362,7 @@ impl SourceFile {
                 type_from_decl(&ty, init, text, facts, offset)
             }
             "call_expression" => {
-                let f = receiver.child_by_field_name("function")?;
+                let f = receiver.field("function")?;
                 init_type(node_text(f, text), facts, offset)
             }
             "parenthesized_expression" => {
@@ -369,7 +370,7 @@ impl SourceFile {
                 self.expr_type(inner, facts, offset)
             }
             "pointer_expression" => {
-                let inner = receiver.child_by_field_name("argument")?;
+                let inner = receiver.field("argument")?;
                 self.expr_type(inner, facts, offset)
             }
             _ => None,
@@ -481,16 +482,16 @@ fn type_from_decl(
         .to_string();
     if cleaned == "auto" || cleaned.is_empty() {
         let mut init = init?;
-        if init.kind() == "argument_list" || init.kind() == "initializer_list" {
+        if init.kind_name() == "argument_list" || init.kind_name() == "initializer_list" {
             return None;
         }
-        while init.kind() == "parenthesized_expression" {
+        while init.kind_name() == "parenthesized_expression" {
             init = *named_children(init).first()?;
         }
-        if init.kind() != "call_expression" {
+        if init.kind_name() != "call_expression" {
             return None;
         }
-        let f = init.child_by_field_name("function")?;
+        let f = init.field("function")?;
         return init_type(node_text(f, text), facts, offset);
     }
     Some(resolve_aliases(&cleaned, facts, offset))
@@ -518,84 +519,114 @@ pub(crate) fn find_declaration_full<'t>(
 ) -> Option<(String, Option<Node<'t>>, bool)> {
     let at = use_node.start_byte();
     for scope in tree.ancestors(use_node) {
-        let owned: Cow<[Node]>;
-        let candidates: &[Node] = match scope.kind() {
-            // The file's top level: only what starts before the use can declare it, and
-            // the unnamed children are not declarations.
-            "compound_statement" | "translation_unit" | "declaration_list"
-                if tree.is_root(scope) =>
-            {
-                owned = tree.top_level_before(at);
-                &owned
-            }
-            "compound_statement" | "translation_unit" | "declaration_list" => {
-                owned = Cow::Owned(named_children(scope));
-                &owned
-            }
-            "for_statement" | "for_range_loop" => {
-                owned = scope
-                    .child_by_field_name("initializer")
-                    .into_iter()
-                    // The parent of a field child is the loop itself.
-                    .chain(scope.child_by_field_name("declarator").map(|_| scope))
-                    .collect::<Vec<_>>()
-                    .into();
-                &owned
-            }
-            "function_definition" => {
-                let mut v = Vec::new();
-                if let Some(pl) = crate::facts::function_declarator(scope)
-                    .filter(|fd| fd.child_by_field_name("declarator").is_some())
-                    .and_then(|fd| fd.child_by_field_name("parameters"))
-                {
-                    v.extend(named_children(pl));
-                }
-                owned = v.into();
-                &owned
-            }
-            _ => &[],
+        let Some(candidates) = scope_candidates(tree, scope, at) else {
+            continue;
         };
-        for c in candidates.iter().rev() {
+        for &c in candidates.iter().rev() {
             if c.start_byte() > at {
                 continue;
             }
-            let kinds = [
-                "declaration",
-                "parameter_declaration",
-                "optional_parameter_declaration",
-                "field_declaration",
-            ];
-            if !kinds.contains(&c.kind()) {
-                continue;
-            }
-            let ty = c
-                .child_by_field_name("type")
-                .map(|t| node_text(t, text))
-                .unwrap_or("");
-            let mut cursor = c.walk();
-            let decls: Vec<Node> = c
-                .children_by_field_name("declarator", &mut cursor)
-                .collect();
-            for d in decls {
-                if declarator_name(d).is_some_and(|n| node_text(n, text) == name) {
-                    let init = if d.kind() == "init_declarator" {
-                        d.child_by_field_name("value")
-                    } else {
-                        None
-                    };
-                    // Keep pointer and reference markers from the declarator.
-                    let suffix = if node_text(d, text).trim_start().starts_with('*') {
-                        "*"
-                    } else {
-                        ""
-                    };
-                    let is_param = c.kind().contains("parameter");
-                    return Some((format!("{ty}{suffix}"), init, is_param));
-                }
+            if let Some(d) = declares(c, name, text) {
+                return Some(declaration_parts(c, d, text));
             }
         }
     }
     None
+}
+
+/// The nodes of `scope` that can declare a name used at byte `at`, in document order, or
+/// `None` when `scope` is not a scope. Only the file's top level depends on `at`.
+pub(crate) fn scope_candidates<'t, 'a>(
+    tree: &'a Ancestry<'t>,
+    scope: Node<'t>,
+    at: usize,
+) -> Option<Cow<'a, [Node<'t>]>> {
+    Some(match scope.kind_name() {
+        // The file's top level: only what starts before the use can declare it, and
+        // the unnamed children are not declarations.
+        "compound_statement" | "translation_unit" | "declaration_list" if tree.is_root(scope) => {
+            tree.top_level_before(at)
+        }
+        "compound_statement" | "translation_unit" | "declaration_list" => {
+            Cow::Owned(named_children(scope))
+        }
+        "for_statement" | "for_range_loop" => scope
+            .field("initializer")
+            .into_iter()
+            // The parent of a field child is the loop itself.
+            .chain(scope.field("declarator").map(|_| scope))
+            .collect::<Vec<_>>()
+            .into(),
+        "function_definition" => {
+            let mut v = Vec::new();
+            if let Some(pl) = crate::facts::function_declarator(scope)
+                .filter(|fd| fd.field("declarator").is_some())
+                .and_then(|fd| fd.field("parameters"))
+            {
+                v.extend(named_children(pl));
+            }
+            v.into()
+        }
+        _ => return None,
+    })
+}
+
+/// Whether `scope` is the file's top level, whose candidates depend on the use's offset.
+pub(crate) fn is_file_scope(tree: &Ancestry, scope: Node) -> bool {
+    matches!(
+        scope.kind_name(),
+        "compound_statement" | "translation_unit" | "declaration_list"
+    ) && tree.is_root(scope)
+}
+
+/// Whether `c` is a declaration kind, and if so its declarators in order.
+pub(crate) fn declarators<'t>(c: Node<'t>) -> Option<Vec<Node<'t>>> {
+    let kinds = [
+        "declaration",
+        "parameter_declaration",
+        "optional_parameter_declaration",
+        "field_declaration",
+    ];
+    if !kinds.contains(&c.kind_name()) {
+        return None;
+    }
+    let mut cursor = c.walk();
+    Some(c.fields("declarator", &mut cursor).collect())
+}
+
+/// The first declarator of the declaration `c` that declares `name`.
+fn declares<'t>(c: Node<'t>, name: &str, text: &str) -> Option<Node<'t>> {
+    declarators(c)?
+        .into_iter()
+        .find(|&d| declarator_name(d).is_some_and(|n| node_text(n, text) == name))
+}
+
+/// The declared type (with a leading `*` of the declarator kept), the initialiser and
+/// whether it is a parameter, for declarator `d` of declaration `c`.
+pub(crate) fn declaration_parts<'t>(
+    c: Node<'t>,
+    d: Node<'t>,
+    text: &str,
+) -> (String, Option<Node<'t>>, bool) {
+    let ty = c.field("type").map(|t| node_text(t, text)).unwrap_or("");
+    let (init, is_param) = init_and_param(c, d);
+    // Keep pointer and reference markers from the declarator.
+    let suffix = if node_text(d, text).trim_start().starts_with('*') {
+        "*"
+    } else {
+        ""
+    };
+    (format!("{ty}{suffix}"), init, is_param)
+}
+
+/// The initialiser of declarator `d`, and whether its declaration `c` is a parameter.
+pub(crate) fn init_and_param<'t>(c: Node<'t>, d: Node<'t>) -> (Option<Node<'t>>, bool) {
+    let init = if d.kind_name() == "init_declarator" {
+        d.field("value")
+    } else {
+        None
+    };
+    (init, c.kind_name().contains("parameter"))
 }
 
 /// The `asm` expression that owns the string under `leaf`, if the leaf is in its code.
@@ -604,10 +635,10 @@ pub(crate) fn find_declaration_full<'t>(
 fn asm_string_owner<'t>(leaf: Node<'t>, parents: &[Node<'t>]) -> Option<Node<'t>> {
     let mut node = leaf;
     for &parent in parents.iter().take(4) {
-        if parent.kind() == "gnu_asm_expression" || parent.kind() == "asm_statement" {
-            let is_code = parent.child_by_field_name("assembly_code") == Some(node)
-                || (parent.kind() == "asm_statement"
-                    && matches!(node.kind(), "string_literal" | "concatenated_string"));
+        if parent.kind_name() == "gnu_asm_expression" || parent.kind_name() == "asm_statement" {
+            let is_code = parent.field("assembly_code") == Some(node)
+                || (parent.kind_name() == "asm_statement"
+                    && matches!(node.kind_name(), "string_literal" | "concatenated_string"));
             return is_code.then_some(parent);
         }
         node = parent;
@@ -617,17 +648,17 @@ fn asm_string_owner<'t>(leaf: Node<'t>, parents: &[Node<'t>]) -> Option<Node<'t>
 
 /// The PTX instructions and directives in the code strings of an `asm` expression.
 pub(crate) fn ptx_instructions(asm: Node, text: &str) -> Vec<PtxInstr> {
-    let Some(code) = asm.child_by_field_name("assembly_code").or_else(|| {
+    let Some(code) = asm.field("assembly_code").or_else(|| {
         named_children(asm)
             .into_iter()
-            .find(|c| matches!(c.kind(), "string_literal" | "concatenated_string"))
+            .find(|c| matches!(c.kind_name(), "string_literal" | "concatenated_string"))
     }) else {
         return Vec::new();
     };
-    let literals: Vec<Node> = if code.kind() == "concatenated_string" {
+    let literals: Vec<Node> = if code.kind_name() == "concatenated_string" {
         named_children(code)
             .into_iter()
-            .filter(|c| c.kind() == "string_literal")
+            .filter(|c| c.kind_name() == "string_literal")
             .collect()
     } else {
         vec![code]

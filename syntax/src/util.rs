@@ -1,13 +1,123 @@
 //! Small helpers over tree-sitter nodes: safe slicing and iterative traversal.
 
 use std::borrow::Cow;
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 use crate::TextRange;
 
 /// The deepest recursion any recursive helper in this crate allows itself.
 pub(crate) const MAX_DEPTH: usize = 96;
+
+/// The grammar's node kind and field names, read once. tree-sitter's own `Node::kind`
+/// measures and checks the C string on every call, and `child_by_field_name` compares
+/// the name with each of the grammar's 53 field names in turn; the walks in this crate
+/// ask both questions for nearly every node they visit.
+struct Names {
+    /// Kind names indexed by kind id.
+    kinds: Vec<&'static str>,
+    /// Field names with their ids, in an open-addressed table of [`FIELD_SLOTS`] slots
+    /// hashed by [`field_hash`].
+    fields: Vec<Option<(&'static str, NonZeroU16)>>,
+}
+
+/// The slots of the field table: a power of two, well above the grammar's field count.
+const FIELD_SLOTS: usize = 256;
+
+/// FNV-1a of a field name, folded to a slot.
+fn field_hash(name: &str) -> usize {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in name.as_bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    (h as usize ^ (h as usize >> 8)) & (FIELD_SLOTS - 1)
+}
+
+static NAMES: LazyLock<Names> = LazyLock::new(|| {
+    let lang: tree_sitter::Language = tree_sitter_cuda::LANGUAGE.into();
+    let kinds = (0..lang.node_kind_count() as u16)
+        .map(|id| lang.node_kind_for_id(id).unwrap_or(""))
+        .collect();
+    let mut fields = vec![None; FIELD_SLOTS];
+    for id in 1..=lang.field_count() as u16 {
+        let (Some(name), Some(nz)) = (lang.field_name_for_id(id), NonZeroU16::new(id)) else {
+            continue;
+        };
+        let mut slot = field_hash(name);
+        // The grammar has 53 fields, so a free slot is always found.
+        for _ in 0..FIELD_SLOTS {
+            if fields[slot].is_none() {
+                fields[slot] = Some((name, nz));
+                break;
+            }
+            slot = (slot + 1) & (FIELD_SLOTS - 1);
+        }
+    }
+    Names { kinds, fields }
+});
+
+/// The id of the field called `name`, if the grammar has one.
+#[inline]
+fn field_id(name: &str) -> Option<NonZeroU16> {
+    let fields = &NAMES.fields;
+    let mut slot = field_hash(name);
+    for _ in 0..FIELD_SLOTS {
+        match fields[slot] {
+            Some((n, id)) if n == name => return Some(id),
+            Some(_) => slot = (slot + 1) & (FIELD_SLOTS - 1),
+            None => return None,
+        }
+    }
+    None
+}
+
+/// Faster spellings of [`Node::kind`] and [`Node::child_by_field_name`], answered from
+/// tables built once for the grammar (same answers).
+pub(crate) trait NodeExt<'t> {
+    /// The node's kind, as [`Node::kind`] gives it.
+    fn kind_name(&self) -> &'static str;
+    /// The child in field `name`, as [`Node::child_by_field_name`] gives it.
+    fn field(&self, name: &str) -> Option<Node<'t>>;
+    /// The children in field `name`, as [`Node::children_by_field_name`] gives them.
+    fn fields<'c>(
+        &self,
+        name: &str,
+        cursor: &'c mut TreeCursor<'t>,
+    ) -> impl Iterator<Item = Node<'t>> + 'c
+    where
+        't: 'c;
+}
+
+impl<'t> NodeExt<'t> for Node<'t> {
+    #[inline]
+    fn kind_name(&self) -> &'static str {
+        NAMES
+            .kinds
+            .get(self.kind_id() as usize)
+            .copied()
+            .unwrap_or_else(|| self.kind())
+    }
+
+    #[inline]
+    fn field(&self, name: &str) -> Option<Node<'t>> {
+        self.child_by_field_id(field_id(name)?.get())
+    }
+
+    fn fields<'c>(
+        &self,
+        name: &str,
+        cursor: &'c mut TreeCursor<'t>,
+    ) -> impl Iterator<Item = Node<'t>> + 'c
+    where
+        't: 'c,
+    {
+        let id = field_id(name);
+        let mut all = id.map(|id| self.children_by_field_id(id, cursor));
+        std::iter::from_fn(move || all.as_mut()?.next())
+    }
+}
 
 /// The text of `node`, or `""` when its range does not fall on character boundaries.
 pub(crate) fn node_text<'a>(node: Node, text: &'a str) -> &'a str {
@@ -291,5 +401,50 @@ impl<'t> Ancestry<'t> {
         }
         out.reverse();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables answer exactly what tree-sitter answers, for every node of a file with
+    /// CUDA syntax and a syntax error, and for every field name of the grammar.
+    #[test]
+    fn node_names_match_tree_sitter() {
+        let text = "#define T 32\n\
+            template <int N> __global__ void __launch_bounds__(256) k(float* o) {\n\
+            \x20   __shared__ float t[T][T + 1];\n\
+            \x20   for (int i = 0; i < N; ++i) t[threadIdx.y][i] = o[i];\n\
+            \x20   asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(0));\n\
+            \x20   if (threadIdx.x == 0) { o[0] = t[0][0] +; }\n\
+            }\n\
+            void launch(float* o) { k<4><<<1, dim3(32, 8), 0, 0>>>(o); }\n";
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_cuda::LANGUAGE.into())
+            .expect("the grammar loads");
+        let tree = parser.parse(text, None).expect("a tree");
+        let lang: tree_sitter::Language = tree_sitter_cuda::LANGUAGE.into();
+        let names: Vec<&str> = (1..=lang.field_count() as u16)
+            .filter_map(|id| lang.field_name_for_id(id))
+            .collect();
+        assert!(names.contains(&"declarator") && names.len() > 40);
+        let (mut nodes, mut errors) = (0, 0);
+        preorder(tree.root_node(), |n| {
+            nodes += 1;
+            errors += n.is_error() as usize;
+            assert_eq!(n.kind_name(), n.kind());
+            for name in names.iter().chain(&["no_such_field", ""]) {
+                assert_eq!(n.field(name), n.child_by_field_name(name), "{name}");
+                let mut a = n.walk();
+                let mut b = n.walk();
+                let ours: Vec<Node> = n.fields(name, &mut a).collect();
+                let theirs: Vec<Node> = n.children_by_field_name(name, &mut b).collect();
+                assert_eq!(ours, theirs, "{name}");
+            }
+            true
+        });
+        assert!(nodes > 100 && errors > 0, "{nodes} nodes, {errors} errors");
     }
 }
