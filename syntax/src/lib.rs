@@ -60,6 +60,7 @@ pub use facts::{
 pub use flow::{AllowComment, CallSite, Enclosing, EnclosingKind, UnrollPragma};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{SymbolKind, SymbolRef};
+pub use util::threads;
 
 /// A byte range into the text of a [`SourceFile`].
 pub type TextRange = std::ops::Range<usize>;

@@ -206,7 +206,7 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
 
 /// How many threads a large file's parse and analysis may use: `KERNAUT_THREADS` when
 /// set to a number, else one per core, at most 8.
-pub(crate) fn threads() -> usize {
+pub fn threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *THREADS.get_or_init(|| {
         std::env::var("KERNAUT_THREADS")

@@ -22,8 +22,6 @@
 //! ```
 
 use std::cell::RefCell;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
@@ -31,6 +29,7 @@ use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, S
 
 use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
+use crate::reports::{FxHashMap as HashMap, FxHasher};
 
 pub(crate) const RULE: Rule = Rule {
     id: "bank-conflict",
@@ -75,7 +74,7 @@ impl CostCache {
     fn cost(&self, a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
         let load = a.kind == AccessKind::Load;
         let hash = {
-            let mut h = DefaultHasher::new();
+            let mut h = FxHasher::default();
             (offset, a.width, load, shape).hash(&mut h);
             h.finish()
         };
@@ -117,14 +116,14 @@ struct Run<'c, 'a> {
 
 impl<'c, 'a> Run<'c, 'a> {
     fn new(ctx: &'c RuleContext<'a>, accesses: &'c [SharedAccess]) -> Self {
-        let mut groups: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::new();
+        let mut groups: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::default();
         for (i, a) in accesses.iter().enumerate() {
             groups
                 .entry((a.array.as_str(), a.function.as_deref()))
                 .or_default()
                 .push(i);
         }
-        let mut launches: HashMap<&str, Vec<Option<[i64; 3]>>> = HashMap::new();
+        let mut launches: HashMap<&str, Vec<Option<[i64; 3]>>> = HashMap::default();
         for l in &ctx.facts.launches {
             launches
                 .entry(l.kernel.as_str())

@@ -24,10 +24,9 @@
 //! ```
 
 use kernaut_gpu::Arch;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use kernaut_syntax::{
     CallSite, Enclosing, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange,
@@ -119,10 +118,10 @@ struct Queries {
     accesses: OnceLock<Vec<SharedAccess>>,
     /// Whether `accesses` is in order of `range.start`, so that range look-ups can bisect.
     accesses_sorted: OnceLock<bool>,
-    calls: RefCell<HashMap<usize, Rc<[CallSite]>>>,
+    calls: Mutex<HashMap<usize, Arc<[CallSite]>>>,
     /// By offset, in order, so that a look-up can reuse the chain of a neighbour.
-    enclosing: RefCell<BTreeMap<usize, Rc<[Enclosing]>>>,
-    async_functions: OnceLock<Rc<[AsyncFunction]>>,
+    enclosing: Mutex<BTreeMap<usize, Arc<[Enclosing]>>>,
+    async_functions: OnceLock<Arc<[AsyncFunction]>>,
 }
 
 impl<'a> RuleContext<'a> {
@@ -172,15 +171,12 @@ impl<'a> RuleContext<'a> {
 
     /// The calls of the function whose body starts at `body_start`
     /// ([`SourceFile::calls_in`]), computed once per function.
-    pub fn calls_in_body(&self, body_start: usize) -> Rc<[CallSite]> {
-        if let Some(c) = self.queries.calls.borrow().get(&body_start) {
+    pub fn calls_in_body(&self, body_start: usize) -> Arc<[CallSite]> {
+        if let Some(c) = lock(&self.queries.calls).get(&body_start) {
             return c.clone();
         }
-        let calls: Rc<[CallSite]> = self.file.calls_in(body_start).into();
-        self.queries
-            .calls
-            .borrow_mut()
-            .insert(body_start, calls.clone());
+        let calls: Arc<[CallSite]> = self.file.calls_in(body_start).into();
+        lock(&self.queries.calls).insert(body_start, calls.clone());
         calls
     }
 
@@ -189,9 +185,9 @@ impl<'a> RuleContext<'a> {
     ///
     /// Offsets whose chain is evidently the same as that of an offset already asked about
     /// share its answer: see [`same_chain`].
-    pub fn enclosing(&self, offset: usize) -> Rc<[Enclosing]> {
+    pub fn enclosing(&self, offset: usize) -> Arc<[Enclosing]> {
         let shared = {
-            let cache = self.queries.enclosing.borrow();
+            let cache = lock(&self.queries.enclosing);
             if let Some(e) = cache.get(&offset) {
                 return e.clone();
             }
@@ -203,18 +199,15 @@ impl<'a> RuleContext<'a> {
                 .find(|(&at, chain)| same_chain(self.text(), at, chain, offset))
                 .map(|(_, chain)| chain.clone())
         };
-        let enclosing: Rc<[Enclosing]> =
+        let enclosing: Arc<[Enclosing]> =
             shared.unwrap_or_else(|| self.file.enclosing(offset).into());
-        self.queries
-            .enclosing
-            .borrow_mut()
-            .insert(offset, enclosing.clone());
+        lock(&self.queries.enclosing).insert(offset, enclosing.clone());
         enclosing
     }
 
     /// The kernels and device functions that may issue async copies, commits, waits or
     /// barriers, with their classified calls ([`async_ops::all_functions`]), computed once.
-    pub(crate) fn async_functions(&self) -> Rc<[AsyncFunction]> {
+    pub(crate) fn async_functions(&self) -> Arc<[AsyncFunction]> {
         self.queries
             .async_functions
             .get_or_init(|| async_ops::all_functions(self).into())
@@ -261,7 +254,7 @@ impl<'a> RuleContext<'a> {
 
     /// The calls of the functions whose text mentions one of `names`
     /// ([`RuleContext::bodies_mentioning`]), one slice per function in document order.
-    pub(crate) fn calls_mentioning(&self, names: &[&str]) -> Vec<Rc<[CallSite]>> {
+    pub(crate) fn calls_mentioning(&self, names: &[&str]) -> Vec<Arc<[CallSite]>> {
         let bodies = self.bodies_mentioning(names);
         self.prefetch_calls(&bodies);
         bodies
@@ -274,7 +267,7 @@ impl<'a> RuleContext<'a> {
     /// a large file), for the [`RuleContext::calls_in_body`] calls that follow.
     pub(crate) fn prefetch_calls(&self, bodies: &[TextRange]) {
         let missing: Vec<usize> = {
-            let cache = self.queries.calls.borrow();
+            let cache = lock(&self.queries.calls);
             let mut starts: Vec<usize> = bodies
                 .iter()
                 .map(|b| b.start)
@@ -285,7 +278,7 @@ impl<'a> RuleContext<'a> {
         };
         if missing.len() > 1 {
             let found = self.file.calls_in_each(&missing);
-            let mut cache = self.queries.calls.borrow_mut();
+            let mut cache = lock(&self.queries.calls);
             for (start, calls) in missing.into_iter().zip(found) {
                 cache.insert(start, calls.into());
             }
@@ -460,23 +453,69 @@ impl TextEdit {
     }
 }
 
+/// Files of at least this many bytes have their rules run on several threads (on a
+/// small file, starting a thread costs more than it saves).
+const PARALLEL_RULES_BYTES: usize = 64 * 1024;
+
+/// The guarded value, also after a rule panicked while holding the lock (the caches
+/// hold only complete entries).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs every rule over the context's file: configured levels applied, `allow` comments
 /// honoured, sorted by position.
 pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
-    let mut out = Vec::new();
-    for rule in RULES {
-        let level = ctx.config.level(rule.id);
-        if level == Some(RuleLevel::Off) {
-            continue;
-        }
-        let start = out.len();
-        (rule.run)(ctx, &mut out);
+    let active: Vec<(&Rule, Option<RuleLevel>)> = RULES
+        .iter()
+        .map(|rule| (rule, ctx.config.level(rule.id)))
+        .filter(|(_, level)| *level != Some(RuleLevel::Off))
+        .collect();
+    let run = |(rule, level): &(&Rule, Option<RuleLevel>)| {
+        let mut found = Vec::new();
+        (rule.run)(ctx, &mut found);
         if let Some(RuleLevel::Level(severity)) = level {
-            for d in &mut out[start..] {
-                d.severity = severity;
+            for d in &mut found {
+                d.severity = *severity;
             }
         }
-    }
+        found
+    };
+    // On a large file the rules share the cores: each thread takes the next rule not
+    // yet taken. The results are put back in the order of `RULES`, so the output does
+    // not depend on which thread ran what.
+    let threads = if ctx.text().len() >= PARALLEL_RULES_BYTES {
+        kernaut_syntax::threads().min(active.len())
+    } else {
+        1
+    };
+    let mut out: Vec<RuleDiagnostic> = if threads > 1 {
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(rule) = active.get(i) else {
+                    return done;
+                };
+                done.push((i, run(rule)));
+            }
+        };
+        let mut per_rule: Vec<(usize, Vec<RuleDiagnostic>)> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads)
+                .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
+                .collect();
+            let mut all = work();
+            for h in helpers {
+                all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            all
+        });
+        per_rule.sort_by_key(|(i, _)| *i);
+        per_rule.into_iter().flat_map(|(_, d)| d).collect()
+    } else {
+        active.iter().flat_map(run).collect()
+    };
     // Every `allow` comment says `kernaut:`; most files have none, and finding comments
     // walks the whole tree.
     let allowed = if ctx.text().contains("kernaut:") {
