@@ -330,8 +330,21 @@ impl SourceFile {
         let text = self.text();
         let facts = self.facts();
         let mut out = Vec::new();
+        let bytes = text.as_bytes();
         preorder_all(scopes, |node| {
-            match node.kind_name() {
+            let kind = node.kind_name();
+            // A call and an `asm` statement hold a `(`: a statement, expression or
+            // declaration without one holds neither, and is not walked.
+            if (kind.ends_with("_statement")
+                || kind.ends_with("_expression")
+                || kind == "declaration")
+                && !bytes
+                    .get(node.byte_range())
+                    .is_some_and(|t| t.contains(&b'('))
+            {
+                return false;
+            }
+            match kind {
                 "call_expression" => {
                     if let Some(c) = self.call_site(node) {
                         out.push(c);
