@@ -382,20 +382,21 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
 
-/// A kernel and what the file says about how it runs.
+/// A kernel and what the file says about how it runs, borrowed from the snapshot that
+/// found it (nothing is copied).
 #[derive(Clone, Debug, PartialEq)]
-pub struct KernelFacts {
+pub struct KernelFacts<'a> {
     /// The kernel's definition: name, parameters, template parameters,
     /// `__launch_bounds__`, `__cluster_dims__`.
-    pub function: Function,
+    pub function: &'a Function,
     /// Its launch sites in every file of the host, as (path, launch).
-    pub launches: Vec<(String, LaunchSite)>,
+    pub launches: Vec<(&'a str, &'a LaunchSite)>,
     /// The `__shared__` declarations inside it.
-    pub shared: Vec<SharedDecl>,
+    pub shared: Vec<&'a SharedDecl>,
     /// The static shared memory it declares, in bytes, when every size is known.
     pub static_shared_bytes: Option<u64>,
     /// `cudaFuncSetAttribute` calls naming it, as (attribute, folded value).
-    pub attributes: Vec<(String, Option<i64>)>,
+    pub attributes: Vec<(&'a str, Option<i64>)>,
 }
 
 /// An immutable, cheaply cloned view of the host's files, configuration and wiki.
@@ -480,11 +481,11 @@ impl Analysis {
 
     /// The kernels of a file, each with its launch sites (from every file), shared
     /// declarations and attributes.
-    pub fn kernel_facts(&self, path: &str) -> Vec<KernelFacts> {
+    pub fn kernel_facts(&self, path: &str) -> Vec<KernelFacts<'_>> {
         guarded(|| self.kernel_facts_inner(path)).unwrap_or_default()
     }
 
-    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts> {
+    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
         let Some(f) = self.file(path) else {
             return Vec::new();
         };
@@ -495,25 +496,22 @@ impl Analysis {
             .iter()
             .map(|k| {
                 let short = short_name(&k.name);
-                let shared: Vec<SharedDecl> = f.shared_in(&k.name).cloned().collect();
+                let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
                 let static_shared_bytes = shared
                     .iter()
                     .filter(|d| !d.is_extern)
                     .try_fold(0u64, |acc, d| acc.checked_add(d.static_bytes?));
                 let mut launches = Vec::new();
                 let mut attributes = Vec::new();
-                for (p, data) in &files {
-                    launches.extend(
-                        data.launches_named(short)
-                            .map(|l| (p.to_string(), l.clone())),
-                    );
+                for &(p, data) in &files {
+                    launches.extend(data.launches_named(short).map(|l| (p, l)));
                     attributes.extend(
                         data.attributes_named(short)
-                            .map(|a| (a.attribute.clone(), a.value)),
+                            .map(|a| (a.attribute.as_str(), a.value)),
                     );
                 }
                 KernelFacts {
-                    function: k.clone(),
+                    function: k,
                     launches,
                     shared,
                     static_shared_bytes,

@@ -17,8 +17,8 @@ use crate::source::SourceFile;
 use crate::symbol::{declarators, init_and_param, is_file_scope, scope_candidates};
 use crate::util::NodeExt;
 use crate::util::{
-    move_range, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
-    Ancestry, MAX_DEPTH,
+    copy_map, mostly_fresh, move_range, named_children, node_text, par_map, preorder, squash_ws,
+    strip_template_args, Ancestry, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -766,16 +766,20 @@ impl SourceFile {
             };
             parts.push((c.start, part));
         }
-        // Copied to the file's offsets in parallel, then moved in order.
-        par_map(&parts, |(start, part)| {
-            part.iter()
-                .map(|a| {
-                    let mut a = a.clone();
-                    a.range = move_range(&a.range, 0, *start);
-                    a
-                })
-                .collect::<Vec<_>>()
-        })
+        // Copied to the file's offsets (in parallel for a new file), then moved in order.
+        copy_map(
+            &parts,
+            mostly_fresh(todo.len(), chunks.len()),
+            |(start, part)| {
+                part.iter()
+                    .map(|a| {
+                        let mut a = a.clone();
+                        a.range = move_range(&a.range, 0, *start);
+                        a
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )
         .into_iter()
         .flatten()
         .collect()

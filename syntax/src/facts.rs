@@ -1,7 +1,6 @@
 //! Facts about a file: kernels and device functions, `__shared__` declarations and carved
 //! pointers, launch sites, `cudaFuncSetAttribute` calls and folded constants.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -12,8 +11,8 @@ use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
 use crate::util::NodeExt;
 use crate::util::{
-    children, named_children, node_text, par_map, preorder, squash_ws, strip_template_args,
-    Ancestry,
+    children, copy_map, mostly_fresh, named_children, node_text, par_map, preorder, squash_ws,
+    strip_template_args, Ancestry,
 };
 use crate::TextRange;
 
@@ -56,10 +55,32 @@ struct FactsIndex {
     /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
     /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
     functions: Option<Vec<(usize, usize, bool, usize)>>,
-    /// The first kernel of each name.
-    kernels: HashMap<String, usize>,
-    /// The positions in `shared` of the declarations of each name, in document order.
-    shared: HashMap<String, Vec<usize>>,
+    /// The kernels as (hash of the name, position), sorted: a look-up takes the first
+    /// position whose name matches among those of its hash.
+    kernels: Vec<(u64, usize)>,
+    /// The declarations in `shared` as (hash of the name, position), sorted, so that the
+    /// positions of one name are in document order.
+    shared: Vec<(u64, usize)>,
+}
+
+/// FNV-1a of a name, for the look-up tables (no copy of the name is kept).
+fn name_hash(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The positions listed under `name` in a table sorted by (hash, position), in order,
+/// including those of other names with the same hash (callers compare the names).
+fn positions_of<'a>(table: &'a [(u64, usize)], name: &str) -> impl Iterator<Item = usize> + 'a {
+    let h = name_hash(name);
+    let from = table.partition_point(|&(k, _)| k < h);
+    table[from..]
+        .iter()
+        .take_while(move |&&(k, _)| k == h)
+        .map(|&(_, i)| i)
 }
 
 /// A function definition.
@@ -296,14 +317,20 @@ impl FileFacts {
             .collect();
         functions.sort_unstable();
         let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
-        let mut kernels = HashMap::new();
-        for (i, k) in self.kernels.iter().enumerate() {
-            kernels.entry(k.name.clone()).or_insert(i);
-        }
-        let mut shared: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, d) in self.shared.iter().enumerate() {
-            shared.entry(d.name.clone()).or_default().push(i);
-        }
+        let mut kernels: Vec<(u64, usize)> = self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (name_hash(&k.name), i))
+            .collect();
+        kernels.sort_unstable();
+        let mut shared: Vec<(u64, usize)> = self
+            .shared
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (name_hash(&d.name), i))
+            .collect();
+        shared.sort_unstable();
         FactsIndex {
             lens: (
                 self.kernels.len(),
@@ -319,7 +346,9 @@ impl FileFacts {
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Option<&Function> {
         match self.index() {
-            Some(index) => index.kernels.get(name).map(|&i| &self.kernels[i]),
+            Some(index) => positions_of(&index.kernels, name)
+                .map(|i| &self.kernels[i])
+                .find(|k| k.name == name),
             None => self.kernels.iter().find(|k| k.name == name),
         }
     }
@@ -358,11 +387,9 @@ impl FileFacts {
         let visible =
             |d: &&SharedDecl| d.function.is_none() || d.function.as_deref() == in_function;
         match self.index() {
-            Some(index) => index
-                .shared
-                .get(name)?
-                .iter()
-                .map(|&i| &self.shared[i])
+            Some(index) => positions_of(&index.shared, name)
+                .map(|i| &self.shared[i])
+                .filter(|d| d.name == name)
                 .find(visible),
             None => self.shared.iter().filter(|d| d.name == name).find(visible),
         }
@@ -559,8 +586,9 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
             scan.global.hash(&mut global);
         }
     }
-    // Each chunk's part copied to the file's offsets in parallel, then moved in order.
-    let parts = par_map(&chunks, |c| {
+    // Each chunk's part copied to the file's offsets (in parallel for a new file), then
+    // moved in order.
+    let parts = copy_map(&chunks, mostly_fresh(fresh.len(), chunks.len()), |c| {
         c.cache
             .scan
             .get()
@@ -653,10 +681,15 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     for (d, carves) in derived.iter_mut().zip(carved) {
         d.carves = carves;
     }
-    let cached_parts = par_map(&chunks.iter().zip(&cached).collect::<Vec<_>>(), |(c, d)| {
-        d.as_ref()
-            .map(|d| FileFacts::clone(d).rebased(0, c.start, &whole))
-    });
+    let parallel = mostly_fresh(todo.len(), chunks.len());
+    let cached_parts = copy_map(
+        &chunks.iter().zip(&cached).collect::<Vec<_>>(),
+        parallel,
+        |(c, d)| {
+            d.as_ref()
+                .map(|d| FileFacts::clone(d).rebased(0, c.start, &whole))
+        },
+    );
     let mut derived = derived.into_iter();
     let mut todo = todo.into_iter();
     for (c, cached) in chunks.iter().zip(cached_parts) {

@@ -228,6 +228,28 @@ pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
     par_map_with(items, 4, f)
 }
 
+/// [`par_map`] when `parallel`, else `items.iter().map(f)` on this thread. For copying
+/// cached parts: after an edit, when few chunks were computed afresh, the copy is cheaper
+/// on one thread than the cost of starting another (and of freeing across allocator
+/// arenas).
+pub(crate) fn copy_map<T: Sync, R: Send>(
+    items: &[T],
+    parallel: bool,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    if parallel {
+        par_map(items, f)
+    } else {
+        items.iter().map(f).collect()
+    }
+}
+
+/// Whether copying cached parts is worth several threads: when at least half of the
+/// `total` chunks were computed afresh (a new file), not after an edit.
+pub(crate) fn mostly_fresh(fresh: usize, total: usize) -> bool {
+    fresh * 2 >= total
+}
+
 /// [`par_map`] with at least `per_thread` items for each thread.
 pub(crate) fn par_map_with<T: Sync, R: Send>(
     items: &[T],
