@@ -88,9 +88,25 @@ pub enum EnclosingKind {
     },
 }
 
-/// A call expression, or a PTX instruction in an `asm` string.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A call expression, or a PTX instruction in an `asm` string: its ranges, and what is
+/// called with what ([`CallData`], read through `Deref`: `call.callee`, `call.args`).
+///
+/// The data is shared between copies, so moving a function's cached calls to new
+/// offsets after an edit copies no strings.
+#[derive(Clone, PartialEq, Eq)]
 pub struct CallSite {
+    /// The range of the callee.
+    pub callee_range: TextRange,
+    /// The ranges of the arguments.
+    pub arg_ranges: Vec<TextRange>,
+    /// The range of the whole call (for PTX, the instruction statement).
+    pub range: TextRange,
+    data: std::sync::Arc<CallData>,
+}
+
+/// What a [`CallSite`] calls, and with what.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CallData {
     /// The callee resolved as [`SourceFile::symbol_at`] would (aliases expanded, members
     /// qualified by their receiver's type, the full PTX mnemonic).
     pub callee: String,
@@ -98,16 +114,52 @@ pub struct CallSite {
     pub callee_text: String,
     /// The kind of the callee symbol.
     pub kind: SymbolKind,
-    /// The range of the callee.
-    pub callee_range: TextRange,
     /// The arguments, as written (for PTX, the operands).
     pub args: Vec<String>,
-    /// The ranges of the arguments.
-    pub arg_ranges: Vec<TextRange>,
-    /// The range of the whole call (for PTX, the instruction statement).
-    pub range: TextRange,
     /// The enclosing function.
     pub function: Option<String>,
+}
+
+impl CallSite {
+    /// The call at these ranges of what `data` describes.
+    pub fn new(
+        callee_range: TextRange,
+        arg_ranges: Vec<TextRange>,
+        range: TextRange,
+        data: CallData,
+    ) -> CallSite {
+        CallSite {
+            callee_range,
+            arg_ranges,
+            range,
+            data: std::sync::Arc::new(data),
+        }
+    }
+}
+
+impl std::ops::Deref for CallSite {
+    type Target = CallData;
+
+    fn deref(&self) -> &CallData {
+        &self.data
+    }
+}
+
+/// One flat struct, in the field order it had before its data was shared.
+impl std::fmt::Debug for CallSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = &*self.data;
+        f.debug_struct("CallSite")
+            .field("callee", &d.callee)
+            .field("callee_text", &d.callee_text)
+            .field("kind", &d.kind)
+            .field("callee_range", &self.callee_range)
+            .field("args", &d.args)
+            .field("arg_ranges", &self.arg_ranges)
+            .field("range", &self.range)
+            .field("function", &d.function)
+            .finish()
+    }
 }
 
 /// A `#pragma unroll` site.
@@ -253,14 +305,15 @@ impl SourceFile {
     /// The calls inside the function that contains `offset` (all calls in the file when
     /// `offset` is outside every function), in document order, PTX instructions included.
     pub fn calls_in(&self, offset: usize) -> Vec<CallSite> {
-        let roots = self.roots();
-        let function = self.node_at(offset).and_then(|leaf| {
+        // The leaf's own tree is the only one its chain goes through.
+        let function = self.root_at(offset).and_then(|root| {
+            let leaf = root.descendant_for_byte_range(offset, offset)?;
             std::iter::once(leaf)
-                .chain(Ancestry::few(roots.clone(), self.text().len()).ancestors(leaf))
+                .chain(Ancestry::few(vec![root], self.text().len()).ancestors(leaf))
                 .find(|n| n.kind_name() == "function_definition")
         });
         let Some(f) = function else {
-            return self.collect_calls(&roots);
+            return self.collect_calls(&self.roots());
         };
         self.kept_per_chunk(f.start_byte(), |c| &c.calls, || self.collect_calls(&[f]))
     }
@@ -274,8 +327,7 @@ impl SourceFile {
         slot: fn(&ChunkCache) -> &OffsetCache<T>,
         compute: impl FnOnce() -> Vec<T>,
     ) -> Vec<T> {
-        let chunks = self.chunk_views();
-        let Some(chunk) = chunks.iter().rev().find(|c| c.start <= at) else {
+        let Some(chunk) = self.chunk_at(at) else {
             return compute();
         };
         let key = self.facts().fingerprint();
@@ -367,16 +419,18 @@ impl SourceFile {
                             })
                             .filter(|a| !a.is_empty())
                             .collect();
-                        out.push(CallSite {
-                            callee: i.mnemonic.clone(),
-                            callee_text: i.mnemonic.clone(),
-                            kind: SymbolKind::Ptx,
-                            callee_range: i.range.clone(),
-                            args,
-                            arg_ranges: Vec::new(),
-                            range: i.statement.clone(),
-                            function: function.clone(),
-                        });
+                        out.push(CallSite::new(
+                            i.range.clone(),
+                            Vec::new(),
+                            i.statement.clone(),
+                            CallData {
+                                callee: i.mnemonic.clone(),
+                                callee_text: i.mnemonic.clone(),
+                                kind: SymbolKind::Ptx,
+                                args,
+                                function: function.clone(),
+                            },
+                        ));
                     }
                     return false;
                 }
@@ -416,19 +470,21 @@ impl SourceFile {
             })
             .unwrap_or_default();
         let facts = self.facts();
-        Some(CallSite {
-            callee: sym.name,
-            callee_text: sym.text,
-            kind: sym.kind,
-            callee_range: sym.range,
-            args: args
-                .iter()
-                .map(|a| squash_ws(node_text(*a, text)))
-                .collect(),
-            arg_ranges: args.iter().map(|a| a.byte_range()).collect(),
-            range: call.byte_range(),
-            function: facts.function_at(call.start_byte()).map(|f| f.name.clone()),
-        })
+        Some(CallSite::new(
+            sym.range,
+            args.iter().map(|a| a.byte_range()).collect(),
+            call.byte_range(),
+            CallData {
+                callee: sym.name,
+                callee_text: sym.text,
+                kind: sym.kind,
+                args: args
+                    .iter()
+                    .map(|a| squash_ws(node_text(*a, text)))
+                    .collect(),
+                function: facts.function_at(call.start_byte()).map(|f| f.name.clone()),
+            },
+        ))
     }
 
     /// Every `#pragma unroll` in the file, with the loop that follows it.
@@ -616,7 +672,7 @@ impl Moved for CallSite {
                 .map(|r| move_range(r, from, to))
                 .collect(),
             range: move_range(&self.range, from, to),
-            ..self.clone()
+            data: self.data.clone(),
         }
     }
 

@@ -57,7 +57,7 @@ pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
-pub use flow::{AllowComment, CallSite, Enclosing, EnclosingKind, UnrollPragma};
+pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{SymbolKind, SymbolRef};
 pub use util::threads;

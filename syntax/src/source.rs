@@ -389,6 +389,20 @@ impl SourceFile {
             .collect()
     }
 
+    /// The chunk that holds `offset` (the last one for the end of the file).
+    pub(crate) fn chunk_at(&self, offset: usize) -> Option<ChunkView<'_>> {
+        let i = self
+            .chunks
+            .partition_point(|c| c.range.start <= offset)
+            .checked_sub(1)?;
+        let c = &self.chunks[i];
+        Some(ChunkView {
+            start: c.range.start,
+            root: c.tree.root_node(),
+            cache: &c.cache,
+        })
+    }
+
     /// The root of the tree whose chunk holds `offset` (the last chunk for the end of the
     /// file).
     pub(crate) fn root_at(&self, offset: usize) -> Option<Node<'_>> {
