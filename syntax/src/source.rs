@@ -113,6 +113,40 @@ fn new_parser() -> Option<Parser> {
     Some(parser)
 }
 
+/// Chunks this file alone holds, from which dropping it frees the trees on every core:
+/// freeing a 10,000-line file's trees and caches takes about 10 ms on one.
+const PARALLEL_DROP_CHUNKS: usize = 32;
+
+impl Drop for SourceFile {
+    fn drop(&mut self) {
+        // A clone's chunks are shared (trees and caches reference counted): dropping
+        // them frees nothing, so only a file that holds most of its chunks alone
+        // spreads the work.
+        let alone = self
+            .chunks
+            .iter()
+            .filter(|c| Arc::strong_count(&c.cache) == 1)
+            .count();
+        let threads = crate::util::threads();
+        if alone < PARALLEL_DROP_CHUNKS || threads < 2 {
+            return;
+        }
+        let mut chunks = std::mem::take(&mut self.chunks);
+        let per = chunks.len().div_ceil(threads);
+        let mut parts: Vec<Vec<Chunk>> = Vec::new();
+        while chunks.len() > per {
+            parts.push(chunks.split_off(chunks.len() - per));
+        }
+        std::thread::scope(|scope| {
+            for part in parts {
+                // Without a thread, the part is dropped here when the closure is.
+                let _ = std::thread::Builder::new().spawn_scoped(scope, move || drop(part));
+            }
+            drop(chunks);
+        });
+    }
+}
+
 impl SourceFile {
     /// Parses `text`. Never fails: broken code gives a tree with errors.
     ///
