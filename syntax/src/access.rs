@@ -17,8 +17,8 @@ use crate::source::SourceFile;
 use crate::symbol::{declarators, init_and_param, is_file_scope, scope_candidates};
 use crate::util::NodeExt;
 use crate::util::{
-    copy_map, mostly_fresh, move_range, named_children, node_text, par_map, preorder, squash_ws,
-    strip_template_args, Ancestry, MAX_DEPTH,
+    copy_map, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map, preorder,
+    squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -795,20 +795,13 @@ impl SourceFile {
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
         let mut inner_subscripts = std::collections::HashSet::new();
-        let text = low.text.as_bytes();
         preorder(root, |node| {
             let kind = node.kind_name();
             if kind == "function_definition" {
                 in_function = true;
             }
-            // A statement or expression without a `[` holds no subscript: not walked.
-            if (kind.ends_with("_statement")
-                || kind.ends_with("_expression")
-                || kind == "declaration")
-                && !text
-                    .get(node.byte_range())
-                    .is_some_and(|t| t.contains(&b'['))
-            {
+            // A subscript holds a `[`.
+            if lacks_byte(node, kind, low.text, b'[') {
                 return false;
             }
             if !in_function || kind != "subscript_expression" {

@@ -72,6 +72,13 @@ fn name_hash(name: &str) -> u64 {
     h
 }
 
+/// A look-up table of `names` (in list order): (hash of the name, position), sorted.
+fn name_table<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(u64, usize)> {
+    let mut table: Vec<(u64, usize)> = names.enumerate().map(|(i, n)| (name_hash(n), i)).collect();
+    table.sort_unstable();
+    table
+}
+
 /// The positions listed under `name` in a table sorted by (hash, position), in order,
 /// including those of other names with the same hash (callers compare the names).
 fn positions_of<'a>(table: &'a [(u64, usize)], name: &str) -> impl Iterator<Item = usize> + 'a {
@@ -317,20 +324,8 @@ impl FileFacts {
             .collect();
         functions.sort_unstable();
         let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
-        let mut kernels: Vec<(u64, usize)> = self
-            .kernels
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (name_hash(&k.name), i))
-            .collect();
-        kernels.sort_unstable();
-        let mut shared: Vec<(u64, usize)> = self
-            .shared
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (name_hash(&d.name), i))
-            .collect();
-        shared.sort_unstable();
+        let kernels = name_table(self.kernels.iter().map(|k| k.name.as_str()));
+        let shared = name_table(self.shared.iter().map(|d| d.name.as_str()));
         FactsIndex {
             lens: (
                 self.kernels.len(),

@@ -9,7 +9,9 @@ use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
 use crate::util::NodeExt;
-use crate::util::{move_range, named_children, node_text, preorder_all, squash_ws, Ancestry};
+use crate::util::{
+    lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry,
+};
 use crate::TextRange;
 
 /// A statement or function around an offset.
@@ -382,18 +384,10 @@ impl SourceFile {
         let text = self.text();
         let facts = self.facts();
         let mut out = Vec::new();
-        let bytes = text.as_bytes();
         preorder_all(scopes, |node| {
             let kind = node.kind_name();
-            // A call and an `asm` statement hold a `(`: a statement, expression or
-            // declaration without one holds neither, and is not walked.
-            if (kind.ends_with("_statement")
-                || kind.ends_with("_expression")
-                || kind == "declaration")
-                && !bytes
-                    .get(node.byte_range())
-                    .is_some_and(|t| t.contains(&b'('))
-            {
+            // A call and an `asm` statement hold a `(`.
+            if lacks_byte(node, kind, text, b'(') {
                 return false;
             }
             match kind {

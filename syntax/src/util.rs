@@ -119,6 +119,17 @@ impl<'t> NodeExt<'t> for Node<'t> {
     }
 }
 
+/// Whether `node` is a statement, expression or declaration whose text has no `byte`: a
+/// walk that looks only for what needs that byte (a `[` for a subscript, a `(` for a
+/// call) need not enter it.
+pub(crate) fn lacks_byte(node: Node, kind: &str, text: &str, byte: u8) -> bool {
+    (kind.ends_with("_statement") || kind.ends_with("_expression") || kind == "declaration")
+        && !text
+            .as_bytes()
+            .get(node.byte_range())
+            .is_some_and(|t| t.contains(&byte))
+}
+
 /// The text of `node`, or `""` when its range does not fall on character boundaries.
 pub(crate) fn node_text<'a>(node: Node, text: &'a str) -> &'a str {
     text.get(node.byte_range()).unwrap_or("")
