@@ -15,10 +15,9 @@ use crate::facts::declarator_name;
 use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::{declarators, init_and_param, is_file_scope, scope_candidates};
-use crate::util::NodeExt;
 use crate::util::{
     copy_map, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map, preorder,
-    squash_ws, strip_template_args, Ancestry, MAX_DEPTH,
+    squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
 };
 use crate::TextRange;
 

@@ -3,8 +3,7 @@
 
 use tree_sitter::Node;
 
-use crate::util::NodeExt;
-use crate::util::{named_children, node_text, squash_ws, strip_template_args, MAX_DEPTH};
+use crate::util::{named_children, node_text, squash_ws, strip_template_args, NodeExt, MAX_DEPTH};
 
 /// An expression, reduced to what folding and lowering need.
 #[derive(Clone, Debug, PartialEq)]

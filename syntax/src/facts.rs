@@ -9,10 +9,9 @@ use tree_sitter::Node;
 use crate::consteval::{type_size, Env};
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
-use crate::util::NodeExt;
 use crate::util::{
     children, copy_map, mostly_fresh, named_children, node_text, par_map, preorder, squash_ws,
-    strip_template_args, Ancestry,
+    strip_template_args, Ancestry, NodeExt,
 };
 use crate::TextRange;
 

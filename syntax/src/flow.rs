@@ -8,9 +8,8 @@ use crate::expr::{from_node, Expr};
 use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
-use crate::util::NodeExt;
 use crate::util::{
-    lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry,
+    lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry, NodeExt,
 };
 use crate::TextRange;
 

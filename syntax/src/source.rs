@@ -7,8 +7,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 use crate::chunk::{self, Scanner};
 use crate::facts::{ChunkCache, FileFacts};
 
-use crate::util::NodeExt;
-use crate::util::{is_ident_byte, preorder};
+use crate::util::{is_ident_byte, preorder, NodeExt};
 use crate::TextRange;
 
 /// A parsed CUDA file: the text, its syntax tree, and the macros blanked before parsing.
@@ -40,6 +39,14 @@ struct Chunk {
 }
 
 impl Chunk {
+    fn view(&self) -> ChunkView<'_> {
+        ChunkView {
+            start: self.range.start,
+            root: self.tree.root_node(),
+            cache: &self.cache,
+        }
+    }
+
     fn new(range: TextRange, tree: Tree) -> Chunk {
         Chunk {
             range,
@@ -413,14 +420,7 @@ impl SourceFile {
 
     /// The chunks, in document order.
     pub(crate) fn chunk_views(&self) -> Vec<ChunkView<'_>> {
-        self.chunks
-            .iter()
-            .map(|c| ChunkView {
-                start: c.range.start,
-                root: c.tree.root_node(),
-                cache: &c.cache,
-            })
-            .collect()
+        self.chunks.iter().map(Chunk::view).collect()
     }
 
     /// The chunk that holds `offset` (the last one for the end of the file).
@@ -429,12 +429,7 @@ impl SourceFile {
             .chunks
             .partition_point(|c| c.range.start <= offset)
             .checked_sub(1)?;
-        let c = &self.chunks[i];
-        Some(ChunkView {
-            start: c.range.start,
-            root: c.tree.root_node(),
-            cache: &c.cache,
-        })
+        Some(self.chunks[i].view())
     }
 
     /// The root of the tree whose chunk holds `offset` (the last chunk for the end of the

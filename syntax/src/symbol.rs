@@ -6,8 +6,7 @@ use tree_sitter::Node;
 
 use crate::facts::{declarator_name, FileFacts};
 use crate::source::SourceFile;
-use crate::util::NodeExt;
-use crate::util::{named_children, node_text, squash_ws, strip_template_args, Ancestry};
+use crate::util::{named_children, node_text, squash_ws, strip_template_args, Ancestry, NodeExt};
 use crate::TextRange;
 
 /// What kind of symbol [`SourceFile::symbol_at`] found.
