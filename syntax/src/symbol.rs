@@ -120,19 +120,29 @@ impl SourceFile {
                 return Some(simple(&m.name, kind, m.name_range.clone(), self, offset));
             }
         }
-        let at = |o: usize| self.node_at(o);
-        let mut found = at(offset).and_then(|n| self.symbol_for_leaf(n, offset, facts));
+        // The leaf and the root of the tree it was found in.
+        let at = |o: usize| {
+            let root = self.root_at(o)?;
+            Some((root.descendant_for_byte_range(o, o)?, root))
+        };
+        let mut found = at(offset).and_then(|(n, r)| self.symbol_for_leaf(n, r, offset, facts));
         if found.is_none() && offset > 0 {
-            found = at(offset - 1).and_then(|n| self.symbol_for_leaf(n, offset - 1, facts));
+            found = at(offset - 1).and_then(|(n, r)| self.symbol_for_leaf(n, r, offset - 1, facts));
         }
         found
     }
 
-    fn symbol_for_leaf(&self, leaf: Node, offset: usize, facts: &FileFacts) -> Option<SymbolRef> {
+    fn symbol_for_leaf(
+        &self,
+        leaf: Node,
+        root: Node,
+        offset: usize,
+        facts: &FileFacts,
+    ) -> Option<SymbolRef> {
         let text = self.text();
-        // The leaf's ancestors, nearest first, taken once: each `parent()` call would
-        // descend from the root again.
-        let parents = Ancestry::few(self.roots(), text.len()).ancestors(leaf);
+        // The leaf's ancestors, nearest first, taken once (each `parent()` call would
+        // descend from the root again), in the one tree that holds the leaf.
+        let parents = Ancestry::few(vec![root], text.len()).ancestors(leaf);
         let parent_of_leaf = parents.first().copied();
         if let Some(asm) = asm_string_owner(leaf, &parents) {
             let instrs = ptx_instructions(asm, text);
