@@ -697,12 +697,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                 if let Ok(mut slot) = c.cache.derived.lock() {
                     *slot = Some((fingerprint, Arc::new(keep)));
                 }
-                facts.kernels.extend(d.kernels);
-                facts.device_functions.extend(d.device_functions);
-                facts.shared.extend(d.shared);
-                facts.carves.extend(d.carves);
-                facts.launches.extend(d.launches);
-                facts.func_attributes.extend(d.func_attributes);
+                facts.append(d);
             }
         }
     }

@@ -489,7 +489,7 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
         spans
             .iter()
             .map(|(range, start, end)| {
-                let tree = parse_range(&mut parser, masked, range.clone(), *start, *end)?;
+                let tree = parse_range(&mut parser, masked, range.clone(), *start, *end, None)?;
                 Some(Chunk::new(range.clone(), tree))
             })
             .collect()
@@ -507,12 +507,15 @@ fn parse_ranges(masked: &str, ranges: &[TextRange]) -> Option<Vec<Chunk>> {
 }
 
 /// Parses one chunk of `masked`.
+/// Parses the bytes `range` of `masked` (at `start`..`end`) alone, reusing `old` (a tree
+/// of the same range, edited) when given.
 fn parse_range(
     parser: &mut Parser,
     masked: &str,
     range: TextRange,
     start: Point,
     end: Point,
+    old: Option<&Tree>,
 ) -> Option<Tree> {
     parser
         .set_included_ranges(&[Range {
@@ -522,7 +525,7 @@ fn parse_range(
             end_point: end,
         }])
         .ok()?;
-    parser.parse(masked, None)
+    parser.parse(masked, old)
 }
 
 /// Moves `point` (the position of byte `*at`) forward to byte `to`, and returns it.
@@ -595,15 +598,14 @@ fn reparse_chunks(
         let start = point_at(bytes, range.start);
         let end = point_at(bytes, range.end);
         let mut parser = new_parser()?;
-        parser
-            .set_included_ranges(&[Range {
-                start_byte: range.start,
-                end_byte: range.end,
-                start_point: start,
-                end_point: end,
-            }])
-            .ok()?;
-        let tree = parser.parse(masked, Some(&only.tree))?;
+        let tree = parse_range(
+            &mut parser,
+            masked,
+            range.clone(),
+            start,
+            end,
+            Some(&only.tree),
+        )?;
         out.push(Chunk::new(range.clone(), tree));
     } else {
         out.extend(parse_ranges(masked, &ranges)?);
