@@ -606,23 +606,31 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                 .map(|(_, d)| d.clone())
         })
         .collect();
-    let todo: Vec<(usize, Option<Walk>)> = walks
+    // The chunks to derive, each with its walk: taken above for a chunk scanned afresh,
+    // walked again here for one whose scan was kept but whose derived part was not.
+    let pending: Vec<(usize, Option<Walk>)> = walks
         .into_iter()
         .enumerate()
         .filter(|(i, _)| cached[*i].is_none())
         .collect();
+    // One entry per pending chunk: its walk when it had none.
+    let mut rewalked: Vec<Option<Walk>> = if pending.iter().any(|(_, w)| w.is_none()) {
+        par_map(&pending, |(i, w)| {
+            w.is_none()
+                .then(|| walk(&tree, chunks[*i].root, text, &mut FileFacts::default()))
+        })
+    } else {
+        Vec::new()
+    };
+    rewalked.resize_with(pending.len(), || None);
+    let todo: Vec<(usize, Walk)> = pending
+        .into_iter()
+        .zip(rewalked)
+        .filter_map(|((i, w), again)| Some((i, w.or(again)?)))
+        .collect();
     let env = &facts.env;
-    let derived = par_map(&todo, |(i, w)| {
-        let c = &chunks[*i];
+    let derived = par_map(&todo, |(_, w)| {
         let mut out = FileFacts::default();
-        let walked;
-        let w = match w {
-            Some(w) => w,
-            None => {
-                walked = walk(&tree, c.root, text, &mut FileFacts::default());
-                &walked
-            }
-        };
         derive(&tree, w, file, env, &mut out);
         out
     });
@@ -652,16 +660,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     let mut derived = derived;
     let carved = par_map(
         &todo.iter().zip(&derived).collect::<Vec<_>>(),
-        |((i, w), d)| {
-            let c = &chunks[*i];
-            let walked;
-            let w = match w {
-                Some(w) => w,
-                None => {
-                    walked = walk(&tree, c.root, text, &mut FileFacts::default());
-                    &walked
-                }
-            };
+        |((_, w), d)| {
             let mut out = FileFacts {
                 shared: d.shared.clone(),
                 ..FileFacts::default()
