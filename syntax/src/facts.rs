@@ -423,9 +423,13 @@ pub(crate) struct ChunkCache {
     /// Its functions, `__shared__` declarations, carves, launches and attribute calls,
     /// for the file-wide inputs (see [`ChunkScan::global`]) they were computed with.
     derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
-    /// The calls of its functions by the function's start, for the file-wide inputs they
-    /// were computed with.
-    pub(crate) calls: OffsetCache<crate::CallSite>,
+    /// What a walk of each of its functions found (calls, the parts of `enclosing`
+    /// chains), by the function's start, in offsets relative to the chunk, for the
+    /// file-wide inputs they were computed with.
+    pub(crate) scans: Mutex<(
+        u64,
+        std::collections::HashMap<usize, Arc<crate::flow::FunctionScan>>,
+    )>,
     /// [`SourceFile::enclosing`] by offset in the chunk, for the file-wide inputs they
     /// were computed with.
     pub(crate) enclosing: OffsetCache<crate::Enclosing>,

@@ -5,13 +5,18 @@ use tree_sitter::Node;
 
 use crate::access::{for_header, Lowerer};
 use crate::expr::{from_node, Expr};
+use crate::facts::FileFacts;
 use crate::facts::{function_name, ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
+#[cfg(test)]
+use crate::util::preorder;
 use crate::util::{
     lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry, NodeExt,
 };
 use crate::TextRange;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A statement or function around an offset.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +92,64 @@ pub enum EnclosingKind {
         /// Whether it is a `__global__` kernel.
         is_kernel: bool,
     },
+}
+
+/// The node kinds that [`SourceFile::enclosing`] reports.
+const CONSTRUCTS: &[&str] = &[
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "do_statement",
+    "switch_statement",
+    "conditional_expression",
+    "function_definition",
+];
+
+/// A node's key in [`FunctionScan::parts`]: its range from `base` and its kind.
+fn part_key(node: Node, base: usize) -> (usize, usize, u16) {
+    (
+        node.start_byte() - base,
+        node.end_byte() - base,
+        node.kind_id(),
+    )
+}
+
+/// What one walk of a function finds: its calls, and the chain part of each statement in
+/// it (see [`SourceFile::scan_function`]).
+#[derive(Debug)]
+pub(crate) struct FunctionScan {
+    /// The calls, in document order.
+    calls: Vec<CallSite>,
+    /// Each statement's [`EnclosingKind`] (an `if`'s `in_else` left `false`) by
+    /// [`part_key`].
+    parts: HashMap<(usize, usize, u16), EnclosingKind>,
+}
+
+impl FunctionScan {
+    /// The part of `node`, whose offsets are those of this scan plus `base`.
+    fn part(&self, node: Node, base: usize) -> Option<EnclosingKind> {
+        if node.start_byte() < base {
+            return None;
+        }
+        Some(kind_moved(self.parts.get(&part_key(node, base))?, 0, base))
+    }
+
+    /// The scan with every offset moved from base `from` to base `to`.
+    fn moved(&self, from: usize, to: usize) -> FunctionScan {
+        FunctionScan {
+            calls: self.calls.iter().map(|c| c.moved(from, to)).collect(),
+            parts: self
+                .parts
+                .iter()
+                .map(|(&(s, e, k), kind)| {
+                    (
+                        (s + to - from, e + to - from, k),
+                        kind_moved(kind, from, to),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A call expression, or a PTX instruction in an `asm` string: its ranges, and what is
@@ -193,104 +256,64 @@ pub struct AllowComment {
 impl SourceFile {
     /// The statements and the function around `offset`, innermost first.
     pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
-        self.kept_per_chunk(offset, |c| &c.enclosing, || self.enclosing_uncached(offset))
+        self.kept_per_chunk(
+            offset,
+            |c| &c.enclosing,
+            || self.enclosing_uncached(offset, true),
+        )
     }
 
-    fn enclosing_uncached(&self, offset: usize) -> Vec<Enclosing> {
+    /// The chain at `offset`, its parts taken from the walk of the function around it
+    /// when `scanned` (the walk computes every part of the function at once; a test
+    /// compares both ways).
+    fn enclosing_uncached(&self, offset: usize, scanned: bool) -> Vec<Enclosing> {
         let mut out = Vec::new();
-        let Some(leaf) = self.node_at(offset) else {
+        let Some(root) = self.root_at(offset) else {
+            return out;
+        };
+        let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
             return out;
         };
         let text = self.text();
-        let facts = self.facts();
-        let tree = Ancestry::few(self.roots(), text.len());
-        let low = Lowerer::new(text, facts, &tree);
         // The chain from the leaf up to the root, taken in one descent rather than one
         // `parent()` call (itself a descent from the root) per level.
         let mut chain = vec![leaf];
-        chain.extend(tree.ancestors(leaf));
+        chain.extend(Ancestry::few(vec![root], text.len()).ancestors(leaf));
+        // The parts of the chain come from the walk of the outermost function, which
+        // computes those of all its statements at once (and is kept per chunk); one it
+        // did not reach is computed here.
+        let scan = chain
+            .iter()
+            .rev()
+            .find(|n| scanned && n.kind_name() == "function_definition")
+            .map(|&f| self.function_scan(f));
+        let mut fallback: Option<(Ancestry, &FileFacts)> = None;
         let mut child = leaf;
         for (i, &node) in chain.iter().enumerate() {
-            let cond = |field: &str| node.field(field);
-            let show = |n: Option<Node>| {
-                n.map(|n| {
-                    let t = squash_ws(node_text(n, text));
-                    t.strip_prefix('(')
-                        .and_then(|t| t.strip_suffix(')'))
-                        .map(|t| t.trim().to_string())
-                        .unwrap_or(t)
-                })
-                .unwrap_or_default()
-            };
-            let dep = |n: Option<_>| n.is_some_and(|n| thread_dependent(n, &low));
-            let kind = match node.kind_name() {
-                "if_statement" => {
-                    let c = cond("condition");
-                    let in_else = cond("alternative").is_some_and(|a| {
+            let kind_name = node.kind_name();
+            let is_construct = CONSTRUCTS.contains(&kind_name)
+                && !(kind_name == "conditional_expression"
+                    && node.field("condition") == Some(child));
+            if is_construct {
+                let part = scan
+                    .as_ref()
+                    .and_then(|(scan, base)| scan.part(node, *base));
+                let mut kind = part.unwrap_or_else(|| {
+                    let (tree, facts) = fallback.get_or_insert_with(|| {
+                        (Ancestry::few(self.roots(), text.len()), self.facts())
+                    });
+                    let low = Lowerer::new(text, facts, tree);
+                    self.construct_kind(node, &low)
+                });
+                if let EnclosingKind::If { in_else, .. } = &mut kind {
+                    *in_else = node.field("alternative").is_some_and(|a| {
                         a.byte_range().contains(&child.start_byte()) && a == child
                     });
-                    Some(EnclosingKind::If {
-                        condition: show(c),
-                        condition_range: c
-                            .map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
-                        in_else,
-                        thread_dependent: dep(c),
-                    })
                 }
-                "for_statement" => {
-                    let header = match (node_text(node, text).find('('), cond("body")) {
-                        (Some(p), Some(b)) => text
-                            .get(node.start_byte() + p..b.start_byte())
-                            .map(|h| {
-                                squash_ws(h.trim().trim_start_matches('(').trim_end_matches(')'))
-                            })
-                            .unwrap_or_default(),
-                        _ => String::new(),
-                    };
-                    let h = for_header(node, text, facts, "");
-                    Some(EnclosingKind::For {
-                        header,
-                        var: h.as_ref().map(|h| h.1.clone()),
-                        start: h.as_ref().and_then(|h| {
-                            h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))
-                        }),
-                        end: h.as_ref().and_then(|h| h.2),
-                        step: h.as_ref().and_then(|h| h.3),
-                        thread_dependent: dep(cond("condition")) || dep(cond("initializer")),
-                    })
-                }
-                "while_statement" => Some(EnclosingKind::While {
-                    condition: show(cond("condition")),
-                    thread_dependent: dep(cond("condition")),
-                }),
-                "do_statement" => Some(EnclosingKind::DoWhile {
-                    condition: show(cond("condition")),
-                    thread_dependent: dep(cond("condition")),
-                }),
-                "switch_statement" => Some(EnclosingKind::Switch {
-                    condition: show(cond("condition")),
-                    thread_dependent: dep(cond("condition")),
-                }),
-                "conditional_expression" if cond("condition") != Some(child) => {
-                    Some(EnclosingKind::Conditional {
-                        condition: show(cond("condition")),
-                        thread_dependent: dep(cond("condition")),
-                    })
-                }
-                "function_definition" => {
-                    let name = function_name(node)
-                        .map(|n| node_text(n, text).to_string())
-                        .unwrap_or_default();
-                    let is_kernel = facts.kernel(&name).is_some();
-                    Some(EnclosingKind::Function { name, is_kernel })
-                }
-                _ => None,
-            };
-            if let Some(kind) = kind {
                 let range = match chain.get(i + 1) {
                     Some(p)
                         if p.kind_name() == "template_declaration"
-                            && node.kind_name() == "function_definition" =>
+                            && kind_name == "function_definition" =>
                     {
                         p.byte_range()
                     }
@@ -301,6 +324,80 @@ impl SourceFile {
             child = node;
         }
         out
+    }
+
+    /// What the chain entry of `node` (a kind in [`CONSTRUCTS`]) says whatever the
+    /// offset: an `if`'s `in_else` is left `false`.
+    fn construct_kind<'t>(&self, node: Node<'t>, low: &Lowerer<'t>) -> EnclosingKind {
+        let text = low.text;
+        let facts = low.facts;
+        let cond = |field: &str| node.field(field);
+        let show = |n: Option<Node>| {
+            n.map(|n| {
+                let t = squash_ws(node_text(n, text));
+                t.strip_prefix('(')
+                    .and_then(|t| t.strip_suffix(')'))
+                    .map(|t| t.trim().to_string())
+                    .unwrap_or(t)
+            })
+            .unwrap_or_default()
+        };
+        let dep = |n: Option<_>| n.is_some_and(|n| thread_dependent(n, low));
+        match node.kind_name() {
+            "if_statement" => {
+                let c = cond("condition");
+                EnclosingKind::If {
+                    condition: show(c),
+                    condition_range: c
+                        .map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
+                    in_else: false,
+                    thread_dependent: dep(c),
+                }
+            }
+            "for_statement" => {
+                let header = match (node_text(node, text).find('('), cond("body")) {
+                    (Some(p), Some(b)) => text
+                        .get(node.start_byte() + p..b.start_byte())
+                        .map(|h| squash_ws(h.trim().trim_start_matches('(').trim_end_matches(')')))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                let h = for_header(node, text, facts, "");
+                EnclosingKind::For {
+                    header,
+                    var: h.as_ref().map(|h| h.1.clone()),
+                    start: h
+                        .as_ref()
+                        .and_then(|h| h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))),
+                    end: h.as_ref().and_then(|h| h.2),
+                    step: h.as_ref().and_then(|h| h.3),
+                    thread_dependent: dep(cond("condition")) || dep(cond("initializer")),
+                }
+            }
+            "while_statement" => EnclosingKind::While {
+                condition: show(cond("condition")),
+                thread_dependent: dep(cond("condition")),
+            },
+            "do_statement" => EnclosingKind::DoWhile {
+                condition: show(cond("condition")),
+                thread_dependent: dep(cond("condition")),
+            },
+            "switch_statement" => EnclosingKind::Switch {
+                condition: show(cond("condition")),
+                thread_dependent: dep(cond("condition")),
+            },
+            "conditional_expression" => EnclosingKind::Conditional {
+                condition: show(cond("condition")),
+                thread_dependent: dep(cond("condition")),
+            },
+            _ => {
+                let name = function_name(node)
+                    .map(|n| node_text(n, text).to_string())
+                    .unwrap_or_default();
+                let is_kernel = facts.kernel(&name).is_some();
+                EnclosingKind::Function { name, is_kernel }
+            }
+        }
     }
 
     /// The calls inside the function that contains `offset` (all calls in the file when
@@ -316,7 +413,38 @@ impl SourceFile {
         let Some(f) = function else {
             return self.collect_calls(&self.roots());
         };
-        self.kept_per_chunk(f.start_byte(), |c| &c.calls, || self.collect_calls(&[f]))
+        let (scan, base) = self.function_scan(f);
+        scan.calls.iter().map(|c| c.moved(0, base)).collect()
+    }
+
+    /// The walk of function `f` ([`SourceFile::scan_function`]) in offsets relative to
+    /// the returned base: kept in the chunk of `f` while the chunk and the file-wide
+    /// inputs (the facts' fingerprint) are unchanged.
+    fn function_scan(&self, f: Node) -> (Arc<FunctionScan>, usize) {
+        let Some(chunk) = self
+            .chunk_at(f.start_byte())
+            .filter(|c| c.start <= f.start_byte())
+        else {
+            return (Arc::new(self.scan_function(f)), 0);
+        };
+        let key = self.facts().fingerprint();
+        let relative = f.start_byte() - chunk.start;
+        let cached = chunk.cache.scans.lock().ok().and_then(|slot| {
+            (slot.0 == key)
+                .then(|| slot.1.get(&relative).cloned())
+                .flatten()
+        });
+        if let Some(scan) = cached {
+            return (scan, chunk.start);
+        }
+        let scan = Arc::new(self.scan_function(f).moved(chunk.start, 0));
+        if let Ok(mut slot) = chunk.cache.scans.lock() {
+            if slot.0 != key {
+                *slot = (key, Default::default());
+            }
+            slot.1.insert(relative, scan.clone());
+        }
+        (scan, chunk.start)
     }
 
     /// `compute()`, kept in `slot` of the chunk that holds `at`, by `at` relative to the
@@ -379,9 +507,138 @@ impl SourceFile {
             .collect()
     }
 
-    fn collect_calls(&self, scopes: &[Node]) -> Vec<CallSite> {
+    /// The calls in function `scope` as `collect_calls(&[scope])` finds them, in the same
+    /// order, and the chain parts of the statements in it, found from the text: a call's
+    /// argument list starts with a `(`, and so does every `asm` statement, and each
+    /// statement in [`CONSTRUCTS`] has a `(` (or a `?`) of its own. So the walk descends
+    /// to each `(` and `?` of the text instead of visiting every node. On the way it holds
+    /// each node's ancestors, which resolving a callee needs.
+    fn scan_function<'t>(&'t self, scope: Node<'t>) -> FunctionScan {
         let text = self.text();
         let facts = self.facts();
+        let tree = Ancestry::few(self.roots(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let mut parts = HashMap::new();
+        let mut part = |node: Node<'t>| {
+            if CONSTRUCTS.contains(&node.kind_name()) {
+                parts
+                    .entry(part_key(node, 0))
+                    .or_insert_with(|| self.construct_kind(node, &low));
+            }
+        };
+        part(scope);
+        let Some(root) = self.root_at(scope.start_byte()) else {
+            return FunctionScan {
+                calls: self.collect_calls(&[scope]),
+                parts,
+            };
+        };
+        // `path` is the chain from the root down to the cursor's node.
+        let mut path = Ancestry::few(vec![root], text.len()).ancestors(scope);
+        path.reverse();
+        path.push(scope);
+        let base = path.len();
+        let mut cursor = scope.walk();
+        let mut out = Vec::new();
+        // Calls found, by start and end: stray `(`s that error recovery left in an
+        // argument list must not report its call twice.
+        let mut seen: Vec<TextRange> = Vec::new();
+        let mut skip_to = 0;
+        let range = scope.byte_range();
+        let bytes = text.as_bytes().get(range.clone()).unwrap_or(&[]);
+        for p in bytes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'(' || b == b'?')
+            .map(|(i, _)| range.start + i)
+        {
+            while path.len() > base && path.last().is_some_and(|n| n.end_byte() <= p) {
+                cursor.goto_parent();
+                path.pop();
+            }
+            while cursor.goto_first_child_for_byte(p).is_some() {
+                let n = cursor.node();
+                if n.start_byte() > p {
+                    cursor.goto_parent();
+                    break;
+                }
+                part(n);
+                path.push(n);
+            }
+            if p < skip_to || text.as_bytes()[p] != b'(' {
+                continue;
+            }
+            // The outermost `asm` around the `(`: the node walk stops there.
+            if let Some(&asm) = path[base..]
+                .iter()
+                .find(|n| matches!(n.kind_name(), "gnu_asm_expression" | "asm_statement"))
+            {
+                self.asm_calls(asm, &mut out);
+                skip_to = asm.end_byte();
+                continue;
+            }
+            let n = path.len();
+            if n < base + 3 || path[n - 1].kind_name() != "(" {
+                continue;
+            }
+            let (args, call) = (path[n - 2], path[n - 3]);
+            if args.kind_name() != "argument_list"
+                || call.kind_name() != "call_expression"
+                || call.field("arguments") != Some(args)
+                || seen.contains(&call.byte_range())
+            {
+                continue;
+            }
+            seen.push(call.byte_range());
+            let ancestors: Vec<Node> = path[..n - 3].iter().rev().copied().collect();
+            if let Some(c) = self.call_site_in(call, &ancestors) {
+                out.push(c);
+            }
+        }
+        // In the node walk's order: an enclosing call before the calls inside it.
+        out.sort_by(|a, b| (a.range.start, b.range.end).cmp(&(b.range.start, a.range.end)));
+        FunctionScan { calls: out, parts }
+    }
+
+    /// The PTX instructions of an `asm` statement, as calls.
+    fn asm_calls(&self, node: Node, out: &mut Vec<CallSite>) {
+        let text = self.text();
+        let function = self
+            .facts()
+            .function_at(node.start_byte())
+            .map(|f| f.name.clone());
+        for i in ptx_instructions(node, text) {
+            let ops = text.get(i.range.end..i.statement.end).unwrap_or("");
+            let ops = ops.trim_end_matches(';');
+            let args: Vec<String> = ops
+                .split(',')
+                .map(|a| {
+                    squash_ws(
+                        a.replace("\\n", " ")
+                            .replace("\\t", " ")
+                            .replace('"', " ")
+                            .trim(),
+                    )
+                })
+                .filter(|a| !a.is_empty())
+                .collect();
+            out.push(CallSite::new(
+                i.range.clone(),
+                Vec::new(),
+                i.statement.clone(),
+                CallData {
+                    callee: i.mnemonic.clone(),
+                    callee_text: i.mnemonic.clone(),
+                    kind: SymbolKind::Ptx,
+                    args,
+                    function: function.clone(),
+                },
+            ));
+        }
+    }
+
+    fn collect_calls(&self, scopes: &[Node]) -> Vec<CallSite> {
+        let text = self.text();
         let mut out = Vec::new();
         preorder_all(scopes, |node| {
             let kind = node.kind_name();
@@ -396,35 +653,7 @@ impl SourceFile {
                     }
                 }
                 "gnu_asm_expression" | "asm_statement" => {
-                    let function = facts.function_at(node.start_byte()).map(|f| f.name.clone());
-                    for i in ptx_instructions(node, text) {
-                        let ops = text.get(i.range.end..i.statement.end).unwrap_or("");
-                        let ops = ops.trim_end_matches(';');
-                        let args: Vec<String> = ops
-                            .split(',')
-                            .map(|a| {
-                                squash_ws(
-                                    a.replace("\\n", " ")
-                                        .replace("\\t", " ")
-                                        .replace('"', " ")
-                                        .trim(),
-                                )
-                            })
-                            .filter(|a| !a.is_empty())
-                            .collect();
-                        out.push(CallSite::new(
-                            i.range.clone(),
-                            Vec::new(),
-                            i.statement.clone(),
-                            CallData {
-                                callee: i.mnemonic.clone(),
-                                callee_text: i.mnemonic.clone(),
-                                kind: SymbolKind::Ptx,
-                                args,
-                                function: function.clone(),
-                            },
-                        ));
-                    }
+                    self.asm_calls(node, &mut out);
                     return false;
                 }
                 _ => {}
@@ -435,24 +664,23 @@ impl SourceFile {
     }
 
     fn call_site(&self, call: Node) -> Option<CallSite> {
-        let text = self.text();
-        let f = call.field("function")?;
-        // The rightmost name of the callee.
-        let mut leaf = f;
-        for _ in 0..16 {
-            let next = match leaf.kind_name() {
-                "field_expression" => leaf.field("field"),
-                "qualified_identifier" | "template_function" | "template_method" => {
-                    leaf.field("name")
-                }
-                _ => None,
-            };
-            match next {
-                Some(n) => leaf = n,
-                None => break,
-            }
-        }
+        let (leaf, _) = callee_name(call)?;
         let sym = self.symbol_at(leaf.start_byte())?;
+        self.call_site_for(call, sym)
+    }
+
+    /// [`SourceFile::call_site`] for a call whose ancestors (nearest first, the root
+    /// last) the caller holds.
+    fn call_site_in(&self, call: Node, ancestors: &[Node]) -> Option<CallSite> {
+        let (leaf, mut parents) = callee_name(call)?;
+        parents.extend_from_slice(ancestors);
+        let sym = self.symbol_at_leaf(leaf, &parents)?;
+        self.call_site_for(call, sym)
+    }
+
+    /// The call site of `call`, whose callee resolves to `sym`.
+    fn call_site_for(&self, call: Node, sym: crate::symbol::SymbolRef) -> Option<CallSite> {
+        let text = self.text();
         let args: Vec<Node> = call
             .field("arguments")
             .map(|a| {
@@ -589,6 +817,29 @@ impl SourceFile {
     }
 }
 
+/// The rightmost name of a call's callee, and its ancestors up to the call (nearest
+/// first, the call last).
+fn callee_name(call: Node) -> Option<(Node, Vec<Node>)> {
+    let mut leaf = call.field("function")?;
+    let mut parents = vec![call];
+    for _ in 0..16 {
+        let next = match leaf.kind_name() {
+            "field_expression" => leaf.field("field"),
+            "qualified_identifier" | "template_function" | "template_method" => leaf.field("name"),
+            _ => None,
+        };
+        match next {
+            Some(n) => {
+                parents.push(leaf);
+                leaf = n;
+            }
+            None => break,
+        }
+    }
+    parents.reverse();
+    Some((leaf, parents))
+}
+
 /// Whether the expression at `node` depends on the thread index.
 fn thread_dependent<'a>(node: Node<'a>, low: &Lowerer<'a>) -> bool {
     let node = if node.kind_name() == "condition_clause" {
@@ -676,27 +927,108 @@ impl Moved for CallSite {
 
 impl Moved for Enclosing {
     fn moved(&self, from: usize, to: usize) -> Enclosing {
-        let kind = match &self.kind {
-            EnclosingKind::If {
-                condition,
-                condition_range,
-                in_else,
-                thread_dependent,
-            } => EnclosingKind::If {
-                condition: condition.clone(),
-                condition_range: move_range(condition_range, from, to),
-                in_else: *in_else,
-                thread_dependent: *thread_dependent,
-            },
-            other => other.clone(),
-        };
         Enclosing {
-            kind,
+            kind: kind_moved(&self.kind, from, to),
             range: move_range(&self.range, from, to),
         }
     }
 
     fn start(&self) -> usize {
         self.range.start
+    }
+}
+
+/// `kind` with its offsets (an `if`'s condition range) moved from base `from` to `to`.
+fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
+    match kind {
+        EnclosingKind::If {
+            condition,
+            condition_range,
+            in_else,
+            thread_dependent,
+        } => EnclosingKind::If {
+            condition: condition.clone(),
+            condition_range: move_range(condition_range, from, to),
+            in_else: *in_else,
+            thread_dependent: *thread_dependent,
+        },
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Calls and chains found by the walk over `(` and `?` tokens are those the walk over
+    /// every node finds, and the chain computed part by part.
+    #[test]
+    fn text_walk_matches_node_walk() {
+        let text = "#include <cuda_pipeline.h>\n\
+            template <int N> __global__ void k(float* o, int n) {\n\
+            \x20   __shared__ float t[32][33];\n\
+            \x20   int tx = threadIdx.x; // a (comment) with parens ? and a question\n\
+            \x20   const char* s = \"(not a call) ?\";\n\
+            \x20   auto f = [&](int i) { return i > 0 ? g(i)(tx) : h<2>(i); };\n\
+            \x20   for (int i = 0; i < N; ++i) {\n\
+            \x20       if (tx < 16) { o[i] = t[tx][i] + f(i); } else if (n) o[i] = 0; else { __syncthreads(); }\n\
+            \x20   }\n\
+            \x20   while (n-- > 0) { do { o[0] += obj.member(n).other(1); } while (tx == n); }\n\
+            \x20   switch (tx % 4) { case 0: __pipeline_commit(); break; }\n\
+            \x20   asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(tx ? f(1) : 0));\n\
+            \x20   struct Local { __device__ void m(int x) { if (x) { o2(x); } } };\n\
+            \x20   o[0] = (tx > 1) ? (n ? 1.0f : 2.0f) : ::ns::call<int>(n, (1 + 2));\n\
+            \x20   broken( ;\n\
+            }\n";
+        let file = SourceFile::parse(text);
+        let mut functions = Vec::new();
+        for root in file.roots() {
+            preorder(root, |n| {
+                if n.kind_name() == "function_definition" {
+                    functions.push(n);
+                }
+                true
+            });
+        }
+        assert_eq!(functions.len(), 2);
+        let mut total = 0;
+        for f in functions {
+            let walked = file.collect_calls(&[f]);
+            let scanned = file.scan_function(f).calls;
+            total += walked.len();
+            assert_eq!(format!("{scanned:#?}"), format!("{walked:#?}"));
+        }
+        // `o2` is counted in both functions: the outer walk includes the local class.
+        assert_eq!(total, 13);
+        let callees: Vec<String> = file
+            .collect_calls(&file.roots())
+            .iter()
+            .map(|c| c.callee_text.clone())
+            .collect();
+        assert_eq!(
+            callees,
+            [
+                "g",
+                "g",
+                "h",
+                "f",
+                "__syncthreads",
+                "obj.member(n).other",
+                "obj.member",
+                "__pipeline_commit",
+                "cp.async.wait_group",
+                "o2",
+                "::ns::call",
+                "broken"
+            ]
+        );
+        for offset in 0..=text.len() {
+            assert_eq!(
+                file.enclosing_uncached(offset, true),
+                file.enclosing_uncached(offset, false),
+                "at {offset}: {:?}",
+                &text[offset.min(text.len())..]
+            );
+        }
     }
 }

@@ -139,12 +139,40 @@ impl SourceFile {
         offset: usize,
         facts: &FileFacts,
     ) -> Option<SymbolRef> {
-        let text = self.text();
         // The leaf's ancestors, nearest first, taken once (each `parent()` call would
         // descend from the root again), in the one tree that holds the leaf.
-        let parents = Ancestry::few(vec![root], text.len()).ancestors(leaf);
+        let parents = Ancestry::few(vec![root], self.text().len()).ancestors(leaf);
+        self.symbol_for_leaf_in(leaf, &parents, offset, facts)
+    }
+
+    /// What [`SourceFile::symbol_at`] finds at the start of `leaf`, a token whose
+    /// ancestors (nearest first, its tree's root last) the caller already holds: a call
+    /// walk reaches each callee through its parents.
+    pub(crate) fn symbol_at_leaf(&self, leaf: Node, parents: &[Node]) -> Option<SymbolRef> {
+        let offset = leaf.start_byte();
+        // Where `symbol_at` would take another path: a masked macro's name, a node that
+        // is not a token (the descent from the root would go on into it), an empty one.
+        let masked = self
+            .masked_macros()
+            .iter()
+            .any(|m| m.name_range.contains(&offset) || (m.name_range.end == offset && offset > 0));
+        if masked || leaf.child_count() > 0 || leaf.end_byte() <= offset {
+            return self.symbol_at(offset);
+        }
+        self.symbol_for_leaf_in(leaf, parents, offset, self.facts())
+            .or_else(|| self.symbol_at(offset))
+    }
+
+    fn symbol_for_leaf_in(
+        &self,
+        leaf: Node,
+        parents: &[Node],
+        offset: usize,
+        facts: &FileFacts,
+    ) -> Option<SymbolRef> {
+        let text = self.text();
         let parent_of_leaf = parents.first().copied();
-        if let Some(asm) = asm_string_owner(leaf, &parents) {
+        if let Some(asm) = asm_string_owner(leaf, parents) {
             let instrs = ptx_instructions(asm, text);
             let hit = instrs
                 .iter()
