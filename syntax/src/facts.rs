@@ -57,8 +57,9 @@ struct FactsIndex {
     /// The kernels as (hash of the name, position), sorted: a look-up takes the first
     /// position whose name matches among those of its hash.
     kernels: Vec<(u64, usize)>,
-    /// The declarations in `shared` as (hash of the name, position), sorted, so that the
-    /// positions of one name are in document order.
+    /// The declarations in `shared` as (hash of the name and the function that declares
+    /// it, [`scoped_hash`], position), sorted, so that the positions of one name in one
+    /// scope are in document order.
     shared: Vec<(u64, usize)>,
 }
 
@@ -67,6 +68,18 @@ fn name_hash(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in name.as_bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// [`name_hash`] of a name declared in `function` (`None`: at file scope).
+fn scoped_hash(name: &str, function: Option<&str>) -> u64 {
+    let mut h = name_hash(name);
+    if let Some(f) = function {
+        h = (h ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3);
+        for &b in f.as_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
     }
     h
 }
@@ -81,7 +94,11 @@ fn name_table<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(u64, usize)> {
 /// The positions listed under `name` in a table sorted by (hash, position), in order,
 /// including those of other names with the same hash (callers compare the names).
 fn positions_of<'a>(table: &'a [(u64, usize)], name: &str) -> impl Iterator<Item = usize> + 'a {
-    let h = name_hash(name);
+    table_positions(table, name_hash(name))
+}
+
+/// The positions listed under hash `h` in a table sorted by (hash, position), in order.
+fn table_positions(table: &[(u64, usize)], h: u64) -> impl Iterator<Item = usize> + '_ {
     let from = table.partition_point(|&(k, _)| k < h);
     table[from..]
         .iter()
@@ -324,7 +341,13 @@ impl FileFacts {
         functions.sort_unstable();
         let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
         let kernels = name_table(self.kernels.iter().map(|k| k.name.as_str()));
-        let shared = name_table(self.shared.iter().map(|d| d.name.as_str()));
+        let mut shared: Vec<(u64, usize)> = self
+            .shared
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (scoped_hash(&d.name, d.function.as_deref()), i))
+            .collect();
+        shared.sort_unstable();
         FactsIndex {
             lens: (
                 self.kernels.len(),
@@ -381,10 +404,23 @@ impl FileFacts {
         let visible =
             |d: &&SharedDecl| d.function.is_none() || d.function.as_deref() == in_function;
         match self.index() {
-            Some(index) => positions_of(&index.shared, name)
-                .map(|i| &self.shared[i])
-                .filter(|d| d.name == name)
-                .find(visible),
+            // The first visible one in document order: the first at file scope or the
+            // first in the function, whichever comes first.
+            Some(index) => {
+                let first = |function: Option<&str>| {
+                    table_positions(&index.shared, scoped_hash(name, function)).find(|&i| {
+                        let d = &self.shared[i];
+                        d.name == name && d.function.as_deref() == function
+                    })
+                };
+                let global = first(None);
+                let local = in_function.and_then(|f| first(Some(f)));
+                global
+                    .into_iter()
+                    .chain(local)
+                    .min()
+                    .map(|i| &self.shared[i])
+            }
             None => self.shared.iter().filter(|d| d.name == name).find(visible),
         }
     }

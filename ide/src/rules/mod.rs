@@ -490,6 +490,10 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
         1
     };
     let mut out: Vec<RuleDiagnostic> = if threads > 1 {
+        // The walk of each function (its calls, its statements' parts of `enclosing`)
+        // serves most rules; done first, on all cores, each function is walked once
+        // instead of by whichever rule asks first while the others wait or repeat it.
+        ctx.prefetch_calls(&ctx.bodies_mentioning(&[]));
         let next = AtomicUsize::new(0);
         let work = || {
             let mut done = Vec::new();
@@ -853,12 +857,42 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 /// The first occurrence of the identifier `word` in `s` at or after `from`.
 pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let (bytes, w) = (s.as_bytes(), word.as_bytes());
+    // Matched byte by byte from the word's first byte: the words are short, and a
+    // substring searcher costs more to set up than such a scan. A match of a whole
+    // word starts and ends on character boundaries.
+    if !s.is_char_boundary(from) {
+        return None;
+    }
+    let Some((&first, _)) = w.split_first() else {
+        // An empty word is found where no identifier character touches the offset.
+        let mut at = from;
+        while at <= bytes.len() {
+            let before = at == 0 || !is_ident(bytes[at - 1]);
+            let after = at >= bytes.len() || !is_ident(bytes[at]);
+            if before && after {
+                return Some(at);
+            }
+            at += 1;
+            while !s.is_char_boundary(at) {
+                at += 1;
+            }
+        }
+        return None;
+    };
     let mut at = from;
-    while let Some(i) = s.get(at..)?.find(word) {
-        let start = at + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(s.as_bytes()[start - 1]);
-        let after = end >= s.len() || !is_ident(s.as_bytes()[end]);
+    while at + w.len() <= bytes.len() {
+        let start = at
+            + bytes[at..=bytes.len() - w.len()]
+                .iter()
+                .position(|&b| b == first)?;
+        let end = start + w.len();
+        if &bytes[start..end] != w {
+            at = start + 1;
+            continue;
+        }
+        let before = start == 0 || !is_ident(bytes[start - 1]);
+        let after = end >= bytes.len() || !is_ident(bytes[end]);
         if before && after {
             return Some(start);
         }
@@ -873,8 +907,22 @@ mod tests {
     use kernaut_syntax::SourceFile;
 
     use super::testing::knowledge;
-    use super::RuleContext;
+    use super::{find_word, RuleContext};
     use crate::config::RulesConfig;
+
+    #[test]
+    fn find_word_finds_whole_words_only() {
+        let s = "tx_2 = tx2 + ntx; tx += tx;";
+        assert_eq!(find_word(s, "tx", 0), Some(18));
+        assert_eq!(find_word(s, "tx", 19), Some(24));
+        assert_eq!(find_word(s, "tx", 25), None);
+        assert_eq!(find_word(s, "tx2", 0), Some(7));
+        assert_eq!(find_word("aaa aa", "aa", 0), Some(4));
+        assert_eq!(find_word("é tx·tx", "tx", 0), Some(3));
+        assert_eq!(find_word("é tx", "tx", 1), None, "not a character boundary");
+        assert_eq!(find_word("tx", "txt", 0), None);
+        assert_eq!(find_word("a  b", "", 0), Some(2));
+    }
 
     const NESTED: &str = r#"
 template <int N>

@@ -21,10 +21,10 @@
 //! ```
 
 use std::cell::OnceCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use kernaut_index::MatchKind;
-use kernaut_syntax::SymbolKind;
+use kernaut_syntax::{CallSite, SymbolKind};
 use kernaut_wiki::parse_requires_sm;
 
 use super::{arch_guarded_ranges, Rule, RuleContext, RuleDiagnostic};
@@ -59,6 +59,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let risky: Vec<&str> = risky.iter().map(String::as_str).collect();
     let mut seen = HashSet::new();
+    // By callee, for calls and for PTX instructions.
+    let mut verdicts: [HashMap<String, Option<Verdict>>; 2] = Default::default();
     let bodies = ctx.bodies_mentioning(&risky);
     ctx.prefetch_calls(&bodies);
     for body in bodies {
@@ -72,28 +74,24 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             {
                 continue;
             }
-            let Some(m) = ctx.knowledge.symbol(&call.callee) else {
-                continue;
-            };
-            let trusted = m.matched == MatchKind::Exact
-                || call.kind == SymbolKind::Ptx
-                || call.callee.contains("::");
-            if !trusted {
-                continue;
+            // Most calls repeat a few callees: each is looked up in the wiki once.
+            let known = &mut verdicts[usize::from(call.kind == SymbolKind::Ptx)];
+            if !known.contains_key(call.callee.as_str()) {
+                known.insert(call.callee.clone(), verdict(ctx, call, target));
             }
-            let Some(page) = m.api.as_deref().and_then(|id| ctx.knowledge.wiki.page(id)) else {
+            let verdict = &known[call.callee.as_str()];
+            let Some(Verdict {
+                symbol,
+                page,
+                needed,
+                major,
+                minor,
+                too_old,
+            }) = verdict
+            else {
                 continue;
             };
-            let requirement = page.requires_sm_for(&m.symbol);
-            let Some((major, minor, specific)) = requirement.and_then(parse_requires_sm) else {
-                continue;
-            };
-            let needed = format!("sm_{major}{minor}{}", if specific { "a" } else { "" });
-            let too_old = (major, minor) > target;
-            let not_specific = specific && (!ctx.arch.arch_specific || (major, minor) != target);
-            if !too_old && !not_specific {
-                continue;
-            }
+            let (major, minor, too_old) = (*major, *minor, *too_old);
             if guarded
                 .get_or_init(|| arch_guarded_ranges(text))
                 .iter()
@@ -114,14 +112,55 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 severity: RULE.severity,
                 range: call.callee_range.clone(),
                 message: format!(
-                    "`{}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0`",
-                    m.symbol
+                    "`{symbol}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0`",
                 ),
-                wiki: page.id.clone(),
+                wiki: page.clone(),
                 fixes: Vec::new(),
             });
         }
     }
+}
+
+/// Why a callee does not compile for the target: the wiki symbol, its page, the
+/// architecture it needs and whether the target is older than that.
+struct Verdict {
+    symbol: String,
+    page: String,
+    needed: String,
+    major: u32,
+    minor: u32,
+    too_old: bool,
+}
+
+/// The [`Verdict`] on `call`'s callee (`None` when the target meets its requirement or
+/// the wiki has none). It depends only on the callee and whether it is PTX.
+fn verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> Option<Verdict> {
+    let m = ctx.knowledge.symbol(&call.callee)?;
+    let trusted =
+        m.matched == MatchKind::Exact || call.kind == SymbolKind::Ptx || call.callee.contains("::");
+    if !trusted {
+        return None;
+    }
+    let page = m
+        .api
+        .as_deref()
+        .and_then(|id| ctx.knowledge.wiki.page(id))?;
+    let requirement = page.requires_sm_for(&m.symbol);
+    let (major, minor, specific) = requirement.and_then(parse_requires_sm)?;
+    let needed = format!("sm_{major}{minor}{}", if specific { "a" } else { "" });
+    let too_old = (major, minor) > target;
+    let not_specific = specific && (!ctx.arch.arch_specific || (major, minor) != target);
+    if !too_old && !not_specific {
+        return None;
+    }
+    Some(Verdict {
+        symbol: m.symbol.clone(),
+        page: page.id.clone(),
+        needed,
+        major,
+        minor,
+        too_old,
+    })
 }
 
 /// The short names (last `::` segment, first PTX segment) of every wiki symbol whose
