@@ -858,9 +858,9 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let (bytes, w) = (s.as_bytes(), word.as_bytes());
-    // Matched byte by byte from the word's first byte: the words are short, and a
-    // substring searcher costs more to set up than such a scan. A match of a whole
-    // word starts and ends on character boundaries.
+    // Matched from each occurrence of the word's first byte: the words are short, and a
+    // substring searcher costs more to set up than the search. A match of a whole word
+    // starts and ends on character boundaries.
     if !s.is_char_boundary(from) {
         return None;
     }
@@ -874,7 +874,7 @@ pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
                 return Some(at);
             }
             at += 1;
-            while !s.is_char_boundary(at) {
+            while at < bytes.len() && !s.is_char_boundary(at) {
                 at += 1;
             }
         }
@@ -882,10 +882,7 @@ pub(crate) fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
     };
     let mut at = from;
     while at + w.len() <= bytes.len() {
-        let start = at
-            + bytes[at..=bytes.len() - w.len()]
-                .iter()
-                .position(|&b| b == first)?;
+        let start = at + memchr::memchr(first, &bytes[at..=bytes.len() - w.len()])?;
         let end = start + w.len();
         if &bytes[start..end] != w {
             at = start + 1;
@@ -922,6 +919,8 @@ mod tests {
         assert_eq!(find_word("é tx", "tx", 1), None, "not a character boundary");
         assert_eq!(find_word("tx", "txt", 0), None);
         assert_eq!(find_word("a  b", "", 0), Some(2));
+        assert_eq!(find_word("a b", "", 0), None);
+        assert_eq!(find_word("é", "", 1), None);
     }
 
     const NESTED: &str = r#"
