@@ -667,9 +667,12 @@ pub(crate) fn for_header<'t>(
     let mut step = None;
     if let Some(update) = node.field("update") {
         let t = squash_ws(node_text(update, text)).replace(' ', "");
-        if t == format!("++{var}") || t == format!("{var}++") {
+        let is = |op: &str| {
+            t.strip_prefix(op) == Some(var.as_str()) || t.strip_suffix(op) == Some(var.as_str())
+        };
+        if is("++") {
             step = Some(1);
-        } else if t == format!("--{var}") || t == format!("{var}--") {
+        } else if is("--") {
             step = Some(-1);
         } else if update.kind_name() == "assignment_expression" {
             let op = update.field("operator").map(|o| node_text(o, text));

@@ -12,7 +12,8 @@ use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]
 use crate::util::preorder;
 use crate::util::{
-    lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry, NodeExt,
+    chain_at, lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry,
+    NodeExt,
 };
 use crate::TextRange;
 use std::collections::HashMap;
@@ -271,14 +272,11 @@ impl SourceFile {
         let Some(root) = self.root_at(offset) else {
             return out;
         };
-        let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
-            return out;
-        };
         let text = self.text();
         // The chain from the leaf up to the root, taken in one descent rather than one
         // `parent()` call (itself a descent from the root) per level.
-        let mut chain = vec![leaf];
-        chain.extend(Ancestry::few(vec![root], text.len()).ancestors(leaf));
+        let chain = chain_at(root, offset);
+        let leaf = chain[0];
         // The parts of the chain come from the walk of the outermost function, which
         // computes those of all its statements at once (and is kept per chunk); one it
         // did not reach is computed here.
@@ -1022,7 +1020,13 @@ mod tests {
                 "broken"
             ]
         );
-        for offset in 0..=text.len() {
+        for offset in 0..=text.len() + 1 {
+            for root in file.roots() {
+                let leaf = root.descendant_for_byte_range(offset, offset).unwrap();
+                let mut chain = vec![leaf];
+                chain.extend(Ancestry::few(vec![root], text.len()).ancestors(leaf));
+                assert_eq!(chain_at(root, offset), chain, "at {offset}");
+            }
             assert_eq!(
                 file.enclosing_uncached(offset, true),
                 file.enclosing_uncached(offset, false),

@@ -301,6 +301,23 @@ pub(crate) fn preorder_all<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>) -
     }
 }
 
+/// The deepest node of `root`'s tree that spans `offset` (what
+/// `root.descendant_for_byte_range(offset, offset)` finds) and its ancestors, nearest
+/// first and `root` last: one descent, where the node and then its chain would be two.
+pub(crate) fn chain_at(root: Node<'_>, offset: usize) -> Vec<Node<'_>> {
+    let mut cursor = root.walk();
+    let mut chain = vec![root];
+    while cursor.goto_first_child_for_byte(offset).is_some() {
+        let n = cursor.node();
+        if n.start_byte() > offset {
+            break;
+        }
+        chain.push(n);
+    }
+    chain.reverse();
+    chain
+}
+
 /// Ancestor chains in the trees of one file (one tree per chunk), found without
 /// `Node::parent()`.
 ///
