@@ -363,6 +363,9 @@ struct LowerMemo<'a> {
     ancestors: Vec<(usize, Rc<[Node<'a>]>)>,
     /// The declarations of each scope but the file's top level, by scope node id.
     scopes: HashMap<usize, Rc<ScopeDecls<'a>>>,
+    /// The header of each `for` statement asked about ([`for_header`] over its own
+    /// variable), by node id.
+    for_headers: HashMap<usize, Rc<Option<ForHeader<'a>>>>,
 }
 
 /// How many ancestor chains a [`Lowerer`] keeps (the names of one index share one).
@@ -391,6 +394,39 @@ impl<'a> Lowerer<'a> {
         }
         memo.ancestors.push((id, a.clone()));
         a
+    }
+
+    /// Remembers `ancestors` as the chain of `node` (nearest first, the root last), for a
+    /// caller that already holds it.
+    pub(crate) fn know_ancestors(&self, node: Node<'a>, ancestors: &[Node<'a>]) {
+        let id = node.id();
+        let mut memo = self.memo.borrow_mut();
+        if memo.ancestors.iter().any(|(i, _)| *i == id) {
+            return;
+        }
+        if memo.ancestors.len() == ANCESTOR_MEMO {
+            memo.ancestors.remove(0);
+        }
+        memo.ancestors.push((id, ancestors.into()));
+    }
+
+    /// [`for_header`] of `node` for the variable `n` (its own variable when `n` is
+    /// empty), each loop's header computed once.
+    pub(crate) fn for_header(&self, node: Node<'a>, n: &str) -> Option<ForHeader<'a>> {
+        let id = node.id();
+        let known = self.memo.borrow().for_headers.get(&id).cloned();
+        let header = known.unwrap_or_else(|| {
+            let h = Rc::new(for_header(node, self.text, self.facts, ""));
+            self.memo.borrow_mut().for_headers.insert(id, h.clone());
+            h
+        });
+        // The header does not depend on `n` but through the check that it names the
+        // loop's variable.
+        header
+            .as_ref()
+            .as_ref()
+            .filter(|h| n.is_empty() || h.1 == n)
+            .cloned()
     }
 
     /// What `find_declaration_full` finds for `name` used at `use_node` (the initialiser
@@ -609,7 +645,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn for_var(&self, node: Node<'a>, n: &str, depth: usize) -> Option<IndexExpr> {
-        let (start, _, end, step) = for_header(node, self.text, self.facts, n)?;
+        let (start, _, end, step) = self.for_header(node, n)?;
         let start = match start {
             Some((e, at)) => self.lower(&e, at, depth + 1),
             None => IndexExpr::Unknown(format!("`{n}` has no start value")),
@@ -623,7 +659,7 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-type ForHeader<'t> = (Option<(Expr, Node<'t>)>, String, Option<i64>, Option<i64>);
+pub(crate) type ForHeader<'t> = (Option<(Expr, Node<'t>)>, String, Option<i64>, Option<i64>);
 
 /// The header of a `for` loop over `n` (or over its declared variable when `n` is empty):
 /// the start expression, the variable, the exclusive end and the step, when `n` is the

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use crate::access::{for_header, Lowerer};
+use crate::access::Lowerer;
 use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
 use crate::facts::{function_name, ChunkCache, OffsetCache};
@@ -301,7 +301,7 @@ impl SourceFile {
                         (Ancestry::few(self.roots(), text.len()), self.facts())
                     });
                     let low = Lowerer::new(text, facts, tree);
-                    self.construct_kind(node, &low)
+                    self.construct_kind(node, &chain[i + 1..], &low)
                 });
                 if let EnclosingKind::If { in_else, .. } = &mut kind {
                     *in_else = node.field("alternative").is_some_and(|a| {
@@ -326,7 +326,14 @@ impl SourceFile {
 
     /// What the chain entry of `node` (a kind in [`CONSTRUCTS`]) says whatever the
     /// offset: an `if`'s `in_else` is left `false`.
-    fn construct_kind<'t>(&self, node: Node<'t>, low: &Lowerer<'t>) -> EnclosingKind {
+    ///
+    /// `ancestors` is the chain above `node` (nearest first, the root last).
+    fn construct_kind<'t>(
+        &self,
+        node: Node<'t>,
+        ancestors: &[Node<'t>],
+        low: &Lowerer<'t>,
+    ) -> EnclosingKind {
         let text = low.text;
         let facts = low.facts;
         let cond = |field: &str| node.field(field);
@@ -340,7 +347,10 @@ impl SourceFile {
             })
             .unwrap_or_default()
         };
-        let dep = |n: Option<_>| n.is_some_and(|n| thread_dependent(n, low));
+        let mut up = Vec::with_capacity(ancestors.len() + 1);
+        up.push(node);
+        up.extend_from_slice(ancestors);
+        let dep = |n: Option<_>| n.is_some_and(|n| thread_dependent(n, &up, low));
         match node.kind_name() {
             "if_statement" => {
                 let c = cond("condition");
@@ -360,7 +370,7 @@ impl SourceFile {
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
-                let h = for_header(node, text, facts, "");
+                let h = low.for_header(node, "");
                 EnclosingKind::For {
                     header,
                     var: h.as_ref().map(|h| h.1.clone()),
@@ -517,15 +527,17 @@ impl SourceFile {
         let tree = Ancestry::few(self.roots(), text.len());
         let low = Lowerer::new(text, facts, &tree);
         let mut parts = HashMap::new();
-        let mut part = |node: Node<'t>| {
+        // `above` is the chain from the root down to the node's parent.
+        let mut part = |node: Node<'t>, above: &[Node<'t>]| {
             if CONSTRUCTS.contains(&node.kind_name()) {
-                parts
-                    .entry(part_key(node, 0))
-                    .or_insert_with(|| self.construct_kind(node, &low));
+                parts.entry(part_key(node, 0)).or_insert_with(|| {
+                    let ancestors: Vec<Node> = above.iter().rev().copied().collect();
+                    self.construct_kind(node, &ancestors, &low)
+                });
             }
         };
-        part(scope);
         let Some(root) = self.root_at(scope.start_byte()) else {
+            part(scope, &[]);
             return FunctionScan {
                 calls: self.collect_calls(&[scope]),
                 parts,
@@ -534,6 +546,7 @@ impl SourceFile {
         // `path` is the chain from the root down to the cursor's node.
         let mut path = Ancestry::few(vec![root], text.len()).ancestors(scope);
         path.reverse();
+        part(scope, &path);
         path.push(scope);
         let base = path.len();
         let mut cursor = scope.walk();
@@ -560,7 +573,7 @@ impl SourceFile {
                     cursor.goto_parent();
                     break;
                 }
-                part(n);
+                part(n, &path);
                 path.push(n);
             }
             if p < skip_to || text.as_bytes()[p] != b'(' {
@@ -839,11 +852,25 @@ fn callee_name(call: Node) -> Option<(Node, Vec<Node>)> {
 }
 
 /// Whether the expression at `node` depends on the thread index.
-fn thread_dependent<'a>(node: Node<'a>, low: &Lowerer<'a>) -> bool {
-    let node = if node.kind_name() == "condition_clause" {
-        node.field("value").unwrap_or(node)
-    } else {
-        node
+///
+/// `ancestors` is the chain above `node` (nearest first, the root last): the lowering
+/// of its names climbs it, and need not find it again.
+fn thread_dependent<'a>(node: Node<'a>, ancestors: &[Node<'a>], low: &Lowerer<'a>) -> bool {
+    let value = (node.kind_name() == "condition_clause")
+        .then(|| node.field("value"))
+        .flatten();
+    let node = match value {
+        Some(value) => {
+            let mut up = Vec::with_capacity(ancestors.len() + 1);
+            up.push(node);
+            up.extend_from_slice(ancestors);
+            low.know_ancestors(value, &up);
+            value
+        }
+        None => {
+            low.know_ancestors(node, ancestors);
+            node
+        }
     };
     let expr = from_node(node, low.text, 0);
     let mut dep = false;
