@@ -460,18 +460,19 @@ pub(crate) struct ChunkCache {
     /// for the file-wide inputs (see [`ChunkScan::global`]) they were computed with.
     derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
     /// What a walk of each of its functions found (calls, the parts of `enclosing`
-    /// chains), by the function's start, in offsets relative to the chunk, for the
+    /// chains), by the function's end, in offsets relative to the chunk, for the
     /// file-wide inputs they were computed with.
-    pub(crate) scans: Mutex<(
-        u64,
-        std::collections::HashMap<usize, Arc<crate::flow::FunctionScan>>,
-    )>,
+    pub(crate) scans: Mutex<(u64, ScansByEnd)>,
     /// [`SourceFile::enclosing`] by offset in the chunk, for the file-wide inputs they
     /// were computed with.
     pub(crate) enclosing: OffsetCache<crate::Enclosing>,
     /// Its shared-memory accesses, for the file-wide inputs they were computed with.
     pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<crate::SharedAccess>>)>>,
 }
+
+/// The walks of a chunk's functions by the end of each (relative to the chunk's start):
+/// more than one where error recovery nests a function in another that ends there too.
+pub(crate) type ScansByEnd = std::collections::HashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
 
 /// Results kept by offset relative to a chunk's start, with the fingerprint of the
 /// file-wide inputs they were computed with.

@@ -121,9 +121,39 @@ fn part_key(node: Node, base: usize) -> (usize, usize, u16) {
 pub(crate) struct FunctionScan {
     /// The calls, in document order.
     calls: Vec<CallSite>,
-    /// Each statement's [`EnclosingKind`] (an `if`'s `in_else` left `false`) by
-    /// [`part_key`].
-    parts: HashMap<(usize, usize, u16), EnclosingKind>,
+    /// The range of the function (its `function_definition`).
+    range: TextRange,
+    /// Whether the function lies inside another function (a method of a local class).
+    nested: bool,
+    /// The statements of [`CONSTRUCTS`] in the function, the function included, in the
+    /// order the walk met them.
+    constructs: Vec<Construct>,
+    /// The position in `constructs` of each statement, by [`part_key`].
+    parts: HashMap<(usize, usize, u16), usize>,
+}
+
+/// A statement of [`CONSTRUCTS`] as a [`FunctionScan`] keeps it.
+#[derive(Debug)]
+struct Construct {
+    /// Its node's range.
+    range: TextRange,
+    /// The range its [`Enclosing`] reports (a function template's starts at `template`).
+    shown: TextRange,
+    /// An `if`'s `else` branch, a conditional expression's condition.
+    inner: Option<TextRange>,
+    /// Its [`EnclosingKind`], an `if`'s `in_else` left `false`.
+    kind: EnclosingKind,
+}
+
+impl Construct {
+    fn moved(&self, from: usize, to: usize) -> Construct {
+        Construct {
+            range: move_range(&self.range, from, to),
+            shown: move_range(&self.shown, from, to),
+            inner: self.inner.as_ref().map(|r| move_range(r, from, to)),
+            kind: kind_moved(&self.kind, from, to),
+        }
+    }
 }
 
 impl FunctionScan {
@@ -132,22 +162,53 @@ impl FunctionScan {
         if node.start_byte() < base {
             return None;
         }
-        Some(kind_moved(self.parts.get(&part_key(node, base))?, 0, base))
+        let i = *self.parts.get(&part_key(node, base))?;
+        Some(kind_moved(&self.constructs[i].kind, 0, base))
+    }
+
+    /// [`SourceFile::enclosing`] at `offset` (relative to this scan's base), from the
+    /// ranges of the statements the walk found: the chain is every one whose range holds
+    /// the offset, innermost first (a tree's nodes nest). `None` where the function may
+    /// not hold the whole chain: outside it, or in a function nested in another.
+    fn enclosing(&self, offset: usize, base: usize) -> Option<Vec<Enclosing>> {
+        if self.nested || !self.range.contains(&offset) {
+            return None;
+        }
+        let mut around: Vec<&Construct> = self
+            .constructs
+            .iter()
+            .filter(|c| c.range.contains(&offset))
+            .collect();
+        around.sort_by(|a, b| (b.range.start, a.range.end).cmp(&(a.range.start, b.range.end)));
+        let mut out = Vec::with_capacity(around.len());
+        for c in around {
+            let inside = c.inner.as_ref().is_some_and(|r| r.contains(&offset));
+            let mut kind = kind_moved(&c.kind, 0, base);
+            match &mut kind {
+                // The offset is in the condition: the condition is not inside the `?:`.
+                EnclosingKind::Conditional { .. } if inside => continue,
+                EnclosingKind::If { in_else, .. } => *in_else = inside,
+                _ => {}
+            }
+            out.push(Enclosing {
+                kind,
+                range: move_range(&c.shown, 0, base),
+            });
+        }
+        Some(out)
     }
 
     /// The scan with every offset moved from base `from` to base `to`.
     fn moved(&self, from: usize, to: usize) -> FunctionScan {
         FunctionScan {
             calls: self.calls.iter().map(|c| c.moved(from, to)).collect(),
+            range: move_range(&self.range, from, to),
+            nested: self.nested,
+            constructs: self.constructs.iter().map(|c| c.moved(from, to)).collect(),
             parts: self
                 .parts
                 .iter()
-                .map(|(&(s, e, k), kind)| {
-                    (
-                        (s + to - from, e + to - from, k),
-                        kind_moved(kind, from, to),
-                    )
-                })
+                .map(|(&(s, e, k), &i)| ((s + to - from, e + to - from, k), i))
                 .collect(),
         }
     }
@@ -268,6 +329,17 @@ impl SourceFile {
     /// when `scanned` (the walk computes every part of the function at once; a test
     /// compares both ways).
     fn enclosing_uncached(&self, offset: usize, scanned: bool) -> Vec<Enclosing> {
+        // Inside a kernel or device function already walked, the chain is read off the
+        // ranges of its statements, without a descent of the tree.
+        if scanned {
+            let from_scan = self.facts().function_at(offset).and_then(|f| {
+                let (scan, base) = self.cached_scan(f.range.start, f.range.end)?;
+                scan.enclosing(offset.checked_sub(base)?, base)
+            });
+            if let Some(chain) = from_scan {
+                return chain;
+            }
+        }
         let mut out = Vec::new();
         let Some(root) = self.root_at(offset) else {
             return out;
@@ -436,10 +508,11 @@ impl SourceFile {
             return (Arc::new(self.scan_function(f)), 0);
         };
         let key = self.facts().fingerprint();
-        let relative = f.start_byte() - chunk.start;
+        let end = f.end_byte() - chunk.start;
+        let range = f.start_byte() - chunk.start..end;
         let cached = chunk.cache.scans.lock().ok().and_then(|slot| {
             (slot.0 == key)
-                .then(|| slot.1.get(&relative).cloned())
+                .then(|| slot.1.get(&end)?.iter().find(|s| s.range == range).cloned())
                 .flatten()
         });
         if let Some(scan) = cached {
@@ -450,9 +523,29 @@ impl SourceFile {
             if slot.0 != key {
                 *slot = (key, Default::default());
             }
-            slot.1.insert(relative, scan.clone());
+            let same_end = slot.1.entry(end).or_default();
+            if !same_end.iter().any(|s| s.range == range) {
+                same_end.push(scan.clone());
+            }
         }
         (scan, chunk.start)
+    }
+
+    /// The kept walk of the one function that ends at `end` and starts at or after
+    /// `start` (a function template ends with its function, so the facts' range of
+    /// either finds it), with its base; `None` when it was not walked yet, or when two
+    /// walked functions end there (error recovery can nest one in another so).
+    fn cached_scan(&self, start: usize, end: usize) -> Option<(Arc<FunctionScan>, usize)> {
+        let chunk = self.chunk_at(start).filter(|c| c.start <= start)?;
+        let key = self.facts().fingerprint();
+        let slot = chunk.cache.scans.lock().ok()?;
+        if slot.0 != key {
+            return None;
+        }
+        match slot.1.get(&end.checked_sub(chunk.start)?)?.as_slice() {
+            [scan] if scan.range.start + chunk.start >= start => Some((scan.clone(), chunk.start)),
+            _ => None,
+        }
     }
 
     /// `compute()`, kept in `slot` of the chunk that holds `at`, by `at` relative to the
@@ -527,25 +620,56 @@ impl SourceFile {
         let tree = Ancestry::few(self.roots(), text.len());
         let low = Lowerer::new(text, facts, &tree);
         let mut parts = HashMap::new();
+        let mut constructs = Vec::new();
         // `above` is the chain from the root down to the node's parent.
         let mut part = |node: Node<'t>, above: &[Node<'t>]| {
-            if CONSTRUCTS.contains(&node.kind_name()) {
-                parts.entry(part_key(node, 0)).or_insert_with(|| {
-                    let ancestors: Vec<Node> = above.iter().rev().copied().collect();
-                    self.construct_kind(node, &ancestors, &low)
-                });
+            let kind_name = node.kind_name();
+            if !CONSTRUCTS.contains(&kind_name) {
+                return;
             }
+            let key = part_key(node, 0);
+            if parts.contains_key(&key) {
+                return;
+            }
+            let ancestors: Vec<Node> = above.iter().rev().copied().collect();
+            let kind = self.construct_kind(node, &ancestors, &low);
+            let shown = match ancestors.first() {
+                Some(p)
+                    if p.kind_name() == "template_declaration"
+                        && kind_name == "function_definition" =>
+                {
+                    p.byte_range()
+                }
+                _ => node.byte_range(),
+            };
+            let inner = match kind_name {
+                "if_statement" => node.field("alternative"),
+                "conditional_expression" => node.field("condition"),
+                _ => None,
+            };
+            parts.insert(key, constructs.len());
+            constructs.push(Construct {
+                range: node.byte_range(),
+                shown,
+                inner: inner.map(|n| n.byte_range()),
+                kind,
+            });
         };
         let Some(root) = self.root_at(scope.start_byte()) else {
             part(scope, &[]);
             return FunctionScan {
                 calls: self.collect_calls(&[scope]),
+                range: scope.byte_range(),
+                // Without its tree's root, the chain is not known to be whole.
+                nested: true,
+                constructs,
                 parts,
             };
         };
         // `path` is the chain from the root down to the cursor's node.
         let mut path = Ancestry::few(vec![root], text.len()).ancestors(scope);
         path.reverse();
+        let nested = path.iter().any(|n| n.kind_name() == "function_definition");
         part(scope, &path);
         path.push(scope);
         let base = path.len();
@@ -608,7 +732,13 @@ impl SourceFile {
         }
         // In the node walk's order: an enclosing call before the calls inside it.
         out.sort_by(|a, b| (a.range.start, b.range.end).cmp(&(b.range.start, a.range.end)));
-        FunctionScan { calls: out, parts }
+        FunctionScan {
+            calls: out,
+            range: scope.byte_range(),
+            nested,
+            constructs,
+            parts,
+        }
     }
 
     /// The PTX instructions of an `asm` statement, as calls.
@@ -1047,6 +1177,28 @@ mod tests {
                 "broken"
             ]
         );
+        // Error recovery can end a function inside another at the other's end: each has
+        // its own calls.
+        let broken = "__global__ void k(float* o) {\n  f(1);\n  void g() { h(2); }\n";
+        let file2 = SourceFile::parse(broken);
+        let (in_k, in_g) = (broken.find("f(1)").unwrap(), broken.find("h(2)").unwrap());
+        let callees = |at: usize| -> Vec<String> {
+            file2
+                .calls_in(at)
+                .iter()
+                .map(|c| c.callee.clone())
+                .collect()
+        };
+        assert_eq!(callees(in_g), ["h"]);
+        assert_eq!(callees(in_k), ["f", "h"]);
+        assert_eq!(callees(in_g), ["h"]);
+        for offset in 0..=broken.len() {
+            assert_eq!(
+                file2.enclosing_uncached(offset, true),
+                file2.enclosing_uncached(offset, false),
+                "at {offset}"
+            );
+        }
         for offset in 0..=text.len() + 1 {
             for root in file.roots() {
                 let leaf = root.descendant_for_byte_range(offset, offset).unwrap();
