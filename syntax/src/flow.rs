@@ -855,14 +855,13 @@ impl SourceFile {
         let text = self.text();
         // Found in the text first (most files have few), then in the tree: a match in a
         // comment or a string has no `preproc_call` around it.
-        let tree = Ancestry::few(self.roots(), text.len());
         let mut calls = Vec::new();
         for at in pragma_unroll_lines(text) {
-            let Some(leaf) = self.node_at(at) else {
+            let Some(root) = self.root_at(at) else {
                 continue;
             };
-            let call = std::iter::once(leaf)
-                .chain(tree.ancestors(leaf))
+            let call = chain_at(root, at)
+                .into_iter()
                 .find(|n| n.kind_name() == "preproc_call");
             if let Some(call) = call {
                 if calls.last() != Some(&call) {
@@ -1037,18 +1036,24 @@ fn thread_dependent<'a>(node: Node<'a>, ancestors: &[Node<'a>], low: &Lowerer<'a
 /// around `#`), in order.
 fn pragma_unroll_lines(text: &str) -> Vec<usize> {
     let mut out = Vec::new();
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
+    // Each such line holds `unroll`: only the lines around its occurrences are read.
+    for (at, _) in text.match_indices("unroll") {
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..];
         let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix('#') {
-            let rest = rest.trim_start();
-            if let Some(rest) = rest.strip_prefix("pragma") {
-                if rest.trim_start().starts_with("unroll") {
-                    out.push(line_start + (line.len() - trimmed.len()));
-                }
+        let hash = line_start + (line.len() - trimmed.len());
+        if out.last() == Some(&hash) {
+            continue;
+        }
+        let Some(rest) = trimmed.strip_prefix('#') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(rest) = rest.strip_prefix("pragma") {
+            if rest.trim_start().starts_with("unroll") {
+                out.push(hash);
             }
         }
-        line_start += line.len();
     }
     out
 }
@@ -1114,6 +1119,30 @@ fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `#pragma unroll` lines are found around each `unroll` as a line-by-line reading
+    /// finds them.
+    #[test]
+    fn pragma_lines_match_a_line_by_line_reading() {
+        let text = "#pragma unroll\n  # pragma unroll 4 // unroll unroll\n#pragma\nunroll\n\
+            x = unroll; #pragma unroll\n#pragma unroll_x\n\t#\tpragma\tunroll(2)\n\
+            #pragma omp unroll\n#unroll pragma\nunroll";
+        let mut expected = Vec::new();
+        let mut line_start = 0;
+        for line in text.split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            if let Some(rest) = trimmed.strip_prefix('#') {
+                if let Some(rest) = rest.trim_start().strip_prefix("pragma") {
+                    if rest.trim_start().starts_with("unroll") {
+                        expected.push(line_start + (line.len() - trimmed.len()));
+                    }
+                }
+            }
+            line_start += line.len();
+        }
+        assert_eq!(expected.len(), 4);
+        assert_eq!(pragma_unroll_lines(text), expected);
+    }
 
     /// Calls and chains found by the walk over `(` and `?` tokens are those the walk over
     /// every node finds, and the chain computed part by part.

@@ -442,12 +442,6 @@ impl SourceFile {
         Some(self.chunks[i].tree.root_node())
     }
 
-    /// The deepest node that spans `offset`, in the tree of its chunk.
-    pub(crate) fn node_at(&self, offset: usize) -> Option<Node<'_>> {
-        self.root_at(offset)?
-            .descendant_for_byte_range(offset, offset)
-    }
-
     /// The S-expression of the tree (one line per chunk), for debugging and tests.
     pub fn debug_tree(&self) -> String {
         self.roots()
