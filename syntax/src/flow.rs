@@ -106,6 +106,20 @@ const CONSTRUCTS: &[&str] = &[
     "function_definition",
 ];
 
+/// The range [`Enclosing`] reports for `node`, whose parent is `parent`: a function
+/// template's starts at `template`.
+fn shown_range(node: Node, parent: Option<Node>) -> TextRange {
+    match parent {
+        Some(p)
+            if p.kind_name() == "template_declaration"
+                && node.kind_name() == "function_definition" =>
+        {
+            p.byte_range()
+        }
+        _ => node.byte_range(),
+    }
+}
+
 /// A node's key in [`FunctionScan::parts`]: its range from `base` and its kind.
 fn part_key(node: Node, base: usize) -> (usize, usize, u16) {
     (
@@ -356,7 +370,7 @@ impl SourceFile {
             .iter()
             .rev()
             .find(|n| scanned && n.kind_name() == "function_definition")
-            .map(|&f| self.function_scan(f));
+            .map(|&f| self.function_scan(root, f));
         let mut fallback: Option<(Ancestry, &FileFacts)> = None;
         let mut child = leaf;
         for (i, &node) in chain.iter().enumerate() {
@@ -380,16 +394,10 @@ impl SourceFile {
                         a.byte_range().contains(&child.start_byte()) && a == child
                     });
                 }
-                let range = match chain.get(i + 1) {
-                    Some(p)
-                        if p.kind_name() == "template_declaration"
-                            && kind_name == "function_definition" =>
-                    {
-                        p.byte_range()
-                    }
-                    _ => node.byte_range(),
-                };
-                out.push(Enclosing { kind, range });
+                out.push(Enclosing {
+                    kind,
+                    range: shown_range(node, chain.get(i + 1).copied()),
+                });
             }
             child = node;
         }
@@ -485,27 +493,27 @@ impl SourceFile {
     pub fn calls_in(&self, offset: usize) -> Vec<CallSite> {
         // The leaf's own tree is the only one its chain goes through.
         let function = self.root_at(offset).and_then(|root| {
-            let leaf = root.descendant_for_byte_range(offset, offset)?;
-            std::iter::once(leaf)
-                .chain(Ancestry::few(vec![root], self.text().len()).ancestors(leaf))
+            chain_at(root, offset)
+                .into_iter()
                 .find(|n| n.kind_name() == "function_definition")
+                .map(|f| (root, f))
         });
-        let Some(f) = function else {
+        let Some((root, f)) = function else {
             return self.collect_calls(&self.roots());
         };
-        let (scan, base) = self.function_scan(f);
+        let (scan, base) = self.function_scan(root, f);
         scan.calls.iter().map(|c| c.moved(0, base)).collect()
     }
 
     /// The walk of function `f` ([`SourceFile::scan_function`]) in offsets relative to
     /// the returned base: kept in the chunk of `f` while the chunk and the file-wide
     /// inputs (the facts' fingerprint) are unchanged.
-    fn function_scan(&self, f: Node) -> (Arc<FunctionScan>, usize) {
+    fn function_scan<'t>(&'t self, root: Node<'t>, f: Node<'t>) -> (Arc<FunctionScan>, usize) {
         let Some(chunk) = self
             .chunk_at(f.start_byte())
             .filter(|c| c.start <= f.start_byte())
         else {
-            return (Arc::new(self.scan_function(f)), 0);
+            return (Arc::new(self.scan_function(root, f)), 0);
         };
         let key = self.facts().fingerprint();
         let end = f.end_byte() - chunk.start;
@@ -518,7 +526,7 @@ impl SourceFile {
         if let Some(scan) = cached {
             return (scan, chunk.start);
         }
-        let scan = Arc::new(self.scan_function(f).moved(chunk.start, 0));
+        let scan = Arc::new(self.scan_function(root, f).moved(chunk.start, 0));
         if let Ok(mut slot) = chunk.cache.scans.lock() {
             if slot.0 != key {
                 *slot = (key, Default::default());
@@ -614,7 +622,9 @@ impl SourceFile {
     /// statement in [`CONSTRUCTS`] has a `(` (or a `?`) of its own. So the walk descends
     /// to each `(` and `?` of the text instead of visiting every node. On the way it holds
     /// each node's ancestors, which resolving a callee needs.
-    fn scan_function<'t>(&'t self, scope: Node<'t>) -> FunctionScan {
+    ///
+    /// `root` is the root of the tree that holds `scope`.
+    fn scan_function<'t>(&'t self, root: Node<'t>, scope: Node<'t>) -> FunctionScan {
         let text = self.text();
         let facts = self.facts();
         let tree = Ancestry::few(self.roots(), text.len());
@@ -633,15 +643,7 @@ impl SourceFile {
             }
             let ancestors: Vec<Node> = above.iter().rev().copied().collect();
             let kind = self.construct_kind(node, &ancestors, &low);
-            let shown = match ancestors.first() {
-                Some(p)
-                    if p.kind_name() == "template_declaration"
-                        && kind_name == "function_definition" =>
-                {
-                    p.byte_range()
-                }
-                _ => node.byte_range(),
-            };
+            let shown = shown_range(node, ancestors.first().copied());
             let inner = match kind_name {
                 "if_statement" => node.field("alternative"),
                 "conditional_expression" => node.field("condition"),
@@ -654,17 +656,6 @@ impl SourceFile {
                 inner: inner.map(|n| n.byte_range()),
                 kind,
             });
-        };
-        let Some(root) = self.root_at(scope.start_byte()) else {
-            part(scope, &[]);
-            return FunctionScan {
-                calls: self.collect_calls(&[scope]),
-                range: scope.byte_range(),
-                // Without its tree's root, the chain is not known to be whole.
-                nested: true,
-                constructs,
-                parts,
-            };
         };
         // `path` is the chain from the root down to the cursor's node.
         let mut path = Ancestry::few(vec![root], text.len()).ancestors(scope);
@@ -1169,16 +1160,16 @@ mod tests {
         for root in file.roots() {
             preorder(root, |n| {
                 if n.kind_name() == "function_definition" {
-                    functions.push(n);
+                    functions.push((root, n));
                 }
                 true
             });
         }
         assert_eq!(functions.len(), 2);
         let mut total = 0;
-        for f in functions {
+        for (root, f) in functions {
             let walked = file.collect_calls(&[f]);
-            let scanned = file.scan_function(f).calls;
+            let scanned = file.scan_function(root, f).calls;
             total += walked.len();
             assert_eq!(format!("{scanned:#?}"), format!("{walked:#?}"));
         }

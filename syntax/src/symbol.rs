@@ -6,7 +6,9 @@ use tree_sitter::Node;
 
 use crate::facts::{declarator_name, FileFacts};
 use crate::source::SourceFile;
-use crate::util::{named_children, node_text, squash_ws, strip_template_args, Ancestry, NodeExt};
+use crate::util::{
+    chain_at, named_children, node_text, squash_ws, strip_template_args, Ancestry, NodeExt,
+};
 use crate::TextRange;
 
 /// What kind of symbol [`SourceFile::symbol_at`] found.
@@ -120,29 +122,12 @@ impl SourceFile {
                 return Some(simple(&m.name, kind, m.name_range.clone(), self, offset));
             }
         }
-        // The leaf and the root of the tree it was found in.
+        // The leaf and its ancestors, in one descent of the tree that holds it.
         let at = |o: usize| {
-            let root = self.root_at(o)?;
-            Some((root.descendant_for_byte_range(o, o)?, root))
+            let chain = chain_at(self.root_at(o)?, o);
+            self.symbol_for_leaf_in(chain[0], &chain[1..], o, facts)
         };
-        let mut found = at(offset).and_then(|(n, r)| self.symbol_for_leaf(n, r, offset, facts));
-        if found.is_none() && offset > 0 {
-            found = at(offset - 1).and_then(|(n, r)| self.symbol_for_leaf(n, r, offset - 1, facts));
-        }
-        found
-    }
-
-    fn symbol_for_leaf(
-        &self,
-        leaf: Node,
-        root: Node,
-        offset: usize,
-        facts: &FileFacts,
-    ) -> Option<SymbolRef> {
-        // The leaf's ancestors, nearest first, taken once (each `parent()` call would
-        // descend from the root again), in the one tree that holds the leaf.
-        let parents = Ancestry::few(vec![root], self.text().len()).ancestors(leaf);
-        self.symbol_for_leaf_in(leaf, &parents, offset, facts)
+        at(offset).or_else(|| offset.checked_sub(1).and_then(at))
     }
 
     /// What [`SourceFile::symbol_at`] finds at the start of `leaf`, a token whose
