@@ -122,14 +122,7 @@ impl NameTable {
     }
 }
 
-/// The last `::`-separated part of a name.
-pub(crate) fn short_name(name: &str) -> &str {
-    // As `rsplit("::").next()`, without a substring searcher for a two-byte pattern.
-    match name.as_bytes().windows(2).rposition(|w| w == b"::") {
-        Some(i) => &name[i + 2..],
-        None => name,
-    }
-}
+pub(crate) use kernaut_syntax::short_name;
 
 impl FileData {
     fn new(source: SourceFile) -> FileData {

@@ -15,6 +15,7 @@
 use kernaut_gpu::banks::BANKS;
 use kernaut_gpu::occupancy::{occupancy, OccupancyInput};
 use kernaut_index::SymbolMatch;
+use kernaut_syntax::short_name;
 use kernaut_syntax::{
     ConstantKind, Function, LaunchSite, SharedAccess, SharedDecl, SymbolKind, SymbolRef, TextRange,
 };
@@ -267,12 +268,12 @@ fn constant_hover(
 
 /// A `__device__` function of the open files, with its signature.
 fn device_function_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverResult> {
-    let name = s.name.rsplit("::").next().unwrap_or(&s.name);
+    let name = short_name(&s.name);
     let (file, f) = analysis.sorted_files(path).into_iter().find_map(|(p, d)| {
         d.facts()
             .device_functions
             .iter()
-            .find(|f| f.name == name || f.name.rsplit("::").next() == Some(name))
+            .find(|f| f.name == name || short_name(&f.name) == name)
             .cloned()
             .map(|f| (p, f))
     })?;
@@ -344,7 +345,7 @@ fn is_bare_ptx(k: &Knowledge, m: &SymbolMatch) -> bool {
 }
 
 fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverResult> {
-    let name = s.name.rsplit("::").next().unwrap_or(&s.name);
+    let name = short_name(&s.name);
     let (kpath, function) = analysis
         .sorted_files(path)
         .into_iter()

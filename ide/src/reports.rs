@@ -5,8 +5,7 @@
 //! from, where the register count came from (the real count needs ptxas), which loop
 //! variables were held at their start value.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use kernaut_syntax::short_name;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
@@ -509,58 +508,7 @@ pub(crate) struct ReportCache {
 /// The models of one byte offset, by the rest of the inputs.
 type BankModels = Vec<(BankShape, Arc<BankModel>)>;
 
-pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// The multiply-rotate hash of `rustc-hash` (Firefox's): much quicker than the default
-/// SipHash on the many small strings and integers of an index expression. The cache
-/// keys come from the file being edited, so hash flooding is not a concern.
-#[derive(Default)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
+pub(crate) use kernaut_syntax::{FxHashMap, FxHasher};
 
 /// Locks a cache table; a panic while it was held leaves it usable (every entry is
 /// inserted whole).
@@ -642,7 +590,7 @@ fn async_copy_of(analysis: &Analysis, path: &str, access: &SharedAccess) -> Opti
                 .is_some_and(|r| r.start <= access.range.start && access.range.end <= r.end)
         })
         .min_by_key(|c| c.range.len())?;
-    let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+    let last = short_name(&call.callee);
     if !ASYNC_COPIES.contains(&last) {
         return None;
     }

@@ -1,8 +1,8 @@
 //! Shared-memory accesses, with each index lowered to an [`IndexExpr`] over the thread
 //! index.
 
+use crate::hash::{FxHashMap as HashMap, FxHashSet};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,7 +14,9 @@ use crate::expr::{from_node, Expr};
 use crate::facts::declarator_name;
 use crate::facts::FileFacts;
 use crate::source::SourceFile;
-use crate::symbol::{declarators, init_and_param, is_file_scope, scope_candidates};
+use crate::symbol::{
+    declarators, declarators_into, init_and_param, is_file_scope, scope_candidates, SCOPE_KINDS,
+};
 use crate::util::{
     copy_map, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map, preorder,
     squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
@@ -434,6 +436,11 @@ impl<'a> Lowerer<'a> {
     fn declaration(&self, use_node: Node<'a>, name: &str) -> Option<(Option<Node<'a>>, bool)> {
         let at = use_node.start_byte();
         for &scope in self.ancestors(use_node).iter() {
+            // Only these kinds hold declarations (`scope_candidates` answers `None` for
+            // the rest): most ancestors are expressions and statements.
+            if !SCOPE_KINDS.contains(scope) {
+                continue;
+            }
             if is_file_scope(self.tree, scope) {
                 let Some(candidates) = scope_candidates(self.tree, scope, at) else {
                     continue;
@@ -472,13 +479,16 @@ impl<'a> Lowerer<'a> {
         }
         // Outside the file scope the candidates do not depend on the offset.
         let candidates = scope_candidates(self.tree, scope, 0)?;
-        let mut decls: ScopeDecls<'a> = HashMap::new();
+        let mut decls: ScopeDecls<'a> = HashMap::default();
+        let mut cursor = scope.walk();
+        let mut ds = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
         for &c in candidates.iter() {
-            let Some(ds) = declarators(c) else {
+            if !declarators_into(c, &mut cursor, &mut ds) {
                 continue;
-            };
-            let mut seen: Vec<&str> = Vec::new();
-            for d in ds {
+            }
+            seen.clear();
+            for &d in &ds {
                 let Some(n) = declarator_name(d).map(|n| node_text(n, self.text)) else {
                     continue;
                 };
@@ -832,7 +842,7 @@ impl SourceFile {
     ) -> Vec<SharedAccess> {
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
-        let mut inner_subscripts = std::collections::HashSet::new();
+        let mut inner_subscripts = FxHashSet::default();
         preorder(root, |node| {
             let kind = node.kind_name();
             if kind == "function_definition" {
@@ -858,7 +868,7 @@ impl SourceFile {
             }
             true
         });
-        let consumed: std::collections::HashSet<TextRange> = consumed.into_iter().collect();
+        let consumed: FxHashSet<TextRange> = consumed.into_iter().collect();
         out.retain(|a| !consumed.contains(&a.range));
         out
     }

@@ -48,9 +48,9 @@ pub struct FileFacts {
 /// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
 #[derive(Clone, Debug, Default)]
 struct FactsIndex {
-    /// The lengths of `kernels`, `device_functions` and `shared` the index was built from;
-    /// a look-up on lists of other lengths scans them instead.
-    lens: (usize, usize, usize),
+    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
+    /// built from; a look-up on lists of other lengths scans them instead.
+    lens: (usize, usize, usize, usize),
     /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
     /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
     functions: Option<Vec<(usize, usize, bool, usize)>>,
@@ -61,6 +61,8 @@ struct FactsIndex {
     /// it, [`scoped_hash`], position), sorted, so that the positions of one name in one
     /// scope are in document order.
     shared: Vec<(u64, usize)>,
+    /// The macros as (hash of the name, position), sorted, as `kernels`.
+    macros: Vec<(u64, usize)>,
 }
 
 /// FNV-1a of a name, for the look-up tables (no copy of the name is kept).
@@ -320,6 +322,7 @@ impl FileFacts {
             self.kernels.len(),
             self.device_functions.len(),
             self.shared.len(),
+            self.macros.len(),
         );
         let index = self.index.get_or_init(|| self.build_index());
         (index.lens == lens).then_some(index)
@@ -353,10 +356,20 @@ impl FileFacts {
                 self.kernels.len(),
                 self.device_functions.len(),
                 self.shared.len(),
+                self.macros.len(),
             ),
             functions: disjoint.then_some(functions),
             kernels,
             shared,
+            macros: name_table(self.macros.iter().map(String::as_str)),
+        }
+    }
+
+    /// Whether the file `#define`s a macro called `name` (`macros.contains(name)`).
+    pub fn defines_macro(&self, name: &str) -> bool {
+        match self.index() {
+            Some(index) => positions_of(&index.macros, name).any(|i| self.macros[i] == name),
+            None => self.macros.iter().any(|m| m == name),
         }
     }
 
@@ -472,11 +485,11 @@ pub(crate) struct ChunkCache {
 
 /// The walks of a chunk's functions by the end of each (relative to the chunk's start):
 /// more than one where error recovery nests a function in another that ends there too.
-pub(crate) type ScansByEnd = std::collections::HashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
+pub(crate) type ScansByEnd = crate::hash::FxHashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
 
 /// Results kept by offset relative to a chunk's start, with the fingerprint of the
 /// file-wide inputs they were computed with.
-pub(crate) type OffsetCache<T> = Mutex<(u64, std::collections::HashMap<usize, Arc<Vec<T>>>)>;
+pub(crate) type OffsetCache<T> = Mutex<(u64, crate::hash::FxHashMap<usize, Arc<Vec<T>>>)>;
 
 #[derive(Debug)]
 struct ChunkScan {

@@ -7,6 +7,7 @@ use crate::access::Lowerer;
 use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
 use crate::facts::{function_name, ChunkCache, OffsetCache};
+use crate::hash::FxHashMap as HashMap;
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]
@@ -16,7 +17,6 @@ use crate::util::{
     NodeExt,
 };
 use crate::TextRange;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A statement or function around an offset.
@@ -629,7 +629,7 @@ impl SourceFile {
         let facts = self.facts();
         let tree = Ancestry::few(self.roots(), text.len());
         let low = Lowerer::new(text, facts, &tree);
-        let mut parts = HashMap::new();
+        let mut parts = HashMap::default();
         let mut constructs = Vec::new();
         // `above` is the chain from the root down to the node's parent.
         let mut part = |node: Node<'t>, above: &[Node<'t>]| {

@@ -47,6 +47,7 @@ mod consteval;
 mod expr;
 mod facts;
 mod flow;
+mod hash;
 mod source;
 mod symbol;
 mod util;
@@ -58,9 +59,10 @@ pub use facts::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
+pub use hash::{FxHashMap, FxHashSet, FxHasher};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{SymbolKind, SymbolRef};
-pub use util::threads;
+pub use util::{short_name, threads};
 
 /// A byte range into the text of a [`SourceFile`].
 pub type TextRange = std::ops::Range<usize>;

@@ -2,12 +2,13 @@
 
 use std::borrow::Cow;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 use crate::facts::{declarator_name, FileFacts};
 use crate::source::SourceFile;
 use crate::util::{
-    chain_at, named_children, node_text, squash_ws, strip_template_args, Ancestry, NodeExt,
+    chain_at, named_children, node_text, short_name, squash_ws, strip_template_args, Ancestry,
+    KindSet, NodeExt,
 };
 use crate::TextRange;
 
@@ -342,14 +343,14 @@ impl SourceFile {
             }
         }
         let resolved = resolve_aliases(&written, facts, offset);
-        let kind =
-            if facts.macros.contains(&resolved) || BUILTIN_MACROS.contains(&resolved.as_str()) {
-                SymbolKind::Macro
-            } else if resolved.contains("::") {
-                SymbolKind::Qualified
-            } else {
-                SymbolKind::Identifier
-            };
+        let kind = if facts.defines_macro(&resolved) || BUILTIN_MACROS.contains(&resolved.as_str())
+        {
+            SymbolKind::Macro
+        } else if resolved.contains("::") {
+            SymbolKind::Qualified
+        } else {
+            SymbolKind::Identifier
+        };
         let namespaces = namespaces_at(facts, offset);
         let mut candidates = vec![resolved.clone()];
         if !written.starts_with("::") {
@@ -451,6 +452,10 @@ pub(crate) fn namespaces_at(facts: &FileFacts, offset: usize) -> Vec<String> {
 /// Expands a leading namespace alias (`cg::sync` → `cooperative_groups::sync`).
 pub(crate) fn resolve_aliases(name: &str, facts: &FileFacts, offset: usize) -> String {
     let mut name = name.trim_start_matches("::").to_string();
+    // Most files declare no namespace alias.
+    if facts.namespace_aliases.is_empty() {
+        return name;
+    }
     for _ in 0..8 {
         let first = name.split("::").next().unwrap_or("").to_string();
         let alias = facts
@@ -476,7 +481,7 @@ pub(crate) fn resolve_aliases(name: &str, facts: &FileFacts, offset: usize) -> S
 /// The type named by a creating call such as `cg::this_thread_block()`.
 fn init_type(callee: &str, facts: &FileFacts, offset: usize) -> Option<String> {
     let callee = resolve_aliases(&strip_template_args(callee).replace(' ', ""), facts, offset);
-    let last = callee.rsplit("::").next().unwrap_or("");
+    let last = short_name(&callee);
     INIT_TYPES
         .iter()
         .find(|(f, _)| *f == last)
@@ -556,6 +561,16 @@ pub(crate) fn find_declaration_full<'t>(
     None
 }
 
+/// The kinds for which [`scope_candidates`] lists candidates (keep the two in step).
+pub(crate) static SCOPE_KINDS: KindSet = KindSet::new(&[
+    "compound_statement",
+    "translation_unit",
+    "declaration_list",
+    "for_statement",
+    "for_range_loop",
+    "function_definition",
+]);
+
 /// The nodes of `scope` that can declare a name used at byte `at`, in document order, or
 /// `None` when `scope` is not a scope. Only the file's top level depends on `at`.
 pub(crate) fn scope_candidates<'t, 'a>(
@@ -603,18 +618,35 @@ pub(crate) fn is_file_scope(tree: &Ancestry, scope: Node) -> bool {
 
 /// Whether `c` is a declaration kind, and if so its declarators in order.
 pub(crate) fn declarators<'t>(c: Node<'t>) -> Option<Vec<Node<'t>>> {
-    let kinds = [
-        "declaration",
-        "parameter_declaration",
-        "optional_parameter_declaration",
-        "field_declaration",
-    ];
-    if !kinds.contains(&c.kind_name()) {
+    if !DECLARATION_KINDS.contains(c) {
         return None;
     }
     let mut cursor = c.walk();
     Some(c.fields("declarator", &mut cursor).collect())
 }
+
+/// [`declarators`] of `c` into `out` (emptied first) with a cursor the caller reuses:
+/// `false` when `c` is not a declaration.
+pub(crate) fn declarators_into<'t>(
+    c: Node<'t>,
+    cursor: &mut TreeCursor<'t>,
+    out: &mut Vec<Node<'t>>,
+) -> bool {
+    out.clear();
+    if !DECLARATION_KINDS.contains(c) {
+        return false;
+    }
+    out.extend(c.fields("declarator", cursor));
+    true
+}
+
+/// The declaration kinds.
+static DECLARATION_KINDS: KindSet = KindSet::new(&[
+    "declaration",
+    "parameter_declaration",
+    "optional_parameter_declaration",
+    "field_declaration",
+]);
 
 /// The first declarator of the declaration `c` that declares `name`.
 fn declares<'t>(c: Node<'t>, name: &str, text: &str) -> Option<Node<'t>> {

@@ -73,6 +73,44 @@ fn field_id(name: &str) -> Option<NonZeroU16> {
     None
 }
 
+/// A set of node kinds, tested by kind id: one look-up instead of comparing the kind's
+/// name with each name of the set.
+pub(crate) struct KindSet {
+    names: &'static [&'static str],
+    ids: std::sync::OnceLock<Box<[bool]>>,
+}
+
+impl KindSet {
+    /// The set of the kinds called `names`.
+    pub(crate) const fn new(names: &'static [&'static str]) -> KindSet {
+        KindSet {
+            names,
+            ids: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether `node`'s kind is in the set (as `names.contains(&node.kind())`).
+    #[inline]
+    pub(crate) fn contains(&self, node: Node) -> bool {
+        let ids = self
+            .ids
+            .get_or_init(|| NAMES.kinds.iter().map(|k| self.names.contains(k)).collect());
+        match ids.get(node.kind_id() as usize) {
+            Some(&hit) => hit,
+            None => self.names.contains(&node.kind()),
+        }
+    }
+}
+
+/// The last `::`-separated part of a name.
+pub fn short_name(name: &str) -> &str {
+    // As `rsplit("::").next()`, without a substring searcher for a two-byte pattern.
+    match name.as_bytes().windows(2).rposition(|w| w == b"::") {
+        Some(i) => &name[i + 2..],
+        None => name,
+    }
+}
+
 /// Faster spellings of [`Node::kind`] and [`Node::child_by_field_name`], answered from
 /// tables built once for the grammar (same answers).
 pub(crate) trait NodeExt<'t> {
@@ -173,9 +211,22 @@ pub(crate) fn children(node: Node) -> Vec<Node> {
 
 /// Collapses runs of whitespace to one space, for one-line display of code.
 pub(crate) fn squash_ws(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    // Most text is already squashed once trimmed: ASCII, single spaces only.
+    let t = s.trim();
+    let mut after_space = false;
+    let squashed = t.bytes().all(|b| {
+        let ok = b < 0x80
+            && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+            && !(b == b' ' && after_space);
+        after_space = b == b' ';
+        ok
+    });
+    if squashed {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len());
     let mut space = false;
-    for c in s.chars() {
+    for c in t.chars() {
         if c.is_whitespace() {
             space = true;
         } else {
@@ -191,6 +242,9 @@ pub(crate) fn squash_ws(s: &str) -> String {
 
 /// Removes every `<...>` group (template arguments) from a type or name, keeping the rest.
 pub(crate) fn strip_template_args(s: &str) -> String {
+    if !s.bytes().any(|b| b == b'<' || b == b'>') {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     let mut depth = 0usize;
     for c in s.chars() {
@@ -457,6 +511,59 @@ impl<'t> Ancestry<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast paths of `squash_ws` and `strip_template_args` answer as the plain
+    /// character loops do, on every string of up to five characters from an alphabet of
+    /// ASCII and Unicode whitespace, brackets and letters.
+    #[test]
+    fn text_helpers_match_their_character_loops() {
+        fn squash_ref(s: &str) -> String {
+            let mut out = String::new();
+            let mut space = false;
+            for c in s.chars() {
+                if c.is_whitespace() {
+                    space = true;
+                } else {
+                    if space && !out.is_empty() {
+                        out.push(' ');
+                    }
+                    space = false;
+                    out.push(c);
+                }
+            }
+            out
+        }
+        fn strip_ref(s: &str) -> String {
+            let mut out = String::new();
+            let mut depth = 0usize;
+            for c in s.chars() {
+                match c {
+                    '<' => depth += 1,
+                    '>' => depth = depth.saturating_sub(1),
+                    _ if depth == 0 => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        }
+        let alphabet = [
+            ' ', '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{a0}', 'a', 'é', '<', '>',
+        ];
+        let mut strings = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = strings
+                .iter()
+                .filter(|s| s.chars().count() == strings.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        assert!(strings.len() > 100_000);
+        for s in &strings {
+            assert_eq!(squash_ws(s), squash_ref(s), "{s:?}");
+            assert_eq!(strip_template_args(s), strip_ref(s), "{s:?}");
+        }
+    }
 
     /// The tables answer exactly what tree-sitter answers, for every node of a file with
     /// CUDA syntax and a syntax error, and for every field name of the grammar.

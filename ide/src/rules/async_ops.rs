@@ -2,7 +2,8 @@
 //! copies, commits, waits and block barriers, seeing through small wrapper functions of the
 //! same file (`cp_async_fence()`, `cp_async_wait<N>()` around inline PTX).
 
-use std::collections::HashMap;
+use kernaut_syntax::short_name;
+use kernaut_syntax::FxHashMap as HashMap;
 
 use kernaut_syntax::{CallSite, SymbolKind, TextRange};
 
@@ -44,7 +45,7 @@ pub(crate) struct Op {
 
 /// The last segment of a callee: `cuda::pipeline::producer_commit` → `producer_commit`.
 pub(crate) fn base_name(callee: &str) -> &str {
-    let s = callee.rsplit("::").next().unwrap_or(callee);
+    let s = short_name(callee);
     s.rsplit('.').next().unwrap_or(s)
 }
 
@@ -177,7 +178,7 @@ fn wait(
 /// Functions of the file that wrap one op: their name → the op their body performs (the
 /// last classified call of the body wins, so a wrapper that waits then syncs is a barrier).
 fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     let text = ctx.text();
     let mentioning = |b: &TextRange| {
         text.get(b.clone())

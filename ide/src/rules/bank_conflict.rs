@@ -112,7 +112,18 @@ struct Run<'c, 'a> {
     /// The cost of an access (by index) with its array's inner dimension padded by `pad`
     /// (a layout is fixed by the declaration the access resolves to and the pad).
     padded: RefCell<HashMap<(usize, usize, u64), Option<Cost>>>,
+    /// The cost of an access re-laid out, by what it depends on: its indices, width and
+    /// kind (through the hash in `index_hashes` and the position of an access with the
+    /// same ones), the dimensions, the element size and the shape. Repeated kernels ask
+    /// for the same layouts of equal indices.
+    relaid: RefCell<HashMap<u64, Vec<RelaidEntry>>>,
+    /// The hash of each access's (indices, width, kind), by position.
+    index_hashes: RefCell<HashMap<usize, u64>>,
 }
+
+/// A [`Run::relaid_cost`] answer: the position of the access it was computed for, the
+/// dimensions, the element size, the shape and the cost.
+type RelaidEntry = (usize, Vec<u64>, u64, Shape, Option<Cost>);
 
 impl<'c, 'a> Run<'c, 'a> {
     fn new(ctx: &'c RuleContext<'a>, accesses: &'c [SharedAccess]) -> Self {
@@ -139,6 +150,8 @@ impl<'c, 'a> Run<'c, 'a> {
             base: RefCell::default(),
             static_bytes: RefCell::default(),
             padded: RefCell::default(),
+            relaid: RefCell::default(),
+            index_hashes: RefCell::default(),
         }
     }
 
@@ -162,6 +175,52 @@ impl<'c, 'a> Run<'c, 'a> {
         let b = static_bytes(self.ctx, decl);
         self.static_bytes.borrow_mut().insert(function, b);
         b
+    }
+
+    /// The cost of access `i` of `all` with its array's dimensions `dims` and element size
+    /// `elem` ([`relaid`]), under `shape`.
+    fn relaid_cost(
+        &self,
+        all: &[SharedAccess],
+        i: usize,
+        dims: &[u64],
+        elem: u64,
+        shape: Shape,
+    ) -> Option<Cost> {
+        let o = &all[i];
+        let load = o.kind == AccessKind::Load;
+        let index_hash = *self.index_hashes.borrow_mut().entry(i).or_insert_with(|| {
+            let mut h = FxHasher::default();
+            (&o.indices, o.width, load).hash(&mut h);
+            h.finish()
+        });
+        let key = {
+            let mut h = FxHasher::default();
+            (index_hash, dims, elem, shape).hash(&mut h);
+            h.finish()
+        };
+        let same = |j: usize| {
+            let p = &all[j];
+            j == i
+                || (p.width == o.width
+                    && (p.kind == AccessKind::Load) == load
+                    && p.indices == o.indices)
+        };
+        if let Some(bucket) = self.relaid.borrow().get(&key) {
+            if let Some((.., c)) = bucket
+                .iter()
+                .find(|(j, d, e, s, _)| d == dims && *e == elem && *s == shape && same(*j))
+            {
+                return *c;
+            }
+        }
+        let c = relaid(o, dims, elem).and_then(|off| self.costs.cost(o, &off, shape));
+        self.relaid
+            .borrow_mut()
+            .entry(key)
+            .or_default()
+            .push((i, dims.to_vec(), elem, shape, c));
+        c
     }
 
     /// The cost of access `i` of `all` as written, under `shape`: always the block shape
@@ -412,7 +471,6 @@ enum Padding {
 /// The smallest padding of the inner dimension of `a`'s array that removes its conflict.
 fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: Shape) -> Padding {
     let ctx = run.ctx;
-    let cache = &run.costs;
     let a = &all[a_index];
     let Some(decl) = ctx.facts.shared_named(&a.array, a.range.start) else {
         return Padding::None;
@@ -449,8 +507,7 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
         if let Some(c) = run.padded.borrow().get(&key) {
             return *c;
         }
-        let o = &all[i];
-        let c = relaid(o, padded, elem).and_then(|off| cache.cost(o, &off, shape));
+        let c = run.relaid_cost(all, i, padded, elem, shape);
         run.padded.borrow_mut().insert(key, c);
         c
     };

@@ -51,7 +51,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !ctx.text().contains("sync") {
         return;
     }
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = kernaut_syntax::FxHashSet::default();
     let bodies = ctx.bodies_mentioning(&["sync"]);
     ctx.prefetch_calls(&bodies);
     for body in bodies {

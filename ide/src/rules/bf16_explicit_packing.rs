@@ -23,6 +23,7 @@
 //! y[i] = v;
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::CallSite;
 
 use super::{find_word, is_identifier, Rule, RuleContext, RuleDiagnostic};
@@ -42,7 +43,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let bodies = ctx.calls_mentioning(&["__hfma2"]);
     for call in bodies.iter().flat_map(|c| c.iter()) {
-        if call.callee.rsplit("::").next() != Some("__hfma2") || call.args.len() != 3 {
+        if short_name(&call.callee) != "__hfma2" || call.args.len() != 3 {
             continue;
         }
         let Some(target) = stored_to(text, call) else {

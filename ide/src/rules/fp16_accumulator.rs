@@ -25,6 +25,7 @@
 //! out[blockIdx.x] = __float2half_rn(acc);
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{EnclosingKind, TextRange};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -595,7 +596,7 @@ fn call_parts(s: &str) -> Option<(&str, Vec<&str>)> {
     if !inner.trim().is_empty() {
         args.push(inner[start..].trim());
     }
-    Some((callee.rsplit("::").next().unwrap_or(callee), args))
+    Some((short_name(callee), args))
 }
 
 /// `l + r` or `l - r` split at the last top-level additive operator.

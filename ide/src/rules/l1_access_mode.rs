@@ -28,6 +28,7 @@
 //! if (tid < T / 4) __pipeline_memcpy_async(&tile[4 * tid], &g[base + 4 * tid], 16);
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr};
 
 use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -53,7 +54,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .iter()
         .flat_map(|c| c.iter())
         .filter(|c| {
-            let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            let last = short_name(&c.callee);
             last == "__pipeline_memcpy_async"
                 || (last == "memcpy_async" && c.callee.starts_with("cuda::"))
         })
@@ -62,7 +63,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     for call in calls {
-        let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+        let last = short_name(&call.callee);
         let d = if last == "__pipeline_memcpy_async" || call.args.len() == 4 {
             per_thread(ctx, call)
         } else if call.args.len() == 5 {

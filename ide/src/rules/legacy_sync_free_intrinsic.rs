@@ -17,7 +17,7 @@
 //! v += __shfl_down_sync(0xffffffff, v, 16);
 //! ```
 
-use std::collections::HashSet;
+use kernaut_syntax::FxHashSet as HashSet;
 
 use kernaut_syntax::SymbolKind;
 
@@ -60,7 +60,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let guarded = arch_guarded_ranges(text);
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
     let bodies = ctx.bodies_mentioning(&names);
     ctx.prefetch_calls(&bodies);

@@ -24,7 +24,8 @@
 //! ```
 
 use kernaut_gpu::Arch;
-use std::collections::{BTreeMap, HashMap};
+use kernaut_syntax::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -226,7 +227,7 @@ impl<'a> RuleContext<'a> {
             && names.iter().all(|n| {
                 !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             });
-        let mut words: HashMap<&str, bool> = HashMap::new();
+        let mut words: HashMap<&str, bool> = HashMap::default();
         let mut mentions = |t: &'a str| {
             if !by_word {
                 return names.iter().any(|n| t.contains(n));

@@ -16,7 +16,8 @@
 //! k<<<grid, block, 160 * 1024>>>(out);
 //! ```
 
-use std::collections::HashMap;
+use kernaut_syntax::short_name;
+use kernaut_syntax::FxHashMap as HashMap;
 
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -37,7 +38,7 @@ pub(crate) struct StaticBytes<'a>(HashMap<&'a str, Option<u64>>);
 
 impl<'a> StaticBytes<'a> {
     pub(crate) fn new(ctx: &RuleContext<'a>) -> StaticBytes<'a> {
-        let mut by_function: HashMap<&str, Option<u64>> = HashMap::new();
+        let mut by_function: HashMap<&str, Option<u64>> = HashMap::default();
         for d in ctx.facts.shared.iter().filter(|d| !d.is_extern) {
             if let Some(f) = d.function.as_deref() {
                 let total = by_function.entry(f).or_insert(Some(0));
@@ -57,7 +58,7 @@ impl<'a> StaticBytes<'a> {
 /// The name of a kernel without namespaces or template arguments.
 pub(crate) fn base_kernel(name: &str) -> &str {
     let name = name.split('<').next().unwrap_or(name).trim();
-    name.rsplit("::").next().unwrap_or(name)
+    short_name(name)
 }
 
 fn kb(bytes: u64) -> String {

@@ -20,8 +20,9 @@
 //! #endif
 //! ```
 
+use kernaut_syntax::short_name;
+use kernaut_syntax::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
 
 use kernaut_index::MatchKind;
 use kernaut_syntax::{CallSite, SymbolKind};
@@ -49,7 +50,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .kernels
         .iter()
         .chain(&ctx.facts.device_functions)
-        .map(|f| f.name.rsplit("::").next().unwrap_or(&f.name))
+        .map(|f| short_name(&f.name))
         .chain(ctx.facts.macros.iter().map(String::as_str))
         .collect();
     let target = (ctx.arch.cc.major(), ctx.arch.cc.minor());
@@ -58,7 +59,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let risky: Vec<&str> = risky.iter().map(String::as_str).collect();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     // By callee, for calls and for PTX instructions.
     let mut verdicts: [HashMap<String, Option<Verdict>>; 2] = Default::default();
     let bodies = ctx.bodies_mentioning(&risky);
@@ -68,7 +69,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !seen.insert(call.range.clone()) {
                 continue;
             }
-            let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+            let last = short_name(&call.callee);
             if call.kind != SymbolKind::Ptx
                 && (defined.contains(last) || defined.contains(call.callee_text.as_str()))
             {

@@ -27,6 +27,7 @@
 //! cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{CallSite, TextRange};
 
 use super::{find_word, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -86,7 +87,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 
 /// Whether `call` is the wait `name` and not another function ending in it.
 fn is_wait(call: &CallSite, name: &str) -> bool {
-    let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+    let last = short_name(&call.callee);
     last == name
 }
 
@@ -226,7 +227,7 @@ fn identifiers(s: &str) -> Vec<&str> {
 
 /// Why `name`, used at `at`, is a runtime value; `None` when it is a constant or unknown.
 fn runtime(ctx: &RuleContext, name: &str, at: usize) -> Option<Runtime> {
-    if ctx.facts.constant_value(name, at).is_some() || ctx.facts.macros.iter().any(|m| m == name) {
+    if ctx.facts.constant_value(name, at).is_some() || ctx.facts.defines_macro(name) {
         return None;
     }
     let function = ctx.facts.function_at(at)?;

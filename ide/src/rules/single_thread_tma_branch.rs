@@ -26,6 +26,7 @@
 //!     cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar); });
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{CallSite, EnclosingKind, SymbolKind, TextRange};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -57,7 +58,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let elected: Vec<TextRange> = all
         .iter()
         .filter(|c| {
-            let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            let last = short_name(&c.callee);
             last == "invoke_one" || last == "invoke_one_broadcast"
         })
         .map(|c| c.range.clone())
@@ -105,7 +106,7 @@ fn is_bulk_copy(ctx: &RuleContext, call: &CallSite) -> bool {
             && !call.callee.starts_with("cp.async.bulk.wait_group")
             && !call.callee.starts_with("cp.async.bulk.prefetch");
     }
-    let last = call.callee.rsplit("::").next().unwrap_or(&call.callee);
+    let last = short_name(&call.callee);
     if BULK_FUNCTIONS.contains(&last) {
         return true;
     }

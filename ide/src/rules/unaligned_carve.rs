@@ -27,6 +27,7 @@
 //! float4* b = reinterpret_cast<float4*>(smem + 256);
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{type_size, SharedCarve, TextRange};
 
 use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -229,12 +230,7 @@ fn sixteen_byte_use(ctx: &RuleContext, c: &SharedCarve, bytes: i64) -> Option<St
         if call.range.start < c.range.end {
             continue;
         }
-        let last = call
-            .callee
-            .rsplit("::")
-            .next()
-            .unwrap_or(&call.callee)
-            .to_string();
+        let last = short_name(&call.callee).to_string();
         let is_copy = ASYNC_COPIES.contains(&last.as_str()) || call.callee.starts_with("cp.async");
         if is_copy
             && call.args.iter().any(|a| find_word(a, &c.name, 0).is_some())

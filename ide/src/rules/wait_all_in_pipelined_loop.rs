@@ -22,6 +22,7 @@
 //!     __pipeline_wait_prior(1);
 //! ```
 
+use kernaut_syntax::short_name;
 use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
 use super::async_ops::{Op, OpKind};
@@ -161,7 +162,7 @@ fn work_between(ctx: &RuleContext, body_start: usize, ops: &[Op], range: TextRan
         range.contains(&c.range.start)
             && !ops.iter().any(|o| o.call.range == c.range)
             && !matches!(
-                c.callee.rsplit("::").next().unwrap_or(&c.callee),
+                short_name(&c.callee),
                 "producer_acquire" | "producer_release" | "consumer_release" | "__syncwarp"
             )
     });
