@@ -834,40 +834,94 @@ impl SourceFile {
     }
 
     /// The accesses under one chunk's `root`.
+    ///
+    /// They are the subscripts a preorder walk of the chunk meets once it has entered a
+    /// function, skipping statements, expressions and declarations without a `[`, and
+    /// taking a chain like `a[i][j]` at its outermost link. Every subscript holds a `[`,
+    /// so the subscripts that walk meets are those on the way down to some `[` of the
+    /// text: the walk descends to each `[` instead of visiting every node, holding each
+    /// node's ancestors on the way (which the lowering of the indices and the access's
+    /// kind need), and takes the subscripts in the preorder's order (by start, an
+    /// enclosing one first).
     fn accesses_in<'a>(
         &self,
         root: Node<'a>,
         low: &Lowerer<'a>,
-        mut in_function: bool,
+        in_function: bool,
     ) -> Vec<SharedAccess> {
+        let text = low.text;
+        // Where the preorder walk would enter its first function: the first function it
+        // visits, not being inside a statement, expression or declaration without `[`.
+        let first_function = if in_function {
+            Some(0)
+        } else {
+            let mut found = None;
+            preorder(root, |node| {
+                if found.is_some() {
+                    return false;
+                }
+                let kind = node.kind_name();
+                if kind == "function_definition" {
+                    found = Some(node.start_byte());
+                    return false;
+                }
+                !lacks_byte(node, kind, text, b'[')
+            });
+            found
+        };
+        let Some(first_function) = first_function else {
+            return Vec::new();
+        };
+        // Each subscript on the way down to a `[` from the first function on, with its
+        // ancestors (nearest first, the root last).
+        let mut subscripts: Vec<(Node<'a>, Vec<Node<'a>>)> = Vec::new();
+        let mut seen = FxHashSet::default();
+        let range = root.byte_range();
+        let mut cursor = root.walk();
+        // `path` is the chain from the root down to the cursor's node.
+        let mut path = vec![root];
+        let bytes = text.as_bytes().get(range.clone()).unwrap_or(&[]);
+        for p in memchr::memchr_iter(b'[', bytes).map(|i| range.start + i) {
+            while path.len() > 1 && path.last().is_some_and(|n| n.end_byte() <= p) {
+                cursor.goto_parent();
+                path.pop();
+            }
+            while cursor.goto_first_child_for_byte(p).is_some() {
+                let n = cursor.node();
+                if n.start_byte() > p {
+                    cursor.goto_parent();
+                    break;
+                }
+                path.push(n);
+            }
+            for (i, &n) in path.iter().enumerate().skip(1) {
+                if n.start_byte() >= first_function
+                    && n.kind_name() == "subscript_expression"
+                    && seen.insert(n.id())
+                {
+                    subscripts.push((n, path[..i].iter().rev().copied().collect()));
+                }
+            }
+        }
+        subscripts.sort_by(|(a, _), (b, _)| {
+            (a.start_byte(), b.end_byte()).cmp(&(b.start_byte(), a.end_byte()))
+        });
         let mut out: Vec<SharedAccess> = Vec::new();
         let mut consumed: Vec<TextRange> = Vec::new();
         let mut inner_subscripts = FxHashSet::default();
-        preorder(root, |node| {
-            let kind = node.kind_name();
-            if kind == "function_definition" {
-                in_function = true;
-            }
-            // A subscript holds a `[`.
-            if lacks_byte(node, kind, low.text, b'[') {
-                return false;
-            }
-            if !in_function || kind != "subscript_expression" {
-                return true;
-            }
-            // The preorder visits a subscript before its argument, so the arguments of
-            // the subscripts seen so far are the inner links of a chain like `a[i][j]`.
+        for (node, above) in &subscripts {
+            // A subscript comes before its argument, so the arguments of the subscripts
+            // taken so far are the inner links of a chain like `a[i][j]`.
             let inner = inner_subscripts.contains(&node.id());
             if let Some(arg) = node.field("argument") {
                 inner_subscripts.insert(arg.id());
             }
             if !inner {
-                if let Some(a) = self.access(node, low, &mut consumed) {
+                if let Some(a) = self.access(*node, above, low, &mut consumed) {
                     out.push(a);
                 }
             }
-            true
-        });
+        }
         let consumed: FxHashSet<TextRange> = consumed.into_iter().collect();
         out.retain(|a| !consumed.contains(&a.range));
         out
@@ -881,9 +935,12 @@ impl SourceFile {
             .min_by_key(|a| a.range.len())
     }
 
+    /// The access of subscript `node`, whose ancestors are `above` (nearest first, the
+    /// root last).
     fn access<'a>(
         &self,
         node: Node<'a>,
+        above: &[Node<'a>],
         low: &Lowerer<'a>,
         consumed: &mut Vec<TextRange>,
     ) -> Option<SharedAccess> {
@@ -891,18 +948,28 @@ impl SourceFile {
         let facts = low.facts;
         // Collect the chain of subscripts down to the base.
         let mut index_nodes = Vec::new();
+        // The ancestors of each index (nearest first, the root last): its list, then the
+        // links of the chain out to `node`, then `above`.
+        let mut index_ancestors: Vec<Vec<Node<'a>>> = Vec::new();
+        let mut links: Vec<Node<'a>> = Vec::new();
         let mut base = node;
         for _ in 0..8 {
             if base.kind_name() != "subscript_expression" {
                 break;
             }
-            let idx = base
-                .field("indices")
-                .and_then(|l| named_children(l).first().copied())?;
+            let list = base.field("indices");
+            let idx = list.and_then(|l| named_children(l).first().copied())?;
             index_nodes.push(idx);
+            links.push(base);
+            let mut up = Vec::with_capacity(links.len() + above.len() + 1);
+            up.extend(list);
+            up.extend(links.iter().rev());
+            up.extend_from_slice(above);
+            index_ancestors.push(up);
             base = base.field("argument")?;
         }
         index_nodes.reverse();
+        index_ancestors.reverse();
         let mut cast_type = None;
         let mut outer_extra: Option<Node> = None;
         let mut inner_node = None;
@@ -928,6 +995,8 @@ impl SourceFile {
             outer_extra = Some(index_nodes[0]);
             inner_node = Some(inner);
             index_nodes.clear();
+            // The indices inside the cast find their ancestors in the tree.
+            index_ancestors.clear();
             let mut b = inner;
             for _ in 0..8 {
                 if b.kind_name() != "subscript_expression" {
@@ -975,7 +1044,13 @@ impl SourceFile {
         }
         let indices: Vec<IndexExpr> = index_nodes
             .iter()
-            .map(|i| low.lower(&from_node(*i, text, 0), *i, 0))
+            .enumerate()
+            .map(|(k, i)| {
+                if let Some(up) = index_ancestors.get(k) {
+                    low.know_ancestors(*i, up);
+                }
+                low.lower(&from_node(*i, text, 0), *i, 0)
+            })
             .collect();
         // Flatten row-major.
         let mut linear = IndexExpr::Int(0);
@@ -1003,6 +1078,12 @@ impl SourceFile {
             None => element_size,
         };
         if let (Some(extra), Some(w)) = (outer_extra, width) {
+            // `extra` is the index of `node` itself, the one link of its chain.
+            if let Some(list) = node.field("indices") {
+                let mut up = vec![list, node];
+                up.extend_from_slice(above);
+                low.know_ancestors(extra, &up);
+            }
             let e = low.lower(&from_node(extra, text, 0), extra, 0);
             byte_offset = IndexExpr::binary(
                 byte_offset,
@@ -1010,7 +1091,7 @@ impl SourceFile {
                 IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)),
             );
         }
-        let kind = access_kind(low.tree, node, text);
+        let kind = access_kind(above, node, text);
         Some(SharedAccess::new(
             node.byte_range(),
             AccessData {
@@ -1059,9 +1140,10 @@ fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
     }
 }
 
-fn access_kind(tree: &Ancestry, node: Node, text: &str) -> AccessKind {
+/// How subscript `node`, whose ancestors are `above` (nearest first), is used.
+fn access_kind(above: &[Node], node: Node, text: &str) -> AccessKind {
     let mut n = node;
-    for p in tree.ancestors(node) {
+    for &p in above {
         if p.kind_name() == "parenthesized_expression" {
             n = p;
             continue;
@@ -1087,8 +1169,117 @@ fn access_kind(tree: &Ancestry, node: Node, text: &str) -> AccessKind {
 
 #[cfg(test)]
 mod tests {
-    use super::BinOp;
+    use super::{BinOp, Lowerer, SharedAccess};
     use crate::consteval::binary;
+    use crate::hash::FxHashSet;
+    use crate::source::SourceFile;
+    use crate::util::{lacks_byte, preorder, Ancestry, NodeExt};
+    use crate::TextRange;
+
+    /// The accesses of one chunk as the walk over every node found them before
+    /// `accesses_in` went down to each `[` instead.
+    fn accesses_by_nodes<'a>(
+        file: &SourceFile,
+        root: tree_sitter::Node<'a>,
+        low: &Lowerer<'a>,
+        mut in_function: bool,
+    ) -> Vec<SharedAccess> {
+        let mut out = Vec::new();
+        let mut consumed: Vec<TextRange> = Vec::new();
+        let mut inner_subscripts = FxHashSet::default();
+        preorder(root, |node| {
+            let kind = node.kind_name();
+            if kind == "function_definition" {
+                in_function = true;
+            }
+            if lacks_byte(node, kind, low.text, b'[') {
+                return false;
+            }
+            if !in_function || kind != "subscript_expression" {
+                return true;
+            }
+            let inner = inner_subscripts.contains(&node.id());
+            if let Some(arg) = node.field("argument") {
+                inner_subscripts.insert(arg.id());
+            }
+            if !inner {
+                let above = low.tree.ancestors(node);
+                if let Some(a) = file.access(node, &above, low, &mut consumed) {
+                    out.push(a);
+                }
+            }
+            true
+        });
+        let consumed: FxHashSet<TextRange> = consumed.into_iter().collect();
+        out.retain(|a| !consumed.contains(&a.range));
+        out
+    }
+
+    /// Going down to each `[` finds the accesses that visiting every node found, in the
+    /// same order and with the same index expressions and kinds: subscripts at file scope
+    /// before and after the first function, a function inside a namespace with no `[`,
+    /// chains, casts, a local class, a lambda, attributes, a syntax error, brackets in
+    /// comments and strings; each file whole and cut at every item.
+    #[test]
+    fn bracket_walk_matches_node_walk() {
+        let files = [
+            "__shared__ float g[64];\nint early = g[1];\n\
+             namespace n { __device__ void f() { int x = 1; } }\n\
+             int late = g[2];\n\
+             __global__ void k(float* o) {\n\
+             \x20   __shared__ float t[32][33];\n\
+             \x20   int tx = threadIdx.x, ty = threadIdx.y;\n\
+             \x20   t[ty][tx] = o[tx];\n\
+             \x20   for (int i = 0; i < 32; ++i) o[i] += t[i][(tx + 1) % 32] * g[i];\n\
+             \x20   float4 v = reinterpret_cast<float4*>(&t[ty][0])[tx / 4];\n\
+             \x20   ((float2*)&g[0])[tx] = make_float2(t[0][tx], 1.f);\n\
+             \x20   auto l = [&](int j) { return t[j][tx]; };\n\
+             \x20   struct S { __device__ float get(float* s) { return s[threadIdx.x]; } };\n\
+             \x20   [[maybe_unused]] int z = t[tx & 31][ty]++; // t[0][0] in a comment\n\
+             \x20   const char* c = \"t[1][2]\"; t[tx][tx] = t[tx][ty] + ;\n\
+             \x20   &t[tx][0];\n\
+             }\n",
+            "extern __shared__ char smem[];\n\
+             __global__ void k2(int n) {\n\
+             \x20   float* a = reinterpret_cast<float*>(smem);\n\
+             \x20   float* b = reinterpret_cast<float*>(smem + 128);\n\
+             \x20   a[threadIdx.x] = b[threadIdx.x * 2] + a[b[0]];\n\
+             \x20   int arr[4] = {1, 2, 3, 4}; a[arr[threadIdx.x % 4]] = 0;\n\
+             }\n\
+             __device__ float h(float (*p)[8]) { __shared__ float q[8][8]; return q[1][p[0][1]]; }\n",
+        ];
+        for (text, least) in files.into_iter().zip([12, 5]) {
+            let items = text.match_indices('\n').count();
+            for target in [usize::MAX, 1, 64, 200] {
+                let file = SourceFile::parse_with_target(text, target.min(text.len().max(1)));
+                let facts = file.facts();
+                let chunks = file.chunk_views();
+                let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+                let has_function = crate::facts::chunk_has_function(&file);
+                let mut in_function = false;
+                let mut total = 0;
+                for (c, has) in chunks.iter().zip(&has_function) {
+                    let low = Lowerer::new(text, facts, &tree);
+                    let fast = file.accesses_in(c.root, &low, in_function);
+                    let low = Lowerer::new(text, facts, &tree);
+                    let slow = accesses_by_nodes(&file, c.root, &low, in_function);
+                    assert_eq!(
+                        format!("{fast:#?}"),
+                        format!("{slow:#?}"),
+                        "target {target}"
+                    );
+                    total += slow.len();
+                    in_function |= has;
+                }
+                if target == usize::MAX {
+                    assert!(
+                        total >= least,
+                        "{total} accesses in a file of {items} lines"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn bin_op_apply_matches_binary_on_its_symbol() {
