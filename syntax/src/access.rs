@@ -18,8 +18,8 @@ use crate::symbol::{
     declarators, declarators_into, init_and_param, is_file_scope, scope_candidates, SCOPE_KINDS,
 };
 use crate::util::{
-    copy_map, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map, preorder,
-    squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
+    copy_map, descend_to, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map,
+    preorder, squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -882,18 +882,7 @@ impl SourceFile {
         let mut path = vec![root];
         let bytes = text.as_bytes().get(range.clone()).unwrap_or(&[]);
         for p in memchr::memchr_iter(b'[', bytes).map(|i| range.start + i) {
-            while path.len() > 1 && path.last().is_some_and(|n| n.end_byte() <= p) {
-                cursor.goto_parent();
-                path.pop();
-            }
-            while cursor.goto_first_child_for_byte(p).is_some() {
-                let n = cursor.node();
-                if n.start_byte() > p {
-                    cursor.goto_parent();
-                    break;
-                }
-                path.push(n);
-            }
+            descend_to(&mut cursor, &mut path, 1, p, |_, _| {});
             for (i, &n) in path.iter().enumerate().skip(1) {
                 if n.start_byte() >= first_function
                     && n.kind_name() == "subscript_expression"

@@ -13,8 +13,8 @@ use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]
 use crate::util::preorder;
 use crate::util::{
-    chain_at, lacks_byte, move_range, named_children, node_text, preorder_all, squash_ws, Ancestry,
-    NodeExt,
+    chain_at, descend_to, lacks_byte, move_range, named_children, node_text, preorder_all,
+    squash_ws, Ancestry, NodeExt,
 };
 use crate::TextRange;
 use std::sync::Arc;
@@ -678,19 +678,7 @@ impl SourceFile {
             .filter(|&(_, &b)| b == b'(' || b == b'?')
             .map(|(i, _)| range.start + i)
         {
-            while path.len() > base && path.last().is_some_and(|n| n.end_byte() <= p) {
-                cursor.goto_parent();
-                path.pop();
-            }
-            while cursor.goto_first_child_for_byte(p).is_some() {
-                let n = cursor.node();
-                if n.start_byte() > p {
-                    cursor.goto_parent();
-                    break;
-                }
-                part(n, &path);
-                path.push(n);
-            }
+            descend_to(&mut cursor, &mut path, base, p, &mut part);
             if p < skip_to || text.as_bytes()[p] != b'(' {
                 continue;
             }

@@ -348,6 +348,33 @@ pub(crate) fn par_map_with<T: Sync, R: Send>(
     })
 }
 
+/// Moves `cursor` and `path` (the chain from the root down to the cursor's node) to the
+/// deepest node that starts at or before byte `p` and ends after it, for a walk that goes
+/// to bytes in increasing order: it climbs out of the nodes that end at or before `p`,
+/// keeping the first `keep` entries of `path`, then goes down, calling
+/// `entered(node, path)` for each node it enters, `path` being the chain above that node.
+pub(crate) fn descend_to<'t>(
+    cursor: &mut TreeCursor<'t>,
+    path: &mut Vec<Node<'t>>,
+    keep: usize,
+    p: usize,
+    mut entered: impl FnMut(Node<'t>, &[Node<'t>]),
+) {
+    while path.len() > keep && path.last().is_some_and(|n| n.end_byte() <= p) {
+        cursor.goto_parent();
+        path.pop();
+    }
+    while cursor.goto_first_child_for_byte(p).is_some() {
+        let n = cursor.node();
+        if n.start_byte() > p {
+            cursor.goto_parent();
+            break;
+        }
+        entered(n, path);
+        path.push(n);
+    }
+}
+
 /// Calls [`preorder`] on each of `roots` in turn.
 pub(crate) fn preorder_all<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>) -> bool) {
     for &root in roots {
