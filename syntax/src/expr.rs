@@ -220,14 +220,15 @@ pub(crate) fn from_text(s: &str) -> Expr {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
+/// A token of [`from_text`]'s input, borrowing its text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'s> {
     Int(i64),
-    Ident(String),
-    Punct(String),
+    Ident(&'s str),
+    Punct(&'s str),
 }
 
-fn tokenize(s: &str) -> Vec<Tok> {
+fn tokenize(s: &str) -> Vec<Tok<'_>> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -250,34 +251,34 @@ fn tokenize(s: &str) -> Vec<Tok> {
             }
             match parse_int(&s[start..i]) {
                 Some(v) => out.push(Tok::Int(v)),
-                None => out.push(Tok::Punct(s[start..i].to_string())),
+                None => out.push(Tok::Punct(&s[start..i])),
             }
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b':') {
                 i += 1;
             }
-            out.push(Tok::Ident(s[start..i].to_string()));
+            out.push(Tok::Ident(&s[start..i]));
         } else {
             let two = s.get(i..i + 2).unwrap_or("");
             if matches!(
                 two,
                 "<<" | ">>" | "<=" | ">=" | "==" | "!=" | "&&" | "||" | "->"
             ) {
-                out.push(Tok::Punct(two.to_string()));
+                out.push(Tok::Punct(two));
                 i += 2;
             } else {
-                let ch = s[i..].chars().next().unwrap_or(' ');
-                out.push(Tok::Punct(ch.to_string()));
-                i += ch.len_utf8();
+                let len = s[i..].chars().next().map_or(1, char::len_utf8);
+                out.push(Tok::Punct(&s[i..i + len]));
+                i += len;
             }
         }
     }
     out
 }
 
-struct TextParser {
-    tokens: Vec<Tok>,
+struct TextParser<'s> {
+    tokens: Vec<Tok<'s>>,
     pos: usize,
 }
 
@@ -297,10 +298,10 @@ fn precedence(op: &str) -> Option<u8> {
     })
 }
 
-impl TextParser {
+impl TextParser<'_> {
     fn peek_punct(&self) -> Option<&str> {
         match self.tokens.get(self.pos) {
-            Some(Tok::Punct(p)) => Some(p.as_str()),
+            Some(Tok::Punct(p)) => Some(p),
             _ => None,
         }
     }
@@ -360,11 +361,11 @@ impl TextParser {
                 return Some(Expr::Unary(op, Box::new(inner)));
             }
         }
-        let tok = self.tokens.get(self.pos)?.clone();
+        let tok = *self.tokens.get(self.pos)?;
         self.pos += 1;
         match tok {
             Tok::Int(v) => Some(Expr::Int(v)),
-            Tok::Ident(name) if name == "sizeof" => {
+            Tok::Ident("sizeof") => {
                 if !self.eat("(") {
                     return None;
                 }
@@ -372,9 +373,9 @@ impl TextParser {
                 while let Some(t) = self.tokens.get(self.pos) {
                     self.pos += 1;
                     match t {
-                        Tok::Punct(p) if p == ")" => break,
-                        Tok::Ident(s) => parts.push(s.clone()),
-                        Tok::Punct(p) => parts.push(p.clone()),
+                        Tok::Punct(")") => break,
+                        Tok::Ident(s) => parts.push(s.to_string()),
+                        Tok::Punct(p) => parts.push(p.to_string()),
                         Tok::Int(v) => parts.push(v.to_string()),
                     }
                 }
@@ -394,13 +395,16 @@ impl TextParser {
                             }
                         }
                     }
-                    return Some(Expr::Call { callee: name, args });
+                    return Some(Expr::Call {
+                        callee: name.to_string(),
+                        args,
+                    });
                 }
-                let mut e = Expr::Name(name);
+                let mut e = Expr::Name(name.to_string());
                 while self.eat(".") {
                     match self.tokens.get(self.pos) {
                         Some(Tok::Ident(f)) => {
-                            e = Expr::Member(Box::new(e), f.clone());
+                            e = Expr::Member(Box::new(e), f.to_string());
                             self.pos += 1;
                         }
                         _ => return None,
@@ -408,13 +412,13 @@ impl TextParser {
                 }
                 Some(e)
             }
-            Tok::Punct(p) if p == "(" => {
+            Tok::Punct("(") => {
                 // A C-style cast `(int)x` or a parenthesised expression.
                 if let (Some(Tok::Ident(ty)), Some(Tok::Punct(close))) =
                     (self.tokens.get(self.pos), self.tokens.get(self.pos + 1))
                 {
-                    if close == ")" && crate::consteval::is_type_name(ty) {
-                        let ty = ty.clone();
+                    if *close == ")" && crate::consteval::is_type_name(ty) {
+                        let ty = ty.to_string();
                         self.pos += 2;
                         let inner = self.unary(depth + 1)?;
                         return Some(Expr::Cast(ty, Box::new(inner)));
