@@ -618,11 +618,8 @@ pub(crate) fn is_file_scope(tree: &Ancestry, scope: Node) -> bool {
 
 /// Whether `c` is a declaration kind, and if so its declarators in order.
 pub(crate) fn declarators<'t>(c: Node<'t>) -> Option<Vec<Node<'t>>> {
-    if !DECLARATION_KINDS.contains(c) {
-        return None;
-    }
-    let mut cursor = c.walk();
-    Some(c.fields("declarator", &mut cursor).collect())
+    let mut out = Vec::new();
+    declarators_into(c, &mut c.walk(), &mut out).then_some(out)
 }
 
 /// [`declarators`] of `c` into `out` (emptied first) with a cursor the caller reuses:

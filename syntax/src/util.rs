@@ -386,15 +386,8 @@ pub(crate) fn preorder_all<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>) -
 /// `root.descendant_for_byte_range(offset, offset)` finds) and its ancestors, nearest
 /// first and `root` last: one descent, where the node and then its chain would be two.
 pub(crate) fn chain_at(root: Node<'_>, offset: usize) -> Vec<Node<'_>> {
-    let mut cursor = root.walk();
     let mut chain = vec![root];
-    while cursor.goto_first_child_for_byte(offset).is_some() {
-        let n = cursor.node();
-        if n.start_byte() > offset {
-            break;
-        }
-        chain.push(n);
-    }
+    descend_to(&mut root.walk(), &mut chain, 1, offset, |_, _| {});
     chain.reverse();
     chain
 }
@@ -576,14 +569,15 @@ mod tests {
         let alphabet = [
             ' ', '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{a0}', 'a', 'é', '<', '>',
         ];
-        let mut strings = vec![String::new()];
+        // Every string of each length in turn, from the empty one.
+        let mut level = vec![String::new()];
+        let mut strings = level.clone();
         for _ in 0..5 {
-            let longer: Vec<String> = strings
+            level = level
                 .iter()
-                .filter(|s| s.chars().count() == strings.last().map_or(0, |l| l.chars().count()))
                 .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
                 .collect();
-            strings.extend(longer);
+            strings.extend(level.iter().cloned());
         }
         assert!(strings.len() > 100_000);
         for s in &strings {

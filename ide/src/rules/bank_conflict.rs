@@ -109,9 +109,6 @@ struct Run<'c, 'a> {
     base: RefCell<HashMap<usize, Option<Cost>>>,
     /// [`static_bytes`] by function.
     static_bytes: RefCell<HashMap<Option<&'c str>, u64>>,
-    /// The cost of an access (by index) with its array's inner dimension padded by `pad`
-    /// (a layout is fixed by the declaration the access resolves to and the pad).
-    padded: RefCell<HashMap<(usize, usize, u64), Option<Cost>>>,
     /// The cost of an access re-laid out, by what it depends on: its indices, width and
     /// kind (through the hash in `index_hashes` and the position of an access with the
     /// same ones), the dimensions, the element size and the shape. Repeated kernels ask
@@ -149,7 +146,6 @@ impl<'c, 'a> Run<'c, 'a> {
             shapes: RefCell::default(),
             base: RefCell::default(),
             static_bytes: RefCell::default(),
-            padded: RefCell::default(),
             relaid: RefCell::default(),
             index_hashes: RefCell::default(),
         }
@@ -499,18 +495,6 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
     let outer: u64 = dims[..dims.len() - 1].iter().product();
     // Every access of the group is in `a`'s function, so under `a`'s block shape.
     let before: Vec<Option<Cost>> = same.iter().map(|&i| run.base_cost(all, i, shape)).collect();
-    // The cost of access `i` with the rows padded by `pad`, once per access, declaration
-    // and pad: an array with several conflicts asks for the same layouts each time.
-    let decl_key = decl.name_range.start;
-    let padded_cost = |i: usize, padded: &[u64], pad: u64| -> Option<Cost> {
-        let key = (i, decl_key, pad);
-        if let Some(c) = run.padded.borrow().get(&key) {
-            return *c;
-        }
-        let c = run.relaid_cost(all, i, padded, elem, shape);
-        run.padded.borrow_mut().insert(key, c);
-        c
-    };
     let max_pad = (128 / elem).max(1);
     for pad in 1..=max_pad {
         let mut padded = dims.clone();
@@ -520,14 +504,14 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
         if needs_16 && (padded[padded.len() - 1] * elem) % 16 != 0 {
             continue;
         }
-        let Some(mine) = padded_cost(a_index, &padded, pad) else {
+        let Some(mine) = run.relaid_cost(all, a_index, &padded, elem, shape) else {
             continue;
         };
         if mine.degree > 1 {
             continue;
         }
         let worse = same.iter().zip(&before).any(|(&i, b)| {
-            let after = padded_cost(i, &padded, pad);
+            let after = run.relaid_cost(all, i, &padded, elem, shape);
             match (b, after) {
                 (Some(b), Some(a)) => a.degree > b.degree.max(1),
                 _ => false,
