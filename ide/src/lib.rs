@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod config;
+pub mod editor;
 pub mod hover;
 pub mod knowledge;
 pub mod line_index;
