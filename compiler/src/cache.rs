@@ -1,0 +1,176 @@
+//! Compilations kept by content hash, so that an unchanged file is not recompiled.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::{CancelFlag, CompileError, CompileOutput, CompileRequest, Toolkit};
+
+/// The key of one compilation: a 128-bit FNV-1a hash of the toolkit (path and
+/// version), the source path, the flags, the SASS switch and the text. Stable
+/// across runs and Rust versions, so it can name files in a cache folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey(pub u128);
+
+impl CacheKey {
+    /// The key of `request` compiled by `toolkit`.
+    pub fn new(toolkit: &Toolkit, request: &CompileRequest) -> CacheKey {
+        let mut h = Fnv128::new();
+        h.field(toolkit.nvcc.display().to_string().as_bytes());
+        h.field(toolkit.version.full.as_bytes());
+        h.field(request.source_path.display().to_string().as_bytes());
+        for a in &request.flags.args {
+            h.field(a.as_bytes());
+        }
+        h.field(if request.sass { b"sass" } else { b"no-sass" });
+        h.field(request.text.as_bytes());
+        CacheKey(h.0)
+    }
+
+    /// 32 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:032x}", self.0)
+    }
+}
+
+struct Fnv128(u128);
+
+impl Fnv128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+
+    fn new() -> Fnv128 {
+        Fnv128(Self::OFFSET)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u128::from(*b);
+            self.0 = self.0.wrapping_mul(Self::PRIME);
+        }
+    }
+
+    /// A length-prefixed field, so that ("ab", "c") and ("a", "bc") differ.
+    fn field(&mut self, bytes: &[u8]) {
+        self.bytes(&(bytes.len() as u64).to_le_bytes());
+        self.bytes(bytes);
+    }
+}
+
+/// Finished compilations by [`CacheKey`]: in memory (the most recent `capacity`),
+/// and in a folder when one is given (JSON files named by the key; put it outside
+/// the workspace, such as the user's cache folder).
+///
+/// Only the main file's text is hashed: a change to a header it includes is not
+/// seen. Call [`CompileCache::clear`] when a header is saved.
+pub struct CompileCache {
+    inner: Mutex<Memory>,
+    dir: Option<PathBuf>,
+    capacity: usize,
+}
+
+struct Memory {
+    map: HashMap<CacheKey, Arc<CompileOutput>>,
+    order: VecDeque<CacheKey>,
+}
+
+impl CompileCache {
+    /// A cache holding up to 256 compilations in memory, and on disk in `dir` when given.
+    pub fn new(dir: Option<PathBuf>) -> CompileCache {
+        CompileCache {
+            inner: Mutex::new(Memory {
+                map: HashMap::new(),
+                order: VecDeque::new(),
+            }),
+            dir,
+            capacity: 256,
+        }
+    }
+
+    /// The cached output for `request`, if any (marked `from_cache`).
+    pub fn get(&self, toolkit: &Toolkit, request: &CompileRequest) -> Option<Arc<CompileOutput>> {
+        let key = CacheKey::new(toolkit, request);
+        if let Some(hit) = self.lock().map.get(&key) {
+            return Some(hit.clone());
+        }
+        let dir = self.dir.as_ref()?;
+        let text = std::fs::read_to_string(dir.join(format!("{}.json", key.hex()))).ok()?;
+        let mut output: CompileOutput = serde_json::from_str(&text).ok()?;
+        output.from_cache = true;
+        let output = Arc::new(output);
+        self.insert_memory(key, output.clone());
+        Some(output)
+    }
+
+    /// The cached output for `request`, or a fresh compilation that is then kept.
+    /// Cancelled and timed-out runs are not kept.
+    pub fn compile(
+        &self,
+        toolkit: &Toolkit,
+        request: &CompileRequest,
+        cancel: &CancelFlag,
+    ) -> Result<Arc<CompileOutput>, CompileError> {
+        if let Some(hit) = self.get(toolkit, request) {
+            return Ok(hit);
+        }
+        let key = CacheKey::new(toolkit, request);
+        let output = toolkit.compile(request, cancel)?;
+        if let Some(dir) = &self.dir {
+            let mut stored = output.clone();
+            stored.from_cache = true;
+            if let Ok(json) = serde_json::to_string(&stored) {
+                let _ = std::fs::create_dir_all(dir);
+                let tmp = dir.join(format!("{}.json.tmp{}", key.hex(), std::process::id()));
+                if std::fs::write(&tmp, json).is_ok() {
+                    let _ = std::fs::rename(&tmp, dir.join(format!("{}.json", key.hex())));
+                }
+            }
+        }
+        let mut cached = output.clone();
+        cached.from_cache = true;
+        self.insert_memory(key, Arc::new(cached));
+        Ok(Arc::new(output))
+    }
+
+    /// Forgets everything: in memory, and the `.json` entries of the folder.
+    pub fn clear(&self) {
+        let mut m = self.lock();
+        m.map.clear();
+        m.order.clear();
+        if let Some(Ok(entries)) = self.dir.as_ref().map(std::fs::read_dir) {
+            for e in entries.filter_map(Result::ok) {
+                if e.path().extension().is_some_and(|x| x == "json") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+
+    /// How many compilations are held in memory.
+    pub fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+
+    /// Whether nothing is held in memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn insert_memory(&self, key: CacheKey, output: Arc<CompileOutput>) {
+        let mut m = self.lock();
+        if m.map.insert(key, output).is_none() {
+            m.order.push_back(key);
+        }
+        while m.order.len() > self.capacity {
+            if let Some(old) = m.order.pop_front() {
+                m.map.remove(&old);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
