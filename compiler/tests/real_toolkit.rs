@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use kernaut_compiler::{
     parse_cuobjdump_resource_usage, AsyncCopyMode, CancelFlag, CompileCache, CompileError,
-    CompileFlags, CompileJobs, CompileOutput, CompileRequest, JobsConfig, Severity, Toolkit,
-    ToolkitConfig,
+    CompileFlags, CompileJobs, CompileOutput, CompileRequest, JobsConfig, Toolkit, ToolkitConfig,
 };
 
 fn kernel_path(name: &str) -> PathBuf {
@@ -232,17 +231,20 @@ fn errors_land_on_their_lines_of_the_source_path() {
     let out = t.compile(&request, &no_cancel()).unwrap();
     assert!(!out.success);
     assert!(out.has_errors());
-    let places: Vec<(Option<&Path>, Option<u32>, Option<u32>, Severity)> = out
+    let places: Vec<String> = out
         .messages
         .iter()
-        .map(|m| (m.file.as_deref(), m.line, m.column, m.severity))
+        .map(|m| {
+            assert_eq!(m.file.as_deref(), Some(path.as_path()), "{m:?}");
+            format!("{:?} {:?}:{:?}", m.severity, m.line, m.column)
+        })
         .collect();
     assert_eq!(
         places,
         [
-            (Some(path.as_path()), Some(3), Some(14), Severity::Error),
-            (Some(path.as_path()), Some(4), Some(9), Severity::Warning),
-            (Some(path.as_path()), Some(9), Some(1), Severity::Error),
+            "Error Some(3):Some(14)",
+            "Warning Some(4):Some(9)",
+            "Error Some(9):Some(1)",
         ]
     );
 }
