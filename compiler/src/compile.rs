@@ -1,4 +1,4 @@
-//! One compilation: the buffer's text through `nvcc -fatbin --resource-usage`, then
+//! One compilation: the buffer's text through `nvcc -fatbin -Xptxas -v`, then
 //! optionally `cuobjdump -sass`.
 
 use std::path::{Path, PathBuf};
@@ -129,7 +129,8 @@ pub enum CompileError {
 impl Toolkit {
     /// Compiles `request` (no cache: see [`crate::CompileCache`]). The text goes to a
     /// temporary folder, with a `#line` directive naming `source_path`, and nvcc runs
-    /// there: `nvcc -fatbin --resource-usage -x cu -I<source folder> <flags> <copy>`.
+    /// there: `nvcc -fatbin -Xptxas -v -x cu -I<source folder> <flags> <copy>`.
+    /// (`-Xptxas -v` rather than `--resource-usage`, which prints nothing under `-rdc=true`.)
     /// Nothing is written into the workspace. When `cancel` is set, the compiler and
     /// everything it started are killed and [`CompileError::Cancelled`] returned.
     pub fn compile(
@@ -152,7 +153,8 @@ impl Toolkit {
 
         let mut args: Vec<String> = vec![
             "-fatbin".into(),
-            "--resource-usage".into(),
+            "-Xptxas".into(),
+            "-v".into(),
             "-x".into(),
             "cu".into(),
         ];
@@ -197,6 +199,14 @@ impl Toolkit {
                     finished.status,
                     tail(&finished.stderr, 2000)
                 ),
+            ));
+        }
+        if success && request.flags.is_relocatable() {
+            messages.push(note(
+                Severity::Note,
+                "with -rdc=true ptxas reports each function before device linking: \
+                 registers and stack of calls into other files are not included"
+                    .into(),
             ));
         }
         if success && resources.kernels.is_empty() && !request.flags.has_real_arch() {
@@ -281,6 +291,11 @@ enum SassError {
 }
 
 impl CompileFlags {
+    /// Whether the flags ask for relocatable device code (`-rdc=true`).
+    pub fn is_relocatable(&self) -> bool {
+        self.args.iter().any(|a| a == "-rdc=true")
+    }
+
     /// Whether some architecture is real (`sm_XX`), so that ptxas runs and reports
     /// resources. Flags without any architecture count as real (nvcc's default is).
     pub fn has_real_arch(&self) -> bool {

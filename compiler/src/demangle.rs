@@ -15,6 +15,16 @@ pub(crate) struct Demangled {
 /// Demangles `mangled`; a name that is not an Itanium symbol (an `extern "C"`
 /// kernel, for instance) is returned as it is.
 pub(crate) fn demangle(mangled: &str) -> Demangled {
+    // ptxas numbers clones of a device function under -rdc: `_Z6helperPfi$1`.
+    if let Some((name, suffix)) = mangled.rsplit_once('$') {
+        if !suffix.is_empty() && suffix.chars().all(|c| c.is_ascii_digit()) {
+            let d = demangle(name);
+            return Demangled {
+                full: format!("{}${suffix}", d.full),
+                base: d.base,
+            };
+        }
+    }
     let Ok(symbol) = Symbol::new(mangled) else {
         return Demangled {
             full: mangled.to_string(),
@@ -25,10 +35,9 @@ pub(crate) fn demangle(mangled: &str) -> Demangled {
     let short = symbol
         .demangle_with_options(&DemangleOptions::new().no_params().no_return_type())
         .unwrap_or_else(|_| full.clone());
-    Demangled {
-        full,
-        base: strip_template_arguments(&short),
-    }
+    // A kernel in an anonymous namespace is written without one.
+    let base = strip_template_arguments(&short).replace("(anonymous namespace)::", "");
+    Demangled { full, base }
 }
 
 /// Drops every top-level `<…>` group: `a::b<int>::c<3>` becomes `a::b::c`.

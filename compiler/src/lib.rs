@@ -18,7 +18,7 @@
 //! - [`flags_for`] reads the file's entry in `compile_commands.json` (see
 //!   [`find_compile_commands`]) through an allow-list, or gives
 //!   `-std=c++17 -arch=<target>`. Workspace files never choose the program.
-//! - [`Toolkit::compile`] runs `nvcc -fatbin --resource-usage` on the buffer's text
+//! - [`Toolkit::compile`] runs `nvcc -fatbin -Xptxas -v` on the buffer's text
 //!   in a temporary folder, with a time limit and a [`CancelFlag`] that kills the
 //!   compiler, and returns a [`CompileOutput`].
 //! - [`CompileCache`] keeps outputs by content hash; [`CompileJobs`] compiles in

@@ -117,8 +117,10 @@ pub fn parse_ptxas_resources(text: &str) -> ResourceReport {
     // The function whose "properties" line came last, and the entry's properties.
     let mut props_for: Option<String> = None;
     let mut entry_props: Option<(u64, u64, u64)> = None;
-    // Modules seen before their architecture is known get it filled in later.
+    // Modules and device functions seen before their architecture is known (ptxas
+    // names it only with the next entry) get it filled in later.
     let mut pending_module: Option<usize> = None;
+    let mut pending_devices: Vec<usize> = Vec::new();
 
     for raw in text.lines() {
         let line = raw.trim();
@@ -139,6 +141,9 @@ pub fn parse_ptxas_resources(text: &str) -> ResourceReport {
                             spill_store_bytes: p.1,
                             spill_load_bytes: p.2,
                         });
+                        if arch.is_empty() || pending_module.is_some() {
+                            pending_devices.push(report.device_functions.len() - 1);
+                        }
                     }
                 }
             }
@@ -150,6 +155,9 @@ pub fn parse_ptxas_resources(text: &str) -> ResourceReport {
                 arch = a;
                 if let Some(i) = pending_module.take() {
                     report.modules[i].arch = arch.clone();
+                }
+                for i in pending_devices.drain(..) {
+                    report.device_functions[i].arch = arch.clone();
                 }
             }
             current_entry = name;

@@ -140,6 +140,33 @@ fn resources_next_to_a_front_end_warning() {
 }
 
 #[test]
+fn resources_under_rdc_before_device_linking() {
+    check_resources(
+        "ptxas-spill-rdc-sm80.txt",
+        expect![[r#"
+            sm_80 calls_helper(float*, int) | calls_helper | regs=24 bar=Some(0) spill=0/0 stack=0 cumul=None smem=0 cmem=364 [c0=364]
+            sm_80 spills(float*, float const*, int) | spills | regs=32 bar=Some(0) spill=212/280 stack=384 cumul=None smem=0 cmem=372 [c0=372]
+            device sm_80 helper(float*, int)$1 stack=136 spill=0/0
+            device sm_80 helper(float*, int) stack=136 spill=0/0
+            module sm_80 gmem=0 []
+        "#]],
+    );
+}
+
+#[test]
+fn resources_of_anonymous_namespace_extern_c_and_lambda_kernels() {
+    check_resources(
+        "ptxas-anon-extern-c-lambda-sm80.txt",
+        expect![[r#"
+            sm_80 (anonymous namespace)::hidden(int*) | hidden | regs=8 bar=Some(0) spill=0/0 stack=0 cumul=None smem=0 cmem=360 [c0=360]
+            sm_80 void apply<launch(float*, int*)::{lambda(float)#1}>(launch(float*, int*)::{lambda(float)#1}, float*) | apply | regs=8 bar=Some(0) spill=0/0 stack=0 cumul=None smem=0 cmem=368 [c0=368]
+            sm_80 c_kernel | c_kernel | regs=8 bar=Some(0) spill=0/0 stack=0 cumul=None smem=0 cmem=360 [c0=360]
+            module sm_80 gmem=1028 [c4=16]
+        "#]],
+    );
+}
+
+#[test]
 fn resources_of_nothing() {
     check_resources("nvcc-errors.txt", expect![[r#""#]]);
 }

@@ -450,3 +450,24 @@ fn background_jobs_debounce_and_keep_the_newest_text() {
     assert!(last.result.is_ok(), "{:?}", last.result);
     assert!(!jobs.is_busy());
 }
+
+#[test]
+fn relocatable_device_code_still_reports_resources() {
+    let Some(t) = toolkit("relocatable_device_code_still_reports_resources") else {
+        return;
+    };
+    let flags = CompileFlags {
+        args: vec!["-arch=sm_80".into(), "-rdc=true".into()],
+        ..CompileFlags::default_for("sm_80")
+    };
+    let request = CompileRequest::new(kernel_path("spill.cu"), kernel_text("spill.cu"), flags);
+    let out = t.compile(&request, &no_cancel()).unwrap();
+    assert!(out.success, "{:#?}", out.messages);
+    let names: Vec<&str> = out.kernels.iter().map(|k| k.base_name.as_str()).collect();
+    assert_eq!(names, ["calls_helper", "spills"]);
+    assert!(out.kernels[1].spills());
+    assert!(out
+        .messages
+        .iter()
+        .any(|m| m.message.contains("before device linking")));
+}
