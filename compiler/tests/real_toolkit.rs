@@ -471,3 +471,80 @@ fn relocatable_device_code_still_reports_resources() {
         .iter()
         .any(|m| m.message.contains("before device linking")));
 }
+
+/// A kernel that keeps cicc and ptxas busy for seconds.
+fn heavy_kernel() -> String {
+    let mut s = String::from("__global__ void heavy(float* out, const float* in, int k) {\n");
+    s.push_str("  float acc[256];\n#pragma unroll\n");
+    s.push_str("  for (int j = 0; j < 256; ++j) acc[j] = in[threadIdx.x + j * 1024];\n");
+    s.push_str(
+        "  float s = 0.f;\n#pragma unroll\n  for (int r = 0; r < 32; ++r)\n#pragma unroll\n",
+    );
+    s.push_str("    for (int j = 0; j < 256; ++j) s += acc[j] * acc[(j * 7 + r) % 256];\n");
+    s.push_str("  out[threadIdx.x] = s + acc[k % 256];\n}\n");
+    s
+}
+
+/// Processes whose command line mentions this test process's temporary folders.
+#[cfg(target_os = "linux")]
+fn our_compilers() -> Vec<String> {
+    let marker = format!("kernaut-nvcc-{}-", std::process::id());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(&marker) {
+                found.push(cmdline);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn cancel_in_the_middle_leaves_no_compiler_running() {
+    let Some(t) = toolkit("cancel_in_the_middle_leaves_no_compiler_running") else {
+        return;
+    };
+    let request = CompileRequest::new(
+        "/nowhere/heavy.cu",
+        heavy_kernel(),
+        CompileFlags::default_for("sm_80"),
+    );
+    let cancel = no_cancel();
+    let setter = cancel.clone();
+    let watcher = std::thread::spawn(move || {
+        // Wait until the device compiler (cicc, then ptxas) is at work, then cancel.
+        let mut seen = Vec::new();
+        for _ in 0..400 {
+            std::thread::sleep(Duration::from_millis(25));
+            seen = our_compilers();
+            let program = |c: &String| {
+                let first = c.split_whitespace().next().unwrap_or_default();
+                first.rsplit('/').next().unwrap_or(first).to_string()
+            };
+            if seen
+                .iter()
+                .map(program)
+                .any(|p| p == "cicc" || p == "ptxas")
+            {
+                break;
+            }
+        }
+        setter.store(true, Ordering::Relaxed);
+        seen
+    });
+    let result = t.compile(&request, &cancel);
+    let seen = watcher.join().unwrap();
+    assert_eq!(result.unwrap_err(), CompileError::Cancelled);
+    assert!(!seen.is_empty(), "the compiler was never seen running");
+    let programs: Vec<&str> = seen
+        .iter()
+        .filter_map(|c| c.split_whitespace().next())
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .collect();
+    eprintln!("running when cancelled: {}", programs.join(", "));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(our_compilers(), Vec::<String>::new());
+}
