@@ -1,8 +1,10 @@
 //! Compilations kept by content hash, so that an unchanged file is not recompiled.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
 
 use crate::{CancelFlag, CompileError, CompileOutput, CompileRequest, Toolkit};
 
@@ -61,8 +63,9 @@ impl Fnv128 {
 /// and in a folder when one is given (JSON files named by the key; put it outside
 /// the workspace, such as the user's cache folder).
 ///
-/// Only the main file's text is hashed: a change to a header it includes is not
-/// seen. Call [`CompileCache::clear`] when a header is saved.
+/// The key hashes the main file's text; the headers it included (outside the toolkit
+/// and system folders, see [`CompileOutput::includes`]) are checked by size and
+/// modification time on every look-up, so saving a header recompiles its users.
 pub struct CompileCache {
     inner: Mutex<Memory>,
     dir: Option<PathBuf>,
@@ -70,8 +73,76 @@ pub struct CompileCache {
 }
 
 struct Memory {
-    map: HashMap<CacheKey, Arc<CompileOutput>>,
+    map: HashMap<CacheKey, Entry>,
     order: VecDeque<CacheKey>,
+}
+
+/// A kept output and the state of the headers it was compiled with.
+#[derive(Clone)]
+struct Entry {
+    headers: Vec<Stamp>,
+    output: Arc<CompileOutput>,
+}
+
+/// An [`Entry`] as written to the cache folder.
+#[derive(Serialize)]
+struct Stored<'a> {
+    headers: &'a [Stamp],
+    output: &'a CompileOutput,
+}
+
+/// An [`Entry`] as read back from the cache folder.
+#[derive(Deserialize)]
+struct Loaded {
+    headers: Vec<Stamp>,
+    output: CompileOutput,
+}
+
+/// A header's size and modification time when it was compiled.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    path: PathBuf,
+    len: u64,
+    modified_nanos: u128,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        let modified_nanos = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        Some(Stamp {
+            path: path.to_path_buf(),
+            len: meta.len(),
+            modified_nanos,
+        })
+    }
+}
+
+impl Entry {
+    fn new(output: Arc<CompileOutput>) -> Entry {
+        Entry {
+            headers: output
+                .includes
+                .iter()
+                .filter_map(|p| Stamp::of(p))
+                .collect(),
+            output,
+        }
+    }
+
+    /// Whether every header is as it was.
+    fn is_fresh(&self) -> bool {
+        self.headers.len() == self.output.includes.len()
+            && self
+                .headers
+                .iter()
+                .all(|h| Stamp::of(&h.path).as_ref() == Some(h))
+    }
 }
 
 impl CompileCache {
@@ -87,19 +158,31 @@ impl CompileCache {
         }
     }
 
-    /// The cached output for `request`, if any (marked `from_cache`).
+    /// The cached output for `request`, if any (marked `from_cache`) and if the
+    /// headers it included are unchanged.
     pub fn get(&self, toolkit: &Toolkit, request: &CompileRequest) -> Option<Arc<CompileOutput>> {
         let key = CacheKey::new(toolkit, request);
-        if let Some(hit) = self.lock().map.get(&key) {
-            return Some(hit.clone());
+        let in_memory = self.lock().map.get(&key).cloned();
+        if let Some(entry) = in_memory {
+            if entry.is_fresh() {
+                return Some(entry.output);
+            }
+            self.remove(key);
+            return None;
         }
         let dir = self.dir.as_ref()?;
         let text = std::fs::read_to_string(dir.join(format!("{}.json", key.hex()))).ok()?;
-        let mut output: CompileOutput = serde_json::from_str(&text).ok()?;
-        output.from_cache = true;
-        let output = Arc::new(output);
-        self.insert_memory(key, output.clone());
-        Some(output)
+        let loaded: Loaded = serde_json::from_str(&text).ok()?;
+        let entry = Entry {
+            headers: loaded.headers,
+            output: Arc::new(loaded.output),
+        };
+        if !entry.is_fresh() || !entry.output.from_cache {
+            self.remove(key);
+            return None;
+        }
+        self.insert_memory(key, entry.clone());
+        Some(entry.output)
     }
 
     /// The cached output for `request`, or a fresh compilation that is then kept.
@@ -115,9 +198,14 @@ impl CompileCache {
         }
         let key = CacheKey::new(toolkit, request);
         let output = toolkit.compile(request, cancel)?;
+        let mut cached = output.clone();
+        cached.from_cache = true;
+        let entry = Entry::new(Arc::new(cached));
         if let Some(dir) = &self.dir {
-            let mut stored = output.clone();
-            stored.from_cache = true;
+            let stored = Stored {
+                headers: &entry.headers,
+                output: &entry.output,
+            };
             if let Ok(json) = serde_json::to_string(&stored) {
                 let _ = std::fs::create_dir_all(dir);
                 let tmp = dir.join(format!("{}.json.tmp{}", key.hex(), std::process::id()));
@@ -126,9 +214,7 @@ impl CompileCache {
                 }
             }
         }
-        let mut cached = output.clone();
-        cached.from_cache = true;
-        self.insert_memory(key, Arc::new(cached));
+        self.insert_memory(key, entry);
         Ok(Arc::new(output))
     }
 
@@ -156,9 +242,18 @@ impl CompileCache {
         self.len() == 0
     }
 
-    fn insert_memory(&self, key: CacheKey, output: Arc<CompileOutput>) {
+    fn remove(&self, key: CacheKey) {
         let mut m = self.lock();
-        if m.map.insert(key, output).is_none() {
+        m.map.remove(&key);
+        m.order.retain(|k| *k != key);
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_file(dir.join(format!("{}.json", key.hex())));
+        }
+    }
+
+    fn insert_memory(&self, key: CacheKey, entry: Entry) {
+        let mut m = self.lock();
+        if m.map.insert(key, entry).is_none() {
             m.order.push_back(key);
         }
         while m.order.len() > self.capacity {

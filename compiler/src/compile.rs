@@ -74,6 +74,10 @@ pub struct CompileOutput {
     pub dropped_flags: Vec<DroppedFlag>,
     /// Whether this came from a [`crate::CompileCache`] rather than a fresh run.
     pub from_cache: bool,
+    /// The headers the file included, outside the toolkit and the system folders
+    /// (from nvcc's `-MD` dependency list). [`crate::CompileCache`] recompiles when
+    /// one of them changes.
+    pub includes: Vec<PathBuf>,
 }
 
 impl CompileOutput {
@@ -150,6 +154,7 @@ impl Toolkit {
         text.push_str(&request.text);
         std::fs::write(&copy, text).map_err(|e| io("writing the temporary copy", e))?;
         let fatbin = tmp.path.join("out.fatbin");
+        let deps = tmp.path.join("deps.d");
 
         let mut args: Vec<String> = vec![
             "-fatbin".into(),
@@ -169,6 +174,9 @@ impl Toolkit {
         args.push(copy.display().to_string());
         args.push("-o".into());
         args.push(fatbin.display().to_string());
+        args.push("-MD".into());
+        args.push("-MF".into());
+        args.push(deps.display().to_string());
 
         let mut cmd = Command::new(&self.nvcc);
         cmd.args(&args)
@@ -241,6 +249,9 @@ impl Toolkit {
             command,
             toolkit: self.describe(),
             dropped_flags: request.flags.dropped.clone(),
+            includes: std::fs::read_to_string(&deps)
+                .map(|d| self.user_headers(&d, &copy, &request.source_path))
+                .unwrap_or_default(),
             from_cache: false,
         })
     }
@@ -283,6 +294,51 @@ impl Toolkit {
             Err(e) => Err(SassError::Unavailable(format!("cuobjdump -sass: {e:?}"))),
         }
     }
+}
+
+impl Toolkit {
+    /// The headers of a make-style dependency list, less the file itself, the
+    /// toolkit's headers and the system's.
+    fn user_headers(&self, deps: &str, copy: &Path, source: &Path) -> Vec<PathBuf> {
+        let toolkit_root = self.bin_dir().parent().unwrap_or(Path::new("/nonexistent"));
+        let mut out: Vec<PathBuf> = parse_make_deps(deps)
+            .into_iter()
+            .filter(|p| p != copy && p != source)
+            .filter(|p| !p.starts_with(toolkit_root) && p.is_absolute())
+            .filter(|p| !(cfg!(unix) && p.starts_with("/usr/")))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// The prerequisites of a make rule (`out.fatbin : a.cu b.cuh`, lines continued
+/// with a backslash), a backslash-space being a space in a name.
+pub(crate) fn parse_make_deps(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let Some((_, prereqs)) = joined.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = prereqs.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&' ') {
+            word.push(' ');
+            chars.next();
+        } else if c.is_whitespace() {
+            if !word.is_empty() {
+                out.push(PathBuf::from(std::mem::take(&mut word)));
+            }
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        out.push(PathBuf::from(word));
+    }
+    out
 }
 
 enum SassError {
@@ -385,5 +441,33 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn make_dependencies_with_continuations_and_escaped_spaces() {
+        let deps = "out.fatbin : k.cu \\\n    /usr/include/stdc-predef.h \\\n    /p/my\\ dir/tile.cuh \\\n    /p/src/k.cu\n";
+        assert_eq!(
+            parse_make_deps(deps),
+            [
+                PathBuf::from("k.cu"),
+                PathBuf::from("/usr/include/stdc-predef.h"),
+                PathBuf::from("/p/my dir/tile.cuh"),
+                PathBuf::from("/p/src/k.cu"),
+            ]
+        );
+        assert!(parse_make_deps("").is_empty());
+    }
+
+    #[test]
+    fn line_directive_paths_are_escaped() {
+        assert_eq!(
+            escape_line_path(Path::new(r#"C:\src\"odd".cu"#)),
+            r#"C:\\src\\\"odd\".cu"#
+        );
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn run(
         // Its own process group, so that a kill reaches cicc and ptxas too.
         command.process_group(0);
     }
-    let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let mut child = spawn(&mut command)?;
     let stdout = child.stdout.take().map(reader);
     let stderr = child.stderr.take().map(reader);
     let start = Instant::now();
@@ -76,6 +76,24 @@ pub(crate) fn run(
         stdout,
         stderr,
     })
+}
+
+/// Spawns, retrying briefly on `ETXTBSY`: an executable that was just written can
+/// still be open for writing in a child another thread forked (a known race of
+/// fork and exec), which makes exec fail for a moment.
+fn spawn(command: &mut Command) -> Result<std::process::Child, RunError> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return Ok(child),
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempts < 10 => {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(10 * attempts));
+            }
+            Err(e) => return Err(RunError::Spawn(e)),
+        }
+    }
 }
 
 fn reader<R: Read + Send + 'static>(mut r: R) -> thread::JoinHandle<String> {

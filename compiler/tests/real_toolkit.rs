@@ -266,6 +266,7 @@ fn unsaved_text_finds_headers_beside_the_file_and_nothing_is_written_there() {
     let out = t.compile(&request, &no_cancel()).unwrap();
     assert!(out.success, "{:#?}", out.messages);
     assert_eq!(out.kernels[0].static_shared_bytes, 64 * 4);
+    assert_eq!(out.includes, [project.join("src/tile.cuh")]);
     let mut files: Vec<String> = std::fs::read_dir(project.join("src"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -485,15 +486,16 @@ fn heavy_kernel() -> String {
     s
 }
 
-/// Processes whose command line mentions this test process's temporary folders.
+/// Processes whose command line mentions this test process's temporary folders
+/// and the file `name` (other tests compile at the same time).
 #[cfg(target_os = "linux")]
-fn our_compilers() -> Vec<String> {
+fn our_compilers(name: &str) -> Vec<String> {
     let marker = format!("kernaut-nvcc-{}-", std::process::id());
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(&marker) {
+            if cmdline.contains(&marker) && cmdline.contains(name) {
                 found.push(cmdline);
             }
         }
@@ -508,7 +510,7 @@ fn cancel_in_the_middle_leaves_no_compiler_running() {
         return;
     };
     let request = CompileRequest::new(
-        "/nowhere/heavy.cu",
+        "/nowhere/cancel-probe.cu",
         heavy_kernel(),
         CompileFlags::default_for("sm_80"),
     );
@@ -519,7 +521,7 @@ fn cancel_in_the_middle_leaves_no_compiler_running() {
         let mut seen = Vec::new();
         for _ in 0..400 {
             std::thread::sleep(Duration::from_millis(25));
-            seen = our_compilers();
+            seen = our_compilers("cancel-probe");
             let program = |c: &String| {
                 let first = c.split_whitespace().next().unwrap_or_default();
                 first.rsplit('/').next().unwrap_or(first).to_string()
@@ -546,5 +548,41 @@ fn cancel_in_the_middle_leaves_no_compiler_running() {
         .collect();
     eprintln!("running when cancelled: {}", programs.join(", "));
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(our_compilers(), Vec::<String>::new());
+    assert_eq!(our_compilers("cancel-probe"), Vec::<String>::new());
+}
+
+#[test]
+fn saving_a_header_recompiles_the_files_that_include_it() {
+    let Some(t) = toolkit("saving_a_header_recompiles_the_files_that_include_it") else {
+        return;
+    };
+    let project = std::env::temp_dir().join(format!("kernaut-header-{}", std::process::id()));
+    std::fs::create_dir_all(&project).unwrap();
+    let header = project.join("tile.cuh");
+    std::fs::write(&header, "constexpr int TILE = 64;\n").unwrap();
+    let text = "#include \"tile.cuh\"\n__global__ void k(float* p) {\n  __shared__ float s[TILE];\n  s[threadIdx.x] = p[threadIdx.x];\n  __syncthreads();\n  p[threadIdx.x] = s[TILE - 1 - threadIdx.x];\n}\n";
+    let request = CompileRequest::new(
+        project.join("k.cu"),
+        text,
+        CompileFlags::default_for("sm_80"),
+    );
+    let cache = CompileCache::new(None);
+    let first = cache.compile(&t, &request, &no_cancel()).unwrap();
+    assert_eq!(
+        (first.from_cache, first.kernels[0].static_shared_bytes),
+        (false, 256)
+    );
+    assert!(
+        cache
+            .compile(&t, &request, &no_cancel())
+            .unwrap()
+            .from_cache
+    );
+    std::fs::write(&header, "constexpr int TILE = 1024;\n").unwrap();
+    let after = cache.compile(&t, &request, &no_cancel()).unwrap();
+    assert_eq!(
+        (after.from_cache, after.kernels[0].static_shared_bytes),
+        (false, 4096)
+    );
+    let _ = std::fs::remove_dir_all(&project);
 }
