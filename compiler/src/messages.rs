@@ -217,7 +217,7 @@ fn parse_tool_line(line: &str) -> Option<CompilerMessage> {
         .position(|w| *w == "line")
         .and_then(|k| rest.get(k + 1))
         .and_then(|n| n.trim_end_matches(';').parse::<u32>().ok());
-    let mut message = message.trim().to_string();
+    let mut message = demangle_words(message.trim());
     if let Some(n) = ptx_line {
         message.push_str(&format!(" (PTX line {n})"));
     }
@@ -230,4 +230,20 @@ fn parse_tool_line(line: &str) -> Option<CompilerMessage> {
         message,
         tool: tool.to_string(),
     })
+}
+
+/// Replaces mangled names in a message (`entry _Z6spillsPfPKfi is`) by their
+/// demangled form (`entry spills(float*, float const*, int) is`).
+fn demangle_words(message: &str) -> String {
+    let mut out = message.to_string();
+    for word in message.split_whitespace() {
+        let name = word.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        if name.starts_with("_Z") {
+            let readable = crate::demangle::demangle(name).full;
+            if readable != name {
+                out = out.replace(name, &readable);
+            }
+        }
+    }
+    out
 }

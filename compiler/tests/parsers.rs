@@ -167,6 +167,26 @@ fn resources_of_anonymous_namespace_extern_c_and_lambda_kernels() {
 }
 
 #[test]
+fn resources_from_ptxas_12_9_with_its_warnings() {
+    check_resources(
+        "ptxas-12.9-spill-sm75-warn-on-spills.txt",
+        expect![[r#"
+            sm_75 calls_helper(float*, int) | calls_helper | regs=38 bar=Some(0) spill=0/0 stack=128 cumul=Some(128) smem=0 cmem=364 [c0=364]
+            sm_75 spills(float*, float const*, int) | spills | regs=50 bar=Some(0) spill=0/0 stack=0 cumul=None smem=0 cmem=372 [c0=372]
+            device sm_75 helper(float*, int) stack=0 spill=0/0
+            module sm_75 gmem=0 []
+        "#]],
+    );
+    check_messages(
+        "ptxas-12.9-spill-sm75-warn-on-spills.txt",
+        expect![[r#"
+            Warning [ptxas] -:-:- None: Value of threads per SM for entry spills(float*, float const*, int) is out of range. .minnctapersm will be ignored
+            Warning [ptxas] -:-:- None: Local memory used for function 'calls_helper(float*, int)', size of stack frame: 128 bytes
+        "#]],
+    );
+}
+
+#[test]
 fn resources_of_nothing() {
     check_resources("nvcc-errors.txt", expect![[r#""#]]);
 }
