@@ -186,7 +186,7 @@ impl CompileCache {
     }
 
     /// The cached output for `request`, or a fresh compilation that is then kept.
-    /// Cancelled and timed-out runs are not kept.
+    /// Only successful compilations are kept: not failed, cancelled or timed-out ones.
     pub fn compile(
         &self,
         toolkit: &Toolkit,
@@ -198,6 +198,11 @@ impl CompileCache {
         }
         let key = CacheKey::new(toolkit, request);
         let output = toolkit.compile(request, cancel)?;
+        if !output.success {
+            // A failure may come from a header that is missing or broken, and the
+            // dependency list of a failed run can be incomplete: never kept.
+            return Ok(Arc::new(output));
+        }
         let mut cached = output.clone();
         cached.from_cache = true;
         let entry = Entry::new(Arc::new(cached));

@@ -390,6 +390,17 @@ fn unchanged_text_is_not_recompiled() {
     assert!(!out.from_cache);
     assert!(out.kernels.iter().all(|k| k.arch == "sm_90"));
 
+    // A file that does not compile is compiled again (a header may be fixed).
+    let broken = CompileRequest::new(
+        kernel_path("errors.cu"),
+        kernel_text("errors.cu"),
+        CompileFlags::default_for("sm_80"),
+    );
+    for _ in 0..2 {
+        let out = cache.compile(&t, &broken, &no_cancel()).unwrap();
+        assert!(!out.success && !out.from_cache);
+    }
+
     cache.clear();
     assert!(cache.is_empty());
     assert!(
