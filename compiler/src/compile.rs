@@ -151,7 +151,13 @@ impl Toolkit {
             .unwrap_or_else(|| "input.cu".to_string());
         let copy = tmp.path.join(&file_name);
         let mut text = format!("#line 1 \"{}\"\n", escape_line_path(&request.source_path));
-        text.push_str(&request.text);
+        // A byte-order mark would land after the `#line` directive, mid-file.
+        text.push_str(
+            request
+                .text
+                .strip_prefix('\u{feff}')
+                .unwrap_or(&request.text),
+        );
         std::fs::write(&copy, text).map_err(|e| io("writing the temporary copy", e))?;
         let fatbin = tmp.path.join("out.fatbin");
         let deps = tmp.path.join("deps.d");

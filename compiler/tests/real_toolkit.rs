@@ -261,7 +261,8 @@ fn unsaved_text_finds_headers_beside_the_file_and_nothing_is_written_there() {
     let source = project.join("src/k.cu");
     // The file on disk is stale; the buffer's text is what gets compiled.
     std::fs::write(&source, "this does not compile").unwrap();
-    let text = "#include \"tile.cuh\"\n__global__ void k(float* p) {\n  __shared__ float s[TILE];\n  s[threadIdx.x] = p[threadIdx.x];\n  __syncthreads();\n  p[threadIdx.x] = s[TILE - 1 - threadIdx.x];\n}\n";
+    // Starting with a byte-order mark, as some editors save.
+    let text = "\u{feff}#include \"tile.cuh\"\n__global__ void k(float* p) {\n  __shared__ float s[TILE];\n  s[threadIdx.x] = p[threadIdx.x];\n  __syncthreads();\n  p[threadIdx.x] = s[TILE - 1 - threadIdx.x];\n}\n";
     let request = CompileRequest::new(&source, text, CompileFlags::default_for("sm_80"));
     let out = t.compile(&request, &no_cancel()).unwrap();
     assert!(out.success, "{:#?}", out.messages);
