@@ -39,6 +39,7 @@ use kernaut_syntax::{
 };
 use kernaut_wiki::WikiConfig;
 
+use crate::compiled::{CompiledFacts, CompiledKernel};
 use crate::config::{KernautConfig, RulesConfig};
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
@@ -341,6 +342,7 @@ enum ChangeOp {
     Remove(FileId),
     Config(Box<AnalysisConfig>),
     DirConfig(String, Option<KernautConfig>),
+    Compiled(FileId, Option<CompiledFacts>),
 }
 
 /// Everything that changes between two revisions, applied in order by
@@ -398,6 +400,15 @@ impl Change {
         self
     }
 
+    /// Sets (or with `None` forgets) what the compiler reported for a file: the
+    /// occupancy model then uses its register counts and kernels that spill get the
+    /// `resources/spills` diagnostic. It is kept across edits until replaced (a front end
+    /// compiles again on save).
+    pub fn set_compiled(&mut self, file: FileId, facts: Option<CompiledFacts>) -> &mut Change {
+        self.ops.push(ChangeOp::Compiled(file, facts));
+        self
+    }
+
     /// Sets (or with `None` removes) the `.kernaut.toml` of a directory: it applies to
     /// the files below it, the nearest one winning.
     pub fn set_dir_config(
@@ -441,6 +452,7 @@ pub struct AnalysisHost {
     file_set: FileSet,
     files: Arc<HashMap<String, Arc<FileData>>>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
+    compiled: Arc<HashMap<String, Arc<CompiledFacts>>>,
     /// Model results by their inputs, shared by every snapshot and kept across edits.
     cache: Arc<ReportCache>,
     /// The revision counter: bumped by every change, read by snapshots to see whether
@@ -461,6 +473,7 @@ impl AnalysisHost {
             file_set: FileSet::default(),
             files: Arc::new(HashMap::new()),
             dir_configs: Arc::new(BTreeMap::new()),
+            compiled: Arc::new(HashMap::new()),
             cache: Arc::new(ReportCache::default()),
             revision: Arc::new(AtomicU64::new(0)),
         }
@@ -529,6 +542,16 @@ impl AnalysisHost {
                         kernaut_syntax::cancel::set_max_threads(config.threads);
                     }
                     self.config = Arc::new(*config);
+                }
+                ChangeOp::Compiled(id, facts) => {
+                    if let Some(path) = self.file_set.path(id) {
+                        let path = path.to_string();
+                        let table = Arc::make_mut(&mut self.compiled);
+                        match facts {
+                            Some(f) => table.insert(path, Arc::new(f)),
+                            None => table.remove(&path),
+                        };
+                    }
                 }
                 ChangeOp::DirConfig(dir, config) => {
                     let dir = dir.trim_end_matches('/').to_string();
@@ -617,6 +640,7 @@ impl AnalysisHost {
             files: self.files.clone(),
             file_set: Arc::new(self.file_set.clone()),
             dir_configs: self.dir_configs.clone(),
+            compiled: self.compiled.clone(),
             cache: self.cache.clone(),
             revision: self.revision.clone(),
             at: self.revision.load(Ordering::SeqCst),
@@ -687,6 +711,7 @@ pub struct Analysis {
     pub(crate) files: Arc<HashMap<String, Arc<FileData>>>,
     file_set: Arc<FileSet>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
+    compiled: Arc<HashMap<String, Arc<CompiledFacts>>>,
     pub(crate) cache: Arc<ReportCache>,
     revision: Arc<AtomicU64>,
     at: u64,
@@ -895,8 +920,50 @@ impl Analysis {
                 arch_configured: fc.arch_configured,
                 levels: &fc.rules,
             };
-            crate::rules::check(&RuleContext::with_settings(&f.source, k, settings))
+            let mut out = crate::rules::check(&RuleContext::with_settings(&f.source, k, settings));
+            if let Some(compiled) = self.compiled.get(path) {
+                let kernels: Vec<(String, TextRange, bool)> = f
+                    .facts()
+                    .kernels
+                    .iter()
+                    .map(|k| {
+                        (
+                            k.name.clone(),
+                            k.name_range.clone(),
+                            k.launch_bounds.is_some(),
+                        )
+                    })
+                    .collect();
+                out.extend(crate::compiled::spill_diagnostics(
+                    compiled,
+                    &kernels,
+                    &fc.arch.to_string(),
+                    fc.rules.level(crate::compiled::SPILLS_RULE),
+                ));
+                out.sort_by(|a, b| {
+                    (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
+                });
+            }
+            out
         })
+    }
+
+    /// What the compiler reported for a file, if a front end handed it over.
+    pub fn compiled(&self, file: FileId) -> Option<&CompiledFacts> {
+        let path = self.file_set.path(file)?;
+        self.compiled.get(path).map(|c| &**c)
+    }
+
+    /// The compiled instantiations of kernel `short` of the file at `path`, those for
+    /// the target first.
+    pub(crate) fn compiled_kernel(
+        &self,
+        path: &str,
+        short: &str,
+    ) -> Option<(&CompiledFacts, Vec<&CompiledKernel>)> {
+        let facts = self.compiled.get(path)?;
+        let v = facts.kernel(short, &self.config.arch.to_string());
+        (!v.is_empty()).then_some((&**facts, v))
     }
 
     /// Every fact syntax found in a file (kernels, shared memory, launches, constants).

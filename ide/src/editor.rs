@@ -207,6 +207,7 @@ fn lens_title(r: &OccupancyReport) -> String {
             let regs = match r.regs_source {
                 RegsSource::LaunchBounds { .. } => "≤",
                 RegsSource::Default => "~",
+                RegsSource::Compiler => "",
             };
             title.push_str(&format!(
                 " ({block} threads from {from}, {regs}{} regs, {} on {})",

@@ -498,6 +498,7 @@ fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
     let regs = match o.regs_source {
         RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit",
         RegsSource::Default => "the configured default",
+        RegsSource::Compiler => "ptxas (compiled)",
     };
     let mut md = format!(
         "**Occupancy on {}**: block {} = {threads} threads ({}), {} registers per thread ({regs}), {} B static + {} B dynamic shared memory.\n\n",

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod compiled;
 pub mod config;
 pub mod editor;
 pub mod hover;

@@ -48,6 +48,8 @@ pub enum RegsSource {
     },
     /// [`crate::AnalysisConfig::default_regs_per_thread`].
     Default,
+    /// The count the compiler (ptxas) reported for the kernel.
+    Compiler,
 }
 
 /// The occupancy of a kernel at the launch configuration found.
@@ -205,7 +207,12 @@ pub(crate) fn occupancy_for(
     let arch = analysis.config.arch;
     let limits = arch.limits();
     let (block, block_source, dynamic, mut notes) = block_for(analysis, path, Some(k));
+    let compiled = analysis.compiled_kernel(path, crate::analysis::short_name(kernel));
     let (regs_per_thread, regs_source) = match k.launch_bounds.as_ref() {
+        _ if compiled.is_some() => (
+            compiled.as_ref().map_or(0, |(_, v)| v[0].registers),
+            RegsSource::Compiler,
+        ),
         Some(lb) if lb.max_threads.is_some_and(|v| v > 0) => {
             let max_threads = u32::try_from(lb.max_threads.unwrap_or(1)).unwrap_or(u32::MAX);
             let min_blocks = lb
@@ -277,6 +284,16 @@ pub(crate) fn occupancy_for(
         RegsSource::Default => format!(
             "Registers: {regs_per_thread} per thread is the configured default; real counts need ptxas (`-Xptxas -v`)."
         ),
+        RegsSource::Compiler => {
+            let (facts, v) = compiled.as_ref().map_or(("the compiler", &[][..]), |(f, v)| (f.toolkit.as_str(), &v[..]));
+            let arch_note = v.first().map_or(String::new(), |k| format!(" for {}", k.arch));
+            let inst = if v.len() > 1 {
+                format!(" ({} instantiations; the one with the most registers is shown)", v.len())
+            } else {
+                String::new()
+            };
+            format!("Registers: {regs_per_thread} per thread, as ptxas reported{arch_note} ({facts}){inst}.")
+        }
     });
     Some(OccupancyReport {
         kernel: kernel.to_string(),

@@ -131,3 +131,63 @@ fn a_kernaut_toml_applies_to_the_files_below_it() {
         rules(new)
     );
 }
+
+#[test]
+fn compiler_facts_drive_occupancy_and_the_spills_diagnostic() {
+    use kernaut_ide::compiled::{CompiledFacts, CompiledKernel};
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let code = "__global__ void heavy(float* o) {\n    float a[64];\n    for (int i = 0; i < 64; ++i) a[i] = o[i * threadIdx.x];\n    o[threadIdx.x] = a[threadIdx.x % 64];\n}\nvoid run(float* o) { heavy<<<64, 256>>>(o); }\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let f = host.set_file("/k.cu", code);
+    let before = host.analysis().occupancy(f, "heavy").unwrap().unwrap();
+    assert_eq!(before.regs_per_thread, 32);
+    let mut change = Change::new();
+    change.set_compiled(
+        f,
+        Some(CompiledFacts {
+            toolkit: "nvcc 12.8".into(),
+            kernels: vec![CompiledKernel {
+                name: "heavy(float*)".into(),
+                base_name: "heavy".into(),
+                arch: "sm_90".into(),
+                registers: 128,
+                spill_store_bytes: 96,
+                spill_load_bytes: 120,
+                ..CompiledKernel::default()
+            }],
+        }),
+    );
+    host.apply_change(change);
+    let a = host.analysis();
+    let occ = a.occupancy(f, "heavy").unwrap().unwrap();
+    assert_eq!(occ.regs_per_thread, 128);
+    assert_eq!(occ.regs_source, kernaut_ide::reports::RegsSource::Compiler);
+    // 256 threads × 128 registers: 2 blocks of the 64K registers of an SM.
+    assert_eq!(occ.result.as_ref().unwrap().blocks_per_sm, 2);
+    assert!(
+        occ.notes
+            .iter()
+            .any(|n| n.contains("as ptxas reported for sm_90 (nvcc 12.8)")),
+        "{:?}",
+        occ.notes
+    );
+    let spills: Vec<_> = a
+        .diagnostics(f)
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.rule == "resources/spills")
+        .collect();
+    assert_eq!(spills.len(), 1);
+    assert_eq!(&code[spills[0].range.clone()], "heavy");
+    assert!(
+        spills[0]
+            .message
+            .contains("96 bytes stored and 120 bytes loaded"),
+        "{}",
+        spills[0].message
+    );
+    assert_eq!(spills[0].wiki, "pitfall-local-memory-spills#P1");
+    let lens = a.code_lenses(f).unwrap();
+    assert!(lens[0].title.contains("128 regs"), "{}", lens[0].title);
+}

@@ -46,6 +46,21 @@ pub struct Args {
     /// Extra wiki folders merged over the built-in pages (also read from $KERNAUT_WIKI).
     #[arg(long = "wiki", value_name = "DIR")]
     pub wiki: Vec<PathBuf>,
+    /// Compile each file with nvcc and print, per kernel, the registers, spills, stack,
+    /// shared memory and the occupancy at its launch (to stderr with the text format,
+    /// as `resources` in the JSON format); kernels that spill get `resources/spills`.
+    #[arg(long)]
+    pub resources: bool,
+    /// With --resources: exit 1 when a kernel uses more registers per thread than this.
+    #[arg(long, value_name = "N", requires = "resources")]
+    pub max_registers: Option<u32>,
+    /// With --resources: exit 1 when a kernel spills.
+    #[arg(long, requires = "resources")]
+    pub fail_on_spills: bool,
+    /// The nvcc to compile with [default: $CUDA_HOME, PATH, or a Python environment
+    /// with NVIDIA's nvidia-cuda-nvcc wheel].
+    #[arg(long, value_name = "PATH")]
+    pub nvcc: Option<PathBuf>,
 }
 
 /// Runs `check`: exit 1 when an error-level diagnostic was found.
@@ -96,6 +111,74 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         ids.push((id, shown, decoded.text));
     }
     host.apply_change(change);
+    let mut budget_failures = 0;
+    let mut resource_rows = Vec::new();
+    if args.resources {
+        let arch_of = |host: &AnalysisHost, id| host.analysis().file_config(id).arch.to_string();
+        let toolkit = kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig {
+            nvcc: args.nvcc.clone(),
+            ..kernaut_compiler::ToolkitConfig::default()
+        })
+        .context("--resources needs a CUDA toolkit")?;
+        eprintln!("kernaut-lsp: compiling with {}", toolkit.describe());
+        let mut change = Change::new();
+        for (i, (id, shown, text)) in ids.iter().enumerate() {
+            let path = &files[i];
+            let arch = arch_of(&host, *id);
+            let db = kernaut_compiler::find_compile_commands(path, None);
+            let flags = kernaut_compiler::flags_for(path, db.as_deref(), &arch)
+                .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
+            let request = kernaut_compiler::CompileRequest::new(path.clone(), text.clone(), flags);
+            match toolkit.compile(&request, &std::sync::Arc::default()) {
+                Ok(out) => {
+                    for m in &out.messages {
+                        if m.severity == kernaut_compiler::Severity::Error {
+                            eprintln!(
+                                "{shown}:{}:{}: error: {} [{}]",
+                                m.line.unwrap_or(1),
+                                m.column.unwrap_or(1),
+                                m.message,
+                                m.tool
+                            );
+                        }
+                    }
+                    change.set_compiled(*id, Some(crate::compile::to_compiled(&out)));
+                }
+                Err(e) => eprintln!("kernaut-lsp: warning: compiling {shown} failed: {e}"),
+            }
+        }
+        host.apply_change(change);
+        let analysis = host.analysis();
+        for (id, shown, _) in &ids {
+            let Some(compiled) = analysis.compiled(*id) else {
+                continue;
+            };
+            for k in &compiled.kernels {
+                let occupancy = analysis
+                    .occupancy(*id, &k.base_name)
+                    .ok()
+                    .flatten()
+                    .and_then(|o| o.result.ok().map(|r| (r.occupancy, r.blocks_per_sm)));
+                let over = args.max_registers.is_some_and(|m| k.registers > m);
+                let spills = k.spill_store_bytes + k.spill_load_bytes > 0;
+                if over || (args.fail_on_spills && spills) {
+                    budget_failures += 1;
+                }
+                resource_rows.push(output::ResourceRow {
+                    file: shown.clone(),
+                    kernel: k.name.clone(),
+                    arch: k.arch.clone(),
+                    registers: k.registers,
+                    spill_store_bytes: k.spill_store_bytes,
+                    spill_load_bytes: k.spill_load_bytes,
+                    stack_bytes: k.stack_frame_bytes,
+                    shared_bytes: k.static_shared_bytes,
+                    occupancy,
+                    over_budget: over || (args.fail_on_spills && spills),
+                });
+            }
+        }
+    }
     let analysis = host.analysis();
     for (id, path, text) in ids {
         let diagnostics = match analysis.diagnostics(id) {
@@ -118,7 +201,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Format::Json => output::json(&mut out, &reports)?,
         Format::Sarif => output::sarif(&mut out, &reports)?,
     }
+    if args.resources {
+        match args.format {
+            Format::Json => output::resources_json(&mut out, &resource_rows)?,
+            _ => output::resources_table(&mut io::stderr().lock(), &resource_rows)?,
+        }
+    }
     out.flush()?;
+    if budget_failures > 0 {
+        eprintln!("kernaut-lsp: {budget_failures} kernel(s) over the resource budget");
+    }
     let errors = count(&reports, Severity::Error);
     if args.format == Format::Text {
         let warnings = count(&reports, Severity::Warning);
@@ -132,7 +224,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             plural(hints)
         );
     }
-    Ok(if errors > 0 {
+    Ok(if errors + budget_failures > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -1,7 +1,7 @@
 //! The three output formats of `check`: compiler-style text, JSON and SARIF 2.1.0. Lines
 //! and columns are 1-based; columns count Unicode code points.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use kernaut_ide::config::Severity;
 use kernaut_ide::rules::{LineIndex, RuleDiagnostic, RULES};
@@ -189,4 +189,96 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()
     });
     serde_json::to_writer_pretty(&mut *out, &log)?;
     writeln!(out)
+}
+
+/// One kernel's resources, as `check --resources` prints them.
+#[derive(Clone, Debug)]
+pub struct ResourceRow {
+    /// The file, as shown.
+    pub file: String,
+    /// The kernel (demangled, with template arguments).
+    pub kernel: String,
+    /// The architecture compiled for.
+    pub arch: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Spill stores, bytes per thread.
+    pub spill_store_bytes: u64,
+    /// Spill loads, bytes per thread.
+    pub spill_load_bytes: u64,
+    /// Stack frame, bytes per thread.
+    pub stack_bytes: u64,
+    /// Static shared memory, bytes per block.
+    pub shared_bytes: u64,
+    /// Occupancy (fraction) and blocks per SM at the launch found, with these registers.
+    pub occupancy: Option<(f64, u32)>,
+    /// Whether it breaks the budget given.
+    pub over_budget: bool,
+}
+
+/// The resource table, aligned, for a terminal.
+pub fn resources_table(out: &mut impl Write, rows: &[ResourceRow]) -> io::Result<()> {
+    let header = [
+        "file",
+        "kernel",
+        "arch",
+        "regs",
+        "spill st/ld B",
+        "stack B",
+        "smem B",
+        "occupancy",
+    ];
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.file.clone(),
+                r.kernel.clone(),
+                r.arch.clone(),
+                format!("{}{}", r.registers, if r.over_budget { " !" } else { "" }),
+                format!("{}/{}", r.spill_store_bytes, r.spill_load_bytes),
+                r.stack_bytes.to_string(),
+                r.shared_bytes.to_string(),
+                r.occupancy.map_or("-".into(), |(o, b)| {
+                    format!("{:.0}% ({b} blocks/SM)", o * 100.0)
+                }),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for c in &cells {
+        for (w, v) in widths.iter_mut().zip(c) {
+            *w = (*w).max(v.chars().count());
+        }
+    }
+    let line = |out: &mut dyn Write, c: &[String]| -> io::Result<()> {
+        let parts: Vec<String> = c
+            .iter()
+            .zip(widths)
+            .map(|(v, w)| format!("{v:<w$}"))
+            .collect();
+        writeln!(out, "{}", parts.join("  ").trim_end())
+    };
+    line(out, &header.map(String::from))?;
+    for c in &cells {
+        line(out, c)?;
+    }
+    Ok(())
+}
+
+/// The resource table as JSON lines: `{"resources": [...]}`.
+pub fn resources_json(out: &mut impl Write, rows: &[ResourceRow]) -> io::Result<()> {
+    let v: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "file": r.file, "kernel": r.kernel, "arch": r.arch, "registers": r.registers,
+                "spill_store_bytes": r.spill_store_bytes, "spill_load_bytes": r.spill_load_bytes,
+                "stack_bytes": r.stack_bytes, "shared_bytes": r.shared_bytes,
+                "occupancy": r.occupancy.map(|o| o.0), "blocks_per_sm": r.occupancy.map(|o| o.1),
+                "over_budget": r.over_budget,
+            })
+        })
+        .collect();
+    writeln!(out, "{}", serde_json::json!({ "resources": v }))
 }

@@ -85,6 +85,8 @@ struct State {
     generation: u64,
     /// Directories whose `.kernaut.toml` has been read (the file, when one was found).
     configs_read: HashMap<PathBuf, Option<PathBuf>>,
+    /// What the compiler said about each document at its last compile.
+    compiler_messages: HashMap<String, Vec<kernaut_compiler::CompilerMessage>>,
 }
 
 impl State {
@@ -132,6 +134,14 @@ pub struct Server {
     client: Client,
     state: Arc<Mutex<State>>,
     log_level: LogLevel,
+    /// Background compiles, when a CUDA toolkit was found.
+    compiler: Arc<Mutex<Option<Compiler>>>,
+}
+
+/// The toolkit in use and its job queue.
+struct Compiler {
+    jobs: kernaut_compiler::CompileJobs,
+    root: Option<PathBuf>,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -173,7 +183,9 @@ impl Server {
                 root: None,
                 generation: 0,
                 configs_read: HashMap::new(),
+                compiler_messages: HashMap::new(),
             })),
+            compiler: Arc::new(Mutex::new(None)),
             log_level: LogLevel::from_env(),
         }
     }
@@ -252,88 +264,133 @@ impl Server {
     /// Computes and publishes the diagnostics of a document after `delay_ms`, unless it
     /// changes again first.
     fn schedule_diagnostics(&self, key: String, delay_ms: u64) {
+        spawn_diagnostics(
+            self.state.clone(),
+            self.client.clone(),
+            self.log_level,
+            key,
+            delay_ms,
+        );
+    }
+
+    /// Finds a CUDA toolkit and starts the background compiles; without one, everything
+    /// else works and the log says why compiling is off.
+    async fn start_compiler(&self) {
+        let (config, root, explicit) = {
+            let s = lock(&self.state);
+            if !s.settings.compile {
+                return;
+            }
+            let config = kernaut_compiler::ToolkitConfig {
+                nvcc: s.settings.nvcc.clone(),
+                ..kernaut_compiler::ToolkitConfig::default()
+            };
+            (config, s.root.clone(), s.settings.nvcc.is_some())
+        };
+        let found =
+            tokio::task::spawn_blocking(move || kernaut_compiler::Toolkit::discover(&config)).await;
+        let toolkit = match found {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                let m = format!("compiling is off: {e}");
+                if explicit {
+                    self.client
+                        .show_message(MessageType::WARNING, format!("kernaut: {m}"))
+                        .await;
+                }
+                self.log(LogLevel::Info, m).await;
+                return;
+            }
+            Err(e) => {
+                self.log(LogLevel::Error, format!("toolkit discovery: {e}"))
+                    .await;
+                return;
+            }
+        };
+        self.log(
+            LogLevel::Info,
+            format!("compiling with {}", toolkit.describe()),
+        )
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let cache = Arc::new(kernaut_compiler::CompileCache::new(None));
+        let jobs = kernaut_compiler::CompileJobs::new(
+            toolkit,
+            cache,
+            kernaut_compiler::JobsConfig::default(),
+            move |r| {
+                let _ = tx.send(r);
+            },
+        );
+        *self.compiler.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Compiler { jobs, root });
         let state = self.state.clone();
         let client = self.client.clone();
         let level = self.log_level;
-        let Some(generation) = lock(&state).docs.get(&key).map(|d| d.generation) else {
-            return;
-        };
         tokio::spawn(async move {
-            if delay_ms > 0 {
-                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
-            }
-            let (analysis, doc, enc) = {
-                let s = lock(&state);
-                match s.docs.get(&key) {
-                    Some(d) if d.generation == generation => {
-                        (s.host.analysis(), d.clone(), s.encoding)
-                    }
-                    _ => return,
-                }
-            };
-            let uri = doc.uri.clone();
-            let computed = tokio::task::spawn_blocking(move || {
-                catch_unwind(AssertUnwindSafe(|| -> Cancellable<Vec<Diagnostic>> {
-                    let lines = analysis.line_index(doc.id)?;
-                    let found = analysis.diagnostics(doc.id)?;
-                    Ok(found
-                        .iter()
-                        .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
-                        .collect())
-                }))
-            })
-            .await;
-            let diagnostics = match computed {
-                Ok(Ok(Ok(d))) => d,
-                Ok(Ok(Err(QueryError::Cancelled))) | Ok(Ok(Err(QueryError::UnknownFile))) => return,
-                Ok(Ok(Err(e))) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!("diagnostics of {}: {e}", uri.as_str()),
-                    )
-                    .await;
-                    return;
-                }
-                Ok(Err(p)) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!(
-                            "diagnostics of {} panicked: {}",
-                            uri.as_str(),
-                            panic_message(&*p)
-                        ),
-                    )
-                    .await;
-                    return;
-                }
-                Err(e) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!("diagnostics task: {e}"),
-                    )
-                    .await;
-                    return;
-                }
-            };
-            // Published only if the document has not changed meanwhile.
-            let current = lock(&state)
-                .docs
-                .get(&key)
-                .map(|d| (d.generation, d.version));
-            if let Some((g, version)) = current {
-                if g == generation {
-                    client
-                        .publish_diagnostics(uri, diagnostics, Some(version))
+            while let Some(done) = rx.recv().await {
+                let key = done.source_path.display().to_string();
+                let output = match done.result {
+                    Ok(o) => o,
+                    Err(e) => {
+                        log_to(
+                            &client,
+                            level,
+                            LogLevel::Info,
+                            format!("compiling {key}: {e}"),
+                        )
                         .await;
+                        continue;
+                    }
+                };
+                {
+                    let mut s = lock(&state);
+                    let Some(doc) = s.docs.get(&key).cloned() else {
+                        continue;
+                    };
+                    let mut change = Change::new();
+                    change.set_compiled(doc.id, Some(crate::compile::to_compiled(&output)));
+                    s.host.apply_change(change);
+                    s.compiler_messages
+                        .insert(key.clone(), output.messages.clone());
+                    // The compile changes what diagnostics say: they run again.
+                    s.generation += 1;
+                    let g = s.generation;
+                    if let Some(d) = s.docs.get_mut(&key) {
+                        d.generation = g;
+                    }
                 }
+                spawn_diagnostics(state.clone(), client.clone(), level, key, 0);
             }
         });
+        let keys: Vec<String> = lock(&self.state).docs.keys().cloned().collect();
+        for k in keys {
+            self.submit_compile(&k, std::time::Duration::ZERO);
+        }
+    }
+
+    /// Queues a background compile of document `key` (a file on disk).
+    fn submit_compile(&self, key: &str, debounce: std::time::Duration) {
+        let guard = self.compiler.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(compiler) = guard.as_ref() else {
+            return;
+        };
+        let (text, arch) = {
+            let s = lock(&self.state);
+            let Some(doc) = s.docs.get(key) else { return };
+            if doc.uri.scheme().as_str() != "file" {
+                return;
+            }
+            let a = s.host.analysis();
+            let Ok(text) = a.text(doc.id) else { return };
+            (text.to_string(), a.file_config(doc.id).arch.to_string())
+        };
+        let path = PathBuf::from(key);
+        let db = kernaut_compiler::find_compile_commands(&path, compiler.root.as_deref());
+        let flags = kernaut_compiler::flags_for(&path, db.as_deref(), &arch)
+            .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
+        let request = kernaut_compiler::CompileRequest::new(path, text, flags);
+        compiler.jobs.submit_after(request, debounce);
     }
 
     fn schedule_all(&self, delay_ms: u64) {
@@ -551,6 +608,104 @@ async fn log_to(client: &Client, threshold: LogLevel, level: LogLevel, message: 
     client.log_message(level.message_type(), message).await;
 }
 
+/// Computes and publishes the diagnostics of document `key` after `delay_ms`, unless it
+/// changes again first; compiler messages kept for it are published with them.
+fn spawn_diagnostics(
+    state: Arc<Mutex<State>>,
+    client: Client,
+    level: LogLevel,
+    key: String,
+    delay_ms: u64,
+) {
+    {
+        let Some(generation) = lock(&state).docs.get(&key).map(|d| d.generation) else {
+            return;
+        };
+        tokio::spawn(async move {
+            if delay_ms > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            }
+            let (analysis, doc, enc, messages) = {
+                let s = lock(&state);
+                match s.docs.get(&key) {
+                    Some(d) if d.generation == generation => (
+                        s.host.analysis(),
+                        d.clone(),
+                        s.encoding,
+                        s.compiler_messages.get(&key).cloned().unwrap_or_default(),
+                    ),
+                    _ => return,
+                }
+            };
+            let path = PathBuf::from(&key);
+            let uri = doc.uri.clone();
+            let computed = tokio::task::spawn_blocking(move || {
+                catch_unwind(AssertUnwindSafe(|| -> Cancellable<Vec<Diagnostic>> {
+                    let lines = analysis.line_index(doc.id)?;
+                    let found = analysis.diagnostics(doc.id)?;
+                    let mut out: Vec<Diagnostic> = found
+                        .iter()
+                        .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
+                        .collect();
+                    out.extend(crate::compile::diagnostics(&messages, &path, &lines, enc));
+                    Ok(out)
+                }))
+            })
+            .await;
+            let diagnostics = match computed {
+                Ok(Ok(Ok(d))) => d,
+                Ok(Ok(Err(QueryError::Cancelled))) | Ok(Ok(Err(QueryError::UnknownFile))) => return,
+                Ok(Ok(Err(e))) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!("diagnostics of {}: {e}", uri.as_str()),
+                    )
+                    .await;
+                    return;
+                }
+                Ok(Err(p)) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!(
+                            "diagnostics of {} panicked: {}",
+                            uri.as_str(),
+                            panic_message(&*p)
+                        ),
+                    )
+                    .await;
+                    return;
+                }
+                Err(e) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!("diagnostics task: {e}"),
+                    )
+                    .await;
+                    return;
+                }
+            };
+            // Published only if the document has not changed meanwhile.
+            let current = lock(&state)
+                .docs
+                .get(&key)
+                .map(|d| (d.generation, d.version));
+            if let Some((g, version)) = current {
+                if g == generation {
+                    client
+                        .publish_diagnostics(uri, diagnostics, Some(version))
+                        .await;
+                }
+            }
+        });
+    }
+}
+
 /// The commands the server executes.
 pub const COMMANDS: [&str; 3] = ["kernaut.search", "kernaut.showPage", "kernaut.symbolPage"];
 
@@ -637,6 +792,7 @@ impl LanguageServer for Server {
     async fn initialized(&self, _: InitializedParams) {
         self.load_wiki().await;
         self.schedule_all(0);
+        self.start_compiler().await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -683,7 +839,8 @@ impl LanguageServer for Server {
             problems
         })
         .await;
-        self.schedule_diagnostics(key, 0);
+        self.schedule_diagnostics(key.clone(), 0);
+        self.submit_compile(&key, std::time::Duration::ZERO);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -758,7 +915,8 @@ impl LanguageServer for Server {
             self.schedule_all(0);
             return;
         }
-        self.schedule_diagnostics(key, 0);
+        self.schedule_diagnostics(key.clone(), 0);
+        self.submit_compile(&key, std::time::Duration::from_millis(200));
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {

@@ -26,6 +26,11 @@ pub struct Settings {
     pub code_lens: bool,
     /// How long to wait after a change before computing diagnostics.
     pub debounce_ms: u64,
+    /// `kernaut.nvcc`: the `nvcc` to compile with (else `CUDA_HOME`, `PATH`, a Python
+    /// environment with NVIDIA's wheels).
+    pub nvcc: Option<PathBuf>,
+    /// Whether to compile open files in the background for real register counts.
+    pub compile: bool,
 }
 
 impl Default for Settings {
@@ -38,6 +43,8 @@ impl Default for Settings {
             inlay_hints: true,
             code_lens: true,
             debounce_ms: 150,
+            nvcc: None,
+            compile: true,
         }
     }
 }
@@ -113,6 +120,19 @@ impl Settings {
                     Some(b) => *slot = b,
                     None => problems.push(format!("kernaut.{key}: expected true or false")),
                 }
+            }
+        }
+        if let Some(v) = obj.get("nvcc") {
+            match v.as_str() {
+                Some("") | None if v.is_null() || v.as_str() == Some("") => self.nvcc = None,
+                Some(p) => self.nvcc = Some(PathBuf::from(p)),
+                None => problems.push("kernaut.nvcc: expected the path of nvcc".into()),
+            }
+        }
+        if let Some(v) = obj.get("compile") {
+            match v.as_bool() {
+                Some(b) => self.compile = b,
+                None => problems.push("kernaut.compile: expected true or false".into()),
             }
         }
         if let Some(v) = obj.get("diagnosticsDelayMs") {

@@ -160,13 +160,13 @@ fn usage_and_io_errors_exit_2() {
 }
 
 #[test]
-fn bare_invocation_prints_help_and_says_the_server_is_not_built() {
+fn bare_invocation_is_the_server_and_ends_when_stdin_closes() {
     let o = Command::new(env!("CARGO_BIN_EXE_kernaut-lsp"))
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("kernaut-lsp runs");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("check"), "{err}");
-    assert!(err.contains("not built yet"), "{err}");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
@@ -187,4 +187,54 @@ fn requires_newer_sm_needs_a_configured_target() {
         "{}",
         stdout(&o)
     );
+}
+
+/// `check --resources` compiles each file: a table of registers, spills and occupancy,
+/// and a budget that fails the run. Without a toolkit it says so and exits 2.
+#[test]
+fn resources_table_and_budget() {
+    let dir = temp_tree("check-resources");
+    std::fs::write(
+        dir.join("src/small.cu"),
+        "__global__ void small(float* o) { o[threadIdx.x] *= 2.0f; }\nvoid run(float* o) { small<<<1, 128>>>(o); }\n",
+    )
+    .unwrap();
+    let o = check(
+        &dir,
+        &[
+            "src/small.cu",
+            "--arch",
+            "sm_80",
+            "--resources",
+            "--max-registers",
+            "1",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default()).is_err() {
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--resources needs a CUDA toolkit"), "{err}");
+        eprintln!("skipped the compile half: no CUDA toolkit here");
+        return;
+    }
+    assert!(
+        err.contains("kernel") && err.contains("regs") && err.contains("small"),
+        "{err}"
+    );
+    assert!(err.contains("over the resource budget"), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let o = check(
+        &dir,
+        &[
+            "src/small.cu",
+            "--arch",
+            "sm_80",
+            "--resources",
+            "--format",
+            "json",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(out.contains("\"resources\""), "{out}");
+    assert_eq!(o.status.code(), Some(0));
 }

@@ -684,3 +684,63 @@ fn rule_levels_from_initialization_options() {
     );
     c.shutdown();
 }
+
+/// With a CUDA toolkit (found as the server finds it: `CUDA_HOME`, `PATH` or a Python
+/// environment with NVIDIA's wheels), an open file is compiled in the background: the
+/// lens shows the register count ptxas reported and a spilling kernel gets
+/// `resources/spills`.
+#[test]
+fn compiled_register_counts_and_spills_with_a_toolkit() {
+    if let Err(e) = kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default())
+    {
+        eprintln!("skipped: no CUDA toolkit here ({e})");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("kernaut-e2e-nvcc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = "\
+__global__ void __launch_bounds__(1024, 2) spill(float* o, const float* in, int n) {
+    float acc[96];
+#pragma unroll
+    for (int i = 0; i < 96; ++i) acc[i] = in[i * n + threadIdx.x];
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 96; ++i) s += acc[(i * 7) % 96] * acc[i];
+    o[threadIdx.x] = s;
+}
+";
+    let file = dir.join("spill.cu");
+    std::fs::write(&file, text).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut c = Client::start();
+    c.initialize(json!({}), json!({"arch": "sm_80"}));
+    c.open(&uri, text);
+    let p = c.wait_for("textDocument/publishDiagnostics", |p| {
+        p["uri"] == uri.as_str()
+            && p["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["code"] == "resources/spills"))
+    });
+    let d = p["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "resources/spills")
+        .unwrap()
+        .clone();
+    assert!(
+        d["message"].as_str().unwrap().contains("bytes stored"),
+        "{d}"
+    );
+    let lenses = c.request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let title = lenses[0]["command"]["title"].as_str().unwrap();
+    assert!(
+        title.contains(" regs") && !title.contains("~") && !title.contains("≤"),
+        "{title}"
+    );
+    c.shutdown();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -18,8 +18,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "kernaut-index",
         ],
     ),
-    ("kernaut-lsp", &["kernaut-ide"]),
-    ("kernaut-tui", &["kernaut-ide"]),
+    ("kernaut-compiler", &[]),
+    ("kernaut-lsp", &["kernaut-ide", "kernaut-compiler"]),
+    ("kernaut-tui", &["kernaut-ide", "kernaut-compiler"]),
     ("kernaut-test-utils", &[]),
 ];
 
