@@ -4,7 +4,8 @@
 use std::io::{self, Write};
 
 use kernaut_ide::config::Severity;
-use kernaut_ide::rules::{LineIndex, RuleDiagnostic, RULES};
+use kernaut_ide::rules::{RuleDiagnostic, RULES};
+use kernaut_ide::{LineIndex, PositionEncoding};
 use serde_json::{json, Value};
 
 /// One checked file and what the rules found.
@@ -25,15 +26,12 @@ struct Pos {
     col: usize,
 }
 
-fn pos(text: &str, lines: &LineIndex, offset: usize) -> Pos {
-    let offset = offset.min(text.len());
-    let start = lines.line_start(offset);
-    let col = text
-        .get(start..offset)
-        .map_or(offset - start, |s| s.chars().count());
+/// 1-based line and column, the column counted in characters as compilers print it.
+fn pos(_text: &str, lines: &LineIndex, offset: usize) -> Pos {
+    let lc = lines.line_col(offset, PositionEncoding::Utf32);
     Pos {
-        line: lines.line(offset) + 1,
-        col: col + 1,
+        line: lc.line as usize + 1,
+        col: lc.col as usize + 1,
     }
 }
 

@@ -214,7 +214,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 range: w.call.range.clone(),
                 message: format!(
                     "`{written}` makes only this thread's own copies visible, yet line {} reads `{}` that other threads copied with no `__syncthreads()` between: a race",
-                    lines.line(read.range.start) + 1,
+                    lines.line(read.range.start) as usize + 1,
                     read.array
                 ),
                 wiki: RULE.wiki[0].to_string(),

@@ -561,7 +561,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
     if !allowed.is_empty() {
         let lines = LineIndex::new(ctx.text());
         out.retain(|d| {
-            let line = lines.line(d.range.start);
+            let line = lines.line(d.range.start) as usize;
             !allowed
                 .iter()
                 .any(|(l, ids)| *l == line && ids.iter().any(|id| allows(id, d.rule)))
@@ -628,38 +628,7 @@ pub fn apply_edits(text: &str, edits: &[TextEdit]) -> String {
     out
 }
 
-/// Zero-based line numbers of byte offsets.
-#[derive(Clone, Debug)]
-pub struct LineIndex {
-    starts: Vec<usize>,
-}
-
-impl LineIndex {
-    /// Indexes `text`.
-    pub fn new(text: &str) -> LineIndex {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { starts }
-    }
-
-    /// The zero-based line of `offset`.
-    pub fn line(&self, offset: usize) -> usize {
-        self.starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1)
-    }
-
-    /// The zero-based line and byte column of `offset`.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let line = self.line(offset);
-        (line, offset - self.starts[line])
-    }
-
-    /// The offset where the line of `offset` starts.
-    pub fn line_start(&self, offset: usize) -> usize {
-        self.starts[self.line(offset)]
-    }
-}
+pub use crate::line_index::LineIndex;
 
 // Helpers the rules share.
 

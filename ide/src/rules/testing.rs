@@ -160,7 +160,7 @@ mod tests {
         let lines = crate::rules::LineIndex::new(text);
         check(&ctx)
             .iter()
-            .map(|d| (lines.line(d.range.start), d.severity))
+            .map(|d| (lines.line(d.range.start) as usize, d.severity))
             .collect()
     }
 
