@@ -1,7 +1,8 @@
 //! The tantivy schema, defined once: fields, their tokenizers and boosts.
 
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STORED,
+    STRING,
 };
 use tantivy::tokenizer::{
     Language, LowerCaser, RegexTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
@@ -41,7 +42,30 @@ pub struct Fields {
     pub symbols: Field,
     /// Symbols exactly as written, one term per symbol.
     pub symbols_raw: Field,
+    /// `id` for a page document, `id#anchor` for a section, exact.
+    pub target: Field,
+    /// The document's topic as `1 + index` into the index's topic list, 0 for none (fast).
+    pub topic: Field,
 }
+
+/// Name of the [`Fields::topic`] fast field, for reading it back per segment.
+pub const TOPIC_FAST: &str = "topic";
+
+/// Words that carry no meaning in a query or a page: English function words, plus the
+/// filler of questions ("how do I", "should I use"). Lucene's list, which tantivy uses,
+/// keeps pronouns and "than", so snippets marked `**my**` and `**than**`.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "done", "each", "either", "else", "for", "from", "get", "gets", "getting", "got", "had", "has",
+    "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "im", "in", "into",
+    "is", "it", "its", "itself", "just", "let", "many", "me", "might", "mine", "much", "must",
+    "my", "myself", "no", "not", "of", "on", "or", "our", "ours", "per", "please", "really", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "too", "us", "use", "used", "uses", "using", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your", "yours",
+];
 
 /// Boost of each prose field in ranked search.
 pub const BOOSTS: [(FieldName, f32); 8] = [
@@ -126,28 +150,49 @@ pub fn schema() -> (Schema, Fields) {
         tags: b.add_text_field("tags", prose(false)),
         symbols: b.add_text_field("symbols", symbol),
         symbols_raw: b.add_text_field("symbols_raw", STRING),
+        target: b.add_text_field("target", STRING),
+        topic: b.add_u64_field(TOPIC_FAST, NumericOptions::default().set_fast()),
     };
     (b.build(), fields)
 }
 
+/// The stop-word filter of both analyzers.
+fn stop_words() -> StopWordFilter {
+    StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()))
+}
+
+/// The pattern of a code-shaped token: keeps `_`, `.` and `::` inside it.
+const SYMBOL_PATTERN: &str = r"[A-Za-z0-9_]+(?:(?:\.|::)[A-Za-z0-9_]+)*";
+
 /// The prose analyzer.
 pub fn prose_analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(48))
-        .filter(LowerCaser);
-    match StopWordFilter::new(Language::English) {
-        Some(stop) => builder
-            .filter(stop)
+        .filter(LowerCaser)
+        .filter(stop_words())
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// The analyzer for topic words: like the symbol analyzer, a code-shaped word stays whole
+/// (`cuda_launch_blocking`, `cp.async`, `__syncthreads`), and like the prose analyzer, stop
+/// words go and plain words are stemmed (`spilled` and `spills` are `spill`).
+pub fn topic_analyzer() -> TextAnalyzer {
+    match RegexTokenizer::new(SYMBOL_PATTERN) {
+        Ok(tok) => TextAnalyzer::builder(tok)
+            .filter(RemoveLongFilter::limit(96))
+            .filter(LowerCaser)
+            .filter(stop_words())
             .filter(Stemmer::new(Language::English))
             .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
+        Err(_) => prose_analyzer(),
     }
 }
 
 /// The symbol analyzer.
 pub fn symbol_analyzer() -> TextAnalyzer {
     // The pattern is a constant that compiles; the fallback keeps this infallible.
-    match RegexTokenizer::new(r"[A-Za-z0-9_]+(?:(?:\.|::)[A-Za-z0-9_]+)*") {
+    match RegexTokenizer::new(SYMBOL_PATTERN) {
         Ok(tok) => TextAnalyzer::builder(tok)
             .filter(RemoveLongFilter::limit(96))
             .filter(LowerCaser)

@@ -13,12 +13,14 @@ use tantivy::{doc, Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::schema::{self, FieldName, Fields, BOOSTS};
 use crate::symbols::SymbolTable;
+use crate::topics::{QueryTopics, Topics};
 use crate::IndexError;
 
 /// Options of one search.
 #[derive(Debug, Clone)]
 pub struct SearchOptions {
-    /// The most hits to return.
+    /// The most hits to return; 0 returns none (a count of zero means zero, as in
+    /// `head -n 0`, not "unlimited").
     pub limit: usize,
     /// Only hits of this kind.
     pub kind: Option<PageKind>,
@@ -65,6 +67,7 @@ pub struct WikiIndex {
     reader: IndexReader,
     fields: Fields,
     symbols: SymbolTable,
+    topics: Topics,
     docs: usize,
     parser: QueryParser,
     prose: tantivy::tokenizer::TextAnalyzer,
@@ -113,8 +116,15 @@ impl WikiIndex {
         let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let mut docs = 0;
+        let topics = Topics::build(wiki);
         for page in wiki.pages() {
+            let topic = topics.of_page(page).map_or(0, |t| t as u64 + 1);
             for d in documents(page) {
+                let target = if d.anchor.is_empty() {
+                    page.id.clone()
+                } else {
+                    format!("{}#{}", page.id, d.anchor)
+                };
                 let mut doc = doc!(
                     fields.id => page.id.as_str(),
                     fields.anchor => d.anchor.as_str(),
@@ -127,6 +137,8 @@ impl WikiIndex {
                     fields.body => d.body.as_str(),
                     fields.tags => d.tags.as_str(),
                     fields.symbols => d.symbols.as_str(),
+                    fields.target => target.as_str(),
+                    fields.topic => topic,
                 );
                 for s in d.symbols.split_whitespace() {
                     doc.add_text(fields.symbols_raw, s);
@@ -162,6 +174,7 @@ impl WikiIndex {
             reader,
             fields,
             symbols: SymbolTable::build(wiki),
+            topics,
             docs,
         })
     }
@@ -178,12 +191,16 @@ impl WikiIndex {
 
     /// Ranked search. Half-typed and odd queries never fail: they return fewer hits.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
-        let Some(q) = self.build_query(query, opts.kind) else {
+        if opts.limit == 0 {
+            return Vec::new();
+        }
+        let topics = self.topics.weigh(query);
+        let Some(q) = self.build_query(query, opts.kind, &topics) else {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        let limit = opts.limit.max(1);
-        let Ok(top) = searcher.search(&q, &TopDocs::with_limit(limit).order_by_score()) else {
+        let collector = TopDocs::with_limit(opts.limit).tweak_score(topic_scorer(topics));
+        let Ok(top) = searcher.search(&q, &collector) else {
             return Vec::new();
         };
         // Snippets come from the symptom field when it matched, else from the body.
@@ -215,9 +232,11 @@ impl WikiIndex {
                 // Snippets come from the first few KB: tokenising a whole long page for
                 // each hit is the costliest part of a query.
                 let text = get(*f);
-                let s = g.snippet(prefix_chars(&text, SNIPPET_SOURCE_CHARS));
+                let source = prefix_chars(&text, SNIPPET_SOURCE_CHARS);
+                let s = g.snippet(source);
                 if !s.highlighted().is_empty() {
-                    snippet = mark(s.fragment(), s.highlighted());
+                    let (fragment, ranges) = whole_words(source, s.fragment(), s.highlighted());
+                    snippet = mark(&fragment, &ranges);
                     break;
                 }
                 if snippet.is_empty() && *f == self.fields.symptom {
@@ -252,7 +271,12 @@ impl WikiIndex {
         q
     }
 
-    fn build_query(&self, query: &str, kind: Option<PageKind>) -> Option<Box<dyn Query>> {
+    fn build_query(
+        &self,
+        query: &str,
+        kind: Option<PageKind>,
+        topics: &QueryTopics,
+    ) -> Option<Box<dyn Query>> {
         let f = &self.fields;
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let text = sanitize(query);
@@ -352,6 +376,18 @@ impl WikiIndex {
                 ));
             }
         }
+        // A short query that names one topic and nothing else puts the topic's skill page
+        // first (the page document, not one of its sections).
+        if let Some(t) = topics.page_first {
+            let term = Term::from_field_text(f.target, &self.topics.skill_page(t));
+            should.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                    PAGE_FIRST_BOOST,
+                )),
+            ));
+        }
         // A query that names a documented symbol puts its api page first.
         if let Some(m) = single.then(|| self.symbols.lookup(query.trim())).flatten() {
             if let Some(api) = m.api {
@@ -395,6 +431,44 @@ impl WikiIndex {
                 ]))
             }
         })
+    }
+}
+
+/// How much more a document scores per unit of topic weight (one query word that names
+/// its topic and no other).
+const TOPIC_GAIN: f32 = 0.6;
+/// The most topic weight that counts: two topic words, however many the query has.
+const TOPIC_WEIGHT_CAP: f32 = 2.0;
+/// The additive boost that puts a topic's skill page first on a short topic query.
+const PAGE_FIRST_BOOST: f32 = 30.0;
+
+/// The score of a document under the query's topics: its text score, multiplied by how
+/// strongly the query names the document's topic.
+fn topic_scorer(
+    topics: QueryTopics,
+) -> impl Fn(&tantivy::SegmentReader) -> Box<dyn Fn(tantivy::DocId, f32) -> f32> + Send + Sync {
+    let gains: std::sync::Arc<Vec<f32>> = std::sync::Arc::new(
+        std::iter::once(1.0)
+            .chain(
+                topics
+                    .weights
+                    .iter()
+                    .map(|w| 1.0 + TOPIC_GAIN * w.min(TOPIC_WEIGHT_CAP)),
+            )
+            .collect(),
+    );
+    move |segment: &tantivy::SegmentReader| {
+        let gains = gains.clone();
+        match segment.fast_fields().u64(schema::TOPIC_FAST) {
+            Ok(col) => {
+                let col = col.first_or_default_col(0);
+                Box::new(move |doc, score| {
+                    let t = col.get_val(doc) as usize;
+                    score * gains.get(t).copied().unwrap_or(1.0)
+                })
+            }
+            Err(_) => Box::new(|_, score| score),
+        }
     }
 }
 
@@ -480,6 +554,69 @@ fn prefix_chars(s: &str, n: usize) -> &str {
     }
 }
 
+/// Widens a snippet fragment to whole words of its source text (a fragment may start or
+/// end inside `__syncthreads()` or `float4*`), and each marked range to the whole
+/// identifier around it (`__syncthreads`, `wait_group`, not `__**syncthreads**`), merging
+/// ranges that touch.
+fn whole_words(
+    source: &str,
+    fragment: &str,
+    ranges: &[std::ops::Range<usize>],
+) -> (String, Vec<std::ops::Range<usize>>) {
+    let Some(start) = fragment_offset(source, fragment) else {
+        // The fragment is always a slice of the source; if not, keep it as it is.
+        return (fragment.to_string(), ranges.to_vec());
+    };
+    let end = start + fragment.len();
+    let is_space = |c: char| c.is_whitespace();
+    let from = source[..start].rfind(is_space).map_or(0, |i| {
+        i + source[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let to = source[end..]
+        .find(is_space)
+        .map_or(source.len(), |i| end + i);
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let (mut a, mut b) = (start + r.start, start + r.end);
+        if b > source.len() || a > b {
+            continue;
+        }
+        while let Some(c) = source[from..a].chars().next_back().filter(|&c| is_word(c)) {
+            a -= c.len_utf8();
+        }
+        while let Some(c) = source[b..to].chars().next().filter(|&c| is_word(c)) {
+            b += c.len_utf8();
+        }
+        // Ranges that touch, or that only a `.` or `::` separates (`cp` and `async` of
+        // `cp.async`), become one.
+        match out.last_mut() {
+            Some(last)
+                if a <= last.end || source[last.end..a].chars().all(|c| c == '.' || c == ':') =>
+            {
+                last.end = last.end.max(b)
+            }
+            _ => out.push(a..b),
+        }
+    }
+    let shifted = out
+        .into_iter()
+        .map(|r| (r.start - from)..(r.end - from))
+        .collect();
+    (source[from..to].to_string(), shifted)
+}
+
+/// Where a fragment returned by the snippet generator starts in its source text.
+fn fragment_offset(source: &str, fragment: &str) -> Option<usize> {
+    let base = source.as_ptr() as usize;
+    let ptr = fragment.as_ptr() as usize;
+    // tantivy slices the fragment out of the text it was given; fall back to a search.
+    if ptr >= base && ptr + fragment.len() <= base + source.len() {
+        return Some(ptr - base);
+    }
+    source.find(fragment)
+}
+
 fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
     let mut out = String::with_capacity(fragment.len() + ranges.len() * 4);
     let mut last = 0;
@@ -507,7 +644,13 @@ fn one_line(s: &str, max_chars: usize) -> String {
     if joined.chars().count() <= max_chars {
         joined
     } else {
+        // Cut at the last space before the limit, never inside a word (or a `**` mark).
         let cut: String = joined.chars().take(max_chars).collect();
+        let cut = match cut.rfind(' ') {
+            Some(i) if i > 0 => &cut[..i],
+            _ => cut.as_str(),
+        };
+        let cut = cut.trim_end_matches(|c: char| c.is_ascii_punctuation() && c != '*');
         format!("{cut}…")
     }
 }
