@@ -35,6 +35,8 @@ pub(crate) struct QueryTopics {
     /// The topic whose skill page should come first: set when the query is short, every
     /// one of its words names this topic, and no other topic is named as strongly.
     pub page_first: Option<usize>,
+    /// How many meaningful words the query has.
+    pub words: usize,
 }
 
 impl Topics {
@@ -127,6 +129,7 @@ impl Topics {
         QueryTopics {
             weights,
             page_first,
+            words: words.len(),
         }
     }
 }
