@@ -46,10 +46,14 @@ pub struct Fields {
     pub target: Field,
     /// The document's topic as `1 + index` into the index's topic list, 0 for none (fast).
     pub topic: Field,
+    /// 1 for a document of a skill page or skill card, else 0 (fast).
+    pub skill: Field,
 }
 
 /// Name of the [`Fields::topic`] fast field, for reading it back per segment.
 pub const TOPIC_FAST: &str = "topic";
+/// Name of the [`Fields::skill`] fast field.
+pub const SKILL_FAST: &str = "skill";
 
 /// Words that carry no meaning in a query or a page: English function words, plus the
 /// filler of questions ("how do I", "should I use"). Lucene's list, which tantivy uses,
@@ -152,6 +156,7 @@ pub fn schema() -> (Schema, Fields) {
         symbols_raw: b.add_text_field("symbols_raw", STRING),
         target: b.add_text_field("target", STRING),
         topic: b.add_u64_field(TOPIC_FAST, NumericOptions::default().set_fast()),
+        skill: b.add_u64_field(SKILL_FAST, NumericOptions::default().set_fast()),
     };
     (b.build(), fields)
 }

@@ -139,6 +139,7 @@ impl WikiIndex {
                     fields.symbols => d.symbols.as_str(),
                     fields.target => target.as_str(),
                     fields.topic => topic,
+                    fields.skill => u64::from(matches!(page.kind, PageKind::Skill | PageKind::SkillCard)),
                 );
                 for s in d.symbols.split_whitespace() {
                     doc.add_text(fields.symbols_raw, s);
@@ -209,7 +210,9 @@ impl WikiIndex {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        let collector = TopDocs::with_limit(opts.limit).tweak_score(topic_scorer(topics));
+        let skill_gain = if asks_how(query) { HOW_TO_GAIN } else { 1.0 };
+        let collector =
+            TopDocs::with_limit(opts.limit).tweak_score(topic_scorer(topics, skill_gain));
         let Ok(top) = searcher.search(&q, &collector) else {
             return Vec::new();
         };
@@ -461,10 +464,25 @@ const TOPIC_WEIGHT_CAP: f32 = 1.0;
 /// score reaches, so the page comes first.
 const PAGE_FIRST_BOOST: f32 = 100.0;
 
+/// The factor on skill pages for a question about how to do something ("how do I choose a
+/// block size", "when to use constant memory"): the answer is a technique, not a failure.
+const HOW_TO_GAIN: f32 = 1.5;
+
+/// Whether a query asks how (or when, or which) rather than describing a symptom.
+fn asks_how(query: &str) -> bool {
+    let first = query
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    matches!(first.as_str(), "how" | "when" | "which" | "what" | "should")
+}
+
 /// The score of a document under the query's topics: its text score, multiplied by how
-/// strongly the query names the document's topic.
+/// strongly the query names the document's topic, and by `skill_gain` on skill pages.
 fn topic_scorer(
     topics: QueryTopics,
+    skill_gain: f32,
 ) -> impl Fn(&tantivy::SegmentReader) -> Box<dyn Fn(tantivy::DocId, f32) -> f32> + Send + Sync {
     let gain = if topics.words <= SHORT_QUERY_WORDS {
         TOPIC_GAIN_SHORT
@@ -484,18 +502,25 @@ fn topic_scorer(
     );
     move |segment: &tantivy::SegmentReader| {
         let gains = gains.clone();
-        match segment.fast_fields().u64(schema::TOPIC_FAST) {
-            Ok(topic) => {
+        let fast = segment.fast_fields();
+        match (fast.u64(schema::TOPIC_FAST), fast.u64(schema::SKILL_FAST)) {
+            (Ok(topic), Ok(skill)) => {
                 let topic = topic.first_or_default_col(0);
+                let skill = skill.first_or_default_col(0);
                 Box::new(move |doc, score| {
-                    score
-                        * gains
-                            .get(topic.get_val(doc) as usize)
-                            .copied()
-                            .unwrap_or(1.0)
+                    let t = gains
+                        .get(topic.get_val(doc) as usize)
+                        .copied()
+                        .unwrap_or(1.0);
+                    let s = if skill.get_val(doc) == 1 {
+                        skill_gain
+                    } else {
+                        1.0
+                    };
+                    score * t * s
                 })
             }
-            Err(_) => Box::new(|_, score| score),
+            _ => Box::new(|_, score| score),
         }
     }
 }
