@@ -55,9 +55,11 @@ pub const TOPIC_FAST: &str = "topic";
 /// Name of the [`Fields::skill`] fast field.
 pub const SKILL_FAST: &str = "skill";
 
-/// Words that carry no meaning in a query or a page: English function words, plus the
-/// filler of questions ("how do I", "should I use"). Lucene's list, which tantivy uses,
-/// keeps pronouns and "than", so snippets marked `**my**` and `**than**`.
+/// Words of a query that carry no meaning: English function words, plus the filler of
+/// questions ("how do I", "should I use"). They are dropped from queries (so snippets never
+/// mark them) and from topic words. Pages are indexed with Lucene's shorter list, which
+/// tantivy uses; dropping more from pages changes field lengths and, measured on the
+/// symptom sets, ranks worse.
 pub const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
     "be", "because", "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
@@ -161,9 +163,14 @@ pub fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-/// The stop-word filter of both analyzers.
+/// The query stop-word filter.
 fn stop_words() -> StopWordFilter {
     StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()))
+}
+
+/// Whether a whole query word is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word.to_lowercase().as_str())
 }
 
 /// The pattern of a code-shaped token: keeps `_`, `.` and `::` inside it.
@@ -171,12 +178,16 @@ const SYMBOL_PATTERN: &str = r"[A-Za-z0-9_]+(?:(?:\.|::)[A-Za-z0-9_]+)*";
 
 /// The prose analyzer.
 pub fn prose_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(48))
-        .filter(LowerCaser)
-        .filter(stop_words())
-        .filter(Stemmer::new(Language::English))
-        .build()
+        .filter(LowerCaser);
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder
+            .filter(stop)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
 }
 
 /// The analyzer for topic words: like the symbol analyzer, a code-shaped word stays whole

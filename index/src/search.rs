@@ -582,9 +582,10 @@ fn synonyms(term: &str) -> Vec<String> {
     out
 }
 
-/// Query-syntax characters become spaces, so user text is always plain words.
+/// Query-syntax characters become spaces, so user text is always plain words, and stop
+/// words go ([`schema::STOP_WORDS`]).
 fn sanitize(query: &str) -> String {
-    query
+    let plain: String = query
         .chars()
         .map(|c| {
             if c.is_alphanumeric() || c == '_' || c.is_whitespace() {
@@ -593,7 +594,12 @@ fn sanitize(query: &str) -> String {
                 ' '
             }
         })
-        .collect()
+        .collect();
+    plain
+        .split_whitespace()
+        .filter(|w| !schema::is_stop_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How much of a field the snippet is taken from.
