@@ -9,9 +9,11 @@
 use kernaut_index::{Hit, SearchOptions, WikiIndex};
 use kernaut_wiki::{Wiki, WikiConfig};
 
-/// The floors: top-3 and top-1 hit rates in percent.
-const TOP3_FLOOR: usize = 90;
-const TOP1_FLOOR: usize = 75;
+/// The floors: top-3 and top-1 hit rates in percent, a little under what the index
+/// reaches (208/216 = 96.3% and 171/216 = 79.2% when they were set; 47.7% and 34.7% before
+/// issue 17's pages and ranking).
+const TOP3_FLOOR: usize = 93;
+const TOP1_FLOOR: usize = 77;
 
 struct Query {
     text: String,
