@@ -210,7 +210,14 @@ impl WikiIndex {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        let skill_gain = if asks_how(query) { HOW_TO_GAIN } else { 1.0 };
+        // Questions and short noun phrases ask for a technique, symptoms for a pitfall.
+        let skill_gain = if asks_how(query) {
+            HOW_TO_GAIN
+        } else if topics.words <= SHORT_QUERY_WORDS && !describes_symptom(query) {
+            TECHNIQUE_GAIN
+        } else {
+            1.0
+        };
         let collector =
             TopDocs::with_limit(opts.limit).tweak_score(topic_scorer(topics, skill_gain));
         let Ok(top) = searcher.search(&q, &collector) else {
@@ -467,6 +474,57 @@ const PAGE_FIRST_BOOST: f32 = 100.0;
 /// The factor on skill pages for a question about how to do something ("how do I choose a
 /// block size", "when to use constant memory"): the answer is a technique, not a failure.
 const HOW_TO_GAIN: f32 = 1.5;
+
+/// Words that describe something going wrong (before stemming). A short query without
+/// any of them names a technique ("vector loads", "occupancy calculator").
+const SYMPTOM_WORDS: &[&str] = &[
+    "slow",
+    "slower",
+    "slowdown",
+    "hang",
+    "hangs",
+    "deadlock",
+    "stuck",
+    "crash",
+    "crashes",
+    "fault",
+    "illegal",
+    "misaligned",
+    "wrong",
+    "incorrect",
+    "garbage",
+    "nan",
+    "inf",
+    "overflow",
+    "error",
+    "errors",
+    "fail",
+    "fails",
+    "failed",
+    "race",
+    "differ",
+    "different",
+    "no",
+    "not",
+    "never",
+    "zero",
+    "zeros",
+    "invalid",
+];
+
+/// Whether a query describes a symptom rather than naming a technique.
+fn describes_symptom(query: &str) -> bool {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| {
+            let w = w.to_lowercase();
+            SYMPTOM_WORDS.contains(&w.as_str()) || w.ends_with("n't")
+        })
+}
+
+/// The factor on skill pages for a short query that names no symptom ("vector loads",
+/// "occupancy calculator"): it asks for the technique.
+const TECHNIQUE_GAIN: f32 = 1.6;
 
 /// Whether a query asks how (or when, or which) rather than describing a symptom.
 fn asks_how(query: &str) -> bool {

@@ -114,7 +114,7 @@ impl Topics {
             }
         }
         let mut page_first = None;
-        if !words.is_empty() && words.len() <= PAGE_FIRST_MAX_WORDS {
+        if !words.is_empty() && words.len() <= PAGE_FIRST_MAX_WORDS && !negates(query) {
             let best = (0..weights.len()).max_by(|&a, &b| weights[a].total_cmp(&weights[b]));
             if let Some(b) = best {
                 let unique = weights
@@ -132,6 +132,20 @@ impl Topics {
             words: words.len(),
         }
     }
+}
+
+/// Whether a query says something does not happen ("streams do not overlap"): that is a
+/// symptom, even when its other words only name a topic.
+fn negates(query: &str) -> bool {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| {
+            let w = w.to_lowercase();
+            matches!(
+                w.as_str(),
+                "no" | "not" | "never" | "nothing" | "without" | "cannot"
+            ) || w.ends_with("n't")
+        })
 }
 
 /// Queries of at most this many meaningful words may put a skill page first.
@@ -233,6 +247,12 @@ parent_skill: bank-conflict
     #[test]
     fn long_queries_and_stray_words_never_put_a_page_first() {
         let (_, t) = topics();
+        assert_eq!(
+            t.weigh("bank padding").page_first,
+            t.index_of("bank-conflict")
+        );
+        assert_eq!(t.weigh("padding does not help bank").page_first, None);
+        assert_eq!(t.weigh("padding doesn't help").page_first, None);
         assert_eq!(t.weigh("my transpose has bank conflicts").page_first, None);
         assert_eq!(t.weigh("padding the tile").page_first, None);
         assert_eq!(t.weigh("").page_first, None);
