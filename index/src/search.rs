@@ -200,8 +200,7 @@ impl WikiIndex {
         // page, not with a topic's skill page.
         if !query.trim().contains(char::is_whitespace)
             && self
-                .symbols
-                .lookup(query.trim())
+                .symbol_named(query.trim())
                 .is_some_and(|m| m.api.is_some() && m.matched == crate::MatchKind::Exact)
         {
             topics.page_first = None;
@@ -213,7 +212,7 @@ impl WikiIndex {
         // Questions and short noun phrases ask for a technique, symptoms for a pitfall.
         let skill_gain = if asks_how(query) {
             HOW_TO_GAIN
-        } else if topics.words <= SHORT_QUERY_WORDS && !describes_symptom(query) {
+        } else if topics.words <= TECHNIQUE_MAX_WORDS && !describes_symptom(query) {
             TECHNIQUE_GAIN
         } else {
             1.0
@@ -282,6 +281,17 @@ impl WikiIndex {
             });
         }
         hits
+    }
+
+    /// The symbol a one-word query names: as typed, or with the `__` that people leave out
+    /// when they search (`ballot_sync` for `__ballot_sync`, `popc` for `__popc`). Only
+    /// search is this lenient; the symbol table itself (which hover uses) is not.
+    fn symbol_named(&self, word: &str) -> Option<crate::SymbolMatch> {
+        self.symbols.lookup(word).or_else(|| {
+            let bare = word.trim_start_matches('_');
+            let m = self.symbols.lookup(&format!("__{bare}"))?;
+            (m.matched == crate::MatchKind::Exact).then_some(m)
+        })
     }
 
     /// The prose part of a query, through tantivy's lenient parser (so that quotes,
@@ -409,7 +419,7 @@ impl WikiIndex {
             ));
         }
         // A query that names a documented symbol puts its api page first.
-        if let Some(m) = single.then(|| self.symbols.lookup(query.trim())).flatten() {
+        if let Some(m) = single.then(|| self.symbol_named(query.trim())).flatten() {
             if let Some(api) = m.api {
                 let term = Term::from_field_text(f.id, &api);
                 should.push((
@@ -473,7 +483,7 @@ const PAGE_FIRST_BOOST: f32 = 100.0;
 
 /// The factor on skill pages for a question about how to do something ("how do I choose a
 /// block size", "when to use constant memory"): the answer is a technique, not a failure.
-const HOW_TO_GAIN: f32 = 1.5;
+const HOW_TO_GAIN: f32 = 2.0;
 
 /// Words that describe something going wrong (before stemming). A short query without
 /// any of them names a technique ("vector loads", "occupancy calculator").
@@ -525,6 +535,8 @@ fn describes_symptom(query: &str) -> bool {
 /// The factor on skill pages for a short query that names no symptom ("vector loads",
 /// "occupancy calculator"): it asks for the technique.
 const TECHNIQUE_GAIN: f32 = 1.6;
+/// Queries of at most this many meaningful words may be such a noun phrase.
+const TECHNIQUE_MAX_WORDS: usize = 4;
 
 /// Whether a query asks how (or when, or which) rather than describing a symptom.
 fn asks_how(query: &str) -> bool {
