@@ -209,10 +209,15 @@ impl WikiIndex {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        // Questions and short noun phrases ask for a technique, symptoms for a pitfall.
+        // Questions and short noun phrases ask for a technique, symptoms for a pitfall; a
+        // phrase around a name from code (`__constant__ array indexed by threadIdx`) is
+        // about that use, not the technique.
         let skill_gain = if asks_how(query) {
             HOW_TO_GAIN
-        } else if topics.words <= TECHNIQUE_MAX_WORDS && !describes_symptom(query) {
+        } else if topics.words <= TECHNIQUE_MAX_WORDS
+            && !describes_symptom(query)
+            && !(topics.words > 1 && query.split_whitespace().any(is_identifier_shaped))
+        {
             TECHNIQUE_GAIN
         } else {
             1.0
@@ -668,8 +673,26 @@ fn sanitize(query: &str) -> String {
     plain
         .split_whitespace()
         .filter(|w| !schema::is_stop_word(w))
+        .map(split_size)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `48KB` as the pages write it, `48 KB` (a number glued to a size unit is one token that
+/// matches nothing).
+fn split_size(word: &str) -> String {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = word[digits..].to_ascii_lowercase();
+    if digits > 0
+        && matches!(
+            unit.as_str(),
+            "b" | "kb" | "kib" | "mb" | "mib" | "gb" | "gib"
+        )
+    {
+        format!("{} {}", &word[..digits], &word[digits..])
+    } else {
+        word.to_string()
+    }
 }
 
 /// How much of a field the snippet is taken from.

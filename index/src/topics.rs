@@ -25,6 +25,8 @@ pub(crate) struct Topics {
     names: Vec<String>,
     /// For each topic word, the topics it names.
     words: HashMap<String, Vec<usize>>,
+    /// Per topic, the analysed words of its name (`bank-conflict`: bank, conflict).
+    name_words: Vec<Vec<String>>,
 }
 
 /// What one query says about the topics.
@@ -32,8 +34,10 @@ pub(crate) struct Topics {
 pub(crate) struct QueryTopics {
     /// Per topic, the summed weight of the query's words that name it.
     pub weights: Vec<f32>,
-    /// The topic whose skill page should come first: set when the query is short, every
-    /// one of its words names this topic, and no other topic is named as strongly.
+    /// The topic whose skill page should come first: set when the query is one topic word,
+    /// or a short query whose every word names this topic and one of which is a word of
+    /// the topic's name (`bank conflicts`, `constant memory`, not `l2 persistence`), and no
+    /// other topic is named as strongly.
     pub page_first: Option<usize>,
     /// How many meaningful words the query has.
     pub words: usize,
@@ -53,6 +57,9 @@ impl Topics {
             }
             let ix = topics.names.len();
             topics.names.push(name.to_string());
+            topics
+                .name_words
+                .push(analyze(&mut analyzer, &name.replace('-', " ")));
             let text = match page.frontmatter.extra.get(SEARCH_TERMS) {
                 Some(terms) => yaml_list_text(terms),
                 None => name.replace('-', " "),
@@ -121,7 +128,9 @@ impl Topics {
                     .iter()
                     .enumerate()
                     .all(|(i, &w)| i == b || w < weights[b]);
-                if unique && covered[b] == words.len() {
+                let named =
+                    words.len() == 1 || words.iter().any(|w| self.name_words[b].contains(w));
+                if unique && covered[b] == words.len() && named {
                     page_first = Some(b);
                 }
             }
@@ -251,6 +260,9 @@ parent_skill: bank-conflict
             t.weigh("bank padding").page_first,
             t.index_of("bank-conflict")
         );
+        // Sub-topic words alone: the sections that explain them, not the page.
+        assert_eq!(t.weigh("padding swizzle").page_first, None);
+        assert_eq!(t.weigh("padding").page_first, t.index_of("bank-conflict"));
         assert_eq!(t.weigh("padding does not help bank").page_first, None);
         assert_eq!(t.weigh("padding doesn't help").page_first, None);
         assert_eq!(t.weigh("my transpose has bank conflicts").page_first, None);
