@@ -289,13 +289,16 @@ impl WikiIndex {
     }
 
     /// The symbol a one-word query names: as typed, or with the `__` that people leave out
-    /// when they search (`ballot_sync` for `__ballot_sync`, `popc` for `__popc`). Only
+    /// when they search (`ballot_sync` for `__ballot_sync`, `launch_bounds` for
+    /// `__launch_bounds__`). Only
     /// search is this lenient; the symbol table itself (which hover uses) is not.
     fn symbol_named(&self, word: &str) -> Option<crate::SymbolMatch> {
         self.symbols.lookup(word).or_else(|| {
-            let bare = word.trim_start_matches('_');
-            let m = self.symbols.lookup(&format!("__{bare}"))?;
-            (m.matched == crate::MatchKind::Exact).then_some(m)
+            let bare = word.trim_matches('_');
+            [format!("__{bare}"), format!("__{bare}__")]
+                .iter()
+                .filter_map(|w| self.symbols.lookup(w))
+                .find(|m| m.matched == crate::MatchKind::Exact)
         })
     }
 
@@ -616,6 +619,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["sum", "sums", "accumulator", "accumulators", "accumulate"],
     &["race", "races", "racecheck", "nondeterministic"],
     &["barrier", "syncthreads"],
+    &["struct", "structs", "structure", "structures"],
 ];
 
 /// The stemmed synonym groups, computed once.
