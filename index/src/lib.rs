@@ -14,6 +14,7 @@
 pub mod schema;
 mod search;
 mod symbols;
+mod topics;
 
 pub use search::{Hit, SearchOptions, WikiIndex};
 pub use symbols::{

@@ -1,7 +1,8 @@
 //! The tantivy schema, defined once: fields, their tokenizers and boosts.
 
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STORED,
+    STRING,
 };
 use tantivy::tokenizer::{
     Language, LowerCaser, RegexTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
@@ -41,7 +42,36 @@ pub struct Fields {
     pub symbols: Field,
     /// Symbols exactly as written, one term per symbol.
     pub symbols_raw: Field,
+    /// `id` for a page document, `id#anchor` for a section, exact.
+    pub target: Field,
+    /// The document's topic as `1 + index` into the index's topic list, 0 for none (fast).
+    pub topic: Field,
+    /// 1 for a document of a skill page or skill card, else 0 (fast).
+    pub skill: Field,
 }
+
+/// Name of the [`Fields::topic`] fast field, for reading it back per segment.
+pub const TOPIC_FAST: &str = "topic";
+/// Name of the [`Fields::skill`] fast field.
+pub const SKILL_FAST: &str = "skill";
+
+/// Words of a query that carry no meaning: English function words, plus the filler of
+/// questions ("how do I", "should I use"). They are dropped from queries (so snippets never
+/// mark them) and from topic words. Pages are indexed with Lucene's shorter list, which
+/// tantivy uses; dropping more from pages changes field lengths and, measured on the
+/// symptom sets, ranks worse.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "done", "each", "either", "else", "for", "from", "get", "gets", "getting", "got", "had", "has",
+    "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "im", "in", "into",
+    "is", "it", "its", "itself", "just", "let", "many", "me", "might", "mine", "much", "must",
+    "my", "myself", "no", "not", "of", "on", "or", "our", "ours", "per", "please", "really", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "too", "us", "use", "used", "uses", "using", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your", "yours",
+];
 
 /// Boost of each prose field in ranked search.
 pub const BOOSTS: [(FieldName, f32); 8] = [
@@ -126,9 +156,25 @@ pub fn schema() -> (Schema, Fields) {
         tags: b.add_text_field("tags", prose(false)),
         symbols: b.add_text_field("symbols", symbol),
         symbols_raw: b.add_text_field("symbols_raw", STRING),
+        target: b.add_text_field("target", STRING),
+        topic: b.add_u64_field(TOPIC_FAST, NumericOptions::default().set_fast()),
+        skill: b.add_u64_field(SKILL_FAST, NumericOptions::default().set_fast()),
     };
     (b.build(), fields)
 }
+
+/// The query stop-word filter.
+fn stop_words() -> StopWordFilter {
+    StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()))
+}
+
+/// Whether a whole query word is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word.to_lowercase().as_str())
+}
+
+/// The pattern of a code-shaped token: keeps `_`, `.` and `::` inside it.
+const SYMBOL_PATTERN: &str = r"[A-Za-z0-9_]+(?:(?:\.|::)[A-Za-z0-9_]+)*";
 
 /// The prose analyzer.
 pub fn prose_analyzer() -> TextAnalyzer {
@@ -144,10 +190,25 @@ pub fn prose_analyzer() -> TextAnalyzer {
     }
 }
 
+/// The analyzer for topic words: like the symbol analyzer, a code-shaped word stays whole
+/// (`cuda_launch_blocking`, `cp.async`, `__syncthreads`), and like the prose analyzer, stop
+/// words go and plain words are stemmed (`spilled` and `spills` are `spill`).
+pub fn topic_analyzer() -> TextAnalyzer {
+    match RegexTokenizer::new(SYMBOL_PATTERN) {
+        Ok(tok) => TextAnalyzer::builder(tok)
+            .filter(RemoveLongFilter::limit(96))
+            .filter(LowerCaser)
+            .filter(stop_words())
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        Err(_) => prose_analyzer(),
+    }
+}
+
 /// The symbol analyzer.
 pub fn symbol_analyzer() -> TextAnalyzer {
     // The pattern is a constant that compiles; the fallback keeps this infallible.
-    match RegexTokenizer::new(r"[A-Za-z0-9_]+(?:(?:\.|::)[A-Za-z0-9_]+)*") {
+    match RegexTokenizer::new(SYMBOL_PATTERN) {
         Ok(tok) => TextAnalyzer::builder(tok)
             .filter(RemoveLongFilter::limit(96))
             .filter(LowerCaser)

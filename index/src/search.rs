@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use kernaut_wiki::{Page, PageKind, Wiki};
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -13,12 +13,14 @@ use tantivy::{doc, Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::schema::{self, FieldName, Fields, BOOSTS};
 use crate::symbols::SymbolTable;
+use crate::topics::{QueryTopics, Topics};
 use crate::IndexError;
 
 /// Options of one search.
 #[derive(Debug, Clone)]
 pub struct SearchOptions {
-    /// The most hits to return.
+    /// The most hits to return; 0 returns none (a count of zero means zero, as in
+    /// `head -n 0`, not "unlimited").
     pub limit: usize,
     /// Only hits of this kind.
     pub kind: Option<PageKind>,
@@ -65,6 +67,7 @@ pub struct WikiIndex {
     reader: IndexReader,
     fields: Fields,
     symbols: SymbolTable,
+    topics: Topics,
     docs: usize,
     parser: QueryParser,
     prose: tantivy::tokenizer::TextAnalyzer,
@@ -113,8 +116,15 @@ impl WikiIndex {
         let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let mut docs = 0;
+        let topics = Topics::build(wiki);
         for page in wiki.pages() {
+            let topic = topics.of_page(page).map_or(0, |t| t as u64 + 1);
             for d in documents(page) {
+                let target = if d.anchor.is_empty() {
+                    page.id.clone()
+                } else {
+                    format!("{}#{}", page.id, d.anchor)
+                };
                 let mut doc = doc!(
                     fields.id => page.id.as_str(),
                     fields.anchor => d.anchor.as_str(),
@@ -127,6 +137,9 @@ impl WikiIndex {
                     fields.body => d.body.as_str(),
                     fields.tags => d.tags.as_str(),
                     fields.symbols => d.symbols.as_str(),
+                    fields.target => target.as_str(),
+                    fields.topic => topic,
+                    fields.skill => u64::from(matches!(page.kind, PageKind::Skill | PageKind::SkillCard)),
                 );
                 for s in d.symbols.split_whitespace() {
                     doc.add_text(fields.symbols_raw, s);
@@ -162,6 +175,7 @@ impl WikiIndex {
             reader,
             fields,
             symbols: SymbolTable::build(wiki),
+            topics,
             docs,
         })
     }
@@ -178,12 +192,39 @@ impl WikiIndex {
 
     /// Ranked search. Half-typed and odd queries never fail: they return fewer hits.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
-        let Some(q) = self.build_query(query, opts.kind) else {
+        if opts.limit == 0 {
+            return Vec::new();
+        }
+        let mut topics = self.topics.weigh(query);
+        // A single word that is a documented symbol (`dp4a`, `wgmma`) answers with its api
+        // page, not with a topic's skill page.
+        if !query.trim().contains(char::is_whitespace)
+            && self
+                .symbol_named(query.trim())
+                .is_some_and(|m| m.api.is_some() && m.matched == crate::MatchKind::Exact)
+        {
+            topics.page_first = None;
+        }
+        let Some(q) = self.build_query(query, opts.kind, &topics) else {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        let limit = opts.limit.max(1);
-        let Ok(top) = searcher.search(&q, &TopDocs::with_limit(limit).order_by_score()) else {
+        // Questions and short noun phrases ask for a technique, symptoms for a pitfall; a
+        // phrase around a name from code (`__constant__ array indexed by threadIdx`) is
+        // about that use, not the technique.
+        let skill_gain = if asks_how(query) {
+            HOW_TO_GAIN
+        } else if topics.words <= TECHNIQUE_MAX_WORDS
+            && !describes_symptom(query)
+            && !(topics.words > 1 && query.split_whitespace().any(is_identifier_shaped))
+        {
+            TECHNIQUE_GAIN
+        } else {
+            1.0
+        };
+        let collector =
+            TopDocs::with_limit(opts.limit).tweak_score(topic_scorer(topics, skill_gain));
+        let Ok(top) = searcher.search(&q, &collector) else {
             return Vec::new();
         };
         // Snippets come from the symptom field when it matched, else from the body.
@@ -215,9 +256,11 @@ impl WikiIndex {
                 // Snippets come from the first few KB: tokenising a whole long page for
                 // each hit is the costliest part of a query.
                 let text = get(*f);
-                let s = g.snippet(prefix_chars(&text, SNIPPET_SOURCE_CHARS));
+                let source = prefix_chars(&text, SNIPPET_SOURCE_CHARS);
+                let s = g.snippet(source);
                 if !s.highlighted().is_empty() {
-                    snippet = mark(s.fragment(), s.highlighted());
+                    let (fragment, ranges) = whole_words(source, s.fragment(), s.highlighted());
+                    snippet = mark(&fragment, &ranges);
                     break;
                 }
                 if snippet.is_empty() && *f == self.fields.symptom {
@@ -245,6 +288,20 @@ impl WikiIndex {
         hits
     }
 
+    /// The symbol a one-word query names: as typed, or with the `__` that people leave out
+    /// when they search (`ballot_sync` for `__ballot_sync`, `launch_bounds` for
+    /// `__launch_bounds__`). Only
+    /// search is this lenient; the symbol table itself (which hover uses) is not.
+    fn symbol_named(&self, word: &str) -> Option<crate::SymbolMatch> {
+        self.symbols.lookup(word).or_else(|| {
+            let bare = word.trim_matches('_');
+            [format!("__{bare}"), format!("__{bare}__")]
+                .iter()
+                .filter_map(|w| self.symbols.lookup(w))
+                .find(|m| m.matched == crate::MatchKind::Exact)
+        })
+    }
+
     /// The prose part of a query, through tantivy's lenient parser (so that quotes,
     /// colons and half-typed words never fail).
     fn text_query(&self, query: &str) -> Box<dyn Query> {
@@ -252,7 +309,12 @@ impl WikiIndex {
         q
     }
 
-    fn build_query(&self, query: &str, kind: Option<PageKind>) -> Option<Box<dyn Query>> {
+    fn build_query(
+        &self,
+        query: &str,
+        kind: Option<PageKind>,
+        topics: &QueryTopics,
+    ) -> Option<Box<dyn Query>> {
         let f = &self.fields;
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let text = sanitize(query);
@@ -352,8 +414,20 @@ impl WikiIndex {
                 ));
             }
         }
+        // A short query that names one topic and nothing else puts the topic's skill page
+        // first (the page document, not one of its sections).
+        if let Some(t) = topics.page_first {
+            let term = Term::from_field_text(f.target, &self.topics.skill_page(t));
+            should.push((
+                Occur::Should,
+                Box::new(ConstScoreQuery::new(
+                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                    PAGE_FIRST_BOOST,
+                )),
+            ));
+        }
         // A query that names a documented symbol puts its api page first.
-        if let Some(m) = single.then(|| self.symbols.lookup(query.trim())).flatten() {
+        if let Some(m) = single.then(|| self.symbol_named(query.trim())).flatten() {
             if let Some(api) = m.api {
                 let term = Term::from_field_text(f.id, &api);
                 should.push((
@@ -398,6 +472,137 @@ impl WikiIndex {
     }
 }
 
+// The topic weights below were tuned on `tests/data/user_queries.tsv` and checked against
+// both symptom sets of `tests/data/` (which they must not lower).
+
+/// How much more a document of a long query's topic scores per unit of topic weight (one
+/// query word that names its topic and no other). In a sentence the topic words are a
+/// hint among many words.
+const TOPIC_GAIN: f32 = 0.3;
+/// Queries of at most this many meaningful words are short: their topic words decide.
+const SHORT_QUERY_WORDS: usize = 3;
+/// [`TOPIC_GAIN`] for short queries.
+const TOPIC_GAIN_SHORT: f32 = 1.5;
+/// The most topic weight that counts, however many topic words the query has.
+const TOPIC_WEIGHT_CAP: f32 = 1.0;
+/// The score added to a topic's skill page on a short one-topic query: more than any text
+/// score reaches, so the page comes first.
+const PAGE_FIRST_BOOST: f32 = 100.0;
+
+/// The factor on skill pages for a question about how to do something ("how do I choose a
+/// block size", "when to use constant memory"): the answer is a technique, not a failure.
+const HOW_TO_GAIN: f32 = 2.0;
+
+/// Words that describe something going wrong (before stemming). A short query without
+/// any of them names a technique ("vector loads", "occupancy calculator").
+const SYMPTOM_WORDS: &[&str] = &[
+    "slow",
+    "slower",
+    "slowdown",
+    "hang",
+    "hangs",
+    "deadlock",
+    "stuck",
+    "crash",
+    "crashes",
+    "fault",
+    "illegal",
+    "misaligned",
+    "wrong",
+    "incorrect",
+    "garbage",
+    "nan",
+    "inf",
+    "overflow",
+    "error",
+    "errors",
+    "fail",
+    "fails",
+    "failed",
+    "race",
+    "differ",
+    "different",
+    "no",
+    "not",
+    "never",
+    "zero",
+    "zeros",
+    "invalid",
+];
+
+/// Whether a query describes a symptom rather than naming a technique.
+fn describes_symptom(query: &str) -> bool {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| {
+            let w = w.to_lowercase();
+            SYMPTOM_WORDS.contains(&w.as_str()) || w.ends_with("n't")
+        })
+}
+
+/// The factor on skill pages for a short query that names no symptom ("vector loads",
+/// "occupancy calculator"): it asks for the technique.
+const TECHNIQUE_GAIN: f32 = 1.6;
+/// Queries of at most this many meaningful words may be such a noun phrase.
+const TECHNIQUE_MAX_WORDS: usize = 4;
+
+/// Whether a query asks how (or when, or which) rather than describing a symptom.
+fn asks_how(query: &str) -> bool {
+    let first = query
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    matches!(first.as_str(), "how" | "when" | "which" | "what" | "should")
+}
+
+/// The score of a document under the query's topics: its text score, multiplied by how
+/// strongly the query names the document's topic, and by `skill_gain` on skill pages.
+fn topic_scorer(
+    topics: QueryTopics,
+    skill_gain: f32,
+) -> impl Fn(&tantivy::SegmentReader) -> Box<dyn Fn(tantivy::DocId, f32) -> f32> + Send + Sync {
+    let gain = if topics.words <= SHORT_QUERY_WORDS {
+        TOPIC_GAIN_SHORT
+    } else {
+        TOPIC_GAIN
+    };
+    // Index 0 is "no topic".
+    let gains: std::sync::Arc<Vec<f32>> = std::sync::Arc::new(
+        std::iter::once(1.0)
+            .chain(
+                topics
+                    .weights
+                    .iter()
+                    .map(|w| 1.0 + gain * w.min(TOPIC_WEIGHT_CAP)),
+            )
+            .collect(),
+    );
+    move |segment: &tantivy::SegmentReader| {
+        let gains = gains.clone();
+        let fast = segment.fast_fields();
+        match (fast.u64(schema::TOPIC_FAST), fast.u64(schema::SKILL_FAST)) {
+            (Ok(topic), Ok(skill)) => {
+                let topic = topic.first_or_default_col(0);
+                let skill = skill.first_or_default_col(0);
+                Box::new(move |doc, score| {
+                    let t = gains
+                        .get(topic.get_val(doc) as usize)
+                        .copied()
+                        .unwrap_or(1.0);
+                    let s = if skill.get_val(doc) == 1 {
+                        skill_gain
+                    } else {
+                        1.0
+                    };
+                    score * t * s
+                })
+            }
+            _ => Box::new(|_, score| score),
+        }
+    }
+}
+
 /// Groups of words CUDA authors use for the same thing (before stemming).
 const SYNONYMS: &[&[&str]] = &[
     &["hang", "hangs", "deadlock", "stuck", "freezes", "forever"],
@@ -414,6 +619,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["sum", "sums", "accumulator", "accumulators", "accumulate"],
     &["race", "races", "racecheck", "nondeterministic"],
     &["barrier", "syncthreads"],
+    &["struct", "structs", "structure", "structures"],
 ];
 
 /// The stemmed synonym groups, computed once.
@@ -455,9 +661,10 @@ fn synonyms(term: &str) -> Vec<String> {
     out
 }
 
-/// Query-syntax characters become spaces, so user text is always plain words.
+/// Query-syntax characters become spaces, so user text is always plain words, and stop
+/// words go ([`schema::STOP_WORDS`]).
 fn sanitize(query: &str) -> String {
-    query
+    let plain: String = query
         .chars()
         .map(|c| {
             if c.is_alphanumeric() || c == '_' || c.is_whitespace() {
@@ -466,7 +673,30 @@ fn sanitize(query: &str) -> String {
                 ' '
             }
         })
-        .collect()
+        .collect();
+    plain
+        .split_whitespace()
+        .filter(|w| !schema::is_stop_word(w))
+        .map(split_size)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `48KB` as the pages write it, `48 KB` (a number glued to a size unit is one token that
+/// matches nothing).
+fn split_size(word: &str) -> String {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let unit = word[digits..].to_ascii_lowercase();
+    if digits > 0
+        && matches!(
+            unit.as_str(),
+            "b" | "kb" | "kib" | "mb" | "mib" | "gb" | "gib"
+        )
+    {
+        format!("{} {}", &word[..digits], &word[digits..])
+    } else {
+        word.to_string()
+    }
 }
 
 /// How much of a field the snippet is taken from.
@@ -478,6 +708,69 @@ fn prefix_chars(s: &str, n: usize) -> &str {
         Some((i, _)) => &s[..i],
         None => s,
     }
+}
+
+/// Widens a snippet fragment to whole words of its source text (a fragment may start or
+/// end inside `__syncthreads()` or `float4*`), and each marked range to the whole
+/// identifier around it (`__syncthreads`, `wait_group`, not `__**syncthreads**`), merging
+/// ranges that touch.
+fn whole_words(
+    source: &str,
+    fragment: &str,
+    ranges: &[std::ops::Range<usize>],
+) -> (String, Vec<std::ops::Range<usize>>) {
+    let Some(start) = fragment_offset(source, fragment) else {
+        // The fragment is always a slice of the source; if not, keep it as it is.
+        return (fragment.to_string(), ranges.to_vec());
+    };
+    let end = start + fragment.len();
+    let is_space = |c: char| c.is_whitespace();
+    let from = source[..start].rfind(is_space).map_or(0, |i| {
+        i + source[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let to = source[end..]
+        .find(is_space)
+        .map_or(source.len(), |i| end + i);
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let (mut a, mut b) = (start + r.start, start + r.end);
+        if b > source.len() || a > b {
+            continue;
+        }
+        while let Some(c) = source[from..a].chars().next_back().filter(|&c| is_word(c)) {
+            a -= c.len_utf8();
+        }
+        while let Some(c) = source[b..to].chars().next().filter(|&c| is_word(c)) {
+            b += c.len_utf8();
+        }
+        // Ranges that touch, or that only a `.` or `::` separates (`cp` and `async` of
+        // `cp.async`), become one.
+        match out.last_mut() {
+            Some(last)
+                if a <= last.end || source[last.end..a].chars().all(|c| c == '.' || c == ':') =>
+            {
+                last.end = last.end.max(b)
+            }
+            _ => out.push(a..b),
+        }
+    }
+    let shifted = out
+        .into_iter()
+        .map(|r| (r.start - from)..(r.end - from))
+        .collect();
+    (source[from..to].to_string(), shifted)
+}
+
+/// Where a fragment returned by the snippet generator starts in its source text.
+fn fragment_offset(source: &str, fragment: &str) -> Option<usize> {
+    let base = source.as_ptr() as usize;
+    let ptr = fragment.as_ptr() as usize;
+    // tantivy slices the fragment out of the text it was given; fall back to a search.
+    if ptr >= base && ptr + fragment.len() <= base + source.len() {
+        return Some(ptr - base);
+    }
+    source.find(fragment)
 }
 
 fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
@@ -507,7 +800,13 @@ fn one_line(s: &str, max_chars: usize) -> String {
     if joined.chars().count() <= max_chars {
         joined
     } else {
+        // Cut at the last space before the limit, never inside a word (or a `**` mark).
         let cut: String = joined.chars().take(max_chars).collect();
+        let cut = match cut.rfind(' ') {
+            Some(i) if i > 0 => &cut[..i],
+            _ => cut.as_str(),
+        };
+        let cut = cut.trim_end_matches(|c: char| c.is_ascii_punctuation() && c != '*');
         format!("{cut}…")
     }
 }

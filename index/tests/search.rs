@@ -90,7 +90,7 @@ fn symptom_query_lands_on_the_pitfall_section() {
         None,
         expect![[r#"
             pitfall-staging#P1  Prefetch drained every iteration
-                the **pipelined** **version** runs no **faster** **than** the **plain** **loop**; copies and math never overlap
+                the **pipelined** **version** runs no **faster** than the **plain** **loop**; copies and math never overlap.
         "#]],
     );
 }
@@ -102,9 +102,9 @@ fn user_wording_finds_the_race() {
         None,
         expect![[r#"
             pitfall-staging#P2  Readers race the copy
-                **results** are wrong only sometimes, **differ** from **run** to **run**
+                **results** are wrong only sometimes, **differ** from **run** to **run**.
             pitfall-staging#P1  Prefetch drained every iteration
-                the pipelined version **runs** no faster than the plain loop; copies and math never overlap
+                the pipelined version **runs** no faster than the plain loop; copies and math never overlap.
         "#]],
     );
 }
@@ -134,7 +134,7 @@ fn symbols_are_whole_tokens() {
         None,
         expect![[r#"
             api-staging  Async copy wait and commit
-                Semantics **Waits** until at most N of the most recent **groups** are still pending
+                Semantics **Waits** until at most N of the most recent **groups** are still pending.
             pitfall-staging#P1  Prefetch drained every iteration
                 the pipelined version runs no faster than the plain loop; copies and math never overlap.
             pitfall-staging  Staging buffer pitfalls
@@ -150,9 +150,9 @@ fn kind_filter_keeps_only_that_kind() {
         Some(PageKind::Skill),
         expect![[r#"
             skill-staging#S1  Double buffering
-                Two **buffers**, one being filled while the other is read
+                Two **buffers**, one being filled while the other is read.
             skill-staging  Staging tiles in shared memory
-                What Copy a tile once from global memory, then let every thread of the block reuse it. When to use S1. Double **buffering** When NOT to use No reuse
+                What Copy a tile once from global memory, then let every thread of the block reuse it. When to use S1. Double **buffering** When NOT to use No reuse.
         "#]],
     );
 }
@@ -175,4 +175,77 @@ fn odd_queries_never_fail() {
     ] {
         let _ = idx.search(q, &SearchOptions::default());
     }
+}
+
+// Regression (issue 17): snippets marked `**my**` and `**than**`.
+#[test]
+fn snippets_never_mark_stop_words() {
+    let hits = index().search(
+        "my pipelined version is not faster than the plain loop",
+        &SearchOptions::default(),
+    );
+    let snippet = &hits[0].snippet;
+    assert!(snippet.contains("**pipelined**"), "{snippet}");
+    for stop in ["my", "is", "not", "than", "the", "no"] {
+        assert!(
+            !snippet.contains(&format!("**{stop}**")),
+            "{stop}: {snippet}"
+        );
+    }
+}
+
+// Regression (issue 17): a snippet began with `syncthreads**()` or cut a word at its end.
+#[test]
+fn snippets_never_cut_words_in_half() {
+    let page = "---
+id: pitfall-barrier
+type: pitfall
+title: Barrier pitfalls
+---
+## P1: Barrier moved into a branch
+**Symptom**: the kernel hangs forever on some inputs but not on others, the GPU stays busy at one hundred percent and the watchdog eventually kills the process, right after a `__syncthreads()` was moved inside an `if` that depends on the thread index, which only happens in the reduction kernel that everybody copied from the old code base and nobody reads anymore.
+
+**Cause**: not every thread reaches the barrier.
+
+**Fix**: move it out.
+
+**Detection**: synccheck.
+";
+    let idx = WikiIndex::build(&Wiki::from_files([("b.md", page)])).unwrap();
+    let hits = idx.search("syncthreads moved", &SearchOptions::default());
+    let snippet = &hits[0].snippet;
+    assert!(
+        snippet.contains("`**__syncthreads**()` was **moved**"),
+        "{snippet}"
+    );
+    let source: Vec<&str> = page.split_whitespace().collect();
+    let words: Vec<String> = snippet
+        .trim_end_matches('…')
+        .replace("**", "")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    // Every word of the snippet is a whole word of the page, the first and last included.
+    for w in [words.first().unwrap(), words.last().unwrap()] {
+        let w = w.trim_end_matches(|c: char| c.is_ascii_punctuation());
+        assert!(
+            source
+                .iter()
+                .any(|s| s.trim_end_matches(|c: char| c.is_ascii_punctuation()) == w),
+            "`{w}` is not a word of the page: {snippet}"
+        );
+    }
+}
+
+// Regression (issue 17): `--limit 0` returned one hit.
+#[test]
+fn limit_zero_returns_no_hits() {
+    let hits = index().search(
+        "pipelined",
+        &SearchOptions {
+            limit: 0,
+            kind: None,
+        },
+    );
+    assert!(hits.is_empty());
 }
