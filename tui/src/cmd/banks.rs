@@ -7,6 +7,7 @@
 //!
 //! Exit codes: 0 with a result, 1 when the model rejects the access (a misaligned
 //! offset), 2 for usage errors.
+use super::out;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -113,7 +114,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         report_text(arch, width, kind, block, args.warp, &reports)
     };
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,13 +1,13 @@
 //! `ktui explain FILE:LINE[:COL]`: what an editor's hover shows for that position, as
 //! text (the hover's Markdown) or JSON (the structured result behind it).
+use super::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use kernaut_ide::gpu::Arch;
 use kernaut_ide::syntax::SymbolKind;
-use kernaut_ide::{AnalysisConfig, AnalysisHost, HoverResult};
+use kernaut_ide::HoverResult;
+use kernaut_tui::app::model::{self, ArchChoice};
 use serde_json::{json, Value};
 
 use super::wiki_args::WikiArgs;
@@ -18,7 +18,8 @@ pub struct Args {
     /// The position: `FILE:LINE` or `FILE:LINE:COL` (1-based; the column counts
     /// characters and defaults to the first non-blank one of the line).
     pub position: String,
-    /// The target architecture (`sm_90`, `sm_80`, `sm_90a`, `9.0`).
+    /// The target architecture (`sm_90`, `sm_80`, `sm_90a`, `9.0`) or a GPU (`H200`,
+    /// `A100`, `4090`).
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
     /// Print the structured result as JSON instead of the hover text.
@@ -91,7 +92,9 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// Runs `ktui explain`.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let pos = parse_position(&args.position)?;
-    let arch = Arch::parse(&args.arch).with_context(|| format!("reading --arch {}", args.arch))?;
+    let arch = ArchChoice::parse(&args.arch)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("reading --arch {}", args.arch))?;
     let text = std::fs::read_to_string(&pos.file)
         .with_context(|| format!("reading {}", pos.file.display()))?;
     let Some(offset) = offset_of(&text, pos.line, pos.column) else {
@@ -103,29 +106,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     };
     let knowledge = args.wiki.load()?;
-    let config = AnalysisConfig {
-        arch,
-        wiki: args.wiki.config(),
-        ..AnalysisConfig::default()
-    };
-    let mut host = AnalysisHost::new(config);
-    host.set_knowledge(Arc::new(knowledge));
     let path = pos.file.display().to_string();
-    host.set_file(&path, &text);
-    let analysis = host.analysis();
     let (line, column) = line_col(&text, offset);
-    let Some(hover) = analysis.hover(&path, offset) else {
+    let hover = model::hover_at(knowledge, args.wiki.config(), arch, &path, &text, offset);
+    let Some(hover) = hover else {
         if args.json {
-            println!("null");
+            outln!("null");
         }
         eprintln!("nothing to explain at {path}:{line}:{column}");
         return Ok(ExitCode::from(1));
     };
     if args.json {
-        let v = to_json(&hover, &text, &path, arch);
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        let v = to_json(&hover, &text, &path, &arch.name());
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", hover.markdown);
+        out!("{}", hover.markdown);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -142,7 +137,7 @@ fn symbol_kind(k: &SymbolKind) -> &'static str {
 }
 
 /// The structured hover: the same fields the Markdown was written from.
-fn to_json(h: &HoverResult, text: &str, path: &str, arch: Arch) -> Value {
+fn to_json(h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
     let (sl, sc) = line_col(text, h.range.start);
     let (el, ec) = line_col(text, h.range.end);
     let wiki = h.wiki.as_ref();
@@ -230,7 +225,7 @@ fn to_json(h: &HoverResult, text: &str, path: &str, arch: Arch) -> Value {
         "signatures": wiki.map(|w| w.signatures.clone()).unwrap_or_default(),
         "header": wiki.and_then(|w| w.header.clone()),
         "requires_sm": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.required.clone())),
-        "target": arch.to_string(),
+        "target": arch,
         "target_satisfies": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.satisfied)),
         "summary": wiki.and_then(|w| w.summary.clone()),
         "pitfalls": wiki.map(|w| w.pitfalls.iter().map(|p| json!({"id": p.id, "title": p.title})).collect::<Vec<_>>()).unwrap_or_default(),

@@ -5,6 +5,7 @@
 //! shared memory over the opt-in maximum, a block over `--launch-bounds`, ...; the
 //! reason goes to stderr, and with `--json` a JSON object with `"error"` and
 //! `"blocks_per_sm": 0` goes to stdout), 2 for usage errors.
+use super::{out, outln};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -130,12 +131,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     match result {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             if args.json {
-                println!("{}", error_json(arch, &e));
+                outln!("{}", error_json(arch, &e));
             }
             eprintln!("ktui: no occupancy on {arch}: {e}");
             Ok(ExitCode::from(1))

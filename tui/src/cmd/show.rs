@@ -1,4 +1,5 @@
 //! `ktui show ID[#ANCHOR]`: one page or one section, rendered for a terminal.
+use super::out;
 use std::process::ExitCode;
 
 use kernaut_ide::knowledge::render_page;
@@ -29,7 +30,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     match render_page(page, anchor) {
         Some(text) => {
-            print!("{text}");
+            out!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         None => {
