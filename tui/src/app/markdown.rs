@@ -160,16 +160,32 @@ impl Writer<'_> {
         let mut col = first.width();
         let mut has_word = false;
         let width = self.width.max(cont.width() + 8);
-        for t in tokens {
-            let w = t.text.width();
+        // The width of each run of pieces with no space between them (a word whose
+        // parts are styled differently, such as `(` before inline code): a line breaks
+        // only before a whole run.
+        let mut run = vec![0usize; tokens.len()];
+        let mut acc = 0;
+        for (i, t) in tokens.iter().enumerate().rev() {
+            acc = if t.text == " " {
+                0
+            } else {
+                acc + t.text.width()
+            };
+            run[i] = acc;
+        }
+        let mut glued = false;
+        for (i, t) in tokens.into_iter().enumerate() {
             if t.text == " " {
+                glued = false;
                 if has_word && col < width {
                     line.push(Span::raw(" "));
                     col += 1;
                 }
                 continue;
             }
-            if has_word && col + w > width {
+            let starts_run = !glued;
+            glued = true;
+            if has_word && starts_run && col + run[i] > width {
                 // Drop a trailing space before breaking.
                 if line.last().is_some_and(|s| s.content == " ") {
                     line.pop();

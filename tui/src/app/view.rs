@@ -667,24 +667,29 @@ fn draw_bank(f: &mut Frame, b: &BankPanel, padded: bool, area: Rect, t: &Theme) 
             };
             lines.push(Line::from(vec![
                 Span::styled(degree, style),
-                Span::styled(format!(" · {} wavefronts", m.wavefronts), t.s(Role::Text)),
+                Span::styled(
+                    format!(
+                        " · {} wavefront{}",
+                        m.wavefronts,
+                        if m.wavefronts == 1 { "" } else { "s" }
+                    ),
+                    t.s(Role::Text),
+                ),
             ]));
             lines.push(Line::styled(
                 fit(&label, usize::from(area.width)),
                 t.s(Role::Dim),
             ));
-            lines.push(Line::styled(
-                "   bank 0 →                    31",
-                t.s(Role::Dim),
-            ));
             lines.extend(bank_rows(m, t));
             let n = m.conflicting.count_ones();
+            let mut key = vec![Span::styled("lanes ↓ · banks 0-31 →", t.s(Role::Dim))];
             if n > 0 {
-                lines.push(Line::styled(
-                    format!("{n} lanes in conflict"),
+                key.push(Span::styled(
+                    format!(" · {n} in conflict"),
                     t.s(Role::BankConflict),
                 ));
             }
+            lines.push(Line::from(key));
         }
         Err(e) => lines.push(Line::styled(format!("no bank model: {e}"), t.s(Role::Dim))),
     }
