@@ -80,6 +80,9 @@ kernel. From scripts and pipes, use the subcommands:
 ";
 
 fn main() -> ExitCode {
+    if let Some(code) = misspelled_subcommand() {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -109,6 +112,21 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `ktui serch …`: a first word that is no subcommand and no file, but close to a
+/// subcommand, gets a "did you mean" (clap would take it for the FILE argument).
+fn misspelled_subcommand() -> Option<ExitCode> {
+    let first = std::env::args().nth(1)?;
+    if first.starts_with('-') || SUBCOMMANDS.contains(&first.as_str()) {
+        return None;
+    }
+    if std::path::Path::new(&cmd::split_position(&first).0).exists() {
+        return None;
+    }
+    let s = closest(&first, SUBCOMMANDS.iter().copied())?;
+    eprintln!("ktui: no subcommand or file `{first}`; did you mean `ktui {s}`?");
+    Some(ExitCode::from(2))
 }
 
 /// Bare `ktui` and `ktui FILE[:LINE[:COL]]`.

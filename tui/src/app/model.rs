@@ -169,12 +169,15 @@ impl ArchChoice {
     /// Parses `sm_90`, `9.0`, `90`, or a product name (`H200`, `h100`, `A100`, `4090`,
     /// `RTX 4090`).
     pub fn parse(text: &str) -> Result<ArchChoice, String> {
-        if let Ok(arch) = Arch::parse(text) {
-            return Ok(ArchChoice {
-                arch,
-                product: None,
-            });
-        }
+        let err = match Arch::parse(text) {
+            Ok(arch) => {
+                return Ok(ArchChoice {
+                    arch,
+                    product: None,
+                })
+            }
+            Err(e) => e,
+        };
         let key: String = text
             .to_ascii_lowercase()
             .split_whitespace()
@@ -196,6 +199,9 @@ impl ArchChoice {
                 }
             }
         }
+        if let kernaut_ide::gpu::arch::ArchError::Unknown { .. } = err {
+            return Err(err.to_string());
+        }
         let names: Vec<&str> = PRODUCTS.iter().map(|(n, _)| *n).collect();
         let hint = closest(&key, names.iter().copied())
             .map(|n| format!("; did you mean `{}`?", n.to_ascii_uppercase()))
@@ -203,6 +209,11 @@ impl ArchChoice {
         Err(format!(
             "`{text}` is not an architecture (sm_90, 9.0, 90) or a known GPU (H200, A100, 4090){hint}"
         ))
+    }
+
+    /// The architecture itself.
+    pub fn arch(&self) -> Arch {
+        self.arch
     }
 
     /// The canonical name, `sm_90`.
@@ -472,8 +483,16 @@ impl Library {
 
     /// Page ids and symbol names close to `word`, for "did you mean".
     pub fn suggest(&self, word: &str) -> Option<String> {
-        let ids: Vec<&str> = self.k.wiki.pages().iter().map(|p| p.id.as_str()).collect();
-        let symbols = self.k.index.symbols().symbols();
+        suggest(&self.k, word)
+    }
+}
+
+/// The page id or symbol name closest to `word` (`pitfal-bank-conflict`,
+/// `__syncthread`), for "did you mean"; an anchor is kept.
+pub fn suggest(k: &Knowledge, word: &str) -> Option<String> {
+    {
+        let ids: Vec<&str> = k.wiki.pages().iter().map(|p| p.id.as_str()).collect();
+        let symbols = k.index.symbols().symbols();
         let (id, anchor) = match word.split_once('#') {
             Some((i, a)) => (i, Some(a)),
             None => (word, None),

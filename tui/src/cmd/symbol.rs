@@ -3,6 +3,7 @@ use super::outln;
 use std::process::ExitCode;
 
 use kernaut_ide::index::MatchKind;
+use kernaut_tui::app::model::suggest;
 
 use super::wiki_args::WikiArgs;
 
@@ -26,8 +27,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if args.json {
             outln!("null");
         }
+        let hint = match suggest(&k, &args.name) {
+            Some(s) => format!("did you mean `{s}`? or try"),
+            None => "try".to_string(),
+        };
         eprintln!(
-            "`{}` is not in the symbol table; try `ktui search {}`",
+            "`{}` is not in the symbol table; {hint} `ktui search {}`",
             args.name, args.name
         );
         return Ok(ExitCode::from(1));
