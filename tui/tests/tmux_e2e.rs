@@ -59,7 +59,17 @@ fn a_symptom_typed_into_search_opens_the_pitfall_that_explains_it() {
     };
     let bin = env!("CARGO_BIN_EXE_ktui");
     t.cmd(&[
-        "new-session", "-d", "-s", "ktui", "-x", "80", "-y", "24", "-e", "KERNAUT_WIKI=", bin,
+        "new-session",
+        "-d",
+        "-s",
+        "ktui",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-e",
+        "KERNAUT_WIKI=",
+        bin,
     ]);
     t.wait_for("all pages");
     t.cmd(&["send-keys", "-t", "ktui", "/"]);
@@ -72,16 +82,28 @@ fn a_symptom_typed_into_search_opens_the_pitfall_that_explains_it() {
         "my async copy is slower than the plain loop",
     ]);
     let hits = t.wait_for("pitfall-async-copy#P6");
-    assert!(hits.contains("/ my async copy is slower than the plain loop"), "{hits}");
+    assert!(
+        hits.contains("/ my async copy is slower than the plain loop"),
+        "{hits}"
+    );
     t.cmd(&["send-keys", "-t", "ktui", "Enter"]);
     let page = t.wait_for("wiki › pitfall-async-copy");
-    assert!(page.contains("P6"), "the page opens at the hit's anchor:\n{page}");
-    assert!(page.contains("kind: pitfall"), "the frontmatter header shows:\n{page}");
+    assert!(
+        page.contains("P6"),
+        "the page opens at the hit's anchor:\n{page}"
+    );
+    assert!(
+        page.contains("kind: pitfall"),
+        "the frontmatter header shows:\n{page}"
+    );
     // q leaves, and the shell's screen is back (the alternate screen is gone).
     t.cmd(&["send-keys", "-t", "ktui", "q"]);
     let start = Instant::now();
     while t.cmd(&["list-sessions"]).contains("ktui") && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(!t.cmd(&["list-sessions"]).contains("ktui:"), "ktui quit on q");
+    assert!(
+        !t.cmd(&["list-sessions"]).contains("ktui:"),
+        "ktui quit on q"
+    );
 }

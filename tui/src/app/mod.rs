@@ -465,7 +465,10 @@ pub fn update(s: &mut State, a: Action) {
                     s.screen = prev;
                     rerender(s);
                 }
-                None if matches!(s.screen, Screen::Browse(_)) => s.quit = true,
+                None if matches!(s.screen, Screen::Browse(_)) => {
+                    s.message = "q quits".into();
+                    return;
+                }
                 None => {
                     let b = browse_state(&s.entries);
                     s.screen = Screen::Browse(b);
@@ -827,16 +830,14 @@ fn update_file(s: &mut State, a: Action) {
                 None => s.message = "no diagnostics in this file".into(),
             }
         }
-        Action::Next | Action::Prev => {
-            if !f.panels.is_empty() {
-                let n = f.panels.len();
-                f.panel = if a == Action::Next {
-                    (f.panel + 1) % n
-                } else {
-                    (f.panel + n - 1) % n
-                };
-                refresh_occ(f);
-            }
+        Action::Next | Action::Prev if !f.panels.is_empty() => {
+            let n = f.panels.len();
+            f.panel = if a == Action::Next {
+                (f.panel + 1) % n
+            } else {
+                (f.panel + n - 1) % n
+            };
+            refresh_occ(f);
         }
         Action::TogglePadded => f.padded = !f.padded,
         Action::NextChart => f.chart = (f.chart + 1) % 3,

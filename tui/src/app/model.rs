@@ -203,7 +203,7 @@ impl ArchChoice {
             return Err(err.to_string());
         }
         let names: Vec<&str> = PRODUCTS.iter().map(|(n, _)| *n).collect();
-        let hint = closest(&key, names.iter().copied())
+        let hint = closest(key, names.iter().copied())
             .map(|n| format!("; did you mean `{}`?", n.to_ascii_uppercase()))
             .unwrap_or_default();
         Err(format!(
@@ -378,15 +378,27 @@ impl Library {
         true
     }
 
-    /// Whether `link` (`id`, `id#anchor`, a short skill name) names a page.
+    /// Whether `link` (`id`, `id#anchor`, a short skill name, a symbol the wiki
+    /// documents) names a page.
     pub fn resolves(&self, link: &str) -> bool {
         let link = link.trim();
-        !link.is_empty() && !link.contains(' ') && self.k.resolve(link).is_some()
+        !link.is_empty()
+            && !link.contains(' ')
+            && (self.k.resolve(link).is_some() || self.symbol_page(link).is_some())
     }
 
     /// The page `link` names, opened at its anchor.
     pub fn page(&self, link: &str) -> Option<PageDoc> {
-        let (page, anchor) = self.k.resolve(link.trim())?;
+        let link = link.trim();
+        let by_symbol;
+        let (page, anchor) = match self.k.resolve(link) {
+            Some(found) => found,
+            None => {
+                // A symbol as written in code opens the page that documents it.
+                by_symbol = self.symbol_page(link)?;
+                (self.k.wiki.page(&by_symbol)?, None)
+            }
+        };
         let fm = &page.frontmatter;
         let mut facts = Vec::new();
         facts.push(("kind".to_string(), kind_name(page.kind)));
