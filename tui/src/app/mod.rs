@@ -839,7 +839,17 @@ fn update_file(s: &mut State, a: Action) {
             };
             refresh_occ(f);
         }
-        Action::TogglePadded => f.padded = !f.padded,
+        Action::TogglePadded => match f.panels.get_mut(f.panel) {
+            Some(Panel::Bank(b)) if b.padding.is_some() => {
+                if b.padded.is_none() {
+                    b.padded = f.ws.padded_map(&b.range);
+                }
+                f.padded = !f.padded;
+            }
+            _ => {
+                s.message = "no padding fix here: p works on a conflicting __shared__ access".into()
+            }
+        },
         Action::NextChart => f.chart = (f.chart + 1) % 3,
         Action::ThreadsUp
         | Action::ThreadsDown

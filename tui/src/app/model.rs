@@ -13,7 +13,7 @@ use kernaut_ide::gpu::arch::{Arch, ComputeCapability};
 use kernaut_ide::gpu::occupancy::{occupancy, occupancy_curve, CurveAxis, OccupancyInput};
 use kernaut_ide::index::SearchOptions;
 use kernaut_ide::reports::{BlockSource, RegsSource};
-use kernaut_ide::rules::apply_edits;
+use kernaut_ide::rules::{apply_edits, TextEdit};
 use kernaut_ide::wiki::{PageKind, WikiConfig};
 use kernaut_ide::{AnalysisConfig, AnalysisHost, HoverKind, HoverResult, Knowledge};
 
@@ -558,6 +558,8 @@ pub struct Diag {
     pub wiki_text: Option<String>,
     /// The first fix: its title and diff.
     pub fix: Option<(String, Vec<DiffLine>)>,
+    /// The first fix's edits: (byte range, new text).
+    pub edits: Vec<(std::ops::Range<usize>, String)>,
 }
 
 /// The occupancy calculator's inputs.
@@ -649,7 +651,11 @@ pub struct BankPanel {
     pub lowered: Option<String>,
     /// The map, or why the access cannot be modelled.
     pub map: Result<BankMap, String>,
-    /// The padding fix's title and the map after it.
+    /// The access' byte range.
+    pub range: std::ops::Range<usize>,
+    /// The bank-conflict rule's padding fix for this access, by title, if it has one.
+    pub padding: Option<String>,
+    /// The fix's title and the map after it, once asked for ([`Workspace::padded_map`]).
     pub padded: Option<(String, Result<BankMap, String>)>,
 }
 
@@ -702,6 +708,48 @@ fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
         .enumerate()
         .filter(|(_, b)| *b == b'\n')
         .map(|(i, _)| i + 1)
+}
+
+/// The diff a fix makes: the lines its edits touch, before and after, with one line of
+/// context each side. Only those lines are copied, so a file with hundreds of fixes
+/// opens without copying the whole text for each.
+fn fix_diff(text: &str, edits: &[TextEdit]) -> Vec<DiffLine> {
+    let (Some(lo), Some(hi)) = (
+        edits.iter().map(|e| e.range.start).min(),
+        edits.iter().map(|e| e.range.end).max(),
+    ) else {
+        return Vec::new();
+    };
+    let hi = hi.min(text.len());
+    let lo = lo.min(hi);
+    let start = text[..lo].rfind('\n').map_or(0, |p| p + 1);
+    let end = text[hi..].find('\n').map_or(text.len(), |p| hi + p);
+    let old = &text[start..end];
+    let local: Vec<TextEdit> = edits
+        .iter()
+        .map(|e| {
+            TextEdit::replace(
+                e.range.start.saturating_sub(start)..e.range.end.min(end).saturating_sub(start),
+                e.new_text.clone(),
+            )
+        })
+        .collect();
+    let new = apply_edits(old, &local);
+    let mut out = Vec::new();
+    if start > 0 {
+        let prev = text[..start - 1].rsplit('\n').next().unwrap_or("");
+        out.push(DiffLine::Same(prev.to_string()));
+    }
+    out.extend(
+        diff(old, &new)
+            .into_iter()
+            .filter(|d| !matches!(d, DiffLine::Same(_))),
+    );
+    if end < text.len() {
+        let next = text[end + 1..].split('\n').next().unwrap_or("");
+        out.push(DiffLine::Same(next.to_string()));
+    }
+    out
 }
 
 /// A line diff of `old` against `new`: the changed lines and one line of context.
@@ -810,10 +858,20 @@ impl Workspace {
                     };
                     Some(kernaut_ide::wiki::first_paragraph(&text))
                 });
-                let fix = d.fixes.first().map(|f| {
-                    let new = apply_edits(&self.text, &f.edits);
-                    (f.title.clone(), diff(&self.text, &new))
-                });
+                let fix = d
+                    .fixes
+                    .first()
+                    .map(|f| (f.title.clone(), fix_diff(&self.text, &f.edits)));
+                let edits = d
+                    .fixes
+                    .first()
+                    .map(|f| {
+                        f.edits
+                            .iter()
+                            .map(|e| (e.range.clone(), e.new_text.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 Diag {
                     line: self.line_of(d.range.start),
                     range: d.range,
@@ -823,6 +881,7 @@ impl Workspace {
                     wiki: d.wiki,
                     wiki_text,
                     fix,
+                    edits,
                 }
             })
             .collect();
@@ -956,7 +1015,12 @@ impl Workspace {
                     array: b.access.array.clone(),
                     lowered: b.lowered.clone(),
                     map: bank_map(b),
-                    padded: self.padded_map(&b.access.range),
+                    range: b.access.range.clone(),
+                    padding: self
+                        .padding_fix(&b.access.range)
+                        .and_then(|d| d.fix.as_ref())
+                        .map(|(t, _)| t.clone()),
+                    padded: None,
                 }),
                 None => Panel::Note {
                     title: format!("shared access {}", h.symbol),
@@ -977,28 +1041,36 @@ impl Workspace {
         }
     }
 
+    /// The bank-conflict diagnostic with a fix for the access at `range`.
+    fn padding_fix(&self, range: &std::ops::Range<usize>) -> Option<&Diag> {
+        self.diags.iter().find(|d| {
+            d.rule == "bank-conflict"
+                && !d.edits.is_empty()
+                && d.range.start <= range.start
+                && range.start < d.range.end
+        })
+    }
+
     /// The bank map after the bank-conflict rule's padding fix, for the access at
-    /// `range`: the fix is applied to a copy of the file and the copy analysed.
-    fn padded_map(
+    /// `range`: the fix is applied to a copy of the file and the copy analysed (so it
+    /// costs an analysis of the file, and is computed only when asked for).
+    pub fn padded_map(
         &self,
         range: &std::ops::Range<usize>,
     ) -> Option<(String, Result<BankMap, String>)> {
-        let d = self.diags.iter().find(|d| {
-            d.rule == "bank-conflict" && d.range.start <= range.start && range.start < d.range.end
-        })?;
-        let analysis = self.host.analysis();
-        let rules = kernaut_ide::config::RulesConfig::default();
-        let raw = analysis
-            .diagnostics(&self.path, &rules)
-            .into_iter()
-            .find(|r| r.rule == d.rule && r.range == d.range)?;
-        let fix = raw.fixes.first()?;
-        let padded = apply_edits(&self.text, &fix.edits);
-        let shift: isize = fix
+        let d = self.padding_fix(range)?;
+        let (title, _) = d.fix.as_ref()?;
+        let edits: Vec<TextEdit> = d
             .edits
             .iter()
-            .filter(|e| e.range.end <= range.start)
-            .map(|e| e.new_text.len() as isize - (e.range.end - e.range.start) as isize)
+            .map(|(r, t)| TextEdit::replace(r.clone(), t.clone()))
+            .collect();
+        let padded = apply_edits(&self.text, &edits);
+        let shift: isize = d
+            .edits
+            .iter()
+            .filter(|(r, _)| r.end <= range.start)
+            .map(|(r, t)| t.len() as isize - (r.end - r.start) as isize)
             .sum();
         let at = (range.start as isize + shift).max(0) as usize;
         let mut host = AnalysisHost::new(self.host.config().clone());
@@ -1012,7 +1084,7 @@ impl Workspace {
             .find(|x| x.range.start == at)?
             .clone();
         let report = a.bank_report(&path, &access)?;
-        Some((fix.title.clone(), bank_map(&report)))
+        Some((title.clone(), bank_map(&report)))
     }
 }
 

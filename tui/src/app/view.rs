@@ -693,7 +693,7 @@ fn draw_bank(f: &mut Frame, b: &BankPanel, padded: bool, area: Rect, t: &Theme) 
         }
         Err(e) => lines.push(Line::styled(format!("no bank model: {e}"), t.s(Role::Dim))),
     }
-    match (&b.padded, padded) {
+    match (&b.padding, padded) {
         (Some(_), false) => lines.push(Line::styled("p: show the padded map", t.s(Role::Key))),
         (Some(_), true) => lines.push(Line::styled(
             "p: back to the map as written",
