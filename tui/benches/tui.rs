@@ -96,12 +96,15 @@ fn benches(c: &mut Criterion) {
     for ch in "my async copy is slower than the plain loo".chars() {
         update(&mut search, Action::Input(ch));
     }
-    c.bench_function("search update: one key typed, built-in wiki", |b| {
-        b.iter(|| {
-            update(&mut search, Action::Input('p'));
-            update(&mut search, Action::Erase);
-        })
-    });
+    c.bench_function(
+        "search update: a key typed and erased (two searches)",
+        |b| {
+            b.iter(|| {
+                update(&mut search, Action::Input('p'));
+                update(&mut search, Action::Erase);
+            })
+        },
+    );
 
     c.bench_function("open a 10,000-line file", |b| {
         b.iter_batched(
@@ -110,13 +113,30 @@ fn benches(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
-    let mut opened = file_state(&lib, big.clone(), 5_000, 8);
-    c.bench_function("cursor move in a 10,000-line file (panel follows)", |b| {
-        b.iter(|| {
-            update(&mut opened, Action::Down);
-            update(&mut opened, Action::Up);
-        })
-    });
+    // The cursor on a conflicting `tile[threadIdx.x][threadIdx.y]` read in the middle of
+    // the file: each move asks for the hover there, with its bank report.
+    let line = big
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("= tile[threadIdx.x]"))
+        .nth(200)
+        .map(|(i, _)| i)
+        .unwrap();
+    let col = big.lines().nth(line).unwrap().find("tile").unwrap() + 2;
+    let mut opened = file_state(&lib, big.clone(), line + 1, col + 1);
+    assert!(matches!(
+        opened.screen,
+        kernaut_tui::app::Screen::File(ref f) if !f.panels.is_empty()
+    ));
+    c.bench_function(
+        "cursor move on a shared access, 10,000-line file (two moves)",
+        |b| {
+            b.iter(|| {
+                update(&mut opened, Action::Right);
+                update(&mut opened, Action::Left);
+            })
+        },
+    );
 }
 
 criterion_group! {
