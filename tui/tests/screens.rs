@@ -201,6 +201,13 @@ fn file_occupancy_calculator_with_edited_inputs() {
 }
 
 #[test]
+fn a_tall_terminal_shows_all_three_occupancy_charts() {
+    let mut s = file(4, 17, true);
+    update(&mut s, Action::Resize(100, 40));
+    insta::assert_snapshot!(screen(&s));
+}
+
+#[test]
 fn file_symbol_shows_its_wiki_entry() {
     let s = file(9, 6, true);
     insta::assert_snapshot!(screen(&s));

@@ -586,6 +586,20 @@ fn draw_kernel(f: &mut Frame, k: &KernelPanel, o: &OccView, chart: usize, area: 
     if rest.height < 5 {
         return;
     }
+    // All three charts where the panel is tall enough; otherwise the one `c` picks.
+    if rest.height >= 27 {
+        let h = rest.height / 3;
+        for c in 0..3u16 {
+            let area = Rect::new(rest.x, rest.y + c * h, rest.width, h);
+            draw_chart(f, o, usize::from(c), area, t);
+        }
+    } else {
+        draw_chart(f, o, chart, rest, t);
+    }
+}
+
+fn draw_chart(f: &mut Frame, o: &OccView, chart: usize, area: Rect, t: &Theme) {
+    let i = &o.inputs;
     let (name, points, x) = match chart {
         0 => ("threads/block", &o.curves.threads, f64::from(i.threads)),
         1 => ("regs/thread", &o.curves.regs, f64::from(i.regs)),
@@ -638,7 +652,7 @@ fn draw_kernel(f: &mut Frame, k: &KernelPanel, o: &OccView, chart: usize, area: 
                 .labels(vec![Span::raw("0"), Span::raw("100%")])
                 .style(t.s(Role::Dim)),
         );
-    f.render_widget(chart_w, rest);
+    f.render_widget(chart_w, area);
 }
 
 fn draw_bank(f: &mut Frame, b: &BankPanel, padded: bool, area: Rect, t: &Theme) {
