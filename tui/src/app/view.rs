@@ -1,7 +1,7 @@
 //! The pure view: [`view`] draws a [`State`] and changes nothing. The layout helpers are
 //! shared with `update`, which needs them to map mouse clicks to what was drawn there.
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Clear, Dataset, GraphType, Paragraph, Wrap};
@@ -287,6 +287,16 @@ fn draw_browse(f: &mut Frame, s: &State, b: &BrowseState, size: (u16, u16)) {
 
 /// `line` with columns `start..end` restyled.
 fn restyle(line: &Line<'static>, start: u16, end: u16, style: Style) -> Line<'static> {
+    restyle_with(line, start, end, |_| style)
+}
+
+/// `line` with columns `start..end` restyled by `f` (applied to each piece's style).
+fn restyle_with(
+    line: &Line<'static>,
+    start: u16,
+    end: u16,
+    f: impl Fn(Style) -> Style,
+) -> Line<'static> {
     let mut out: Vec<Span<'static>> = Vec::new();
     let mut col = 0u16;
     for sp in &line.spans {
@@ -304,7 +314,7 @@ fn restyle(line: &Line<'static>, start: u16, end: u16, style: Style) -> Line<'st
             }
             col += w;
         }
-        for (text, st) in [(before, sp.style), (inside, style), (after, sp.style)] {
+        for (text, st) in [(before, sp.style), (inside, f(sp.style)), (after, sp.style)] {
             if !text.is_empty() {
                 out.push(Span::styled(text, st));
             }
@@ -356,6 +366,19 @@ fn draw_page(f: &mut Frame, p: &PageState, size: (u16, u16), t: &Theme) {
     f.render_widget(Paragraph::new(lines), area);
 }
 
+/// The display column of byte `offset` of a source line (tabs are drawn as 4 spaces).
+fn display_col(text: &str, offset: usize) -> u16 {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end]
+        .chars()
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum::<usize>()
+        .min(usize::from(u16::MAX)) as u16
+}
+
 /// The spans of `spans` from display column `skip`, at most `width` columns.
 fn clip(spans: Vec<Span<'static>>, skip: usize, width: usize) -> Vec<Span<'static>> {
     let mut out = Vec::new();
@@ -400,16 +423,34 @@ fn draw_file(f: &mut Frame, fs: &FileState, size: (u16, u16), t: &Theme) {
             Span::styled(mark, mstyle),
             Span::raw(" "),
         ];
-        let mut code = highlight::spans(text, fs.comments.get(i).copied().unwrap_or(false), t);
+        let code = highlight::spans(text, fs.comments.get(i).copied().unwrap_or(false), t);
+        // Diagnostics are underlined where they are on this line.
+        let line_start = fs.ws.offset(i, 0);
+        let line_end = line_start + text.len();
+        let mut l = Line::from(code);
+        for d in diags
+            .iter()
+            .filter(|d| d.range.start < line_end.max(line_start + 1) && d.range.end > line_start)
+        {
+            let a = display_col(text, d.range.start.saturating_sub(line_start));
+            let b = display_col(text, d.range.end.min(line_end) - line_start);
+            l = restyle_with(&l, a, b.max(a + 1), |st| {
+                st.add_modifier(Modifier::UNDERLINED)
+            });
+        }
         if i == fs.line {
-            let mut l = Line::from(code);
-            let c = fs.col as u16;
+            let c = display_col(
+                text,
+                text.char_indices()
+                    .nth(fs.col)
+                    .map_or(text.len(), |(b, _)| b),
+            );
             if fs.col >= text.chars().count() {
                 l.spans.push(Span::raw(" "));
             }
             l = restyle(&l, c, c + 1, t.s(Role::Cursor));
-            code = l.spans;
         }
+        let code = l.spans;
         spans.extend(clip(code, hscroll, code_w));
         lines.push(Line::from(spans));
     }
