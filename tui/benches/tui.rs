@@ -3,7 +3,7 @@
 //! < 100 ms. Run with `cargo bench -p kernaut-tui --bench tui`; the numbers are in
 //! `docs/BENCHMARKS.md`.
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
-use kernaut_tui::app::model::{ArchChoice, Library};
+use kernaut_tui::app::model::{ArchChoice, Library, Workspace};
 use kernaut_tui::app::theme::Theme;
 use kernaut_tui::app::{update, view, Action, Start, State};
 use ratatui::backend::TestBackend;
@@ -113,6 +113,17 @@ fn benches(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    c.bench_function(
+        "open a 10,000-line file: the analysis alone (model::Workspace::open)",
+        |b| {
+            b.iter_batched(
+                || big.clone(),
+                |text| Workspace::open(&lib, "big.cu", text, ArchChoice::parse("sm_90").unwrap()),
+                BatchSize::LargeInput,
+            )
+        },
+    );
+
     // The cursor on a conflicting `tile[threadIdx.x][threadIdx.y]` read in the middle of
     // the file: each move asks for the hover there, with its bank report.
     let line = big
