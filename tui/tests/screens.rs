@@ -9,6 +9,7 @@ use kernaut_tui::app::model::{ArchChoice, Library};
 use kernaut_tui::app::theme::Theme;
 use kernaut_tui::app::{update, view, Action, Start, State};
 use ratatui::backend::TestBackend;
+use ratatui::style::Color;
 use ratatui::Terminal;
 
 const TRANSPOSE: &str = r#"#include <cuda_runtime.h>
@@ -211,6 +212,38 @@ fn a_tall_terminal_shows_all_three_occupancy_charts() {
 fn file_symbol_shows_its_wiki_entry() {
     let s = file(9, 6, true);
     insta::assert_snapshot!(screen(&s));
+}
+
+#[test]
+fn no_color_means_no_colour_in_any_screen() {
+    let mut states = Vec::new();
+    let mut s = State::new(lib(), Start::Browse, (80, 24), Theme { color: false });
+    states.push(screen_cells(&s));
+    keys(&mut s, "/transpose bank conflict");
+    states.push(screen_cells(&s));
+    keys(&mut s, "<Enter><Tab>");
+    states.push(screen_cells(&s));
+    for (line, col, k) in [(10, 22, ""), (10, 22, "<Tab>"), (4, 17, ""), (9, 6, "")] {
+        let mut f = file(line, col, false);
+        keys(&mut f, k);
+        states.push(screen_cells(&f));
+    }
+    for cells in states {
+        for (fg, bg) in cells {
+            assert_eq!((fg, bg), (Color::Reset, Color::Reset));
+        }
+    }
+}
+
+fn screen_cells(s: &State) -> Vec<(Color, Color)> {
+    let mut t = Terminal::new(TestBackend::new(s.size.0, s.size.1)).unwrap();
+    t.draw(|f| view(s, f)).unwrap();
+    t.backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|c| (c.fg, c.bg))
+        .collect()
 }
 
 #[test]

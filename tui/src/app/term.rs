@@ -30,12 +30,18 @@ impl Drop for Guard {
     }
 }
 
-fn enter() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+/// Chains `restore` in front of the panic hook in place, so a panic leaves the terminal
+/// usable before the message is printed.
+fn hook_restore(restore: fn()) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
         previous(info);
     }));
+}
+
+fn enter() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+    hook_restore(restore);
     terminal::enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     Terminal::new(CrosstermBackend::new(io::stdout()))
@@ -67,4 +73,23 @@ pub fn run(make: impl FnOnce((u16, u16)) -> anyhow::Result<State>) -> anyhow::Re
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static RESTORED: AtomicBool = AtomicBool::new(false);
+
+    #[test]
+    fn a_panic_restores_the_terminal_before_anything_else() {
+        let original = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        super::hook_restore(|| RESTORED.store(true, Ordering::SeqCst));
+        let r = std::panic::catch_unwind(|| panic!("boom"));
+        let _ = std::panic::take_hook();
+        std::panic::set_hook(original);
+        assert!(r.is_err());
+        assert!(RESTORED.load(Ordering::SeqCst));
+    }
 }
