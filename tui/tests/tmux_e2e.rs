@@ -58,6 +58,9 @@ fn a_symptom_typed_into_search_opens_the_pitfall_that_explains_it() {
         socket: format!("ktui-e2e-{}", std::process::id()),
     };
     let bin = env!("CARGO_BIN_EXE_ktui");
+    // After ktui, the shell prints its exit status and waits, so the screen it returns
+    // to can be read.
+    let script = format!("'{bin}'; echo ktui-exited-$?; sleep 60");
     t.cmd(&[
         "new-session",
         "-d",
@@ -69,7 +72,9 @@ fn a_symptom_typed_into_search_opens_the_pitfall_that_explains_it() {
         "24",
         "-e",
         "KERNAUT_WIKI=",
-        bin,
+        "sh",
+        "-c",
+        &script,
     ]);
     t.wait_for("all pages");
     t.cmd(&["send-keys", "-t", "ktui", "/"]);
@@ -96,14 +101,12 @@ fn a_symptom_typed_into_search_opens_the_pitfall_that_explains_it() {
         page.contains("kind: pitfall"),
         "the frontmatter header shows:\n{page}"
     );
-    // q leaves, and the shell's screen is back (the alternate screen is gone).
+    // q leaves with status 0, and the shell's screen is back: the alternate screen is
+    // gone, so none of ktui's frame is left on it.
     t.cmd(&["send-keys", "-t", "ktui", "q"]);
-    let start = Instant::now();
-    while t.cmd(&["list-sessions"]).contains("ktui") && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let after = t.wait_for("ktui-exited-0");
     assert!(
-        !t.cmd(&["list-sessions"]).contains("ktui:"),
-        "ktui quit on q"
+        !after.contains("wiki ›"),
+        "the terminal was not restored:\n{after}"
     );
 }
