@@ -164,6 +164,22 @@ fn a_search_hit_opens_at_its_anchor_and_links_follow() {
 }
 
 #[test]
+fn a_page_jumps_to_an_anchor_typed_after_hash() {
+    let mut s = browse();
+    keys(&mut s, "/bank conflict tile transpose<Enter>");
+    keys(&mut s, "#p4");
+    insta::assert_snapshot!("anchor_typed", screen(&s));
+    keys(&mut s, "<Enter>");
+    let text = screen(&s);
+    assert!(text.lines().nth(3).unwrap().contains("P4:"), "{text}");
+    keys(&mut s, "]");
+    let next = screen(&s);
+    assert!(next.lines().nth(3).unwrap().contains("P5:"), "{next}");
+    keys(&mut s, "#P9<Enter>");
+    assert!(screen(&s).contains("no anchor `P9`"));
+}
+
+#[test]
 fn help_shows_the_key_table() {
     let mut s = browse();
     keys(&mut s, "?");

@@ -65,6 +65,12 @@ pub enum Action {
     Prev,
     /// Edit the navigator's filter.
     Filter,
+    /// Jump to an anchor typed after `#` (`P3`, `S2`).
+    Jump,
+    /// To the next section heading.
+    NextSection,
+    /// To the previous section heading.
+    PrevSection,
     /// Show the bank map with the padding fix applied.
     TogglePadded,
     /// Next occupancy chart.
@@ -251,6 +257,21 @@ pub const KEYMAP: &[Binding] = &[
         Action::Open,
         "follow the selected link",
     ),
+    b(
+        "#",
+        &[Char('#')],
+        Scope::Page,
+        Action::Jump,
+        "jump to an anchor: #P3 Enter",
+    ),
+    b(
+        "] [",
+        &[Char(']')],
+        Scope::Page,
+        Action::NextSection,
+        "next / previous section",
+    ),
+    b("", &[Char('[')], Scope::Page, Action::PrevSection, ""),
     b(
         "Tab",
         &[Tab],

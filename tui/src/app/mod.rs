@@ -77,6 +77,8 @@ pub struct PageState {
     pub scroll: usize,
     /// The selected link.
     pub link: Option<usize>,
+    /// The anchor being typed after `#`, while it is.
+    pub jump: Option<String>,
 }
 
 /// A source file on screen.
@@ -244,7 +246,9 @@ impl State {
 
     /// Whether a text field has the keys.
     pub fn typing(&self) -> bool {
-        self.search.is_some() || matches!(&self.screen, Screen::Browse(b) if b.editing)
+        self.search.is_some()
+            || matches!(&self.screen, Screen::Browse(b) if b.editing)
+            || matches!(&self.screen, Screen::Page(p) if p.jump.is_some())
     }
 
     /// The action a terminal event asks for, if any.
@@ -366,6 +370,7 @@ fn page_state(lib: &Library, doc: PageDoc, size: (u16, u16), theme: &Theme) -> P
         width,
         scroll,
         link: None,
+        jump: None,
     }
 }
 
@@ -459,7 +464,7 @@ pub fn update(s: &mut State, a: Action) {
             s.search = Some(SearchState::default());
             return;
         }
-        Action::Back if !matches!(&s.screen, Screen::Browse(b) if b.editing) => {
+        Action::Back if !s.typing() => {
             match s.history.pop() {
                 Some(prev) => {
                     s.screen = prev;
@@ -677,7 +682,52 @@ fn update_page(s: &mut State, a: Action) {
     };
     let max = p.rendered.lines.len().saturating_sub(h);
     let links = p.rendered.link_count();
+    if let Some(typed) = &mut p.jump {
+        match a {
+            Action::Input(c) => typed.push(c),
+            Action::Erase => {
+                typed.pop();
+            }
+            Action::Back => p.jump = None,
+            Action::Open => {
+                let want = typed.trim_start_matches('#').to_string();
+                p.jump = None;
+                let found = p
+                    .doc
+                    .sections
+                    .iter()
+                    .find(|(a, _)| a.eq_ignore_ascii_case(&want))
+                    .and_then(|(a, _)| anchor_line(&p.doc, &p.rendered, a));
+                match found {
+                    Some(l) => p.scroll = l.min(max),
+                    None => {
+                        let anchors: Vec<&str> =
+                            p.doc.sections.iter().map(|(a, _)| a.as_str()).collect();
+                        s.message =
+                            format!("no anchor `{want}`; this page has {}", anchors.join(" "));
+                    }
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
     match a {
+        Action::Jump => p.jump = Some(String::new()),
+        Action::NextSection => {
+            if let Some((l, _)) = p.rendered.headings.iter().find(|(l, _)| *l > p.scroll) {
+                p.scroll = (*l).min(max);
+            }
+        }
+        Action::PrevSection => {
+            p.scroll = p
+                .rendered
+                .headings
+                .iter()
+                .rev()
+                .find(|(l, _)| *l < p.scroll)
+                .map_or(0, |(l, _)| *l);
+        }
         Action::Down | Action::ScrollDown(..) => {
             p.scroll = (p.scroll + if matches!(a, Action::Down) { 1 } else { 3 }).min(max)
         }

@@ -125,7 +125,9 @@ pub fn view(s: &State, f: &mut Frame) {
         Screen::Page(p) => draw_page(f, p, size, t),
         Screen::File(fs) => draw_file(f, fs, size, t),
     }
-    let hints = if !s.message.is_empty() {
+    let hints = if let Screen::Page(PageState { jump: Some(j), .. }) = &s.screen {
+        format!("jump to anchor: #{j}▏ (Enter jumps, Esc cancels)")
+    } else if !s.message.is_empty() {
         s.message.clone()
     } else {
         hints(s.scope(), s.typing())
@@ -164,7 +166,9 @@ fn hints(scope: Scope, typing: bool) -> String {
         Scope::Browse => {
             "↑↓ choose · Tab pane · Enter open · f filter · / search · ? keys · q quit"
         }
-        Scope::Page => "Tab link · Enter follow · Esc back · / search · ? keys · q quit",
+        Scope::Page => {
+            "Tab link · Enter follow · # anchor · ] section · Esc back · / search · ? keys"
+        }
         Scope::File => {
             "arrows move · Tab panel · n next diag · p padded · t/r/s/a edit · c chart · ? keys"
         }
