@@ -658,7 +658,6 @@ fn update_browse(s: &mut State, a: Action) {
                 }
             }
         }
-        (Action::ScrollUp(..), Pane::Groups) | (Action::ScrollDown(..), Pane::Groups) => {}
         _ => {}
     }
     if regroup {
