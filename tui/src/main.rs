@@ -179,6 +179,7 @@ fn file_start(cli: &Cli, target: &str) -> anyhow::Result<Start> {
         line: line.unwrap_or(1),
         col,
         arch,
+        background: true,
     })
 }
 

@@ -77,6 +77,7 @@ fn random_actions_never_panic() {
                 line: 4,
                 col: Some(3),
                 arch: ArchChoice::parse("A100").unwrap(),
+                background: false,
             }
         };
         let mut s = State::new(

@@ -51,6 +51,7 @@ fn file(line: usize, col: usize, color: bool) -> State {
             line,
             col: Some(col),
             arch: ArchChoice::parse("H200").unwrap(),
+            background: false,
         },
         (80, 24),
         Theme { color },
@@ -260,6 +261,43 @@ fn screen_cells(s: &State) -> Vec<(Color, Color)> {
         .iter()
         .map(|c| (c.fg, c.bg))
         .collect()
+}
+
+#[test]
+fn diagnostics_from_the_background_arrive_in_the_gutter_and_panel() {
+    let mut s = State::new(
+        lib(),
+        Start::File {
+            path: "transpose.cu".into(),
+            text: TRANSPOSE.into(),
+            line: 10,
+            col: Some(22),
+            arch: ArchChoice::parse("H200").unwrap(),
+            background: true,
+        },
+        (80, 24),
+        Theme { color: true },
+    );
+    let before = screen(&s);
+    assert!(before.contains("rules running…"), "{before}");
+    assert!(!before.contains("10●"), "{before}");
+    let start = std::time::Instant::now();
+    while !s.poll_background() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the diagnostics never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let after = screen(&s);
+    assert!(after.contains("10●"), "{after}");
+    assert!(!after.contains("rules running…"), "{after}");
+    let at_once = file(10, 22, true);
+    assert_eq!(
+        after,
+        screen(&at_once),
+        "the same screen as with the rules run at once"
+    );
 }
 
 #[test]

@@ -169,6 +169,9 @@ pub enum Start {
         col: Option<usize>,
         /// The architecture.
         arch: model::ArchChoice,
+        /// Whether the pitfall rules run on a worker thread, the file shown before its
+        /// diagnostics arrive (the terminal UI); tests ask for them at once.
+        background: bool,
     },
 }
 
@@ -196,9 +199,14 @@ impl State {
             line,
             col,
             arch,
+            background,
         } = start
         {
-            let ws = Workspace::open(&s.lib, &path, text, arch);
+            let ws = if background {
+                Workspace::open_in_background(&s.lib, &path, text, arch)
+            } else {
+                Workspace::open(&s.lib, &path, text, arch)
+            };
             let comments = highlight::comment_states((0..ws.line_count()).map(|i| ws.line(i)));
             let line = line
                 .saturating_sub(1)
@@ -230,6 +238,19 @@ impl State {
             s.screen = Screen::File(Box::new(f));
         }
         s
+    }
+
+    /// Picks up work finished in the background (a file's diagnostics); true when the
+    /// screen changed.
+    pub fn poll_background(&mut self) -> bool {
+        let Screen::File(f) = &mut self.screen else {
+            return false;
+        };
+        if !f.ws.poll() {
+            return false;
+        }
+        refresh_panels(f);
+        true
     }
 
     /// The scope whose keys apply now.

@@ -7,7 +7,7 @@
 //! `Cancellable<T>`), this file is the one to change.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use kernaut_ide::gpu::arch::{Arch, ComputeCapability};
 use kernaut_ide::gpu::occupancy::{occupancy, occupancy_curve, CurveAxis, OccupancyInput};
@@ -15,7 +15,7 @@ use kernaut_ide::index::SearchOptions;
 use kernaut_ide::reports::{BlockSource, RegsSource};
 use kernaut_ide::rules::{apply_edits, TextEdit};
 use kernaut_ide::wiki::{PageKind, WikiConfig};
-use kernaut_ide::{AnalysisConfig, AnalysisHost, HoverKind, HoverResult, Knowledge};
+use kernaut_ide::{Analysis, AnalysisConfig, AnalysisHost, HoverKind, HoverResult, Knowledge};
 
 /// Where the wiki comes from: the built-in pages, extra folders, or both.
 #[derive(Clone, Debug, Default)]
@@ -694,7 +694,67 @@ pub struct Workspace {
     text: String,
     line_starts: Vec<usize>,
     diags: Vec<Diag>,
+    pending: Option<mpsc::Receiver<Vec<Diag>>>,
     arch: ArchChoice,
+}
+
+/// The rules' diagnostics of the file `path` in `analysis`, with the wiki text each
+/// cites and its first fix as a diff. A free function over owned data so that it can run
+/// on a worker thread ([`Workspace::open_in_background`]).
+fn diagnostics_of(
+    analysis: &Analysis,
+    lib: &Library,
+    path: &str,
+    text: &str,
+    line_starts: &[usize],
+) -> Vec<Diag> {
+    let rules = kernaut_ide::config::RulesConfig::default();
+    let mut out: Vec<Diag> = analysis
+        .diagnostics(path, &rules)
+        .into_iter()
+        .map(|d| {
+            let wiki_text = lib.k.resolve(&d.wiki).and_then(|(p, a)| {
+                let text = match a {
+                    Some(a) => p.section(a).map(|s| s.content.clone())?,
+                    None => p.body.clone(),
+                };
+                Some(kernaut_ide::wiki::first_paragraph(&text))
+            });
+            let fix = d
+                .fixes
+                .first()
+                .map(|f| (f.title.clone(), fix_diff(text, &f.edits)));
+            let edits = d
+                .fixes
+                .first()
+                .map(|f| {
+                    f.edits
+                        .iter()
+                        .map(|e| (e.range.clone(), e.new_text.clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Diag {
+                line: line_of(line_starts, d.range.start),
+                range: d.range,
+                level: level(d.severity),
+                rule: d.rule.to_string(),
+                message: d.message,
+                wiki: d.wiki,
+                wiki_text,
+                fix,
+                edits,
+            }
+        })
+        .collect();
+    out.sort_by_key(|d| (d.range.start, d.range.end));
+    out
+}
+
+fn line_of(line_starts: &[usize], offset: usize) -> usize {
+    line_starts
+        .partition_point(|&s| s <= offset)
+        .saturating_sub(1)
 }
 
 fn line_starts(text: &str) -> Vec<usize> {
@@ -822,6 +882,60 @@ fn level(s: kernaut_ide::config::Severity) -> Level {
 impl Workspace {
     /// Analyses `text` as the file at `path` on `arch`.
     pub fn open(lib: &Library, path: &str, text: String, arch: ArchChoice) -> Workspace {
+        let mut ws = Workspace::analysed(lib, path, text, arch);
+        ws.diags = diagnostics_of(&ws.host.analysis(), lib, path, &ws.text, &ws.line_starts);
+        ws
+    }
+
+    /// Like [`Workspace::open`], but the rules run on a worker thread, so the file can
+    /// be shown before its diagnostics arrive ([`Workspace::poll`] installs them).
+    pub fn open_in_background(
+        lib: &Library,
+        path: &str,
+        text: String,
+        arch: ArchChoice,
+    ) -> Workspace {
+        let mut ws = Workspace::analysed(lib, path, text, arch);
+        let (tx, rx) = mpsc::channel();
+        let analysis = ws.host.analysis();
+        let (lib, path, text, starts) = (
+            lib.clone(),
+            path.to_string(),
+            ws.text.clone(),
+            ws.line_starts.clone(),
+        );
+        std::thread::spawn(move || {
+            let _ = tx.send(diagnostics_of(&analysis, &lib, &path, &text, &starts));
+        });
+        ws.pending = Some(rx);
+        ws
+    }
+
+    /// Installs diagnostics computed in the background; true when they arrived now.
+    pub fn poll(&mut self) -> bool {
+        let Some(rx) = &self.pending else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(d) => {
+                self.diags = d;
+                self.pending = None;
+                true
+            }
+            Err(mpsc::TryRecvError::Empty) => false,
+            Err(mpsc::TryRecvError::Disconnected) => {
+                self.pending = None;
+                true
+            }
+        }
+    }
+
+    /// Whether the rules are still running.
+    pub fn diagnostics_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    fn analysed(lib: &Library, path: &str, text: String, arch: ArchChoice) -> Workspace {
         let config = AnalysisConfig {
             arch: arch.arch,
             arch_configured: true,
@@ -831,62 +945,16 @@ impl Workspace {
         host.set_knowledge(lib.k.clone());
         host.set_file(path, &text);
         let line_starts = line_starts(&text);
-        let mut ws = Workspace {
+        Workspace {
             lib: lib.clone(),
             host,
             path: path.to_string(),
             text,
             line_starts,
             diags: Vec::new(),
+            pending: None,
             arch,
-        };
-        ws.diags = ws.compute_diagnostics();
-        ws
-    }
-
-    fn compute_diagnostics(&self) -> Vec<Diag> {
-        let analysis = self.host.analysis();
-        let rules = kernaut_ide::config::RulesConfig::default();
-        let mut out: Vec<Diag> = analysis
-            .diagnostics(&self.path, &rules)
-            .into_iter()
-            .map(|d| {
-                let wiki_text = self.lib.k.resolve(&d.wiki).and_then(|(p, a)| {
-                    let text = match a {
-                        Some(a) => p.section(a).map(|s| s.content.clone())?,
-                        None => p.body.clone(),
-                    };
-                    Some(kernaut_ide::wiki::first_paragraph(&text))
-                });
-                let fix = d
-                    .fixes
-                    .first()
-                    .map(|f| (f.title.clone(), fix_diff(&self.text, &f.edits)));
-                let edits = d
-                    .fixes
-                    .first()
-                    .map(|f| {
-                        f.edits
-                            .iter()
-                            .map(|e| (e.range.clone(), e.new_text.clone()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Diag {
-                    line: self.line_of(d.range.start),
-                    range: d.range,
-                    level: level(d.severity),
-                    rule: d.rule.to_string(),
-                    message: d.message,
-                    wiki: d.wiki,
-                    wiki_text,
-                    fix,
-                    edits,
-                }
-            })
-            .collect();
-        out.sort_by_key(|d| (d.range.start, d.range.end));
-        out
+        }
     }
 
     /// The file's path as given.
@@ -924,9 +992,7 @@ impl Workspace {
 
     /// The 0-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
-        self.line_starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1)
+        line_of(&self.line_starts, offset)
     }
 
     /// The byte offset of a 0-based line and character column.

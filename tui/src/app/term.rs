@@ -59,9 +59,19 @@ pub fn run(make: impl FnOnce((u16, u16)) -> anyhow::Result<State>) -> anyhow::Re
     update(&mut state, super::Action::Resize(s.width, s.height));
     while !state.quit {
         term.draw(|f| view(&state, f))?;
-        let ev = event::read()?;
-        if let Some(a) = state.action_for(&ev) {
-            update(&mut state, a);
+        // Wait for a key, a click or a resize, or for background work (a file's
+        // diagnostics) to arrive.
+        loop {
+            if event::poll(std::time::Duration::from_millis(50))? {
+                let ev = event::read()?;
+                if let Some(a) = state.action_for(&ev) {
+                    update(&mut state, a);
+                }
+                break;
+            }
+            if state.poll_background() {
+                break;
+            }
         }
         // Coalesce what arrived meanwhile (a burst of wheel events, a fast typist)
         // into one frame.

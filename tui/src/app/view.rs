@@ -110,7 +110,14 @@ pub fn view(s: &State, f: &mut Frame) {
     let (title, right) = match &s.screen {
         Screen::Browse(_) => ("wiki".to_string(), format!("{} pages", s.entries.len())),
         Screen::Page(p) => (format!("wiki › {}", p.doc.id), p.doc.kind.clone()),
-        Screen::File(fs) => (fs.ws.path().to_string(), fs.ws.arch().describe()),
+        Screen::File(fs) => (
+            fs.ws.path().to_string(),
+            if fs.ws.diagnostics_pending() {
+                format!("rules running… · {}", fs.ws.arch().describe())
+            } else {
+                fs.ws.arch().describe()
+            },
+        ),
     };
     draw_bar(
         f,
