@@ -120,7 +120,7 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
-/// What a symbol name resolves to, for `ktui show NAME`.
+/// An architecture name (`sm_90`, `9.0`, `90`), if it is one.
 fn parse_arch(text: &str) -> Option<Arch> {
     Arch::parse(text).ok()
 }
