@@ -524,25 +524,29 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
                 Level::Warning => t.s(Role::Warning),
                 Level::Hint => t.s(Role::Hint),
             };
-            let mut lines = vec![Line::styled(d.message.clone(), style), Line::default()];
+            // The message, then the fix (its diff lines cut at the edge, never wrapped:
+            // code reads as code), then the wiki text, which may run off the bottom.
+            let w = usize::from(inner.width);
+            let mut lines = vec![Line::styled(d.message.clone(), style)];
+            if let Some((title, diff)) = &d.fix {
+                lines.push(Line::styled(format!("fix: {title}"), t.s(Role::Strong)));
+                for l in diff {
+                    let (mark, text, role) = match l {
+                        DiffLine::Same(s) => (' ', s, Role::Dim),
+                        DiffLine::Removed(s) => ('-', s, Role::Removed),
+                        DiffLine::Added(s) => ('+', s, Role::Added),
+                    };
+                    let text = fit(&format!("{mark}{}", text.trim_end()), w);
+                    lines.push(Line::styled(text, t.s(role)));
+                }
+            }
             lines.push(Line::from(vec![
                 Span::styled("wiki ", t.s(Role::Dim)),
                 Span::styled(d.wiki.clone(), t.s(Role::Link)),
                 Span::styled(" (Enter)", t.s(Role::Dim)),
             ]));
-            if let Some(w) = &d.wiki_text {
-                lines.push(Line::styled(w.replace(['*', '`'], ""), t.s(Role::Text)));
-            }
-            if let Some((title, diff)) = &d.fix {
-                lines.push(Line::default());
-                lines.push(Line::styled(format!("fix: {title}"), t.s(Role::Strong)));
-                for l in diff {
-                    lines.push(match l {
-                        DiffLine::Same(s) => Line::styled(format!("  {s}"), t.s(Role::Dim)),
-                        DiffLine::Removed(s) => Line::styled(format!("- {s}"), t.s(Role::Removed)),
-                        DiffLine::Added(s) => Line::styled(format!("+ {s}"), t.s(Role::Added)),
-                    });
-                }
+            if let Some(text) = &d.wiki_text {
+                lines.push(Line::styled(text.replace(['*', '`'], ""), t.s(Role::Text)));
             }
             f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         }
