@@ -54,6 +54,8 @@ fn action(r: &mut Lcg) -> Action {
         Jump,
         NextSection,
         PrevSection,
+        PanelDown,
+        PanelUp,
     ];
     match r.next(10) {
         0 => Input(b"ab #:kP3x q"[r.next(11) as usize] as char),

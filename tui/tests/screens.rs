@@ -226,6 +226,21 @@ fn a_tall_terminal_shows_all_three_occupancy_charts() {
 }
 
 #[test]
+fn the_side_panel_scrolls_with_shift_j_and_the_wheel() {
+    let mut s = file(9, 6, true);
+    let top = screen(&s);
+    keys(&mut s, "JJJ");
+    let down = screen(&s);
+    assert_ne!(top.lines().nth(2), down.lines().nth(2), "{down}");
+    keys(&mut s, "KKK");
+    assert_eq!(screen(&s), top);
+    update(&mut s, Action::ScrollDown(70, 10));
+    assert_eq!(screen(&s), down, "the wheel over the panel scrolls it");
+    update(&mut s, Action::ScrollUp(70, 10));
+    assert_eq!(screen(&s), top);
+}
+
+#[test]
 fn file_symbol_shows_its_wiki_entry() {
     let s = file(9, 6, true);
     insta::assert_snapshot!(screen(&s));

@@ -91,6 +91,10 @@ pub enum Action {
     ArchNext,
     /// Back to the inputs found in the code.
     ResetInputs,
+    /// Scroll the side panel down.
+    PanelDown,
+    /// Scroll the side panel up.
+    PanelUp,
     /// Next diagnostic in the file.
     NextDiagnostic,
     /// Clear the search box.
@@ -352,6 +356,14 @@ pub const KEYMAP: &[Binding] = &[
         Action::ResetInputs,
         "occupancy: back to the code's values",
     ),
+    b(
+        "J K",
+        &[Char('J')],
+        Scope::File,
+        Action::PanelDown,
+        "scroll the side panel down / up",
+    ),
+    b("", &[Char('K')], Scope::File, Action::PanelUp, ""),
     b(
         "Enter",
         &[Enter],

@@ -105,6 +105,8 @@ pub struct FileState {
     pub chart: usize,
     /// Whether the bank panel shows the padded layout.
     pub padded: bool,
+    /// How far the side panel is scrolled.
+    pub panel_scroll: u16,
 }
 
 /// One screen of the back stack.
@@ -231,6 +233,7 @@ impl State {
                 occ: None,
                 chart: 0,
                 padded: false,
+                panel_scroll: 0,
             };
             let h = view::file_height(s.size);
             f.scroll = line.saturating_sub(h / 3);
@@ -431,6 +434,7 @@ fn refresh_panels(f: &mut FileState) {
     };
     f.panels = f.ws.panels_at(offset);
     f.panel = 0;
+    f.panel_scroll = 0;
     let new_kernel = match f.panels.first() {
         Some(Panel::Kernel(k)) => Some(k.name.clone()),
         _ => None,
@@ -864,6 +868,14 @@ fn update_file(s: &mut State, a: Action) {
             f.line = last;
             moved = true;
         }
+        Action::ScrollDown(x, _) if x >= view::source_area(size).right() => {
+            f.panel_scroll = f.panel_scroll.saturating_add(3);
+        }
+        Action::ScrollUp(x, _) if x >= view::source_area(size).right() => {
+            f.panel_scroll = f.panel_scroll.saturating_sub(3);
+        }
+        Action::PanelDown => f.panel_scroll = f.panel_scroll.saturating_add(1),
+        Action::PanelUp => f.panel_scroll = f.panel_scroll.saturating_sub(1),
         Action::ScrollDown(..) => {
             f.scroll = (f.scroll + 3).min(last);
             f.line = f.line.max(f.scroll);
@@ -902,6 +914,7 @@ fn update_file(s: &mut State, a: Action) {
         }
         Action::Next | Action::Prev if !f.panels.is_empty() => {
             let n = f.panels.len();
+            f.panel_scroll = 0;
             f.panel = if a == Action::Next {
                 (f.panel + 1) % n
             } else {

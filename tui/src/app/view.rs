@@ -515,9 +515,9 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
             if let Some(p) = page {
                 md.push_str(&format!("\n\nEnter opens `{p}`."));
             }
-            draw_markdown(f, &md, inner, t);
+            draw_markdown(f, &md, fs.panel_scroll, inner, t);
         }
-        Panel::Note { markdown, .. } => draw_markdown(f, markdown, inner, t),
+        Panel::Note { markdown, .. } => draw_markdown(f, markdown, fs.panel_scroll, inner, t),
         Panel::Diagnostic(d) => {
             let style = match d.level {
                 Level::Error => t.s(Role::Error),
@@ -548,7 +548,12 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
             if let Some(text) = &d.wiki_text {
                 lines.push(Line::styled(text.replace(['*', '`'], ""), t.s(Role::Text)));
             }
-            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+            f.render_widget(
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .scroll((fs.panel_scroll, 0)),
+                inner,
+            );
         }
         Panel::Kernel(k) => {
             if let Some(o) = &fs.occ {
@@ -559,9 +564,10 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
     }
 }
 
-fn draw_markdown(f: &mut Frame, md: &str, area: Rect, t: &Theme) {
+fn draw_markdown(f: &mut Frame, md: &str, scroll: u16, area: Rect, t: &Theme) {
     let r = markdown::render(md, area.width, t, &|_| false);
-    f.render_widget(Paragraph::new(r.lines), area);
+    let scroll = scroll.min(r.lines.len().saturating_sub(1) as u16);
+    f.render_widget(Paragraph::new(r.lines).scroll((scroll, 0)), area);
 }
 
 fn kv(t: &Theme, key: &str, label: &str, value: String) -> Line<'static> {
