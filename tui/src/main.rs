@@ -1,7 +1,11 @@
 //! `ktui`: the kernaut terminal UI and its scripting subcommands.
+use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
+use kernaut_tui::app::model::{closest, ArchChoice, Library, WikiSource};
+use kernaut_tui::app::{self, Start, State};
 
 mod cmd;
 
@@ -9,18 +13,31 @@ mod cmd;
 #[command(
     name = "ktui",
     version,
-    about = "kernaut: the CUDA kernel-optimization wiki and GPU models in your terminal"
+    about = "kernaut: the CUDA kernel-optimization wiki and GPU models in your terminal",
+    long_about = "kernaut: the CUDA kernel-optimization wiki and GPU models in your terminal.\n\n\
+        With no arguments, `ktui` opens the interactive UI (browse the wiki, `/` to search, \
+        `?` for the keys). `ktui FILE.cu[:LINE[:COL]]` opens a CUDA file with its diagnostics, \
+        the wiki entry of the symbol under the cursor, the occupancy calculator and bank maps.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// A CUDA file to analyse interactively: FILE, FILE:LINE or FILE:LINE:COL.
+    #[arg(value_name = "FILE[:LINE[:COL]]")]
+    file: Option<String>,
+    /// The target architecture for FILE: sm_90, 9.0, or a GPU (H200, A100, 4090).
+    #[arg(long, default_value = "sm_90")]
+    arch: String,
+    #[command(flatten)]
+    wiki: cmd::wiki_args::WikiArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Ranked search over the wiki: symptoms in your own words, symbols, topics.
     Search(cmd::search::Args),
-    /// Show a page or one section (`ID#ANCHOR`) for the terminal.
+    /// Show a page or one section (`ID#ANCHOR`), or a symbol's page, for the terminal.
     Show(cmd::show::Args),
     /// Look a name up in the symbol table, as written in code or PTX.
     Symbol(cmd::symbol::Args),
@@ -34,7 +51,46 @@ enum Command {
     Explain(cmd::explain::Args),
 }
 
+const SUBCOMMANDS: &[&str] = &[
+    "search",
+    "show",
+    "symbol",
+    "wiki",
+    "occupancy",
+    "banks",
+    "explain",
+    "help",
+];
+
+/// What bare `ktui` prints where standard output is not a terminal.
+const GUIDE: &str = "\
+ktui: the kernaut wiki and GPU models. Run `ktui` in a terminal for the interactive UI
+(browse the wiki, `/` to search, `?` for the keys), or `ktui FILE.cu[:LINE]` to analyse a
+kernel. From scripts and pipes, use the subcommands:
+
+  ktui search \"my async copy is slower than the plain loop\"   ranked wiki hits
+  ktui show pitfall-bank-conflict#P1                          a page or one section
+  ktui symbol __hfma2                                         the symbol table's answer
+  ktui occupancy --arch H200 --threads 256 --regs 64          occupancy and its limiter
+  ktui banks --elem-bytes 4 --index 'lane*33'                 shared-memory bank map
+  ktui explain kernel.cu:42:7                                 what the editor's hover shows
+  ktui wiki check                                             validate the wiki
+
+`ktui SUBCOMMAND --help` tells more.
+";
+
 fn main() -> ExitCode {
+    // `KERNAUT_THREADS=N` caps the threads one file's analysis uses (the library reads
+    // no environment; the front end does, once).
+    if let Some(n) = std::env::var("KERNAUT_THREADS")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+    {
+        kernaut_ide::syntax::cancel::set_max_threads(n);
+    }
+    if let Some(code) = misspelled_subcommand() {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -54,17 +110,94 @@ fn main() -> ExitCode {
         Some(Command::Occupancy(a)) => cmd::occupancy::run(a),
         Some(Command::Banks(a)) => cmd::banks::run(a),
         Some(Command::Explain(a)) => cmd::explain::run(a),
-        None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            Ok(ExitCode::SUCCESS)
-        }
+        None => interactive(&cli),
     };
     match result {
         Ok(code) => code,
+        Err(e) if cmd::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ktui: error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `ktui serch …`: a first word that is no subcommand and no file, but close to a
+/// subcommand, gets a "did you mean" (clap would take it for the FILE argument).
+fn misspelled_subcommand() -> Option<ExitCode> {
+    let first = std::env::args().nth(1)?;
+    if first.starts_with('-') || SUBCOMMANDS.contains(&first.as_str()) {
+        return None;
+    }
+    if std::path::Path::new(&cmd::split_position(&first).0).exists() {
+        return None;
+    }
+    let s = closest(&first, SUBCOMMANDS.iter().copied())?;
+    eprintln!("ktui: no subcommand or file `{first}`; did you mean `ktui {s}`?");
+    Some(ExitCode::from(2))
+}
+
+/// Bare `ktui` and `ktui FILE[:LINE[:COL]]`.
+fn interactive(cli: &Cli) -> anyhow::Result<ExitCode> {
+    let start = match &cli.file {
+        None => None,
+        Some(target) => Some(file_start(cli, target)?),
+    };
+    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+        if start.is_some() {
+            eprintln!("ktui: the interactive UI needs a terminal; from a script, use `ktui explain FILE:LINE[:COL]`");
+            return Ok(ExitCode::from(2));
+        }
+        cmd::write_out(GUIDE)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let source = WikiSource {
+        dirs: cli.wiki.wiki.clone(),
+        no_builtin: cli.wiki.no_builtin,
+    };
+    let lib = Library::load(&source).context("loading the wiki")?;
+    app::term::run(|size| {
+        Ok(State::new(
+            lib,
+            start.unwrap_or(Start::Browse),
+            size,
+            app::theme::Theme::from_env(),
+        ))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn file_start(cli: &Cli, target: &str) -> anyhow::Result<Start> {
+    let (path, line, col) = cmd::split_position(target);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            if let Some(s) = closest(target, SUBCOMMANDS.iter().copied()) {
+                anyhow::bail!("no subcommand or file `{target}`; did you mean `ktui {s}`?");
+            }
+            return Err(e).with_context(|| format!("reading {path}"));
+        }
+    };
+    let arch = ArchChoice::parse(&cli.arch)
+        .map_err(anyhow::Error::msg)
+        .context("reading --arch")?;
+    Ok(Start::File {
+        path,
+        text,
+        line: line.unwrap_or(1),
+        col,
+        arch,
+        background: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

@@ -159,3 +159,32 @@ fn nothing_to_explain_and_bad_positions() {
     assert_eq!(code, 2);
     assert!(stderr.contains("reading no-such-file.cu"), "{stderr}");
 }
+
+/// `explain` reads files as `check` does: a Latin-1 comment is decoded lossily with a
+/// note, and the `.kernaut.toml` above the file sets the target.
+#[test]
+fn latin1_files_and_kernaut_toml_are_read_like_check() {
+    let dir = std::env::temp_dir().join(format!("ktui-explain-toml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".kernaut.toml"), "arch = \"sm_52\"\n").unwrap();
+    let mut bytes = b"// transpos\xe9e\n".to_vec();
+    bytes.extend_from_slice(
+        b"__global__ void k(__half2* o, __half2 a) { o[0] = __hfma2(a, a, a); }\n",
+    );
+    let file = dir.join("k.cu");
+    std::fs::write(&file, &bytes).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ktui"))
+        .args(["explain", &format!("{}:2:55", file.display()), "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("not valid UTF-8"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(
+        text.contains("sm_52"),
+        "the target comes from .kernaut.toml: {text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,6 +7,7 @@
 //!
 //! Exit codes: 0 with a result, 1 when the model rejects the access (a misaligned
 //! offset), 2 for usage errors.
+use super::out;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -15,7 +16,8 @@ use kernaut_ide::gpu::arch::Arch;
 use kernaut_ide::gpu::banks::{
     analyze, AccessKind, AccessWidth, BankReport, WarpAccess, BANKS, WARP_LANES,
 };
-use kernaut_ide::gpu::expr::{Expr, WarpContext};
+use kernaut_ide::gpu::expr::{EvalError, Expr, WarpContext};
+use kernaut_tui::app::model::ArchChoice;
 use serde_json::json;
 
 /// Arguments of this subcommand.
@@ -61,7 +63,13 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let arch = Arch::parse(&args.arch).context("reading --arch")?;
+    let arch = ArchChoice::parse(&args.arch)
+        .map_err(anyhow::Error::msg)
+        .context("reading --arch")?;
+    if arch.product.is_some() {
+        eprintln!("ktui: --arch {} is {}", args.arch, arch.describe());
+    }
+    let arch = arch.arch();
     let width = AccessWidth::from_bytes(args.elem_bytes).ok_or_else(|| {
         anyhow!(
             "--elem-bytes must be 1, 2, 4, 8 or 16, not {}",
@@ -113,7 +121,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         report_text(arch, width, kind, block, args.warp, &reports)
     };
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -145,9 +153,11 @@ fn addresses_from_index(
         warp: args.warp,
         constants,
     };
-    let values = expr
-        .eval_warp(&ctx)
-        .with_context(|| format!("evaluating --index `{text}`"))?;
+    let values = match expr.eval_warp(&ctx) {
+        Ok(v) => v,
+        Err(EvalError::UnknownName { name }) => bail!("{}", unknown_name(text, &name)),
+        Err(e) => return Err(e).with_context(|| format!("evaluating --index `{text}`")),
+    };
     let mut out = [None; WARP_LANES];
     for (lane, (slot, v)) in out.iter_mut().zip(values).enumerate() {
         let Some(index) = v else { continue };
@@ -160,6 +170,61 @@ fn addresses_from_index(
         *slot = Some(bytes);
     }
     Ok(out)
+}
+
+/// Names people give the thread's own index; the model spells it `threadIdx.x` (the
+/// index in the block) or `lane` (the index in the warp).
+const THREAD_INDEX_NAMES: &[&str] = &[
+    "tid",
+    "tx",
+    "t",
+    "idx",
+    "thread",
+    "thread_id",
+    "threadid",
+    "lid",
+    "lane_id",
+    "laneid",
+    "local_id",
+    "i",
+];
+
+/// The message for a name in `--index` without a value. A name that reads as the
+/// thread's index gets the expression rewritten with `threadIdx.x`; holding it at a
+/// constant (`-D NAME=VALUE`) would give every lane the same address, so that is only
+/// offered for names that read as a value the warp shares.
+fn unknown_name(text: &str, name: &str) -> String {
+    let rewrite = |with: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(p) = rest.find(name) {
+            let before = rest[..p].chars().last();
+            let after = rest[p + name.len()..].chars().next();
+            let ident =
+                |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            out.push_str(&rest[..p]);
+            out.push_str(if ident(before) || ident(after) {
+                name
+            } else {
+                with
+            });
+            rest = &rest[p + name.len()..];
+        }
+        out.push_str(rest);
+        out
+    };
+    if THREAD_INDEX_NAMES.contains(&name.to_ascii_lowercase().as_str()) {
+        format!(
+            "`{name}` in --index `{text}` is not known; if it is the thread's index, write it \
+             as `threadIdx.x` (or `lane` for the index in the warp): --index '{}'",
+            rewrite("threadIdx.x")
+        )
+    } else {
+        format!(
+            "`{name}` in --index `{text}` has no value; give the warp's value with -D {name}=VALUE \
+             (the lane variables are threadIdx.x/y/z and lane)"
+        )
+    }
 }
 
 fn parse_block(text: &str) -> anyhow::Result<[u32; 3]> {

@@ -1,13 +1,13 @@
 //! `ktui explain FILE:LINE[:COL]`: what an editor's hover shows for that position, as
 //! text (the hover's Markdown) or JSON (the structured result behind it).
+use super::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use kernaut_ide::gpu::Arch;
 use kernaut_ide::syntax::SymbolKind;
-use kernaut_ide::{AnalysisConfig, AnalysisHost, HoverResult};
+use kernaut_ide::HoverResult;
+use kernaut_tui::app::model::{self, ArchChoice};
 use serde_json::{json, Value};
 
 use super::wiki_args::WikiArgs;
@@ -18,9 +18,10 @@ pub struct Args {
     /// The position: `FILE:LINE` or `FILE:LINE:COL` (1-based; the column counts
     /// characters and defaults to the first non-blank one of the line).
     pub position: String,
-    /// The target architecture (`sm_90`, `sm_80`, `sm_90a`, `9.0`).
-    #[arg(long, default_value = "sm_90")]
-    pub arch: String,
+    /// The target architecture (`sm_90`, `sm_80`, `sm_90a`, `9.0`) or a GPU (`H200`,
+    /// `A100`, `4090`) [default: `arch` of the `.kernaut.toml` above the file, else sm_90].
+    #[arg(long)]
+    pub arch: Option<String>,
     /// Print the structured result as JSON instead of the hover text.
     #[arg(long)]
     pub json: bool,
@@ -88,12 +89,47 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// The `arch` of the nearest `.kernaut.toml` at or above `file`'s folder.
+fn config_arch(file: &std::path::Path) -> anyhow::Result<Option<String>> {
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let Some(config) = dir
+        .ancestors()
+        .map(|d| d.join(kernaut_ide::config::CONFIG_FILE_NAME))
+        .find(|p| p.is_file())
+    else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&config)
+        .with_context(|| format!("reading {}", config.display()))?;
+    let parsed = kernaut_ide::config::parse_config(&text)
+        .with_context(|| format!("in {}", config.display()))?;
+    Ok(parsed.arch.map(|a| a.to_string()))
+}
+
 /// Runs `ktui explain`.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let pos = parse_position(&args.position)?;
-    let arch = Arch::parse(&args.arch).with_context(|| format!("reading --arch {}", args.arch))?;
-    let text = std::fs::read_to_string(&pos.file)
-        .with_context(|| format!("reading {}", pos.file.display()))?;
+    // The target: --arch, else the `.kernaut.toml` above the file (as `kernaut-lsp
+    // check` reads it), else sm_90.
+    let arch_text = match &args.arch {
+        Some(a) => a.clone(),
+        None => config_arch(&pos.file)?.unwrap_or_else(|| "sm_90".to_string()),
+    };
+    let arch = ArchChoice::parse(&arch_text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("reading --arch {arch_text}"))?;
+    // Read as every front end reads a file: UTF-8, or lossily with a note.
+    let bytes =
+        std::fs::read(&pos.file).with_context(|| format!("reading {}", pos.file.display()))?;
+    let decoded = kernaut_ide::source_text::decode(bytes);
+    if let Some(note) = decoded.note(&pos.file.display().to_string()) {
+        eprintln!("ktui: note: {note}");
+    }
+    let text = decoded.text;
     let Some(offset) = offset_of(&text, pos.line, pos.column) else {
         bail!(
             "{} has no line {} (it has {})",
@@ -103,32 +139,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     };
     let knowledge = args.wiki.load()?;
-    let config = AnalysisConfig {
-        arch,
-        wiki: args.wiki.config(),
-        ..AnalysisConfig::default()
-    };
-    let mut host = AnalysisHost::new(config);
-    host.set_knowledge(Arc::new(knowledge));
     let path = pos.file.display().to_string();
-    let file = host.set_file(&path, &text);
-    let analysis = host.analysis();
     let (line, column) = line_col(&text, offset);
-    let hover = analysis
-        .hover(file, offset)
+    let hover = model::hover_at(knowledge, args.wiki.config(), arch, &path, &text, offset)
         .map_err(|e| anyhow::anyhow!("explaining {path}:{line}:{column}: {e}"))?;
     let Some(hover) = hover else {
         if args.json {
-            println!("null");
+            outln!("null");
         }
         eprintln!("nothing to explain at {path}:{line}:{column}");
         return Ok(ExitCode::from(1));
     };
     if args.json {
-        let v = to_json(&hover, &text, &path, arch);
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        let v = to_json(&hover, &text, &path, &arch.name());
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", hover.markdown);
+        out!("{}", hover.markdown);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -145,7 +171,7 @@ fn symbol_kind(k: &SymbolKind) -> &'static str {
 }
 
 /// The structured hover: the same fields the Markdown was written from.
-fn to_json(h: &HoverResult, text: &str, path: &str, arch: Arch) -> Value {
+fn to_json(h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
     let (sl, sc) = line_col(text, h.range.start);
     let (el, ec) = line_col(text, h.range.end);
     let wiki = h.wiki.as_ref();
@@ -233,7 +259,7 @@ fn to_json(h: &HoverResult, text: &str, path: &str, arch: Arch) -> Value {
         "signatures": wiki.map(|w| w.signatures.clone()).unwrap_or_default(),
         "header": wiki.and_then(|w| w.header.clone()),
         "requires_sm": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.required.clone())),
-        "target": arch.to_string(),
+        "target": arch,
         "target_satisfies": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.satisfied)),
         "summary": wiki.and_then(|w| w.summary.clone()),
         "pitfalls": wiki.map(|w| w.pitfalls.iter().map(|p| json!({"id": p.id, "title": p.title})).collect::<Vec<_>>()).unwrap_or_default(),

@@ -5,6 +5,7 @@
 //! shared memory over the opt-in maximum, a block over `--launch-bounds`, ...; the
 //! reason goes to stderr, and with `--json` a JSON object with `"error"` and
 //! `"blocks_per_sm": 0` goes to stdout), 2 for usage errors.
+use super::{out, outln};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -14,12 +15,14 @@ use kernaut_ide::gpu::occupancy::{
     max_potential_block_size, occupancy, occupancy_curve, BlockLimits, CurveAxis, CurvePoint,
     Limiters, Occupancy, OccupancyError, OccupancyInput,
 };
+use kernaut_tui::app::model::{parse_bytes, ArchChoice};
 use serde_json::{json, Value};
 
 /// Arguments of this subcommand.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Target architecture: sm_90, sm_90a, compute_90, 9.0, 90 or sm90.
+    /// Target architecture: sm_90, sm_90a, compute_90, 9.0, 90 or sm90, or a GPU
+    /// (H200, h100, A100, 4090).
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
     /// Threads per block (optional with `--curve threads`).
@@ -28,11 +31,11 @@ pub struct Args {
     /// Registers per thread, as ptxas reports them (optional with `--curve regs`).
     #[arg(long)]
     pub regs: Option<u32>,
-    /// Static shared memory per block, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    /// Static shared memory per block: bytes, or 48K / 48KB / 48KiB (1 K = 1024 bytes).
+    #[arg(long, value_name = "BYTES", default_value = "0", value_parser = parse_bytes)]
     pub smem: u32,
-    /// Dynamic shared memory per block, in bytes.
-    #[arg(long = "dyn-smem", value_name = "BYTES", default_value_t = 0)]
+    /// Dynamic shared memory per block: bytes, or 48K / 48KB / 48KiB.
+    #[arg(long = "dyn-smem", value_name = "BYTES", default_value = "0", value_parser = parse_bytes)]
     pub dyn_smem: u32,
     /// Preferred shared-memory carveout in percent (0-100); -1 or absent: the default,
     /// which is the largest.
@@ -43,7 +46,7 @@ pub struct Args {
     pub launch_bounds: Option<u32>,
     /// The kernel's cudaFuncAttributeMaxDynamicSharedMemorySize; default: raised as
     /// far as the launch needs.
-    #[arg(long = "max-dyn-smem", value_name = "BYTES")]
+    #[arg(long = "max-dyn-smem", value_name = "BYTES", value_parser = parse_bytes)]
     pub max_dyn_smem: Option<u32>,
     /// Print occupancy against threads, registers or shared memory as a table.
     #[arg(long, value_enum)]
@@ -76,7 +79,13 @@ impl CurveArg {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let arch = Arch::parse(&args.arch).context("reading --arch")?;
+    let arch = ArchChoice::parse(&args.arch)
+        .map_err(anyhow::Error::msg)
+        .context("reading --arch")?;
+    if arch.product.is_some() {
+        eprintln!("ktui: --arch {} is {}", args.arch, arch.describe());
+    }
+    let arch = arch.arch();
     let threads = match (args.threads, args.curve) {
         (Some(t), _) => t,
         (None, Some(CurveArg::Threads)) => arch.limits().warp_size,
@@ -130,12 +139,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     match result {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             if args.json {
-                println!("{}", error_json(arch, &e));
+                outln!("{}", error_json(arch, &e));
             }
             eprintln!("ktui: no occupancy on {arch}: {e}");
             Ok(ExitCode::from(1))

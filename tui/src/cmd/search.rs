@@ -1,4 +1,5 @@
 //! `ktui search QUERY`: ranked hits from the wiki.
+use super::outln;
 use std::process::ExitCode;
 
 use kernaut_ide::index::SearchOptions;
@@ -56,14 +57,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items)?);
+        outln!("{}", serde_json::to_string_pretty(&items)?);
     } else if hits.is_empty() {
         eprintln!("no results for `{query}`");
     } else {
         for h in &hits {
-            println!("{}  {}", h.target(), h.title);
+            outln!("{}  {}", h.target(), h.title);
             if !h.snippet.is_empty() {
-                println!("    {}", h.snippet);
+                outln!("    {}", h.snippet);
             }
         }
     }

@@ -1,7 +1,9 @@
 //! `ktui show ID[#ANCHOR]`: one page or one section, rendered for a terminal.
+use super::out;
 use std::process::ExitCode;
 
 use kernaut_ide::knowledge::render_page;
+use kernaut_tui::app::model::suggest;
 
 use super::wiki_args::WikiArgs;
 
@@ -9,7 +11,8 @@ use super::wiki_args::WikiArgs;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A page id (`pitfall-async-copy`), a short skill name (`ilp`), optionally with
-    /// `#ANCHOR` (`pitfall-async-copy#P2`).
+    /// `#ANCHOR` (`pitfall-async-copy#P2`), or a symbol as written in code
+    /// (`__syncthreads`), which opens the page that documents it.
     #[arg(value_name = "ID[#ANCHOR]")]
     pub target: String,
     #[command(flatten)]
@@ -19,9 +22,23 @@ pub struct Args {
 /// Runs `ktui show`.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let k = args.wiki.load()?;
-    let Some((page, anchor)) = k.resolve(&args.target) else {
+    // A symbol as written in code (`__syncthreads`) opens the page that documents it.
+    let by_symbol = k
+        .symbol(&args.target)
+        .and_then(|m| m.api.or_else(|| m.related_pages.first().cloned()));
+    let found = k.resolve(&args.target).or_else(|| {
+        by_symbol
+            .as_deref()
+            .and_then(|id| k.wiki.page(id))
+            .map(|p| (p, None))
+    });
+    let Some((page, anchor)) = found else {
+        let hint = match suggest(&k, &args.target) {
+            Some(s) => format!("did you mean `{s}`? or try"),
+            None => "try".to_string(),
+        };
         eprintln!(
-            "no page `{}`; try `ktui search {}`",
+            "no page or symbol `{}`; {hint} `ktui search {}`",
             args.target,
             args.target.split('#').next().unwrap_or_default()
         );
@@ -29,7 +46,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     match render_page(page, anchor) {
         Some(text) => {
-            print!("{text}");
+            out!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         None => {

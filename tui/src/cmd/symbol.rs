@@ -1,7 +1,9 @@
 //! `ktui symbol NAME`: what the symbol table returns for a name as written in code.
+use super::outln;
 use std::process::ExitCode;
 
 use kernaut_ide::index::MatchKind;
+use kernaut_tui::app::model::suggest;
 
 use super::wiki_args::WikiArgs;
 
@@ -23,10 +25,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let k = args.wiki.load()?;
     let Some(m) = k.symbol(&args.name) else {
         if args.json {
-            println!("null");
+            outln!("null");
         }
+        let hint = match suggest(&k, &args.name) {
+            Some(s) => format!("did you mean `{s}`? or try"),
+            None => "try".to_string(),
+        };
         eprintln!(
-            "`{}` is not in the symbol table; try `ktui search {}`",
+            "`{}` is not in the symbol table; {hint} `ktui search {}`",
             args.name, args.name
         );
         return Ok(ExitCode::from(1));
@@ -43,27 +49,27 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "related_pages": m.related_pages,
             "matched": matched,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}  ({matched} match for `{}`)", m.symbol, m.query);
+    outln!("{}  ({matched} match for `{}`)", m.symbol, m.query);
     if let Some(api) = m.api.as_deref().and_then(|id| k.wiki.page(id)) {
-        println!("api: {}  {}", api.id, api.title);
+        outln!("api: {}  {}", api.id, api.title);
         if let Some(entry) = &api.api {
             if let Some(h) = &entry.header {
-                println!("header: {h}");
+                outln!("header: {h}");
             }
             if let Some(r) = api.requires_sm_for(&m.symbol) {
-                println!("requires: sm {r}");
+                outln!("requires: sm {r}");
             }
             let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
             for s in entry.signatures.iter().filter(|s| s.contains(short)) {
-                println!("    {s}");
+                outln!("    {s}");
             }
         }
     }
     if !m.related_pages.is_empty() {
-        println!("related pages: {}", m.related_pages.join(", "));
+        outln!("related pages: {}", m.related_pages.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

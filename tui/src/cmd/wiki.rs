@@ -1,4 +1,5 @@
 //! `ktui wiki check`: parse and validate every page.
+use super::outln;
 use std::process::ExitCode;
 
 use kernaut_ide::wiki::{CheckConfig, Severity};
@@ -43,7 +44,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let k = Knowledge::load(&args.wiki.config())?;
     for d in k.wiki.problems(Severity::Note) {
         if d.severity == Severity::Note {
-            println!("{d}");
+            outln!("{d}");
         }
     }
     let problems = k.check(CheckConfig {
@@ -57,7 +58,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             Severity::Warning => warnings += 1,
             Severity::Note => {}
         }
-        println!("{d}");
+        outln!("{d}");
     }
     let apis = k
         .wiki
@@ -65,7 +66,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.kind == kernaut_ide::wiki::PageKind::Api)
         .count();
-    println!(
+    outln!(
         "{} pages loaded ({} api pages, {} symbols, {} search documents): {errors} errors, {warnings} warnings",
         k.wiki.pages().len(),
         apis,
