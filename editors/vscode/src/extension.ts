@@ -122,7 +122,9 @@ async function readyClient(): Promise<LanguageClient> {
 async function showMissing(message: string): Promise<void> {
   const settingsBtn = "Open Settings";
   const copyBtn = "Copy install command";
-  const pick = await vscode.window.showErrorMessage(message, settingsBtn, copyBtn);
+  // Notifications show no Markdown: `code` becomes "code".
+  const plain = message.replace(/`([^`]*)`/g, '"$1"');
+  const pick = await vscode.window.showErrorMessage(plain, settingsBtn, copyBtn);
   if (pick === settingsBtn) {
     await vscode.commands.executeCommand("workbench.action.openSettings", "kernaut.server.path");
   } else if (pick === copyBtn) {
