@@ -10,6 +10,7 @@
 //   codeAction       the quick fix (pad the rows to 33) + "Show wiki page" (a command)
 //   codeLens         one "occupancy" lens above each `__global__` function
 //   executeCommand   kernaut.search, kernaut.showPage, kernaut.symbolPage
+//                    (or, with KERNAUT_MOCK_KTUI set, what `ktui explain` prints there)
 //   kernaut/mockState (custom request) the settings it holds, for tests to assert on
 //
 // Every message it receives is appended to $KERNAUT_MOCK_LOG when that is set.
@@ -132,7 +133,28 @@ function publish(uri) {
   send({ method: 'textDocument/publishDiagnostics', params: { uri, diagnostics: bankConflicts(uri) } });
 }
 
+// With KERNAUT_MOCK_KTUI=/path/to/ktui, hover answers what `ktui explain FILE:LINE:COL`
+// prints for the file on disk: the hover text kernaut's own analysis computes, served
+// through this stand-in until the real server lands.
+function ktuiHover(params) {
+  const ktui = process.env.KERNAUT_MOCK_KTUI;
+  const uri = params.textDocument.uri;
+  if (!ktui || !uri.startsWith('file://')) return undefined;
+  const file = decodeURIComponent(uri.slice('file://'.length));
+  const { line, character } = params.position;
+  try {
+    const out = require('child_process').execFileSync(
+      ktui, ['explain', `${file}:${line + 1}:${character + 1}`, '--arch', settings.arch],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.trim() === '' ? null : { contents: { kind: 'markdown', value: out } };
+  } catch (e) {
+    return null;
+  }
+}
+
 function hover(params) {
+  const fromKtui = ktuiHover(params);
+  if (fromKtui !== undefined) return fromKtui;
   const text = docs.get(params.textDocument.uri) || '';
   const word = wordAt(text, params.position);
   if (word !== '__hfma2') return null;

@@ -89,7 +89,7 @@ local ok_all, err = pcall(function()
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   local hl, hc
   for i, l in ipairs(lines) do
-    local c = l:find("__hfma2", 1, true)
+    local c = l:find("__hfma2(", 1, true) -- the call, not the comment that names it
     if c then
       hl, hc = i - 1, c + 1
       break
