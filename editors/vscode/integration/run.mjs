@@ -62,7 +62,8 @@ fs.writeFileSync(
 );
 fs.writeFileSync(
   path.join(ws, ".vscode/settings.json"),
-  JSON.stringify({ "kernaut.server.path": server, "kernaut.arch": "sm_80" }),
+  // Code lenses off: the stand-in's lens text is canned, not computed, and would show in the screenshots.
+  JSON.stringify({ "kernaut.server.path": server, "kernaut.arch": "sm_80", "kernaut.codeLens": false }),
 );
 
 function run(args) {
