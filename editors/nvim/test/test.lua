@@ -64,7 +64,16 @@ local ok_all, err = pcall(function()
     missing == nil and why:find("cargo install --path lsp", 1, true) ~= nil,
     why
   )
-  local ok_setup = kernaut.setup({ cmd = { os.getenv("KERNAUT_LSP") }, settings = { arch = "sm_80" } })
+  local ok_setup = kernaut.setup({
+    cmd = { os.getenv("KERNAUT_LSP") },
+    settings = { arch = "sm_80" },
+    -- KERNAUT_NVIM_USE_AUTOCMD=1 tests the FileType-autocmd path on a Neovim that has
+    -- vim.lsp.config (the path Neovim 0.8-0.10 takes).
+    use_autocmd = os.getenv("KERNAUT_NVIM_USE_AUTOCMD") == "1",
+  })
+  out("# registration: " .. ((vim.lsp.config and vim.lsp.enable and os.getenv("KERNAUT_NVIM_USE_AUTOCMD") ~= "1")
+    and "vim.lsp.config + vim.lsp.enable" or (vim.lsp.start and "FileType autocmd + vim.lsp.start")
+    or "FileType autocmd + vim.lsp.start_client (0.7)"))
   check("setup finds the server", ok_setup == true)
 
   vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("KERNAUT_TEST_FILE")))
@@ -73,7 +82,7 @@ local ok_all, err = pcall(function()
 
   local client
   local attached = vim.wait(30000, function()
-    for _, c in ipairs(vim.lsp.get_active_clients and vim.lsp.get_active_clients() or vim.lsp.get_clients()) do
+    for _, c in ipairs(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) do
       if c.name == "kernaut" and c.attached_buffers[buf] and (c.initialized or next(c.server_capabilities or {}) ~= nil) then
         client = c
         return true
