@@ -166,10 +166,12 @@ local ok_all, err = pcall(function()
   check("the bank-conflict diagnostic goes away after the fix", cleared)
 
   -- :KernautSearch → vim.ui.select → scratch markdown buffer.
-  local function page_buffer(pattern)
+  -- A scratch markdown buffer of a wiki page whose name contains `name_part` and whose
+  -- text matches the Lua pattern `pattern`.
+  local function page_buffer(pattern, name_part)
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       local name = vim.api.nvim_buf_get_name(b)
-      if name:find("kernaut://wiki/", 1, true) and vim.api.nvim_buf_get_option(b, "filetype") == "markdown" then
+      if name:find("kernaut://wiki/" .. (name_part or ""), 1, true) and vim.api.nvim_buf_get_option(b, "filetype") == "markdown" then
         local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
         if text:find(pattern) then
           return b, name, text
@@ -181,10 +183,10 @@ local ok_all, err = pcall(function()
   offered = nil
   vim.cmd("KernautSearch my async-copy version is slower than the plain loop")
   local found = vim.wait(20000, function()
-    return page_buffer("wait_group") ~= nil
+    return page_buffer("[Aa]sync", "pitfall-async-copy") ~= nil
   end, 50)
   check("search results offered through vim.ui.select", offered and #offered > 0, vim.inspect(offered))
-  local pb, pname = page_buffer("wait_group")
+  local pb, pname = page_buffer("[Aa]sync", "pitfall-async-copy")
   check("search result opens its page in a scratch markdown buffer", found, vim.inspect(offered))
   if pb then
     check("page buffer is a scratch buffer", vim.api.nvim_buf_get_option(pb, "buftype") == "nofile", pname)
