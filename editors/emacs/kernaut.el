@@ -38,7 +38,8 @@
 
 (defcustom kernaut-server-command nil
   "Command (a list: program and arguments) that starts kernaut-lsp.
-nil: $KERNAUT_LSP, then kernaut-lsp on `exec-path', then ~/.cargo/bin/kernaut-lsp."
+nil: $KERNAUT_LSP, then kernaut-lsp on `exec-path', then
+~/.cargo/bin/kernaut-lsp."
   :type '(choice (const :tag "Find kernaut-lsp" nil) (repeat string)))
 
 (defcustom kernaut-arch "sm_90"
@@ -50,13 +51,15 @@ nil: $KERNAUT_LSP, then kernaut-lsp on `exec-path', then ~/.cargo/bin/kernaut-ls
   :type '(repeat directory))
 
 (defcustom kernaut-rules nil
-  "Rule levels: an alist of (RULE-ID . LEVEL), LEVEL one of off, hint, info, warning, error.
-Example: \\='((\"bank-conflict\" . \"error\") (\"ilp/over-unroll\" . \"off\"))."
+  "Rule levels: an alist of (RULE-ID . LEVEL).
+LEVEL is one of off, hint, info, warning, error.  Example:
+ \\='((\"bank-conflict\" . \"error\") (\"ilp/over-unroll\" . \"off\"))."
   :type '(alist :key-type string :value-type (choice (const "off") (const "hint") (const "info")
                                                       (const "warning") (const "error"))))
 
 (defcustom kernaut-default-block-size nil
-  "Block size assumed where no launch is found: nil (the server's, 256), a number or (X Y Z)."
+  "Block size assumed where no launch is found.
+nil (the server's, 256), a number or (X Y Z)."
   :type '(choice (const nil) integer (list integer integer integer)))
 
 (defcustom kernaut-inlay-hints t
@@ -78,8 +81,9 @@ Example: \\='((\"bank-conflict\" . \"error\") (\"ilp/over-unroll\" . \"off\"))."
 
 ;;;###autoload
 (define-derived-mode kernaut-cuda-mode c++-mode "CUDA"
-  "Major mode for CUDA sources when no `cuda-mode' is installed: `c++-mode' renamed.
-The gcc-based flymake backends of `c++-mode' are left out: gcc cannot check CUDA."
+  "Major mode for CUDA sources when no `cuda-mode' is installed.
+It is `c++-mode' under another name.  The gcc-based flymake
+backends of `c++-mode' are left out: gcc cannot check CUDA."
   (remove-hook 'flymake-diagnostic-functions 'flymake-cc t)
   (remove-hook 'flymake-diagnostic-functions 'flymake-proc-legacy-flymake t))
 
@@ -158,7 +162,8 @@ The gcc-based flymake backends of `c++-mode' are left out: gcc cannot check CUDA
                          (if cur (cons cur all) all))))))
 
 (defun kernaut--execute (command &rest arguments)
-  "Run COMMAND with ARGUMENTS on kernaut-lsp (eglot or lsp-mode) and return its result."
+  "Run COMMAND with ARGUMENTS on kernaut-lsp and return its result.
+Through eglot or lsp-mode, whichever runs it."
   (let ((args (vconcat arguments)))
     (cond
      ((kernaut--eglot-servers)
@@ -195,7 +200,8 @@ The gcc-based flymake backends of `c++-mode' are left out: gcc cannot check CUDA
           (kernaut--get r "id")))))
 
 (defun kernaut--display-page (target page)
-  "Show PAGE (the result of kernaut.showPage) for TARGET in a read-only Markdown buffer."
+  "Show PAGE for TARGET in a read-only Markdown buffer.
+PAGE is the result of kernaut.showPage."
   (let ((buf (get-buffer-create (format "*kernaut %s*" target)))
         (anchor (and (string-match "#\\(.+\\)\\'" target) (match-string 1 target))))
     (with-current-buffer buf
@@ -220,7 +226,8 @@ The gcc-based flymake backends of `c++-mode' are left out: gcc cannot check CUDA
 
 ;;;###autoload
 (defun kernaut-search (query)
-  "Search the wiki's pitfalls for a symptom QUERY in your own words; show the chosen page."
+  "Search the wiki's pitfalls for a symptom QUERY in your own words.
+Show the page chosen among the results."
   (interactive "sSymptom: ")
   (let* ((results (append (kernaut--execute "kernaut.search" query 30) nil))
          (cands (mapcar (lambda (r)
