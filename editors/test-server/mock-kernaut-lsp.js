@@ -10,7 +10,8 @@
 //   codeAction       the quick fix (pad the rows to 33) + "Show wiki page" (a command)
 //   codeLens         one "occupancy" lens above each `__global__` function
 //   executeCommand   kernaut.search, kernaut.showPage, kernaut.symbolPage
-//                    (or, with KERNAUT_MOCK_KTUI set, what `ktui explain` prints there)
+//                    (with KERNAUT_MOCK_KTUI=/path/to/ktui: what `ktui explain` prints
+//                    there, and search and pages from `ktui search --json` / `ktui show`)
 //   kernaut/mockState (custom request) the settings it holds, for tests to assert on
 //
 // Every message it receives is appended to $KERNAUT_MOCK_LOG when that is set.
@@ -214,8 +215,33 @@ function page(target) {
   return p ? { id, title: p.title, markdown: p.markdown } : undefined;
 }
 
+// With KERNAUT_MOCK_KTUI, search and pages come from the real wiki through ktui.
+function ktui(args) {
+  const bin = process.env.KERNAUT_MOCK_KTUI;
+  if (!bin) return undefined;
+  try {
+    return require('child_process').execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch (e) {
+    return null;
+  }
+}
+
 function executeCommand(params) {
   const args = params.arguments || [];
+  if (process.env.KERNAUT_MOCK_KTUI) {
+    if (params.command === 'kernaut.search') {
+      const out = ktui(['search', String(args[0] || ''), '--json', '--limit', String(typeof args[1] === 'number' ? args[1] : 20)]);
+      const hits = out ? JSON.parse(out) : [];
+      return hits.map((h) => Object.assign(h, { target: h.anchor ? `${h.id}#${h.anchor}` : h.id }));
+    }
+    if (params.command === 'kernaut.showPage') {
+      const out = ktui(['show', String(args[0])]);
+      if (!out) throw { code: -32602, message: `no wiki page ${args[0]}` };
+      const [first, ...rest] = out.split('\n');
+      const title = first.replace(/^\S+\s+/, '');
+      return { id: String(args[0]).split('#')[0], title, markdown: `# ${title}\n\n${rest.join('\n')}` };
+    }
+  }
   switch (params.command) {
     case 'kernaut.search': {
       const words = String(args[0] || '').toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean);
