@@ -75,16 +75,26 @@ fn generate(lines: usize) -> String {
 /// per access and the occupancy of every kernel.
 fn analyse(a: &Analysis, path: &str) -> usize {
     let mut n = 0;
-    for acc in a.shared_accesses(path) {
-        n += a.bank_report(path, acc).is_some() as usize;
+    let Some(f) = a.file_id(path) else {
+        return 0;
+    };
+    for acc in a.shared_accesses(f).unwrap_or(&[]) {
+        n += a.bank(f, acc).ok().flatten().is_some() as usize;
     }
-    for k in a.kernel_facts(path) {
-        n += a.occupancy_for(path, &k.function.name).is_some() as usize;
+    for k in a.kernel_facts(f).unwrap_or_default() {
+        n += a.occupancy(f, &k.function.name).ok().flatten().is_some() as usize;
     }
     n
 }
 
 fn benches(c: &mut Criterion) {
+    // The benchmarks' thread cap (the library reads no environment).
+    if let Some(n) = std::env::var("KERNAUT_THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+    {
+        kernaut_ide::syntax::cancel::set_max_threads(n);
+    }
     let text = generate(10_000);
     assert_eq!(text.lines().count(), 10_000);
     let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).expect("the wiki loads"));
@@ -128,7 +138,7 @@ fn benches(c: &mut Criterion) {
         .nth(5_000)
         .map_or(0, |(i, _)| i + 1);
     let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_file("/gen.cu", &text);
+    let gen = host.set_file("/gen.cu", &text);
     analyse(&host.analysis(), "/gen.cu");
     let mut flip = false;
     group.bench_function("edit_one_line_and_reanalyse", |b| {
@@ -137,22 +147,23 @@ fn benches(c: &mut Criterion) {
             let line = if flip { "// edited\n" } else { "// again!\n" };
             let end = host
                 .analysis()
-                .text("/gen.cu")
+                .text(gen)
+                .ok()
                 .and_then(|t| t[line_start..].find('\n'))
                 .map_or(line_start, |e| line_start + e + 1);
             host.apply_edit("/gen.cu", line_start..end, line);
             let a = host.analysis();
             (
-                a.file_facts("/gen.cu").map(|f| f.kernels.len()),
-                a.shared_accesses("/gen.cu").len(),
-                a.kernel_facts("/gen.cu").len(),
+                a.file_facts(gen).map(|f| f.kernels.len()),
+                a.shared_accesses(gen).map(<[_]>::len),
+                a.kernel_facts(gen).map(|k| k.len()),
             )
         })
     });
 
     let mut host = AnalysisHost::new(AnalysisConfig::default());
     host.set_knowledge(knowledge);
-    host.set_file("/gen.cu", &text);
+    let gen = host.set_file("/gen.cu", &text);
     let a = host.analysis();
     analyse(&a, "/gen.cu");
     let mid = text.len() / 2;
@@ -164,28 +175,13 @@ fn benches(c: &mut Criterion) {
             .unwrap_or(0)
         + 30;
     group.bench_function("symbol_at_and_hover_intrinsic", |b| {
-        b.iter(|| {
-            (
-                a.symbol_at("/gen.cu", black_box(shfl)),
-                a.hover("/gen.cu", shfl),
-            )
-        })
+        b.iter(|| (a.symbol_at(gen, black_box(shfl)), a.hover(gen, shfl)))
     });
     group.bench_function("symbol_at_and_hover_shared_access", |b| {
-        b.iter(|| {
-            (
-                a.symbol_at("/gen.cu", black_box(access)),
-                a.hover("/gen.cu", access),
-            )
-        })
+        b.iter(|| (a.symbol_at(gen, black_box(access)), a.hover(gen, access)))
     });
     group.bench_function("symbol_at_and_hover_kernel", |b| {
-        b.iter(|| {
-            (
-                a.symbol_at("/gen.cu", black_box(kernel)),
-                a.hover("/gen.cu", kernel),
-            )
-        })
+        b.iter(|| (a.symbol_at(gen, black_box(kernel)), a.hover(gen, kernel)))
     });
     group.finish();
 }

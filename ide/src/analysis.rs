@@ -1,39 +1,50 @@
 //! The analysis host and its snapshots.
 //!
-//! [`AnalysisHost`] holds the mutable state: the files by path, the configuration and
-//! the wiki. [`AnalysisHost::analysis`] hands out an [`Analysis`], an immutable snapshot
-//! that is cheap to clone (reference counted) and answers every question a front end
-//! asks. Every entry point of [`Analysis`] is guarded: broken code, odd offsets and even
-//! a panic deep in a model give `None` or an empty `Vec`, never a crash.
+//! [`AnalysisHost`] holds the mutable state: the path table ([`FileId`]s), the files, the
+//! configuration (with a `.kernaut.toml` per directory), the wiki, the one cache of model
+//! results and the revision counter. It changes only through [`AnalysisHost::apply_change`],
+//! which takes a [`Change`] (edits of several files and configuration updates, in order)
+//! and bumps the revision. [`AnalysisHost::analysis`] hands out an [`Analysis`], an
+//! immutable `Send + Sync` snapshot that is cheap to clone and answers every question a
+//! front end asks. Its queries return [`Cancellable`]: a query on a snapshot older than
+//! the host's revision stops at its next checkpoint with [`QueryError::Cancelled`], and a
+//! bug (a panic deep in a model) comes back as [`QueryError::Failed`] with its message,
+//! never as an empty answer.
 //!
 //! ```
-//! use kernaut_ide::{AnalysisConfig, AnalysisHost};
+//! use kernaut_ide::{AnalysisConfig, AnalysisHost, Change};
 //!
 //! let mut host = AnalysisHost::new(AnalysisConfig::default());
-//! host.set_file("/k.cu", "__global__ void k() { __shared__ float t[32][33]; t[threadIdx.x][0] = 1.0f; }");
+//! let file = host.file_id("/k.cu");
+//! let mut change = Change::new();
+//! change.set_file(file, "__global__ void k() { __shared__ float t[32][33]; t[threadIdx.x][0] = 1.0f; }");
+//! host.apply_change(change);
 //! let analysis = host.analysis();
-//! let access = &analysis.shared_accesses("/k.cu")[0];
-//! let bank = analysis.bank_report("/k.cu", access).unwrap();
+//! let access = &analysis.shared_accesses(file).unwrap()[0];
+//! let bank = analysis.bank(file, access).unwrap().unwrap();
 //! assert_eq!(bank.result.unwrap().conflict_degree, 1);
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kernaut_gpu::Arch;
+use kernaut_syntax::cancel::CancelToken;
 use kernaut_syntax::{
     FileFacts, FuncAttributeCall, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile,
     SymbolRef, SyntaxError, TextRange,
 };
 use kernaut_wiki::WikiConfig;
 
-use crate::config::RulesConfig;
+use crate::config::{KernautConfig, RulesConfig};
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
+use crate::line_index::LineIndex;
 use crate::reports::{BankAnalysis, FxHasher, OccupancyReport, ReportCache};
-use crate::rules::{RuleContext, RuleDiagnostic};
+use crate::rules::{RuleContext, RuleDiagnostic, RuleSettings};
 
 /// What the analysis assumes where the code does not say.
 #[derive(Clone, Debug)]
@@ -51,6 +62,12 @@ pub struct AnalysisConfig {
     pub default_regs_per_thread: u32,
     /// The wiki to load: the built-in pages and extra folders.
     pub wiki: WikiConfig,
+    /// Rule levels (a `.kernaut.toml` above a file is laid over them).
+    pub rules: RulesConfig,
+    /// How many threads one large file's parse and analysis may use (0: leave the
+    /// process's setting, by default one per core, at most 8). A server with a worker pool of its own sets this so that the two do not
+    /// oversubscribe the cores.
+    pub threads: usize,
 }
 
 impl Default for AnalysisConfig {
@@ -66,6 +83,8 @@ impl Default for AnalysisConfig {
             default_block: [256, 1, 1],
             default_regs_per_thread: 32,
             wiki: WikiConfig::builtin(),
+            rules: RulesConfig::default(),
+            threads: 0,
         }
     }
 }
@@ -78,7 +97,10 @@ pub(crate) struct FileData {
     /// The byte offset where each line starts; carried across edits (see
     /// [`spliced_line_starts`]) once built.
     line_starts: OnceLock<Vec<usize>>,
+    line_index: OnceLock<Arc<LineIndex>>,
     index: OnceLock<FileIndex>,
+    /// Why the parse failed (a bug in the parser), reported by every query on the file.
+    failure: Option<String>,
 }
 
 /// Look-up tables over a file's facts, by function or kernel name.
@@ -125,12 +147,14 @@ impl NameTable {
 pub(crate) use kernaut_syntax::short_name;
 
 impl FileData {
-    fn new(source: SourceFile) -> FileData {
+    fn new(source: SourceFile, failure: Option<String>) -> FileData {
         FileData {
             source,
             accesses: OnceLock::new(),
             line_starts: OnceLock::new(),
+            line_index: OnceLock::new(),
             index: OnceLock::new(),
+            failure,
         }
     }
 
@@ -259,26 +283,186 @@ fn spliced_line_starts(
     Some(out)
 }
 
-/// The mutable side: files, configuration and the wiki. Hand out snapshots with
-/// [`AnalysisHost::analysis`].
+/// A file of the host, named by the host's path table ([`AnalysisHost::file_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// The path table: every path the host has seen, by id and id by path. Ids are never
+/// reused, so a closed file's id stays meaningful.
+#[derive(Clone, Debug, Default)]
+pub struct FileSet {
+    paths: Vec<Arc<str>>,
+    ids: HashMap<Arc<str>, FileId>,
+}
+
+impl FileSet {
+    /// The id of `path`, allocating one the first time.
+    pub fn intern(&mut self, path: &str) -> FileId {
+        if let Some(id) = self.ids.get(path) {
+            return *id;
+        }
+        let id = FileId(u32::try_from(self.paths.len()).unwrap_or(u32::MAX));
+        let path: Arc<str> = Arc::from(path);
+        self.paths.push(path.clone());
+        self.ids.insert(path, id);
+        id
+    }
+
+    /// The id of `path`, if it has one.
+    pub fn get(&self, path: &str) -> Option<FileId> {
+        self.ids.get(path).copied()
+    }
+
+    /// The path of `id`.
+    pub fn path(&self, id: FileId) -> Option<&str> {
+        self.paths.get(id.0 as usize).map(|p| &**p)
+    }
+}
+
+/// A source parsed away from the host's thread (a large file's parse takes a while), to
+/// hand to [`Change::set_parsed_file`].
 #[derive(Clone, Debug)]
+pub struct ParsedFile(SourceFile);
+
+impl ParsedFile {
+    /// Parses `text`; never fails (a panic in the parser is caught and reported when the
+    /// file is queried).
+    pub fn parse(text: &str) -> ParsedFile {
+        ParsedFile(parse_guarded(text).0)
+    }
+}
+
+/// One step of a [`Change`].
+#[derive(Clone, Debug)]
+enum ChangeOp {
+    Set(FileId, String),
+    Parsed(FileId, ParsedFile),
+    Edit(FileId, TextRange, String),
+    Remove(FileId),
+    Config(Box<AnalysisConfig>),
+    DirConfig(String, Option<KernautConfig>),
+}
+
+/// Everything that changes between two revisions, applied in order by
+/// [`AnalysisHost::apply_change`]: file contents, edits of several files, the
+/// configuration and the per-directory `.kernaut.toml` settings.
+#[derive(Clone, Debug, Default)]
+pub struct Change {
+    ops: Vec<ChangeOp>,
+}
+
+impl Change {
+    /// An empty change.
+    pub fn new() -> Change {
+        Change::default()
+    }
+
+    /// Whether the change does nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Sets a file's whole text (opening it, or replacing it), parsing from scratch.
+    pub fn set_file(&mut self, file: FileId, text: impl Into<String>) -> &mut Change {
+        self.ops.push(ChangeOp::Set(file, text.into()));
+        self
+    }
+
+    /// Sets a file to a text parsed already (see [`ParsedFile::parse`]).
+    pub fn set_parsed_file(&mut self, file: FileId, parsed: ParsedFile) -> &mut Change {
+        self.ops.push(ChangeOp::Parsed(file, parsed));
+        self
+    }
+
+    /// Replaces `range` (bytes) of a file with `new_text`, re-parsing incrementally. A
+    /// range past the end is clamped; an edit of a file the host does not have is ignored.
+    pub fn edit_file(
+        &mut self,
+        file: FileId,
+        range: TextRange,
+        new_text: impl Into<String>,
+    ) -> &mut Change {
+        self.ops.push(ChangeOp::Edit(file, range, new_text.into()));
+        self
+    }
+
+    /// Removes a file (closed in the editor).
+    pub fn remove_file(&mut self, file: FileId) -> &mut Change {
+        self.ops.push(ChangeOp::Remove(file));
+        self
+    }
+
+    /// Replaces the configuration (the wiki is not reloaded).
+    pub fn set_config(&mut self, config: AnalysisConfig) -> &mut Change {
+        self.ops.push(ChangeOp::Config(Box::new(config)));
+        self
+    }
+
+    /// Sets (or with `None` removes) the `.kernaut.toml` of a directory: it applies to
+    /// the files below it, the nearest one winning.
+    pub fn set_dir_config(
+        &mut self,
+        dir: impl Into<String>,
+        config: Option<KernautConfig>,
+    ) -> &mut Change {
+        self.ops.push(ChangeOp::DirConfig(dir.into(), config));
+        self
+    }
+}
+
+/// Why a query gave no answer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// A change arrived after the snapshot was taken: ask again on a fresh one.
+    #[error("cancelled: the file or configuration changed")]
+    Cancelled,
+    /// The host has no such file.
+    #[error("no such file")]
+    UnknownFile,
+    /// A bug: the analysis panicked. The process goes on; report it.
+    #[error("internal error in {query}: {message}")]
+    Failed {
+        /// Which query failed.
+        query: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// The answer of a query, or why there is none.
+pub type Cancellable<T> = Result<T, QueryError>;
+
+/// The mutable side: files, configuration and the wiki. Hand out snapshots with
+/// [`AnalysisHost::analysis`] and change it with [`AnalysisHost::apply_change`].
+#[derive(Debug)]
 pub struct AnalysisHost {
     config: Arc<AnalysisConfig>,
     knowledge: Option<Arc<Knowledge>>,
+    file_set: FileSet,
     files: Arc<HashMap<String, Arc<FileData>>>,
+    dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     /// Model results by their inputs, shared by every snapshot and kept across edits.
     cache: Arc<ReportCache>,
+    /// The revision counter: bumped by every change, read by snapshots to see whether
+    /// they are still current.
+    revision: Arc<AtomicU64>,
 }
 
 impl AnalysisHost {
     /// A host with no files and no wiki loaded (hovers then show only the code's facts;
     /// see [`AnalysisHost::load_knowledge`] and [`AnalysisHost::set_knowledge`]).
     pub fn new(config: AnalysisConfig) -> AnalysisHost {
+        if config.threads > 0 {
+            kernaut_syntax::cancel::set_max_threads(config.threads);
+        }
         AnalysisHost {
             config: Arc::new(config),
             knowledge: None,
+            file_set: FileSet::default(),
             files: Arc::new(HashMap::new()),
+            dir_configs: Arc::new(BTreeMap::new()),
             cache: Arc::new(ReportCache::default()),
+            revision: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -286,12 +470,13 @@ impl AnalysisHost {
     /// builds its index. Problems with single pages are in the wiki's diagnostics.
     pub fn load_knowledge(&mut self) -> Result<(), KnowledgeError> {
         let k = Knowledge::load(&self.config.wiki)?;
-        self.knowledge = Some(Arc::new(k));
+        self.set_knowledge(Arc::new(k));
         Ok(())
     }
 
     /// Uses an already loaded wiki (shared between hosts, or loaded by the front end).
     pub fn set_knowledge(&mut self, knowledge: Arc<Knowledge>) {
+        self.bump();
         self.knowledge = Some(knowledge);
     }
 
@@ -300,28 +485,102 @@ impl AnalysisHost {
         &self.config
     }
 
-    /// Replaces the configuration. The wiki is not reloaded.
-    pub fn set_config(&mut self, config: AnalysisConfig) {
-        self.config = Arc::new(config);
+    /// The id of `path`, allocated the first time (a file needs an id before a
+    /// [`Change`] can name it).
+    pub fn file_id(&mut self, path: &str) -> FileId {
+        self.file_set.intern(path)
     }
 
-    /// Adds or replaces a file, parsing it from scratch.
-    pub fn set_file(&mut self, path: &str, text: &str) {
-        let source = guarded(|| SourceFile::parse(text)).unwrap_or_else(|| SourceFile::parse(""));
-        Arc::make_mut(&mut self.files).insert(path.to_string(), Arc::new(FileData::new(source)));
+    /// The path table.
+    pub fn file_set(&self) -> &FileSet {
+        &self.file_set
     }
 
-    /// Removes a file.
-    pub fn remove_file(&mut self, path: &str) {
-        Arc::make_mut(&mut self.files).remove(path);
+    /// The current revision (bumped by every change).
+    pub fn revision(&self) -> u64 {
+        self.revision.load(Ordering::SeqCst)
     }
 
-    /// Replaces `range` of a file with `new_text`, reparsing incrementally. Returns
-    /// whether the file exists. A range past the end is clamped.
+    /// Cancels every query running on an older snapshot.
+    fn bump(&mut self) {
+        self.revision.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Applies a change: first cancels every query still running on a snapshot, then
+    /// applies the steps in order.
+    pub fn apply_change(&mut self, change: Change) {
+        self.bump();
+        for op in change.ops {
+            match op {
+                ChangeOp::Set(id, text) => {
+                    let (source, failure) = parse_guarded(&text);
+                    self.put(id, FileData::new(source, failure));
+                }
+                ChangeOp::Parsed(id, parsed) => self.put(id, FileData::new(parsed.0, None)),
+                ChangeOp::Edit(id, range, text) => self.edit(id, range, &text),
+                ChangeOp::Remove(id) => {
+                    if let Some(path) = self.file_set.path(id) {
+                        let path = path.to_string();
+                        Arc::make_mut(&mut self.files).remove(&path);
+                    }
+                }
+                ChangeOp::Config(config) => {
+                    if config.threads > 0 {
+                        kernaut_syntax::cancel::set_max_threads(config.threads);
+                    }
+                    self.config = Arc::new(*config);
+                }
+                ChangeOp::DirConfig(dir, config) => {
+                    let dir = dir.trim_end_matches('/').to_string();
+                    let table = Arc::make_mut(&mut self.dir_configs);
+                    match config {
+                        Some(c) => table.insert(dir, c),
+                        None => table.remove(&dir),
+                    };
+                }
+            }
+        }
+    }
+
+    fn put(&mut self, id: FileId, data: FileData) {
+        let Some(path) = self.file_set.path(id) else {
+            return;
+        };
+        let path = path.to_string();
+        Arc::make_mut(&mut self.files).insert(path, Arc::new(data));
+    }
+
+    /// Adds or replaces a file (a one-step [`Change`]) and returns its id.
+    pub fn set_file(&mut self, path: &str, text: &str) -> FileId {
+        let id = self.file_id(path);
+        let mut change = Change::new();
+        change.set_file(id, text);
+        self.apply_change(change);
+        id
+    }
+
+    /// Replaces `range` of a file with `new_text` (a one-step [`Change`]). Returns
+    /// whether the file exists.
     pub fn apply_edit(&mut self, path: &str, range: TextRange, new_text: &str) -> bool {
+        let Some(id) = self.file_set.get(path) else {
+            return false;
+        };
+        if !self.files.contains_key(path) {
+            return false;
+        }
+        let mut change = Change::new();
+        change.edit_file(id, range, new_text);
+        self.apply_change(change);
+        true
+    }
+
+    fn edit(&mut self, id: FileId, range: TextRange, new_text: &str) {
+        let Some(path) = self.file_set.path(id) else {
+            return;
+        };
         let files = Arc::make_mut(&mut self.files);
         let Some(entry) = files.get_mut(path) else {
-            return false;
+            return;
         };
         let old = &entry.source;
         let edited = guarded(|| {
@@ -329,26 +588,25 @@ impl AnalysisHost {
             source.apply_edit(range.clone(), new_text);
             source
         });
-        let source = match edited {
-            Some(s) => s,
+        let (source, failure) = match edited {
+            Some(s) => (s, None),
             None => {
                 // The incremental path failed: splice the text here and parse afresh.
                 let old = old.text();
                 let start = floor_boundary(old, range.start.min(range.end));
                 let end = floor_boundary(old, range.end.max(range.start));
                 let text = format!("{}{}{}", &old[..start], new_text, &old[end..]);
-                guarded(|| SourceFile::parse(&text)).unwrap_or_else(|| SourceFile::parse(""))
+                parse_guarded(&text)
             }
         };
         let starts = entry.line_starts.get().and_then(|starts| {
             spliced_line_starts(starts, old.text(), source.text(), &range, new_text)
         });
-        let data = FileData::new(source);
+        let data = FileData::new(source, failure);
         if let Some(starts) = starts {
             let _ = data.line_starts.set(starts);
         }
         *entry = Arc::new(data);
-        true
     }
 
     /// An immutable snapshot of the current state.
@@ -357,8 +615,30 @@ impl AnalysisHost {
             config: self.config.clone(),
             knowledge: self.knowledge.clone(),
             files: self.files.clone(),
+            file_set: Arc::new(self.file_set.clone()),
+            dir_configs: self.dir_configs.clone(),
             cache: self.cache.clone(),
+            revision: self.revision.clone(),
+            at: self.revision.load(Ordering::SeqCst),
         }
+    }
+}
+
+/// Parses `text`; a panic in the parser gives an empty file and the panic's message.
+fn parse_guarded(text: &str) -> (SourceFile, Option<String>) {
+    match catch_unwind(AssertUnwindSafe(|| SourceFile::parse(text))) {
+        Ok(s) => (s, None),
+        Err(e) => (SourceFile::parse(""), Some(panic_message(&*e))),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }
 
@@ -370,9 +650,14 @@ fn floor_boundary(text: &str, mut i: usize) -> usize {
     i
 }
 
-/// Runs `f`, turning a panic into `None`.
+/// Runs `f`, turning a panic into `None` (inside queries, for the parts of an answer that
+/// may fail alone; cancellation still unwinds to the query's guard).
 pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
-    catch_unwind(AssertUnwindSafe(f)).ok()
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => Some(v),
+        Err(e) if e.is::<kernaut_syntax::cancel::Cancelled>() => std::panic::resume_unwind(e),
+        Err(_) => None,
+    }
 }
 
 /// A kernel and what the file says about how it runs, borrowed from the snapshot that
@@ -392,13 +677,39 @@ pub struct KernelFacts<'a> {
     pub attributes: Vec<(&'a str, Option<i64>)>,
 }
 
-/// An immutable, cheaply cloned view of the host's files, configuration and wiki.
+/// An immutable, cheaply cloned view of the host's files, configuration and wiki, at one
+/// revision. Every query returns [`Cancellable`]: `Err(QueryError::Cancelled)` once the
+/// host has moved on, `Err(QueryError::Failed)` when the analysis hit a bug.
 #[derive(Clone, Debug)]
 pub struct Analysis {
     pub(crate) config: Arc<AnalysisConfig>,
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<HashMap<String, Arc<FileData>>>,
+    file_set: Arc<FileSet>,
+    dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     pub(crate) cache: Arc<ReportCache>,
+    revision: Arc<AtomicU64>,
+    at: u64,
+}
+
+const _: () = {
+    fn send_sync<T: Send + Sync>() {}
+    let _ = send_sync::<Analysis>;
+    let _ = send_sync::<AnalysisHost>;
+};
+
+/// The settings that apply to one file: the host's configuration with the nearest
+/// `.kernaut.toml` above the file laid over it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileConfig {
+    /// The target architecture.
+    pub arch: Arch,
+    /// Whether the user chose it (a setting, a flag, or a `.kernaut.toml`).
+    pub arch_configured: bool,
+    /// The rule levels.
+    pub rules: RulesConfig,
+    /// The directory of the `.kernaut.toml` that applies, if any.
+    pub config_dir: Option<String>,
 }
 
 impl Analysis {
@@ -412,70 +723,235 @@ impl Analysis {
         self.knowledge.as_deref()
     }
 
-    /// The paths of every file, sorted.
-    pub fn files(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.files.keys().map(String::as_str).collect();
-        v.sort_unstable();
-        v
+    /// Whether a change has arrived since this snapshot was taken.
+    pub fn is_cancelled(&self) -> bool {
+        self.revision.load(Ordering::Relaxed) != self.at
     }
 
-    /// The parsed file at `path` (for features such as the rules that walk it).
-    pub fn source_file(&self, path: &str) -> Option<&SourceFile> {
-        self.files.get(path).map(|f| &f.source)
+    /// The id of a path the host knows.
+    pub fn file_id(&self, path: &str) -> Option<FileId> {
+        self.file_set.get(path)
+    }
+
+    /// The path of a file.
+    pub fn path(&self, file: FileId) -> Option<&str> {
+        self.file_set.path(file)
+    }
+
+    /// The files of the snapshot, sorted by path.
+    pub fn files(&self) -> Vec<FileId> {
+        let mut v: Vec<(&str, FileId)> = self
+            .files
+            .keys()
+            .filter_map(|p| Some((p.as_str(), self.file_set.get(p)?)))
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// Runs a query under the snapshot's cancellation token, turning a cancellation and
+    /// a panic into their errors.
+    fn query<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> Cancellable<T> {
+        if self.is_cancelled() {
+            return Err(QueryError::Cancelled);
+        }
+        let token = CancelToken::new(self.revision.clone(), self.at);
+        match catch_unwind(AssertUnwindSafe(|| {
+            kernaut_syntax::cancel::with_token(Some(token), f)
+        })) {
+            Ok(v) => Ok(v),
+            Err(e) if e.is::<kernaut_syntax::cancel::Cancelled>() => Err(QueryError::Cancelled),
+            Err(e) => Err(QueryError::Failed {
+                query: name,
+                message: panic_message(&*e),
+            }),
+        }
+    }
+
+    /// The path and data of a file, or why there is none.
+    fn data(&self, file: FileId) -> Cancellable<(&str, &FileData)> {
+        let path = self.file_set.path(file).ok_or(QueryError::UnknownFile)?;
+        let (path, data) = self
+            .files
+            .get_key_value(path)
+            .ok_or(QueryError::UnknownFile)?;
+        if let Some(message) = &data.failure {
+            return Err(QueryError::Failed {
+                query: "parse",
+                message: message.clone(),
+            });
+        }
+        Ok((path.as_str(), data))
+    }
+
+    /// The settings that apply to a file (its directory's `.kernaut.toml` over the host's
+    /// configuration).
+    pub fn file_config(&self, file: FileId) -> FileConfig {
+        let path = self.file_set.path(file).unwrap_or("");
+        self.config_for_path(path)
+    }
+
+    pub(crate) fn config_for_path(&self, path: &str) -> FileConfig {
+        let mut out = FileConfig {
+            arch: self.config.arch,
+            arch_configured: self.config.arch_configured,
+            rules: self.config.rules.clone(),
+            config_dir: None,
+        };
+        // The nearest directory above the file with a configuration.
+        let mut dir = path;
+        let found = loop {
+            let Some(i) = dir.rfind('/') else {
+                break self.dir_configs.get("").map(|c| ("", c));
+            };
+            dir = &dir[..i];
+            if let Some(c) = self.dir_configs.get(dir) {
+                break Some((dir, c));
+            }
+        };
+        if let Some((dir, c)) = found {
+            out.config_dir = Some(dir.to_string());
+            // A target the user chose in the front end (a flag, an editor setting) wins
+            // over the file's.
+            if let (Some(arch), false) = (c.arch, self.config.arch_configured) {
+                out.arch = arch;
+                out.arch_configured = true;
+            }
+            for (rule, level) in &c.rules.levels {
+                out.rules.levels.insert(rule.clone(), *level);
+            }
+        }
+        out
+    }
+
+    /// This snapshot with the configuration of `path`'s directory (itself when nothing
+    /// differs).
+    fn for_path(&self, path: &str) -> std::borrow::Cow<'_, Analysis> {
+        if self.dir_configs.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let fc = self.config_for_path(path);
+        if fc.arch == self.config.arch && fc.arch_configured == self.config.arch_configured {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut config = (*self.config).clone();
+        config.arch = fc.arch;
+        config.arch_configured = fc.arch_configured;
+        let mut a = self.clone();
+        a.config = Arc::new(config);
+        std::borrow::Cow::Owned(a)
+    }
+
+    /// The parsed file (for features such as the rules that walk it).
+    pub fn source_file(&self, file: FileId) -> Cancellable<&SourceFile> {
+        Ok(&self.data(file)?.1.source)
+    }
+
+    /// The text of a file.
+    pub fn text(&self, file: FileId) -> Cancellable<&str> {
+        Ok(self.data(file)?.1.source.text())
+    }
+
+    /// The line index of a file (byte offsets ↔ lines and columns in every encoding).
+    pub fn line_index(&self, file: FileId) -> Cancellable<Arc<LineIndex>> {
+        let (_, data) = self.data(file)?;
+        Ok(data
+            .line_index
+            .get_or_init(|| Arc::new(LineIndex::new(data.source.text())))
+            .clone())
+    }
+
+    /// The syntax errors of a file (at most 200).
+    pub fn syntax_errors(&self, file: FileId) -> Cancellable<Vec<SyntaxError>> {
+        let (_, f) = self.data(file)?;
+        self.query("syntax_errors", || f.source.errors())
+    }
+
+    /// The symbol at a byte offset, as the user means it.
+    pub fn symbol_at(&self, file: FileId, offset: usize) -> Cancellable<Option<SymbolRef>> {
+        let (_, f) = self.data(file)?;
+        self.query("symbol_at", || f.source.symbol_at(offset))
+    }
+
+    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
+    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
+        let (path, _) = self.data(file)?;
+        self.query("hover", || {
+            crate::hover::hover(&self.for_path(path), path, offset)
+        })
+    }
+
+    /// The pitfall rules' diagnostics for a file, at the rule levels of its configuration
+    /// (none without a wiki: every rule cites it).
+    pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<RuleDiagnostic>> {
+        let (path, f) = self.data(file)?;
+        let Some(k) = self.knowledge() else {
+            return Ok(Vec::new());
+        };
+        let fc = self.config_for_path(path);
+        self.query("diagnostics", || {
+            let settings = RuleSettings {
+                arch: fc.arch,
+                arch_configured: fc.arch_configured,
+                levels: &fc.rules,
+            };
+            crate::rules::check(&RuleContext::with_settings(&f.source, k, settings))
+        })
+    }
+
+    /// Every fact syntax found in a file (kernels, shared memory, launches, constants).
+    pub fn file_facts(&self, file: FileId) -> Cancellable<&FileFacts> {
+        let (_, f) = self.data(file)?;
+        self.query("file_facts", || f.facts())
+    }
+
+    /// The kernels of a file, each with its launch sites (from every file), shared
+    /// declarations and attributes.
+    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+        let (path, _) = self.data(file)?;
+        self.query("kernel_facts", || self.kernel_facts_inner(path))
+    }
+
+    /// Every shared-memory access of a file, with its index lowered over the thread
+    /// index, in document order.
+    pub fn shared_accesses(&self, file: FileId) -> Cancellable<&[SharedAccess]> {
+        let (_, f) = self.data(file)?;
+        self.query("shared_accesses", || f.accesses())
+    }
+
+    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
+    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
+        let (path, _) = self.data(file)?;
+        self.query("occupancy", || {
+            crate::reports::occupancy_for(&self.for_path(path), path, kernel)
+        })
+    }
+
+    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
+    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
+        let (path, _) = self.data(file)?;
+        self.query("bank", || {
+            crate::reports::bank_report(&self.for_path(path), path, access)
+        })
     }
 
     pub(crate) fn file(&self, path: &str) -> Option<&FileData> {
         self.files.get(path).map(|f| &**f)
     }
 
-    /// The text of a file.
-    pub fn text(&self, path: &str) -> Option<&str> {
-        self.source_file(path).map(SourceFile::text)
+    /// The text of the file at `path`.
+    pub(crate) fn text_at(&self, path: &str) -> Option<&str> {
+        self.file(path).map(|f| f.source.text())
     }
 
-    /// The syntax errors of a file (at most 200).
-    pub fn syntax_errors(&self, path: &str) -> Vec<SyntaxError> {
-        let Some(f) = self.file(path) else {
-            return Vec::new();
-        };
-        guarded(|| f.source.errors()).unwrap_or_default()
+    /// The occupancy of `kernel` (defined in `path`), for features inside a query.
+    pub(crate) fn occupancy_at(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
+        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
     }
 
-    /// The symbol at a byte offset, as the user means it.
-    pub fn symbol_at(&self, path: &str, offset: usize) -> Option<SymbolRef> {
-        let f = self.file(path)?;
-        guarded(|| f.source.symbol_at(offset)).flatten()
-    }
-
-    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
-    pub fn hover(&self, path: &str, offset: usize) -> Option<HoverResult> {
-        guarded(|| crate::hover::hover(self, path, offset)).flatten()
-    }
-
-    /// The pitfall rules' diagnostics for a file, at the given rule levels (none without
-    /// a wiki: every rule cites it).
-    pub fn diagnostics(&self, path: &str, rules: &RulesConfig) -> Vec<RuleDiagnostic> {
-        let (Some(f), Some(k)) = (self.file(path), self.knowledge()) else {
-            return Vec::new();
-        };
-        guarded(|| {
-            let mut ctx = RuleContext::new(&f.source, self.config.arch, k, rules);
-            ctx.arch_configured = self.config.arch_configured;
-            crate::rules::check(&ctx)
-        })
-        .unwrap_or_default()
-    }
-
-    /// Every fact syntax found in a file (kernels, shared memory, launches, constants).
-    pub fn file_facts(&self, path: &str) -> Option<&FileFacts> {
-        let f = self.file(path)?;
-        guarded(|| f.facts())
-    }
-
-    /// The kernels of a file, each with its launch sites (from every file), shared
-    /// declarations and attributes.
-    pub fn kernel_facts(&self, path: &str) -> Vec<KernelFacts<'_>> {
-        guarded(|| self.kernel_facts_inner(path)).unwrap_or_default()
+    /// The bank model of an access of `path`, for features inside a query.
+    pub(crate) fn bank_at(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
+        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
     }
 
     fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
@@ -512,25 +988,6 @@ impl Analysis {
                 }
             })
             .collect()
-    }
-
-    /// Every shared-memory access of a file, with its index lowered over the thread
-    /// index, in document order.
-    pub fn shared_accesses(&self, path: &str) -> &[SharedAccess] {
-        let Some(f) = self.file(path) else {
-            return &[];
-        };
-        guarded(|| f.accesses()).unwrap_or(&[])
-    }
-
-    /// The occupancy of `kernel` (defined in `path`) at the launch configuration found.
-    pub fn occupancy_for(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
-        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
-    }
-
-    /// The bank model run on one access of `path` (from [`Analysis::shared_accesses`]).
-    pub fn bank_report(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
-        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
     }
 
     /// The files with `first` first, then the others by path.
@@ -593,7 +1050,7 @@ mod tests {
             for end in start..=text.len() + 1 {
                 for ins in inserts {
                     let mut host = AnalysisHost::new(AnalysisConfig::default());
-                    host.set_file("/f.cu", text);
+                    let _ = host.set_file("/f.cu", text);
                     let a = host.analysis();
                     let before = a.file("/f.cu").unwrap();
                     before.line_of(0);
@@ -612,6 +1069,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_panic_in_a_query_is_a_failure_not_an_empty_answer() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        let _ = host.set_file("/f.cu", "int x;");
+        let a = host.analysis();
+        let r: Cancellable<()> = a.query("test", || panic!("boom"));
+        assert_eq!(
+            r,
+            Err(QueryError::Failed {
+                query: "test",
+                message: "boom".into()
+            })
+        );
+        // Cancellation inside the query is told apart from failure.
+        let r: Cancellable<()> = a.query("test", || {
+            std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled))
+        });
+        assert_eq!(r, Err(QueryError::Cancelled));
+        // `guarded` inside a query passes cancellation on.
+        let r: Cancellable<Option<()>> = a.query("test", || {
+            guarded(|| std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled)))
+        });
+        assert_eq!(r, Err(QueryError::Cancelled));
     }
 
     #[test]

@@ -363,7 +363,7 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
             limits, max, min,
         ))
     });
-    let occ = analysis.occupancy_for(kpath, name);
+    let occ = analysis.occupancy_at(kpath, name);
     let mut md = String::new();
     let params: Vec<String> = function
         .params
@@ -683,8 +683,8 @@ fn access_hover(
     a: &SharedAccess,
     sym: Option<SymbolRef>,
 ) -> Option<HoverResult> {
-    let bank = analysis.bank_report(path, a)?;
-    let text = analysis.text(path).unwrap_or("");
+    let bank = analysis.bank_at(path, a)?;
+    let text = analysis.text_at(path).unwrap_or("");
     let written = text.get(a.range.clone()).unwrap_or(&a.array);
     let written: String = written.split_whitespace().collect::<Vec<_>>().join(" ");
     let kind = match a.kind {

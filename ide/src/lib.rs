@@ -6,16 +6,23 @@
 
 pub mod analysis;
 pub mod config;
+pub mod editor;
 pub mod hover;
 pub mod knowledge;
+pub mod line_index;
 pub mod lower;
 pub mod reports;
 pub mod rules;
+pub mod source_text;
 
-pub use analysis::{Analysis, AnalysisConfig, AnalysisHost, KernelFacts};
+pub use analysis::{
+    Analysis, AnalysisConfig, AnalysisHost, Cancellable, Change, FileConfig, FileId, FileSet,
+    KernelFacts, ParsedFile, QueryError,
+};
 pub use hover::{HoverKind, HoverResult};
 pub use kernaut_gpu as gpu;
 pub use kernaut_index as index;
 pub use kernaut_syntax as syntax;
 pub use kernaut_wiki as wiki;
 pub use knowledge::Knowledge;
+pub use line_index::{LineCol, LineIndex, PositionEncoding};

@@ -640,14 +640,16 @@ void launch(float* out, int n) {
         host.set_file("/k.cu", FILE);
         let reports = |host: &AnalysisHost| {
             let a = host.analysis();
+            let f = a.file_id("/k.cu").unwrap();
             let banks: Vec<_> = a
-                .shared_accesses("/k.cu")
+                .shared_accesses(f)
+                .unwrap()
                 .iter()
-                .map(|acc| a.bank_report("/k.cu", acc))
+                .map(|acc| a.bank(f, acc).unwrap())
                 .collect();
             let occ: Vec<_> = ["a", "b"]
                 .iter()
-                .map(|k| a.occupancy_for("/k.cu", k))
+                .map(|k| a.occupancy(f, k).unwrap())
                 .collect();
             (banks, occ)
         };

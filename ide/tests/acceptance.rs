@@ -167,9 +167,10 @@ fn hover(code: &str, needle: &str, arch: &str) -> HoverResult {
         ..AnalysisConfig::default()
     });
     host.set_knowledge(knowledge());
-    host.set_file("/k.cu", code);
+    let f = host.set_file("/k.cu", code);
     host.analysis()
-        .hover("/k.cu", at)
+        .hover(f, at)
+        .expect("the hover query answers")
         .unwrap_or_else(|| panic!("no hover at `{needle}`"))
 }
 
@@ -663,15 +664,15 @@ fn shared_declarations_and_accesses() {
 fn diagnostics_come_from_the_rules() {
     let mut host = AnalysisHost::new(AnalysisConfig::default());
     host.set_knowledge(knowledge());
-    host.set_file("/k.cu", PTX);
-    let rules = kernaut_ide::config::RulesConfig::default();
-    let diags = host.analysis().diagnostics("/k.cu", &rules);
+    let f = host.set_file("/k.cu", PTX);
+    let diags = host.analysis().diagnostics(f).unwrap();
     assert!(
         diags.iter().any(|d| d.rule == "bank-conflict"),
         "{diags:#?}"
     );
-    let bare = AnalysisHost::new(AnalysisConfig::default());
-    assert!(bare.analysis().diagnostics("/k.cu", &rules).is_empty());
+    let mut bare = AnalysisHost::new(AnalysisConfig::default());
+    let f = bare.set_file("/k.cu", PTX);
+    assert!(bare.analysis().diagnostics(f).unwrap().is_empty());
 }
 
 #[test]
@@ -681,7 +682,7 @@ fn own_names_are_not_taken_for_ptx_mnemonics() {
     assert_eq!(h.kind, HoverKind::DeviceFunction, "{h:#?}");
     let mut host = AnalysisHost::new(AnalysisConfig::default());
     host.set_knowledge(knowledge());
-    host.set_file("/k.cu", code);
+    let f = host.set_file("/k.cu", code);
     let at = code.find("o[1] = mov").unwrap() + 8;
-    assert!(host.analysis().hover("/k.cu", at).is_none());
+    assert!(host.analysis().hover(f, at).unwrap().is_none());
 }

@@ -24,14 +24,14 @@ fn check_facts(fixture: &str, expect: Expect) {
         host.set_file(&file.path, &file.text);
     }
     let a = host.analysis();
-    let path = first.path.as_str();
+    let path = a.file_id(&first.path).expect("the first file is open");
     let mut out = String::new();
     assert!(
-        a.syntax_errors(path).is_empty(),
+        a.syntax_errors(path).unwrap().is_empty(),
         "{:?}",
         a.syntax_errors(path)
     );
-    for k in a.kernel_facts(path) {
+    for k in a.kernel_facts(path).unwrap() {
         let f = &k.function;
         out.push_str(&format!("kernel {}", f.name));
         if let Some(lb) = &f.launch_bounds {
@@ -71,7 +71,7 @@ fn check_facts(fixture: &str, expect: Expect) {
         for (attr, v) in &k.attributes {
             out.push_str(&format!("  attribute {attr} = {v:?}\n"));
         }
-        if let Some(o) = a.occupancy_for(path, &f.name) {
+        if let Some(o) = a.occupancy(path, &f.name).unwrap() {
             out.push_str(&format!(
                 "  occupancy {}: block {:?}, {} regs, {} B static + {} B dynamic -> ",
                 o.arch, o.block, o.regs_per_thread, o.static_smem, o.dynamic_smem
@@ -87,10 +87,10 @@ fn check_facts(fixture: &str, expect: Expect) {
             }
         }
     }
-    for acc in a.shared_accesses(path) {
+    for acc in a.shared_accesses(path).unwrap() {
         let text = first.text.get(acc.range.clone()).unwrap_or("?");
         out.push_str(&format!("access `{text}` {:?}", acc.kind));
-        let Some(b) = a.bank_report(path, acc) else {
+        let Some(b) = a.bank(path, acc).unwrap() else {
             out.push_str(" no report\n");
             continue;
         };

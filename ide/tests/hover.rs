@@ -50,7 +50,10 @@ fn check_hover(fixture: &str, expect: Expect) {
     }
     let analysis = host.analysis();
     let offset = cursor_file.cursor.unwrap_or(0);
-    let actual = match analysis.hover(&cursor_file.path, offset) {
+    let id = analysis
+        .file_id(&cursor_file.path)
+        .expect("the cursor file is open");
+    let actual = match analysis.hover(id, offset).expect("the hover query answers") {
         None => "no hover\n".to_string(),
         Some(h) => format!(
             "{} `{}` at `{}`\n---\n{}",

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::sync::Once;
 
-use kernaut_ide::{AnalysisConfig, AnalysisHost};
+use kernaut_ide::{AnalysisConfig, AnalysisHost, FileId, QueryError};
 use proptest::prelude::*;
 
 thread_local! {
@@ -30,23 +30,24 @@ fn count_panics() -> usize {
 fn exercise(text: &str, offsets: &[usize]) -> usize {
     let before = count_panics();
     let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_file("/f.cu", text);
+    let f = host.set_file("/f.cu", text);
     let a = host.analysis();
     let mut hovers = 0;
     for &o in offsets {
-        if a.hover("/f.cu", o).is_some() {
+        if a.hover(f, o).expect("hover").is_some() {
             hovers += 1;
         }
-        let _ = a.symbol_at("/f.cu", o);
+        a.symbol_at(f, o).expect("symbol_at");
     }
-    for k in a.kernel_facts("/f.cu").iter().take(50) {
-        let _ = a.occupancy_for("/f.cu", &k.function.name);
+    for k in a.kernel_facts(f).expect("kernel_facts").iter().take(50) {
+        a.occupancy(f, &k.function.name).expect("occupancy");
     }
-    for acc in a.shared_accesses("/f.cu").iter().take(200) {
-        let _ = a.bank_report("/f.cu", acc);
+    for acc in a.shared_accesses(f).expect("accesses").iter().take(200) {
+        a.bank(f, acc).expect("bank");
     }
-    let _ = a.syntax_errors("/f.cu");
-    assert_eq!(count_panics(), before, "a guarded entry point panicked");
+    a.syntax_errors(f).expect("syntax_errors");
+    a.line_index(f).expect("line_index");
+    assert_eq!(count_panics(), before, "an entry point panicked");
     hovers
 }
 
@@ -56,13 +57,14 @@ fn syntax_errors_keep_hover_and_facts_for_the_rest() {
     let at = text.find("t[threadIdx.x]").unwrap() + 1;
     assert_eq!(exercise(text, &[at]), 1);
     let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_file("/f.cu", text);
+    let f = host.set_file("/f.cu", text);
     let a = host.analysis();
     assert!(a
-        .kernel_facts("/f.cu")
+        .kernel_facts(f)
+        .unwrap()
         .iter()
         .any(|k| k.function.name == "ok"));
-    assert!(!a.syntax_errors("/f.cu").is_empty());
+    assert!(!a.syntax_errors(f).unwrap().is_empty());
 }
 
 #[test]
@@ -140,8 +142,8 @@ fn binary_junk() {
 fn edits_past_the_end_and_inside_characters() {
     let before = count_panics();
     let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_file("/f.cu", "__global__ void k() { float é = 1; }\n");
-    let e = host.analysis().text("/f.cu").unwrap().find('é').unwrap();
+    let f = host.set_file("/f.cu", "__global__ void k() { float é = 1; }\n");
+    let e = host.analysis().text(f).unwrap().find('é').unwrap();
     assert!(host.apply_edit("/f.cu", e + 1..e + 1, "z"));
     assert!(host.apply_edit("/f.cu", 1000..2000, "x"));
     // A reversed range, as a buggy client might send.
@@ -149,8 +151,8 @@ fn edits_past_the_end_and_inside_characters() {
     assert!(host.apply_edit("/f.cu", reversed, "y"));
     assert!(!host.apply_edit("/missing.cu", 0..0, "x"));
     let a = host.analysis();
-    assert!(a.hover("/missing.cu", 0).is_none());
-    assert!(a.hover("/f.cu", usize::MAX).is_none());
+    assert_eq!(a.hover(FileId(999), 0), Err(QueryError::UnknownFile));
+    assert_eq!(a.hover(f, usize::MAX), Ok(None));
     assert_eq!(count_panics(), before);
 }
 
@@ -187,14 +189,14 @@ proptest! {
         let text = parts.join("\n");
         exercise(&text, &offsets);
         let mut host = AnalysisHost::new(AnalysisConfig::default());
-        host.set_file("/f.cu", &text);
+        let f = host.set_file("/f.cu", &text);
         for (start, len, new_text) in &edits {
             host.apply_edit("/f.cu", *start..start + len, new_text);
             let a = host.analysis();
             for &o in &offsets {
-                let _ = a.hover("/f.cu", o);
+                prop_assert!(a.hover(f, o).is_ok());
             }
-            let _ = a.kernel_facts("/f.cu");
+            prop_assert!(a.kernel_facts(f).is_ok());
         }
         prop_assert_eq!(count_panics(), before);
     }

@@ -2,17 +2,16 @@
 //! what they find like a compiler does.
 
 use std::io::{self, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use kernaut_ide::config::Severity;
 use kernaut_ide::gpu::Arch;
-use kernaut_ide::rules::{check, RuleContext, RuleDiagnostic};
-use kernaut_ide::syntax::SourceFile;
+use kernaut_ide::source_text;
 use kernaut_ide::wiki::WikiConfig;
-use kernaut_ide::Knowledge;
+use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge};
 
 use crate::config_file::ConfigCache;
 use crate::output::{self, FileReport};
@@ -68,26 +67,46 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let knowledge = Knowledge::load(&wiki_config).context("loading the wiki")?;
     let default_arch = Arch::parse(DEFAULT_ARCH).context("the default architecture")?;
+    let mut host = AnalysisHost::new(AnalysisConfig {
+        arch: arch_flag.unwrap_or(default_arch),
+        arch_configured: arch_flag.is_some(),
+        wiki: wiki_config,
+        ..AnalysisConfig::default()
+    });
+    host.set_knowledge(Arc::new(knowledge));
     let mut configs = ConfigCache::default();
     let mut reports = Vec::new();
+    let mut change = Change::new();
+    let mut ids = Vec::new();
     for path in &files {
-        let config = configs.for_file(path)?;
-        let arch = arch_flag.or(config.arch).unwrap_or(default_arch);
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let configured = arch_flag.is_some() || config.arch.is_some();
-        let diagnostics = match check_text(&text, arch, configured, &knowledge, &config.rules) {
-            Some(d) => d,
-            None => {
-                eprintln!(
-                    "kernaut-lsp: warning: the rules failed on {}; it is skipped",
-                    path.display()
-                );
+        let decoded = source_text::decode(bytes);
+        let shown = display_path(path);
+        if let Some(note) = decoded.note(&shown) {
+            eprintln!("kernaut-lsp: note: {note}");
+        }
+        // Files are named by their absolute paths, and each `.kernaut.toml` applies to
+        // the folder that holds it, as in the editor.
+        let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Some((dir, config)) = configs.for_file(path)? {
+            change.set_dir_config(dir.display().to_string(), Some(config));
+        }
+        let id = host.file_id(&absolute.display().to_string());
+        change.set_file(id, decoded.text.clone());
+        ids.push((id, shown, decoded.text));
+    }
+    host.apply_change(change);
+    let analysis = host.analysis();
+    for (id, path, text) in ids {
+        let diagnostics = match analysis.diagnostics(id) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("kernaut-lsp: warning: the rules failed on {path} ({e}); it is skipped");
                 Vec::new()
             }
         };
         reports.push(FileReport {
-            path: display_path(path),
+            path,
             text,
             diagnostics,
         });
@@ -134,23 +153,6 @@ fn count(reports: &[FileReport], severity: Severity) -> usize {
         .flat_map(|r| &r.diagnostics)
         .filter(|d| d.severity == severity)
         .count()
-}
-
-/// Runs the rules over one file's text; `None` if a rule panicked.
-fn check_text(
-    text: &str,
-    arch: Arch,
-    arch_configured: bool,
-    knowledge: &Knowledge,
-    rules: &kernaut_ide::config::RulesConfig,
-) -> Option<Vec<RuleDiagnostic>> {
-    catch_unwind(AssertUnwindSafe(|| {
-        let file = SourceFile::parse(text);
-        let mut ctx = RuleContext::new(&file, arch, knowledge, rules);
-        ctx.arch_configured = arch_configured;
-        check(&ctx)
-    }))
-    .ok()
 }
 
 fn is_cuda(path: &Path) -> bool {

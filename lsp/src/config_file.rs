@@ -21,8 +21,9 @@ pub struct ConfigCache {
 }
 
 impl ConfigCache {
-    /// The configuration that applies to `file` (the default when there is none).
-    pub fn for_file(&mut self, file: &Path) -> anyhow::Result<KernautConfig> {
+    /// The `.kernaut.toml` that applies to `file`, as (its folder, its settings), or
+    /// `None` when there is none.
+    pub fn for_file(&mut self, file: &Path) -> anyhow::Result<Option<(PathBuf, KernautConfig)>> {
         let dir = file
             .parent()
             .map(|p| {
@@ -40,15 +41,16 @@ impl ConfigCache {
             .or_insert_with(|| find_config(&dir))
             .clone();
         let Some(path) = found else {
-            return Ok(KernautConfig::default());
+            return Ok(None);
         };
+        let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if let Some(c) = self.parsed.get(&path) {
-            return Ok(c.clone());
+            return Ok(Some((folder, c.clone())));
         }
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         let config = parse_config(&text).with_context(|| format!("in {}", path.display()))?;
         self.parsed.insert(path, config.clone());
-        Ok(config)
+        Ok(Some((folder, config)))
     }
 }

@@ -1,5 +1,5 @@
-//! `kernaut-lsp`: the kernaut language server (not built yet) and `kernaut-lsp check`, the
-//! pitfall rules for CI.
+//! `kernaut-lsp`: the kernaut language server (LSP over stdio) and `kernaut-lsp check`,
+//! the pitfall rules for CI.
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -7,7 +7,11 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod config_file;
+mod convert;
 mod output;
+mod server;
+mod settings;
+mod transport;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,6 +26,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the language server over stdio (what editors start; the default).
+    Serve(ServeArgs),
     /// Check .cu/.cuh files against the pitfall rules, like a compiler: exit 1 on errors.
     Check(check::Args),
 }
@@ -52,19 +58,51 @@ fn main() -> ExitCode {
     }
 }
 
+/// The arguments of `serve`.
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Speak LSP over stdin/stdout (the only transport; accepted for editors that pass it).
+    #[arg(long)]
+    stdio: bool,
+}
+
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
-        None => {
-            let mut err = io::stderr().lock();
-            write!(err, "{}", Cli::command().render_help())?;
-            writeln!(
-                err,
-                "\nThe language server (stdio) is not built yet; `kernaut-lsp check` runs the rules."
-            )?;
-            Ok(ExitCode::from(2))
-        }
+        Some(Command::Serve(_)) | None => serve(),
     }
+}
+
+/// Runs the language server until the client sends `exit` or closes stdin.
+fn serve() -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    if io::stdin().is_terminal() {
+        let mut err = io::stderr().lock();
+        write!(err, "{}", Cli::command().render_help())?;
+        writeln!(
+            err,
+            "\nkernaut-lsp is a language server: an editor starts it and talks to it over stdin/stdout\n(see the README's editor section). Waiting for LSP messages on stdin; Ctrl-D ends."
+        )?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
+        // Messages pass through a guard that keeps one malformed message from ending the
+        // library's reader (and with it the server).
+        let (guarded, input) = tokio::io::duplex(1 << 20);
+        tokio::spawn(transport::sanitize(tokio::io::stdin(), guarded));
+        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
+            .concurrency_level(1)
+            .serve(service)
+            .await;
+    });
+    // The reader of stdin sits in a blocking read that nothing can cancel: leave it.
+    runtime.shutdown_background();
+    Ok(ExitCode::SUCCESS)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -31,6 +31,13 @@ fn generated() -> String {
 }
 
 fn bench(c: &mut Criterion) {
+    // The benchmarks' thread cap (the library reads no environment).
+    if let Some(n) = std::env::var("KERNAUT_THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+    {
+        kernaut_syntax::cancel::set_max_threads(n);
+    }
     let text = generated();
     c.bench_function("parse 10k lines", |b| {
         b.iter(|| SourceFile::parse(&text).has_tree())

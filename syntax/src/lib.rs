@@ -27,7 +27,7 @@
 //!   CUDA macros that the grammar does not know, blanked out before parsing ([`MaskedMacro`]).
 //!   A file of 32 KB or more is cut into runs of top-level items of about 2 KB, each its own
 //!   tree-sitter tree (node offsets stay those of the file), parsed and analysed on one
-//!   thread per core (`KERNAUT_THREADS` caps them). Facts and accesses are kept per run, so
+//!   thread per core ([`cancel::set_max_threads`] caps them). Facts and accesses are kept per run, so
 //!   an edit re-parses and re-analyses only the runs it touches.
 //! - [`SourceFile::symbol_at`]: the symbol under the cursor ([`SymbolRef`]), including PTX
 //!   mnemonics inside `asm` strings.
@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod access;
+pub mod cancel;
 mod chunk;
 mod consteval;
 mod expr;

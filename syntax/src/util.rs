@@ -269,22 +269,7 @@ pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// How many threads a large file's parse and analysis may use: `KERNAUT_THREADS` when
-/// set to a number, else one per core, at most 8.
-pub fn threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::env::var("KERNAUT_THREADS")
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map_or(1, |n| n.get())
-                    .min(8)
-            })
-            .max(1)
-    })
-}
+pub use crate::cancel::threads;
 
 /// `items.iter().map(f)`, spread over up to 8 threads (one per core) when there are
 /// enough items to be worth it. The order of the results is that of the items. A panic
@@ -323,7 +308,13 @@ pub(crate) fn par_map_with<T: Sync, R: Send>(
 ) -> Vec<R> {
     let threads = threads().min(items.len() / per_thread.max(1)).max(1);
     if threads == 1 {
-        return items.iter().map(f).collect();
+        return items
+            .iter()
+            .map(|x| {
+                crate::cancel::checkpoint();
+                f(x)
+            })
+            .collect();
     }
     let per = items.len().div_ceil(threads);
     let f = &f;
@@ -331,8 +322,18 @@ pub(crate) fn par_map_with<T: Sync, R: Send>(
         let handles: Vec<_> = items
             .chunks(per)
             .map(|part| {
+                let token = crate::cancel::current();
                 std::thread::Builder::new()
-                    .spawn_scoped(scope, move || part.iter().map(f).collect::<Vec<R>>())
+                    .spawn_scoped(scope, move || {
+                        crate::cancel::with_token(token, || {
+                            part.iter()
+                                .map(|x| {
+                                    crate::cancel::checkpoint();
+                                    f(x)
+                                })
+                                .collect::<Vec<R>>()
+                        })
+                    })
                     .map_err(|_| part)
             })
             .collect();

@@ -23,6 +23,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod gen;
+
 use std::collections::BTreeMap;
 use std::ops::Range;
 

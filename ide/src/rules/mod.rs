@@ -125,9 +125,36 @@ struct Queries {
     async_functions: OnceLock<Arc<[AsyncFunction]>>,
 }
 
+/// The settings one run of the rules uses, built whole.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleSettings<'a> {
+    /// The target architecture.
+    pub arch: Arch,
+    /// Whether the user chose `arch` rather than leaving the default.
+    pub arch_configured: bool,
+    /// Per-rule levels.
+    pub levels: &'a RulesConfig,
+}
+
 impl<'a> RuleContext<'a> {
-    /// The context for one file, with a target the user chose (set `arch_configured` to
-    /// `false` when `arch` is a default).
+    /// The context for one file with its settings.
+    pub fn with_settings(
+        file: &'a SourceFile,
+        knowledge: &'a Knowledge,
+        settings: RuleSettings<'a>,
+    ) -> RuleContext<'a> {
+        RuleContext {
+            file,
+            facts: file.facts(),
+            arch: settings.arch,
+            knowledge,
+            config: settings.levels,
+            arch_configured: settings.arch_configured,
+            queries: Queries::default(),
+        }
+    }
+
+    /// The context for one file, with a target the user chose.
     pub fn new(
         file: &'a SourceFile,
         arch: Arch,
@@ -473,6 +500,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
         .filter(|(_, level)| *level != Some(RuleLevel::Off))
         .collect();
     let run = |(rule, level): &(&Rule, Option<RuleLevel>)| {
+        kernaut_syntax::cancel::checkpoint();
         let mut found = Vec::new();
         (rule.run)(ctx, &mut found);
         if let Some(RuleLevel::Level(severity)) = level {
@@ -496,7 +524,8 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
         // instead of by whichever rule asks first while the others wait or repeat it.
         ctx.prefetch_calls(&ctx.bodies_mentioning(&[]));
         let next = AtomicUsize::new(0);
-        let work = || {
+        let token = kernaut_syntax::cancel::current();
+        let work_loop = || {
             let mut done = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -506,6 +535,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
                 done.push((i, run(rule)));
             }
         };
+        let work = || kernaut_syntax::cancel::with_token(token.clone(), work_loop);
         let mut per_rule: Vec<(usize, Vec<RuleDiagnostic>)> = std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..threads)
                 .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())

@@ -111,10 +111,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
     let path = pos.file.display().to_string();
-    host.set_file(&path, &text);
+    let file = host.set_file(&path, &text);
     let analysis = host.analysis();
     let (line, column) = line_col(&text, offset);
-    let Some(hover) = analysis.hover(&path, offset) else {
+    let hover = analysis
+        .hover(file, offset)
+        .map_err(|e| anyhow::anyhow!("explaining {path}:{line}:{column}: {e}"))?;
+    let Some(hover) = hover else {
         if args.json {
             println!("null");
         }

@@ -1,0 +1,987 @@
+//! The language server: protocol glue over `kernaut-ide`.
+//!
+//! One [`AnalysisHost`] behind a mutex owns the documents; a request takes a snapshot under
+//! the lock and computes outside it. Requests run one at a time
+//! (`concurrency_level(1)`), so each sees the document version it was sent against;
+//! diagnostics run on blocking threads after a short debounce, and a change cancels them
+//! (the `ide` snapshot answers `Cancelled`) so a stale result is never published. Every
+//! handler runs under `catch_unwind`: a panic becomes an error response and a log line.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use kernaut_ide::config::{parse_config, KernautConfig, CONFIG_FILE_NAME};
+use kernaut_ide::editor::InlayConfig;
+use kernaut_ide::gpu::Arch;
+use kernaut_ide::wiki::WikiConfig;
+use kernaut_ide::{
+    Analysis, AnalysisConfig, AnalysisHost, Cancellable, Change, FileId, Knowledge, LineIndex,
+    ParsedFile, PositionEncoding, QueryError,
+};
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use crate::convert;
+use crate::settings::{arch_from_compile_commands, Settings};
+
+/// How loud the server's log is (`KERNAUT_LOG=error|warn|info|debug`, default `warn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Failures only.
+    Error,
+    /// Failures and problems with the user's files or settings.
+    Warn,
+    /// What the server is doing.
+    Info,
+    /// Everything.
+    Debug,
+}
+
+impl LogLevel {
+    /// The level from `KERNAUT_LOG`.
+    pub fn from_env() -> LogLevel {
+        match std::env::var("KERNAUT_LOG").ok().as_deref().map(str::trim) {
+            Some("error") => LogLevel::Error,
+            Some("info") => LogLevel::Info,
+            Some("debug" | "trace") => LogLevel::Debug,
+            _ => LogLevel::Warn,
+        }
+    }
+
+    fn message_type(self) -> MessageType {
+        match self {
+            LogLevel::Error => MessageType::ERROR,
+            LogLevel::Warn => MessageType::WARNING,
+            LogLevel::Info => MessageType::INFO,
+            LogLevel::Debug => MessageType::LOG,
+        }
+    }
+}
+
+/// An open document.
+#[derive(Clone, Debug)]
+struct Doc {
+    id: FileId,
+    uri: Uri,
+    version: i32,
+    /// The change counter when this document last changed; a diagnostics run started
+    /// for an older one is dropped.
+    generation: u64,
+}
+
+/// What the server holds between messages.
+struct State {
+    host: AnalysisHost,
+    docs: HashMap<String, Doc>,
+    encoding: PositionEncoding,
+    settings: Settings,
+    /// The target `compile_commands.json` names, when the settings name none.
+    compile_db_arch: Option<Arch>,
+    root: Option<PathBuf>,
+    generation: u64,
+    /// Directories whose `.kernaut.toml` has been read (the file, when one was found).
+    configs_read: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl State {
+    fn analysis_config(&self) -> AnalysisConfig {
+        let arch = self.settings.arch.or(self.compile_db_arch);
+        AnalysisConfig {
+            arch: arch.unwrap_or(AnalysisConfig::default().arch),
+            arch_configured: arch.is_some(),
+            default_block: self.settings.default_block,
+            wiki: wiki_config(&self.settings),
+            rules: self.settings.rules.clone(),
+            threads: threads_from_env(),
+            ..AnalysisConfig::default()
+        }
+    }
+}
+
+fn wiki_config(settings: &Settings) -> WikiConfig {
+    let mut w = WikiConfig::builtin().with_env_paths(std::env::var_os("KERNAUT_WIKI").as_deref());
+    w.dirs.extend(settings.wiki_paths.iter().cloned());
+    w
+}
+
+/// `KERNAUT_THREADS`: how many threads one file's analysis may use (the server's own
+/// work runs on tokio's blocking pool beside it).
+fn threads_from_env() -> usize {
+    std::env::var("KERNAUT_THREADS")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The key of a document: its file path for `file:` URIs, else the URI itself.
+fn doc_key(uri: &Uri) -> String {
+    if uri.scheme().as_str() == "file" {
+        if let Some(p) = uri.to_file_path() {
+            return p.display().to_string();
+        }
+    }
+    uri.as_str().to_string()
+}
+
+/// The language server.
+pub struct Server {
+    client: Client,
+    state: Arc<Mutex<State>>,
+    log_level: LogLevel,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Inputs a request computes from, taken under the lock.
+struct Snapshot {
+    analysis: Analysis,
+    id: FileId,
+    lines: Arc<LineIndex>,
+    enc: PositionEncoding,
+    settings: Settings,
+    uri: Uri,
+}
+
+impl Server {
+    /// A server talking to `client`.
+    pub fn new(client: Client) -> Server {
+        let host = AnalysisHost::new(AnalysisConfig {
+            threads: threads_from_env(),
+            ..AnalysisConfig::default()
+        });
+        Server {
+            client,
+            state: Arc::new(Mutex::new(State {
+                host,
+                docs: HashMap::new(),
+                encoding: PositionEncoding::Utf16,
+                settings: Settings::default(),
+                compile_db_arch: None,
+                root: None,
+                generation: 0,
+                configs_read: HashMap::new(),
+            })),
+            log_level: LogLevel::from_env(),
+        }
+    }
+
+    async fn log(&self, level: LogLevel, message: impl Into<String>) {
+        log_to(&self.client, self.log_level, level, message.into()).await;
+    }
+
+    /// Runs `f` on a snapshot of the document `uri`: `Ok(None)` for a document the
+    /// server does not have, `ContentModified` when a change cancelled the query, an
+    /// internal error (and a log line) for a failure or a panic.
+    async fn on_doc<T>(
+        &self,
+        what: &'static str,
+        uri: &Uri,
+        f: impl FnOnce(&Snapshot) -> Cancellable<T>,
+    ) -> Result<Option<T>> {
+        let snap = {
+            let state = lock(&self.state);
+            let Some(doc) = state.docs.get(&doc_key(uri)) else {
+                return Ok(None);
+            };
+            let analysis = state.host.analysis();
+            let Ok(lines) = analysis.line_index(doc.id) else {
+                return Ok(None);
+            };
+            Snapshot {
+                analysis,
+                id: doc.id,
+                lines,
+                enc: state.encoding,
+                settings: state.settings.clone(),
+                uri: doc.uri.clone(),
+            }
+        };
+        match catch_unwind(AssertUnwindSafe(|| f(&snap))) {
+            Ok(Ok(v)) => Ok(Some(v)),
+            Ok(Err(QueryError::Cancelled)) => Err(Error::content_modified()),
+            Ok(Err(QueryError::UnknownFile)) => Ok(None),
+            Ok(Err(e)) => {
+                self.log(LogLevel::Error, format!("{what} on {}: {e}", uri.as_str()))
+                    .await;
+                Err(internal(format!("{what}: {e}")))
+            }
+            Err(p) => {
+                let m = panic_message(&*p);
+                self.log(
+                    LogLevel::Error,
+                    format!("{what} on {} panicked: {m}", uri.as_str()),
+                )
+                .await;
+                Err(internal(format!("{what} panicked: {m}")))
+            }
+        }
+    }
+
+    /// Runs a notification's work under `catch_unwind`, logging a panic.
+    async fn guard(&self, what: &'static str, f: impl FnOnce() -> Vec<String>) {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(problems) => {
+                for p in problems {
+                    self.client.show_message(MessageType::WARNING, &p).await;
+                    self.log(LogLevel::Warn, p).await;
+                }
+            }
+            Err(p) => {
+                self.log(
+                    LogLevel::Error,
+                    format!("{what} panicked: {}", panic_message(&*p)),
+                )
+                .await;
+            }
+        }
+    }
+
+    /// Computes and publishes the diagnostics of a document after `delay_ms`, unless it
+    /// changes again first.
+    fn schedule_diagnostics(&self, key: String, delay_ms: u64) {
+        let state = self.state.clone();
+        let client = self.client.clone();
+        let level = self.log_level;
+        let Some(generation) = lock(&state).docs.get(&key).map(|d| d.generation) else {
+            return;
+        };
+        tokio::spawn(async move {
+            if delay_ms > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            }
+            let (analysis, doc, enc) = {
+                let s = lock(&state);
+                match s.docs.get(&key) {
+                    Some(d) if d.generation == generation => {
+                        (s.host.analysis(), d.clone(), s.encoding)
+                    }
+                    _ => return,
+                }
+            };
+            let uri = doc.uri.clone();
+            let computed = tokio::task::spawn_blocking(move || {
+                catch_unwind(AssertUnwindSafe(|| -> Cancellable<Vec<Diagnostic>> {
+                    let lines = analysis.line_index(doc.id)?;
+                    let found = analysis.diagnostics(doc.id)?;
+                    Ok(found
+                        .iter()
+                        .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
+                        .collect())
+                }))
+            })
+            .await;
+            let diagnostics = match computed {
+                Ok(Ok(Ok(d))) => d,
+                Ok(Ok(Err(QueryError::Cancelled))) | Ok(Ok(Err(QueryError::UnknownFile))) => return,
+                Ok(Ok(Err(e))) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!("diagnostics of {}: {e}", uri.as_str()),
+                    )
+                    .await;
+                    return;
+                }
+                Ok(Err(p)) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!(
+                            "diagnostics of {} panicked: {}",
+                            uri.as_str(),
+                            panic_message(&*p)
+                        ),
+                    )
+                    .await;
+                    return;
+                }
+                Err(e) => {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Error,
+                        format!("diagnostics task: {e}"),
+                    )
+                    .await;
+                    return;
+                }
+            };
+            // Published only if the document has not changed meanwhile.
+            let current = lock(&state)
+                .docs
+                .get(&key)
+                .map(|d| (d.generation, d.version));
+            if let Some((g, version)) = current {
+                if g == generation {
+                    client
+                        .publish_diagnostics(uri, diagnostics, Some(version))
+                        .await;
+                }
+            }
+        });
+    }
+
+    fn schedule_all(&self, delay_ms: u64) {
+        let keys: Vec<String> = lock(&self.state).docs.keys().cloned().collect();
+        for k in keys {
+            self.schedule_diagnostics(k, delay_ms);
+        }
+    }
+
+    /// Reads the `.kernaut.toml` that applies to `path` (once per directory) into the
+    /// host; a broken one is reported and left out.
+    fn read_dir_config(state: &mut State, path: &Path, change: &mut Change) -> Vec<String> {
+        let Some(dir) = path.parent() else {
+            return Vec::new();
+        };
+        if state.configs_read.contains_key(dir) {
+            return Vec::new();
+        }
+        let found = dir
+            .ancestors()
+            .map(|d| d.join(CONFIG_FILE_NAME))
+            .find(|p| p.is_file());
+        state.configs_read.insert(dir.to_path_buf(), found.clone());
+        let Some(file) = found else {
+            return Vec::new();
+        };
+        let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        match std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| parse_config(&t).map_err(|e| e.to_string()))
+        {
+            Ok(config) => {
+                change.set_dir_config(folder.display().to_string(), Some(config));
+                Vec::new()
+            }
+            Err(e) => {
+                change.set_dir_config(folder.display().to_string(), Some(KernautConfig::default()));
+                vec![format!(
+                    "{}: {e}; kernaut uses its defaults for the files below it",
+                    file.display()
+                )]
+            }
+        }
+    }
+
+    /// Loads the wiki the settings name, with `$/progress` when external folders are
+    /// indexed, and hands it to the host.
+    async fn load_wiki(&self) {
+        let (config, external) = {
+            let s = lock(&self.state);
+            let c = wiki_config(&s.settings);
+            let external = !c.dirs.is_empty();
+            (c, external)
+        };
+        let progress = if external {
+            let token = NumberOrString::String("kernaut/wiki-index".into());
+            let _ = self.client.create_work_done_progress(token.clone()).await;
+            Some(
+                self.client
+                    .progress(token, "kernaut: indexing the wiki")
+                    .with_message(format!("{} folder(s)", config.dirs.len()))
+                    .begin()
+                    .await,
+            )
+        } else {
+            None
+        };
+        let loaded = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| Knowledge::load(&config)))
+        })
+        .await;
+        match loaded {
+            Ok(Ok(Ok(k))) => {
+                let pages = k.wiki.pages().len();
+                let problems: Vec<String> = k
+                    .wiki
+                    .diagnostics
+                    .iter()
+                    .map(|d| format!("wiki: {d}"))
+                    .collect();
+                lock(&self.state).host.set_knowledge(Arc::new(k));
+                for p in problems.iter().take(20) {
+                    self.log(LogLevel::Warn, p.clone()).await;
+                }
+                if !problems.is_empty() {
+                    self.client
+                        .show_message(
+                            MessageType::WARNING,
+                            format!("kernaut: {} wiki page problem(s); those pages are skipped (see the log)", problems.len()),
+                        )
+                        .await;
+                }
+                self.log(LogLevel::Info, format!("wiki loaded: {pages} pages"))
+                    .await;
+                if let Some(p) = progress {
+                    p.finish_with_message(format!("{pages} pages")).await;
+                }
+            }
+            other => {
+                let why = match other {
+                    Ok(Ok(Err(e))) => e.to_string(),
+                    Ok(Err(p)) => panic_message(&*p),
+                    Err(e) => e.to_string(),
+                    Ok(Ok(Ok(_))) => unreachable!(),
+                };
+                self.client
+                    .show_message(
+                        MessageType::ERROR,
+                        format!("kernaut: the wiki did not load: {why}"),
+                    )
+                    .await;
+                if let Some(p) = progress {
+                    p.finish_with_message("failed").await;
+                }
+            }
+        }
+    }
+
+    fn execute(&self, command: &str, args: &[Value]) -> Result<Option<Value>> {
+        let analysis = lock(&self.state).host.analysis();
+        match command {
+            "kernaut.search" => {
+                let query = args
+                    .first()
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("kernaut.search: expected [query, limit?]"))?;
+                let limit = args.get(1).and_then(Value::as_u64).unwrap_or(20) as usize;
+                let hits: Vec<Value> = analysis
+                    .search_wiki(query, limit.min(200))
+                    .iter()
+                    .map(|h| {
+                        json!({
+                            "id": h.id,
+                            "anchor": h.anchor,
+                            "title": h.title,
+                            "kind": h.kind.as_str(),
+                            "score": h.score,
+                            "snippet": h.snippet,
+                            "target": h.target(),
+                        })
+                    })
+                    .collect();
+                Ok(Some(Value::Array(hits)))
+            }
+            "kernaut.showPage" => {
+                let target = args
+                    .first()
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("kernaut.showPage: expected [\"id#anchor\"]"))?;
+                let page = analysis.wiki_page(target).ok_or_else(|| {
+                    invalid(&format!("kernaut.showPage: no wiki page `{target}`"))
+                })?;
+                Ok(Some(
+                    json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown}),
+                ))
+            }
+            "kernaut.symbolPage" => {
+                let arg = args
+                    .first()
+                    .ok_or_else(|| invalid("kernaut.symbolPage: expected [{uri, position}]"))?;
+                let params: TextDocumentPositionParams = serde_json::from_value(json!({
+                    "textDocument": {"uri": arg.get("uri").cloned().unwrap_or(Value::Null)},
+                    "position": arg.get("position").cloned().unwrap_or(Value::Null),
+                }))
+                .map_err(|e| invalid(&format!("kernaut.symbolPage: {e}")))?;
+                let (id, lines, enc) = {
+                    let s = lock(&self.state);
+                    let Some(doc) = s.docs.get(&doc_key(&params.text_document.uri)) else {
+                        return Ok(None);
+                    };
+                    let Ok(lines) = analysis.line_index(doc.id) else {
+                        return Ok(None);
+                    };
+                    (doc.id, lines, s.encoding)
+                };
+                let offset = convert::offset(&lines, enc, params.position);
+                let page = match analysis.page_at(id, offset) {
+                    Ok(p) => p,
+                    Err(QueryError::Cancelled) => return Err(Error::content_modified()),
+                    Err(e) => return Err(internal(e.to_string())),
+                };
+                Ok(page.and_then(|p| analysis.wiki_page(&p)).map(|page| {
+                    json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown})
+                }))
+            }
+            other => Err(invalid(&format!("unknown command `{other}`"))),
+        }
+    }
+}
+
+fn internal(message: String) -> Error {
+    Error {
+        code: ErrorCode::InternalError,
+        message: message.into(),
+        data: None,
+    }
+}
+
+fn invalid(message: &str) -> Error {
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: message.to_string().into(),
+        data: None,
+    }
+}
+
+async fn log_to(client: &Client, threshold: LogLevel, level: LogLevel, message: String) {
+    if level > threshold {
+        return;
+    }
+    eprintln!(
+        "kernaut-lsp: {}: {message}",
+        format!("{level:?}").to_lowercase()
+    );
+    client.log_message(level.message_type(), message).await;
+}
+
+/// The commands the server executes.
+pub const COMMANDS: [&str; 3] = ["kernaut.search", "kernaut.showPage", "kernaut.symbolPage"];
+
+impl LanguageServer for Server {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding = convert::negotiate_encoding(&params);
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .or_else(|| {
+                #[allow(deprecated)]
+                params
+                    .root_uri
+                    .as_ref()
+                    .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+            });
+        let mut problems = Vec::new();
+        {
+            let mut s = lock(&self.state);
+            s.encoding = encoding;
+            if let Some(opts) = &params.initialization_options {
+                problems = s.settings.merge_json(opts);
+            }
+            if let Some(r) = &root {
+                s.compile_db_arch = arch_from_compile_commands(r).map(|(a, _)| a);
+            }
+            s.root = root;
+            let config = s.analysis_config();
+            let mut change = Change::new();
+            change.set_config(config);
+            s.host.apply_change(change);
+        }
+        for p in problems {
+            self.client.show_message(MessageType::WARNING, &p).await;
+        }
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo {
+                name: "kernaut-lsp".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(convert::encoding_kind(encoding)),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..TextDocumentSyncOptions::default()
+                    },
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::new("source.kernaut.showPage"),
+                        ]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions::default()),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    ..SignatureHelpOptions::default()
+                }),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
+                    ..ExecuteCommandOptions::default()
+                }),
+                ..ServerCapabilities::default()
+            },
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.load_wiki().await;
+        self.schedule_all(0);
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let key = doc_key(&doc.uri);
+        let text = doc.text;
+        // A large file's parse runs on a blocking thread.
+        let parsed = tokio::task::spawn_blocking(move || ParsedFile::parse(&text)).await;
+        let Ok(parsed) = parsed else {
+            self.log(
+                LogLevel::Error,
+                format!("parsing {} failed", doc.uri.as_str()),
+            )
+            .await;
+            return;
+        };
+        let state = self.state.clone();
+        self.guard("didOpen", || {
+            let mut s = lock(&state);
+            let mut change = Change::new();
+            let problems = if doc.uri.scheme().as_str() == "file" {
+                Self::read_dir_config(&mut s, Path::new(&key), &mut change)
+            } else {
+                Vec::new()
+            };
+            let id = s.host.file_id(&key);
+            change.set_parsed_file(id, parsed);
+            s.host.apply_change(change);
+            s.generation += 1;
+            let generation = s.generation;
+            s.docs.insert(
+                key.clone(),
+                Doc {
+                    id,
+                    uri: doc.uri.clone(),
+                    version: doc.version,
+                    generation,
+                },
+            );
+            problems
+        })
+        .await;
+        self.schedule_diagnostics(key, 0);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let key = doc_key(&params.text_document.uri);
+        let state = self.state.clone();
+        let mut known = false;
+        self.guard("didChange", || {
+            let mut s = lock(&state);
+            let Some(doc) = s.docs.get(&key).cloned() else {
+                return vec![format!(
+                    "didChange for {}, which is not open",
+                    params.text_document.uri.as_str()
+                )];
+            };
+            known = true;
+            let enc = s.encoding;
+            for c in params.content_changes {
+                let mut change = Change::new();
+                match c.range {
+                    Some(r) => {
+                        // Each edit's positions refer to the text after the previous ones.
+                        let Ok(lines) = s.host.analysis().line_index(doc.id) else {
+                            continue;
+                        };
+                        let range = convert::text_range(&lines, enc, r);
+                        change.edit_file(doc.id, range, c.text);
+                    }
+                    None => {
+                        change.set_file(doc.id, c.text);
+                    }
+                }
+                s.host.apply_change(change);
+            }
+            s.generation += 1;
+            let generation = s.generation;
+            if let Some(d) = s.docs.get_mut(&key) {
+                d.version = params.text_document.version;
+                d.generation = generation;
+            }
+            Vec::new()
+        })
+        .await;
+        if known {
+            let delay = lock(&self.state).settings.debounce_ms;
+            self.schedule_diagnostics(key, delay);
+        }
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        let key = doc_key(&params.text_document.uri);
+        if key.ends_with(CONFIG_FILE_NAME) {
+            // A saved `.kernaut.toml`: read every configuration again.
+            let state = self.state.clone();
+            self.guard("didSave", || {
+                let mut s = lock(&state);
+                let dirs: Vec<PathBuf> = s.configs_read.keys().cloned().collect();
+                let mut change = Change::new();
+                for (folder, file) in s.configs_read.drain().collect::<Vec<_>>() {
+                    let _ = folder;
+                    if let Some(f) = file.and_then(|f| f.parent().map(Path::to_path_buf)) {
+                        change.set_dir_config(f.display().to_string(), None);
+                    }
+                }
+                let mut problems = Vec::new();
+                for d in dirs {
+                    problems.extend(Self::read_dir_config(&mut s, &d.join("x.cu"), &mut change));
+                }
+                s.host.apply_change(change);
+                problems
+            })
+            .await;
+            self.schedule_all(0);
+            return;
+        }
+        self.schedule_diagnostics(key, 0);
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let key = doc_key(&params.text_document.uri);
+        let state = self.state.clone();
+        self.guard("didClose", || {
+            let mut s = lock(&state);
+            if let Some(doc) = s.docs.remove(&key) {
+                let mut change = Change::new();
+                change.remove_file(doc.id);
+                s.host.apply_change(change);
+            }
+            Vec::new()
+        })
+        .await;
+        self.client
+            .publish_diagnostics(params.text_document.uri, Vec::new(), None)
+            .await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let state = self.state.clone();
+        let mut wiki_changed = false;
+        self.guard("didChangeConfiguration", || {
+            let mut s = lock(&state);
+            let before = s.settings.wiki_paths.clone();
+            let problems = s.settings.merge_json(&params.settings);
+            wiki_changed = before != s.settings.wiki_paths;
+            let config = s.analysis_config();
+            let mut change = Change::new();
+            change.set_config(config);
+            s.host.apply_change(change);
+            problems
+        })
+        .await;
+        if wiki_changed {
+            self.load_wiki().await;
+        }
+        self.schedule_all(0);
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let p = params.text_document_position_params;
+        let r = self
+            .on_doc("hover", &p.text_document.uri, |s| {
+                let offset = convert::offset(&s.lines, s.enc, p.position);
+                Ok(s.analysis.hover(s.id, offset)?.map(|h| Hover {
+                    contents: HoverContents::Markup(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: h.markdown,
+                    }),
+                    range: Some(convert::range(&s.lines, s.enc, &h.range)),
+                }))
+            })
+            .await?;
+        Ok(r.flatten())
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        self.on_doc("codeAction", &params.text_document.uri, |s| {
+            let range = convert::text_range(&s.lines, s.enc, params.range);
+            let actions = s.analysis.code_actions(s.id, range)?;
+            let only = params.context.only.as_ref();
+            Ok(actions
+                .iter()
+                .map(|a| convert::code_action(&s.lines, s.enc, &s.uri, a))
+                .filter(|a| match (only, a) {
+                    (Some(kinds), CodeActionOrCommand::CodeAction(ca)) => {
+                        ca.kind.as_ref().is_some_and(|k| {
+                            kinds
+                                .iter()
+                                .any(|want| k.as_str().starts_with(want.as_str()))
+                        })
+                    }
+                    _ => true,
+                })
+                .collect())
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.on_doc("codeLens", &params.text_document.uri, |s| {
+            if !s.settings.code_lens {
+                return Ok(Vec::new());
+            }
+            Ok(s.analysis
+                .code_lenses(s.id)?
+                .iter()
+                .map(|l| convert::code_lens(&s.lines, s.enc, l))
+                .collect())
+        })
+        .await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.on_doc("inlayHint", &params.text_document.uri, |s| {
+            if !s.settings.inlay_hints {
+                return Ok(Vec::new());
+            }
+            let range = convert::text_range(&s.lines, s.enc, params.range);
+            Ok(s.analysis
+                .inlay_hints(s.id, Some(range), InlayConfig::default())?
+                .iter()
+                .map(|h| convert::inlay_hint(&s.lines, s.enc, h))
+                .collect())
+        })
+        .await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let p = params.text_document_position;
+        let r = self
+            .on_doc("completion", &p.text_document.uri, |s| {
+                let offset = convert::offset(&s.lines, s.enc, p.position);
+                let items: Vec<CompletionItem> = s
+                    .analysis
+                    .completions(s.id, offset)?
+                    .iter()
+                    .map(|c| convert::completion(&s.lines, s.enc, c))
+                    .collect();
+                Ok(
+                    (!items.is_empty()).then_some(CompletionResponse::List(CompletionList {
+                        is_incomplete: true,
+                        items,
+                    })),
+                )
+            })
+            .await?;
+        Ok(r.flatten())
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let p = params.text_document_position_params;
+        let r = self
+            .on_doc("signatureHelp", &p.text_document.uri, |s| {
+                let offset = convert::offset(&s.lines, s.enc, p.position);
+                Ok(s.analysis
+                    .signature_help(s.id, offset)?
+                    .map(|h| SignatureHelp {
+                        signatures: h
+                            .signatures
+                            .iter()
+                            .map(|sig| SignatureInformation {
+                                label: sig.clone(),
+                                documentation: Some(Documentation::MarkupContent(MarkupContent {
+                                    kind: MarkupKind::Markdown,
+                                    value: h.documentation.clone(),
+                                })),
+                                parameters: None,
+                                active_parameter: None,
+                            })
+                            .collect(),
+                        active_signature: Some(0),
+                        active_parameter: Some(h.active_parameter),
+                    }))
+            })
+            .await?;
+        Ok(r.flatten())
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        self.on_doc("documentSymbol", &params.text_document.uri, |s| {
+            Ok(DocumentSymbolResponse::Nested(
+                s.analysis
+                    .outline(s.id)?
+                    .iter()
+                    .map(|o| convert::document_symbol(&s.lines, s.enc, o))
+                    .collect(),
+            ))
+        })
+        .await
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        let analysis = lock(&self.state).host.analysis();
+        let query = params.query.trim().to_string();
+        if query.is_empty() {
+            return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
+        }
+        let hits = match catch_unwind(AssertUnwindSafe(|| analysis.search_wiki(&query, 30))) {
+            Ok(h) => h,
+            Err(p) => {
+                return Err(internal(format!(
+                    "workspace/symbol panicked: {}",
+                    panic_message(&*p)
+                )))
+            }
+        };
+        let symbols = hits
+            .iter()
+            .filter_map(|h| {
+                let uri = convert::wiki_uri(&h.target())?;
+                Some(WorkspaceSymbol {
+                    name: format!("{} — {}", h.target(), h.title),
+                    kind: SymbolKind::STRING,
+                    tags: None,
+                    container_name: Some(format!("kernaut wiki ({})", h.kind.as_str())),
+                    location: OneOf::Right(WorkspaceLocation { uri }),
+                    data: Some(json!({"target": h.target()})),
+                })
+            })
+            .collect();
+        Ok(Some(WorkspaceSymbolResponse::Nested(symbols)))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.execute(&params.command, &params.arguments)
+        })) {
+            Ok(r) => r,
+            Err(p) => {
+                let m = panic_message(&*p);
+                self.log(LogLevel::Error, format!("{} panicked: {m}", params.command))
+                    .await;
+                Err(internal(format!("{} panicked: {m}", params.command)))
+            }
+        }
+    }
+}

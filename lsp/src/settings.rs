@@ -1,0 +1,254 @@
+//! The server's settings: from `initializationOptions`, from
+//! `workspace/didChangeConfiguration` (the `kernaut` section) and from the workspace's
+//! `compile_commands.json`. A `.kernaut.toml` is read per directory (see `server.rs`).
+
+use std::path::{Path, PathBuf};
+
+use kernaut_ide::config::{RuleLevel, RulesConfig};
+use kernaut_ide::gpu::Arch;
+use serde_json::Value;
+
+/// What the editor configured. Every field is optional in the JSON; unknown keys are
+/// ignored and a bad value is reported and left at its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The target, when the user set one.
+    pub arch: Option<Arch>,
+    /// Extra wiki folders.
+    pub wiki_paths: Vec<PathBuf>,
+    /// Rule levels.
+    pub rules: RulesConfig,
+    /// The block size assumed where no launch is seen.
+    pub default_block: [u32; 3],
+    /// Inlay hints on or off.
+    pub inlay_hints: bool,
+    /// Code lenses on or off.
+    pub code_lens: bool,
+    /// How long to wait after a change before computing diagnostics.
+    pub debounce_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            arch: None,
+            wiki_paths: Vec::new(),
+            rules: RulesConfig::default(),
+            default_block: [256, 1, 1],
+            inlay_hints: true,
+            code_lens: true,
+            debounce_ms: 150,
+        }
+    }
+}
+
+impl Settings {
+    /// Lays the keys of `value` over `self` (a `kernaut` section, or an object holding
+    /// one); returns the problems found, one line each.
+    pub fn merge_json(&mut self, value: &Value) -> Vec<String> {
+        let mut problems = Vec::new();
+        let obj = match value.get("kernaut") {
+            Some(inner) if inner.is_object() => inner,
+            _ => value,
+        };
+        let Some(obj) = obj.as_object() else {
+            return problems;
+        };
+        if let Some(v) = obj.get("arch") {
+            match v.as_str().map(Arch::parse) {
+                Some(Ok(a)) => self.arch = Some(a),
+                _ if v.is_null() || v.as_str() == Some("") => self.arch = None,
+                _ => problems.push(format!(
+                    "kernaut.arch: {v} is not an architecture such as \"sm_90\""
+                )),
+            }
+        }
+        if let Some(v) = obj.get("wikiPaths") {
+            match v.as_array() {
+                Some(a) => {
+                    self.wiki_paths = a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(PathBuf::from)
+                        .collect();
+                }
+                None => problems.push("kernaut.wikiPaths: expected a list of folders".into()),
+            }
+        }
+        if let Some(v) = obj.get("rules") {
+            match v.as_object() {
+                Some(m) => {
+                    let mut rules = RulesConfig::default();
+                    for (id, level) in m {
+                        match level.as_str().and_then(parse_level) {
+                            Some(l) => {
+                                rules.levels.insert(id.clone(), l);
+                            }
+                            None => problems.push(format!(
+                                "kernaut.rules.{id}: expected \"off\", \"hint\", \"info\", \"warning\" or \"error\""
+                            )),
+                        }
+                    }
+                    self.rules = rules;
+                }
+                None => {
+                    problems.push("kernaut.rules: expected an object of rule id → level".into())
+                }
+            }
+        }
+        if let Some(v) = obj.get("defaultBlockSize") {
+            match block(v) {
+                Some(b) => self.default_block = b,
+                None => problems.push(format!(
+                    "kernaut.defaultBlockSize: {v} is not a block size (a number such as 256, or [x, y, z])"
+                )),
+            }
+        }
+        for (key, slot) in [
+            ("inlayHints", &mut self.inlay_hints),
+            ("codeLens", &mut self.code_lens),
+        ] {
+            if let Some(v) = obj.get(key) {
+                match v.as_bool() {
+                    Some(b) => *slot = b,
+                    None => problems.push(format!("kernaut.{key}: expected true or false")),
+                }
+            }
+        }
+        if let Some(v) = obj.get("diagnosticsDelayMs") {
+            match v.as_u64() {
+                Some(ms) if ms <= 10_000 => self.debounce_ms = ms,
+                _ => problems.push("kernaut.diagnosticsDelayMs: expected 0 to 10000".into()),
+            }
+        }
+        problems
+    }
+}
+
+/// `off`, `hint`, `info` (read as hint), `warning` or `error`.
+fn parse_level(s: &str) -> Option<RuleLevel> {
+    match s {
+        "info" | "information" => RuleLevel::parse("hint"),
+        other => RuleLevel::parse(other),
+    }
+}
+
+fn block(v: &Value) -> Option<[u32; 3]> {
+    let dim = |v: &Value| {
+        v.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+    };
+    if let Some(n) = dim(v) {
+        return Some([n, 1, 1]);
+    }
+    let a = v.as_array()?;
+    if a.is_empty() || a.len() > 3 {
+        return None;
+    }
+    let mut out = [1u32; 3];
+    for (i, x) in a.iter().enumerate() {
+        out[i] = dim(x)?;
+    }
+    Some(out)
+}
+
+/// The architecture `compile_commands.json` compiles for: the first `-arch=sm_XX`,
+/// `--gpu-architecture=sm_XX`, `-arch sm_XX` or `-gencode arch=compute_XX,code=sm_XX`
+/// of a CUDA entry. Looked for in the root and in `build/`.
+pub fn arch_from_compile_commands(root: &Path) -> Option<(Arch, PathBuf)> {
+    for candidate in [
+        root.join("compile_commands.json"),
+        root.join("build/compile_commands.json"),
+    ] {
+        let Ok(text) = std::fs::read_to_string(&candidate) else {
+            continue;
+        };
+        if let Some(a) = arch_in_compile_commands(&text) {
+            return Some((a, candidate));
+        }
+    }
+    None
+}
+
+/// [`arch_from_compile_commands`] on the text of the file.
+pub fn arch_in_compile_commands(text: &str) -> Option<Arch> {
+    let entries: Value = serde_json::from_str(text).ok()?;
+    for e in entries.as_array()? {
+        let args: Vec<String> = match (e.get("arguments"), e.get("command")) {
+            (Some(Value::Array(a)), _) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+            (_, Some(Value::String(c))) => c.split_whitespace().map(String::from).collect(),
+            _ => continue,
+        };
+        let mut it = args.iter().peekable();
+        while let Some(a) = it.next() {
+            let value = if let Some(v) = a
+                .strip_prefix("-arch=")
+                .or_else(|| a.strip_prefix("--gpu-architecture="))
+                .or_else(|| a.strip_prefix("--cuda-gpu-arch="))
+            {
+                Some(v.to_string())
+            } else if a == "-arch" || a == "--gpu-architecture" || a == "-gencode" {
+                it.next().cloned()
+            } else {
+                a.strip_prefix("-gencode=").map(String::from)
+            };
+            let Some(value) = value else { continue };
+            // `arch=compute_80,code=sm_80` or `sm_80` or `compute_80`.
+            let name = value
+                .split(',')
+                .find_map(|p| p.strip_prefix("code=").or_else(|| p.strip_prefix("arch=")))
+                .unwrap_or(&value)
+                .trim_matches(['[', ']', '"']);
+            let name = name.replace("compute_", "sm_");
+            if let Ok(arch) = Arch::parse(&name) {
+                return Some(arch);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_are_read_and_problems_reported() {
+        let mut s = Settings::default();
+        let problems = s.merge_json(&json!({
+            "arch": "sm_80",
+            "rules": {"bank-conflict": "error", "ilp/over-unroll": "off", "x": "loud"},
+            "defaultBlockSize": [32, 8],
+            "inlayHints": false,
+            "codeLens": "yes"
+        }));
+        assert_eq!(s.arch.unwrap().to_string(), "sm_80");
+        assert_eq!(s.default_block, [32, 8, 1]);
+        assert!(!s.inlay_hints);
+        assert!(s.code_lens);
+        assert_eq!(s.rules.level("ilp/over-unroll"), Some(RuleLevel::Off));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        // The `kernaut` section of a settings object.
+        let mut s = Settings::default();
+        assert!(s
+            .merge_json(&json!({"kernaut": {"defaultBlockSize": 128}}))
+            .is_empty());
+        assert_eq!(s.default_block, [128, 1, 1]);
+    }
+
+    #[test]
+    fn arch_from_the_compile_database() {
+        let db = r#"[{"directory": "/b", "file": "k.cu", "arguments": ["nvcc", "-gencode", "arch=compute_80,code=sm_80", "-c", "k.cu"]}]"#;
+        assert_eq!(arch_in_compile_commands(db).unwrap().to_string(), "sm_80");
+        let db = r#"[{"directory": "/b", "file": "k.cu", "command": "nvcc --gpu-architecture=sm_90a -c k.cu"}]"#;
+        assert_eq!(arch_in_compile_commands(db).unwrap().to_string(), "sm_90a");
+        let db = r#"[{"directory": "/b", "file": "k.cpp", "command": "g++ -c k.cpp"}]"#;
+        assert!(arch_in_compile_commands(db).is_none());
+    }
+}
