@@ -217,6 +217,28 @@ try {
   }
   check("a bank-conflict squiggle is shown", problems.includes("bank conflict"));
 
+  // The diagnostic's code links to its wiki anchor (kernaut://wiki/… rewritten to a
+  // kernaut-wiki: document): hover the squiggle and follow the link.
+  let diagHover = "";
+  for (let i = 0; i < 10 && !diagHover.includes("bank-conflict"); i++) {
+    await gotoLineCol(15, 30);
+    await page.keyboard.press(`${mod}+K`);
+    await page.keyboard.press(`${mod}+I`);
+    await page.waitForTimeout(800);
+    diagHover = norm(await text(".monaco-hover:not(.hidden)"));
+  }
+  const codeLink = page.locator(".monaco-hover:not(.hidden) a").filter({ hasText: "bank-conflict" }).first();
+  let linkTabs = "";
+  try {
+    await codeLink.click({ timeout: 5000 });
+    linkTabs = await waitForTab(/pitfall-bank-conflict\.md/);
+  } catch (e) {
+    linkTabs = `${e}`;
+  }
+  check("the diagnostic's code links to its wiki page", /pitfall-bank-conflict\.md/.test(linkTabs), `${diagHover}\n${linkTabs}`);
+  await shot("vscode-diagnostic-link.png");
+  await focusTab("hover.cu");
+
   // The code action "Show wiki page" (a kernaut.showPage command) opens the page. The
   // server files it as a source action (Source Action… menu); the stand-in as a quick
   // fix (Ctrl+.): look in both.
