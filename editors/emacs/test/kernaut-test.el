@@ -1,0 +1,110 @@
+;;; kernaut-test.el --- batch test of kernaut.el with eglot  -*- lexical-binding: t; -*-
+;; Run by run.sh: emacs --batch -l kernaut-test.el.  Opens a .cu file with eglot and
+;; kernaut-lsp ($KERNAUT_LSP), checks hover on __hfma2, the bank-conflict diagnostic,
+;; applies the quick fix through `eglot-code-actions', runs `kernaut-search' and
+;; `kernaut-symbol-page'.
+
+(require 'package)
+(package-initialize)
+(require 'cl-lib)
+(require 'eglot)
+(add-to-list 'load-path (expand-file-name ".." (file-name-directory load-file-name)))
+(require 'kernaut)
+
+(defvar kt-passed 0)
+(defvar kt-failed 0)
+(defun kt-check (name ok &optional detail)
+  (if ok
+      (progn (cl-incf kt-passed) (princ (format "ok - %s\n" name)))
+    (cl-incf kt-failed)
+    (princ (format "not ok - %s\n  %s\n" name (or detail ""))))
+  ok)
+
+(defun kt-wait (pred &optional secs)
+  "Wait up to SECS (20) seconds for PRED, processing server output."
+  (let ((end (+ (float-time) (or secs 20))) v)
+    (while (and (not (setq v (funcall pred))) (< (float-time) end))
+      (accept-process-output nil 0.05))
+    v))
+
+(defun kt-finish ()
+  (princ (format "%d passed, %d failed\n" kt-passed kt-failed))
+  (kill-emacs (if (zerop kt-failed) 0 1)))
+
+(condition-case err
+    (let* ((file (getenv "KERNAUT_TEST_FILE"))
+           (kernaut-server-command (list (getenv "KERNAUT_LSP")))
+           (kernaut-arch "sm_80")
+           (eglot-sync-connect t)
+           (eglot-connect-timeout 30))
+      (kt-check "a missing server is reported with the install command"
+                (let ((kernaut-server-command '("/nonexistent/kernaut-lsp")))
+                  (condition-case e (progn (kernaut--server-command) nil)
+                    (user-error (string-match-p "cargo install --path lsp" (cadr e))))))
+      (kernaut-eglot-setup t)
+      (find-file file)
+      (kt-check "a .cu file opens in a CUDA mode" (memq major-mode kernaut-modes) major-mode)
+      (call-interactively #'eglot)
+      (let ((server (kt-wait (lambda () (eglot-current-server)) 30)))
+        (kt-check "eglot connects to kernaut-lsp" (and server (object-of-class-p server 'kernaut-eglot-server)))
+        ;; Hover on __hfma2.
+        (goto-char (point-min))
+        (search-forward "__hfma2(")
+        (backward-char 3)
+        (let* ((hover (jsonrpc-request server :textDocument/hover
+                                       (list :textDocument (list :uri (eglot--path-to-uri buffer-file-name))
+                                             :position (kernaut--position))))
+               (contents (plist-get hover :contents))
+               (text (if (stringp contents) contents (format "%s" (or (plist-get contents :value) contents)))))
+          (kt-check "hover on __hfma2 names it" (string-match-p "__hfma2" text) text)
+          (kt-check "hover shows the required architecture" (string-match-p "sm_53" text) text)
+          (kt-check "hover reflects kernaut-arch (sm_80)" (string-match-p "sm_80" text) text))
+        ;; The page of the symbol at point.
+        (kernaut-symbol-page)
+        (kt-check "kernaut-symbol-page shows the page of __hfma2"
+                  (let ((b (get-buffer "*kernaut api-fp16-arithmetic*")))
+                    (and b (with-current-buffer b (string-match-p "__hfma2" (buffer-string))))))
+        ;; Diagnostics in flymake, then the quick fix through eglot-code-actions.
+        (let ((diags (kt-wait (lambda ()
+                                (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
+                                                  (flymake-diagnostics)))
+                              30)))
+          (kt-check "bank-conflict diagnostic reaches flymake" diags (flymake-diagnostics))
+          (when diags
+            (goto-char (flymake-diagnostic-beg (car diags)))
+            (let (offered)
+              (cl-letf (((symbol-function 'completing-read)
+                         (lambda (_prompt coll &rest _)
+                           (setq offered (mapcar (lambda (c) (if (consp c) (car c) c)) coll))
+                           (cl-find-if (lambda (c) (string-match-p "Pad the rows" c)) offered))))
+                ;; Interactive, as M-x eglot-code-actions; a non-list last event picks the
+                ;; completing-read menu rather than a popup menu.
+                (let ((last-nonmenu-event ?\r))
+                  (call-interactively #'eglot-code-actions)))
+              (princ (format "# code actions offered: %S\n" offered))
+              (kt-check "quick fix applied (tile[32][32] -> tile[32][33])"
+                        (kt-wait (lambda () (save-excursion (goto-char (point-min)) (search-forward "tile[32][33]" nil t))) 10)
+                        (buffer-string)))))
+        ;; Search by symptom.
+        (cl-letf (((symbol-function 'completing-read)
+                   (lambda (_prompt coll &rest _)
+                     (cl-find-if (lambda (c) (string-match-p "pitfall-async-copy" c))
+                                 (mapcar (lambda (c) (if (consp c) (car c) c)) coll)))))
+          (kernaut-search "my async-copy version is slower than the plain loop"))
+        (kt-check "kernaut-search shows the chosen page"
+                  (let ((b (cl-find-if (lambda (b) (string-prefix-p "*kernaut pitfall-async-copy" (buffer-name b)))
+                                     (buffer-list))))
+                    (and b (with-current-buffer b (let ((case-fold-search t)) (string-match-p "async" (buffer-string)))))))
+        ;; Settings pushed on change.
+        (kernaut-set-arch "sm_75")
+        (let* ((hover (jsonrpc-request server :textDocument/hover
+                                       (list :textDocument (list :uri (eglot--path-to-uri buffer-file-name))
+                                             :position (progn (goto-char (point-min)) (search-forward "__hfma2(")
+                                                              (backward-char 3) (kernaut--position)))))
+               (contents (plist-get hover :contents)))
+          (kt-check "kernaut-set-arch reaches the server (hover says sm_75)"
+                    (string-match-p "sm_75" (format "%s" (plist-get contents :value)))
+                    contents))
+        (ignore-errors (eglot-shutdown server))))
+  (error (kt-check "test ran without error" nil (format "%S" err))))
+(kt-finish)
