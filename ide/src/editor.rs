@@ -191,7 +191,7 @@ fn lens_title(r: &OccupancyReport) -> String {
                 o.blocks_per_sm,
                 if o.blocks_per_sm == 1 { "" } else { "s" }
             );
-            if !limiters.is_empty() {
+            if !limiters.is_empty() && o.occupancy < 0.999 {
                 title.push_str(&format!(" · limited by {}", limiters.join(" and ")));
             }
             let block = match r.block {
@@ -200,8 +200,8 @@ fn lens_title(r: &OccupancyReport) -> String {
                 [x, y, z] => format!("{x}×{y}×{z}"),
             };
             let from = match &r.block_source {
-                BlockSource::Launch { line, .. } => format!("launch at line {line}"),
-                BlockSource::LaunchBounds => "__launch_bounds__".to_string(),
+                BlockSource::Launch { line, .. } => format!("from the launch at line {line}"),
+                BlockSource::LaunchBounds => "from __launch_bounds__".to_string(),
                 BlockSource::Default => "assumed".to_string(),
             };
             let regs = match r.regs_source {
@@ -210,7 +210,7 @@ fn lens_title(r: &OccupancyReport) -> String {
                 RegsSource::Compiler => "",
             };
             title.push_str(&format!(
-                " ({block} threads from {from}, {regs}{} regs, {} on {})",
+                " ({block} threads {from}, {regs}{} regs, {} on {})",
                 r.regs_per_thread,
                 format_bytes(u64::from(r.static_smem) + u64::from(r.dynamic_smem)),
                 r.arch

@@ -453,7 +453,9 @@ fn lenses_hints_symbols_completion_and_signature_help() {
         .count()
         + 1;
     assert!(
-        titles[0].contains(&format!("32×32 threads from launch at line {launch_line}")),
+        titles[0].contains(&format!(
+            "32×32 threads from the launch at line {launch_line}"
+        )),
         "{titles:?}"
     );
 
