@@ -129,6 +129,51 @@ fn doc_key(uri: &Uri) -> String {
     uri.as_str().to_string()
 }
 
+/// The built-in wiki (and `KERNAUT_WIKI`'s folders), loaded on a thread from the moment
+/// the process starts, so that its index is built while the client initialises and the
+/// first file parses.
+struct Preload {
+    slot: Mutex<Option<Option<Arc<Knowledge>>>>,
+    ready: std::sync::Condvar,
+}
+
+impl Preload {
+    fn start() -> Arc<Preload> {
+        let p = Arc::new(Preload {
+            slot: Mutex::new(None),
+            ready: std::sync::Condvar::new(),
+        });
+        let q = p.clone();
+        let spawned = std::thread::Builder::new()
+            .name("kernaut-wiki".into())
+            .spawn(move || {
+                let config = wiki_config(&Settings::default());
+                let k = catch_unwind(AssertUnwindSafe(|| Knowledge::load(&config).ok()))
+                    .ok()
+                    .flatten()
+                    .map(Arc::new);
+                *q.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(k);
+                q.ready.notify_all();
+            });
+        if spawned.is_err() {
+            *p.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(None);
+        }
+        p
+    }
+
+    /// The preloaded wiki, waiting for it (`None` when it failed to load).
+    fn wait(&self) -> Option<Arc<Knowledge>> {
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        while slot.is_none() {
+            slot = self
+                .ready
+                .wait(slot)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        slot.clone().flatten()
+    }
+}
+
 /// The language server.
 pub struct Server {
     client: Client,
@@ -136,6 +181,7 @@ pub struct Server {
     log_level: LogLevel,
     /// Background compiles, when a CUDA toolkit was found.
     compiler: Arc<Mutex<Option<Compiler>>>,
+    preload: Arc<Preload>,
 }
 
 /// The toolkit in use and its job queue.
@@ -186,8 +232,15 @@ impl Server {
                 compiler_messages: HashMap::new(),
             })),
             compiler: Arc::new(Mutex::new(None)),
+            preload: Preload::start(),
             log_level: LogLevel::from_env(),
         }
+    }
+
+    /// Makes sure the host has a wiki before a request reads it: the preloaded one,
+    /// unless the settings name other folders (then `load_wiki` brings it).
+    fn ensure_knowledge(&self) {
+        ensure_knowledge(&self.state, &self.preload);
     }
 
     async fn log(&self, level: LogLevel, message: impl Into<String>) {
@@ -203,6 +256,7 @@ impl Server {
         uri: &Uri,
         f: impl FnOnce(&Snapshot) -> Cancellable<T>,
     ) -> Result<Option<T>> {
+        self.ensure_knowledge();
         let snap = {
             let state = lock(&self.state);
             let Some(doc) = state.docs.get(&doc_key(uri)) else {
@@ -266,6 +320,7 @@ impl Server {
     fn schedule_diagnostics(&self, key: String, delay_ms: u64) {
         spawn_diagnostics(
             self.state.clone(),
+            self.preload.clone(),
             self.client.clone(),
             self.log_level,
             key,
@@ -325,6 +380,7 @@ impl Server {
         *self.compiler.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(Compiler { jobs, root });
         let state = self.state.clone();
+        let preload = self.preload.clone();
         let client = self.client.clone();
         let level = self.log_level;
         tokio::spawn(async move {
@@ -360,7 +416,14 @@ impl Server {
                         d.generation = g;
                     }
                 }
-                spawn_diagnostics(state.clone(), client.clone(), level, key, 0);
+                spawn_diagnostics(
+                    state.clone(),
+                    preload.clone(),
+                    client.clone(),
+                    level,
+                    key,
+                    0,
+                );
             }
         });
         let keys: Vec<String> = lock(&self.state).docs.keys().cloned().collect();
@@ -510,6 +573,7 @@ impl Server {
     }
 
     fn execute(&self, command: &str, args: &[Value]) -> Result<Option<Value>> {
+        self.ensure_knowledge();
         let analysis = lock(&self.state).host.analysis();
         match command {
             "kernaut.search" => {
@@ -581,6 +645,24 @@ impl Server {
     }
 }
 
+/// Gives the host the preloaded wiki if it has none and the settings name no other
+/// folders (those are loaded by `Server::load_wiki`, with progress).
+fn ensure_knowledge(state: &Mutex<State>, preload: &Preload) {
+    {
+        let s = lock(state);
+        if s.host.analysis().knowledge().is_some() || !s.settings.wiki_paths.is_empty() {
+            return;
+        }
+    }
+    let k = preload.wait();
+    let mut s = lock(state);
+    if s.host.analysis().knowledge().is_none() && s.settings.wiki_paths.is_empty() {
+        if let Some(k) = k {
+            s.host.set_knowledge(k);
+        }
+    }
+}
+
 fn internal(message: String) -> Error {
     Error {
         code: ErrorCode::InternalError,
@@ -612,6 +694,7 @@ async fn log_to(client: &Client, threshold: LogLevel, level: LogLevel, message: 
 /// changes again first; compiler messages kept for it are published with them.
 fn spawn_diagnostics(
     state: Arc<Mutex<State>>,
+    preload: Arc<Preload>,
     client: Client,
     level: LogLevel,
     key: String,
@@ -624,6 +707,12 @@ fn spawn_diagnostics(
         tokio::spawn(async move {
             if delay_ms > 0 {
                 tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            }
+            // The rules cite the wiki: wait for it on the first run.
+            {
+                let (state, preload) = (state.clone(), preload.clone());
+                let _ =
+                    tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
             }
             let (analysis, doc, enc, messages) = {
                 let s = lock(&state);
@@ -790,8 +879,12 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        self.load_wiki().await;
-        self.schedule_all(0);
+        // The built-in wiki is loading since the process started; folders named in the
+        // settings are indexed here, with progress.
+        if !lock(&self.state).settings.wiki_paths.is_empty() {
+            self.load_wiki().await;
+            self.schedule_all(0);
+        }
         self.start_compiler().await;
     }
 

@@ -42,7 +42,7 @@ impl Default for Settings {
             default_block: [256, 1, 1],
             inlay_hints: true,
             code_lens: true,
-            debounce_ms: 150,
+            debounce_ms: 30,
             nvcc: None,
             compile: true,
         }
