@@ -940,6 +940,12 @@ impl Analysis {
                     &fc.arch.to_string(),
                     fc.rules.level(crate::compiled::SPILLS_RULE),
                 ));
+                crate::compiled::check_l1_mode_against_sass(
+                    compiled,
+                    &f.facts().kernels,
+                    &fc.arch.to_string(),
+                    &mut out,
+                );
                 out.sort_by(|a, b| {
                     (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
                 });

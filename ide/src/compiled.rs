@@ -29,6 +29,70 @@ pub struct CompiledKernel {
     pub static_shared_bytes: u64,
     /// Constant memory, in bytes.
     pub constant_bytes: u64,
+    /// What the SASS shows, when the toolkit's disassembler ran.
+    pub sass: Option<SassFacts>,
+}
+
+/// Facts read off a kernel's SASS.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SassFacts {
+    /// Instructions (no `NOP` padding).
+    pub instructions: u32,
+    /// `LDGSTS` with `.BYPASS` (async copies that skip L1).
+    pub ldgsts_bypass: u32,
+    /// `LDGSTS` without `.BYPASS` (async copies through L1).
+    pub ldgsts_l1: u32,
+    /// Local-memory loads (`LDL`).
+    pub local_loads: u32,
+    /// Local-memory stores (`STL`).
+    pub local_stores: u32,
+    /// The most frequent opcodes, most first.
+    pub top_opcodes: Vec<(String, u32)>,
+}
+
+impl CompiledKernel {
+    /// A few Markdown lines for a hover on the kernel: where the register count comes
+    /// from, spills, and the SASS facts.
+    pub fn markdown(&self, toolkit: &str) -> String {
+        let mut md = format!(
+            "**Compiled** ({toolkit}, {}): {} registers, {} B stack, {} B static shared",
+            self.arch, self.registers, self.stack_frame_bytes, self.static_shared_bytes
+        );
+        if self.spill_store_bytes + self.spill_load_bytes > 0 {
+            md.push_str(&format!(
+                ", **spills {} B stored / {} B loaded per thread**",
+                self.spill_store_bytes, self.spill_load_bytes
+            ));
+        }
+        md.push('\n');
+        if let Some(s) = &self.sass {
+            let ops: Vec<String> = s
+                .top_opcodes
+                .iter()
+                .take(6)
+                .map(|(o, n)| format!("`{o}` {n}"))
+                .collect();
+            md.push_str(&format!(
+                "\nSASS: {} instructions; {}",
+                s.instructions,
+                ops.join(", ")
+            ));
+            if s.ldgsts_bypass + s.ldgsts_l1 > 0 {
+                md.push_str(&format!(
+                    "; async copies: {} `LDGSTS.BYPASS` (skip L1), {} `LDGSTS` through L1",
+                    s.ldgsts_bypass, s.ldgsts_l1
+                ));
+            }
+            if s.local_loads + s.local_stores > 0 {
+                md.push_str(&format!(
+                    "; local memory: {} `LDL`, {} `STL`",
+                    s.local_loads, s.local_stores
+                ));
+            }
+            md.push('\n');
+        }
+        md
+    }
 }
 
 /// The compiler's report for one file.
@@ -106,4 +170,50 @@ pub(crate) fn spill_diagnostics(
         });
     }
     out
+}
+
+/// The rule whose guess the SASS can confirm or clear.
+const L1_MODE_RULE: &str = "async-copy/l1-access-mode";
+
+/// `async-copy/l1-access-mode` guesses from the source that async copies go through L1;
+/// the SASS of the kernel holding the copy says for sure: every `LDGSTS` is `.BYPASS`
+/// (the finding goes), or some are not (the finding says the SASS confirms it).
+pub(crate) fn check_l1_mode_against_sass(
+    facts: &CompiledFacts,
+    kernels: &[kernaut_syntax::Function],
+    arch: &str,
+    out: &mut Vec<RuleDiagnostic>,
+) {
+    out.retain_mut(|d| {
+        if d.rule != L1_MODE_RULE {
+            return true;
+        }
+        let Some(k) = kernels
+            .iter()
+            .find(|k| k.range.start <= d.range.start && d.range.end <= k.range.end)
+        else {
+            return true;
+        };
+        let short = k.name.rsplit("::").next().unwrap_or(&k.name);
+        let sass: Vec<&SassFacts> = facts
+            .kernel(short, arch)
+            .into_iter()
+            .filter(|c| c.arch == arch)
+            .filter_map(|c| c.sass.as_ref())
+            .collect();
+        if sass.is_empty() {
+            return true;
+        }
+        let l1: u32 = sass.iter().map(|s| s.ldgsts_l1).sum();
+        let bypass: u32 = sass.iter().map(|s| s.ldgsts_bypass).sum();
+        if l1 == 0 && bypass > 0 {
+            return false;
+        }
+        if l1 > 0 {
+            d.message.push_str(&format!(
+                " The SASS of `{short}` confirms it: {l1} `LDGSTS` through L1, {bypass} with `.BYPASS`."
+            ));
+        }
+        true
+    });
 }

@@ -450,6 +450,12 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
         md.push('\n');
         md.push_str(&occupancy_markdown(o, path));
     }
+    if let Some((facts, compiled)) =
+        analysis.compiled_kernel(kpath, crate::analysis::short_name(name))
+    {
+        md.push('\n');
+        md.push_str(&compiled[0].markdown(&facts.toolkit));
+    }
     Some(HoverResult {
         markdown: md,
         range: s.range.clone(),

@@ -191,3 +191,69 @@ fn compiler_facts_drive_occupancy_and_the_spills_diagnostic() {
     let lens = a.code_lenses(f).unwrap();
     assert!(lens[0].title.contains("128 regs"), "{}", lens[0].title);
 }
+
+#[test]
+fn sass_facts_confirm_or_clear_the_l1_guess_and_reach_the_kernel_hover() {
+    use kernaut_ide::compiled::{CompiledFacts, CompiledKernel, SassFacts};
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let code = "#include <cuda_pipeline.h>\n__global__ void copy(float* out, const float* in) {\n    __shared__ float tile[256];\n    __pipeline_memcpy_async(&tile[threadIdx.x], &in[threadIdx.x], 4);\n    __pipeline_commit();\n    __pipeline_wait_prior(0);\n    __syncthreads();\n    out[threadIdx.x] = tile[threadIdx.x];\n}\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let f = host.set_file("/k.cu", code);
+    let l1 = |a: &kernaut_ide::Analysis| -> Vec<String> {
+        a.diagnostics(f)
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.rule == "async-copy/l1-access-mode")
+            .map(|d| d.message)
+            .collect()
+    };
+    assert_eq!(
+        l1(&host.analysis()).len(),
+        1,
+        "the rule fires on a 4-byte copy"
+    );
+    let facts = |bypass, through_l1| CompiledFacts {
+        toolkit: "nvcc 12.8".into(),
+        kernels: vec![CompiledKernel {
+            name: "copy(float*, float const*)".into(),
+            base_name: "copy".into(),
+            arch: "sm_90".into(),
+            registers: 16,
+            sass: Some(SassFacts {
+                instructions: 40,
+                ldgsts_bypass: bypass,
+                ldgsts_l1: through_l1,
+                top_opcodes: vec![("LDGSTS".into(), bypass + through_l1), ("MOV".into(), 5)],
+                ..SassFacts::default()
+            }),
+            ..CompiledKernel::default()
+        }],
+    };
+    let mut change = Change::new();
+    change.set_compiled(f, Some(facts(0, 1)));
+    host.apply_change(change);
+    let a = host.analysis();
+    let messages = l1(&a);
+    assert!(
+        messages[0].contains("The SASS of `copy` confirms it: 1 `LDGSTS` through L1"),
+        "{messages:?}"
+    );
+    let at = code.find("void copy").unwrap() + 6;
+    let hover = a.hover(f, at).unwrap().unwrap().markdown;
+    assert!(
+        hover.contains("**Compiled** (nvcc 12.8, sm_90): 16 registers"),
+        "{hover}"
+    );
+    assert!(
+        hover.contains("SASS: 40 instructions; `LDGSTS` 1, `MOV` 5"),
+        "{hover}"
+    );
+    let mut change = Change::new();
+    change.set_compiled(f, Some(facts(1, 0)));
+    host.apply_change(change);
+    assert!(
+        l1(&host.analysis()).is_empty(),
+        "all copies bypass L1: the guess is cleared"
+    );
+}

@@ -128,7 +128,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let db = kernaut_compiler::find_compile_commands(path, None);
             let flags = kernaut_compiler::flags_for(path, db.as_deref(), &arch)
                 .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
-            let request = kernaut_compiler::CompileRequest::new(path.clone(), text.clone(), flags);
+            let mut request =
+                kernaut_compiler::CompileRequest::new(path.clone(), text.clone(), flags);
+            request.sass = toolkit.has_sass_tools();
             match toolkit.compile(&request, &std::sync::Arc::default()) {
                 Ok(out) => {
                     for m in &out.messages {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kernaut_compiler::{CompileOutput, CompilerMessage};
-use kernaut_ide::compiled::{CompiledFacts, CompiledKernel};
+use kernaut_ide::compiled::{CompiledFacts, CompiledKernel, SassFacts};
 use kernaut_ide::{LineCol, LineIndex, PositionEncoding};
 use tower_lsp_server::ls_types as lsp;
 
@@ -32,6 +32,14 @@ pub fn to_compiled(out: &CompileOutput) -> CompiledFacts {
                 stack_frame_bytes: k.stack_frame_bytes,
                 static_shared_bytes: k.static_shared_bytes,
                 constant_bytes: k.constant_bytes,
+                sass: out.sass_for(&k.mangled, &k.arch).map(|s| SassFacts {
+                    instructions: s.instructions,
+                    ldgsts_bypass: s.ldgsts_bypass,
+                    ldgsts_l1: s.ldgsts_l1,
+                    local_loads: s.ldl,
+                    local_stores: s.stl,
+                    top_opcodes: s.opcode_counts.iter().take(8).cloned().collect(),
+                }),
             })
             .collect(),
     }

@@ -188,6 +188,8 @@ pub struct Server {
 struct Compiler {
     jobs: kernaut_compiler::CompileJobs,
     root: Option<PathBuf>,
+    /// Whether `cuobjdump`/`nvdisasm` are there to read the SASS.
+    sass: bool,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -367,6 +369,7 @@ impl Server {
             format!("compiling with {}", toolkit.describe()),
         )
         .await;
+        let sass = toolkit.has_sass_tools();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let cache = Arc::new(kernaut_compiler::CompileCache::new(None));
         let jobs = kernaut_compiler::CompileJobs::new(
@@ -378,7 +381,7 @@ impl Server {
             },
         );
         *self.compiler.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Compiler { jobs, root });
+            Some(Compiler { jobs, root, sass });
         let state = self.state.clone();
         let preload = self.preload.clone();
         let client = self.client.clone();
@@ -452,7 +455,8 @@ impl Server {
         let db = kernaut_compiler::find_compile_commands(&path, compiler.root.as_deref());
         let flags = kernaut_compiler::flags_for(&path, db.as_deref(), &arch)
             .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
-        let request = kernaut_compiler::CompileRequest::new(path, text, flags);
+        let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
+        request.sass = compiler.sass;
         compiler.jobs.submit_after(request, debounce);
     }
 

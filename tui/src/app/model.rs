@@ -695,6 +695,10 @@ pub struct Workspace {
     line_starts: Vec<usize>,
     diags: Vec<Diag>,
     pending: Option<mpsc::Receiver<Vec<Diag>>>,
+    /// The background compile (register counts and SASS), when a CUDA toolkit is found.
+    compiling: Option<mpsc::Receiver<Compiled>>,
+    /// Each kernel's SASS by base name, with its architecture.
+    sass: Vec<(String, String, String)>,
     arch: ArchChoice,
 }
 
@@ -910,13 +914,25 @@ impl Workspace {
             let _ = tx.send(diagnostics_of(&analysis, &lib, &path, &text, &starts));
         });
         ws.pending = Some(rx);
+        // With a CUDA toolkit, the file is compiled on a third thread: the occupancy
+        // panel then uses ptxas' register count and a kernel's panels include its SASS.
+        let (ctx, crx) = mpsc::channel();
+        let (path, text, target) = (ws.path.clone(), ws.text.clone(), ws.arch.arch.to_string());
+        std::thread::spawn(move || {
+            if let Some(c) = compile(&path, &text, &target) {
+                let _ = ctx.send(c);
+            }
+        });
+        ws.compiling = Some(crx);
         ws
     }
 
-    /// Installs diagnostics computed in the background; true when they arrived now.
+    /// Installs diagnostics and compiler facts computed in the background; true when
+    /// something arrived now.
     pub fn poll(&mut self) -> bool {
+        let compiled = self.poll_compile();
         let Some(rx) = &self.pending else {
-            return false;
+            return compiled;
         };
         match rx.try_recv() {
             Ok(d) => {
@@ -937,6 +953,42 @@ impl Workspace {
         self.pending.is_some()
     }
 
+    /// Installs the background compile's results, if they arrived.
+    fn poll_compile(&mut self) -> bool {
+        let Some(rx) = &self.compiling else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(c) => {
+                self.compiling = None;
+                let mut change = kernaut_ide::Change::new();
+                let id = self.host.file_id(&self.path);
+                change.set_compiled(id, Some(c.facts));
+                self.host.apply_change(change);
+                self.sass = c.sass;
+                // The compile changes what the rules say (spills): they run again.
+                let (tx, rx) = mpsc::channel();
+                let analysis = self.host.analysis();
+                let (lib, path, text, starts) = (
+                    self.lib.clone(),
+                    self.path.clone(),
+                    self.text.clone(),
+                    self.line_starts.clone(),
+                );
+                std::thread::spawn(move || {
+                    let _ = tx.send(diagnostics_of(&analysis, &lib, &path, &text, &starts));
+                });
+                self.pending = Some(rx);
+                true
+            }
+            Err(mpsc::TryRecvError::Empty) => false,
+            Err(mpsc::TryRecvError::Disconnected) => {
+                self.compiling = None;
+                false
+            }
+        }
+    }
+
     fn analysed(lib: &Library, path: &str, text: String, arch: ArchChoice) -> Workspace {
         let config = AnalysisConfig {
             arch: arch.arch,
@@ -955,6 +1007,8 @@ impl Workspace {
             line_starts,
             diags: Vec::new(),
             pending: None,
+            compiling: None,
+            sass: Vec::new(),
             arch,
         }
     }
@@ -1023,6 +1077,15 @@ impl Workspace {
             .and_then(|id| analysis.hover(id, offset).ok().flatten());
         if let Some(h) = hover {
             out.push(self.panel_of(&h));
+            if h.kind == HoverKind::Kernel {
+                let short = h.symbol.rsplit("::").next().unwrap_or(&h.symbol);
+                for (name, arch, text) in self.sass.iter().filter(|(n, _, _)| n == short) {
+                    out.push(Panel::Note {
+                        title: format!("SASS of {name} ({arch})"),
+                        markdown: format!("```\n{text}\n```\n"),
+                    });
+                }
+            }
         }
         let line = self.line_of(offset);
         for d in &self.diags {
@@ -1291,4 +1354,57 @@ mod tests {
             ]
         );
     }
+}
+
+/// What a background compile brings: the facts `ide` uses and each kernel's SASS.
+struct Compiled {
+    facts: kernaut_ide::compiled::CompiledFacts,
+    sass: Vec<(String, String, String)>,
+}
+
+/// Compiles `text` (as the file `path`) for `target` with the CUDA toolkit found as
+/// `kernaut-lsp` finds it; `None` without a toolkit or when the compile fails.
+fn compile(path: &str, text: &str, target: &str) -> Option<Compiled> {
+    let toolkit =
+        kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default()).ok()?;
+    let file = std::path::Path::new(path);
+    let db = kernaut_compiler::find_compile_commands(file, None);
+    let flags = kernaut_compiler::flags_for(file, db.as_deref(), target)
+        .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(target));
+    let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
+    request.sass = toolkit.has_sass_tools();
+    let out = toolkit.compile(&request, &std::sync::Arc::default()).ok()?;
+    let facts = kernaut_ide::compiled::CompiledFacts {
+        toolkit: out
+            .toolkit
+            .split(" at ")
+            .next()
+            .unwrap_or(&out.toolkit)
+            .to_string(),
+        kernels: out
+            .kernels
+            .iter()
+            .map(|k| kernaut_ide::compiled::CompiledKernel {
+                name: k.name.clone(),
+                base_name: k.base_name.clone(),
+                arch: k.arch.clone(),
+                registers: k.registers,
+                spill_store_bytes: k.spill_store_bytes,
+                spill_load_bytes: k.spill_load_bytes,
+                stack_frame_bytes: k.stack_frame_bytes,
+                static_shared_bytes: k.static_shared_bytes,
+                constant_bytes: k.constant_bytes,
+                sass: None,
+            })
+            .collect(),
+    };
+    let sass = out
+        .kernels
+        .iter()
+        .filter_map(|k| {
+            let s = out.sass_for(&k.mangled, &k.arch)?;
+            Some((k.base_name.clone(), k.arch.clone(), s.text.clone()))
+        })
+        .collect();
+    Some(Compiled { facts, sass })
 }
