@@ -1299,6 +1299,59 @@ pub fn arch_limits(arch: ArchChoice) -> (u32, u32, u32) {
     )
 }
 
+/// What a background compile brings: the facts `ide` uses and each kernel's SASS.
+struct Compiled {
+    facts: kernaut_ide::compiled::CompiledFacts,
+    sass: Vec<(String, String, String)>,
+}
+
+/// Compiles `text` (as the file `path`) for `target` with the CUDA toolkit found as
+/// `kernaut-lsp` finds it; `None` without a toolkit or when the compile fails.
+fn compile(path: &str, text: &str, target: &str) -> Option<Compiled> {
+    let toolkit =
+        kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default()).ok()?;
+    let file = std::path::Path::new(path);
+    let db = kernaut_compiler::find_compile_commands(file, None);
+    let flags = kernaut_compiler::flags_for(file, db.as_deref(), target)
+        .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(target));
+    let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
+    request.sass = toolkit.has_sass_tools();
+    let out = toolkit.compile(&request, &std::sync::Arc::default()).ok()?;
+    let facts = kernaut_ide::compiled::CompiledFacts {
+        toolkit: out
+            .toolkit
+            .split(" at ")
+            .next()
+            .unwrap_or(&out.toolkit)
+            .to_string(),
+        kernels: out
+            .kernels
+            .iter()
+            .map(|k| kernaut_ide::compiled::CompiledKernel {
+                name: k.name.clone(),
+                base_name: k.base_name.clone(),
+                arch: k.arch.clone(),
+                registers: k.registers,
+                spill_store_bytes: k.spill_store_bytes,
+                spill_load_bytes: k.spill_load_bytes,
+                stack_frame_bytes: k.stack_frame_bytes,
+                static_shared_bytes: k.static_shared_bytes,
+                constant_bytes: k.constant_bytes,
+                sass: None,
+            })
+            .collect(),
+    };
+    let sass = out
+        .kernels
+        .iter()
+        .filter_map(|k| {
+            let s = out.sass_for(&k.mangled, &k.arch)?;
+            Some((k.base_name.clone(), k.arch.clone(), s.text.clone()))
+        })
+        .collect();
+    Some(Compiled { facts, sass })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1354,57 +1407,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// What a background compile brings: the facts `ide` uses and each kernel's SASS.
-struct Compiled {
-    facts: kernaut_ide::compiled::CompiledFacts,
-    sass: Vec<(String, String, String)>,
-}
-
-/// Compiles `text` (as the file `path`) for `target` with the CUDA toolkit found as
-/// `kernaut-lsp` finds it; `None` without a toolkit or when the compile fails.
-fn compile(path: &str, text: &str, target: &str) -> Option<Compiled> {
-    let toolkit =
-        kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default()).ok()?;
-    let file = std::path::Path::new(path);
-    let db = kernaut_compiler::find_compile_commands(file, None);
-    let flags = kernaut_compiler::flags_for(file, db.as_deref(), target)
-        .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(target));
-    let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
-    request.sass = toolkit.has_sass_tools();
-    let out = toolkit.compile(&request, &std::sync::Arc::default()).ok()?;
-    let facts = kernaut_ide::compiled::CompiledFacts {
-        toolkit: out
-            .toolkit
-            .split(" at ")
-            .next()
-            .unwrap_or(&out.toolkit)
-            .to_string(),
-        kernels: out
-            .kernels
-            .iter()
-            .map(|k| kernaut_ide::compiled::CompiledKernel {
-                name: k.name.clone(),
-                base_name: k.base_name.clone(),
-                arch: k.arch.clone(),
-                registers: k.registers,
-                spill_store_bytes: k.spill_store_bytes,
-                spill_load_bytes: k.spill_load_bytes,
-                stack_frame_bytes: k.stack_frame_bytes,
-                static_shared_bytes: k.static_shared_bytes,
-                constant_bytes: k.constant_bytes,
-                sass: None,
-            })
-            .collect(),
-    };
-    let sass = out
-        .kernels
-        .iter()
-        .filter_map(|k| {
-            let s = out.sass_for(&k.mangled, &k.arch)?;
-            Some((k.base_name.clone(), k.arch.clone(), s.text.clone()))
-        })
-        .collect();
-    Some(Compiled { facts, sass })
 }
