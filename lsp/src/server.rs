@@ -390,7 +390,14 @@ impl Server {
             while let Some(done) = rx.recv().await {
                 let key = done.source_path.display().to_string();
                 let output = match done.result {
-                    Ok(o) => o,
+                    Ok(o) => {
+                        for d in &o.dropped_flags {
+                            let m =
+                                format!("compiling {key}: left out `{}` ({})", d.flag, d.reason);
+                            log_to(&client, level, LogLevel::Info, m).await;
+                        }
+                        o
+                    }
                     Err(e) => {
                         log_to(
                             &client,
