@@ -726,6 +726,49 @@ __global__ void k(float* out) {
     }
 
     #[test]
+    fn vector_width_macros_are_wide_accesses() {
+        // Through the file's own vector macros each thread moves 8 or 16 bytes: the
+        // contiguous ones are conflict-free under the half-/quarter-warp rule (read as
+        // scalar 4-byte accesses at stride 2 or 4 they would look 2- and 4-way), while
+        // a 128-byte stride puts each quarter-warp's 8 lanes in the same four banks. A
+        // macro call assigned to is a store.
+        check(
+            RULE,
+            r#"
+#define FLOAT4(value) (reinterpret_cast<float4 *>(&(value))[0])
+#define LDST64BITS(v) (*(float2 *)(&(v)))
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[4096];
+    int t = threadIdx.x;
+    float4 a = FLOAT4(s[4 * t]);
+    float2 b = LDST64BITS(s[2 * t]);
+    FLOAT4(s[4 * t]) = FLOAT4(in[4 * t]);
+    FLOAT4(s[32 * t]) = a;
+        // ^^^^^^^^^ warning: 8-way bank conflict: this store to `s`
+    out[t] = a.x + b.y;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn macros_that_are_not_vector_casts_stay_scalar() {
+        // `SQ(v)` is no reinterpret cast: its argument is a 4-byte load at stride 4.
+        check(
+            RULE,
+            r#"
+#define SQ(v) ((v) * (v))
+__global__ void k(float* out) {
+    __shared__ float s[4096];
+    int t = threadIdx.x;
+    out[t] = SQ(s[4 * t]);
+             // ^^^^^^^^ warning: 4-way bank conflict: this load from `s`
+}
+"#,
+        );
+    }
+
+    #[test]
     fn block_shape_from_the_launch() {
         // With 16x16 blocks a warp spans two rows: `tile[ty][tx]` with 16-float rows is
         // conflict-free, while the column read is 8-way (two rows of 16 words share a bank).
