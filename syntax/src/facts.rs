@@ -964,7 +964,13 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                     .into_iter()
                     .filter(|c| c.kind_name() == "type_qualifier")
                     .collect();
-                let has = |q: &str| quals.iter().any(|c| node_text(*c, text).trim() == q);
+                // A statement-like macro call with no `;` before the declaration
+                // (`CHECK_SHAPE(a, M, K)\n constexpr int BM = 32;`) parses as an error
+                // that ends in the declaration's qualifier.
+                let eaten = eaten_qualifier(node, text);
+                let has = |q: &str| {
+                    eaten == Some(q) || quals.iter().any(|c| node_text(*c, text).trim() == q)
+                };
                 if has("__shared__") {
                     walk.shared.push(node);
                 }
@@ -1039,6 +1045,30 @@ pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
                 .iter()
                 .find(|c| c.kind_name().ends_with("declarator") || c.kind_name() == "identifier")?,
         };
+    }
+    None
+}
+
+/// The qualifier (`constexpr`, `const`) that ends the error node just before the
+/// declaration `node`: a function-like macro call without a `;` before it takes the
+/// declaration's first qualifier into the error.
+fn eaten_qualifier<'t>(node: Node, text: &'t str) -> Option<&'t str> {
+    let prev = node.prev_sibling()?;
+    if !prev.is_error()
+        || !text
+            .get(prev.end_byte()..node.start_byte())?
+            .trim()
+            .is_empty()
+    {
+        return None;
+    }
+    let mut last = prev;
+    while let Some(c) = last.child(last.child_count().checked_sub(1)?) {
+        last = c;
+        if last.kind() == "type_qualifier" {
+            let q = node_text(last, text).trim();
+            return matches!(q, "constexpr" | "const").then_some(q);
+        }
     }
     None
 }

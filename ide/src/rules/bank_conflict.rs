@@ -790,6 +790,30 @@ void launch(float* out) {
     }
 
     #[test]
+    fn block_shape_from_a_launch_after_macro_statements() {
+        // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;`: the launch's block
+        // is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over
+        // the warp).
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[1] = tile[threadIdx.x][threadIdx.y];
+          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
+}
+void launch(float* out, int M) {
+    CHECK(out, M)
+    CHECK(out, M)
+    constexpr int BX = 16;
+    dim3 block(BX, BX);
+    k<<<1, block>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_pads_the_inner_dimension() {
         check_fix(
             RULE,
