@@ -262,7 +262,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         // Without a known block shape `threadIdx.x` is taken to span the warp; when the
         // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
         // the conflict must hold for those shapes too.
-        if shape.0 == [None; 3] && mentions_rows(&a.byte_offset) {
+        let unknown_shape = shape.0 == [None; 3];
+        if unknown_shape && (mentions_rows(&a.byte_offset) || two_dimensional(ctx, a)) {
             let holds = [16, 8, 4].iter().all(|&bx| {
                 let narrow = Shape([Some(bx), Some(32 / bx), None]);
                 cache
@@ -287,6 +288,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "{}-way bank conflict: this {what} `{}` takes {} wavefronts instead of {}, because lanes of a warp hit {} different words of one bank",
             cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
         );
+        if unknown_shape {
+            message.push_str(&format!(
+                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{}` in the file gives its block)",
+                a.function.as_deref().unwrap_or("this function")
+            ));
+        }
         let wide = a.width.is_some_and(|w| w >= 8);
         let mut wiki = if wide {
             "pitfall-bank-conflict#P4"
@@ -336,6 +343,21 @@ fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
         }
     }
     shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
+}
+
+/// Whether the function around `a` uses `threadIdx.y` or `threadIdx.z`: its blocks may
+/// be 2-D, with rows narrower than a warp.
+fn two_dimensional(ctx: &RuleContext, a: &SharedAccess) -> bool {
+    let Some(body) = ctx
+        .facts
+        .function_at(a.range.start)
+        .and_then(|f| f.body_range.clone())
+    else {
+        return false;
+    };
+    ctx.text()
+        .get(body)
+        .is_some_and(|t| t.contains("threadIdx.y") || t.contains("threadIdx.z"))
 }
 
 /// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
@@ -640,7 +662,7 @@ __global__ void transpose(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` in the file gives its block) (pitfall-bank-conflict#P1)
             "#]],
         );
     }
@@ -720,7 +742,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block) (pitfall-bank-conflict#P5)
             "#]],
         );
     }
@@ -763,6 +785,30 @@ __global__ void k(float* out) {
     int t = threadIdx.x;
     out[t] = SQ(s[4 * t]);
              // ^^^^^^^^ warning: 4-way bank conflict: this load from `s`
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn unknown_shape_of_a_2d_kernel_warns_only_for_every_shape() {
+        // No launch, and the kernel uses `threadIdx.y`: its rows may be 16, 8 or 4 threads
+        // wide. `s[2 * tx]` is 2-way only when a row spans the warp (16 threads cover
+        // 128 bytes), so it stays silent; `s[32 * tx]` conflicts under every shape.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float s[4096];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    out[ty] = s[2 * tx];
+    out[ty] += s[32 * tx];
+            // ^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp
+}
+__global__ void flat(float* out) {
+    __shared__ float s[4096];
+    out[threadIdx.x] = s[2 * threadIdx.x];
+                    // ^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict
 }
 "#,
         );
@@ -870,7 +916,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
             "#]],
         );
     }
