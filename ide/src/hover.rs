@@ -716,6 +716,12 @@ fn access_hover(
         (None, kernaut_syntax::AccessKind::AddressOf) => md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n"),
         _ => {}
     }
+    if let Some(inst) = &bank.instantiation {
+        md.push_str(&format!(
+            "In the instantiation the file launches: `{}`.\n\n",
+            inst.describe()
+        ));
+    }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));
     }

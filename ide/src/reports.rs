@@ -12,7 +12,7 @@ use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
 use kernaut_gpu::expr::WarpContext;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::{Arch, ArchLimits};
-use kernaut_syntax::{AccessKind, Function, IndexExpr, SharedAccess, TextRange};
+use kernaut_syntax::{AccessKind, BinOp, FileFacts, Function, IndexExpr, SharedAccess, TextRange};
 
 use crate::analysis::Analysis;
 use crate::lower::lower_index;
@@ -106,6 +106,9 @@ pub struct BankAnalysis {
     /// The asynchronous copy whose destination the access is (`__pipeline_memcpy_async`),
     /// when its size decided the width: the model then runs the copy's shared write.
     pub copy: Option<String>,
+    /// The template arguments of the kernel's launched instantiation the offset was
+    /// evaluated with, when they differ from the defaults.
+    pub instantiation: Option<Instantiation>,
     /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
     pub width: Option<u64>,
     /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
@@ -309,6 +312,158 @@ pub(crate) fn occupancy_for(
     })
 }
 
+/// The template arguments the first launch of a kernel in the file binds, where they
+/// differ from the defaults the kernel's own text folds to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instantiation {
+    /// The bound parameters and their values, in parameter order.
+    pub bound: Vec<(String, i64)>,
+}
+
+impl Instantiation {
+    /// `OFFSET = 4, BK = 16`.
+    pub fn describe(&self) -> String {
+        self.bound
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The instantiation of `kernel` that its first launch in the file makes, when that
+/// launch's template arguments fold to values other than the defaults.
+pub fn launched_instantiation(facts: &FileFacts, kernel: &str) -> Option<Instantiation> {
+    let f = facts.kernel(kernel)?;
+    if f.template_params.is_empty() {
+        return None;
+    }
+    let launch = facts.launches.iter().find(|l| l.kernel == kernel)?;
+    let args = template_args(launch.template_args.as_deref()?);
+    let mut bound = Vec::new();
+    for (p, a) in f.template_params.iter().zip(&args) {
+        if p.is_type {
+            continue;
+        }
+        let Some(v) = facts.fold_text(a, launch.range.start) else {
+            continue;
+        };
+        if p.default_value != Some(v) {
+            bound.push((p.name.clone(), v));
+        }
+    }
+    (!bound.is_empty()).then_some(Instantiation { bound })
+}
+
+/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
+fn template_args(text: &str) -> Vec<String> {
+    let inner = text.trim();
+    let inner = inner.strip_prefix('<').unwrap_or(inner);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The byte offset of `access` in the instantiation `inst`: its constants folded again
+/// with the bound template arguments, and the rows of its array re-laid out where the
+/// dimensions depend on them (`s[BK][BM + OFFSET]`).
+pub fn instantiated_offset(
+    facts: &FileFacts,
+    access: &SharedAccess,
+    inst: &Instantiation,
+) -> IndexExpr {
+    let at = access.range.start;
+    let refold = |t: &str| facts.fold_text_with(t, at, &inst.bound);
+    let mut offset = access.byte_offset.rebind(&refold);
+    let Some(decl) = facts
+        .shared_named(&access.array, at)
+        .filter(|_| access.root == access.array)
+    else {
+        return offset;
+    };
+    let dims: Vec<Option<u64>> = decl
+        .dims_text
+        .iter()
+        .map(|t| {
+            facts
+                .fold_text_with(t, decl.range.start, &inst.bound)
+                .and_then(|v| u64::try_from(v).ok())
+        })
+        .collect();
+    if dims == decl.dims || access.indices.len() != dims.len() {
+        return offset;
+    }
+    let indices: Vec<IndexExpr> = access.indices.iter().map(|i| i.rebind(&refold)).collect();
+    let linear = |dims: &[Option<u64>]| -> Option<IndexExpr> {
+        let mut lin = IndexExpr::Int(0);
+        for (k, i) in indices.iter().enumerate() {
+            if k > 0 {
+                let d = i64::try_from((*dims.get(k)?)?).ok()?;
+                lin = IndexExpr::binary(lin, BinOp::Mul, IndexExpr::Int(d));
+            }
+            lin = IndexExpr::binary(lin, BinOp::Add, i.clone());
+        }
+        Some(lin)
+    };
+    let (Some(new), Some(old), Some(elem)) = (
+        linear(&dims),
+        linear(&decl.dims),
+        access.element_size.and_then(|e| i64::try_from(e).ok()),
+    ) else {
+        return IndexExpr::Unknown(format!(
+            "the dimensions of `{}` with {} are not known",
+            access.array,
+            inst.describe()
+        ));
+    };
+    // The offset as lowered holds the old rows' flattening (with any vector index of a
+    // cast on top): move it to the new rows'.
+    offset = IndexExpr::binary(
+        offset,
+        BinOp::Add,
+        IndexExpr::binary(
+            IndexExpr::binary(new, BinOp::Sub, old),
+            BinOp::Mul,
+            IndexExpr::Int(elem),
+        ),
+    );
+    offset
+}
+
+/// The byte offset the bank model runs for `access`: as lowered, or in the instantiation
+/// of its kernel that the file launches.
+pub(crate) fn modelled_offset(
+    facts: &FileFacts,
+    access: &SharedAccess,
+) -> (IndexExpr, Option<Instantiation>) {
+    match access
+        .function
+        .as_deref()
+        .and_then(|k| launched_instantiation(facts, k))
+    {
+        Some(inst) => (instantiated_offset(facts, access, &inst), Some(inst)),
+        None => (access.byte_offset.clone(), None),
+    }
+}
+
 /// Values tried for the uniforms of an index; the report stands only if they all agree.
 const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
 
@@ -334,8 +489,9 @@ pub(crate) fn bank_report(
             copy = Some(callee);
         }
     }
+    let (offset, instantiation) = modelled_offset(facts, access);
     let model = analysis.cache.bank(
-        &access.byte_offset,
+        &offset,
         BankShape {
             width: width_bytes,
             kind,
@@ -358,6 +514,7 @@ pub(crate) fn bank_report(
         held_loops,
         uniforms,
         copy,
+        instantiation,
         width: width_bytes,
         addresses: model.addresses.clone(),
         result: match &model.result {

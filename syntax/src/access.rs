@@ -198,6 +198,33 @@ impl IndexExpr {
         }
     }
 
+    /// The expression with each constant folded again by `refold` (its name, or the
+    /// text it was folded from); a constant `refold` does not answer keeps its value.
+    /// Template parameters bound at a launch change the constants derived from them.
+    pub fn rebind(&self, refold: &dyn Fn(&str) -> Option<i64>) -> IndexExpr {
+        match self {
+            IndexExpr::Const { name, value } => IndexExpr::Const {
+                name: name.clone(),
+                value: refold(name).unwrap_or(*value),
+            },
+            IndexExpr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+            } => IndexExpr::LoopVar {
+                name: name.clone(),
+                start: Box::new(start.rebind(refold)),
+                end: *end,
+                step: *step,
+            },
+            IndexExpr::Binary(a, op, b) => {
+                IndexExpr::Binary(Box::new(a.rebind(refold)), *op, Box::new(b.rebind(refold)))
+            }
+            other => other.clone(),
+        }
+    }
+
     /// Evaluates the expression, asking `leaf` for the value of every thread index,
     /// block dimension, lane, loop variable and uniform (constants evaluate to their
     /// value). Returns `None` when `leaf` does, on unknowns, and on overflow.

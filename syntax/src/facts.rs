@@ -443,6 +443,17 @@ impl FileFacts {
     pub fn fold_text(&self, text: &str, offset: usize) -> Option<i64> {
         self.env.fold(&from_text(text), offset)
     }
+
+    /// [`FileFacts::fold_text`] with the names in `bound` taking the given values: the
+    /// template arguments of one instantiation of a kernel.
+    pub fn fold_text_with(
+        &self,
+        text: &str,
+        offset: usize,
+        bound: &[(String, i64)],
+    ) -> Option<i64> {
+        self.env.fold_with(&from_text(text), offset, bound)
+    }
 }
 
 const QUALIFIER_KINDS: &[&str] = &[

@@ -29,7 +29,9 @@ use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, S
 
 use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
-use crate::reports::{FxHashMap as HashMap, FxHasher};
+use crate::reports::{
+    instantiated_offset, launched_instantiation, FxHashMap as HashMap, FxHasher, Instantiation,
+};
 
 pub(crate) const RULE: Rule = Rule {
     id: "bank-conflict",
@@ -116,6 +118,8 @@ struct Run<'c, 'a> {
     relaid: RefCell<HashMap<u64, Vec<RelaidEntry>>>,
     /// The hash of each access's (indices, width, kind), by position.
     index_hashes: RefCell<HashMap<usize, u64>>,
+    /// [`Run::instantiated`] by access.
+    instances: RefCell<HashMap<usize, Option<(IndexExpr, Instantiation)>>>,
 }
 
 /// A [`Run::relaid_cost`] answer: the position of the access it was computed for, the
@@ -148,6 +152,7 @@ impl<'c, 'a> Run<'c, 'a> {
             static_bytes: RefCell::default(),
             relaid: RefCell::default(),
             index_hashes: RefCell::default(),
+            instances: RefCell::default(),
         }
     }
 
@@ -219,6 +224,21 @@ impl<'c, 'a> Run<'c, 'a> {
         c
     }
 
+    /// The byte offset of access `i` (`a`) in the instantiation of its kernel that the
+    /// file launches, when that binds template arguments other than the defaults.
+    fn instantiated(&self, i: usize, a: &SharedAccess) -> Option<(IndexExpr, Instantiation)> {
+        if let Some(v) = self.instances.borrow().get(&i) {
+            return v.clone();
+        }
+        let inst = a
+            .function
+            .as_deref()
+            .and_then(|k| launched_instantiation(&self.ctx.facts, k));
+        let v = inst.map(|inst| (instantiated_offset(&self.ctx.facts, a, &inst), inst));
+        self.instances.borrow_mut().insert(i, v.clone());
+        v
+    }
+
     /// The cost of access `i` of `all` as written, under `shape`: always the block shape
     /// of its own kernel, so the index is the key.
     fn base_cost(&self, all: &[SharedAccess], i: usize, shape: Shape) -> Option<Cost> {
@@ -226,7 +246,10 @@ impl<'c, 'a> Run<'c, 'a> {
             return *c;
         }
         let a = &all[i];
-        let c = self.costs.cost(a, &a.byte_offset, shape);
+        let c = match self.instantiated(i, a) {
+            Some((offset, _)) => self.costs.cost(a, &offset, shape),
+            None => self.costs.cost(a, &a.byte_offset, shape),
+        };
         self.base.borrow_mut().insert(i, c);
         c
     }
@@ -263,12 +286,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
         // the conflict must hold for those shapes too.
         let unknown_shape = shape.0 == [None; 3];
-        if unknown_shape && (mentions_rows(&a.byte_offset) || two_dimensional(ctx, a)) {
+        let instance = run.instantiated(i, a);
+        let offset = instance.as_ref().map_or(&a.byte_offset, |(o, _)| o);
+        if unknown_shape && (mentions_rows(offset) || two_dimensional(ctx, a)) {
             let holds = [16, 8, 4].iter().all(|&bx| {
                 let narrow = Shape([Some(bx), Some(32 / bx), None]);
-                cache
-                    .cost(a, &a.byte_offset, narrow)
-                    .is_some_and(|c| c.degree >= 2)
+                cache.cost(a, offset, narrow).is_some_and(|c| c.degree >= 2)
             });
             if !holds {
                 continue;
@@ -288,6 +311,18 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "{}-way bank conflict: this {what} `{}` takes {} wavefronts instead of {}, because lanes of a warp hit {} different words of one bank",
             cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
         );
+        if let Some((_, inst)) = &instance {
+            message.push_str(&format!(
+                " (in the instantiation the file launches: `{}`)",
+                inst.describe()
+            ));
+        }
+        if let Some(defaults) = assumed_defaults(ctx, a).filter(|_| instance.is_none()) {
+            message.push_str(&format!(
+                " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
+                a.function.as_deref().unwrap_or_default()
+            ));
+        }
         if unknown_shape {
             message.push_str(&format!(
                 " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{}` in the file gives its block)",
@@ -301,7 +336,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        match padding(&run, i, accesses, shape) {
+        // The padding is worked out on the rows as written, not the instantiation's.
+        let pad = if instance.is_some() {
+            Padding::None
+        } else {
+            padding(&run, i, accesses, shape)
+        };
+        match pad {
             Padding::Fix(fix) => fixes.push(fix),
             Padding::OverBudget { bytes, limit } => {
                 message.push_str(&format!(
@@ -343,6 +384,23 @@ fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
         }
     }
     shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
+}
+
+/// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
+/// the file never launches the kernel: the analysis then assumed the defaults.
+fn assumed_defaults(ctx: &RuleContext, a: &SharedAccess) -> Option<String> {
+    let name = a.function.as_deref()?;
+    let f = ctx.facts.kernel(name)?;
+    if ctx.facts.launches.iter().any(|l| l.kernel == name) {
+        return None;
+    }
+    let defaults: Vec<String> = f
+        .template_params
+        .iter()
+        .filter(|p| !p.is_type)
+        .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
+        .collect();
+    (!defaults.is_empty()).then(|| defaults.join(", "))
 }
 
 /// Whether the function around `a` uses `threadIdx.y` or `threadIdx.z`: its blocks may
@@ -809,6 +867,49 @@ __global__ void flat(float* out) {
     __shared__ float s[4096];
     out[threadIdx.x] = s[2 * threadIdx.x];
                     // ^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn template_arguments_bound_at_the_launch() {
+        // `pad<1>` pads the rows, so the column read of the launched instantiation is
+        // conflict-free although the default `OFFSET = 0` would make it 32-way; `bare<0>`
+        // undoes its padded default and conflicts.
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 0>
+__global__ void pad(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+}
+template <int ROWS, int OFFSET = 1>
+__global__ void bare(float* out) {
+    __shared__ float s[ROWS][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][OFFSET];
+                    // ^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in the instantiation the file launches: `ROWS = 32, OFFSET = 0`)
+}
+void launch(float* out) {
+    constexpr int R = 32;
+    pad<1><<<1, 32>>>(out);
+    bare<R, 0><<<1, 32>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn template_defaults_are_said_without_a_launch() {
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 0>
+__global__ void k(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+                    // ^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`)
 }
 "#,
         );
