@@ -183,13 +183,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     a.range.start >= start
                         && a.range.start < next_barrier
                         && matches!(a.kind, AccessKind::Load | AccessKind::LoadStore)
-                        && copies.iter().any(|(c, array, index, subset)| {
-                            c.call.range.end <= w.call.range.start
-                                && (a.array == *array || a.root == *array)
-                                && (*subset
-                                    || (squash(&a.index_texts.join("][")) != *index
-                                        && !reads_own_copy(ctx, c, a)))
-                        })
+                        && reads_others_copy(ctx, &copies, w, a)
                 });
             let Some(read) = read else {
                 continue;
@@ -222,6 +216,43 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
     }
+}
+
+/// Whether read `a` after wait `w` may read bytes another thread copied: some copy
+/// before the wait writes its array, and no such copy is this thread's own for the read
+/// (the same index, or every lane's read inside its own copy's bytes). A copy made by a
+/// subset of the threads is the reader's own only when the read sits under the same
+/// condition.
+fn reads_others_copy(
+    ctx: &RuleContext,
+    copies: &[(&Op, String, String, bool)],
+    w: &Op,
+    a: &SharedAccess,
+) -> bool {
+    let index = squash(&a.index_texts.join("]["));
+    let mut relevant = copies.iter().filter(|(c, array, ..)| {
+        c.call.range.end <= w.call.range.start && (a.array == *array || a.root == *array)
+    });
+    let Some(first) = relevant.next() else {
+        return false;
+    };
+    let own = |(c, _, copied, subset): &(&Op, String, String, bool)| {
+        (!*subset || same_guard(ctx, c, a))
+            && ((index == *copied && !index.is_empty()) || reads_own_copy(ctx, c, a))
+    };
+    !(own(first) || relevant.any(own))
+}
+
+/// Whether read `a` sits under the thread-dependent condition that guards copy `c`: in
+/// the same branch, or in one with the same condition.
+fn same_guard(ctx: &RuleContext, c: &Op, a: &SharedAccess) -> bool {
+    let (Some((copy_range, copy_cond)), Some((read_range, read_cond))) = (
+        thread_dependent_branch(ctx, c.call.range.start),
+        thread_dependent_branch(ctx, a.range.start),
+    ) else {
+        return false;
+    };
+    copy_range == read_range || squash(&copy_cond) == squash(&read_cond)
 }
 
 /// Whether every lane of warp 0 reads bytes that its own copy wrote: the read's byte
@@ -346,6 +377,66 @@ __global__ void own_vector(const float* g, float* out) {
     __pipeline_commit();
     __pipeline_wait_prior(0);
     out[tid] = tile[4 * tid + 3];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn own_element_pipelines_stay_silent() {
+        // Each thread reads back exactly what one of its own copies wrote: under the same
+        // guard, or from the second of its two copies.
+        check(
+            RULE,
+            r#"
+__global__ void guarded(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    if (tid < 64)
+        out[tid] = tile[4 * tid + 2];
+}
+__global__ void two_copies(const float* g, float* out) {
+    __shared__ float tile[512];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_memcpy_async(&tile[tid + 256], &g[tid + 256], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[tid] = tile[256 + tid];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_neighbours_element_still_needs_the_barrier() {
+        check(
+            RULE,
+            r#"
+__global__ void guarded(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible
+    if (tid < 64)
+        out[tid] = tile[4 * tid + 4];
+}
+__global__ void two_copies(const float* g, float* out) {
+    __shared__ float tile[512];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_memcpy_async(&tile[tid + 256], &g[tid + 256], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible
+    out[tid] = tile[257 + tid];
 }
 "#,
         );
