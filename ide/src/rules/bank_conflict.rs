@@ -233,8 +233,8 @@ impl<'c, 'a> Run<'c, 'a> {
         let inst = a
             .function
             .as_deref()
-            .and_then(|k| launched_instantiation(&self.ctx.facts, k));
-        let v = inst.map(|inst| (instantiated_offset(&self.ctx.facts, a, &inst), inst));
+            .and_then(|k| launched_instantiation(self.ctx.facts, k));
+        let v = inst.map(|inst| (instantiated_offset(self.ctx.facts, a, &inst), inst));
         self.instances.borrow_mut().insert(i, v.clone());
         v
     }
