@@ -109,6 +109,9 @@ pub struct BankAnalysis {
     /// The template arguments of the kernel's launched instantiation the offset was
     /// evaluated with, when they differ from the defaults.
     pub instantiation: Option<Instantiation>,
+    /// The template defaults assumed (`OFFSET = 0`) when the file never launches the
+    /// kernel.
+    pub assumed_defaults: Option<String>,
     /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
     pub width: Option<u64>,
     /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
@@ -355,6 +358,23 @@ pub fn launched_instantiation(facts: &FileFacts, kernel: &str) -> Option<Instant
     (!bound.is_empty()).then_some(Instantiation { bound })
 }
 
+/// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
+/// the file never launches the kernel: the analysis then assumed the defaults.
+pub fn assumed_defaults(facts: &FileFacts, a: &SharedAccess) -> Option<String> {
+    let name = a.function.as_deref()?;
+    let f = facts.kernel(name)?;
+    if facts.launches.iter().any(|l| l.kernel == name) {
+        return None;
+    }
+    let defaults: Vec<String> = f
+        .template_params
+        .iter()
+        .filter(|p| !p.is_type)
+        .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
+        .collect();
+    (!defaults.is_empty()).then(|| defaults.join(", "))
+}
+
 /// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
 fn template_args(text: &str) -> Vec<String> {
     let inner = text.trim();
@@ -434,8 +454,12 @@ pub fn instantiated_offset(
             inst.describe()
         ));
     };
-    // The offset as lowered holds the old rows' flattening (with any vector index of a
-    // cast on top): move it to the new rows'.
+    if access.cast_type.is_none() {
+        // No vector index on top: the new rows' flattening is the whole offset.
+        return IndexExpr::binary(new, BinOp::Mul, IndexExpr::Int(elem));
+    }
+    // The offset as lowered holds the old rows' flattening with the vector index of the
+    // cast on top: move it to the new rows'.
     offset = IndexExpr::binary(
         offset,
         BinOp::Add,
@@ -514,6 +538,10 @@ pub(crate) fn bank_report(
         held_loops,
         uniforms,
         copy,
+        assumed_defaults: instantiation
+            .is_none()
+            .then(|| assumed_defaults(facts, access))
+            .flatten(),
         instantiation,
         width: width_bytes,
         addresses: model.addresses.clone(),

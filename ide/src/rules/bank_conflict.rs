@@ -30,7 +30,8 @@ use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, S
 use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 use crate::reports::{
-    instantiated_offset, launched_instantiation, FxHashMap as HashMap, FxHasher, Instantiation,
+    assumed_defaults, instantiated_offset, launched_instantiation, FxHashMap as HashMap, FxHasher,
+    Instantiation,
 };
 
 pub(crate) const RULE: Rule = Rule {
@@ -317,7 +318,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 inst.describe()
             ));
         }
-        if let Some(defaults) = assumed_defaults(ctx, a).filter(|_| instance.is_none()) {
+        if let Some(defaults) = assumed_defaults(ctx.facts, a).filter(|_| instance.is_none()) {
             message.push_str(&format!(
                 " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
                 a.function.as_deref().unwrap_or_default()
@@ -384,23 +385,6 @@ fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
         }
     }
     shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
-}
-
-/// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
-/// the file never launches the kernel: the analysis then assumed the defaults.
-fn assumed_defaults(ctx: &RuleContext, a: &SharedAccess) -> Option<String> {
-    let name = a.function.as_deref()?;
-    let f = ctx.facts.kernel(name)?;
-    if ctx.facts.launches.iter().any(|l| l.kernel == name) {
-        return None;
-    }
-    let defaults: Vec<String> = f
-        .template_params
-        .iter()
-        .filter(|p| !p.is_type)
-        .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
-        .collect();
-    (!defaults.is_empty()).then(|| defaults.join(", "))
 }
 
 /// Whether the function around `a` uses `threadIdx.y` or `threadIdx.z`: its blocks may
