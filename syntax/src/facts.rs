@@ -1585,7 +1585,28 @@ fn call_facts<'t>(
                 },
             )
         };
+        // `CHECK(x, …)` with no `;` before `k<<<…>>>(…)`: the macro call parses as the
+        // callee and the kernel's name as an error node before the configuration.
+        let after_macro = children(call)
+            .into_iter()
+            .take_while(|c| c.kind_name() != "kernel_call_syntax")
+            .filter(|c| c.is_error())
+            .last()
+            .filter(|_| f.kind_name() == "call_expression")
+            .map(|e| squash_ws(node_text(e, text)).replace(' ', ""))
+            .filter(|t| {
+                t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            });
         let (kernel, template_args) = match f.kind_name() {
+            _ if after_macro.is_some() => {
+                let t = after_macro.unwrap_or_default();
+                match t.find('<').filter(|_| t.ends_with('>')) {
+                    Some(open) => (t[..open].to_string(), Some(t[open..].to_string())),
+                    None => (t, None),
+                }
+            }
             "template_function" => (
                 f.field("name")
                     .map(|n| node_text(n, text).to_string())

@@ -922,13 +922,18 @@ void launch(float* out) {
 
     #[test]
     fn block_shape_from_a_launch_after_macro_statements() {
-        // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;`: the launch's block
-        // is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over
+        // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;` or before the launch:
+        // the launch's block is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over
         // the warp).
         check(
             RULE,
             r#"
 __global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[1] = tile[threadIdx.x][threadIdx.y];
+          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
+}
+__global__ void k2(float* out) {
     __shared__ float tile[16][16];
     out[1] = tile[threadIdx.x][threadIdx.y];
           // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
@@ -939,6 +944,8 @@ void launch(float* out, int M) {
     constexpr int BX = 16;
     dim3 block(BX, BX);
     k<<<1, block>>>(out);
+    CHECK(out, M)
+    k2<<<1, block>>>(out);
 }
 "#,
         );
