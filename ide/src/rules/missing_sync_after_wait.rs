@@ -238,9 +238,53 @@ fn reads_others_copy(
     };
     let own = |(c, _, copied, subset): &(&Op, String, String, bool)| {
         (!*subset || same_guard(ctx, c, a))
-            && ((index == *copied && !index.is_empty()) || reads_own_copy(ctx, c, a))
+            && ((index == *copied && !index.is_empty())
+                || reads_own_copy(ctx, c, a)
+                || inside_own_copy(ctx, c, copied, &index, a))
     };
     !(own(first) || relevant.any(own))
+}
+
+/// Whether the read index `index` is the copy's own index `copied` plus a constant that
+/// keeps the read inside the copy's bytes: `smem + 4 * tid` copied with 16 bytes, read as
+/// `smem[4 * tid + 3]` (a destination written as pointer arithmetic has no access of its
+/// own to compare lane addresses with).
+fn inside_own_copy(ctx: &RuleContext, c: &Op, copied: &str, index: &str, a: &SharedAccess) -> bool {
+    if copied.is_empty() {
+        return false;
+    }
+    let Some(rest) = index.strip_prefix(copied) else {
+        return false;
+    };
+    let Some(k) = rest
+        .strip_prefix('+')
+        .and_then(|k| k.parse::<i64>().ok())
+        .filter(|k| *k >= 0)
+    else {
+        return false;
+    };
+    let (Some(elem), Some(width)) = (a.element_size, a.width) else {
+        return false;
+    };
+    let Some(size) = copy_size(ctx, c) else {
+        return false;
+    };
+    let (Ok(elem), Ok(width)) = (i64::try_from(elem), i64::try_from(width)) else {
+        return false;
+    };
+    k * elem + width <= size
+}
+
+/// The bytes copy `c` moves: its third argument folded, or the `N` of
+/// `cuda::aligned_size_t<N>(…)`.
+fn copy_size(ctx: &RuleContext, c: &Op) -> Option<i64> {
+    let arg = squash(c.call.args.get(2)?);
+    if let Some(v) = ctx.facts.fold_text(&arg, c.call.range.start) {
+        return Some(v);
+    }
+    let inner = arg.split("aligned_size_t<").nth(1)?;
+    ctx.facts
+        .fold_text(&inner[..inner.find('>')?], c.call.range.start)
 }
 
 /// Whether read `a` sits under the thread-dependent condition that guards copy `c`: in
@@ -407,6 +451,41 @@ __global__ void two_copies(const float* g, float* out) {
     __pipeline_commit();
     __pipeline_wait_prior(0);
     out[tid] = tile[256 + tid];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn own_bytes_of_a_pointer_destination_stay_silent() {
+        // The destination is pointer arithmetic; the read stays inside the 16 bytes this
+        // thread copied. Reading past them (`+ 4`) is another thread's element.
+        check(
+            RULE,
+            r#"
+#include <cuda/pipeline>
+__global__ void own(const float* g, float* out) {
+    __shared__ __align__(16) float tile[1024];
+    int tid = threadIdx.x;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(tile + 4 * tid, g + 4 * tid, cuda::aligned_size_t<16>(16), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    out[tid] = tile[4 * tid + 3];
+    pipe.consumer_release();
+}
+__global__ void other(const float* g, float* out) {
+    __shared__ __align__(16) float tile[1024];
+    int tid = threadIdx.x;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(tile + 4 * tid, g + 4 * tid, cuda::aligned_size_t<16>(16), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+ // ^^^^^^^^^^^^^^^^^^^^ warning: `pipe.consumer_wait()` makes only this thread's own copies visible
+    out[tid] = tile[4 * tid + 4];
+    pipe.consumer_release();
 }
 "#,
         );
