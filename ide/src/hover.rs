@@ -722,10 +722,7 @@ fn access_hover(
         ));
     }
     if let Some(inst) = &bank.instantiation {
-        md.push_str(&format!(
-            "In the instantiation the file launches: `{}`.\n\n",
-            inst.describe()
-        ));
+        md.push_str(&format!("In {}.\n\n", inst.phrase()));
     }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));

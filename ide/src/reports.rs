@@ -319,43 +319,85 @@ pub(crate) fn occupancy_for(
 /// differ from the defaults the kernel's own text folds to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instantiation {
-    /// The bound parameters and their values, in parameter order.
+    /// The bound parameters and their values, in parameter order; empty for the
+    /// defaults.
     pub bound: Vec<(String, i64)>,
+    /// How many different instantiations of the kernel the file launches.
+    pub of: usize,
 }
 
 impl Instantiation {
-    /// `OFFSET = 4, BK = 16`.
+    /// `` `OFFSET = 4, BK = 16` ``, or `the template defaults`.
     pub fn describe(&self) -> String {
-        self.bound
+        if self.bound.is_empty() {
+            return "the template defaults".to_string();
+        }
+        let b = self
+            .bound
             .iter()
             .map(|(n, v)| format!("{n} = {v}"))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        format!("`{b}`")
+    }
+
+    /// Where a finding or a hover names the instantiation: `the instantiation the file
+    /// launches: `OFFSET = 4`` or `the worst of the 2 instantiations the file launches:
+    /// the template defaults`.
+    pub fn phrase(&self) -> String {
+        if self.of > 1 {
+            format!(
+                "the worst of the {} instantiations the file launches: {}",
+                self.of,
+                self.describe()
+            )
+        } else {
+            format!("the instantiation the file launches: {}", self.describe())
+        }
     }
 }
 
-/// The instantiation of `kernel` that its first launch in the file makes, when that
-/// launch's template arguments fold to values other than the defaults.
-pub fn launched_instantiation(facts: &FileFacts, kernel: &str) -> Option<Instantiation> {
-    let f = facts.kernel(kernel)?;
+/// The instantiations of `kernel` that the file's launches make, in launch order, each
+/// once: the template arguments folded at each launch, kept where they differ from the
+/// defaults. Empty when the kernel has no template parameters, or every launch uses the
+/// defaults.
+pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantiation> {
+    let Some(f) = facts.kernel(kernel) else {
+        return Vec::new();
+    };
     if f.template_params.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let launch = facts.launches.iter().find(|l| l.kernel == kernel)?;
-    let args = template_args(launch.template_args.as_deref()?);
-    let mut bound = Vec::new();
-    for (p, a) in f.template_params.iter().zip(&args) {
-        if p.is_type {
-            continue;
+    let mut out: Vec<Vec<(String, i64)>> = Vec::new();
+    for launch in facts.launches.iter().filter(|l| l.kernel == kernel) {
+        let args = launch
+            .template_args
+            .as_deref()
+            .map(template_args)
+            .unwrap_or_default();
+        let mut bound = Vec::new();
+        for (p, a) in f.template_params.iter().zip(&args) {
+            if p.is_type {
+                continue;
+            }
+            let Some(v) = facts.fold_text(a, launch.range.start) else {
+                continue;
+            };
+            if p.default_value != Some(v) {
+                bound.push((p.name.clone(), v));
+            }
         }
-        let Some(v) = facts.fold_text(a, launch.range.start) else {
-            continue;
-        };
-        if p.default_value != Some(v) {
-            bound.push((p.name.clone(), v));
+        if !out.contains(&bound) {
+            out.push(bound);
         }
     }
-    (!bound.is_empty()).then_some(Instantiation { bound })
+    if out.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    let of = out.len();
+    out.into_iter()
+        .map(|bound| Instantiation { bound, of })
+        .collect()
 }
 
 /// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
@@ -472,19 +514,12 @@ pub fn instantiated_offset(
     offset
 }
 
-/// The byte offset the bank model runs for `access`: as lowered, or in the instantiation
-/// of its kernel that the file launches.
-pub(crate) fn modelled_offset(
-    facts: &FileFacts,
-    access: &SharedAccess,
-) -> (IndexExpr, Option<Instantiation>) {
-    match access
-        .function
-        .as_deref()
-        .and_then(|k| launched_instantiation(facts, k))
-    {
-        Some(inst) => (instantiated_offset(facts, access, &inst), Some(inst)),
-        None => (access.byte_offset.clone(), None),
+/// The byte offset of `access` in `inst` (as lowered for the defaults).
+pub fn offset_in(facts: &FileFacts, access: &SharedAccess, inst: &Instantiation) -> IndexExpr {
+    if inst.bound.is_empty() {
+        access.byte_offset.clone()
+    } else {
+        instantiated_offset(facts, access, inst)
     }
 }
 
@@ -513,15 +548,35 @@ pub(crate) fn bank_report(
             copy = Some(callee);
         }
     }
-    let (offset, instantiation) = modelled_offset(facts, access);
-    let model = analysis.cache.bank(
-        &offset,
-        BankShape {
-            width: width_bytes,
-            kind,
-            block,
-        },
-    );
+    let shape = BankShape {
+        width: width_bytes,
+        kind,
+        block,
+    };
+    // Each instantiation the file launches; the worst conflict stands (the first on a
+    // tie), as in the `bank-conflict` rule.
+    let mut instantiation = None;
+    let mut model = None;
+    let instances = access
+        .function
+        .as_deref()
+        .map(|k| launched_instantiations(facts, k))
+        .unwrap_or_default();
+    for inst in instances {
+        let m = analysis.cache.bank(&offset_in(facts, access, &inst), shape);
+        let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
+        if model
+            .as_deref()
+            .is_none_or(|best| degree(&m) > degree(best))
+        {
+            model = Some(m);
+            instantiation = Some(inst);
+        }
+    }
+    let model = match model {
+        Some(m) => m,
+        None => analysis.cache.bank(&access.byte_offset, shape),
+    };
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),

@@ -30,7 +30,7 @@ use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, S
 use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 use crate::reports::{
-    assumed_defaults, instantiated_offset, launched_instantiation, FxHashMap as HashMap, FxHasher,
+    assumed_defaults, launched_instantiations, offset_in, FxHashMap as HashMap, FxHasher,
     Instantiation,
 };
 
@@ -226,16 +226,31 @@ impl<'c, 'a> Run<'c, 'a> {
     }
 
     /// The byte offset of access `i` (`a`) in the instantiation of its kernel that the
-    /// file launches, when that binds template arguments other than the defaults.
-    fn instantiated(&self, i: usize, a: &SharedAccess) -> Option<(IndexExpr, Instantiation)> {
+    /// file launches with the worst conflict under `shape` (the first on a tie, as the
+    /// hover's model picks), when the file launches other than the template defaults.
+    fn instantiated(
+        &self,
+        i: usize,
+        a: &SharedAccess,
+        shape: Shape,
+    ) -> Option<(IndexExpr, Instantiation)> {
         if let Some(v) = self.instances.borrow().get(&i) {
             return v.clone();
         }
-        let inst = a
+        let instances = a
             .function
             .as_deref()
-            .and_then(|k| launched_instantiation(self.ctx.facts, k));
-        let v = inst.map(|inst| (instantiated_offset(self.ctx.facts, a, &inst), inst));
+            .map(|k| launched_instantiations(self.ctx.facts, k))
+            .unwrap_or_default();
+        let mut best: Option<(IndexExpr, Instantiation, u32)> = None;
+        for inst in instances {
+            let offset = offset_in(self.ctx.facts, a, &inst);
+            let degree = self.costs.cost(a, &offset, shape).map_or(0, |c| c.degree);
+            if best.as_ref().is_none_or(|(.., d)| degree > *d) {
+                best = Some((offset, inst, degree));
+            }
+        }
+        let v = best.map(|(o, inst, _)| (o, inst));
         self.instances.borrow_mut().insert(i, v.clone());
         v
     }
@@ -247,7 +262,7 @@ impl<'c, 'a> Run<'c, 'a> {
             return *c;
         }
         let a = &all[i];
-        let c = match self.instantiated(i, a) {
+        let c = match self.instantiated(i, a, shape) {
             Some((offset, _)) => self.costs.cost(a, &offset, shape),
             None => self.costs.cost(a, &a.byte_offset, shape),
         };
@@ -287,7 +302,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
         // the conflict must hold for those shapes too.
         let unknown_shape = shape.0 == [None; 3];
-        let instance = run.instantiated(i, a);
+        let instance = run.instantiated(i, a, shape);
         let offset = instance.as_ref().map_or(&a.byte_offset, |(o, _)| o);
         if unknown_shape && (mentions_rows(offset) || two_dimensional(ctx, a)) {
             let holds = [16, 8, 4].iter().all(|&bx| {
@@ -313,10 +328,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
         );
         if let Some((_, inst)) = &instance {
-            message.push_str(&format!(
-                " (in the instantiation the file launches: `{}`)",
-                inst.describe()
-            ));
+            message.push_str(&format!(" (in {})", inst.phrase()));
         }
         if let Some(defaults) = assumed_defaults(ctx.facts, a).filter(|_| instance.is_none()) {
             message.push_str(&format!(
@@ -338,7 +350,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         };
         let mut fixes = Vec::new();
         // The padding is worked out on the rows as written, not the instantiation's.
-        let pad = if instance.is_some() {
+        let pad = if instance.as_ref().is_some_and(|(_, i)| !i.bound.is_empty()) {
             Padding::None
         } else {
             padding(&run, i, accesses, shape)
@@ -879,6 +891,27 @@ void launch(float* out) {
     constexpr int R = 32;
     pad<1><<<1, 32>>>(out);
     bare<R, 0><<<1, 32>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn the_worst_launched_instantiation_is_reported() {
+        // Launched padded and unpadded: the unpadded instantiation conflicts, and the
+        // finding says which one it is.
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 1>
+__global__ void k(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+                    // ^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in the worst of the 2 instantiations the file launches: `OFFSET = 0`)
+}
+void launch(float* out) {
+    k<<<1, 32>>>(out);
+    k<0><<<1, 32>>>(out);
 }
 "#,
         );
