@@ -716,6 +716,14 @@ fn access_hover(
         (None, kernaut_syntax::AccessKind::AddressOf) => md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n"),
         _ => {}
     }
+    if let Some(defaults) = &bank.assumed_defaults {
+        md.push_str(&format!(
+            "Template defaults assumed: `{defaults}` (no launch in the file instantiates the kernel).\n\n"
+        ));
+    }
+    if let Some(inst) = &bank.instantiation {
+        md.push_str(&format!("In {}.\n\n", inst.phrase()));
+    }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));
     }

@@ -12,7 +12,7 @@ use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
 use kernaut_gpu::expr::WarpContext;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::{Arch, ArchLimits};
-use kernaut_syntax::{AccessKind, Function, IndexExpr, SharedAccess, TextRange};
+use kernaut_syntax::{AccessKind, BinOp, FileFacts, Function, IndexExpr, SharedAccess, TextRange};
 
 use crate::analysis::Analysis;
 use crate::lower::lower_index;
@@ -106,6 +106,12 @@ pub struct BankAnalysis {
     /// The asynchronous copy whose destination the access is (`__pipeline_memcpy_async`),
     /// when its size decided the width: the model then runs the copy's shared write.
     pub copy: Option<String>,
+    /// The template arguments of the kernel's launched instantiation the offset was
+    /// evaluated with, when they differ from the defaults.
+    pub instantiation: Option<Instantiation>,
+    /// The template defaults assumed (`OFFSET = 0`) when the file never launches the
+    /// kernel.
+    pub assumed_defaults: Option<String>,
     /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
     pub width: Option<u64>,
     /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
@@ -309,6 +315,214 @@ pub(crate) fn occupancy_for(
     })
 }
 
+/// The template arguments the first launch of a kernel in the file binds, where they
+/// differ from the defaults the kernel's own text folds to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instantiation {
+    /// The bound parameters and their values, in parameter order; empty for the
+    /// defaults.
+    pub bound: Vec<(String, i64)>,
+    /// How many different instantiations of the kernel the file launches.
+    pub of: usize,
+}
+
+impl Instantiation {
+    /// `` `OFFSET = 4, BK = 16` ``, or `the template defaults`.
+    pub fn describe(&self) -> String {
+        if self.bound.is_empty() {
+            return "the template defaults".to_string();
+        }
+        let b = self
+            .bound
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("`{b}`")
+    }
+
+    /// Where a finding or a hover names the instantiation: `the instantiation the file
+    /// launches: `OFFSET = 4`` or `the worst of the 2 instantiations the file launches:
+    /// the template defaults`.
+    pub fn phrase(&self) -> String {
+        if self.of > 1 {
+            format!(
+                "the worst of the {} instantiations the file launches: {}",
+                self.of,
+                self.describe()
+            )
+        } else {
+            format!("the instantiation the file launches: {}", self.describe())
+        }
+    }
+}
+
+/// The instantiations of `kernel` that the file's launches make, in launch order, each
+/// once: the template arguments folded at each launch, kept where they differ from the
+/// defaults. Empty when the kernel has no template parameters, or every launch uses the
+/// defaults.
+pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantiation> {
+    let Some(f) = facts.kernel(kernel) else {
+        return Vec::new();
+    };
+    if f.template_params.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<Vec<(String, i64)>> = Vec::new();
+    for launch in facts.launches.iter().filter(|l| l.kernel == kernel) {
+        let args = launch
+            .template_args
+            .as_deref()
+            .map(template_args)
+            .unwrap_or_default();
+        let mut bound = Vec::new();
+        for (p, a) in f.template_params.iter().zip(&args) {
+            if p.is_type {
+                continue;
+            }
+            let Some(v) = facts.fold_text(a, launch.range.start) else {
+                continue;
+            };
+            if p.default_value != Some(v) {
+                bound.push((p.name.clone(), v));
+            }
+        }
+        if !out.contains(&bound) {
+            out.push(bound);
+        }
+    }
+    if out.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    let of = out.len();
+    out.into_iter()
+        .map(|bound| Instantiation { bound, of })
+        .collect()
+}
+
+/// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
+/// the file never launches the kernel: the analysis then assumed the defaults.
+pub fn assumed_defaults(facts: &FileFacts, a: &SharedAccess) -> Option<String> {
+    let name = a.function.as_deref()?;
+    let f = facts.kernel(name)?;
+    if facts.launches.iter().any(|l| l.kernel == name) {
+        return None;
+    }
+    let defaults: Vec<String> = f
+        .template_params
+        .iter()
+        .filter(|p| !p.is_type)
+        .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
+        .collect();
+    (!defaults.is_empty()).then(|| defaults.join(", "))
+}
+
+/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
+fn template_args(text: &str) -> Vec<String> {
+    let inner = text.trim();
+    let inner = inner.strip_prefix('<').unwrap_or(inner);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The byte offset of `access` in the instantiation `inst`: its constants folded again
+/// with the bound template arguments, and the rows of its array re-laid out where the
+/// dimensions depend on them (`s[BK][BM + OFFSET]`).
+pub fn instantiated_offset(
+    facts: &FileFacts,
+    access: &SharedAccess,
+    inst: &Instantiation,
+) -> IndexExpr {
+    let at = access.range.start;
+    let refold = |t: &str| facts.fold_text_with(t, at, &inst.bound);
+    let mut offset = access.byte_offset.rebind(&refold);
+    let Some(decl) = facts
+        .shared_named(&access.array, at)
+        .filter(|_| access.root == access.array)
+    else {
+        return offset;
+    };
+    let dims: Vec<Option<u64>> = decl
+        .dims_text
+        .iter()
+        .map(|t| {
+            facts
+                .fold_text_with(t, decl.range.start, &inst.bound)
+                .and_then(|v| u64::try_from(v).ok())
+        })
+        .collect();
+    if dims == decl.dims || access.indices.len() != dims.len() {
+        return offset;
+    }
+    let indices: Vec<IndexExpr> = access.indices.iter().map(|i| i.rebind(&refold)).collect();
+    let linear = |dims: &[Option<u64>]| -> Option<IndexExpr> {
+        let mut lin = IndexExpr::Int(0);
+        for (k, i) in indices.iter().enumerate() {
+            if k > 0 {
+                let d = i64::try_from((*dims.get(k)?)?).ok()?;
+                lin = IndexExpr::binary(lin, BinOp::Mul, IndexExpr::Int(d));
+            }
+            lin = IndexExpr::binary(lin, BinOp::Add, i.clone());
+        }
+        Some(lin)
+    };
+    let (Some(new), Some(old), Some(elem)) = (
+        linear(&dims),
+        linear(&decl.dims),
+        access.element_size.and_then(|e| i64::try_from(e).ok()),
+    ) else {
+        return IndexExpr::Unknown(format!(
+            "the dimensions of `{}` with {} are not known",
+            access.array,
+            inst.describe()
+        ));
+    };
+    if access.cast_type.is_none() {
+        // No vector index on top: the new rows' flattening is the whole offset.
+        return IndexExpr::binary(new, BinOp::Mul, IndexExpr::Int(elem));
+    }
+    // The offset as lowered holds the old rows' flattening with the vector index of the
+    // cast on top: move it to the new rows'.
+    offset = IndexExpr::binary(
+        offset,
+        BinOp::Add,
+        IndexExpr::binary(
+            IndexExpr::binary(new, BinOp::Sub, old),
+            BinOp::Mul,
+            IndexExpr::Int(elem),
+        ),
+    );
+    offset
+}
+
+/// The byte offset of `access` in `inst` (as lowered for the defaults).
+pub fn offset_in(facts: &FileFacts, access: &SharedAccess, inst: &Instantiation) -> IndexExpr {
+    if inst.bound.is_empty() {
+        access.byte_offset.clone()
+    } else {
+        instantiated_offset(facts, access, inst)
+    }
+}
+
 /// Values tried for the uniforms of an index; the report stands only if they all agree.
 const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
 
@@ -334,14 +548,35 @@ pub(crate) fn bank_report(
             copy = Some(callee);
         }
     }
-    let model = analysis.cache.bank(
-        &access.byte_offset,
-        BankShape {
-            width: width_bytes,
-            kind,
-            block,
-        },
-    );
+    let shape = BankShape {
+        width: width_bytes,
+        kind,
+        block,
+    };
+    // Each instantiation the file launches; the worst conflict stands (the first on a
+    // tie), as in the `bank-conflict` rule.
+    let mut instantiation = None;
+    let mut model = None;
+    let instances = access
+        .function
+        .as_deref()
+        .map(|k| launched_instantiations(facts, k))
+        .unwrap_or_default();
+    for inst in instances {
+        let m = analysis.cache.bank(&offset_in(facts, access, &inst), shape);
+        let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
+        if model
+            .as_deref()
+            .is_none_or(|best| degree(&m) > degree(best))
+        {
+            model = Some(m);
+            instantiation = Some(inst);
+        }
+    }
+    let model = match model {
+        Some(m) => m,
+        None => analysis.cache.bank(&access.byte_offset, shape),
+    };
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),
@@ -358,6 +593,11 @@ pub(crate) fn bank_report(
         held_loops,
         uniforms,
         copy,
+        assumed_defaults: instantiation
+            .is_none()
+            .then(|| assumed_defaults(facts, access))
+            .flatten(),
+        instantiation,
         width: width_bytes,
         addresses: model.addresses.clone(),
         result: match &model.result {

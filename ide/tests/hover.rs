@@ -654,6 +654,102 @@ void run(float* out) { k<<<8, 256, 256 * sizeof(float)>>>(out); }
 // __shared__ accesses.
 
 #[test]
+fn access_in_the_launched_instantiation() {
+    check_hover(
+        r#"
+//- /t.cu
+template <int OFFSET = 0>
+__global__ void k(float* out) {
+    __shared__ float tile[32][32 + OFFSET];
+    out[threadIdx.x] = tile[threadIdx.x][0$0];
+}
+void launch(float* out) { k<1><<<1, 32>>>(out); }
+"#,
+        expect![[r#"
+            shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
+            ---
+            **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 32×1×1 block (from the launch at line 6)
+
+            In the instantiation the file launches: `OFFSET = 1`.
+
+            Byte offset: `threadIdx.x * 33 * 4`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn template_defaults_assumed_without_a_launch() {
+    check_hover(
+        r#"
+//- /t.cu
+template <int OFFSET = 0>
+__global__ void k(float* out) {
+    __shared__ float tile[32][32 + OFFSET];
+    out[threadIdx.x] = tile[threadIdx.x][0$0];
+}
+"#,
+        expect![[r#"
+            shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
+            ---
+            **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Template defaults assumed: `OFFSET = 0` (no launch in the file instantiates the kernel).
+
+            Byte offset: `threadIdx.x * 32 * 4`
+
+            **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn store_through_a_vector_macro() {
+    check_hover(
+        r#"
+//- /t.cu
+#define FLOAT4(v) (reinterpret_cast<float4 *>(&(v))[0])
+__global__ void k(const float* in) {
+    __shared__ float s[1024];
+    FLOAT4(s[4 * threadIdx.x$0]) = FLOAT4(in[4 * threadIdx.x]);
+}
+void launch(const float* in) { k<<<1, 128>>>(in); }
+"#,
+        expect![[r#"
+            shared-access `s[4 * threadIdx.x]` at `s[4 * threadIdx.x]`
+            ---
+            **shared store `s[4 * threadIdx.x]`** · 16 B per lane · warp 0 of a 128×1×1 block (from the launch at line 6)
+
+            Byte offset: `4 * threadIdx.x * 4`
+
+            **conflict-free**: 4 wavefronts per request (32 active lanes, 128 distinct words, resolved in groups of 8 lanes); 4 is the minimum for 16-byte accesses.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            ```
+        "#]],
+    );
+}
+
+#[test]
 fn naive_transpose_column_read_is_a_32_way_conflict() {
     check_hover(
         r#"

@@ -198,6 +198,33 @@ impl IndexExpr {
         }
     }
 
+    /// The expression with each constant folded again by `refold` (its name, or the
+    /// text it was folded from); a constant `refold` does not answer keeps its value.
+    /// Template parameters bound at a launch change the constants derived from them.
+    pub fn rebind(&self, refold: &dyn Fn(&str) -> Option<i64>) -> IndexExpr {
+        match self {
+            IndexExpr::Const { name, value } => IndexExpr::Const {
+                name: name.clone(),
+                value: refold(name).unwrap_or(*value),
+            },
+            IndexExpr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+            } => IndexExpr::LoopVar {
+                name: name.clone(),
+                start: Box::new(start.rebind(refold)),
+                end: *end,
+                step: *step,
+            },
+            IndexExpr::Binary(a, op, b) => {
+                IndexExpr::Binary(Box::new(a.rebind(refold)), *op, Box::new(b.rebind(refold)))
+            }
+            other => other.clone(),
+        }
+    }
+
     /// Evaluates the expression, asking `leaf` for the value of every thread index,
     /// block dimension, lane, loop variable and uniform (constants evaluate to their
     /// value). Returns `None` when `leaf` does, on unknowns, and on overflow.
@@ -368,6 +395,9 @@ struct LowerMemo<'a> {
     /// The header of each `for` statement asked about ([`for_header`] over its own
     /// variable), by node id.
     for_headers: HashMap<usize, Rc<Option<ForHeader<'a>>>>,
+    /// The vector type each function-like macro of the file reinterprets its argument
+    /// as ([`vector_macros`]), read from the text once asked for.
+    vector_macros: Option<Rc<HashMap<String, String>>>,
 }
 
 /// How many ancestor chains a [`Lowerer`] keeps (the names of one index share one).
@@ -381,6 +411,21 @@ impl<'a> Lowerer<'a> {
             tree,
             memo: RefCell::default(),
         }
+    }
+
+    /// The vector type the file's function-like macro `name` reinterprets its argument
+    /// as, when its body is `reinterpret_cast<T*>(&(v))[0]` or the like.
+    fn vector_macro(&self, name: &str) -> Option<String> {
+        if !self.facts.defines_macro(name) {
+            return None;
+        }
+        let table = self
+            .memo
+            .borrow_mut()
+            .vector_macros
+            .get_or_insert_with(|| Rc::new(vector_macros(self.text)))
+            .clone();
+        table.get(name).cloned()
     }
 
     /// `tree.ancestors(node)`, remembered for the last few nodes.
@@ -1062,10 +1107,23 @@ impl SourceFile {
             BinOp::Add,
             IndexExpr::binary(linear, BinOp::Mul, esize),
         );
-        let width = match &cast_type {
+        let mut width = match &cast_type {
             Some(t) => type_size(&strip_template_args(t)),
             None => element_size,
         };
+        let mut kind = access_kind(above, node, text);
+        // `FLOAT4(tile[i][j])` with `#define FLOAT4(v) (reinterpret_cast<float4*>(&(v))[0])`:
+        // the macro expanded, one vector access of the element's address, a store when the
+        // call is assigned to.
+        if cast_type.is_none() {
+            if let Some((ty, call, call_above)) = macro_call_of(node, above, low) {
+                if let Some(w) = type_size(&strip_template_args(&ty)) {
+                    width = Some(w);
+                    cast_type = Some(ty);
+                    kind = access_kind(call_above, call, text);
+                }
+            }
+        }
         if let (Some(extra), Some(w)) = (outer_extra, width) {
             // `extra` is the index of `node` itself, the one link of its chain.
             if let Some(list) = node.field("indices") {
@@ -1080,7 +1138,6 @@ impl SourceFile {
                 IndexExpr::binary(e, BinOp::Mul, IndexExpr::Int(w as i64)),
             );
         }
-        let kind = access_kind(above, node, text);
         Some(SharedAccess::new(
             node.byte_range(),
             AccessData {
@@ -1100,6 +1157,173 @@ impl SourceFile {
             },
         ))
     }
+}
+
+/// The function-like macro call whose one argument is subscript `node` (ancestors `above`,
+/// nearest first), when the macro is one of the file's vector macros: its vector type, the
+/// call node and the call's ancestors.
+fn macro_call_of<'a, 'b>(
+    node: Node<'a>,
+    above: &'b [Node<'a>],
+    low: &Lowerer<'a>,
+) -> Option<(String, Node<'a>, &'b [Node<'a>])> {
+    let mut i = 0;
+    while above.get(i)?.kind_name() == "parenthesized_expression" {
+        i += 1;
+    }
+    let list = above.get(i)?;
+    let call = above.get(i + 1)?;
+    if list.kind_name() != "argument_list"
+        || call.kind_name() != "call_expression"
+        || named_children(*list).len() != 1
+        || !list.byte_range().contains(&node.start_byte())
+    {
+        return None;
+    }
+    let f = call.field("function")?;
+    if f.kind_name() != "identifier" {
+        return None;
+    }
+    let ty = low.vector_macro(node_text(f, low.text))?;
+    Some((ty, *call, &above[i + 2..]))
+}
+
+/// The file's function-like macros of one parameter whose body reinterprets the
+/// parameter's address as a vector and dereferences it, by name, with the vector type:
+/// `#define FLOAT4(v) (reinterpret_cast<float4 *>(&(v))[0])`, `*(float2*)(&(v))`.
+pub(crate) fn vector_macros(text: &str) -> HashMap<String, String> {
+    let mut out = HashMap::default();
+    for at in memchr::memmem::find_iter(text.as_bytes(), b"define") {
+        let before = text[..at].trim_end_matches([' ', '\t']);
+        if !before.ends_with('#') {
+            continue;
+        }
+        let line_start = before.len() - 1;
+        if !text[..line_start].trim_end_matches([' ', '\t']).is_empty()
+            && !text[..line_start]
+                .trim_end_matches([' ', '\t'])
+                .ends_with('\n')
+        {
+            continue;
+        }
+        let rest = &text[at + "define".len()..];
+        let rest = rest.trim_start_matches([' ', '\t']);
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(after) = rest[name.len()..].strip_prefix('(') else {
+            continue;
+        };
+        let Some(close) = after.find(')') else {
+            continue;
+        };
+        let param = after[..close].trim();
+        if name.is_empty()
+            || param.is_empty()
+            || !param.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        // The body, joined over `\` continuations.
+        let mut body = String::new();
+        for line in after[close + 1..].lines() {
+            match line.strip_suffix('\\') {
+                Some(l) => body.push_str(l),
+                None => {
+                    body.push_str(line);
+                    break;
+                }
+            }
+        }
+        if let Some(ty) = vector_body(&body, param) {
+            out.insert(name, ty);
+        }
+    }
+    out
+}
+
+/// The vector type of a macro body that dereferences `param`'s address cast to `T*`
+/// (`reinterpret_cast<T*>(&(p))[0]`, `*reinterpret_cast<T*>(&p)`, `((T*)&(p))[0]`,
+/// `*(T*)(&(p))`).
+fn vector_body(body: &str, param: &str) -> Option<String> {
+    let s: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    if s.contains("//") || s.contains("/*") {
+        return None;
+    }
+    let mut s = s;
+    for (from, to) in [
+        (format!("(&({param}))"), "@"),
+        (format!("&({param})"), "@"),
+        (format!("(&{param})"), "@"),
+    ] {
+        s = s.replace(&from, to);
+    }
+    if !s.contains('@') {
+        // `&p` with nothing after the name but the cast's closing.
+        let from = format!("&{param}");
+        let ok = s.match_indices(&from).all(|(i, _)| {
+            !s[i + from.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        });
+        if !ok {
+            return None;
+        }
+        s = s.replace(&from, "@");
+    }
+    if s.matches('@').count() != 1 || has_word(&s, param) {
+        return None;
+    }
+    let s = strip_parens(&s);
+    let cast = if let Some(r) = s.strip_prefix('*') {
+        strip_parens(r)
+    } else {
+        strip_parens(s.strip_suffix("[0]")?)
+    };
+    let cast = cast.strip_suffix('@')?;
+    let inner = if let Some(r) = cast.strip_prefix("reinterpret_cast<") {
+        r.strip_suffix('>')?
+    } else {
+        cast.strip_prefix('(')?.strip_suffix(')')?
+    };
+    let ty = inner.strip_suffix('*')?;
+    let ty = ty.strip_prefix("const").unwrap_or(ty);
+    if ty.is_empty() || ty.contains(['*', '(', ')', '&', '[']) {
+        return None;
+    }
+    Some(ty.to_string())
+}
+
+/// Whether identifier `w` occurs in `s` as a whole word.
+fn has_word(s: &str, w: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    s.match_indices(w)
+        .any(|(i, _)| !s[..i].ends_with(ident) && !s[i + w.len()..].starts_with(ident))
+}
+
+/// `s` without parentheses around all of it.
+fn strip_parens(mut s: &str) -> &str {
+    while s.starts_with('(') && s.ends_with(')') {
+        let mut depth = 0;
+        let mut whole = true;
+        for (i, c) in s.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 && i != s.len() - 1 {
+                        whole = false;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !whole {
+            break;
+        }
+        s = &s[1..s.len() - 1];
+    }
+    s
 }
 
 /// The type and the operand of a cast node.
@@ -1268,6 +1492,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn vector_macro_bodies() {
+        let table = super::vector_macros(
+            "#define FLOAT4(value) (reinterpret_cast<float4 *>(&(value))[0])\n\
+             #  define LDST64BITS(v) (*(float2 *)(&(v)))\n\
+             #define HALF2(a) \\\n  (((half2*)&(a))[0])\n\
+             #define INT4(x) (*reinterpret_cast<const int4*>(&x))\n\
+             #define SQ(v) ((v) * (v))\n\
+             #define SECOND(v) (reinterpret_cast<float4 *>(&(v))[1])\n\
+             #define PLUS(v) (reinterpret_cast<float4 *>(&(v) + 4)[0])\n",
+        );
+        let mut got: Vec<_> = table.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "FLOAT4=float4",
+                "HALF2=half2",
+                "INT4=int4",
+                "LDST64BITS=float2"
+            ]
+        );
     }
 
     #[test]

@@ -119,10 +119,22 @@ impl Env {
 
     /// Folds `expr` at offset `at` to an integer, if the file determines it.
     pub(crate) fn fold(&self, expr: &Expr, at: usize) -> Option<i64> {
-        self.fold_depth(expr, at, 0)
+        self.fold_depth(expr, at, 0, &[])
     }
 
-    fn fold_depth(&self, expr: &Expr, at: usize, depth: usize) -> Option<i64> {
+    /// [`Env::fold`] with the names in `bound` taking the given values (template
+    /// arguments of one instantiation).
+    pub(crate) fn fold_with(&self, expr: &Expr, at: usize, bound: &[(String, i64)]) -> Option<i64> {
+        self.fold_depth(expr, at, 0, bound)
+    }
+
+    fn fold_depth(
+        &self,
+        expr: &Expr,
+        at: usize,
+        depth: usize,
+        bound: &[(String, i64)],
+    ) -> Option<i64> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -130,11 +142,14 @@ impl Env {
         match expr {
             Expr::Int(v) => Some(*v),
             Expr::Name(n) => {
+                if let Some((_, v)) = bound.iter().find(|(b, _)| b == n) {
+                    return Some(*v);
+                }
                 let e = self.lookup(n, at)?;
-                self.fold_depth(e, at, d)
+                self.fold_depth(e, at, d, bound)
             }
             Expr::Unary(op, a) => {
-                let v = self.fold_depth(a, at, d)?;
+                let v = self.fold_depth(a, at, d, bound)?;
                 match *op {
                     "-" => v.checked_neg(),
                     "+" => Some(v),
@@ -144,25 +159,25 @@ impl Env {
                 }
             }
             Expr::Binary(a, op, b) => {
-                let l = self.fold_depth(a, at, d)?;
-                let r = self.fold_depth(b, at, d)?;
+                let l = self.fold_depth(a, at, d, bound)?;
+                let r = self.fold_depth(b, at, d, bound)?;
                 binary(l, op, r)
             }
             Expr::Cond(c, a, b) => {
-                if self.fold_depth(c, at, d)? != 0 {
-                    self.fold_depth(a, at, d)
+                if self.fold_depth(c, at, d, bound)? != 0 {
+                    self.fold_depth(a, at, d, bound)
                 } else {
-                    self.fold_depth(b, at, d)
+                    self.fold_depth(b, at, d, bound)
                 }
             }
             Expr::Cast(ty, a) => {
-                let v = self.fold_depth(a, at, d)?;
+                let v = self.fold_depth(a, at, d, bound)?;
                 (!ty.contains('*') && !ty.contains("float") && !ty.contains("double")).then_some(v)
             }
             Expr::SizeofType(ty) => type_size(ty).map(|s| s as i64),
             Expr::Call { callee, args } if args.len() == 2 => {
-                let a = self.fold_depth(&args[0], at, d)?;
-                let b = self.fold_depth(&args[1], at, d)?;
+                let a = self.fold_depth(&args[0], at, d, bound)?;
+                let b = self.fold_depth(&args[1], at, d, bound)?;
                 match callee
                     .trim_start_matches("std::")
                     .trim_start_matches("cuda::std::")

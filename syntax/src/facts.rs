@@ -443,6 +443,17 @@ impl FileFacts {
     pub fn fold_text(&self, text: &str, offset: usize) -> Option<i64> {
         self.env.fold(&from_text(text), offset)
     }
+
+    /// [`FileFacts::fold_text`] with the names in `bound` taking the given values: the
+    /// template arguments of one instantiation of a kernel.
+    pub fn fold_text_with(
+        &self,
+        text: &str,
+        offset: usize,
+        bound: &[(String, i64)],
+    ) -> Option<i64> {
+        self.env.fold_with(&from_text(text), offset, bound)
+    }
 }
 
 const QUALIFIER_KINDS: &[&str] = &[
@@ -964,7 +975,13 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                     .into_iter()
                     .filter(|c| c.kind_name() == "type_qualifier")
                     .collect();
-                let has = |q: &str| quals.iter().any(|c| node_text(*c, text).trim() == q);
+                // A statement-like macro call with no `;` before the declaration
+                // (`CHECK_SHAPE(a, M, K)\n constexpr int BM = 32;`) parses as an error
+                // that ends in the declaration's qualifier.
+                let eaten = eaten_qualifier(node, text);
+                let has = |q: &str| {
+                    eaten == Some(q) || quals.iter().any(|c| node_text(*c, text).trim() == q)
+                };
                 if has("__shared__") {
                     walk.shared.push(node);
                 }
@@ -1039,6 +1056,30 @@ pub(crate) fn declarator_name<'t>(d: Node<'t>) -> Option<Node<'t>> {
                 .iter()
                 .find(|c| c.kind_name().ends_with("declarator") || c.kind_name() == "identifier")?,
         };
+    }
+    None
+}
+
+/// The qualifier (`constexpr`, `const`) that ends the error node just before the
+/// declaration `node`: a function-like macro call without a `;` before it takes the
+/// declaration's first qualifier into the error.
+fn eaten_qualifier<'t>(node: Node, text: &'t str) -> Option<&'t str> {
+    let prev = node.prev_sibling()?;
+    if !prev.is_error()
+        || !text
+            .get(prev.end_byte()..node.start_byte())?
+            .trim()
+            .is_empty()
+    {
+        return None;
+    }
+    let mut last = prev;
+    while let Some(c) = last.child(last.child_count().checked_sub(1)?) {
+        last = c;
+        if last.kind() == "type_qualifier" {
+            let q = node_text(last, text).trim();
+            return matches!(q, "constexpr" | "const").then_some(q);
+        }
     }
     None
 }
@@ -1544,7 +1585,28 @@ fn call_facts<'t>(
                 },
             )
         };
+        // `CHECK(x, …)` with no `;` before `k<<<…>>>(…)`: the macro call parses as the
+        // callee and the kernel's name as an error node before the configuration.
+        let after_macro = children(call)
+            .into_iter()
+            .take_while(|c| c.kind_name() != "kernel_call_syntax")
+            .filter(|c| c.is_error())
+            .last()
+            .filter(|_| f.kind_name() == "call_expression")
+            .map(|e| squash_ws(node_text(e, text)).replace(' ', ""))
+            .filter(|t| {
+                t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            });
         let (kernel, template_args) = match f.kind_name() {
+            _ if after_macro.is_some() => {
+                let t = after_macro.unwrap_or_default();
+                match t.find('<').filter(|_| t.ends_with('>')) {
+                    Some(open) => (t[..open].to_string(), Some(t[open..].to_string())),
+                    None => (t, None),
+                }
+            }
             "template_function" => (
                 f.field("name")
                     .map(|n| node_text(n, text).to_string())

@@ -29,7 +29,10 @@ use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, S
 
 use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
-use crate::reports::{FxHashMap as HashMap, FxHasher};
+use crate::reports::{
+    assumed_defaults, launched_instantiations, offset_in, FxHashMap as HashMap, FxHasher,
+    Instantiation,
+};
 
 pub(crate) const RULE: Rule = Rule {
     id: "bank-conflict",
@@ -116,6 +119,8 @@ struct Run<'c, 'a> {
     relaid: RefCell<HashMap<u64, Vec<RelaidEntry>>>,
     /// The hash of each access's (indices, width, kind), by position.
     index_hashes: RefCell<HashMap<usize, u64>>,
+    /// [`Run::instantiated`] by access.
+    instances: RefCell<HashMap<usize, Option<(IndexExpr, Instantiation)>>>,
 }
 
 /// A [`Run::relaid_cost`] answer: the position of the access it was computed for, the
@@ -148,6 +153,7 @@ impl<'c, 'a> Run<'c, 'a> {
             static_bytes: RefCell::default(),
             relaid: RefCell::default(),
             index_hashes: RefCell::default(),
+            instances: RefCell::default(),
         }
     }
 
@@ -219,6 +225,36 @@ impl<'c, 'a> Run<'c, 'a> {
         c
     }
 
+    /// The byte offset of access `i` (`a`) in the instantiation of its kernel that the
+    /// file launches with the worst conflict under `shape` (the first on a tie, as the
+    /// hover's model picks), when the file launches other than the template defaults.
+    fn instantiated(
+        &self,
+        i: usize,
+        a: &SharedAccess,
+        shape: Shape,
+    ) -> Option<(IndexExpr, Instantiation)> {
+        if let Some(v) = self.instances.borrow().get(&i) {
+            return v.clone();
+        }
+        let instances = a
+            .function
+            .as_deref()
+            .map(|k| launched_instantiations(self.ctx.facts, k))
+            .unwrap_or_default();
+        let mut best: Option<(IndexExpr, Instantiation, u32)> = None;
+        for inst in instances {
+            let offset = offset_in(self.ctx.facts, a, &inst);
+            let degree = self.costs.cost(a, &offset, shape).map_or(0, |c| c.degree);
+            if best.as_ref().is_none_or(|(.., d)| degree > *d) {
+                best = Some((offset, inst, degree));
+            }
+        }
+        let v = best.map(|(o, inst, _)| (o, inst));
+        self.instances.borrow_mut().insert(i, v.clone());
+        v
+    }
+
     /// The cost of access `i` of `all` as written, under `shape`: always the block shape
     /// of its own kernel, so the index is the key.
     fn base_cost(&self, all: &[SharedAccess], i: usize, shape: Shape) -> Option<Cost> {
@@ -226,7 +262,10 @@ impl<'c, 'a> Run<'c, 'a> {
             return *c;
         }
         let a = &all[i];
-        let c = self.costs.cost(a, &a.byte_offset, shape);
+        let c = match self.instantiated(i, a, shape) {
+            Some((offset, _)) => self.costs.cost(a, &offset, shape),
+            None => self.costs.cost(a, &a.byte_offset, shape),
+        };
         self.base.borrow_mut().insert(i, c);
         c
     }
@@ -262,12 +301,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         // Without a known block shape `threadIdx.x` is taken to span the warp; when the
         // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
         // the conflict must hold for those shapes too.
-        if shape.0 == [None; 3] && mentions_rows(&a.byte_offset) {
+        let unknown_shape = shape.0 == [None; 3];
+        let instance = run.instantiated(i, a, shape);
+        let offset = instance.as_ref().map_or(&a.byte_offset, |(o, _)| o);
+        if unknown_shape && (mentions_rows(offset) || two_dimensional(ctx, a)) {
             let holds = [16, 8, 4].iter().all(|&bx| {
                 let narrow = Shape([Some(bx), Some(32 / bx), None]);
-                cache
-                    .cost(a, &a.byte_offset, narrow)
-                    .is_some_and(|c| c.degree >= 2)
+                cache.cost(a, offset, narrow).is_some_and(|c| c.degree >= 2)
             });
             if !holds {
                 continue;
@@ -287,6 +327,21 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "{}-way bank conflict: this {what} `{}` takes {} wavefronts instead of {}, because lanes of a warp hit {} different words of one bank",
             cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
         );
+        if let Some((_, inst)) = &instance {
+            message.push_str(&format!(" (in {})", inst.phrase()));
+        }
+        if let Some(defaults) = assumed_defaults(ctx.facts, a).filter(|_| instance.is_none()) {
+            message.push_str(&format!(
+                " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
+                a.function.as_deref().unwrap_or_default()
+            ));
+        }
+        if unknown_shape {
+            message.push_str(&format!(
+                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{}` in the file gives its block)",
+                a.function.as_deref().unwrap_or("this function")
+            ));
+        }
         let wide = a.width.is_some_and(|w| w >= 8);
         let mut wiki = if wide {
             "pitfall-bank-conflict#P4"
@@ -294,7 +349,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        match padding(&run, i, accesses, shape) {
+        // The padding is worked out on the rows as written, not the instantiation's.
+        let pad = if instance.as_ref().is_some_and(|(_, i)| !i.bound.is_empty()) {
+            Padding::None
+        } else {
+            padding(&run, i, accesses, shape)
+        };
+        match pad {
             Padding::Fix(fix) => fixes.push(fix),
             Padding::OverBudget { bytes, limit } => {
                 message.push_str(&format!(
@@ -336,6 +397,21 @@ fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
         }
     }
     shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
+}
+
+/// Whether the function around `a` uses `threadIdx.y` or `threadIdx.z`: its blocks may
+/// be 2-D, with rows narrower than a warp.
+fn two_dimensional(ctx: &RuleContext, a: &SharedAccess) -> bool {
+    let Some(body) = ctx
+        .facts
+        .function_at(a.range.start)
+        .and_then(|f| f.body_range.clone())
+    else {
+        return false;
+    };
+    ctx.text()
+        .get(body)
+        .is_some_and(|t| t.contains("threadIdx.y") || t.contains("threadIdx.z"))
 }
 
 /// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
@@ -640,7 +716,7 @@ __global__ void transpose(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` in the file gives its block) (pitfall-bank-conflict#P1)
             "#]],
         );
     }
@@ -720,8 +796,139 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block) (pitfall-bank-conflict#P5)
             "#]],
+        );
+    }
+
+    #[test]
+    fn vector_width_macros_are_wide_accesses() {
+        // Through the file's own vector macros each thread moves 8 or 16 bytes: the
+        // contiguous ones are conflict-free under the half-/quarter-warp rule (read as
+        // scalar 4-byte accesses at stride 2 or 4 they would look 2- and 4-way), while
+        // a 128-byte stride puts each quarter-warp's 8 lanes in the same four banks. A
+        // macro call assigned to is a store.
+        check(
+            RULE,
+            r#"
+#define FLOAT4(value) (reinterpret_cast<float4 *>(&(value))[0])
+#define LDST64BITS(v) (*(float2 *)(&(v)))
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[4096];
+    int t = threadIdx.x;
+    float4 a = FLOAT4(s[4 * t]);
+    float2 b = LDST64BITS(s[2 * t]);
+    FLOAT4(s[4 * t]) = FLOAT4(in[4 * t]);
+    FLOAT4(s[32 * t]) = a;
+        // ^^^^^^^^^ warning: 8-way bank conflict: this store to `s`
+    out[t] = a.x + b.y;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn macros_that_are_not_vector_casts_stay_scalar() {
+        // `SQ(v)` is no reinterpret cast: its argument is a 4-byte load at stride 4.
+        check(
+            RULE,
+            r#"
+#define SQ(v) ((v) * (v))
+__global__ void k(float* out) {
+    __shared__ float s[4096];
+    int t = threadIdx.x;
+    out[t] = SQ(s[4 * t]);
+             // ^^^^^^^^ warning: 4-way bank conflict: this load from `s`
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn unknown_shape_of_a_2d_kernel_warns_only_for_every_shape() {
+        // No launch, and the kernel uses `threadIdx.y`: its rows may be 16, 8 or 4 threads
+        // wide. `s[2 * tx]` is 2-way only when a row spans the warp (16 threads cover
+        // 128 bytes), so it stays silent; `s[32 * tx]` conflicts under every shape.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float s[4096];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    out[ty] = s[2 * tx];
+    out[ty] += s[32 * tx];
+            // ^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp
+}
+__global__ void flat(float* out) {
+    __shared__ float s[4096];
+    out[threadIdx.x] = s[2 * threadIdx.x];
+                    // ^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn template_arguments_bound_at_the_launch() {
+        // `pad<1>` pads the rows, so the column read of the launched instantiation is
+        // conflict-free although the default `OFFSET = 0` would make it 32-way; `bare<0>`
+        // undoes its padded default and conflicts.
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 0>
+__global__ void pad(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+}
+template <int ROWS, int OFFSET = 1>
+__global__ void bare(float* out) {
+    __shared__ float s[ROWS][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][OFFSET];
+                    // ^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in the instantiation the file launches: `ROWS = 32, OFFSET = 0`)
+}
+void launch(float* out) {
+    constexpr int R = 32;
+    pad<1><<<1, 32>>>(out);
+    bare<R, 0><<<1, 32>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn the_worst_launched_instantiation_is_reported() {
+        // Launched padded and unpadded: the unpadded instantiation conflicts, and the
+        // finding says which one it is.
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 1>
+__global__ void k(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+                    // ^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in the worst of the 2 instantiations the file launches: `OFFSET = 0`)
+}
+void launch(float* out) {
+    k<<<1, 32>>>(out);
+    k<0><<<1, 32>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn template_defaults_are_said_without_a_launch() {
+        check(
+            RULE,
+            r#"
+template <int OFFSET = 0>
+__global__ void k(float* out) {
+    __shared__ float s[32][32 + OFFSET];
+    out[threadIdx.x] = s[threadIdx.x][0];
+                    // ^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`)
+}
+"#,
         );
     }
 
@@ -741,6 +948,37 @@ __global__ void k(float* out) {
 void launch(float* out) {
     dim3 block(16, 16);
     k<<<1, block>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn block_shape_from_a_launch_after_macro_statements() {
+        // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;` or before the launch:
+        // the launch's block is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over
+        // the warp).
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[1] = tile[threadIdx.x][threadIdx.y];
+          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
+}
+__global__ void k2(float* out) {
+    __shared__ float tile[16][16];
+    out[1] = tile[threadIdx.x][threadIdx.y];
+          // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict
+}
+void launch(float* out, int M) {
+    CHECK(out, M)
+    CHECK(out, M)
+    constexpr int BX = 16;
+    dim3 block(BX, BX);
+    k<<<1, block>>>(out);
+    CHECK(out, M)
+    k2<<<1, block>>>(out);
 }
 "#,
         );
@@ -803,7 +1041,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
             "#]],
         );
     }

@@ -183,13 +183,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     a.range.start >= start
                         && a.range.start < next_barrier
                         && matches!(a.kind, AccessKind::Load | AccessKind::LoadStore)
-                        && copies.iter().any(|(c, array, index, subset)| {
-                            c.call.range.end <= w.call.range.start
-                                && (a.array == *array || a.root == *array)
-                                && (*subset
-                                    || (squash(&a.index_texts.join("][")) != *index
-                                        && !reads_own_copy(ctx, c, a)))
-                        })
+                        && reads_others_copy(ctx, &copies, w, a)
                 });
             let Some(read) = read else {
                 continue;
@@ -222,6 +216,87 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
     }
+}
+
+/// Whether read `a` after wait `w` may read bytes another thread copied: some copy
+/// before the wait writes its array, and no such copy is this thread's own for the read
+/// (the same index, or every lane's read inside its own copy's bytes). A copy made by a
+/// subset of the threads is the reader's own only when the read sits under the same
+/// condition.
+fn reads_others_copy(
+    ctx: &RuleContext,
+    copies: &[(&Op, String, String, bool)],
+    w: &Op,
+    a: &SharedAccess,
+) -> bool {
+    let index = squash(&a.index_texts.join("]["));
+    let mut relevant = copies.iter().filter(|(c, array, ..)| {
+        c.call.range.end <= w.call.range.start && (a.array == *array || a.root == *array)
+    });
+    let Some(first) = relevant.next() else {
+        return false;
+    };
+    let own = |(c, _, copied, subset): &(&Op, String, String, bool)| {
+        (!*subset || same_guard(ctx, c, a))
+            && ((index == *copied && !index.is_empty())
+                || reads_own_copy(ctx, c, a)
+                || inside_own_copy(ctx, c, copied, &index, a))
+    };
+    !(own(first) || relevant.any(own))
+}
+
+/// Whether the read index `index` is the copy's own index `copied` plus a constant that
+/// keeps the read inside the copy's bytes: `smem + 4 * tid` copied with 16 bytes, read as
+/// `smem[4 * tid + 3]` (a destination written as pointer arithmetic has no access of its
+/// own to compare lane addresses with).
+fn inside_own_copy(ctx: &RuleContext, c: &Op, copied: &str, index: &str, a: &SharedAccess) -> bool {
+    if copied.is_empty() {
+        return false;
+    }
+    let Some(rest) = index.strip_prefix(copied) else {
+        return false;
+    };
+    let Some(k) = rest
+        .strip_prefix('+')
+        .and_then(|k| k.parse::<i64>().ok())
+        .filter(|k| *k >= 0)
+    else {
+        return false;
+    };
+    let (Some(elem), Some(width)) = (a.element_size, a.width) else {
+        return false;
+    };
+    let Some(size) = copy_size(ctx, c) else {
+        return false;
+    };
+    let (Ok(elem), Ok(width)) = (i64::try_from(elem), i64::try_from(width)) else {
+        return false;
+    };
+    k * elem + width <= size
+}
+
+/// The bytes copy `c` moves: its third argument folded, or the `N` of
+/// `cuda::aligned_size_t<N>(…)`.
+fn copy_size(ctx: &RuleContext, c: &Op) -> Option<i64> {
+    let arg = squash(c.call.args.get(2)?);
+    if let Some(v) = ctx.facts.fold_text(&arg, c.call.range.start) {
+        return Some(v);
+    }
+    let inner = arg.split("aligned_size_t<").nth(1)?;
+    ctx.facts
+        .fold_text(&inner[..inner.find('>')?], c.call.range.start)
+}
+
+/// Whether read `a` sits under the thread-dependent condition that guards copy `c`: in
+/// the same branch, or in one with the same condition.
+fn same_guard(ctx: &RuleContext, c: &Op, a: &SharedAccess) -> bool {
+    let (Some((copy_range, copy_cond)), Some((read_range, read_cond))) = (
+        thread_dependent_branch(ctx, c.call.range.start),
+        thread_dependent_branch(ctx, a.range.start),
+    ) else {
+        return false;
+    };
+    copy_range == read_range || squash(&copy_cond) == squash(&read_cond)
 }
 
 /// Whether every lane of warp 0 reads bytes that its own copy wrote: the read's byte
@@ -346,6 +421,101 @@ __global__ void own_vector(const float* g, float* out) {
     __pipeline_commit();
     __pipeline_wait_prior(0);
     out[tid] = tile[4 * tid + 3];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn own_element_pipelines_stay_silent() {
+        // Each thread reads back exactly what one of its own copies wrote: under the same
+        // guard, or from the second of its two copies.
+        check(
+            RULE,
+            r#"
+__global__ void guarded(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    if (tid < 64)
+        out[tid] = tile[4 * tid + 2];
+}
+__global__ void two_copies(const float* g, float* out) {
+    __shared__ float tile[512];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_memcpy_async(&tile[tid + 256], &g[tid + 256], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[tid] = tile[256 + tid];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn own_bytes_of_a_pointer_destination_stay_silent() {
+        // The destination is pointer arithmetic; the read stays inside the 16 bytes this
+        // thread copied. Reading past them (`+ 4`) is another thread's element.
+        check(
+            RULE,
+            r#"
+#include <cuda/pipeline>
+__global__ void own(const float* g, float* out) {
+    __shared__ __align__(16) float tile[1024];
+    int tid = threadIdx.x;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(tile + 4 * tid, g + 4 * tid, cuda::aligned_size_t<16>(16), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    out[tid] = tile[4 * tid + 3];
+    pipe.consumer_release();
+}
+__global__ void other(const float* g, float* out) {
+    __shared__ __align__(16) float tile[1024];
+    int tid = threadIdx.x;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(tile + 4 * tid, g + 4 * tid, cuda::aligned_size_t<16>(16), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+ // ^^^^^^^^^^^^^^^^^^^^ warning: `pipe.consumer_wait()` makes only this thread's own copies visible
+    out[tid] = tile[4 * tid + 4];
+    pipe.consumer_release();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_neighbours_element_still_needs_the_barrier() {
+        check(
+            RULE,
+            r#"
+__global__ void guarded(const float* g, float* out) {
+    __shared__ __align__(16) float tile[256];
+    int tid = threadIdx.x;
+    if (tid < 64)
+        __pipeline_memcpy_async(&tile[4 * tid], &g[4 * tid], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible
+    if (tid < 64)
+        out[tid] = tile[4 * tid + 4];
+}
+__global__ void two_copies(const float* g, float* out) {
+    __shared__ float tile[512];
+    int tid = threadIdx.x;
+    __pipeline_memcpy_async(&tile[tid], &g[tid], 4);
+    __pipeline_memcpy_async(&tile[tid + 256], &g[tid + 256], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` makes only this thread's own copies visible
+    out[tid] = tile[257 + tid];
 }
 "#,
         );
