@@ -916,6 +916,111 @@ impl SourceFile {
         out
     }
 
+    /// Every one-index subscript of a pointer parameter of the enclosing function
+    /// (`A[row * K + i]` with `const float* A`), in document order: the global-memory
+    /// accesses whose lane addresses the coalescing rule models. `array` is the parameter,
+    /// `byte_offset` the index times the pointee's size (unknown for a template or
+    /// incomplete type); subscripts of `__shared__` arrays and carves are not among them.
+    pub fn global_accesses(&self) -> Vec<SharedAccess> {
+        let facts = self.facts();
+        let chunks = self.chunk_views();
+        if chunks.is_empty()
+            || !facts
+                .kernels
+                .iter()
+                .chain(&facts.device_functions)
+                .any(|f| f.params.iter().any(|p| p.ty.contains('*')))
+        {
+            return Vec::new();
+        }
+        let text = self.text();
+        let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let mut out = Vec::new();
+        for c in &chunks {
+            preorder(c.root, |node| {
+                let kind = node.kind_name();
+                if lacks_byte(node, kind, text, b'[') {
+                    return false;
+                }
+                if kind == "subscript_expression" {
+                    if let Some(a) = self.global_access(node, &low) {
+                        out.push(a);
+                    }
+                }
+                true
+            });
+        }
+        out
+    }
+
+    /// The access of subscript `node` when its base is a pointer parameter.
+    fn global_access<'a>(&self, node: Node<'a>, low: &Lowerer<'a>) -> Option<SharedAccess> {
+        let text = low.text;
+        let facts = low.facts;
+        let base = node.field("argument")?;
+        if base.kind_name() != "identifier" {
+            return None;
+        }
+        let idx = node
+            .field("indices")
+            .and_then(|l| named_children(l).first().copied())?;
+        let name = node_text(base, text);
+        let function = facts.function_at(node.start_byte())?;
+        let param = function.params.iter().find(|p| p.name == name)?;
+        let stars = param.ty.matches('*').count();
+        if stars != 1 || param.ty.contains('[') || param.ty.contains('&') {
+            return None;
+        }
+        if facts.shared_named(name, node.start_byte()).is_some()
+            || facts.carves.iter().any(|c| c.name == name)
+        {
+            return None;
+        }
+        // The parameter must not be shadowed or reassigned by a local of the same name.
+        let body = function.body_range.clone()?;
+        let body_text = text.get(body)?;
+        if body_text.contains(&format!(" {name} =")) || body_text.contains(&format!("*{name} =")) {
+            return None;
+        }
+        let pointee: String = param
+            .ty
+            .replace('*', " ")
+            .split_whitespace()
+            .filter(|w| {
+                !matches!(
+                    *w,
+                    "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let element_size = type_size(&pointee).filter(|_| !pointee.is_empty());
+        let index = low.lower(&from_node(idx, text, 0), idx, 0);
+        let esize = element_size.map_or_else(
+            || IndexExpr::Unknown(format!("the element size of `{name}` is not known")),
+            |s| IndexExpr::Int(s as i64),
+        );
+        let byte_offset = IndexExpr::binary(index.clone(), BinOp::Mul, esize);
+        let above = low.ancestors(node);
+        let kind = access_kind(&above, node, text);
+        Some(SharedAccess::new(
+            node.byte_range(),
+            AccessData {
+                array: name.to_string(),
+                root: name.to_string(),
+                kind,
+                index_texts: vec![squash_ws(node_text(idx, text))],
+                indices: vec![index],
+                element_size,
+                width: element_size,
+                cast_type: None,
+                byte_offset,
+                function: Some(function.name.clone()),
+            },
+        ))
+    }
+
     /// The shared-memory access whose range contains `offset`, innermost first.
     pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
         self.shared_accesses()
