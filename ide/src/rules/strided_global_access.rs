@@ -8,7 +8,9 @@
 //! sectors those bytes would need packed contiguously (`pitfall-coalescing#P1`). A warning
 //! from 4x the ideal, a hint from 2x (and for a kernel named as a naive or reference
 //! baseline, which is slow on purpose). Uniform and broadcast addresses need one sector and
-//! never fire; neither do gathers (`A[idx[i]]`), accesses under a condition that leaves
+//! never fire; neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
+//! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
+//! condition that leaves
 //! part of the warp idle, and indices whose cost depends on a value the file does not
 //! show other than a matrix dimension (a kernel parameter multiplying the thread index is
 //! taken to be 64 or more, and the message says so).
@@ -51,14 +53,15 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !text.contains("threadIdx") || !text.contains('[') {
         return;
     }
-    for a in ctx.file.global_accesses() {
-        if let Some(d) = diagnose(ctx, &a) {
+    let all = ctx.file.global_accesses();
+    for a in &all {
+        if let Some(d) = diagnose(ctx, a, &all) {
             out.push(d);
         }
     }
 }
 
-fn diagnose(ctx: &RuleContext, a: &SharedAccess) -> Option<RuleDiagnostic> {
+fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option<RuleDiagnostic> {
     if a.kind == AccessKind::AddressOf
         || !a.byte_offset.depends_on_thread()
         || a.byte_offset.unknown_reason().is_some()
@@ -81,6 +84,9 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess) -> Option<RuleDiagnostic> {
         if !holds {
             return None;
         }
+    }
+    if siblings_fill_gaps(a, all, width, shape) {
+        return None;
     }
     if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
         EnclosingKind::If {
@@ -200,6 +206,96 @@ fn cost(offset: &IndexExpr, width: AccessWidth, shape: [Option<i64>; 3]) -> Opti
     result
 }
 
+/// Whether other accesses of the same array in the same function, of the same width,
+/// touch the sectors `a` leaves unused (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`, or the
+/// two halves of an interleaved pair): together they are coalesced, and L1 serves the
+/// sectors the first one brought in.
+fn siblings_fill_gaps(
+    a: &SharedAccess,
+    all: &[SharedAccess],
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+) -> bool {
+    let Some(mine) = lane_offsets(&a.byte_offset, shape, 0, 0) else {
+        return false;
+    };
+    let mut lanes: Vec<i64> = mine.to_vec();
+    for o in all {
+        if o.range == a.range
+            || o.array != a.array
+            || o.function != a.function
+            || o.width != a.width
+            || o.kind == AccessKind::AddressOf
+        {
+            continue;
+        }
+        // Only a copy of `a` shifted into its gaps: a constant offset, shorter than the
+        // distance between lanes.
+        let Some(theirs) = lane_offsets(&o.byte_offset, shape, 0, 0) else {
+            continue;
+        };
+        let d = theirs[0] - mine[0];
+        let spacing = (mine[1] - mine[0]).abs();
+        if d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d) {
+            lanes.extend(theirs);
+        }
+    }
+    if lanes.len() == WARP_LANES {
+        return false;
+    }
+    let Some(low) = lanes.iter().min().copied() else {
+        return false;
+    };
+    let shift = if low < 0 {
+        ((-low) / 4096 + 1) * 4096
+    } else {
+        0
+    };
+    let w = i64::from(width.bytes());
+    let mut sectors_touched: Vec<i64> = Vec::new();
+    let mut bytes: Vec<(i64, i64)> = Vec::new();
+    for v in &lanes {
+        let start = v + shift;
+        sectors_touched.extend(start / 32..=(start + w - 1) / 32);
+        bytes.push((start, start + w));
+    }
+    sectors_touched.sort_unstable();
+    sectors_touched.dedup();
+    bytes.sort_unstable();
+    let mut total = 0;
+    let mut end = i64::MIN;
+    for (s, e) in bytes {
+        let from = s.max(end);
+        if e > from {
+            total += e - from;
+        }
+        end = end.max(e);
+    }
+    let ideal = (total + 31) / 32;
+    (sectors_touched.len() as i64) < 2 * ideal
+}
+
+/// The byte offsets of the 32 lanes of warp 0.
+fn lane_offsets(
+    offset: &IndexExpr,
+    shape: [Option<i64>; 3],
+    sample: usize,
+    iteration: i64,
+) -> Option<[i64; WARP_LANES]> {
+    if offset.unknown_reason().is_some() {
+        return None;
+    }
+    let bx = shape[0].unwrap_or(BLOCK_X_SAMPLES[sample]).max(1);
+    let by = shape[1].unwrap_or(1).max(1);
+    let mut signed = [0i64; WARP_LANES];
+    for (lane, v) in signed.iter_mut().enumerate() {
+        let tid = lane as i64;
+        let leaf = |e: &IndexExpr| leaf_value(e, tid, [bx, by], shape, sample, iteration);
+        *v = offset.eval(&leaf)?;
+    }
+    Some(signed)
+}
+
 fn warp_cost(
     offset: &IndexExpr,
     width: AccessWidth,
@@ -207,15 +303,8 @@ fn warp_cost(
     sample: usize,
     iteration: i64,
 ) -> Option<Cost> {
-    let bx = shape[0].unwrap_or(BLOCK_X_SAMPLES[sample]).max(1);
-    let by = shape[1].unwrap_or(1).max(1);
+    let signed = lane_offsets(offset, shape, sample, iteration)?;
     let mut addresses = [None; WARP_LANES];
-    let mut signed = [0i64; WARP_LANES];
-    for (lane, v) in signed.iter_mut().enumerate() {
-        let tid = lane as i64;
-        let leaf = |e: &IndexExpr| leaf_value(e, tid, [bx, by], shape, sample, iteration);
-        *v = offset.eval(&leaf)?;
-    }
     // Addresses relative to the lowest lane keep a negative offset modelable; the base
     // of an allocation is aligned, so shift by a multiple of the largest alignment.
     let low = *signed.iter().min()?;
@@ -389,6 +478,9 @@ __global__ void k(const float* A, const float* B, float* C, const int* idx, int 
     if (threadIdx.x == 0) C[threadIdx.x * N] = acc;
     float2 v = reinterpret_cast<const float2*>(A)[col];
     C[col] = v.x;
+    // Interleaved pairs and xyz triples: together the accesses use every byte.
+    float re = B[2 * col], im = B[2 * col + 1];
+    C[3 * col] = re; C[3 * col + 1] = im; C[3 * col + 2] = 0.0f;
 }
 "#,
         );
