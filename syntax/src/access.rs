@@ -977,10 +977,10 @@ impl SourceFile {
         {
             return None;
         }
-        // The parameter must not be shadowed or reassigned by a local of the same name.
+        // The parameter must not be shadowed, reassigned or moved in the body.
         let body = function.body_range.clone()?;
         let body_text = text.get(body)?;
-        if body_text.contains(&format!(" {name} =")) || body_text.contains(&format!("*{name} =")) {
+        if is_modified(body_text, name) {
             return None;
         }
         let pointee: String = param
@@ -1207,6 +1207,32 @@ impl SourceFile {
     }
 }
 
+/// Whether `body` assigns to, declares again, or increments the name `name`
+/// (`name = …`, `name += …`, `++name`, `float* name = …`).
+fn is_modified(body: &str, name: &str) -> bool {
+    let bytes = body.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    body.match_indices(name).any(|(i, _)| {
+        let end = i + name.len();
+        if (i > 0 && ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| ident(b)) {
+            return false;
+        }
+        let before = body[..i].trim_end();
+        if before.ends_with("++") || before.ends_with("--") {
+            return true;
+        }
+        let after = body[end..].trim_start();
+        let a = after.as_bytes();
+        match (a.first(), a.get(1)) {
+            (Some(b'='), Some(b'=')) => false,
+            (Some(b'='), _) => true,
+            (Some(b'+' | b'-'), Some(b'=')) => true,
+            (Some(b'+'), Some(b'+')) | (Some(b'-'), Some(b'-')) => true,
+            _ => false,
+        }
+    })
+}
+
 /// The type and the operand of a cast node.
 fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
     match node.kind_name() {
@@ -1307,6 +1333,30 @@ mod tests {
         let consumed: FxHashSet<TextRange> = consumed.into_iter().collect();
         out.retain(|a| !consumed.contains(&a.range));
         out
+    }
+
+    /// Subscripts of pointer parameters, with the index times the pointee size; not of
+    /// shared arrays, moved parameters or template element types' sizes.
+    #[test]
+    fn global_accesses_of_pointer_parameters() {
+        let text = "template <typename T>\n\
+                    __global__ void k(const float* __restrict__ a, double* b, T* c, float* d, int n) {\n\
+                    \x20   __shared__ float s[32];\n\
+                    \x20   int row = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                    \x20   d += n;\n\
+                    \x20   b[row] = a[row * n + 1] + s[threadIdx.x] + c[row] + d[row];\n\
+                    }\n";
+        let file = SourceFile::parse(text);
+        let got: Vec<String> = file
+            .global_accesses()
+            .iter()
+            .map(|a| format!("{} {:?} {:?} {}", a.array, a.kind, a.width, a.byte_offset))
+            .collect();
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(got[0].starts_with("b Store Some(8)"), "{got:#?}");
+        assert!(got[1].starts_with("a Load Some(4)"), "{got:#?}");
+        assert!(got[1].contains("uniform(n)"), "{got:#?}");
+        assert!(got[2].starts_with("c Load None"), "{got:#?}");
     }
 
     /// Going down to each `[` finds the accesses that visiting every node found, in the
