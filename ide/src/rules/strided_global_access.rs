@@ -7,7 +7,8 @@
 //! every distinct 32-byte sector the active lanes' bytes fall in, and the ideal is the
 //! sectors those bytes would need packed contiguously (`pitfall-coalescing#P1`). A warning
 //! from 4x the ideal, a hint from 2x (and for a kernel named as a naive or reference
-//! baseline, which is slow on purpose). Uniform and broadcast addresses need one sector and
+//! baseline, which is slow on purpose, or for a short per-thread chunk of at most 8
+//! elements whose next loop iterations read the rest of each sector, mostly from L1). Uniform and broadcast addresses need one sector and
 //! never fire; neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
 //! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
 //! condition that leaves
@@ -45,6 +46,9 @@ pub(crate) const RULE: Rule = Rule {
 const DIM_SAMPLES: [i64; 3] = [64, 1000, 4096];
 /// Values tried for `blockIdx` and `gridDim`.
 const BLOCK_SAMPLES: [i64; 3] = [0, 1, 5];
+/// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
+/// are taken to fill.
+const MAX_CHUNK: i64 = 8;
 /// Values tried for an unknown `blockDim.x`.
 const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
 
@@ -105,7 +109,8 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             .iter()
             .any(|w| f.contains(w))
     });
-    let severity = if report.sectors >= 4 * report.ideal && !baseline {
+    let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
+    let severity = if report.sectors >= 4 * report.ideal && !baseline && !loop_fills {
         Severity::Warning
     } else {
         Severity::Hint
@@ -139,7 +144,11 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     message.push_str(
         "; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory",
     );
-    if baseline {
+    if loop_fills {
+        message.push_str(
+            " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
+        );
+    } else if baseline {
         message.push_str(" (a hint only: the kernel is named as a deliberate baseline)");
     }
     Some(RuleDiagnostic {
@@ -273,6 +282,79 @@ fn siblings_fill_gaps(
     }
     let ideal = (total + 31) / 32;
     (sectors_touched.len() as i64) < 2 * ideal
+}
+
+/// Whether the next iterations of the enclosing loop touch the bytes between the lanes
+/// (`in[t * 4 + k]` for `k < 4`): each thread walks its own short chunk (at most
+/// [`MAX_CHUNK`] elements), and the sectors one iteration leaves unused are what the next
+/// ones read.
+fn loop_fills_gaps(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    stride: Option<i64>,
+) -> bool {
+    let Some(stride) = stride else {
+        return false;
+    };
+    let w = i64::from(width.bytes());
+    let needed = stride / w;
+    // A longer chunk spreads a warp's footprint over more lines than L1 keeps for it
+    // between iterations (32 lanes x 8 elements), and the strided cost is paid again.
+    if !(2..=MAX_CHUNK).contains(&needed) {
+        return false;
+    }
+    let Some((start, end, step)) = loop_var(offset) else {
+        return false;
+    };
+    if step.abs() != 1 {
+        return false;
+    }
+    // The loop must run at least `needed` iterations when its bounds are known.
+    if let (Some(e), Some(s)) = (end, start.eval(&|_| None)) {
+        if e - s < needed {
+            return false;
+        }
+    }
+    let mut lanes = Vec::new();
+    for iteration in 0..needed {
+        let Some(l) = lane_offsets(offset, shape, 0, iteration) else {
+            return false;
+        };
+        lanes.extend(l);
+    }
+    let Some(low) = lanes.iter().min().copied() else {
+        return false;
+    };
+    let shift = if low < 0 {
+        ((-low) / 4096 + 1) * 4096
+    } else {
+        0
+    };
+    let mut sectors_touched: Vec<i64> = lanes
+        .iter()
+        .flat_map(|v| (v + shift) / 32..=(v + shift + w - 1) / 32)
+        .collect();
+    sectors_touched.sort_unstable();
+    sectors_touched.dedup();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let bytes = lanes.len() as i64 * w;
+    (sectors_touched.len() as i64) < 2 * ((bytes + 31) / 32)
+}
+
+/// The start, end and step of the first loop variable in `e` with a constant step.
+fn loop_var(e: &IndexExpr) -> Option<(&IndexExpr, Option<i64>, i64)> {
+    match e {
+        IndexExpr::LoopVar {
+            start,
+            end,
+            step: Some(step),
+            ..
+        } => Some((start, *end, *step)),
+        IndexExpr::Binary(a, _, b) => loop_var(a).or_else(|| loop_var(b)),
+        _ => None,
+    }
 }
 
 /// The byte offsets of the 32 lanes of warp 0.
@@ -431,7 +513,7 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
     }
 
     #[test]
-    fn every_other_element_is_a_hint_and_chunks_per_thread_warn() {
+    fn every_other_element_and_short_chunks_are_hints_long_chunks_warn() {
         check(
             RULE,
             r#"
@@ -442,6 +524,10 @@ __global__ void k(const float* in, float* out) {
     for (int j = 0; j < 16; ++j)
         out[t * 16 + j] = 0.0f;
      // ^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart;
+    for (int j = 0; j < 4; ++j)
+        out[t * 4 + j] = in[t * 4 + j];
+     // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations use the rest of each sector
+                      // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`
 }
 "#,
         );
