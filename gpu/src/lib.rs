@@ -1,6 +1,6 @@
 //! kernaut-gpu: the GPU math behind kernaut's occupancy lenses and bank-conflict hints.
 //!
-//! Pure Rust, no I/O. Four modules:
+//! Pure Rust, no I/O. Five modules:
 //!
 //! * [`arch`]: per-architecture limits for CC 5.0 to 12.0, and parsing of the names
 //!   users write (`sm_90a`, `compute_90`, `9.0`, `90`).
@@ -9,6 +9,8 @@
 //!   maximises occupancy.
 //! * [`banks`]: the shared-memory bank model for one warp-wide access, including the
 //!   half- and quarter-warp resolution of 8- and 16-byte accesses and load pair packing.
+//! * [`sectors`]: the 32-byte sectors one warp-wide global load or store touches, and
+//!   the ideal for its data.
 //! * [`expr`]: integer index expressions over `lane`, `threadIdx` and `blockDim`,
 //!   evaluated for the 32 lanes of a warp.
 //!
@@ -35,6 +37,7 @@ pub mod arch;
 pub mod banks;
 pub mod expr;
 pub mod occupancy;
+pub mod sectors;
 
 pub use arch::{Arch, ArchError, ArchLimits, ComputeCapability};
 pub use banks::{analyze, AccessKind, AccessWidth, BankError, BankReport, WarpAccess};

@@ -961,6 +961,111 @@ impl SourceFile {
         out
     }
 
+    /// Every one-index subscript of a pointer parameter of the enclosing function
+    /// (`A[row * K + i]` with `const float* A`), in document order: the global-memory
+    /// accesses whose lane addresses the coalescing rule models. `array` is the parameter,
+    /// `byte_offset` the index times the pointee's size (unknown for a template or
+    /// incomplete type); subscripts of `__shared__` arrays and carves are not among them.
+    pub fn global_accesses(&self) -> Vec<SharedAccess> {
+        let facts = self.facts();
+        let chunks = self.chunk_views();
+        if chunks.is_empty()
+            || !facts
+                .kernels
+                .iter()
+                .chain(&facts.device_functions)
+                .any(|f| f.params.iter().any(|p| p.ty.contains('*')))
+        {
+            return Vec::new();
+        }
+        let text = self.text();
+        let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let mut out = Vec::new();
+        for c in &chunks {
+            preorder(c.root, |node| {
+                let kind = node.kind_name();
+                if lacks_byte(node, kind, text, b'[') {
+                    return false;
+                }
+                if kind == "subscript_expression" {
+                    if let Some(a) = self.global_access(node, &low) {
+                        out.push(a);
+                    }
+                }
+                true
+            });
+        }
+        out
+    }
+
+    /// The access of subscript `node` when its base is a pointer parameter.
+    fn global_access<'a>(&self, node: Node<'a>, low: &Lowerer<'a>) -> Option<SharedAccess> {
+        let text = low.text;
+        let facts = low.facts;
+        let base = node.field("argument")?;
+        if base.kind_name() != "identifier" {
+            return None;
+        }
+        let idx = node
+            .field("indices")
+            .and_then(|l| named_children(l).first().copied())?;
+        let name = node_text(base, text);
+        let function = facts.function_at(node.start_byte())?;
+        let param = function.params.iter().find(|p| p.name == name)?;
+        let stars = param.ty.matches('*').count();
+        if stars != 1 || param.ty.contains('[') || param.ty.contains('&') {
+            return None;
+        }
+        if facts.shared_named(name, node.start_byte()).is_some()
+            || facts.carves.iter().any(|c| c.name == name)
+        {
+            return None;
+        }
+        // The parameter must not be shadowed, reassigned or moved in the body.
+        let body = function.body_range.clone()?;
+        let body_text = text.get(body)?;
+        if is_modified(body_text, name) {
+            return None;
+        }
+        let pointee: String = param
+            .ty
+            .replace('*', " ")
+            .split_whitespace()
+            .filter(|w| {
+                !matches!(
+                    *w,
+                    "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let element_size = type_size(&pointee).filter(|_| !pointee.is_empty());
+        let index = low.lower(&from_node(idx, text, 0), idx, 0);
+        let esize = element_size.map_or_else(
+            || IndexExpr::Unknown(format!("the element size of `{name}` is not known")),
+            |s| IndexExpr::Int(s as i64),
+        );
+        let byte_offset = IndexExpr::binary(index.clone(), BinOp::Mul, esize);
+        let above = low.ancestors(node);
+        let kind = access_kind(&above, node, text);
+        Some(SharedAccess::new(
+            node.byte_range(),
+            AccessData {
+                array: name.to_string(),
+                root: name.to_string(),
+                kind,
+                index_texts: vec![squash_ws(node_text(idx, text))],
+                indices: vec![index],
+                element_size,
+                width: element_size,
+                cast_type: None,
+                byte_offset,
+                function: Some(function.name.clone()),
+            },
+        ))
+    }
+
     /// The shared-memory access whose range contains `offset`, innermost first.
     pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
         self.shared_accesses()
@@ -1326,6 +1431,32 @@ fn strip_parens(mut s: &str) -> &str {
     s
 }
 
+/// Whether `body` assigns to, declares again, or increments the name `name`
+/// (`name = …`, `name += …`, `++name`, `float* name = …`).
+fn is_modified(body: &str, name: &str) -> bool {
+    let bytes = body.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    body.match_indices(name).any(|(i, _)| {
+        let end = i + name.len();
+        if (i > 0 && ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| ident(b)) {
+            return false;
+        }
+        let before = body[..i].trim_end();
+        if before.ends_with("++") || before.ends_with("--") {
+            return true;
+        }
+        let after = body[end..].trim_start();
+        let a = after.as_bytes();
+        match (a.first(), a.get(1)) {
+            (Some(b'='), Some(b'=')) => false,
+            (Some(b'='), _) => true,
+            (Some(b'+' | b'-'), Some(b'=')) => true,
+            (Some(b'+'), Some(b'+')) | (Some(b'-'), Some(b'-')) => true,
+            _ => false,
+        }
+    })
+}
+
 /// The type and the operand of a cast node.
 fn cast_parts<'t>(node: Node<'t>, text: &str) -> Option<(String, Node<'t>)> {
     match node.kind_name() {
@@ -1426,6 +1557,30 @@ mod tests {
         let consumed: FxHashSet<TextRange> = consumed.into_iter().collect();
         out.retain(|a| !consumed.contains(&a.range));
         out
+    }
+
+    /// Subscripts of pointer parameters, with the index times the pointee size; not of
+    /// shared arrays, moved parameters or template element types' sizes.
+    #[test]
+    fn global_accesses_of_pointer_parameters() {
+        let text = "template <typename T>\n\
+                    __global__ void k(const float* __restrict__ a, double* b, T* c, float* d, int n) {\n\
+                    \x20   __shared__ float s[32];\n\
+                    \x20   int row = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                    \x20   d += n;\n\
+                    \x20   b[row] = a[row * n + 1] + s[threadIdx.x] + c[row] + d[row];\n\
+                    }\n";
+        let file = SourceFile::parse(text);
+        let got: Vec<String> = file
+            .global_accesses()
+            .iter()
+            .map(|a| format!("{} {:?} {:?} {}", a.array, a.kind, a.width, a.byte_offset))
+            .collect();
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(got[0].starts_with("b Store Some(8)"), "{got:#?}");
+        assert!(got[1].starts_with("a Load Some(4)"), "{got:#?}");
+        assert!(got[1].contains("uniform(n)"), "{got:#?}");
+        assert!(got[2].starts_with("c Load None"), "{got:#?}");
     }
 
     /// Going down to each `[` finds the accesses that visiting every node found, in the

@@ -35,7 +35,8 @@
 //!   pointers carved from dynamic shared memory, launch sites, `cudaFuncSetAttribute` calls
 //!   and folded constants ([`FileFacts`]).
 //! - [`SourceFile::shared_accesses`]: every subscript of shared memory, with each index
-//!   lowered to an [`IndexExpr`] over the thread index.
+//!   lowered to an [`IndexExpr`] over the thread index; [`SourceFile::global_accesses`]: the
+//!   same for the subscripts of pointer parameters (global memory).
 //! - Control-flow helpers: [`SourceFile::enclosing`], [`SourceFile::calls_in`],
 //!   [`SourceFile::find_calls`], [`SourceFile::unroll_pragmas`] and
 //!   [`SourceFile::allow_comments`].

@@ -21,7 +21,7 @@ __global__ void transpose(float* out, const float* in, int n) {
     int y = blockIdx.y * 32 + threadIdx.y;
     tile[threadIdx.y][threadIdx.x] = in[y * n + x];
     __syncthreads();
-    out[x * n + y] = tile[threadIdx.x][threadIdx.y];
+    out[x * n + y] = tile[threadIdx.x][threadIdx.y]; // kernaut: allow(coalescing)
 }
 
 int main() {

@@ -1,11 +1,23 @@
 //! `warp/legacy-sync-free-intrinsic`: `__shfl`, `__shfl_up`, `__shfl_down`, `__shfl_xor`,
 //! `__any`, `__all`, `__ballot` (and PTX `shfl`/`vote` without `.sync`) on sm_70 or newer.
 //!
-//! The mask-free warp intrinsics were deprecated in CUDA 9 and are not available for
-//! compute capability 7.0 and newer: with independent thread scheduling the lanes of a
-//! warp are not guaranteed to be converged (`pitfall-warp-primitives#P1`). Calls inside an
-//! `#if` on `__CUDA_ARCH__` or `CUDART_VERSION`, and names the file defines itself (a
-//! compatibility macro), stay silent.
+//! The mask-free warp intrinsics were deprecated in CUDA 9; with independent thread
+//! scheduling (compute capability 7.0 and newer) the lanes of a warp are not guaranteed to
+//! be converged, so a call without a participation mask has no defined result
+//! (`pitfall-warp-primitives#P1`). What the toolkit does differs, and the messages say it
+//! (checked with nvcc 13.5, `-arch=sm_90` and `-arch=sm_75`):
+//!
+//! * `__shfl`, `__shfl_up`, `__shfl_down`, `__shfl_xor` are not declared for
+//!   `__CUDA_ARCH__ >= 700`: nvcc stops with `identifier "__shfl_down" is undefined`.
+//! * `__any`, `__all`, `__ballot` are still declared, deprecated: nvcc warns (#1444-D,
+//!   "not valid on compute_70 and above") and lowers them to `vote` without `.sync`, which
+//!   ptxas then rejects for an sm_70+ target ("not supported on .target sm_70 and higher
+//!   from PTX ISA version 6.4").
+//! * PTX `shfl`/`vote` without `.sync` in inline assembly: the same ptxas error.
+//!
+//! All three stop the build for an sm_70+ target, hence errors. Calls inside an `#if` on
+//! `__CUDA_ARCH__` or `CUDART_VERSION`, and names the file defines itself (a compatibility
+//! macro), stay silent.
 //!
 //! The fix calls the `_sync` form with the full mask; when not every lane reaches the
 //! call, the mask must name the lanes that do (`#P2`).
@@ -77,7 +89,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                         severity: RULE.severity,
                         range: call.callee_range.clone(),
                         message: format!(
-                            "PTX `{m}` without `.sync` is not supported on {} (compute capability 7.0 and newer schedule lanes independently): use `{}.sync` with a member mask",
+                            "PTX `{m}` without `.sync` is rejected by ptxas for {} (not supported on .target sm_70 and higher, whose lanes are scheduled independently): use `{}.sync` with a member mask",
                             ctx.arch,
                             m.split('.').next().unwrap_or(m)
                         ),
@@ -109,10 +121,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 rule: RULE.id,
                 severity: RULE.severity,
                 range: call.callee_range.clone(),
-                message: format!(
-                    "`{name}` has no participation mask and is not available on {} (compute capability 7.0 and newer schedule lanes independently): use `{name}_sync` with the mask of the lanes that reach it",
-                    ctx.arch
-                ),
+                message: if name.starts_with("__shfl") {
+                    format!(
+                        "`{name}` has no participation mask and is not declared for compute capability 7.0 and newer: nvcc stops with `identifier \"{name}\" is undefined` on {}; use `{name}_sync` with the mask of the lanes that reach it",
+                        ctx.arch
+                    )
+                } else {
+                    format!(
+                        "`{name}` has no participation mask and is deprecated: nvcc warns that it is not valid on compute_70 and above, and ptxas rejects the `vote` without `.sync` it becomes on {}; without a mask its result is undefined under independent thread scheduling, so use `{name}_sync` with the mask of the lanes that reach it",
+                        ctx.arch
+                    )
+                },
                 wiki: RULE.wiki[0].to_string(),
                 fixes,
             });
@@ -135,12 +154,12 @@ mod tests {
             r#"
 __device__ float reduce(float v) {
     v += __shfl_down(v, 16);
-      // ^^^^^^^^^^^ error: `__shfl_down` has no participation mask
+      // ^^^^^^^^^^^ error: `__shfl_down` has no participation mask and is not declared for compute capability 7.0 and newer: nvcc stops with `identifier "__shfl_down" is undefined` on sm_90
     if (__any(v > 0.0f)) v = __shfl(v, 0);
-     // ^^^^^ error: `__any` has no participation mask
+     // ^^^^^ error: `__any` has no participation mask and is deprecated: nvcc warns that it is not valid on compute_70 and above, and ptxas rejects
                           // ^^^^^^ error: `__shfl` has no participation mask
     asm("shfl.down.b32 %0, %0, 1, 0x1f;" : "+f"(v));
-      // ^^^^^^^^^^^^^ error: PTX `shfl.down.b32` without `.sync`
+      // ^^^^^^^^^^^^^ error: PTX `shfl.down.b32` without `.sync` is rejected by ptxas for sm_90
     asm("shfl.sync.down.b32 %0, %0, 1, 0x1f, 0xffffffff;" : "+f"(v));
     return v;
 }

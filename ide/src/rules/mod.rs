@@ -44,6 +44,7 @@ mod bf16_explicit_packing;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
 mod fp16_accumulator;
+mod implicit_warp_synchronous;
 mod l1_access_mode;
 mod legacy_sync_free_intrinsic;
 mod missing_sync_after_wait;
@@ -52,6 +53,7 @@ mod over_unroll;
 mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
+mod strided_global_access;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 
@@ -76,6 +78,8 @@ pub const RULES: &[Rule] = &[
     l1_access_mode::RULE,
     bf16_explicit_packing::RULE,
     unaligned_carve::RULE,
+    strided_global_access::RULE,
+    implicit_warp_synchronous::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.

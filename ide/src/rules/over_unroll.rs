@@ -71,8 +71,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if size < LARGE_BODY {
             continue;
         }
+        let asks = if p.factor.is_some() {
+            format!("{what} asks the compiler to unroll a body of {size} statements by {copies}")
+        } else {
+            format!("{what} asks the compiler to unroll all {copies} iterations of a body of {size} statements")
+        };
         let message = format!(
-            "{what} copies a body of {size} statements {copies} times: beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains"
+            "{asks} (a request: NVVM may unroll less): beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains"
         );
         out.push(RuleDiagnostic {
             rule: RULE.id,
@@ -274,7 +279,7 @@ mod tests {
 __global__ void k(const float* a, float* out, int n) {
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
     #pragma unroll 32
- // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` copies a body of 8 statements 32 times
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` asks the compiler to unroll a body of 8 statements by 32
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         float x = a[i];
         float y = x * x;
@@ -313,7 +318,7 @@ __global__ void k(const float* a, float* out, int n) {
             RULE,
             LARGE,
             expect![[r#"
-                hint: `#pragma unroll 32` copies a body of 8 statements 32 times: beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains (pitfall-ilp#P4)
+                hint: `#pragma unroll 32` asks the compiler to unroll a body of 8 statements by 32 (a request: NVVM may unroll less): beyond the ILP the latency needs, unrolling only removes loop overhead, while the larger code and longer register live ranges risk instruction-cache stalls and spills; unroll by 4 or 8 and get the ILP from independent chains (pitfall-ilp#P4)
             "#]],
         );
     }
@@ -327,7 +332,7 @@ __global__ void k(const float* a, float* out, int n) {
 __global__ void k(const float* a, const float* b, float* c, int K) {
     float acc[TM][TM] = {};
     #pragma unroll 32
- // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` copies a body of 66 statements 32 times
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` asks the compiler to unroll a body of 66 statements by 32
     for (int k = 0; k < K; ++k) {
         float ra = a[k];
         float rb = b[k];
@@ -353,7 +358,7 @@ __global__ void k(const float* a, const float* b, float* c, int K) {
 __global__ void k(const float* a, float* out) {
     float s = 0.f, t = 0.f;
     #pragma unroll
- // ^^^^^^^^^^^^^^ hint: `#pragma unroll` copies a body of 8 statements 1024 times
+ // ^^^^^^^^^^^^^^ hint: `#pragma unroll` asks the compiler to unroll all 1024 iterations of a body of 8 statements
     for (int i = 0; i < 1024; ++i) {
         float x = a[i];
         float y = x * x;

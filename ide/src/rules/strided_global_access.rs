@@ -1,0 +1,602 @@
+//! `coalescing/strided-global-access`: a warp's global load or store whose lanes touch
+//! many more 32-byte sectors than its data needs.
+//!
+//! The index of a pointer parameter (`A[row * K + i]`) is lowered over the thread index
+//! like a shared-memory index, evaluated for the 32 lanes of warp 0, and the lanes' byte
+//! addresses go through the sector model (`kernaut_gpu::sectors`): one request touches
+//! every distinct 32-byte sector the active lanes' bytes fall in, and the ideal is the
+//! sectors those bytes would need packed contiguously (`pitfall-coalescing#P1`). A warning
+//! from 4x the ideal, a hint from 2x (and for a kernel named as a naive or reference
+//! baseline, which is slow on purpose, or for a short per-thread chunk of at most 8
+//! elements whose next loop iterations read the rest of each sector, mostly from L1). Uniform and broadcast addresses need one sector and
+//! never fire; neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
+//! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
+//! condition that leaves
+//! part of the warp idle, and indices whose cost depends on a value the file does not
+//! show other than a matrix dimension (a kernel parameter multiplying the thread index is
+//! taken to be 64 or more, and the message says so).
+//!
+//! There is no automatic fix: map `threadIdx.x` to the contiguous dimension, or stage the
+//! tile through shared memory (`skill-coalescing#S3`).
+//!
+//! ```cuda
+//! // Before: lanes walk rows, K * 4 bytes apart: 32 sectors per request instead of 4.
+//! int row = blockIdx.x * blockDim.x + threadIdx.x;
+//! for (int i = 0; i < K; ++i) acc += A[row * K + i] * B[i * N + col];
+//! // After: lanes walk columns.
+//! int col = blockIdx.x * blockDim.x + threadIdx.x;
+//! for (int i = 0; i < K; ++i) acc += A[row * K + i] * B[i * N + col];
+//! ```
+
+use kernaut_gpu::banks::{AccessWidth, WARP_LANES};
+use kernaut_gpu::sectors::{sectors, SectorReport};
+use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess};
+
+use super::{partial_warp, Rule, RuleContext, RuleDiagnostic};
+use crate::config::Severity;
+
+pub(crate) const RULE: Rule = Rule {
+    id: "coalescing/strided-global-access",
+    severity: Severity::Warning,
+    wiki: &["pitfall-coalescing#P1"],
+    run,
+};
+
+/// Values tried for kernel parameters and other uniforms in an index: matrix dimensions.
+const DIM_SAMPLES: [i64; 3] = [64, 1000, 4096];
+/// Values tried for `blockIdx` and `gridDim`.
+const BLOCK_SAMPLES: [i64; 3] = [0, 1, 5];
+/// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
+/// are taken to fill.
+const MAX_CHUNK: i64 = 8;
+/// Values tried for an unknown `blockDim.x`.
+const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let text = ctx.text();
+    if !text.contains("threadIdx") || !text.contains('[') {
+        return;
+    }
+    let all = ctx.file.global_accesses();
+    for a in &all {
+        if let Some(d) = diagnose(ctx, a, &all) {
+            out.push(d);
+        }
+    }
+}
+
+fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option<RuleDiagnostic> {
+    if a.kind == AccessKind::AddressOf
+        || !a.byte_offset.depends_on_thread()
+        || a.byte_offset.unknown_reason().is_some()
+    {
+        return None;
+    }
+    let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
+    let shape = block_shape(ctx, a.function.as_deref());
+    let found = cost(&a.byte_offset, width, shape)?;
+    if !strided(&found) {
+        return None;
+    }
+    // Without a known block, an index over `.y` or `.z` must be strided for narrower
+    // blocks too, where one warp spans several rows.
+    if shape == [None; 3] && mentions_rows(&a.byte_offset) {
+        let holds = [16, 8, 4].iter().all(|&bx| {
+            cost(&a.byte_offset, width, [Some(bx), Some(32 / bx), Some(1)])
+                .is_some_and(|c| strided(&c))
+        });
+        if !holds {
+            return None;
+        }
+    }
+    if siblings_fill_gaps(a, all, width, shape) {
+        return None;
+    }
+    if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
+        EnclosingKind::If {
+            condition,
+            thread_dependent: true,
+            ..
+        } => partial_warp(condition),
+        _ => false,
+    }) {
+        return None;
+    }
+    let Cost { report, stride } = found;
+    let baseline = a.function.as_deref().is_some_and(|f| {
+        let f = f.to_ascii_lowercase();
+        ["naive", "baseline", "reference", "uncoalesced"]
+            .iter()
+            .any(|w| f.contains(w))
+    });
+    let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
+    let severity = if report.sectors >= 4 * report.ideal && !baseline && !loop_fills {
+        Severity::Warning
+    } else {
+        Severity::Hint
+    };
+    let what = match a.kind {
+        AccessKind::Store => "store to",
+        AccessKind::LoadStore => "update of",
+        _ => "load from",
+    };
+    let mut message = format!(
+        "uncoalesced {what} `{}`: each warp request touches {} sectors of 32 bytes where its {} bytes need {} ({:.1}x the memory traffic)",
+        a.array,
+        report.sectors,
+        report.bytes,
+        report.ideal,
+        f64::from(report.sectors) / f64::from(report.ideal)
+    );
+    let dims = dimension_names(&a.byte_offset);
+    if let Some(s) = stride.filter(|_| dims.is_empty()) {
+        message.push_str(&format!(", because neighbouring lanes are {s} bytes apart"));
+    }
+    if !dims.is_empty() {
+        message.push_str(&format!(
+            " (taking {} to be 64 or more)",
+            dims.iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    message.push_str(
+        "; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory",
+    );
+    if loop_fills {
+        message.push_str(
+            " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
+        );
+    } else if baseline {
+        message.push_str(" (a hint only: the kernel is named as a deliberate baseline)");
+    }
+    Some(RuleDiagnostic {
+        rule: RULE.id,
+        severity,
+        range: a.range.clone(),
+        message,
+        wiki: RULE.wiki[0].to_string(),
+        fixes: Vec::new(),
+    })
+}
+
+/// Whether a request is worth reporting: at least twice the ideal sectors and four more.
+fn strided(c: &Cost) -> bool {
+    c.report.sectors >= 2 * c.report.ideal && c.report.sectors >= c.report.ideal + 4
+}
+
+struct Cost {
+    report: SectorReport,
+    /// The byte distance between neighbouring lanes, when it is the same for every pair.
+    stride: Option<i64>,
+}
+
+/// The block shape of kernel `function` when every launch of it in the file agrees.
+fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
+    let Some(f) = function else {
+        return [None; 3];
+    };
+    let mut shape = None;
+    for l in ctx.facts.launches.iter().filter(|l| l.kernel == f) {
+        match (shape, l.block.value) {
+            (_, None) => return [None; 3],
+            (None, Some(v)) => shape = Some(v),
+            (Some(s), Some(v)) if s != v => return [None; 3],
+            _ => {}
+        }
+    }
+    shape.map_or([None; 3], |[x, y, z]| [Some(x), Some(y), Some(z)])
+}
+
+/// The cost of `offset` for warp 0 under `shape`: the same under every sample of the
+/// values the file does not fix and in the first two iterations of a loop (the smaller of
+/// the two), or `None`.
+fn cost(offset: &IndexExpr, width: AccessWidth, shape: [Option<i64>; 3]) -> Option<Cost> {
+    let mut result: Option<Cost> = None;
+    for sample in 0..DIM_SAMPLES.len() {
+        let mut best: Option<Cost> = None;
+        for iteration in 0..2 {
+            let c = warp_cost(offset, width, shape, sample, iteration)?;
+            if best
+                .as_ref()
+                .is_none_or(|b| c.report.sectors < b.report.sectors)
+            {
+                best = Some(c);
+            }
+        }
+        let best = best?;
+        match &result {
+            None => result = Some(best),
+            Some(r) if r.report != best.report => return None,
+            _ => {}
+        }
+    }
+    result
+}
+
+/// Whether other accesses of the same array in the same function, of the same width,
+/// touch the sectors `a` leaves unused (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`, or the
+/// two halves of an interleaved pair): together they are coalesced, and L1 serves the
+/// sectors the first one brought in.
+fn siblings_fill_gaps(
+    a: &SharedAccess,
+    all: &[SharedAccess],
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+) -> bool {
+    let Some(mine) = lane_offsets(&a.byte_offset, shape, 0, 0) else {
+        return false;
+    };
+    let mut lanes: Vec<i64> = mine.to_vec();
+    for o in all {
+        if o.range == a.range
+            || o.array != a.array
+            || o.function != a.function
+            || o.width != a.width
+            || o.kind == AccessKind::AddressOf
+        {
+            continue;
+        }
+        // Only a copy of `a` shifted into its gaps: a constant offset, shorter than the
+        // distance between lanes.
+        let Some(theirs) = lane_offsets(&o.byte_offset, shape, 0, 0) else {
+            continue;
+        };
+        let d = theirs[0] - mine[0];
+        let spacing = (mine[1] - mine[0]).abs();
+        if d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d) {
+            lanes.extend(theirs);
+        }
+    }
+    if lanes.len() == WARP_LANES {
+        return false;
+    }
+    let Some(low) = lanes.iter().min().copied() else {
+        return false;
+    };
+    let shift = if low < 0 {
+        ((-low) / 4096 + 1) * 4096
+    } else {
+        0
+    };
+    let w = i64::from(width.bytes());
+    let mut sectors_touched: Vec<i64> = Vec::new();
+    let mut bytes: Vec<(i64, i64)> = Vec::new();
+    for v in &lanes {
+        let start = v + shift;
+        sectors_touched.extend(start / 32..=(start + w - 1) / 32);
+        bytes.push((start, start + w));
+    }
+    sectors_touched.sort_unstable();
+    sectors_touched.dedup();
+    bytes.sort_unstable();
+    let mut total = 0;
+    let mut end = i64::MIN;
+    for (s, e) in bytes {
+        let from = s.max(end);
+        if e > from {
+            total += e - from;
+        }
+        end = end.max(e);
+    }
+    let ideal = (total + 31) / 32;
+    (sectors_touched.len() as i64) < 2 * ideal
+}
+
+/// Whether the next iterations of the enclosing loop touch the bytes between the lanes
+/// (`in[t * 4 + k]` for `k < 4`): each thread walks its own short chunk (at most
+/// [`MAX_CHUNK`] elements), and the sectors one iteration leaves unused are what the next
+/// ones read.
+fn loop_fills_gaps(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    stride: Option<i64>,
+) -> bool {
+    let Some(stride) = stride else {
+        return false;
+    };
+    let w = i64::from(width.bytes());
+    let needed = stride / w;
+    // A longer chunk spreads a warp's footprint over more lines than L1 keeps for it
+    // between iterations (32 lanes x 8 elements), and the strided cost is paid again.
+    if !(2..=MAX_CHUNK).contains(&needed) {
+        return false;
+    }
+    let Some((start, end, step)) = loop_var(offset) else {
+        return false;
+    };
+    if step.abs() != 1 {
+        return false;
+    }
+    // The loop must run at least `needed` iterations when its bounds are known.
+    if let (Some(e), Some(s)) = (end, start.eval(&|_| None)) {
+        if e - s < needed {
+            return false;
+        }
+    }
+    let mut lanes = Vec::new();
+    for iteration in 0..needed {
+        let Some(l) = lane_offsets(offset, shape, 0, iteration) else {
+            return false;
+        };
+        lanes.extend(l);
+    }
+    let Some(low) = lanes.iter().min().copied() else {
+        return false;
+    };
+    let shift = if low < 0 {
+        ((-low) / 4096 + 1) * 4096
+    } else {
+        0
+    };
+    let mut sectors_touched: Vec<i64> = lanes
+        .iter()
+        .flat_map(|v| (v + shift) / 32..=(v + shift + w - 1) / 32)
+        .collect();
+    sectors_touched.sort_unstable();
+    sectors_touched.dedup();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let bytes = lanes.len() as i64 * w;
+    (sectors_touched.len() as i64) < 2 * ((bytes + 31) / 32)
+}
+
+/// The start, end and step of the first loop variable in `e` with a constant step.
+fn loop_var(e: &IndexExpr) -> Option<(&IndexExpr, Option<i64>, i64)> {
+    match e {
+        IndexExpr::LoopVar {
+            start,
+            end,
+            step: Some(step),
+            ..
+        } => Some((start, *end, *step)),
+        IndexExpr::Binary(a, _, b) => loop_var(a).or_else(|| loop_var(b)),
+        _ => None,
+    }
+}
+
+/// The byte offsets of the 32 lanes of warp 0.
+fn lane_offsets(
+    offset: &IndexExpr,
+    shape: [Option<i64>; 3],
+    sample: usize,
+    iteration: i64,
+) -> Option<[i64; WARP_LANES]> {
+    if offset.unknown_reason().is_some() {
+        return None;
+    }
+    let bx = shape[0].unwrap_or(BLOCK_X_SAMPLES[sample]).max(1);
+    let by = shape[1].unwrap_or(1).max(1);
+    let mut signed = [0i64; WARP_LANES];
+    for (lane, v) in signed.iter_mut().enumerate() {
+        let tid = lane as i64;
+        let leaf = |e: &IndexExpr| leaf_value(e, tid, [bx, by], shape, sample, iteration);
+        *v = offset.eval(&leaf)?;
+    }
+    Some(signed)
+}
+
+fn warp_cost(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    sample: usize,
+    iteration: i64,
+) -> Option<Cost> {
+    let signed = lane_offsets(offset, shape, sample, iteration)?;
+    let mut addresses = [None; WARP_LANES];
+    // Addresses relative to the lowest lane keep a negative offset modelable; the base
+    // of an allocation is aligned, so shift by a multiple of the largest alignment.
+    let low = *signed.iter().min()?;
+    let shift = if low < 0 {
+        ((-low) / 4096 + 1) * 4096
+    } else {
+        0
+    };
+    for (slot, v) in addresses.iter_mut().zip(signed) {
+        *slot = Some(u64::try_from(v + shift).ok()?);
+    }
+    let report = sectors(&addresses, width)?;
+    let d = signed[1] - signed[0];
+    let stride = signed
+        .windows(2)
+        .all(|w| w[1] - w[0] == d)
+        .then_some(d.abs());
+    Some(Cost { report, stride })
+}
+
+fn leaf_value(
+    e: &IndexExpr,
+    tid: i64,
+    lanes: [i64; 2],
+    block: [Option<i64>; 3],
+    sample: usize,
+    iteration: i64,
+) -> Option<i64> {
+    let [bx, by] = lanes;
+    match e {
+        IndexExpr::ThreadIdx(Axis::X) => Some(tid % bx),
+        IndexExpr::ThreadIdx(Axis::Y) => Some((tid / bx) % by),
+        IndexExpr::ThreadIdx(Axis::Z) => Some(tid / (bx * by)),
+        IndexExpr::Lane => Some(tid % 32),
+        IndexExpr::BlockDim(Axis::X) => Some(block[0].unwrap_or(BLOCK_X_SAMPLES[sample])),
+        IndexExpr::BlockDim(Axis::Y) => Some(block[1].unwrap_or(1)),
+        IndexExpr::BlockDim(Axis::Z) => Some(block[2].unwrap_or(1)),
+        IndexExpr::Uniform(n) if is_builtin(n) => Some(BLOCK_SAMPLES[sample]),
+        IndexExpr::Uniform(_) => Some(DIM_SAMPLES[sample]),
+        IndexExpr::LoopVar { start, step, .. } => {
+            let start = start.eval(&|e| leaf_value(e, tid, lanes, block, sample, iteration))?;
+            Some(start + iteration * step.unwrap_or(0))
+        }
+        _ => None,
+    }
+}
+
+fn is_builtin(name: &str) -> bool {
+    name.starts_with("blockIdx") || name.starts_with("gridDim") || name.starts_with("clusterIdx")
+}
+
+/// The uniforms other than the built-ins (kernel parameters) that multiply a
+/// thread-dependent term of `e`.
+fn dimension_names(e: &IndexExpr) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_dims(e, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect_dims(e: &IndexExpr, out: &mut Vec<String>) {
+    match e {
+        IndexExpr::Binary(a, op, b) => {
+            if *op == kernaut_syntax::BinOp::Mul {
+                for (x, y) in [(a, b), (b, a)] {
+                    if y.depends_on_thread() {
+                        uniforms(x, out);
+                    }
+                }
+            }
+            collect_dims(a, out);
+            collect_dims(b, out);
+        }
+        IndexExpr::LoopVar { start, .. } => collect_dims(start, out),
+        _ => {}
+    }
+}
+
+fn uniforms(e: &IndexExpr, out: &mut Vec<String>) {
+    match e {
+        IndexExpr::Uniform(n) if !is_builtin(n) => out.push(n.clone()),
+        IndexExpr::Binary(a, _, b) => {
+            uniforms(a, out);
+            uniforms(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
+fn mentions_rows(e: &IndexExpr) -> bool {
+    match e {
+        IndexExpr::ThreadIdx(Axis::Y | Axis::Z) => true,
+        IndexExpr::Binary(a, _, b) => mentions_rows(a) || mentions_rows(b),
+        IndexExpr::LoopVar { start, .. } => mentions_rows(start),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::{check, check_no_fix};
+
+    const RULE: &str = "coalescing/strided-global-access";
+
+    #[test]
+    fn lanes_walking_rows() {
+        check(
+            RULE,
+            r#"
+__global__ void sgemm(const float* A, const float* B, float* C, int M, int N, int K) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y;
+    float acc = 0.0f;
+    for (int i = 0; i < K; ++i)
+        acc += A[row * K + i] * B[i * N + col];
+            // ^^^^^^^^^^^^^^ warning: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic)
+    C[row * N + col] = acc;
+ // ^^^^^^^^^^^^^^^^ warning: uncoalesced store to `C`: each warp request touches 32 sectors
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn every_other_element_and_short_chunks_are_hints_long_chunks_warn() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] = in[2 * t];
+          // ^^^^^^^^^ hint: uncoalesced load from `in`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart
+    for (int j = 0; j < 16; ++j)
+        out[t * 16 + j] = 0.0f;
+     // ^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart;
+    for (int j = 0; j < 4; ++j)
+        out[t * 4 + j] = in[t * 4 + j];
+     // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations use the rest of each sector
+                      // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn naive_baselines_get_a_hint() {
+        check(
+            RULE,
+            r#"
+__global__ void sgemm_naive(const float* A, float* C, int K) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    C[x] = A[x * K];
+        // ^^^^^^^^ hint: uncoalesced load from `A`
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn coalesced_uniform_broadcast_gather_and_partial_warps_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* A, const float* B, float* C, const int* idx, int N, int K) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int i = 0; i < K; ++i)
+        acc += A[row * K + i] * B[i * N + col];
+    C[row * N + col] = acc;
+    C[blockIdx.x] = A[0];
+    C[col] = B[idx[col]];
+    if (threadIdx.x == 0) C[threadIdx.x * N] = acc;
+    float2 v = reinterpret_cast<const float2*>(A)[col];
+    C[col] = v.x;
+    // Interleaved pairs and xyz triples: together the accesses use every byte.
+    float re = B[2 * col], im = B[2 * col + 1];
+    C[3 * col] = re; C[3 * col + 1] = im; C[3 * col + 2] = 0.0f;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_launch_shape_decides() {
+        // With 16 x 16 blocks a warp is two half-rows of `in`: coalesced.
+        check(
+            RULE,
+            r#"
+__global__ void tr(const float* in, float* out, int n) {
+    out[threadIdx.x * n + threadIdx.y] = in[threadIdx.y * n + threadIdx.x];
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 16 sectors
+}
+void launch(const float* i, float* o, int n) { tr<<<1, dim3(16, 16)>>>(i, o, n); }
+"#,
+        );
+    }
+
+    #[test]
+    fn no_automatic_fix() {
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out, int K) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] = in[t * K];
+}
+"#,
+        );
+    }
+}
