@@ -8,7 +8,9 @@
 //! compatibility macro), stay silent.
 //!
 //! The fix calls the `_sync` form with the full mask; when not every lane reaches the
-//! call, the mask must name the lanes that do (`#P2`).
+//! call, the mask must name the lanes that do (`#P2`). It is marked safe (`kernaut-lsp
+//! check --fix` applies it) only where no branch on the thread index surrounds the call:
+//! there the full mask is what the mask-free form meant.
 //!
 //! ```cuda
 //! // Before

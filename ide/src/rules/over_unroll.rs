@@ -9,7 +9,8 @@
 //! (a register-tile loop, a short FMA chain) stays silent, and so does a factor above a
 //! trip count of at most 16.
 //!
-//! The fix unrolls by 4, the small factor the wiki recommends.
+//! The fix unrolls by 4, the small factor the wiki recommends. The factor changes the
+//! schedule, never what the loop computes, so `kernaut-lsp check --fix` applies it.
 //!
 //! ```cuda
 //! // Before
