@@ -99,23 +99,6 @@ pub fn plan(text: &str, diagnostics: &[RuleDiagnostic]) -> Option<Plan> {
     (new != text).then_some(Plan { text: new, by_rule })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{Taken, TextEdit};
-
-    #[test]
-    fn touching_edits() {
-        let mut t = Taken::default();
-        t.0.insert((10, 20), "x".into());
-        t.0.insert((30, 30), "y".into());
-        let touches = |s: usize, e: usize| t.touches(&TextEdit::replace(s..e, "z"));
-        assert!(touches(5, 11) && touches(19, 25) && touches(12, 14) && touches(10, 10));
-        assert!(touches(30, 30) && touches(25, 31) && touches(30, 35));
-        assert!(!touches(0, 10) && !touches(20, 30) && !touches(20, 20) && !touches(31, 40));
-        assert!(t.has(&TextEdit::replace(10..20, "x")) && !t.has(&TextEdit::replace(10..20, "q")));
-    }
-}
-
 /// A unified diff of one file, `--- a/PATH` / `+++ b/PATH`, three lines of context, as
 /// `git apply` and `patch -p1` take it.
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
@@ -132,4 +115,21 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Taken, TextEdit};
+
+    #[test]
+    fn touching_edits() {
+        let mut t = Taken::default();
+        t.0.insert((10, 20), "x".into());
+        t.0.insert((30, 30), "y".into());
+        let touches = |s: usize, e: usize| t.touches(&TextEdit::replace(s..e, "z"));
+        assert!(touches(5, 11) && touches(19, 25) && touches(12, 14) && touches(10, 10));
+        assert!(touches(30, 30) && touches(25, 31) && touches(30, 35));
+        assert!(!touches(0, 10) && !touches(20, 30) && !touches(20, 20) && !touches(31, 40));
+        assert!(t.has(&TextEdit::replace(10..20, "x")) && !t.has(&TextEdit::replace(10..20, "q")));
+    }
 }
