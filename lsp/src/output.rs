@@ -144,7 +144,7 @@ pub fn json(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()>
                             })
                         })
                         .collect();
-                    json!({"title": f.title, "edits": edits})
+                    json!({"title": f.title, "safe": f.safe, "edits": edits})
                 })
                 .collect();
             all.push(json!({

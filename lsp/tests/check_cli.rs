@@ -110,6 +110,7 @@ fn json_is_an_array_with_one_based_positions_and_fixes() {
     assert_eq!(d["severity"], "error");
     assert_eq!(d["rule"], "warp/legacy-sync-free-intrinsic");
     assert_eq!(d["wiki"], "pitfall-warp-primitives#P1");
+    assert_eq!(d["fixes"][0]["safe"], true);
     let edits = &d["fixes"][0]["edits"];
     assert_eq!(edits[0]["new_text"], "__shfl_down_sync");
     assert_eq!(edits[1]["new_text"], "0xffffffff, ");

@@ -699,7 +699,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
             Some(RuleLevel::Level(s)) => s,
             _ => Severity::Hint,
         };
-        out.extend(unknown_allow_ids(&comments, severity));
+        out.extend(unknown_allow_ids(ctx.text(), &comments, severity));
     }
     out.sort_by(|a, b| {
         (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
@@ -710,16 +710,35 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
 /// A hint for each id of an `allow(...)` comment that names no rule (a misspelling
 /// silences nothing), with the closest id.
 fn unknown_allow_ids(
+    text: &str,
     comments: &[kernaut_syntax::AllowComment],
     severity: Severity,
 ) -> Vec<RuleDiagnostic> {
     let mut out = Vec::new();
     for c in comments {
+        let comment = text.get(c.range.clone()).unwrap_or("");
         for id in &c.rule_ids {
             if is_allow_id(id) {
                 continue;
             }
-            let message = match closest_rule_id(id) {
+            let near = closest_rule_id(id);
+            // The id as written in the list, after `(` or `,`: the fix replaces it with
+            // the closest id (for a person to confirm: it changes what is silenced).
+            let written = comment
+                .match_indices(id.as_str())
+                .find(|(i, _)| comment[..*i].trim_end().ends_with(['(', ',']));
+            let fixes = match (near, written) {
+                (Some(near), Some((i, _))) => vec![Fix {
+                    title: format!("Change `{id}` to `{near}`"),
+                    safe: false,
+                    edits: vec![TextEdit::replace(
+                        c.range.start + i..c.range.start + i + id.len(),
+                        near,
+                    )],
+                }],
+                _ => Vec::new(),
+            };
+            let message = match near {
                 Some(near) => format!(
                     "`allow({id})` names no rule and silences nothing; did you mean `{near}`?"
                 ),
@@ -733,7 +752,7 @@ fn unknown_allow_ids(
                 range: c.range.clone(),
                 message,
                 wiki: String::new(),
-                fixes: Vec::new(),
+                fixes,
             });
         }
     }

@@ -206,7 +206,14 @@ mod tests {
             hint.message,
             "`allow(bank-conflit)` names no rule and silences nothing; did you mean `bank-conflict`?"
         );
-        assert!(text[hint.range].starts_with("// kernaut: allow(bank-conflit"));
+        assert!(text[hint.range.clone()].starts_with("// kernaut: allow(bank-conflit"));
+        assert_eq!(hint.fixes.len(), 1);
+        assert!(!hint.fixes[0].safe);
+        let fixed = crate::rules::apply_edits(&text, &hint.fixes[0].edits);
+        assert!(
+            fixed.contains("// kernaut: allow(bank-conflict, ilp)"),
+            "{fixed}"
+        );
         assert_eq!(
             run(&text, "[rules]\n\"config/unknown-rule\" = \"off\"\n"),
             vec![(2, Severity::Warning), (5, Severity::Warning)]
