@@ -263,7 +263,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 plan.summary()
             );
             if args.dry_run {
-                diff.push_str(&fix::unified_diff(&r.path, &r.text, &plan.text));
+                diff.push_str(&fix::unified_diff(&r.path, &r.text, &plan.edits));
                 continue;
             }
             let path = &checked_files[i];
