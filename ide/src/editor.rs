@@ -440,7 +440,11 @@ impl Analysis {
                 });
             }
         }
-        for d in diagnostics.iter().filter(|d| touches(&d.range)) {
+        // A misspelled `allow(...)` id is fixed, not allowed, and cites no page.
+        for d in diagnostics
+            .iter()
+            .filter(|d| touches(&d.range) && d.rule != crate::rules::UNKNOWN_RULE)
+        {
             let line_start = text[..d.range.start.min(text.len())]
                 .rfind('\n')
                 .map_or(0, |i| i + 1);

@@ -14,6 +14,7 @@ use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge};
 
 use crate::config_file::ConfigCache;
+use crate::fix;
 use crate::output::{self, FileReport};
 
 /// The architecture checked when neither `--arch` nor `.kernaut.toml` names one.
@@ -34,8 +35,21 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Files or folders; folders are walked for .cu and .cuh files, honouring .gitignore.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present_any = ["list_rules", "explain"], value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// List every rule (id, default severity, wiki anchor, what it finds) and exit.
+    #[arg(long, conflicts_with = "explain")]
+    pub list_rules: bool,
+    /// Print a rule's documentation (what it finds, a before/after example) and exit.
+    #[arg(long, value_name = "RULE")]
+    pub explain: Option<String>,
+    /// Apply the fixes marked safe (mechanical edits that cannot change what the code
+    /// computes), write the files, and report what changed and what remains.
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: print the changes as a unified diff and write nothing.
+    #[arg(long, requires = "fix")]
+    pub dry_run: bool,
     /// Target architecture (sm_80, sm_90a, …); overrides `arch` in .kernaut.toml
     /// [default: .kernaut.toml's, else sm_90].
     #[arg(long)]
@@ -65,6 +79,29 @@ pub struct Args {
 
 /// Runs `check`: exit 1 when an error-level diagnostic was found.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.list_rules {
+        let stdout = io::stdout();
+        let mut out = io::BufWriter::new(stdout.lock());
+        match args.format {
+            Format::Json => output::rules_json(&mut out)?,
+            _ => output::rules_text(&mut out)?,
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(id) = &args.explain {
+        let Some(rule) = kernaut_ide::rules::find_rule(id) else {
+            match kernaut_ide::rules::closest_rule_id(id) {
+                Some(near) => anyhow::bail!("no rule `{id}`; did you mean `{near}`?"),
+                None => anyhow::bail!("no rule `{id}` (--list-rules lists them)"),
+            }
+        };
+        let stdout = io::stdout();
+        let mut out = io::BufWriter::new(stdout.lock());
+        output::explain(&mut out, rule)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let arch_flag = args
         .arch
         .as_deref()
@@ -93,13 +130,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     let mut change = Change::new();
     let mut ids = Vec::new();
+    let mut lossy = std::collections::HashSet::new();
+    let mut checked_files = Vec::new();
     for path in &files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let decoded = source_text::decode(bytes);
         let shown = display_path(path);
+        if is_binary(&bytes) {
+            eprintln!("kernaut-lsp: note: {shown}: a binary file (it holds NUL bytes), skipped");
+            continue;
+        }
+        let decoded = source_text::decode(bytes);
         if let Some(note) = decoded.note(&shown) {
             eprintln!("kernaut-lsp: note: {note}");
+            lossy.insert(shown.clone());
         }
+        checked_files.push(path.clone());
         // Files are named by their absolute paths, and each `.kernaut.toml` applies to
         // the folder that holds it, as in the editor.
         let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
@@ -123,7 +168,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("kernaut-lsp: compiling with {}", toolkit.describe());
         let mut change = Change::new();
         for (i, (id, shown, text)) in ids.iter().enumerate() {
-            let path = &files[i];
+            let path = &checked_files[i];
             let arch = arch_of(&host, *id);
             let db = kernaut_compiler::find_compile_commands(path, None);
             let flags = kernaut_compiler::flags_for(path, db.as_deref(), &arch)
@@ -181,20 +226,70 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let analysis = host.analysis();
-    for (id, path, text) in ids {
-        let diagnostics = match analysis.diagnostics(id) {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("kernaut-lsp: warning: the rules failed on {path} ({e}); it is skipped");
-                Vec::new()
-            }
-        };
+    let diagnostics_of = |host: &AnalysisHost, id, path: &str| match host.analysis().diagnostics(id)
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("kernaut-lsp: warning: the rules failed on {path} ({e}); it is skipped");
+            Vec::new()
+        }
+    };
+    for (id, path, text) in &ids {
         reports.push(FileReport {
-            path,
-            text,
-            diagnostics,
+            path: path.clone(),
+            text: text.clone(),
+            diagnostics: diagnostics_of(&host, *id, path),
         });
+    }
+    if args.fix {
+        let mut change = Change::new();
+        let mut fixed = Vec::new();
+        let mut diff = String::new();
+        for (i, r) in reports.iter().enumerate() {
+            let Some(plan) = fix::plan(&r.text, &r.diagnostics) else {
+                continue;
+            };
+            if lossy.contains(&r.path) {
+                eprintln!(
+                    "kernaut-lsp: note: {}: not fixed: the file is not UTF-8 and writing it back would lose bytes",
+                    r.path
+                );
+                continue;
+            }
+            eprintln!(
+                "kernaut-lsp: {}{}: {}",
+                if args.dry_run { "would fix " } else { "fixed " },
+                r.path,
+                plan.summary()
+            );
+            if args.dry_run {
+                diff.push_str(&fix::unified_diff(&r.path, &r.text, &plan.edits));
+                continue;
+            }
+            let path = &checked_files[i];
+            std::fs::write(path, &plan.text)
+                .with_context(|| format!("writing {}", path.display()))?;
+            change.set_file(ids[i].0, plan.text.clone());
+            fixed.push((i, plan.text));
+        }
+        if args.dry_run {
+            let stdout = io::stdout();
+            let mut out = stdout.lock();
+            out.write_all(diff.as_bytes())?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        if fixed.is_empty() {
+            eprintln!("kernaut-lsp: no safe fixes to apply");
+        } else {
+            // What remains is what the rules find in the files as now written.
+            host.apply_change(change);
+            for (i, text) in fixed {
+                let (id, path, _) = &ids[i];
+                reports[i].diagnostics = diagnostics_of(&host, *id, path);
+                reports[i].text = text;
+            }
+        }
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -247,6 +342,12 @@ fn count(reports: &[FileReport], severity: Severity) -> usize {
         .flat_map(|r| &r.diagnostics)
         .filter(|d| d.severity == severity)
         .count()
+}
+
+/// Whether a file is binary rather than text in some encoding: a NUL byte in its first
+/// 8 KiB, as git and grep decide (no C source holds one).
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
 }
 
 fn is_cuda(path: &Path) -> bool {

@@ -50,6 +50,11 @@ impl ConfigCache {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         let config = parse_config(&text).with_context(|| format!("in {}", path.display()))?;
+        // A misspelled rule id would configure nothing, silently: refuse the file.
+        let problems = config.problems();
+        if !problems.is_empty() {
+            anyhow::bail!("in {}: {}", path.display(), problems.join("; "));
+        }
         self.parsed.insert(path, config.clone());
         Ok(Some((folder, config)))
     }

@@ -119,9 +119,16 @@ pub fn diagnostic(
         range: r,
         severity: Some(severity(d.severity)),
         code: Some(lsp::NumberOrString::String(d.rule.to_string())),
-        code_description: wiki_uri(&d.wiki).map(|href| lsp::CodeDescription { href }),
+        code_description: (!d.wiki.is_empty())
+            .then(|| wiki_uri(&d.wiki))
+            .flatten()
+            .map(|href| lsp::CodeDescription { href }),
         source: Some("kernaut".into()),
-        message: format!("{} (wiki {})", d.message, d.wiki),
+        message: if d.wiki.is_empty() {
+            d.message.clone()
+        } else {
+            format!("{} (wiki {})", d.message, d.wiki)
+        },
         related_information: related,
         tags: None,
         data: None,

@@ -9,6 +9,7 @@ mod check;
 mod compile;
 mod config_file;
 mod convert;
+mod fix;
 mod output;
 mod server;
 mod settings;

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use kernaut_ide::config::Severity;
-use kernaut_ide::rules::{RuleDiagnostic, RULES};
+use kernaut_ide::rules::{Rule, RuleDiagnostic, RULES};
 use kernaut_ide::{LineIndex, PositionEncoding};
 use serde_json::{json, Value};
 
@@ -35,6 +35,15 @@ fn pos(_text: &str, lines: &LineIndex, offset: usize) -> Pos {
     }
 }
 
+/// ` (wiki id#anchor)`, or nothing for a diagnostic that cites no page.
+fn wiki_suffix(wiki: &str) -> String {
+    if wiki.is_empty() {
+        String::new()
+    } else {
+        format!(" (wiki {wiki})")
+    }
+}
+
 /// Compiler-style lines.
 pub fn text(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()> {
     for r in reports {
@@ -43,18 +52,69 @@ pub fn text(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()>
             let p = pos(&r.text, &lines, d.range.start);
             writeln!(
                 out,
-                "{}:{}:{}: {}: {} [{}] (wiki {})",
+                "{}:{}:{}: {}: {} [{}]{}",
                 r.path,
                 p.line,
                 p.col,
                 d.severity.as_str(),
                 d.message,
                 d.rule,
-                d.wiki
+                wiki_suffix(&d.wiki)
             )?;
         }
     }
     Ok(())
+}
+
+/// `--list-rules`: one aligned line per rule, `id  severity  wiki  summary`.
+pub fn rules_text(out: &mut impl Write) -> io::Result<()> {
+    let id_w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let wiki_w = RULES
+        .iter()
+        .map(|r| r.wiki.first().map_or(0, |w| w.len()))
+        .max()
+        .unwrap_or(0);
+    for r in RULES {
+        writeln!(
+            out,
+            "{:<id_w$}  {:<7}  {:<wiki_w$}  {}",
+            r.id,
+            r.severity.as_str(),
+            r.wiki.first().copied().unwrap_or("-"),
+            r.summary()
+        )?;
+    }
+    Ok(())
+}
+
+/// `--list-rules --format json`: `[{id, severity, wiki, wiki_anchors, summary}]`.
+pub fn rules_json(out: &mut impl Write) -> io::Result<()> {
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "severity": r.severity.as_str(),
+                "wiki": r.wiki.first(),
+                "wiki_anchors": r.wiki,
+                "summary": r.summary(),
+            })
+        })
+        .collect();
+    serde_json::to_writer_pretty(&mut *out, &Value::Array(rules))?;
+    writeln!(out)
+}
+
+/// `--explain RULE`: its id, default severity and anchors, then its documentation.
+pub fn explain(out: &mut impl Write, rule: &Rule) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} (default severity: {}; wiki {})\n",
+        rule.id,
+        rule.severity.as_str(),
+        rule.wiki.join(", ")
+    )?;
+    write!(out, "{}", rule.doc())
 }
 
 fn range_json(text: &str, lines: &LineIndex, range: &std::ops::Range<usize>) -> (Pos, Pos) {
@@ -84,7 +144,7 @@ pub fn json(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()>
                             })
                         })
                         .collect();
-                    json!({"title": f.title, "edits": edits})
+                    json!({"title": f.title, "safe": f.safe, "edits": edits})
                 })
                 .collect();
             all.push(json!({
@@ -156,7 +216,7 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()
             let mut result = json!({
                 "ruleId": d.rule,
                 "level": sarif_level(d.severity),
-                "message": {"text": format!("{} (wiki {})", d.message, d.wiki)},
+                "message": {"text": format!("{}{}", d.message, wiki_suffix(&d.wiki))},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": uri(&r.path)},
                     "region": region(&d.range),

@@ -497,8 +497,13 @@ impl Server {
             .and_then(|t| parse_config(&t).map_err(|e| e.to_string()))
         {
             Ok(config) => {
+                let problems = config
+                    .problems()
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", file.display()))
+                    .collect();
                 change.set_dir_config(folder.display().to_string(), Some(config));
-                Vec::new()
+                problems
             }
             Err(e) => {
                 change.set_dir_config(folder.display().to_string(), Some(KernautConfig::default()));

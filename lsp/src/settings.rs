@@ -96,6 +96,13 @@ impl Settings {
                             )),
                         }
                     }
+                    // An id that names no rule would configure nothing: said, with the
+                    // closest id, as `check` says it of `.kernaut.toml`.
+                    let named = kernaut_ide::config::KernautConfig {
+                        arch: None,
+                        rules: rules.clone(),
+                    };
+                    problems.extend(named.problems().into_iter().map(|p| format!("kernaut.{p}")));
                     self.rules = rules;
                 }
                 None => {
@@ -254,6 +261,11 @@ mod tests {
         assert!(s.code_lens);
         assert_eq!(s.rules.level("ilp/over-unroll"), Some(RuleLevel::Off));
         assert_eq!(problems.len(), 2, "{problems:?}");
+        let problems = s.merge_json(&json!({"rules": {"bank-conflit": "off"}}));
+        assert_eq!(
+            problems,
+            ["kernaut.rules.\"bank-conflit\": no such rule; did you mean \"bank-conflict\"?"]
+        );
         // The `kernaut` section of a settings object.
         let mut s = Settings::default();
         assert!(s

@@ -110,6 +110,7 @@ fn json_is_an_array_with_one_based_positions_and_fixes() {
     assert_eq!(d["severity"], "error");
     assert_eq!(d["rule"], "warp/legacy-sync-free-intrinsic");
     assert_eq!(d["wiki"], "pitfall-warp-primitives#P1");
+    assert_eq!(d["fixes"][0]["safe"], true);
     let edits = &d["fixes"][0]["edits"];
     assert_eq!(edits[0]["new_text"], "__shfl_down_sync");
     assert_eq!(edits[1]["new_text"], "0xffffffff, ");
@@ -237,4 +238,263 @@ fn resources_table_and_budget() {
     let out = stdout(&o);
     assert!(out.contains("\"resources\""), "{out}");
     assert_eq!(o.status.code(), Some(0));
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `--list-rules` names every rule once with its severity, anchor and one line;
+/// `--explain` prints a rule's doc block; both need no path.
+#[test]
+fn list_rules_and_explain() {
+    let dir = temp_tree("check-list-rules");
+    let o = check(&dir, &["--list-rules"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), kernaut_ide::rules::RULES.len(), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("warp/legacy-sync-free-intrinsic "))
+        .expect("the rule is listed");
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cells[1], "error", "{line}");
+    assert_eq!(cells[2], "pitfall-warp-primitives#P1", "{line}");
+    assert!(line.contains("`__shfl`, `__shfl_up`"), "{line}");
+
+    let o = check(&dir, &["--list-rules", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let rules = v.as_array().unwrap();
+    assert_eq!(rules.len(), kernaut_ide::rules::RULES.len());
+    let bank = rules.iter().find(|r| r["id"] == "bank-conflict").unwrap();
+    assert_eq!(bank["severity"], "warning");
+    assert_eq!(bank["wiki"], "pitfall-bank-conflict#P1");
+    assert!(bank["wiki_anchors"].as_array().unwrap().len() > 1);
+    assert!(bank["summary"].as_str().unwrap().contains("bank"));
+
+    let o = check(&dir, &["--explain", "bank-conflict"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("bank-conflict (default severity: warning; wiki pitfall-bank-conflict#P1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("```cuda") && out.contains("__shared__ float tile[32][33];"),
+        "{out}"
+    );
+    assert!(!out.contains("//!"), "{out}");
+
+    let o = check(&dir, &["--explain", "bank-conflit"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean `bank-conflict`?"),
+        "{}",
+        stderr(&o)
+    );
+    // A path is still needed to check.
+    assert_eq!(check(&dir, &[]).status.code(), Some(2));
+}
+
+/// A misspelled id in `.kernaut.toml` stops the run with the closest id; one in an
+/// `allow(...)` comment is a hint at the comment and silences nothing.
+#[test]
+fn misspelled_rule_ids_are_reported() {
+    let dir = temp_tree("check-misspelled");
+    std::fs::write(
+        dir.join(".kernaut.toml"),
+        "[rules]\nbank-conflit = \"off\"\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["src"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(".kernaut.toml")
+            && err
+                .contains("rules.\"bank-conflit\": no such rule; did you mean \"bank-conflict\"?"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.join(".kernaut.toml"),
+        "[rules]\n\"resources/spills\" = \"off\"\n",
+    )
+    .unwrap();
+    assert_eq!(check(&dir, &["src"]).status.code(), Some(1));
+
+    std::fs::remove_file(dir.join(".kernaut.toml")).unwrap();
+    std::fs::write(
+        dir.join("src/transpose.cu"),
+        CONFLICT.replace(
+            "tile[threadIdx.x][threadIdx.y];",
+            "tile[threadIdx.x][threadIdx.y]; // kernaut: allow(bank-conflit)",
+        ),
+    )
+    .unwrap();
+    let o = check(&dir, &["src/transpose.cu"]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("src/transpose.cu:3:24: warning: 32-way"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[1],
+        "src/transpose.cu:3:56: hint: `allow(bank-conflit)` names no rule and silences nothing; did you mean `bank-conflict`? [config/unknown-rule]",
+        "{out}"
+    );
+    // The correct id silences the line and leaves no hint.
+    std::fs::write(
+        dir.join("src/transpose.cu"),
+        CONFLICT.replace(
+            "tile[threadIdx.x][threadIdx.y];",
+            "tile[threadIdx.x][threadIdx.y]; // kernaut: allow(bank-conflict)",
+        ),
+    )
+    .unwrap();
+    assert_eq!(stdout(&check(&dir, &["src/transpose.cu"])), "");
+}
+
+const TWO_SHUFFLES: &str = "__device__ float reduce(float v) {\n    return v + __shfl_down(v, 16);\n}\n__device__ float half(float v) {\n    if (threadIdx.x < 16) v += __shfl_xor(v, 1);\n    return v;\n}\n";
+
+/// `--fix` applies the safe fixes (a full mask where the whole warp reaches the call) and
+/// not the others (the padding of a conflicting array, a mask inside a branch on the
+/// thread index); `--fix --dry-run` prints the same change as a diff and writes nothing.
+#[test]
+fn fix_applies_safe_fixes_and_dry_run_prints_the_diff() {
+    let dir = temp_tree("check-fix");
+    std::fs::write(dir.join("src/sub/reduce.cuh"), TWO_SHUFFLES).unwrap();
+    let o = check(&dir, &["src", "--fix", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let diff = stdout(&o);
+    assert_eq!(
+        diff,
+        "--- a/src/sub/reduce.cuh\n+++ b/src/sub/reduce.cuh\n@@ -1,5 +1,5 @@\n __device__ float reduce(float v) {\n-    return v + __shfl_down(v, 16);\n+    return v + __shfl_down_sync(0xffffffff, v, 16);\n }\n __device__ float half(float v) {\n     if (threadIdx.x < 16) v += __shfl_xor(v, 1);\n",
+    );
+    assert!(
+        stderr(&o)
+            .contains("would fix src/sub/reduce.cuh: 1 fix (warp/legacy-sync-free-intrinsic ×1)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/sub/reduce.cuh")).unwrap(),
+        TWO_SHUFFLES
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/transpose.cu")).unwrap(),
+        CONFLICT
+    );
+
+    let o = check(&dir, &["src", "--fix"]);
+    let err = stderr(&o);
+    assert!(err.contains("fixed src/sub/reduce.cuh: 1 fix"), "{err}");
+    let fixed = std::fs::read_to_string(dir.join("src/sub/reduce.cuh")).unwrap();
+    assert!(
+        fixed.contains("return v + __shfl_down_sync(0xffffffff, v, 16);"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("v += __shfl_xor(v, 1);"), "{fixed}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/transpose.cu")).unwrap(),
+        CONFLICT
+    );
+    // What remains is reported against the fixed text.
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("src/sub/reduce.cuh:5:32: error: `__shfl_xor`"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("src/transpose.cu:3:24: warning"),
+        "{out}"
+    );
+    assert_eq!(o.status.code(), Some(1));
+
+    // Nothing safe is left.
+    let o = check(&dir, &["src", "--fix"]);
+    assert!(
+        stderr(&o).contains("no safe fixes to apply"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/sub/reduce.cuh")).unwrap(),
+        fixed
+    );
+    assert_eq!(check(&dir, &["src", "--dry-run"]).status.code(), Some(2));
+}
+
+/// An unroll factor is safe to change: `--fix` sets it.
+#[test]
+fn fix_lowers_an_unroll_factor() {
+    let dir = temp_tree("check-fix-unroll");
+    let text = "__global__ void k(const float* a, float* out, int n) {\n    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;\n    #pragma unroll 32\n    for (int i = threadIdx.x; i < n; i += blockDim.x) {\n        float x = a[i];\n        float y = x * x;\n        s0 = fmaf(x, y, s0);\n        s1 = fmaf(y, y, s1);\n        s2 = fmaf(x, s1, s2);\n        s3 = fmaf(y, s0, s3);\n        s0 = s0 * 0.5f;\n        s1 = s1 + s2;\n    }\n    out[threadIdx.x] = s0 + s1 + s2 + s3;\n}\n";
+    std::fs::write(dir.join("src/unroll.cu"), text).unwrap();
+    let o = check(&dir, &["src/unroll.cu", "--fix"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fixed = std::fs::read_to_string(dir.join("src/unroll.cu")).unwrap();
+    assert_eq!(fixed, text.replace("#pragma unroll 32", "#pragma unroll 4"));
+    assert_eq!(stdout(&o), "");
+}
+
+/// A binary file is skipped with a note; a non-UTF-8 one is decoded lossily with a note
+/// and still checked (and never rewritten by `--fix`).
+#[test]
+fn binary_and_non_utf8_files_are_reported() {
+    let dir = temp_tree("check-encodings");
+    std::fs::write(
+        dir.join("src/blob.cu"),
+        b"\x7fELF\x02\x01\x01\x00\x00\x00__shfl_down(",
+    )
+    .unwrap();
+    let mut latin1 = b"// caf\xe9\n".to_vec();
+    latin1.extend_from_slice(LEGACY.as_bytes());
+    std::fs::write(dir.join("src/latin1.cu"), &latin1).unwrap();
+    let o = check(&dir, &["src"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        err.contains("note: src/blob.cu: a binary file (it holds NUL bytes), skipped"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: src/latin1.cu: not valid UTF-8 (1 byte replaced by U+FFFD)"),
+        "{err}"
+    );
+    assert!(
+        out.contains("src/latin1.cu:3:16: error: `__shfl_down`"),
+        "{out}"
+    );
+    assert!(!out.contains("blob.cu"), "{out}");
+    assert!(err.contains("checked 3 files"), "{err}");
+
+    let o = check(&dir, &["src/latin1.cu", "--fix"]);
+    assert!(
+        stderr(&o).contains("src/latin1.cu: not fixed: the file is not UTF-8"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(dir.join("src/latin1.cu")).unwrap(), latin1);
+}
+
+/// Many findings in one file: every one is reported (the run that was quadratic in its
+/// findings, docs/BENCHMARKS.md).
+#[test]
+fn many_findings_in_one_file() {
+    let dir = temp_tree("check-many");
+    let text: String = (0..2000)
+        .map(|i| format!("__global__ void k{i}(float* o) {{ __shared__ float t[32][32]; o[threadIdx.x] = t[threadIdx.x][0]; }}\n"))
+        .collect();
+    std::fs::write(dir.join("src/many.cu"), text).unwrap();
+    let o = check(&dir, &["src/many.cu"]);
+    assert_eq!(stdout(&o).lines().count(), 2000);
+    assert!(
+        stderr(&o).contains("0 errors, 2000 warnings"),
+        "{}",
+        stderr(&o)
+    );
 }

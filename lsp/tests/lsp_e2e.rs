@@ -746,3 +746,66 @@ __global__ void __launch_bounds__(1024, 2) spill(float* o, const float* in, int 
     c.shutdown();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Misspelled rule ids reach the editor from the same `ide` data as `check`: a
+/// `.kernaut.toml` key as a message with the closest id, an `allow(...)` id as a
+/// `config/unknown-rule` hint whose one quick fix puts in the closest id.
+#[test]
+fn misspelled_rule_ids_are_shown() {
+    let dir = std::env::temp_dir().join(format!("kernaut-e2e-misspelled-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(".kernaut.toml"),
+        "[rules]\nbank-conflit = \"off\"\n",
+    )
+    .unwrap();
+    let text = TRANSPOSE.replacen('\n', " // kernaut: allow(bank-conflit)\n", 1);
+    let file = dir.join("k.cu");
+    std::fs::write(&file, &text).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut c = Client::start();
+    c.initialize(json!({}), Value::Null);
+    c.open(&uri, &text);
+    let m = c.wait_for("window/showMessage", |p| {
+        p["message"].as_str().unwrap_or("").contains("bank-conflit")
+    });
+    assert!(
+        m["message"]
+            .as_str()
+            .unwrap()
+            .contains("no such rule; did you mean \"bank-conflict\"?"),
+        "{m}"
+    );
+    let diags = c.diagnostics(&uri, 1);
+    let hint = diags
+        .iter()
+        .find(|d| d["code"] == "config/unknown-rule")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert_eq!(hint["severity"], 4, "{hint}");
+    assert!(hint["codeDescription"].is_null(), "{hint}");
+    assert!(
+        hint["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("did you mean `bank-conflict`?"),
+        "{hint}"
+    );
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": hint["range"], "context": {"diagnostics": [hint]}}),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["diagnostics"][0]["code"] == "config/unknown-rule")
+        .filter_map(|a| a["title"].as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        ["Change `bank-conflit` to `bank-conflict`"],
+        "{actions:#?}"
+    );
+    c.shutdown();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -21,7 +21,7 @@
 //! out[i] = tile[threadIdx.x][threadIdx.y];
 //! ```
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::hash::{Hash, Hasher};
 
 use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
@@ -35,6 +35,7 @@ use crate::reports::{
 };
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("bank_conflict.rs"),
     id: "bank-conflict",
     severity: Severity::Warning,
     wiki: &[
@@ -110,8 +111,8 @@ struct Run<'c, 'a> {
     shapes: RefCell<HashMap<Option<&'c str>, Shape>>,
     /// The cost of each access (by index) as written, under its kernel's block shape.
     base: RefCell<HashMap<usize, Option<Cost>>>,
-    /// [`static_bytes`] by function.
-    static_bytes: RefCell<HashMap<Option<&'c str>, u64>>,
+    /// [`static_bytes_by_function`], built on the first ask.
+    static_bytes: OnceCell<HashMap<Option<&'c str>, u64>>,
     /// The cost of an access re-laid out, by what it depends on: its indices, width and
     /// kind (through the hash in `index_hashes` and the position of an access with the
     /// same ones), the dimensions, the element size and the shape. Repeated kernels ask
@@ -150,7 +151,7 @@ impl<'c, 'a> Run<'c, 'a> {
             launches,
             shapes: RefCell::default(),
             base: RefCell::default(),
-            static_bytes: RefCell::default(),
+            static_bytes: OnceCell::new(),
             relaid: RefCell::default(),
             index_hashes: RefCell::default(),
             instances: RefCell::default(),
@@ -168,15 +169,19 @@ impl<'c, 'a> Run<'c, 'a> {
         shape
     }
 
-    /// [`static_bytes`] of the function that declares `decl`.
+    /// Static shared memory of the function that declares `decl` (and file-scope
+    /// buffers). Summed for every function at once: summing the file's declarations for
+    /// each conflicting one made the rule quadratic in its findings (40,000 one-line
+    /// kernels with a conflict each: 1.6 billion name comparisons).
     fn static_bytes(&self, decl: &'c SharedDecl) -> u64 {
-        let function = decl.function.as_deref();
-        if let Some(b) = self.static_bytes.borrow().get(&function) {
-            return *b;
+        let table = self
+            .static_bytes
+            .get_or_init(|| static_bytes_by_function(self.ctx));
+        let file_scope = table.get(&None).copied().unwrap_or(0);
+        match decl.function.as_deref() {
+            None => file_scope,
+            function => file_scope + table.get(&function).copied().unwrap_or(0),
         }
-        let b = static_bytes(self.ctx, decl);
-        self.static_bytes.borrow_mut().insert(function, b);
-        b
     }
 
     /// The cost of access `i` of `all` with its array's dimensions `dims` and element size
@@ -610,6 +615,7 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
         };
         let new_inner = inner + pad;
         return Padding::Fix(Fix {
+            safe: false,
             title: format!(
                 "Pad the rows of `{}` to {new_inner} elements ({extra} more bytes)",
                 decl.name
@@ -641,14 +647,16 @@ fn relaid(a: &SharedAccess, dims: &[u64], elem: u64) -> Option<IndexExpr> {
     ))
 }
 
-/// Static shared memory of the function that declares `decl` (and file-scope buffers).
-fn static_bytes(ctx: &RuleContext, decl: &SharedDecl) -> u64 {
-    ctx.facts
-        .shared
-        .iter()
-        .filter(|d| d.function.is_none() || d.function == decl.function)
-        .filter_map(|d| d.static_bytes)
-        .sum()
+/// The static shared memory declared in each function (`None`: at file scope), in one
+/// pass over the file's declarations.
+fn static_bytes_by_function<'c>(ctx: &RuleContext<'c>) -> HashMap<Option<&'c str>, u64> {
+    let mut table: HashMap<Option<&'c str>, u64> = HashMap::default();
+    for d in &ctx.facts.shared {
+        if let Some(b) = d.static_bytes {
+            *table.entry(d.function.as_deref()).or_insert(0) += b;
+        }
+    }
+    table
 }
 
 /// The edit that adds `pad` to the last dimension of `decl`.

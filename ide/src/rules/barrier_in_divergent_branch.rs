@@ -23,6 +23,7 @@ use super::{thread_dependent_branch, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("barrier_in_divergent_branch.rs"),
     id: "sync/barrier-in-divergent-branch",
     severity: Severity::Warning,
     wiki: &["pitfall-synchronization#P1"],

@@ -30,6 +30,7 @@ use super::{find_word, is_identifier, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("bf16_explicit_packing.rs"),
     id: "half/bf16-explicit-packing",
     severity: Severity::Hint,
     wiki: &["skill-half-precision-math#S2"],

@@ -32,6 +32,7 @@ use super::{
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("commit_in_divergent_branch.rs"),
     id: "async-copy/commit-in-divergent-branch",
     severity: Severity::Warning,
     wiki: &["pitfall-async-copy#P2"],
@@ -164,6 +165,7 @@ fn move_after(
     let indent = indent_at(text, branch.start);
     edits.push(TextEdit::insert(branch.end, format!("\n{indent}{stmt}")));
     Some(Fix {
+        safe: false,
         title: "Move the commit after the branch".into(),
         edits,
     })

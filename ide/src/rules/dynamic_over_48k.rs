@@ -24,6 +24,7 @@ use super::{indent_at, line_start, Fix, Rule, RuleContext, RuleDiagnostic, TextE
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("dynamic_over_48k.rs"),
     id: "smem/dynamic-over-48k-without-opt-in",
     severity: Severity::Error,
     wiki: &["pitfall-dynamic-shared-memory#P1"],
@@ -86,6 +87,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             ),
             wiki: RULE.wiki[0].to_string(),
             fixes: vec![Fix {
+                safe: false,
                 title: format!("Raise {ATTRIBUTE} for `{name}` before the launch"),
                 edits: vec![TextEdit::insert(
                     at,

@@ -32,6 +32,7 @@ use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("fp16_accumulator.rs"),
     id: "half/fp16-accumulator",
     severity: Severity::Warning,
     wiki: &[
@@ -429,6 +430,7 @@ fn fix(ctx: &RuleContext, local: &Local, uses: &[Use]) -> Option<Fix> {
         }
     }
     Some(Fix {
+        safe: false,
         title: format!("Accumulate `{}` in float", local.name),
         edits,
     })

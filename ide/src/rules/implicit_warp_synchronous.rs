@@ -40,6 +40,7 @@ pub(crate) const RULE: Rule = Rule {
     severity: Severity::Warning,
     wiki: &["pitfall-warp-primitives#P7"],
     run,
+    source: include_str!("implicit_warp_synchronous.rs"),
 };
 
 /// One step of the ladder: `X[T] op RHS` reading `X[T + k]`.
@@ -246,6 +247,8 @@ fn diagnose(ctx: &RuleContext, masked: &str, base: usize, run: &[Step]) -> Optio
         vec![Fix {
             title: "Split each step into its read and its write, with `__syncwarp()` after each"
                 .to_string(),
+            // It adds barriers and reorders the steps: a person should read it.
+            safe: false,
             edits: run
                 .iter()
                 .map(|s| {

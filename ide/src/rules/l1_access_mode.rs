@@ -35,6 +35,7 @@ use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, Te
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("l1_access_mode.rs"),
     id: "async-copy/l1-access-mode",
     severity: Severity::Hint,
     wiki: &["pitfall-async-copy#P1"],
@@ -203,6 +204,7 @@ fn collective(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
         decl.element_type
     );
     let fix = Fix {
+        safe: false,
         title: "Promise 16-byte alignment with cuda::aligned_size_t<16>".to_string(),
         edits: vec![TextEdit::replace(
             size_range.clone(),

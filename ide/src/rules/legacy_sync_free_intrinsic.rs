@@ -20,7 +20,9 @@
 //! macro), stay silent.
 //!
 //! The fix calls the `_sync` form with the full mask; when not every lane reaches the
-//! call, the mask must name the lanes that do (`#P2`).
+//! call, the mask must name the lanes that do (`#P2`). It is marked safe (`kernaut-lsp
+//! check --fix` applies it) only where no branch on the thread index surrounds the call:
+//! there the full mask is what the mask-free form meant.
 //!
 //! ```cuda
 //! // Before
@@ -33,10 +35,13 @@ use kernaut_syntax::FxHashSet as HashSet;
 
 use kernaut_syntax::SymbolKind;
 
-use super::{arch_guarded_ranges, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{
+    arch_guarded_ranges, thread_dependent_branch, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit,
+};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("legacy_sync_free_intrinsic.rs"),
     id: "warp/legacy-sync-free-intrinsic",
     severity: Severity::Error,
     wiki: &["pitfall-warp-primitives#P1"],
@@ -109,7 +114,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             }
             let mut fixes = Vec::new();
             if let Some(first) = call.arg_ranges.first() {
+                // The full mask is what the mask-free form meant where the whole warp
+                // reaches the call; inside a branch on the thread index it is not (`#P2`).
+                let safe = thread_dependent_branch(ctx, call.range.start).is_none();
                 fixes.push(Fix {
+                    safe,
                     title: format!("Use `{name}_sync` with the full mask"),
                     edits: vec![
                         TextEdit::replace(call.callee_range.clone(), format!("{name}_sync")),

@@ -34,6 +34,7 @@ use super::{
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("missing_sync_after_wait.rs"),
     id: "async-copy/missing-sync-after-wait",
     severity: Severity::Warning,
     wiki: &[
@@ -198,6 +199,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 let at = statement_end(text, w.call.range.end, w.call.kind == SymbolKind::Ptx);
                 let indent = indent_at(text, w.call.range.start);
                 fixes.push(Fix {
+                    safe: false,
                     title: "Insert `__syncthreads()` after the wait".into(),
                     edits: vec![TextEdit::insert(at, format!("\n{indent}__syncthreads();"))],
                 });

@@ -85,6 +85,9 @@ pub const RULES: &[Rule] = &[
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
+    /// The text of the rule's file, whose leading `//!` block documents it
+    /// ([`Rule::doc`]).
+    pub source: &'static str,
     /// The id users name in `.kernaut.toml` and `allow(...)` comments.
     pub id: &'static str,
     /// The severity its diagnostics have unless the rule or the configuration says
@@ -94,6 +97,124 @@ pub struct Rule {
     pub wiki: &'static [&'static str],
     /// Runs the rule.
     pub run: fn(&RuleContext, &mut Vec<RuleDiagnostic>),
+}
+
+impl Rule {
+    /// The rule's documentation: the leading `//!` block of its file, without the `//!`
+    /// markers (Markdown, with a before/after example in a ```` ```cuda ```` block).
+    pub fn doc(&self) -> String {
+        let mut out = String::new();
+        for line in self.source.lines() {
+            let Some(rest) = line.strip_prefix("//!") else {
+                break;
+            };
+            out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// One line on what the rule finds: the first paragraph of [`Rule::doc`] without the
+    /// leading `` `id`: ``.
+    pub fn summary(&self) -> String {
+        let doc = self.doc();
+        let first: Vec<&str> = doc
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let line = first.join(" ");
+        let prefix = format!("`{}`: ", self.id);
+        line.strip_prefix(&prefix).unwrap_or(&line).to_string()
+    }
+}
+
+/// The rule with this id.
+pub fn find_rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// The id of the hint for an `allow(...)` comment that names no rule.
+pub const UNKNOWN_RULE: &str = "config/unknown-rule";
+
+/// Every rule id a user may name in `.kernaut.toml`: the rules of [`RULES`] and those
+/// reported from compiler output ([`crate::compiled::SPILLS_RULE`]), and this hint.
+pub fn rule_ids() -> impl Iterator<Item = &'static str> {
+    RULES
+        .iter()
+        .map(|r| r.id)
+        .chain([crate::compiled::SPILLS_RULE, UNKNOWN_RULE])
+}
+
+/// Whether `.kernaut.toml` may name `id` in `[rules]`: a full rule id.
+pub fn is_rule_id(id: &str) -> bool {
+    rule_ids().any(|r| r == id)
+}
+
+/// Whether an `allow(...)` comment may name `written`: `all`, a full id, a group
+/// (`async-copy`) or a last segment (`l1-access-mode`).
+pub fn is_allow_id(written: &str) -> bool {
+    rule_ids().any(|r| allows(written, r))
+}
+
+/// The known rule id nearest to a misspelled one (by edit distance, at most a third of
+/// its length or 3 edits), for a "did you mean".
+pub fn closest_rule_id(written: &str) -> Option<&'static str> {
+    let candidates = rule_ids().flat_map(|r| {
+        let mut names = vec![r];
+        if let Some((group, name)) = r.split_once('/') {
+            names.push(name);
+            names.push(group);
+        }
+        names
+    });
+    // A truncated id (`warp/legacy-sync-fre`) names the one rule it starts.
+    if written.chars().count() >= 4 {
+        let mut starting = rule_ids().filter(|r| {
+            r.starts_with(written)
+                || r.split_once('/')
+                    .is_some_and(|(_, n)| n.starts_with(written))
+        });
+        if let (Some(r), None) = (starting.next(), starting.next()) {
+            return Some(r);
+        }
+    }
+    let limit = (written.chars().count() / 3).clamp(1, 3);
+    // The last segment alone may be what was meant: `bank-conflit` against
+    // `bank-conflict`, `l1-acces-mode` against `async-copy/l1-access-mode`.
+    let mut best: Option<(usize, &'static str)> = None;
+    for c in candidates {
+        let d = edit_distance(written, c);
+        if d <= limit && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, c));
+        }
+    }
+    // Prefer the full id of the rule whose part matched, so the hint names one rule.
+    best.map(|(_, c)| {
+        rule_ids()
+            .find(|r| *r == c || r.split_once('/').is_some_and(|(_, n)| n == c))
+            .unwrap_or(c)
+    })
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == b[j] {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// What the rules read. The syntax queries several rules share (shared accesses, the
@@ -454,6 +575,11 @@ pub struct RuleDiagnostic {
 pub struct Fix {
     /// What the fix does, for a menu.
     pub title: String,
+    /// Whether `kernaut-lsp check --fix` may apply it unreviewed: the edit is mechanical
+    /// and cannot change what correct code computes (an unroll factor; the full mask of a
+    /// `_sync` intrinsic reached by the whole warp). Fixes that add barriers, move
+    /// commits, change numerics or layouts are for a person to apply.
+    pub safe: bool,
     /// Non-overlapping edits to the file.
     pub edits: Vec<TextEdit>,
 }
@@ -557,11 +683,12 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
     };
     // Every `allow` comment says `kernaut:`; most files have none, and finding comments
     // walks the whole tree.
-    let allowed = if ctx.text().contains("kernaut:") {
-        allowed_lines(ctx.file)
+    let comments = if ctx.text().contains("kernaut:") {
+        ctx.file.allow_comments()
     } else {
         Vec::new()
     };
+    let allowed = allowed_lines(ctx.file, &comments);
     if !allowed.is_empty() {
         let lines = LineIndex::new(ctx.text());
         out.retain(|d| {
@@ -571,9 +698,68 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
                 .any(|(l, ids)| *l == line && ids.iter().any(|id| allows(id, d.rule)))
         });
     }
+    if ctx.config.level(UNKNOWN_RULE) != Some(RuleLevel::Off) {
+        let severity = match ctx.config.level(UNKNOWN_RULE) {
+            Some(RuleLevel::Level(s)) => s,
+            _ => Severity::Hint,
+        };
+        out.extend(unknown_allow_ids(ctx.text(), &comments, severity));
+    }
     out.sort_by(|a, b| {
         (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
     });
+    out
+}
+
+/// A hint for each id of an `allow(...)` comment that names no rule (a misspelling
+/// silences nothing), with the closest id.
+fn unknown_allow_ids(
+    text: &str,
+    comments: &[kernaut_syntax::AllowComment],
+    severity: Severity,
+) -> Vec<RuleDiagnostic> {
+    let mut out = Vec::new();
+    for c in comments {
+        let comment = text.get(c.range.clone()).unwrap_or("");
+        for id in &c.rule_ids {
+            if is_allow_id(id) {
+                continue;
+            }
+            let near = closest_rule_id(id);
+            // The id as written in the list, after `(` or `,`: the fix replaces it with
+            // the closest id (for a person to confirm: it changes what is silenced).
+            let written = comment
+                .match_indices(id.as_str())
+                .find(|(i, _)| comment[..*i].trim_end().ends_with(['(', ',']));
+            let fixes = match (near, written) {
+                (Some(near), Some((i, _))) => vec![Fix {
+                    title: format!("Change `{id}` to `{near}`"),
+                    safe: false,
+                    edits: vec![TextEdit::replace(
+                        c.range.start + i..c.range.start + i + id.len(),
+                        near,
+                    )],
+                }],
+                _ => Vec::new(),
+            };
+            let message = match near {
+                Some(near) => format!(
+                    "`allow({id})` names no rule and silences nothing; did you mean `{near}`?"
+                ),
+                None => format!(
+                    "`allow({id})` names no rule and silences nothing (`kernaut-lsp check --list-rules` lists them)"
+                ),
+            };
+            out.push(RuleDiagnostic {
+                rule: UNKNOWN_RULE,
+                severity,
+                range: c.range.clone(),
+                message,
+                wiki: String::new(),
+                fixes,
+            });
+        }
+    }
     out
 }
 
@@ -589,15 +775,17 @@ fn allows(written: &str, rule: &str) -> bool {
 
 /// The lines each `allow` comment silences: a trailing comment its own line, a comment on
 /// its own line the next line of code.
-fn allowed_lines(file: &SourceFile) -> Vec<(usize, Vec<String>)> {
-    let comments = file.allow_comments();
+fn allowed_lines(
+    file: &SourceFile,
+    comments: &[kernaut_syntax::AllowComment],
+) -> Vec<(usize, Vec<String>)> {
     if comments.is_empty() {
         return Vec::new();
     }
     let text = file.text();
     let lines: Vec<&str> = text.split('\n').collect();
     comments
-        .into_iter()
+        .iter()
         .map(|c| {
             let mut line = c.line;
             if !c.trailing {
@@ -609,7 +797,7 @@ fn allowed_lines(file: &SourceFile) -> Vec<(usize, Vec<String>)> {
                     line += 1;
                 }
             }
-            (line, c.rule_ids)
+            (line, c.rule_ids.clone())
         })
         .collect()
 }
@@ -910,6 +1098,45 @@ mod tests {
     use super::testing::knowledge;
     use super::{find_word, RuleContext};
     use crate::config::RulesConfig;
+
+    #[test]
+    fn every_rule_has_a_doc_block_and_a_summary() {
+        for r in super::RULES {
+            let doc = r.doc();
+            assert!(doc.starts_with(&format!("`{}`: ", r.id)), "{}: {doc}", r.id);
+            assert!(doc.contains("```cuda"), "{}: no example", r.id);
+            let summary = r.summary();
+            assert!(!summary.is_empty() && !summary.contains('\n'), "{}", r.id);
+            assert!(!summary.starts_with(&format!("`{}`", r.id)), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn closest_rule_ids() {
+        use super::{closest_rule_id, is_allow_id, is_rule_id};
+        assert_eq!(closest_rule_id("bank-conflit"), Some("bank-conflict"));
+        assert_eq!(
+            closest_rule_id("l1-acess-mode"),
+            Some("async-copy/l1-access-mode")
+        );
+        assert_eq!(
+            closest_rule_id("warp/legacy-sync-fre"),
+            Some("warp/legacy-sync-free-intrinsic")
+        );
+        assert_eq!(closest_rule_id("asyn-copy"), Some("async-copy"));
+        assert_eq!(closest_rule_id("zzz"), None);
+        assert!(is_rule_id("resources/spills") && !is_rule_id("async-copy"));
+        for id in [
+            "all",
+            "async-copy",
+            "l1-access-mode",
+            "bank-conflict",
+            "spills",
+        ] {
+            assert!(is_allow_id(id), "{id}");
+        }
+        assert!(!is_allow_id("bank-conflit"));
+    }
 
     #[test]
     fn find_word_finds_whole_words_only() {

@@ -23,6 +23,7 @@ use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("over_capacity.rs"),
     id: "smem/over-capacity",
     severity: Severity::Error,
     wiki: &[

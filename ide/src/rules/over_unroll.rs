@@ -9,7 +9,8 @@
 //! (a register-tile loop, a short FMA chain) stays silent, and so does a factor above a
 //! trip count of at most 16.
 //!
-//! The fix unrolls by 4, the small factor the wiki recommends.
+//! The fix unrolls by 4, the small factor the wiki recommends. The factor changes the
+//! schedule, never what the loop computes, so `kernaut-lsp check --fix` applies it.
 //!
 //! ```cuda
 //! // Before
@@ -26,6 +27,7 @@ use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("over_unroll.rs"),
     id: "ilp/over-unroll",
     severity: Severity::Hint,
     wiki: &["pitfall-ilp#P4"],
@@ -122,7 +124,9 @@ fn fix(text: &str, p: &UnrollPragma) -> Option<Fix> {
     let line = text.get(p.range.clone())?;
     let at = p.range.start + line.find("unroll")? + "unroll".len();
     let edit = TextEdit::replace(at..p.range.end, format!(" {FIXED_FACTOR}"));
+    // The unroll factor changes the schedule, never what the loop computes.
     Some(Fix {
+        safe: true,
         title: format!("Unroll by {FIXED_FACTOR}"),
         edits: vec![edit],
     })

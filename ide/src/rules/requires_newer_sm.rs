@@ -32,6 +32,7 @@ use super::{arch_guarded_ranges, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("requires_newer_sm.rs"),
     id: "arch/requires-newer-sm",
     severity: Severity::Error,
     wiki: &["api-ptx-cp-async", "api-wgmma"],

@@ -34,6 +34,7 @@ use super::{find_word, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("runtime_stage_count.rs"),
     id: "async-copy/runtime-stage-count",
     severity: Severity::Warning,
     wiki: &["pitfall-async-copy#P3"],
@@ -131,6 +132,7 @@ fn check_count(
                 "a variable computed at run time".to_string()
             },
             fix.map(|edit| Fix {
+                safe: false,
                 title: format!("Make `{name}` constexpr"),
                 edits: vec![edit],
             }),

@@ -33,6 +33,7 @@ use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("single_thread_tma_branch.rs"),
     id: "async-copy/single-thread-tma-branch",
     severity: Severity::Warning,
     wiki: &["pitfall-async-copy#P5"],
@@ -235,6 +236,7 @@ fn fix(ctx: &RuleContext, call: &CallSite, condition_end: usize) -> Option<Fix> 
         format!("{ns}::invoke_one({ns}::coalesced_threads(), [&] {{ {statement} }});"),
     ));
     Some(Fix {
+        safe: false,
         title: "Elect the issuing lane with cooperative_groups::invoke_one".to_string(),
         edits,
     })

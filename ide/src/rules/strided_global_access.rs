@@ -40,6 +40,7 @@ pub(crate) const RULE: Rule = Rule {
     severity: Severity::Warning,
     wiki: &["pitfall-coalescing#P1"],
     run,
+    source: include_str!("strided_global_access.rs"),
 };
 
 /// Values tried for kernel parameters and other uniforms in an index: matrix dimensions.

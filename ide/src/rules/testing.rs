@@ -177,4 +177,46 @@ mod tests {
         );
         assert_eq!(run(CONFLICT, "[rules]\nbank-conflict = \"off\"\n"), vec![]);
     }
+
+    /// A misspelled id silences nothing and is reported, with the closest id, where the
+    /// comment is; a correct one next to it still silences.
+    #[test]
+    fn misspelled_allow_ids_are_hints() {
+        let text = CONFLICT.replace(
+            "    o[2] = t[threadIdx.x][2]; // kernaut: allow(bank-conflict)",
+            "    o[2] = t[threadIdx.x][2]; // kernaut: allow(bank-conflit, ilp)",
+        );
+        assert_eq!(
+            run(&text, ""),
+            vec![
+                (2, Severity::Warning),
+                (5, Severity::Warning),
+                (5, Severity::Hint)
+            ]
+        );
+        let file = SourceFile::parse(&text);
+        let config = parse_config("").unwrap();
+        let arch = kernaut_gpu::Arch::parse("sm_90").unwrap();
+        let ctx = RuleContext::new(&file, arch, knowledge(), &config.rules);
+        let hint = check(&ctx)
+            .into_iter()
+            .find(|d| d.rule == crate::rules::UNKNOWN_RULE)
+            .unwrap();
+        assert_eq!(
+            hint.message,
+            "`allow(bank-conflit)` names no rule and silences nothing; did you mean `bank-conflict`?"
+        );
+        assert!(text[hint.range.clone()].starts_with("// kernaut: allow(bank-conflit"));
+        assert_eq!(hint.fixes.len(), 1);
+        assert!(!hint.fixes[0].safe);
+        let fixed = crate::rules::apply_edits(&text, &hint.fixes[0].edits);
+        assert!(
+            fixed.contains("// kernaut: allow(bank-conflict, ilp)"),
+            "{fixed}"
+        );
+        assert_eq!(
+            run(&text, "[rules]\n\"config/unknown-rule\" = \"off\"\n"),
+            vec![(2, Severity::Warning), (5, Severity::Warning)]
+        );
+    }
 }

@@ -34,6 +34,7 @@ use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, Te
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("unaligned_carve.rs"),
     id: "smem/unaligned-carve",
     severity: Severity::Hint,
     wiki: &["pitfall-bank-conflict#P6"],
@@ -119,6 +120,7 @@ fn fix(off: &Offset, c: &SharedCarve) -> Option<Fix> {
     }
     let value = rel / off.unit;
     Some(Fix {
+        safe: false,
         title: format!(
             "Round the offset of `{}` up to {target} bytes (the dynamic shared memory size must cover {} more bytes)",
             c.name,

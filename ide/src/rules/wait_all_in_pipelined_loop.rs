@@ -30,6 +30,7 @@ use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
+    source: include_str!("wait_all_in_pipelined_loop.rs"),
     id: "async-copy/wait-all-in-pipelined-loop",
     severity: Severity::Warning,
     wiki: &["skill-optimize-shared-memory-tiling#common-failure-modes"],
@@ -122,6 +123,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 };
                 if let Some(edit) = edit {
                     fixes.push(Fix {
+                        safe: false,
                         title: format!(
                             "Wait for all but the {n} most recent group{} (stages - 1)",
                             if n == 1 { "" } else { "s" }
