@@ -24,6 +24,7 @@ use kernaut_wiki::{parse_requires_sm, Page};
 use crate::analysis::Analysis;
 use crate::knowledge::Knowledge;
 use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
+use crate::rules::RuleDiagnostic;
 
 /// What a hover is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub enum HoverKind {
     DeviceFunction,
     /// A named constant the file folds (`#define`, `constexpr`, enumerator).
     Constant,
+    /// Only a rule's finding: the cursor is on flagged code with nothing else to say.
+    Finding,
 }
 
 impl HoverKind {
@@ -52,6 +55,7 @@ impl HoverKind {
             HoverKind::SharedAccess => "shared-access",
             HoverKind::DeviceFunction => "device-function",
             HoverKind::Constant => "constant",
+            HoverKind::Finding => "finding",
         }
     }
 }
@@ -80,6 +84,8 @@ pub struct HoverResult {
     pub shared: Option<SharedInfo>,
     /// The bank model, for a shared-memory access.
     pub bank: Option<BankAnalysis>,
+    /// The rules' findings on the hovered line (shown first in `markdown`).
+    pub findings: Vec<RuleDiagnostic>,
 }
 
 /// The wiki's entry for a symbol.
@@ -163,6 +169,88 @@ pub struct SharedInfo {
 
 pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
     let file = analysis.file(path)?;
+    if offset > file.source.text().len() {
+        return None;
+    }
+    let entry = entry(analysis, path, offset);
+    let line = file.line_of(offset);
+    let findings: Vec<RuleDiagnostic> = analysis
+        .diagnostics_at(path)
+        .map(|all| {
+            all.iter()
+                .filter(|d| {
+                    d.range.contains(&offset)
+                        || (entry.is_some() && file.line_of(d.range.start) == line)
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if findings.is_empty() {
+        return entry;
+    }
+    let mut md = String::new();
+    for d in &findings {
+        md.push_str(&finding_markdown(analysis, d));
+    }
+    Some(match entry {
+        Some(mut h) => {
+            md.push_str("---\n\n");
+            md.push_str(&h.markdown);
+            h.markdown = md;
+            h.findings = findings;
+            h
+        }
+        None => HoverResult {
+            markdown: md.trim_end().to_string() + "\n",
+            range: findings[0].range.clone(),
+            symbol: findings[0].rule.to_string(),
+            kind: HoverKind::Finding,
+            symbol_ref: None,
+            wiki: None,
+            kernel: None,
+            occupancy: None,
+            shared: None,
+            bank: None,
+            findings,
+        },
+    })
+}
+
+/// A rule's finding: severity, rule, message, the fixes' titles and the wiki section.
+fn finding_markdown(analysis: &Analysis, d: &RuleDiagnostic) -> String {
+    let mut md = format!(
+        "**{} `{}`**: {}\n\n",
+        d.severity.as_str(),
+        d.rule,
+        d.message.trim_end()
+    );
+    if !d.fixes.is_empty() {
+        let titles: Vec<&str> = d.fixes.iter().map(|f| f.title.as_str()).collect();
+        md.push_str(&format!("Fix: {}\n\n", titles.join("; ")));
+    }
+    if !d.wiki.is_empty() {
+        let title = analysis.knowledge().and_then(|k| {
+            let (p, anchor) = k.resolve(&d.wiki)?;
+            match anchor {
+                Some(a) => p
+                    .pitfall(a)
+                    .map(|x| x.title.clone())
+                    .or_else(|| p.section(a).map(|x| x.title.clone())),
+                None => Some(p.title.clone()),
+            }
+        });
+        match title {
+            Some(t) => md.push_str(&format!("Wiki: `{}` ({t})\n\n", d.wiki)),
+            None => md.push_str(&format!("Wiki: `{}`\n\n", d.wiki)),
+        }
+    }
+    md
+}
+
+/// The entry for what is under the cursor, without the rules' findings.
+fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
+    let file = analysis.file(path)?;
     let text = file.source.text();
     if offset > text.len() {
         return None;
@@ -193,7 +281,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
         return Some(shared_hover(analysis, path, d, sym));
     }
     if let (Some(s), Some(k)) = (&sym, analysis.knowledge()) {
-        if let Some(m) = lookup(k, s) {
+        if let Some(m) = lookup(k, s, &file.source) {
             return Some(symbol_hover(analysis, k, s, &m));
         }
     }
@@ -263,6 +351,7 @@ fn constant_hover(
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
@@ -317,19 +406,85 @@ fn device_function_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Opti
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
-/// The wiki's entry for a symbol, trying each of syntax's candidates.
-fn lookup(k: &Knowledge, s: &SymbolRef) -> Option<SymbolMatch> {
+/// The wiki's entry for a symbol, trying each of syntax's candidates. A name the user
+/// declared (a local, a parameter, a field) is not a library symbol, and a member of a
+/// library type is reached only through an object of that type (`frag.x`,
+/// `block.size()`), never by its bare name.
+fn lookup(k: &Knowledge, s: &SymbolRef, file: &kernaut_syntax::SourceFile) -> Option<SymbolMatch> {
     let mut names: Vec<&str> = s.candidates.iter().map(String::as_str).collect();
     if names.is_empty() {
         names.push(&s.name);
     }
+    let mut user_name: Option<bool> = None;
     names
         .into_iter()
         .filter_map(|n| k.symbol(n))
-        .find(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
+        .filter(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
+        .find(|m| match &s.kind {
+            SymbolKind::Identifier => {
+                !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start))
+                    && !member_of_type(k, &m.symbol)
+            }
+            SymbolKind::Member { receiver_type, .. } => {
+                reached_through(k, receiver_type.as_deref(), m, s.is_call)
+            }
+            _ => true,
+        })
+}
+
+/// Whether a wiki symbol is a member of a type the wiki documents
+/// (`nvcuda::wmma::fragment::x`, `cooperative_groups::thread_block::size`).
+fn member_of_type(k: &Knowledge, symbol: &str) -> bool {
+    symbol
+        .rsplit_once("::")
+        .is_some_and(|(owner, _)| k.symbol(owner).is_some_and(|o| o.symbol == owner))
+}
+
+/// A type's last name, without namespaces, template arguments, `const`, `*` or `&`.
+fn type_name(t: &str) -> &str {
+    let t = t.split('<').next().unwrap_or(t);
+    let t = t.trim().trim_end_matches(['*', '&', ' ']);
+    let t = t.rsplit("::").next().unwrap_or(t);
+    t.rsplit(' ').next().unwrap_or(t).trim()
+}
+
+/// The namespaces of a qualified symbol (`cooperative_groups` for
+/// `cooperative_groups::thread_block`), empty for a bare one.
+fn namespace_of(symbol: &str) -> &str {
+    symbol.rsplit_once("::").map_or("", |(ns, _)| ns)
+}
+
+/// Whether member `m` is reached through a receiver of type `receiver_type`: the wiki's
+/// symbol belongs to that type, or to a type of the same library when the receiver's
+/// type is a library type (a tile reaches the group interface). A receiver of unknown
+/// type reaches only called members (`g.sync()`), never a field such as `.x`.
+fn reached_through(
+    k: &Knowledge,
+    receiver_type: Option<&str>,
+    m: &SymbolMatch,
+    is_call: bool,
+) -> bool {
+    let Some(t) = receiver_type else {
+        return is_call;
+    };
+    let library_type = k
+        .symbol(t)
+        .map(|tm| tm.symbol)
+        .filter(|ts| ts.contains("::") && type_name(ts) == type_name(t));
+    match m.symbol.rsplit_once("::") {
+        Some((owner, _)) => {
+            type_name(owner) == type_name(t)
+                || library_type.is_some_and(|ts| {
+                    let ns = namespace_of(&ts);
+                    ns == owner || ns == namespace_of(owner)
+                })
+        }
+        None => library_type.is_some(),
+    }
 }
 
 /// Whether a match is a bare PTX mnemonic (`add`, `mov`, `fence`): C++ code that names
@@ -472,6 +627,7 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
         occupancy: occ,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
@@ -503,7 +659,9 @@ fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
     let threads: u32 = o.block.iter().product();
     let regs = match o.regs_source {
         RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit",
-        RegsSource::Default => "the configured default",
+        RegsSource::Default => "assumed: a typical count, not measured",
+        RegsSource::Project => "assumed: `registers` in `.kernaut.toml`",
+        RegsSource::Comment => "assumed: the `kernaut: registers=` comment",
         RegsSource::Compiler => "ptxas (compiled)",
     };
     let mut md = format!(
@@ -681,6 +839,7 @@ fn shared_hover(
             blocks_per_sm_warps: warps,
         }),
         bank: None,
+        findings: Vec::new(),
     }
 }
 
@@ -782,6 +941,7 @@ fn access_hover(
         occupancy: None,
         shared: None,
         bank: Some(bank),
+        findings: Vec::new(),
     })
 }
 
@@ -902,6 +1062,7 @@ fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMat
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     }
 }
 

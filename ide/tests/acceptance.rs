@@ -609,11 +609,13 @@ fn wmma() {
 #[test]
 fn kernels() {
     use Want::Kernel;
-    // 256 threads, 255 -> 248 registers from __launch_bounds__(256): 1 block per SM.
-    check(REDUCE, "block_s|um(const", "sm_90", Kernel(1, "registers"));
-    check(REDUCE, "block_s|um<<<", "sm_90", Kernel(1, "registers"));
-    // 128 threads at 65536 / (128 * 4) = 128 registers: 4 blocks, 16 warps.
-    check(GEMM, "g|emm(const", "sm_90", Kernel(4, "registers"));
+    // 256 threads: __launch_bounds__(256) allows up to 248 registers, but only caps
+    // them; the typical 32 are assumed, so warps limit to 8 blocks per SM.
+    check(REDUCE, "block_s|um(const", "sm_90", Kernel(8, "warps"));
+    check(REDUCE, "block_s|um<<<", "sm_90", Kernel(8, "warps"));
+    // 128 threads: (128, 4) caps registers at 65536 / (128 * 4) = 128, above the 32
+    // assumed: 16 blocks, 64 warps.
+    check(GEMM, "g|emm(const", "sm_90", Kernel(16, "warps"));
     // No __launch_bounds__: the default 32 registers and the launch's 32x8 block.
     check(PTX, "void trans|pose", "sm_90", Kernel(8, "warps"));
 }
@@ -685,4 +687,164 @@ fn own_names_are_not_taken_for_ptx_mnemonics() {
     let f = host.set_file("/k.cu", code);
     let at = code.find("o[1] = mov").unwrap() + 8;
     assert!(host.analysis().hover(f, at).unwrap().is_none());
+}
+
+/// Hovers at the `|` of `needle`, or `None` where there is nothing to show.
+fn try_hover(code: &str, needle: &str) -> Option<HoverResult> {
+    let at = code.find(&needle.replace('|', "")).expect("needle") + needle.find('|').unwrap();
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    host.analysis()
+        .hover(f, at)
+        .expect("the hover query answers")
+}
+
+#[test]
+fn own_names_are_not_library_members() {
+    let code = r#"
+#include <mma.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+using namespace nvcuda;
+struct Vec { float x, y; int size; };
+__device__ float sum(const float* p, int size, Vec v) {
+    float s = 0.f;
+    int x = 0;
+    for (int i = 0; i < size; ++i) s += p[i + x];
+    return s + v.x + v.size;
+}
+__global__ void k(float* out) {
+    cg::thread_block block = cg::this_thread_block();
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag;
+    wmma::fill_fragment(frag, 0.f);
+    out[0] = block.size() + frag.x[0];
+}
+"#;
+    // The user's own names: no wiki page.
+    for needle in [
+        "int size|, Vec",
+        "i < si|ze",
+        "int x| = 0",
+        "p[i + x|]",
+        "v.x|",
+        "v.si|ze",
+        "float x|, y",
+        "int si|ze; }",
+    ] {
+        let h = try_hover(code, needle);
+        assert!(
+            h.as_ref().is_none_or(|h| h.wiki.is_none()),
+            "`{needle}` resolved to {:?}",
+            h.and_then(|h| h.wiki).map(|w| w.symbol)
+        );
+    }
+    // Reached through an object of the library's type: the member.
+    let h = try_hover(code, "block.si|ze()").expect("a hover");
+    assert_eq!(
+        h.wiki.map(|w| w.symbol).as_deref(),
+        Some("cooperative_groups::thread_block::size")
+    );
+    let h = try_hover(code, "frag.|x[0]").expect("a hover");
+    assert_eq!(
+        h.wiki.map(|w| w.symbol).as_deref(),
+        Some("nvcuda::wmma::fragment::x")
+    );
+}
+
+#[test]
+fn the_finding_comes_first_on_a_flagged_line() {
+    let code = r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#;
+    let h = try_hover(code, "__pipeline_wait_pr|ior(0)").expect("a hover");
+    assert_eq!(h.kind, HoverKind::Symbol, "{h:#?}");
+    assert_eq!(h.findings.len(), 1, "{h:#?}");
+    let d = &h.findings[0];
+    assert_eq!(d.rule, "async-copy/wait-all-in-pipelined-loop");
+    assert!(
+        h.markdown
+            .starts_with("**warning `async-copy/wait-all-in-pipelined-loop`**"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown.contains(&format!("Wiki: `{}`", d.wiki)),
+        "{}",
+        h.markdown
+    );
+    assert!(h.markdown.contains("Fix: "), "{}", h.markdown);
+    // The API entry follows.
+    let rest = h
+        .markdown
+        .split("---\n")
+        .nth(1)
+        .expect("the entry after the finding");
+    assert!(rest.contains("__pipeline_wait_prior"), "{rest}");
+    // The next line is not flagged.
+    let h = try_hover(code, "__syncthr|eads();\n        out").expect("a hover");
+    assert!(h.findings.is_empty(), "{h:#?}");
+}
+
+#[test]
+fn registers_are_assumed_plainly_and_can_be_set() {
+    let code =
+        "__global__ void __launch_bounds__(256) scale(float* a) { a[threadIdx.x] *= 2.f; }\n";
+    let h = hover(code, "void __launch_bounds__(256) sc|ale", "sm_90");
+    let o = h.occupancy.as_ref().expect("occupancy");
+    assert_eq!(o.regs_per_thread, 32, "{h:#?}");
+    assert_eq!(o.result.as_ref().map(|r| r.occupancy).ok(), Some(1.0));
+    assert!(h.markdown.contains("is an assumption"), "{}", h.markdown);
+
+    let commented = format!("// kernaut: registers=128\n{code}");
+    let h = hover(&commented, "void __launch_bounds__(256) sc|ale", "sm_90");
+    assert_eq!(h.occupancy.as_ref().map(|o| o.regs_per_thread), Some(128));
+    assert_eq!(
+        h.occupancy.as_ref().map(|o| o.regs_source),
+        Some(kernaut_ide::reports::RegsSource::Comment)
+    );
+
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let mut change = kernaut_ide::Change::new();
+    change.set_dir_config(
+        "/proj",
+        Some(kernaut_ide::config::parse_config("registers = 64").unwrap()),
+    );
+    host.apply_change(change);
+    let f = host.set_file("/proj/k.cu", code);
+    let o = host
+        .analysis()
+        .occupancy(f, "scale")
+        .unwrap()
+        .expect("occupancy");
+    assert_eq!(o.regs_per_thread, 64);
+    assert_eq!(o.regs_source, kernaut_ide::reports::RegsSource::Project);
+    // A `__launch_bounds__` limit below the assumption binds.
+    let tight =
+        "__global__ void __launch_bounds__(1024, 2) scale(float* a) { a[threadIdx.x] *= 2.f; }\n";
+    let f = host.set_file("/proj/k.cu", tight);
+    let o = host
+        .analysis()
+        .occupancy(f, "scale")
+        .unwrap()
+        .expect("occupancy");
+    assert_eq!(o.regs_per_thread, 32);
+    assert!(matches!(
+        o.regs_source,
+        kernaut_ide::reports::RegsSource::LaunchBounds { .. }
+    ));
 }

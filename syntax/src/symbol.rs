@@ -370,6 +370,33 @@ impl SourceFile {
         })
     }
 
+    /// Whether the plain name at `offset` is the user's own: a name being declared (a
+    /// variable, a parameter, a field, a function), or a use of a variable or parameter
+    /// the file declares in scope. Such a name is never a library symbol, whatever the
+    /// wiki lists under it (`int x`, `int size`).
+    pub fn is_user_name_at(&self, offset: usize) -> bool {
+        let text = self.text();
+        let check = |o: usize| -> Option<bool> {
+            let chain = chain_at(self.root_at(o)?, o);
+            let leaf = chain[0];
+            if !matches!(leaf.kind_name(), "identifier" | "field_identifier") {
+                return None;
+            }
+            if is_declared_name(leaf, &chain[1..]) {
+                return Some(true);
+            }
+            if leaf.kind_name() != "identifier" {
+                return Some(false);
+            }
+            let name = node_text(leaf, text);
+            let tree = Ancestry::few(self.roots(), text.len());
+            Some(find_declaration(&tree, leaf, name, text).is_some())
+        };
+        check(offset)
+            .or_else(|| offset.checked_sub(1).and_then(check))
+            .unwrap_or(false)
+    }
+
     /// The type of an expression used as a member receiver, where the file shows it.
     fn expr_type(&self, receiver: Node, facts: &FileFacts, offset: usize) -> Option<String> {
         let text = self.text();
@@ -399,6 +426,40 @@ impl SourceFile {
             _ => None,
         }
     }
+}
+
+/// Whether `leaf` is the name a declaration declares: climbing declarators through the
+/// `declarator` field up to a declaration, parameter, field or function definition.
+/// (Only a declarator can stand there as a plain identifier: a type is a
+/// `type_identifier` or a primitive.)
+fn is_declared_name(leaf: Node, parents: &[Node]) -> bool {
+    let mut node = leaf;
+    for &p in parents {
+        let kind = p.kind_name();
+        let through_declarator = p.field("declarator") == Some(node);
+        match kind {
+            "init_declarator"
+            | "pointer_declarator"
+            | "reference_declarator"
+            | "array_declarator"
+            | "parenthesized_declarator"
+            | "function_declarator"
+                if through_declarator =>
+            {
+                node = p
+            }
+            "declaration"
+            | "parameter_declaration"
+            | "optional_parameter_declaration"
+            | "field_declaration"
+            | "function_definition" => {
+                // A declaration may declare several names; none is its type.
+                return p.field("type") != Some(node);
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The range of a name without its template arguments.

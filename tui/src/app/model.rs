@@ -1112,7 +1112,9 @@ impl Workspace {
                         RegsSource::LaunchBounds { .. } => {
                             "registers: __launch_bounds__ limit".to_string()
                         }
-                        RegsSource::Default => "registers: assumed (ptxas knows)".to_string(),
+                        RegsSource::Default | RegsSource::Project | RegsSource::Comment => {
+                            "registers: assumed (ptxas knows)".to_string()
+                        }
                         RegsSource::Compiler => "registers: as ptxas reported".to_string(),
                     });
                     let launch_bounds = h
