@@ -97,8 +97,11 @@ pub struct WikiInfo {
     pub page: Option<String>,
     /// That page's title.
     pub title: Option<String>,
-    /// The signatures of this symbol (all of the page's when none names it).
+    /// The signatures of this symbol that fit the use, at most [`MAX_SIGNATURES`] (the
+    /// page's first ones when none names it).
     pub signatures: Vec<String>,
+    /// How many more of the page's signatures name the symbol but are not shown.
+    pub signatures_left_out: usize,
     /// The header (`cuda_fp16.h`, `built-in`, `ptx`).
     pub header: Option<String>,
     /// The minimum architecture, checked against the target.
@@ -998,6 +1001,14 @@ fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMat
             md.push('\n');
         }
         md.push_str("```\n\n");
+        if info.signatures_left_out > 0 {
+            let n = info.signatures_left_out;
+            md.push_str(&format!(
+                "{n} more signature{} on the page `{}`.\n\n",
+                if n == 1 { "" } else { "s" },
+                info.page.as_deref().unwrap_or("?")
+            ));
+        }
     }
     let mut facts = Vec::new();
     if let Some(h) = &info.header {
@@ -1074,9 +1085,10 @@ fn wiki_info(
     page: Option<&Page>,
 ) -> WikiInfo {
     let api = page.and_then(|p| p.api.as_ref());
-    let signatures = api.map_or_else(Vec::new, |a| {
-        matching_signatures(&a.signatures, s, &m.symbol)
-    });
+    let (signatures, signatures_left_out) = api.map_or_else(
+        || (Vec::new(), 0),
+        |a| matching_signatures(&a.signatures, s, &m.symbol),
+    );
     let requires_sm = page
         .and_then(|p| p.requires_sm_for(&m.symbol))
         .and_then(|r| requirement(r, analysis));
@@ -1125,6 +1137,7 @@ fn wiki_info(
         page: page.map(|p| p.id.clone()),
         title: page.map(|p| p.title.clone()),
         signatures,
+        signatures_left_out,
         header: api.and_then(|a| a.header.clone()),
         requires_sm,
         summary,
@@ -1152,9 +1165,14 @@ fn requirement(r: &str, analysis: &Analysis) -> Option<ArchRequirement> {
     })
 }
 
+/// The most signatures a hover shows; the page has the rest.
+pub const MAX_SIGNATURES: usize = 6;
+
 /// The signatures that name the symbol (by the name as written, then as the wiki
-/// lists it), or all of them when none does.
-fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<String> {
+/// lists it), or the page's first ones when none does; with how many that name it are
+/// left out. Where more than [`MAX_SIGNATURES`] name it (a type such as `__half` is a
+/// parameter of dozens of functions), those that declare it come first.
+fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> (Vec<String>, usize) {
     let mut tries: Vec<String> = Vec::new();
     if s.kind == SymbolKind::Ptx {
         // The mnemonic as written, then with modifiers dropped from the right, down to
@@ -1185,16 +1203,58 @@ fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<
         }
     }
     for t in tries {
-        let hits: Vec<String> = all
-            .iter()
-            .filter(|sig| names_token(sig, &t))
-            .cloned()
-            .collect();
-        if !hits.is_empty() {
-            return hits;
+        let hits: Vec<&String> = all.iter().filter(|sig| names_token(sig, &t)).collect();
+        if hits.is_empty() {
+            continue;
         }
+        let total = hits.len();
+        let declaring: Vec<&String> = hits
+            .iter()
+            .copied()
+            .filter(|sig| s.kind == SymbolKind::Ptx || declares(sig, &t))
+            .collect();
+        let shown: Vec<String> = if total > MAX_SIGNATURES && !declaring.is_empty() {
+            declaring
+        } else {
+            hits
+        }
+        .into_iter()
+        .take(MAX_SIGNATURES)
+        .cloned()
+        .collect();
+        let left_out = total.saturating_sub(shown.len());
+        return (shown, left_out);
     }
-    all.iter().take(6).cloned().collect()
+    (all.iter().take(MAX_SIGNATURES).cloned().collect(), 0)
+}
+
+/// Whether a C++ signature declares `name` (rather than only using it): a function
+/// `name(`, a `struct`/`class`/`union name`, or a `typedef … name;`.
+fn declares(sig: &str, name: &str) -> bool {
+    let last = name.rsplit("::").next().unwrap_or(name);
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let t = sig.trim().trim_end_matches(';').trim_end();
+    if t.starts_with("typedef") {
+        return t.rsplit(|c: char| !ident(c)).next() == Some(last);
+    }
+    if ["struct ", "class ", "union "]
+        .iter()
+        .any(|k| t.contains(&format!("{k}{last}")) && !t.contains('('))
+    {
+        return true;
+    }
+    let mut from = 0;
+    while let Some(i) = t[from..].find(last) {
+        let start = from + i;
+        let end = start + last.len();
+        let before_ok = start == 0 || !t[..start].ends_with(ident);
+        let after = t[end..].trim_start();
+        if before_ok && after.starts_with('(') {
+            return true;
+        }
+        from = end;
+    }
+    false
 }
 
 /// Whether `sig` contains `name` as a whole name (for PTX, a prefix of a dotted

@@ -848,3 +848,36 @@ fn registers_are_assumed_plainly_and_can_be_set() {
         kernaut_ide::reports::RegsSource::LaunchBounds { .. }
     ));
 }
+
+#[test]
+fn a_type_shows_its_declaration_not_every_function_that_takes_it() {
+    let code =
+        "#include <cuda_fp16.h>\n__global__ void k(__half* a) { a[0] = __float2half(1.f); }\n";
+    let h = hover(code, "__ha|lf* a", "sm_90");
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert_eq!(w.symbol, "__half");
+    assert!(
+        w.signatures.len() <= kernaut_ide::hover::MAX_SIGNATURES,
+        "{w:#?}"
+    );
+    assert!(
+        w.signatures.iter().any(|s| s.contains("struct __half")),
+        "{w:#?}"
+    );
+    assert!(w.signatures_left_out > 0, "{w:#?}");
+    assert!(
+        h.markdown
+            .contains("more signatures on the page `api-fp16-conversion`"),
+        "{}",
+        h.markdown
+    );
+    // A function keeps all its own overloads.
+    let h = hover(
+        "__global__ void k(__half* a) { a[0] = __hadd(a[1], a[2]); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert!(w.signatures.iter().all(|s| s.contains("__hadd(")), "{w:#?}");
+    assert_eq!(w.signatures_left_out, 0, "{w:#?}");
+}
