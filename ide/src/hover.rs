@@ -102,6 +102,12 @@ pub struct WikiInfo {
     pub signatures: Vec<String>,
     /// How many more of the page's signatures name the symbol but are not shown.
     pub signatures_left_out: usize,
+    /// The overload the call's argument types pick, when the page gives it a minimum
+    /// architecture of its own (`atomicAdd(float4*)`); `requires_sm` is then that one.
+    pub overload: Option<String>,
+    /// The minimum architectures of the symbol's overloads (`sm_50 to sm_90`), when they
+    /// differ and no overload was picked.
+    pub requires_range: Option<String>,
     /// The header (`cuda_fp16.h`, `built-in`, `ptx`).
     pub header: Option<String>,
     /// The minimum architecture, checked against the target.
@@ -176,14 +182,21 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
         return None;
     }
     let entry = entry(analysis, path, offset);
-    let line = file.line_of(offset);
+    // The hovered line, as a byte range: a finding belongs to the line it starts on.
+    let text = file.source.text();
+    let mut at = offset;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     let findings: Vec<RuleDiagnostic> = analysis
         .diagnostics_at(path)
         .map(|all| {
             all.iter()
                 .filter(|d| {
                     d.range.contains(&offset)
-                        || (entry.is_some() && file.line_of(d.range.start) == line)
+                        || (entry.is_some() && (line_start..=line_end).contains(&d.range.start))
                 })
                 .cloned()
                 .collect()
@@ -285,7 +298,10 @@ fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> 
     }
     if let (Some(s), Some(k)) = (&sym, analysis.knowledge()) {
         if let Some(m) = lookup(k, s, &file.source) {
-            return Some(symbol_hover(analysis, k, s, &m));
+            let args = (s.is_call && s.kind != SymbolKind::Ptx)
+                .then(|| file.source.call_argument_types(s.range.start))
+                .flatten();
+            return Some(symbol_hover(analysis, k, s, &m, args.as_deref()));
         }
     }
     let access = file
@@ -429,7 +445,11 @@ fn lookup(k: &Knowledge, s: &SymbolRef, file: &kernaut_syntax::SourceFile) -> Op
         .filter(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
         .find(|m| match &s.kind {
             SymbolKind::Identifier => {
-                !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start))
+                // A call names a function: the user's own functions are looked up after
+                // the wiki, as before. Other plain names are checked against the file's
+                // declarations.
+                (s.is_call
+                    || !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start)))
                     && !member_of_type(k, &m.symbol)
             }
             SymbolKind::Member { receiver_type, .. } => {
@@ -972,9 +992,15 @@ fn bank_map(words: &[u32; BANKS]) -> String {
     out
 }
 
-fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMatch) -> HoverResult {
+fn symbol_hover(
+    analysis: &Analysis,
+    k: &Knowledge,
+    s: &SymbolRef,
+    m: &SymbolMatch,
+    args: Option<&[Option<String>]>,
+) -> HoverResult {
     let page = m.api.as_deref().and_then(|id| k.wiki.page(id));
-    let info = wiki_info(analysis, k, s, m, page);
+    let info = wiki_info(analysis, k, s, m, page, args);
     let mut md = String::new();
     let written = if s.text != s.name && s.kind != SymbolKind::Ptx {
         format!("`{}` → `{}`", s.text, s.name)
@@ -1015,17 +1041,24 @@ fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMat
         facts.push(format!("header: `{h}`"));
     }
     if let Some(r) = &info.requires_sm {
+        let which = info
+            .overload
+            .as_deref()
+            .map_or(String::new(), |o| format!(" (overload `{o}`)"));
         if r.satisfied {
             facts.push(format!(
-                "requires {}; target {} has it",
+                "requires {}{which}; target {} has it",
                 r.required, r.target
             ));
         } else {
             facts.push(format!(
-                "**requires {}, target is {}**: not available on the target",
+                "**requires {}{which}, target is {}**: not available on the target",
                 r.required, r.target
             ));
         }
+    }
+    if let Some(range) = &info.requires_range {
+        facts.push(format!("overloads need {range}"));
     }
     if !facts.is_empty() {
         md.push_str(&facts.join(" · "));
@@ -1083,15 +1116,39 @@ fn wiki_info(
     s: &SymbolRef,
     m: &SymbolMatch,
     page: Option<&Page>,
+    args: Option<&[Option<String>]>,
 ) -> WikiInfo {
     let api = page.and_then(|p| p.api.as_ref());
-    let (signatures, signatures_left_out) = api.map_or_else(
+    let (mut signatures, mut signatures_left_out) = api.map_or_else(
         || (Vec::new(), 0),
         |a| matching_signatures(&a.signatures, s, &m.symbol),
     );
-    let requires_sm = page
-        .and_then(|p| p.requires_sm_for(&m.symbol))
+    // The overloads the call's argument types pick, where the file shows them.
+    let mut picked_one = false;
+    if let Some(args) = args {
+        let picked = pick_overloads(&signatures, args);
+        if !picked.is_empty() && picked.len() < signatures.len() {
+            signatures_left_out += signatures.len() - picked.len();
+            signatures = picked;
+            picked_one = true;
+        }
+    }
+    if signatures.len() > MAX_SIGNATURES {
+        signatures_left_out += signatures.len() - MAX_SIGNATURES;
+        signatures.truncate(MAX_SIGNATURES);
+    }
+    let overload = page
+        .zip(args)
+        .and_then(|(p, a)| overload_requirement(p, &m.symbol, a));
+    let requires_sm = overload
+        .as_ref()
+        .map(|(_, r)| *r)
+        .or_else(|| page.and_then(|p| p.requires_sm_for(&m.symbol)))
         .and_then(|r| requirement(r, analysis));
+    let requires_range = match (&overload, page) {
+        (None, Some(p)) if !picked_one => overload_range(p, &m.symbol),
+        _ => None,
+    };
     let summary = page
         .and_then(|p| p.section("semantics").map(|s| lead(&s.content)))
         .or_else(|| page.map(|p| cap(&p.summary(), SUMMARY_CHARS)))
@@ -1138,6 +1195,8 @@ fn wiki_info(
         title: page.map(|p| p.title.clone()),
         signatures,
         signatures_left_out,
+        overload: overload.map(|(key, _)| key),
+        requires_range,
         header: api.and_then(|a| a.header.clone()),
         requires_sm,
         summary,
@@ -1171,7 +1230,8 @@ pub const MAX_SIGNATURES: usize = 6;
 /// The signatures that name the symbol (by the name as written, then as the wiki
 /// lists it), or the page's first ones when none does; with how many that name it are
 /// left out. Where more than [`MAX_SIGNATURES`] name it (a type such as `__half` is a
-/// parameter of dozens of functions), those that declare it come first.
+/// parameter of dozens of functions), only those that declare it are kept, when there
+/// are such. The caller picks overloads and caps the list.
 fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> (Vec<String>, usize) {
     let mut tries: Vec<String> = Vec::new();
     if s.kind == SymbolKind::Ptx {
@@ -1219,13 +1279,123 @@ fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> (Vec
             hits
         }
         .into_iter()
-        .take(MAX_SIGNATURES)
         .cloned()
         .collect();
         let left_out = total.saturating_sub(shown.len());
         return (shown, left_out);
     }
     (all.iter().take(MAX_SIGNATURES).cloned().collect(), 0)
+}
+
+/// The plain types of a C++ signature's parameters (`float4 *address` → `float4*`).
+fn param_types(sig: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (sig.find('('), sig.rfind(')')) else {
+        return Vec::new();
+    };
+    if close <= open {
+        return Vec::new();
+    }
+    let mut params: Vec<String> = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in sig[open + 1..close].chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                params.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        params.push(cur);
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    params
+        .iter()
+        .map(|p| {
+            let p = p.split('=').next().unwrap_or(p).trim();
+            // Drop the parameter's name when there is a type before it.
+            let ty = p.trim_end_matches(ident);
+            let ty = if ty.trim().is_empty() || ty.ends_with("::") {
+                p
+            } else {
+                ty
+            };
+            kernaut_syntax::plain_type(ty)
+        })
+        .collect()
+}
+
+/// The overloads among `sigs` that a call with these argument types picks: every known
+/// argument's type matches; failing that, the first argument's alone (the pointer of an
+/// atomic). Empty when the first argument's type is not known (a literal alone does not
+/// decide: it converts) or nothing matches.
+fn pick_overloads(sigs: &[String], args: &[Option<String>]) -> Vec<String> {
+    if args.first().is_none_or(Option::is_none) {
+        return Vec::new();
+    }
+    let fits = |sig: &String, n: usize| {
+        let params = param_types(sig);
+        params.len() >= args.len()
+            && args
+                .iter()
+                .take(n)
+                .zip(&params)
+                .all(|(a, p)| a.as_ref().is_none_or(|a| a == p))
+    };
+    let all: Vec<String> = sigs
+        .iter()
+        .filter(|s| fits(s, args.len()))
+        .cloned()
+        .collect();
+    if !all.is_empty() || args[0].is_none() {
+        return all;
+    }
+    sigs.iter().filter(|s| fits(s, 1)).cloned().collect()
+}
+
+/// The page's own minimum architecture for the overload a call picks by its first
+/// argument's type: `symbol_requires_sm` keys such as `atomicAdd(float4*)`.
+pub(crate) fn overload_requirement<'p>(
+    page: &'p Page,
+    symbol: &str,
+    args: &[Option<String>],
+) -> Option<(String, &'p str)> {
+    let api = page.api.as_ref()?;
+    let short = symbol.rsplit("::").next().unwrap_or(symbol);
+    let first = args.first()?.as_ref()?;
+    let key = format!("{short}({first})");
+    api.symbol_requires_sm.get(&key).map(|r| (key, r.as_str()))
+}
+
+/// `sm_50 to sm_90` when the page gives some of the symbol's overloads a minimum
+/// architecture of their own.
+fn overload_range(page: &Page, symbol: &str) -> Option<String> {
+    let api = page.api.as_ref()?;
+    let short = symbol.rsplit("::").next().unwrap_or(symbol);
+    let prefix = format!("{short}(");
+    let mut reqs: Vec<(u32, u32)> = api
+        .symbol_requires_sm
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .filter_map(|(_, r)| parse_requires_sm(r).map(|(a, b, _)| (a, b)))
+        .collect();
+    if reqs.is_empty() {
+        return None;
+    }
+    if let Some((a, b, _)) = page.requires_sm_for(symbol).and_then(parse_requires_sm) {
+        reqs.push((a, b));
+    }
+    let lo = reqs.iter().min()?;
+    let hi = reqs.iter().max()?;
+    Some(format!(
+        "sm_{}{} to sm_{}{}, by argument type",
+        lo.0, lo.1, hi.0, hi.1
+    ))
 }
 
 /// Whether a C++ signature declares `name` (rather than only using it): a function

@@ -871,13 +871,126 @@ fn a_type_shows_its_declaration_not_every_function_that_takes_it() {
         "{}",
         h.markdown
     );
-    // A function keeps all its own overloads.
+    // A function shows the overload its arguments pick (`__hadd` on `__half` is not
+    // `__hadd` on `int`), or all of its own when the file does not show their types.
     let h = hover(
         "__global__ void k(__half* a) { a[0] = __hadd(a[1], a[2]); }\n",
         "__ha|dd(",
         "sm_90",
     );
     let w = h.wiki.as_ref().expect("wiki info");
-    assert!(w.signatures.iter().all(|s| s.contains("__hadd(")), "{w:#?}");
+    assert_eq!(
+        w.signatures,
+        ["__half __hadd(const __half a, const __half b);"]
+    );
+    let h = hover(
+        "__global__ void k(int* a) { a[0] = __hadd(a[1], 3); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert_eq!(w.signatures, ["int __hadd(int x, int y);"]);
+    let h = hover(
+        "__global__ void k() { __hadd(f(), g()); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert!(
+        w.signatures.len() > 1 && w.signatures.iter().all(|s| s.contains("__hadd(")),
+        "{w:#?}"
+    );
     assert_eq!(w.signatures_left_out, 0, "{w:#?}");
+}
+
+#[test]
+fn overloads_by_argument_type() {
+    let code = r#"#include <cuda_fp16.h>
+__global__ void k(float* f, float4* f4, double* d, __half2* h2, int n) {
+    atomicAdd(f, 1.f);
+    atomicAdd(f4, make_float4(1.f, 1.f, 1.f, 1.f));
+    atomicAdd(d, 1.0);
+    atomicAdd(&h2[1], __float2half2_rn(1.f));
+    atomicAdd(f + n, 1.f);
+}
+"#;
+    let wiki = |needle: &str| hover(code, needle, "sm_80").wiki.expect("wiki info");
+    let w = wiki("atomic|Add(f4");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(float4*)"), "{w:#?}");
+    let r = w.requires_sm.as_ref().expect("a requirement");
+    assert_eq!((r.required.as_str(), r.satisfied), ("sm_90", false));
+    assert_eq!(
+        w.signatures,
+        ["float4 atomicAdd(float4 *address, float4 val);"]
+    );
+    let w = wiki("atomic|Add(d,");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(double*)"));
+    assert_eq!(
+        w.requires_sm.as_ref().map(|r| r.required.as_str()),
+        Some("sm_60")
+    );
+    let w = wiki("atomic|Add(&h2");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(__half2*)"), "{w:#?}");
+    // `float` has no requirement of its own: the page's, and no range once picked.
+    for needle in ["atomic|Add(f,", "atomic|Add(f + n"] {
+        let w = wiki(needle);
+        assert_eq!(w.overload, None);
+        assert_eq!(w.requires_range, None, "{w:#?}");
+        assert_eq!(
+            w.signatures,
+            ["float atomicAdd(float *address, float val);"]
+        );
+    }
+    // Argument types the file does not show: every overload and the range.
+    let w = hover(
+        "__global__ void k() { atomicAdd(get(), 1); }\n",
+        "atomic|Add(",
+        "sm_80",
+    )
+    .wiki
+    .expect("wiki info");
+    assert_eq!(w.overload, None);
+    assert_eq!(
+        w.requires_range.as_deref(),
+        Some("sm_50 to sm_90, by argument type")
+    );
+
+    // The rule reports the float4 overload at sm_80, and nothing else.
+    let mut host = AnalysisHost::new(AnalysisConfig {
+        arch: Arch::parse("sm_80").unwrap(),
+        arch_configured: true,
+        ..AnalysisConfig::default()
+    });
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    let diags: Vec<_> = host
+        .analysis()
+        .diagnostics(f)
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.rule == "arch/requires-newer-sm")
+        .collect();
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].range.start, code.find("atomicAdd(f4").unwrap());
+    assert!(
+        diags[0]
+            .message
+            .contains("`atomicAdd(float4*)` needs sm_90"),
+        "{}",
+        diags[0].message
+    );
+    // At sm_90 it is silent.
+    let mut host = AnalysisHost::new(AnalysisConfig {
+        arch: Arch::parse("sm_90").unwrap(),
+        arch_configured: true,
+        ..AnalysisConfig::default()
+    });
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    assert!(!host
+        .analysis()
+        .diagnostics(f)
+        .unwrap()
+        .iter()
+        .any(|d| d.rule == "arch/requires-newer-sm"));
 }
