@@ -190,13 +190,26 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
     }
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    // A finding shows where the cursor is inside it or it overlaps what is hovered, and
+    // on the rest of its line, unless it is about another shared access there (`t[x][y]
+    // + padded[x][y]`: the padded read does not show the other's conflict).
+    let entry_range = entry.as_ref().map(|h| h.range.clone());
     let findings: Vec<RuleDiagnostic> = analysis
         .diagnostics_at(path)
         .map(|all| {
             all.iter()
                 .filter(|d| {
-                    d.range.contains(&offset)
-                        || (entry.is_some() && (line_start..=line_end).contains(&d.range.start))
+                    if d.range.contains(&offset) {
+                        return true;
+                    }
+                    let Some(r) = &entry_range else {
+                        return false;
+                    };
+                    if d.range.start < r.end && r.start < d.range.end {
+                        return true;
+                    }
+                    (line_start..=line_end).contains(&d.range.start)
+                        && !file.accesses().iter().any(|a| a.range == d.range)
                 })
                 .cloned()
                 .collect()

@@ -994,3 +994,25 @@ __global__ void k(float* f, float4* f4, double* d, __half2* h2, int n) {
         .iter()
         .any(|d| d.rule == "arch/requires-newer-sm"));
 }
+
+#[test]
+fn another_access_on_the_line_keeps_its_own_finding() {
+    let code = r#"
+__global__ void k(float* out) {
+    __shared__ float tile[32][32];
+    __shared__ float padded[32][33];
+    int x = threadIdx.x, y = threadIdx.y;
+    tile[y][x] = 1.f;
+    padded[y][x] = 1.f;
+    __syncthreads();
+    out[x * 32 + y] = tile[x][y] + padded[x][y];
+}
+"#;
+    let h = try_hover(code, "ti|le[x][y] +").expect("a hover");
+    assert!(
+        h.findings.iter().any(|d| d.rule == "bank-conflict"),
+        "{h:#?}"
+    );
+    let h = try_hover(code, "pad|ded[x][y];").expect("a hover");
+    assert!(h.findings.is_empty(), "{:#?}", h.findings);
+}
