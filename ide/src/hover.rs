@@ -311,10 +311,8 @@ fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> 
     }
     if let (Some(s), Some(k)) = (&sym, analysis.knowledge()) {
         if let Some(m) = lookup(k, s, &file.source) {
-            let args = (s.is_call && s.kind != SymbolKind::Ptx)
-                .then(|| file.source.call_argument_types(s.range.start))
-                .flatten();
-            return Some(symbol_hover(analysis, k, s, &m, args.as_deref()));
+            let call = (s.is_call && s.kind != SymbolKind::Ptx).then_some(&file.source);
+            return Some(symbol_hover(analysis, k, s, &m, call));
         }
     }
     let access = file
@@ -1010,10 +1008,10 @@ fn symbol_hover(
     k: &Knowledge,
     s: &SymbolRef,
     m: &SymbolMatch,
-    args: Option<&[Option<String>]>,
+    call: Option<&kernaut_syntax::SourceFile>,
 ) -> HoverResult {
     let page = m.api.as_deref().and_then(|id| k.wiki.page(id));
-    let info = wiki_info(analysis, k, s, m, page, args);
+    let info = wiki_info(analysis, k, s, m, page, call);
     let mut md = String::new();
     let written = if s.text != s.name && s.kind != SymbolKind::Ptx {
         format!("`{}` → `{}`", s.text, s.name)
@@ -1129,13 +1127,25 @@ fn wiki_info(
     s: &SymbolRef,
     m: &SymbolMatch,
     page: Option<&Page>,
-    args: Option<&[Option<String>]>,
+    call: Option<&kernaut_syntax::SourceFile>,
 ) -> WikiInfo {
     let api = page.and_then(|p| p.api.as_ref());
     let (mut signatures, mut signatures_left_out) = api.map_or_else(
         || (Vec::new(), 0),
         |a| matching_signatures(&a.signatures, s, &m.symbol),
     );
+    // The call's argument types, read only where they can choose something: several
+    // overloads, or overloads with a requirement of their own.
+    let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
+    let has_overload_reqs = api.is_some_and(|a| {
+        a.symbol_requires_sm
+            .keys()
+            .any(|key| key.strip_prefix(short).is_some_and(|r| r.starts_with('(')))
+    });
+    let args = call
+        .filter(|_| signatures.len() > 1 || has_overload_reqs)
+        .and_then(|f| f.call_argument_types(s.range.start));
+    let args = args.as_deref();
     // The overloads the call's argument types pick, where the file shows them.
     let mut picked_one = false;
     if let Some(args) = args {

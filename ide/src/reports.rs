@@ -204,10 +204,16 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 /// starts at byte `start`: on one of the few lines just above it (a template header
 /// may stand between them).
 pub(crate) fn registers_comment(text: &str, start: usize) -> Option<u32> {
-    if !text.contains("kernaut:") {
+    // Only the text just above the function is read (a big file's kernels are many).
+    let end = start.min(text.len());
+    let mut from = end.saturating_sub(1024);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let before = text.get(from..end)?;
+    if !before.contains("kernaut:") {
         return None;
     }
-    let before = text.get(..start.min(text.len()))?;
     for line in before.lines().rev().take(4) {
         let t = line.trim();
         if let Some(pos) = t.find("kernaut:") {
