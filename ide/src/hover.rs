@@ -464,10 +464,27 @@ fn lookup(k: &Knowledge, s: &SymbolRef, file: &kernaut_syntax::SourceFile) -> Op
                     && !member_of_type(k, &m.symbol)
             }
             SymbolKind::Member { receiver_type, .. } => {
-                reached_through(k, receiver_type.as_deref(), m, s.is_call)
+                // `threadIdx.x` is documented with `threadIdx` itself.
+                s.name
+                    .strip_prefix(m.symbol.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+                    || reached_through(k, receiver_type.as_deref(), m, s.is_call)
             }
+            SymbolKind::Qualified => same_library(&s.name, &m.symbol),
             _ => true,
         })
+}
+
+/// Whether a qualified name as written (`std::sort`) and the wiki symbol it matched
+/// (`thrust::sort`) are in the same library: one's namespaces contain the other's, or
+/// the name is `std::` or `cuda::std::` and the symbol libcu++'s `cuda::`.
+fn same_library(written: &str, symbol: &str) -> bool {
+    let (w, m) = (namespace_of(written), namespace_of(symbol));
+    if w.is_empty() || m.is_empty() || w.contains(m) || m.contains(w) {
+        return true;
+    }
+    let root = |ns: &str| ns.split("::").next().unwrap_or("").to_string();
+    root(w) == root(m) || (matches!(root(w).as_str(), "std" | "cuda") && root(m) == "cuda")
 }
 
 /// Whether a wiki symbol is a member of a type the wiki documents

@@ -739,7 +739,20 @@ __global__ void k(float* out) {
             h.and_then(|h| h.wiki).map(|w| w.symbol)
         );
     }
-    // Reached through an object of the library's type: the member.
+    // Reached through an object of the library's type: the member; a built-in
+    // variable's component: the variable.
+    let h = try_hover(
+        "__global__ void k(int* o) { o[threadIdx.x] = 1; }\n",
+        "threadIdx.|x]",
+    )
+    .expect("a hover");
+    assert_eq!(h.wiki.map(|w| w.symbol).as_deref(), Some("threadIdx"));
+    // Another library's function of the same name is not this one.
+    let h = try_hover(
+        "#include <algorithm>\nvoid f(int* p) { std::sort(p, p + 4); }\n",
+        "std::so|rt(",
+    );
+    assert!(h.and_then(|h| h.wiki).is_none());
     let h = try_hover(code, "block.si|ze()").expect("a hover");
     assert_eq!(
         h.wiki.map(|w| w.symbol).as_deref(),
