@@ -1169,12 +1169,13 @@ impl Workspace {
                 page: h.wiki.as_ref().and_then(|w| w.page.clone()),
                 markdown: h.markdown.clone(),
             },
-            HoverKind::SharedDeclaration | HoverKind::DeviceFunction | HoverKind::Constant => {
-                Panel::Note {
-                    title: format!("{} {}", h.kind.as_str().replace('-', " "), h.symbol),
-                    markdown: h.markdown.clone(),
-                }
-            }
+            HoverKind::SharedDeclaration
+            | HoverKind::DeviceFunction
+            | HoverKind::Constant
+            | HoverKind::Finding => Panel::Note {
+                title: format!("{} {}", h.kind.as_str().replace('-', " "), h.symbol),
+                markdown: h.markdown.clone(),
+            },
         }
     }
 
