@@ -162,7 +162,7 @@ fn benches(c: &mut Criterion) {
     });
 
     let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_knowledge(knowledge);
+    host.set_knowledge(knowledge.clone());
     let gen = host.set_file("/gen.cu", &text);
     let a = host.analysis();
     analyse(&a, "/gen.cu");
@@ -182,6 +182,21 @@ fn benches(c: &mut Criterion) {
     });
     group.bench_function("symbol_at_and_hover_kernel", |b| {
         b.iter(|| (a.symbol_at(gen, black_box(kernel)), a.hover(gen, kernel)))
+    });
+    // The first hover of a new version of the file: the rules run once for it (the
+    // findings on the hovered line), and later hovers and `diagnostics` reuse the run.
+    let line_start = text[..shfl].rfind('\n').map_or(0, |i| i + 1);
+    group.bench_function("first_hover_after_an_edit", |b| {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_knowledge(knowledge.clone());
+        let gen = host.set_file("/gen.cu", &text);
+        let _ = host.analysis().hover(gen, shfl);
+        b.iter(|| {
+            host.apply_edit("/gen.cu", line_start..line_start, " ");
+            host.apply_edit("/gen.cu", line_start..line_start + 1, "");
+            let a = host.analysis();
+            a.hover(gen, black_box(shfl))
+        })
     });
     group.finish();
 }

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use kernaut_gpu::Arch;
 use kernaut_syntax::cancel::CancelToken;
@@ -100,8 +100,31 @@ pub(crate) struct FileData {
     line_starts: OnceLock<Vec<usize>>,
     line_index: OnceLock<Arc<LineIndex>>,
     index: OnceLock<FileIndex>,
+    /// The rules' diagnostics of this version of the file, for one configuration: hover
+    /// and [`Analysis::diagnostics`] share one run.
+    diagnostics: DiagnosticsCache,
     /// Why the parse failed (a bug in the parser), reported by every query on the file.
     failure: Option<String>,
+}
+
+/// The last run of the rules on one version of a file, with what it depended on
+/// besides the text. A clone starts empty (a cloned file is about to change).
+#[derive(Debug, Default)]
+struct DiagnosticsCache(Mutex<Option<(DiagnosticsKey, Arc<Vec<RuleDiagnostic>>)>>);
+
+impl Clone for DiagnosticsCache {
+    fn clone(&self) -> DiagnosticsCache {
+        DiagnosticsCache::default()
+    }
+}
+
+/// What a file's diagnostics depend on besides its text: the file's configuration,
+/// the wiki and the compiled facts (by identity).
+#[derive(Clone, Debug, PartialEq)]
+struct DiagnosticsKey {
+    config: FileConfig,
+    knowledge: usize,
+    compiled: usize,
 }
 
 /// Look-up tables over a file's facts, by function or kernel name.
@@ -155,6 +178,7 @@ impl FileData {
             line_starts: OnceLock::new(),
             line_index: OnceLock::new(),
             index: OnceLock::new(),
+            diagnostics: DiagnosticsCache::default(),
             failure,
         }
     }
@@ -733,6 +757,9 @@ pub struct FileConfig {
     pub arch_configured: bool,
     /// The rule levels.
     pub rules: RulesConfig,
+    /// Registers per thread to assume, when the `.kernaut.toml` sets it (otherwise
+    /// [`AnalysisConfig::default_regs_per_thread`]).
+    pub registers: Option<u32>,
     /// The directory of the `.kernaut.toml` that applies, if any.
     pub config_dir: Option<String>,
 }
@@ -821,6 +848,7 @@ impl Analysis {
             arch: self.config.arch,
             arch_configured: self.config.arch_configured,
             rules: self.config.rules.clone(),
+            registers: None,
             config_dir: None,
         };
         // The nearest directory above the file with a configuration.
@@ -845,6 +873,7 @@ impl Analysis {
             for (rule, level) in &c.rules.levels {
                 out.rules.levels.insert(rule.clone(), *level);
             }
+            out.registers = c.registers;
         }
         out
     }
@@ -909,49 +938,97 @@ impl Analysis {
     /// The pitfall rules' diagnostics for a file, at the rule levels of its configuration
     /// (none without a wiki: every rule cites it).
     pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<RuleDiagnostic>> {
-        let (path, f) = self.data(file)?;
-        let Some(k) = self.knowledge() else {
+        let (path, _) = self.data(file)?;
+        if self.knowledge().is_none() {
             return Ok(Vec::new());
-        };
-        let fc = self.config_for_path(path);
+        }
         self.query("diagnostics", || {
-            let settings = RuleSettings {
-                arch: fc.arch,
-                arch_configured: fc.arch_configured,
-                levels: &fc.rules,
-            };
-            let mut out = crate::rules::check(&RuleContext::with_settings(&f.source, k, settings));
-            if let Some(compiled) = self.compiled.get(path) {
-                let kernels: Vec<(String, TextRange, bool)> = f
-                    .facts()
-                    .kernels
-                    .iter()
-                    .map(|k| {
-                        (
-                            k.name.clone(),
-                            k.name_range.clone(),
-                            k.launch_bounds.is_some(),
-                        )
-                    })
-                    .collect();
-                out.extend(crate::compiled::spill_diagnostics(
-                    compiled,
-                    &kernels,
-                    &fc.arch.to_string(),
-                    fc.rules.level(crate::compiled::SPILLS_RULE),
-                ));
-                crate::compiled::check_l1_mode_against_sass(
-                    compiled,
-                    &f.facts().kernels,
-                    &fc.arch.to_string(),
-                    &mut out,
-                );
-                out.sort_by(|a, b| {
-                    (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
-                });
-            }
-            out
+            self.diagnostics_at(path)
+                .map(|d| (*d).clone())
+                .unwrap_or_default()
         })
+    }
+
+    /// The diagnostics of the file at `path`, for features inside a query: computed once
+    /// per version of the file and configuration, and shared with
+    /// [`Analysis::diagnostics`].
+    pub(crate) fn diagnostics_at(&self, path: &str) -> Option<Arc<Vec<RuleDiagnostic>>> {
+        let (path, f) = self.files.get_key_value(path)?;
+        if f.failure.is_some() {
+            return None;
+        }
+        let k = self.knowledge.as_ref()?;
+        let fc = self.config_for_path(path);
+        let compiled = self.compiled.get(path.as_str());
+        let key = DiagnosticsKey {
+            config: fc.clone(),
+            knowledge: Arc::as_ptr(k) as usize,
+            compiled: compiled.map_or(0, |c| Arc::as_ptr(c) as usize),
+        };
+        {
+            let cached = f
+                .diagnostics
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((k, d)) = cached.as_ref() {
+                if *k == key {
+                    return Some(d.clone());
+                }
+            }
+        }
+        // No lock is held while the rules run (they reach cancellation checkpoints).
+        let out = Arc::new(self.run_rules(f, k, &fc, compiled.map(|c| &**c)));
+        *f.diagnostics
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, out.clone()));
+        Some(out)
+    }
+
+    fn run_rules(
+        &self,
+        f: &FileData,
+        k: &Knowledge,
+        fc: &FileConfig,
+        compiled: Option<&CompiledFacts>,
+    ) -> Vec<RuleDiagnostic> {
+        let settings = RuleSettings {
+            arch: fc.arch,
+            arch_configured: fc.arch_configured,
+            levels: &fc.rules,
+        };
+        let mut out = crate::rules::check(&RuleContext::with_settings(&f.source, k, settings));
+        if let Some(compiled) = compiled {
+            let kernels: Vec<(String, TextRange, bool)> = f
+                .facts()
+                .kernels
+                .iter()
+                .map(|k| {
+                    (
+                        k.name.clone(),
+                        k.name_range.clone(),
+                        k.launch_bounds.is_some(),
+                    )
+                })
+                .collect();
+            out.extend(crate::compiled::spill_diagnostics(
+                compiled,
+                &kernels,
+                &fc.arch.to_string(),
+                fc.rules.level(crate::compiled::SPILLS_RULE),
+            ));
+            crate::compiled::check_l1_mode_against_sass(
+                compiled,
+                &f.facts().kernels,
+                &fc.arch.to_string(),
+                &mut out,
+            );
+            out.sort_by(|a, b| {
+                (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
+            });
+        }
+        out
     }
 
     /// What the compiler reported for a file, if a front end handed it over.

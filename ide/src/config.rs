@@ -1,8 +1,9 @@
-//! The project configuration, `.kernaut.toml`: the target architecture and per-rule
-//! levels.
+//! The project configuration, `.kernaut.toml`: the target architecture, the register
+//! count to assume until ptxas reports one, and per-rule levels.
 //!
 //! ```toml
 //! arch = "sm_90"
+//! registers = 64
 //!
 //! [rules]
 //! bank-conflict = "hint"
@@ -90,6 +91,8 @@ impl RulesConfig {
 pub struct KernautConfig {
     /// The target architecture, when the file names one.
     pub arch: Option<Arch>,
+    /// Registers per thread to assume where the compiler has not reported a count.
+    pub registers: Option<u32>,
     /// The `[rules]` table.
     pub rules: RulesConfig,
 }
@@ -138,6 +141,16 @@ pub fn parse_config(text: &str) -> Result<KernautConfig, ConfigError> {
         })?;
         config.arch = Some(Arch::parse(arch)?);
     }
+    if let Some(r) = table.get("registers") {
+        let r = r
+            .as_integer()
+            .and_then(|r| u32::try_from(r).ok())
+            .filter(|r| (1..=255).contains(r))
+            .ok_or_else(|| {
+                ConfigError::Value("`registers` must be a whole number from 1 to 255".into())
+            })?;
+        config.registers = Some(r);
+    }
     if let Some(rules) = table.get("rules") {
         let rules = rules
             .as_table()
@@ -174,6 +187,8 @@ mod tests {
             Some(RuleLevel::Level(Severity::Error))
         );
         assert_eq!(c.rules.level("ilp/over-unroll"), None);
+        assert_eq!(c.registers, None);
+        assert_eq!(parse_config("registers = 64").unwrap().registers, Some(64));
     }
 
     #[test]
@@ -204,5 +219,8 @@ mod tests {
         assert!(parse_config("[rules]\nbank-conflict = \"loud\"").is_err());
         assert!(parse_config("arch = 90").is_err());
         assert!(parse_config("arch = ").is_err());
+        assert!(parse_config("registers = 0").is_err());
+        assert!(parse_config("registers = \"64\"").is_err());
+        assert!(parse_config("registers = 300").is_err());
     }
 }

@@ -206,7 +206,7 @@ fn lens_title(r: &OccupancyReport) -> String {
             };
             let regs = match r.regs_source {
                 RegsSource::LaunchBounds { .. } => "≤",
-                RegsSource::Default => "~",
+                RegsSource::Default | RegsSource::Project | RegsSource::Comment => "~",
                 RegsSource::Compiler => "",
             };
             title.push_str(&format!(

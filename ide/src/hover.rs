@@ -24,6 +24,7 @@ use kernaut_wiki::{parse_requires_sm, Page};
 use crate::analysis::Analysis;
 use crate::knowledge::Knowledge;
 use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
+use crate::rules::RuleDiagnostic;
 
 /// What a hover is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub enum HoverKind {
     DeviceFunction,
     /// A named constant the file folds (`#define`, `constexpr`, enumerator).
     Constant,
+    /// Only a rule's finding: the cursor is on flagged code with nothing else to say.
+    Finding,
 }
 
 impl HoverKind {
@@ -52,6 +55,7 @@ impl HoverKind {
             HoverKind::SharedAccess => "shared-access",
             HoverKind::DeviceFunction => "device-function",
             HoverKind::Constant => "constant",
+            HoverKind::Finding => "finding",
         }
     }
 }
@@ -80,6 +84,8 @@ pub struct HoverResult {
     pub shared: Option<SharedInfo>,
     /// The bank model, for a shared-memory access.
     pub bank: Option<BankAnalysis>,
+    /// The rules' findings on the hovered line (shown first in `markdown`).
+    pub findings: Vec<RuleDiagnostic>,
 }
 
 /// The wiki's entry for a symbol.
@@ -91,8 +97,17 @@ pub struct WikiInfo {
     pub page: Option<String>,
     /// That page's title.
     pub title: Option<String>,
-    /// The signatures of this symbol (all of the page's when none names it).
+    /// The signatures of this symbol that fit the use, at most [`MAX_SIGNATURES`] (the
+    /// page's first ones when none names it).
     pub signatures: Vec<String>,
+    /// How many more of the page's signatures name the symbol but are not shown.
+    pub signatures_left_out: usize,
+    /// The overload the call's argument types pick, when the page gives it a minimum
+    /// architecture of its own (`atomicAdd(float4*)`); `requires_sm` is then that one.
+    pub overload: Option<String>,
+    /// The minimum architectures of the symbol's overloads (`sm_50 to sm_90`), when they
+    /// differ and no overload was picked.
+    pub requires_range: Option<String>,
     /// The header (`cuda_fp16.h`, `built-in`, `ptx`).
     pub header: Option<String>,
     /// The minimum architecture, checked against the target.
@@ -163,6 +178,108 @@ pub struct SharedInfo {
 
 pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
     let file = analysis.file(path)?;
+    if offset > file.source.text().len() {
+        return None;
+    }
+    let entry = entry(analysis, path, offset);
+    // The hovered line, as a byte range: a finding belongs to the line it starts on.
+    let text = file.source.text();
+    let mut at = offset;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    // A finding shows where the cursor is inside it or it overlaps what is hovered, and
+    // on the rest of its line, unless it is about another shared access there (`t[x][y]
+    // + padded[x][y]`: the padded read does not show the other's conflict).
+    let entry_range = entry.as_ref().map(|h| h.range.clone());
+    let findings: Vec<RuleDiagnostic> = analysis
+        .diagnostics_at(path)
+        .map(|all| {
+            all.iter()
+                .filter(|d| {
+                    if d.range.contains(&offset) {
+                        return true;
+                    }
+                    let Some(r) = &entry_range else {
+                        return false;
+                    };
+                    if d.range.start < r.end && r.start < d.range.end {
+                        return true;
+                    }
+                    (line_start..=line_end).contains(&d.range.start)
+                        && !file.accesses().iter().any(|a| a.range == d.range)
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if findings.is_empty() {
+        return entry;
+    }
+    let mut md = String::new();
+    for d in &findings {
+        md.push_str(&finding_markdown(analysis, d));
+    }
+    Some(match entry {
+        Some(mut h) => {
+            md.push_str("---\n\n");
+            md.push_str(&h.markdown);
+            h.markdown = md;
+            h.findings = findings;
+            h
+        }
+        None => HoverResult {
+            markdown: md.trim_end().to_string() + "\n",
+            range: findings[0].range.clone(),
+            symbol: findings[0].rule.to_string(),
+            kind: HoverKind::Finding,
+            symbol_ref: None,
+            wiki: None,
+            kernel: None,
+            occupancy: None,
+            shared: None,
+            bank: None,
+            findings,
+        },
+    })
+}
+
+/// A rule's finding: severity, rule, message, the fixes' titles and the wiki section.
+fn finding_markdown(analysis: &Analysis, d: &RuleDiagnostic) -> String {
+    let mut md = format!(
+        "**{} `{}`**: {}\n\n",
+        d.severity.as_str(),
+        d.rule,
+        d.message.trim_end()
+    );
+    if !d.fixes.is_empty() {
+        let titles: Vec<&str> = d.fixes.iter().map(|f| f.title.as_str()).collect();
+        md.push_str(&format!("Fix: {}\n\n", titles.join("; ")));
+    }
+    if !d.wiki.is_empty() {
+        let title = analysis.knowledge().and_then(|k| {
+            let (p, anchor) = k.resolve(&d.wiki)?;
+            match anchor {
+                Some(a) => p
+                    .pitfall(a)
+                    .map(|x| x.title.clone())
+                    .or_else(|| p.section(a).map(|x| x.title.clone())),
+                None => Some(p.title.clone()),
+            }
+        });
+        match title {
+            Some(t) => md.push_str(&format!("Wiki: `{}` ({t})\n\n", d.wiki)),
+            None => md.push_str(&format!("Wiki: `{}`\n\n", d.wiki)),
+        }
+    }
+    md
+}
+
+/// The entry for what is under the cursor, without the rules' findings.
+fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
+    let file = analysis.file(path)?;
     let text = file.source.text();
     if offset > text.len() {
         return None;
@@ -193,8 +310,9 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
         return Some(shared_hover(analysis, path, d, sym));
     }
     if let (Some(s), Some(k)) = (&sym, analysis.knowledge()) {
-        if let Some(m) = lookup(k, s) {
-            return Some(symbol_hover(analysis, k, s, &m));
+        if let Some(m) = lookup(k, s, &file.source) {
+            let call = (s.is_call && s.kind != SymbolKind::Ptx).then_some(&file.source);
+            return Some(symbol_hover(analysis, k, s, &m, call));
         }
     }
     let access = file
@@ -263,6 +381,7 @@ fn constant_hover(
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
@@ -317,19 +436,106 @@ fn device_function_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Opti
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
-/// The wiki's entry for a symbol, trying each of syntax's candidates.
-fn lookup(k: &Knowledge, s: &SymbolRef) -> Option<SymbolMatch> {
+/// The wiki's entry for a symbol, trying each of syntax's candidates. A name the user
+/// declared (a local, a parameter, a field) is not a library symbol, and a member of a
+/// library type is reached only through an object of that type (`frag.x`,
+/// `block.size()`), never by its bare name.
+fn lookup(k: &Knowledge, s: &SymbolRef, file: &kernaut_syntax::SourceFile) -> Option<SymbolMatch> {
     let mut names: Vec<&str> = s.candidates.iter().map(String::as_str).collect();
     if names.is_empty() {
         names.push(&s.name);
     }
+    let mut user_name: Option<bool> = None;
     names
         .into_iter()
         .filter_map(|n| k.symbol(n))
-        .find(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
+        .filter(|m| s.kind == SymbolKind::Ptx || !is_bare_ptx(k, m))
+        .find(|m| match &s.kind {
+            SymbolKind::Identifier => {
+                // A call names a function: the user's own functions are looked up after
+                // the wiki, as before. Other plain names are checked against the file's
+                // declarations.
+                (s.is_call
+                    || !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start)))
+                    && !member_of_type(k, &m.symbol)
+            }
+            SymbolKind::Member { receiver_type, .. } => {
+                // `threadIdx.x` is documented with `threadIdx` itself.
+                s.name
+                    .strip_prefix(m.symbol.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+                    || reached_through(k, receiver_type.as_deref(), m, s.is_call)
+            }
+            SymbolKind::Qualified => same_library(&s.name, &m.symbol),
+            _ => true,
+        })
+}
+
+/// Whether a qualified name as written (`std::sort`) and the wiki symbol it matched
+/// (`thrust::sort`) are in the same library: one's namespaces contain the other's, or
+/// the name is `std::` or `cuda::std::` and the symbol libcu++'s `cuda::`.
+fn same_library(written: &str, symbol: &str) -> bool {
+    let (w, m) = (namespace_of(written), namespace_of(symbol));
+    if w.is_empty() || m.is_empty() || w.contains(m) || m.contains(w) {
+        return true;
+    }
+    let root = |ns: &str| ns.split("::").next().unwrap_or("").to_string();
+    root(w) == root(m) || (matches!(root(w).as_str(), "std" | "cuda") && root(m) == "cuda")
+}
+
+/// Whether a wiki symbol is a member of a type the wiki documents
+/// (`nvcuda::wmma::fragment::x`, `cooperative_groups::thread_block::size`).
+fn member_of_type(k: &Knowledge, symbol: &str) -> bool {
+    symbol
+        .rsplit_once("::")
+        .is_some_and(|(owner, _)| k.symbol(owner).is_some_and(|o| o.symbol == owner))
+}
+
+/// A type's last name, without namespaces, template arguments, `const`, `*` or `&`.
+fn type_name(t: &str) -> &str {
+    let t = t.split('<').next().unwrap_or(t);
+    let t = t.trim().trim_end_matches(['*', '&', ' ']);
+    let t = t.rsplit("::").next().unwrap_or(t);
+    t.rsplit(' ').next().unwrap_or(t).trim()
+}
+
+/// The namespaces of a qualified symbol (`cooperative_groups` for
+/// `cooperative_groups::thread_block`), empty for a bare one.
+fn namespace_of(symbol: &str) -> &str {
+    symbol.rsplit_once("::").map_or("", |(ns, _)| ns)
+}
+
+/// Whether member `m` is reached through a receiver of type `receiver_type`: the wiki's
+/// symbol belongs to that type, or to a type of the same library when the receiver's
+/// type is a library type (a tile reaches the group interface). A receiver of unknown
+/// type reaches only called members (`g.sync()`), never a field such as `.x`.
+fn reached_through(
+    k: &Knowledge,
+    receiver_type: Option<&str>,
+    m: &SymbolMatch,
+    is_call: bool,
+) -> bool {
+    let Some(t) = receiver_type else {
+        return is_call;
+    };
+    let library_type = k
+        .symbol(t)
+        .map(|tm| tm.symbol)
+        .filter(|ts| ts.contains("::") && type_name(ts) == type_name(t));
+    match m.symbol.rsplit_once("::") {
+        Some((owner, _)) => {
+            type_name(owner) == type_name(t)
+                || library_type.is_some_and(|ts| {
+                    let ns = namespace_of(&ts);
+                    ns == owner || ns == namespace_of(owner)
+                })
+        }
+        None => library_type.is_some(),
+    }
 }
 
 /// Whether a match is a bare PTX mnemonic (`add`, `mov`, `fence`): C++ code that names
@@ -472,6 +678,7 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
         occupancy: occ,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     })
 }
 
@@ -503,7 +710,9 @@ fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
     let threads: u32 = o.block.iter().product();
     let regs = match o.regs_source {
         RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit",
-        RegsSource::Default => "the configured default",
+        RegsSource::Default => "assumed: a typical count, not measured",
+        RegsSource::Project => "assumed: `registers` in `.kernaut.toml`",
+        RegsSource::Comment => "assumed: the `kernaut: registers=` comment",
         RegsSource::Compiler => "ptxas (compiled)",
     };
     let mut md = format!(
@@ -681,6 +890,7 @@ fn shared_hover(
             blocks_per_sm_warps: warps,
         }),
         bank: None,
+        findings: Vec::new(),
     }
 }
 
@@ -790,6 +1000,7 @@ fn access_hover(
         occupancy: None,
         shared: None,
         bank: Some(bank),
+        findings: Vec::new(),
     })
 }
 
@@ -817,9 +1028,15 @@ fn bank_map(words: &[u32; BANKS]) -> String {
     out
 }
 
-fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMatch) -> HoverResult {
+fn symbol_hover(
+    analysis: &Analysis,
+    k: &Knowledge,
+    s: &SymbolRef,
+    m: &SymbolMatch,
+    call: Option<&kernaut_syntax::SourceFile>,
+) -> HoverResult {
     let page = m.api.as_deref().and_then(|id| k.wiki.page(id));
-    let info = wiki_info(analysis, k, s, m, page);
+    let info = wiki_info(analysis, k, s, m, page, call);
     let mut md = String::new();
     let written = if s.text != s.name && s.kind != SymbolKind::Ptx {
         format!("`{}` → `{}`", s.text, s.name)
@@ -846,23 +1063,38 @@ fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMat
             md.push('\n');
         }
         md.push_str("```\n\n");
+        if info.signatures_left_out > 0 {
+            let n = info.signatures_left_out;
+            md.push_str(&format!(
+                "{n} more signature{} on the page `{}`.\n\n",
+                if n == 1 { "" } else { "s" },
+                info.page.as_deref().unwrap_or("?")
+            ));
+        }
     }
     let mut facts = Vec::new();
     if let Some(h) = &info.header {
         facts.push(format!("header: `{h}`"));
     }
     if let Some(r) = &info.requires_sm {
+        let which = info
+            .overload
+            .as_deref()
+            .map_or(String::new(), |o| format!(" (overload `{o}`)"));
         if r.satisfied {
             facts.push(format!(
-                "requires {}; target {} has it",
+                "requires {}{which}; target {} has it",
                 r.required, r.target
             ));
         } else {
             facts.push(format!(
-                "**requires {}, target is {}**: not available on the target",
+                "**requires {}{which}, target is {}**: not available on the target",
                 r.required, r.target
             ));
         }
+    }
+    if let Some(range) = &info.requires_range {
+        facts.push(format!("overloads need {range}"));
     }
     if !facts.is_empty() {
         md.push_str(&facts.join(" · "));
@@ -910,6 +1142,7 @@ fn symbol_hover(analysis: &Analysis, k: &Knowledge, s: &SymbolRef, m: &SymbolMat
         occupancy: None,
         shared: None,
         bank: None,
+        findings: Vec::new(),
     }
 }
 
@@ -919,14 +1152,51 @@ fn wiki_info(
     s: &SymbolRef,
     m: &SymbolMatch,
     page: Option<&Page>,
+    call: Option<&kernaut_syntax::SourceFile>,
 ) -> WikiInfo {
     let api = page.and_then(|p| p.api.as_ref());
-    let signatures = api.map_or_else(Vec::new, |a| {
-        matching_signatures(&a.signatures, s, &m.symbol)
+    let (mut signatures, mut signatures_left_out) = api.map_or_else(
+        || (Vec::new(), 0),
+        |a| matching_signatures(&a.signatures, s, &m.symbol),
+    );
+    // The call's argument types, read only where they can choose something: several
+    // overloads, or overloads with a requirement of their own.
+    let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
+    let has_overload_reqs = api.is_some_and(|a| {
+        a.symbol_requires_sm
+            .keys()
+            .any(|key| key.strip_prefix(short).is_some_and(|r| r.starts_with('(')))
     });
-    let requires_sm = page
-        .and_then(|p| p.requires_sm_for(&m.symbol))
+    let args = call
+        .filter(|_| signatures.len() > 1 || has_overload_reqs)
+        .and_then(|f| f.call_argument_types(s.range.start));
+    let args = args.as_deref();
+    // The overloads the call's argument types pick, where the file shows them.
+    let mut picked_one = false;
+    if let Some(args) = args {
+        let picked = pick_overloads(&signatures, args);
+        if !picked.is_empty() && picked.len() < signatures.len() {
+            signatures_left_out += signatures.len() - picked.len();
+            signatures = picked;
+            picked_one = true;
+        }
+    }
+    if signatures.len() > MAX_SIGNATURES {
+        signatures_left_out += signatures.len() - MAX_SIGNATURES;
+        signatures.truncate(MAX_SIGNATURES);
+    }
+    let overload = page
+        .zip(args)
+        .and_then(|(p, a)| overload_requirement(p, &m.symbol, a));
+    let requires_sm = overload
+        .as_ref()
+        .map(|(_, r)| *r)
+        .or_else(|| page.and_then(|p| p.requires_sm_for(&m.symbol)))
         .and_then(|r| requirement(r, analysis));
+    let requires_range = match (&overload, page) {
+        (None, Some(p)) if !picked_one => overload_range(p, &m.symbol),
+        _ => None,
+    };
     let summary = page
         .and_then(|p| p.section("semantics").map(|s| lead(&s.content)))
         .or_else(|| page.map(|p| cap(&p.summary(), SUMMARY_CHARS)))
@@ -972,6 +1242,9 @@ fn wiki_info(
         page: page.map(|p| p.id.clone()),
         title: page.map(|p| p.title.clone()),
         signatures,
+        signatures_left_out,
+        overload: overload.map(|(key, _)| key),
+        requires_range,
         header: api.and_then(|a| a.header.clone()),
         requires_sm,
         summary,
@@ -999,9 +1272,15 @@ fn requirement(r: &str, analysis: &Analysis) -> Option<ArchRequirement> {
     })
 }
 
+/// The most signatures a hover shows; the page has the rest.
+pub const MAX_SIGNATURES: usize = 6;
+
 /// The signatures that name the symbol (by the name as written, then as the wiki
-/// lists it), or all of them when none does.
-fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<String> {
+/// lists it), or the page's first ones when none does; with how many that name it are
+/// left out. Where more than [`MAX_SIGNATURES`] name it (a type such as `__half` is a
+/// parameter of dozens of functions), only those that declare it are kept, when there
+/// are such. The caller picks overloads and caps the list.
+fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> (Vec<String>, usize) {
     let mut tries: Vec<String> = Vec::new();
     if s.kind == SymbolKind::Ptx {
         // The mnemonic as written, then with modifiers dropped from the right, down to
@@ -1032,16 +1311,168 @@ fn matching_signatures(all: &[String], s: &SymbolRef, wiki_symbol: &str) -> Vec<
         }
     }
     for t in tries {
-        let hits: Vec<String> = all
-            .iter()
-            .filter(|sig| names_token(sig, &t))
-            .cloned()
-            .collect();
-        if !hits.is_empty() {
-            return hits;
+        let hits: Vec<&String> = all.iter().filter(|sig| names_token(sig, &t)).collect();
+        if hits.is_empty() {
+            continue;
         }
+        let total = hits.len();
+        let declaring: Vec<&String> = hits
+            .iter()
+            .copied()
+            .filter(|sig| s.kind == SymbolKind::Ptx || declares(sig, &t))
+            .collect();
+        let shown: Vec<String> = if total > MAX_SIGNATURES && !declaring.is_empty() {
+            declaring
+        } else {
+            hits
+        }
+        .into_iter()
+        .cloned()
+        .collect();
+        let left_out = total.saturating_sub(shown.len());
+        return (shown, left_out);
     }
-    all.iter().take(6).cloned().collect()
+    (all.iter().take(MAX_SIGNATURES).cloned().collect(), 0)
+}
+
+/// The plain types of a C++ signature's parameters (`float4 *address` → `float4*`).
+fn param_types(sig: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (sig.find('('), sig.rfind(')')) else {
+        return Vec::new();
+    };
+    if close <= open {
+        return Vec::new();
+    }
+    let mut params: Vec<String> = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in sig[open + 1..close].chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                params.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        params.push(cur);
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    params
+        .iter()
+        .map(|p| {
+            let p = p.split('=').next().unwrap_or(p).trim();
+            // Drop the parameter's name when there is a type before it.
+            let ty = p.trim_end_matches(ident);
+            let ty = if ty.trim().is_empty() || ty.ends_with("::") {
+                p
+            } else {
+                ty
+            };
+            kernaut_syntax::plain_type(ty)
+        })
+        .collect()
+}
+
+/// The overloads among `sigs` that a call with these argument types picks: every known
+/// argument's type matches; failing that, the first argument's alone (the pointer of an
+/// atomic). Empty when the first argument's type is not known (a literal alone does not
+/// decide: it converts) or nothing matches.
+fn pick_overloads(sigs: &[String], args: &[Option<String>]) -> Vec<String> {
+    if args.first().is_none_or(Option::is_none) {
+        return Vec::new();
+    }
+    let fits = |sig: &String, n: usize| {
+        let params = param_types(sig);
+        params.len() >= args.len()
+            && args
+                .iter()
+                .take(n)
+                .zip(&params)
+                .all(|(a, p)| a.as_ref().is_none_or(|a| a == p))
+    };
+    let all: Vec<String> = sigs
+        .iter()
+        .filter(|s| fits(s, args.len()))
+        .cloned()
+        .collect();
+    if !all.is_empty() || args[0].is_none() {
+        return all;
+    }
+    sigs.iter().filter(|s| fits(s, 1)).cloned().collect()
+}
+
+/// The page's own minimum architecture for the overload a call picks by its first
+/// argument's type: `symbol_requires_sm` keys such as `atomicAdd(float4*)`.
+pub(crate) fn overload_requirement<'p>(
+    page: &'p Page,
+    symbol: &str,
+    args: &[Option<String>],
+) -> Option<(String, &'p str)> {
+    let api = page.api.as_ref()?;
+    let short = symbol.rsplit("::").next().unwrap_or(symbol);
+    let first = args.first()?.as_ref()?;
+    let key = format!("{short}({first})");
+    api.symbol_requires_sm.get(&key).map(|r| (key, r.as_str()))
+}
+
+/// `sm_50 to sm_90` when the page gives some of the symbol's overloads a minimum
+/// architecture of their own.
+fn overload_range(page: &Page, symbol: &str) -> Option<String> {
+    let api = page.api.as_ref()?;
+    let short = symbol.rsplit("::").next().unwrap_or(symbol);
+    let prefix = format!("{short}(");
+    let mut reqs: Vec<(u32, u32)> = api
+        .symbol_requires_sm
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .filter_map(|(_, r)| parse_requires_sm(r).map(|(a, b, _)| (a, b)))
+        .collect();
+    if reqs.is_empty() {
+        return None;
+    }
+    if let Some((a, b, _)) = page.requires_sm_for(symbol).and_then(parse_requires_sm) {
+        reqs.push((a, b));
+    }
+    let lo = reqs.iter().min()?;
+    let hi = reqs.iter().max()?;
+    Some(format!(
+        "sm_{}{} to sm_{}{}, by argument type",
+        lo.0, lo.1, hi.0, hi.1
+    ))
+}
+
+/// Whether a C++ signature declares `name` (rather than only using it): a function
+/// `name(`, a `struct`/`class`/`union name`, or a `typedef … name;`.
+fn declares(sig: &str, name: &str) -> bool {
+    let last = name.rsplit("::").next().unwrap_or(name);
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let t = sig.trim().trim_end_matches(';').trim_end();
+    if t.starts_with("typedef") {
+        return t.rsplit(|c: char| !ident(c)).next() == Some(last);
+    }
+    if ["struct ", "class ", "union "]
+        .iter()
+        .any(|k| t.contains(&format!("{k}{last}")) && !t.contains('('))
+    {
+        return true;
+    }
+    let mut from = 0;
+    while let Some(i) = t[from..].find(last) {
+        let start = from + i;
+        let end = start + last.len();
+        let before_ok = start == 0 || !t[..start].ends_with(ident);
+        let after = t[end..].trim_start();
+        if before_ok && after.starts_with('(') {
+            return true;
+        }
+        from = end;
+    }
+    false
 }
 
 /// Whether `sig` contains `name` as a whole name (for PTX, a prefix of a dotted

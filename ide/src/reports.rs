@@ -46,8 +46,12 @@ pub enum RegsSource {
         /// The second argument (1 when absent).
         min_blocks: u32,
     },
-    /// [`crate::AnalysisConfig::default_regs_per_thread`].
+    /// [`crate::AnalysisConfig::default_regs_per_thread`]: a typical count, assumed.
     Default,
+    /// `registers = N` in the `.kernaut.toml` that applies: assumed, as the user set it.
+    Project,
+    /// A `// kernaut: registers=N` comment above the kernel: assumed, as the user set it.
+    Comment,
     /// The count the compiler (ptxas) reported for the kernel.
     Compiler,
 }
@@ -202,6 +206,37 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
     capped / granule * granule
 }
 
+/// The register count a `// kernaut: registers=N` comment sets for the function that
+/// starts at byte `start`: on one of the few lines just above it (a template header
+/// may stand between them).
+pub(crate) fn registers_comment(text: &str, start: usize) -> Option<u32> {
+    // Only the text just above the function is read (a big file's kernels are many).
+    let end = start.min(text.len());
+    let mut from = end.saturating_sub(1024);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let before = text.get(from..end)?;
+    if !before.contains("kernaut:") {
+        return None;
+    }
+    for line in before.lines().rev().take(4) {
+        let t = line.trim();
+        if let Some(pos) = t.find("kernaut:") {
+            let rest = t[pos + "kernaut:".len()..].trim_start();
+            if let Some(v) = rest.strip_prefix("registers") {
+                let v = v.trim_start().strip_prefix('=')?.trim_start();
+                let digits: String = v.chars().take_while(char::is_ascii_digit).collect();
+                return digits.parse().ok().filter(|r| *r > 0);
+            }
+        }
+        if t.ends_with('}') || t.ends_with(';') {
+            break;
+        }
+    }
+    None
+}
+
 pub(crate) fn occupancy_for(
     analysis: &Analysis,
     path: &str,
@@ -214,6 +249,17 @@ pub(crate) fn occupancy_for(
     let limits = arch.limits();
     let (block, block_source, dynamic, mut notes) = block_for(analysis, path, Some(k));
     let compiled = analysis.compiled_kernel(path, crate::analysis::short_name(kernel));
+    // The count assumed until ptxas reports one: the kernel's comment, the project's
+    // `registers`, else the configured typical count. `__launch_bounds__` only caps it.
+    let (assumed, assumed_source) = match registers_comment(file.source.text(), k.range.start) {
+        Some(r) => (r, RegsSource::Comment),
+        None => match analysis.config_for_path(path).registers {
+            Some(r) => (r, RegsSource::Project),
+            None => (analysis.config.default_regs_per_thread, RegsSource::Default),
+        },
+    };
+    let assumed = assumed.clamp(1, limits.max_regs_per_thread);
+    let mut lb_limit = None;
     let (regs_per_thread, regs_source) = match k.launch_bounds.as_ref() {
         _ if compiled.is_some() => (
             compiled.as_ref().map_or(0, |(_, v)| v[0].registers),
@@ -226,15 +272,21 @@ pub(crate) fn occupancy_for(
                 .and_then(|v| u32::try_from(v).ok())
                 .filter(|v| *v > 0)
                 .unwrap_or(1);
-            (
-                launch_bounds_register_limit(limits, max_threads, min_blocks),
-                RegsSource::LaunchBounds {
-                    max_threads,
-                    min_blocks,
-                },
-            )
+            let limit = launch_bounds_register_limit(limits, max_threads, min_blocks);
+            lb_limit = Some(limit);
+            if limit < assumed {
+                (
+                    limit,
+                    RegsSource::LaunchBounds {
+                        max_threads,
+                        min_blocks,
+                    },
+                )
+            } else {
+                (assumed, assumed_source)
+            }
         }
-        _ => (analysis.config.default_regs_per_thread, RegsSource::Default),
+        _ => (assumed, assumed_source),
     };
     let mut static_smem: u64 = 0;
     for d in file.shared_in(kernel).filter(|d| !d.is_extern) {
@@ -269,26 +321,25 @@ pub(crate) fn occupancy_for(
         max_dynamic_smem: None,
     };
     let result = analysis.cache.occupancy(arch, &input);
-    let default_regs = analysis.config.default_regs_per_thread;
-    if matches!(regs_source, RegsSource::LaunchBounds { .. }) && regs_per_thread > default_regs {
-        let at_default = OccupancyInput {
-            regs_per_thread: default_regs,
-            ..input.clone()
-        };
-        if let Ok(o) = analysis.cache.occupancy(arch, &at_default) {
-            notes.push(format!(
-                "At the configured default of {default_regs} registers per thread it would be {} blocks/SM ({:.0}%).",
-                o.blocks_per_sm,
-                o.occupancy * 100.0
-            ));
+    let set_it = "set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count";
+    let cap = match (lb_limit, regs_source) {
+        (Some(l), RegsSource::Default | RegsSource::Project | RegsSource::Comment) => {
+            format!(" (`__launch_bounds__` allows up to {l})")
         }
-    }
+        _ => String::new(),
+    };
     notes.push(match regs_source {
         RegsSource::LaunchBounds { .. } => format!(
-            "Registers: {regs_per_thread} per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`)."
+            "Registers: {regs_per_thread} per thread, the most `__launch_bounds__` allows, below the {assumed} assumed otherwise; {set_it}."
         ),
         RegsSource::Default => format!(
-            "Registers: {regs_per_thread} per thread is the configured default; real counts need ptxas (`-Xptxas -v`)."
+            "Registers: {regs_per_thread} per thread is an assumption, a typical count{cap}; {set_it}."
+        ),
+        RegsSource::Project => format!(
+            "Registers: {regs_per_thread} per thread, as `registers` in `.kernaut.toml` sets{cap}; ptxas (`-Xptxas -v`) reports the real count."
+        ),
+        RegsSource::Comment => format!(
+            "Registers: {regs_per_thread} per thread, as the `// kernaut: registers=` comment above the kernel sets{cap}; ptxas (`-Xptxas -v`) reports the real count."
         ),
         RegsSource::Compiler => {
             let (facts, v) = compiled.as_ref().map_or(("the compiler", &[][..]), |(f, v)| (f.toolkit.as_str(), &v[..]));

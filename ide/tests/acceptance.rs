@@ -611,11 +611,13 @@ fn wmma() {
 #[test]
 fn kernels() {
     use Want::Kernel;
-    // 256 threads, 255 -> 248 registers from __launch_bounds__(256): 1 block per SM.
-    check(REDUCE, "block_s|um(const", "sm_90", Kernel(1, "registers"));
-    check(REDUCE, "block_s|um<<<", "sm_90", Kernel(1, "registers"));
-    // 128 threads at 65536 / (128 * 4) = 128 registers: 4 blocks, 16 warps.
-    check(GEMM, "g|emm(const", "sm_90", Kernel(4, "registers"));
+    // 256 threads: __launch_bounds__(256) allows up to 248 registers, but only caps
+    // them; the typical 32 are assumed, so warps limit to 8 blocks per SM.
+    check(REDUCE, "block_s|um(const", "sm_90", Kernel(8, "warps"));
+    check(REDUCE, "block_s|um<<<", "sm_90", Kernel(8, "warps"));
+    // 128 threads: (128, 4) caps registers at 65536 / (128 * 4) = 128, above the 32
+    // assumed: 16 blocks, 64 warps.
+    check(GEMM, "g|emm(const", "sm_90", Kernel(16, "warps"));
     // No __launch_bounds__: the default 32 registers and the launch's 32x8 block.
     check(PTX, "void trans|pose", "sm_90", Kernel(8, "warps"));
 }
@@ -687,4 +689,345 @@ fn own_names_are_not_taken_for_ptx_mnemonics() {
     let f = host.set_file("/k.cu", code);
     let at = code.find("o[1] = mov").unwrap() + 8;
     assert!(host.analysis().hover(f, at).unwrap().is_none());
+}
+
+/// Hovers at the `|` of `needle`, or `None` where there is nothing to show.
+fn try_hover(code: &str, needle: &str) -> Option<HoverResult> {
+    let at = code.find(&needle.replace('|', "")).expect("needle") + needle.find('|').unwrap();
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    host.analysis()
+        .hover(f, at)
+        .expect("the hover query answers")
+}
+
+#[test]
+fn own_names_are_not_library_members() {
+    let code = r#"
+#include <mma.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+using namespace nvcuda;
+struct Vec { float x, y; int size; };
+__device__ float sum(const float* p, int size, Vec v) {
+    float s = 0.f;
+    int x = 0;
+    for (int i = 0; i < size; ++i) s += p[i + x];
+    return s + v.x + v.size;
+}
+__global__ void k(float* out) {
+    cg::thread_block block = cg::this_thread_block();
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag;
+    wmma::fill_fragment(frag, 0.f);
+    out[0] = block.size() + frag.x[0];
+}
+"#;
+    // The user's own names: no wiki page.
+    for needle in [
+        "int size|, Vec",
+        "i < si|ze",
+        "int x| = 0",
+        "p[i + x|]",
+        "v.x|",
+        "v.si|ze",
+        "float x|, y",
+        "int si|ze; }",
+    ] {
+        let h = try_hover(code, needle);
+        assert!(
+            h.as_ref().is_none_or(|h| h.wiki.is_none()),
+            "`{needle}` resolved to {:?}",
+            h.and_then(|h| h.wiki).map(|w| w.symbol)
+        );
+    }
+    // Reached through an object of the library's type: the member; a built-in
+    // variable's component: the variable.
+    let h = try_hover(
+        "__global__ void k(int* o) { o[threadIdx.x] = 1; }\n",
+        "threadIdx.|x]",
+    )
+    .expect("a hover");
+    assert_eq!(h.wiki.map(|w| w.symbol).as_deref(), Some("threadIdx"));
+    // Another library's function of the same name is not this one.
+    let h = try_hover(
+        "#include <algorithm>\nvoid f(int* p) { std::sort(p, p + 4); }\n",
+        "std::so|rt(",
+    );
+    assert!(h.and_then(|h| h.wiki).is_none());
+    let h = try_hover(code, "block.si|ze()").expect("a hover");
+    assert_eq!(
+        h.wiki.map(|w| w.symbol).as_deref(),
+        Some("cooperative_groups::thread_block::size")
+    );
+    let h = try_hover(code, "frag.|x[0]").expect("a hover");
+    assert_eq!(
+        h.wiki.map(|w| w.symbol).as_deref(),
+        Some("nvcuda::wmma::fragment::x")
+    );
+}
+
+#[test]
+fn the_finding_comes_first_on_a_flagged_line() {
+    let code = r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#;
+    let h = try_hover(code, "__pipeline_wait_pr|ior(0)").expect("a hover");
+    assert_eq!(h.kind, HoverKind::Symbol, "{h:#?}");
+    assert_eq!(h.findings.len(), 1, "{h:#?}");
+    let d = &h.findings[0];
+    assert_eq!(d.rule, "async-copy/wait-all-in-pipelined-loop");
+    assert!(
+        h.markdown
+            .starts_with("**warning `async-copy/wait-all-in-pipelined-loop`**"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown.contains(&format!("Wiki: `{}`", d.wiki)),
+        "{}",
+        h.markdown
+    );
+    assert!(h.markdown.contains("Fix: "), "{}", h.markdown);
+    // The API entry follows.
+    let rest = h
+        .markdown
+        .split("---\n")
+        .nth(1)
+        .expect("the entry after the finding");
+    assert!(rest.contains("__pipeline_wait_prior"), "{rest}");
+    // The next line is not flagged.
+    let h = try_hover(code, "__syncthr|eads();\n        out").expect("a hover");
+    assert!(h.findings.is_empty(), "{h:#?}");
+}
+
+#[test]
+fn registers_are_assumed_plainly_and_can_be_set() {
+    let code =
+        "__global__ void __launch_bounds__(256) scale(float* a) { a[threadIdx.x] *= 2.f; }\n";
+    let h = hover(code, "void __launch_bounds__(256) sc|ale", "sm_90");
+    let o = h.occupancy.as_ref().expect("occupancy");
+    assert_eq!(o.regs_per_thread, 32, "{h:#?}");
+    assert_eq!(o.result.as_ref().map(|r| r.occupancy).ok(), Some(1.0));
+    assert!(h.markdown.contains("is an assumption"), "{}", h.markdown);
+
+    let commented = format!("// kernaut: registers=128\n{code}");
+    let h = hover(&commented, "void __launch_bounds__(256) sc|ale", "sm_90");
+    assert_eq!(h.occupancy.as_ref().map(|o| o.regs_per_thread), Some(128));
+    assert_eq!(
+        h.occupancy.as_ref().map(|o| o.regs_source),
+        Some(kernaut_ide::reports::RegsSource::Comment)
+    );
+
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let mut change = kernaut_ide::Change::new();
+    change.set_dir_config(
+        "/proj",
+        Some(kernaut_ide::config::parse_config("registers = 64").unwrap()),
+    );
+    host.apply_change(change);
+    let f = host.set_file("/proj/k.cu", code);
+    let o = host
+        .analysis()
+        .occupancy(f, "scale")
+        .unwrap()
+        .expect("occupancy");
+    assert_eq!(o.regs_per_thread, 64);
+    assert_eq!(o.regs_source, kernaut_ide::reports::RegsSource::Project);
+    // A `__launch_bounds__` limit below the assumption binds.
+    let tight =
+        "__global__ void __launch_bounds__(1024, 2) scale(float* a) { a[threadIdx.x] *= 2.f; }\n";
+    let f = host.set_file("/proj/k.cu", tight);
+    let o = host
+        .analysis()
+        .occupancy(f, "scale")
+        .unwrap()
+        .expect("occupancy");
+    assert_eq!(o.regs_per_thread, 32);
+    assert!(matches!(
+        o.regs_source,
+        kernaut_ide::reports::RegsSource::LaunchBounds { .. }
+    ));
+}
+
+#[test]
+fn a_type_shows_its_declaration_not_every_function_that_takes_it() {
+    let code =
+        "#include <cuda_fp16.h>\n__global__ void k(__half* a) { a[0] = __float2half(1.f); }\n";
+    let h = hover(code, "__ha|lf* a", "sm_90");
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert_eq!(w.symbol, "__half");
+    assert!(
+        w.signatures.len() <= kernaut_ide::hover::MAX_SIGNATURES,
+        "{w:#?}"
+    );
+    assert!(
+        w.signatures.iter().any(|s| s.contains("struct __half")),
+        "{w:#?}"
+    );
+    assert!(w.signatures_left_out > 0, "{w:#?}");
+    assert!(
+        h.markdown
+            .contains("more signatures on the page `api-fp16-conversion`"),
+        "{}",
+        h.markdown
+    );
+    // A function shows the overload its arguments pick (`__hadd` on `__half` is not
+    // `__hadd` on `int`), or all of its own when the file does not show their types.
+    let h = hover(
+        "__global__ void k(__half* a) { a[0] = __hadd(a[1], a[2]); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert_eq!(
+        w.signatures,
+        ["__half __hadd(const __half a, const __half b);"]
+    );
+    let h = hover(
+        "__global__ void k(int* a) { a[0] = __hadd(a[1], 3); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert_eq!(w.signatures, ["int __hadd(int x, int y);"]);
+    let h = hover(
+        "__global__ void k() { __hadd(f(), g()); }\n",
+        "__ha|dd(",
+        "sm_90",
+    );
+    let w = h.wiki.as_ref().expect("wiki info");
+    assert!(
+        w.signatures.len() > 1 && w.signatures.iter().all(|s| s.contains("__hadd(")),
+        "{w:#?}"
+    );
+    assert_eq!(w.signatures_left_out, 0, "{w:#?}");
+}
+
+#[test]
+fn overloads_by_argument_type() {
+    let code = r#"#include <cuda_fp16.h>
+__global__ void k(float* f, float4* f4, double* d, __half2* h2, int n) {
+    atomicAdd(f, 1.f);
+    atomicAdd(f4, make_float4(1.f, 1.f, 1.f, 1.f));
+    atomicAdd(d, 1.0);
+    atomicAdd(&h2[1], __float2half2_rn(1.f));
+    atomicAdd(f + n, 1.f);
+}
+"#;
+    let wiki = |needle: &str| hover(code, needle, "sm_80").wiki.expect("wiki info");
+    let w = wiki("atomic|Add(f4");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(float4*)"), "{w:#?}");
+    let r = w.requires_sm.as_ref().expect("a requirement");
+    assert_eq!((r.required.as_str(), r.satisfied), ("sm_90", false));
+    assert_eq!(
+        w.signatures,
+        ["float4 atomicAdd(float4 *address, float4 val);"]
+    );
+    let w = wiki("atomic|Add(d,");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(double*)"));
+    assert_eq!(
+        w.requires_sm.as_ref().map(|r| r.required.as_str()),
+        Some("sm_60")
+    );
+    let w = wiki("atomic|Add(&h2");
+    assert_eq!(w.overload.as_deref(), Some("atomicAdd(__half2*)"), "{w:#?}");
+    // `float` has no requirement of its own: the page's, and no range once picked.
+    for needle in ["atomic|Add(f,", "atomic|Add(f + n"] {
+        let w = wiki(needle);
+        assert_eq!(w.overload, None);
+        assert_eq!(w.requires_range, None, "{w:#?}");
+        assert_eq!(
+            w.signatures,
+            ["float atomicAdd(float *address, float val);"]
+        );
+    }
+    // Argument types the file does not show: every overload and the range.
+    let w = hover(
+        "__global__ void k() { atomicAdd(get(), 1); }\n",
+        "atomic|Add(",
+        "sm_80",
+    )
+    .wiki
+    .expect("wiki info");
+    assert_eq!(w.overload, None);
+    assert_eq!(
+        w.requires_range.as_deref(),
+        Some("sm_50 to sm_90, by argument type")
+    );
+
+    // The rule reports the float4 overload at sm_80, and nothing else.
+    let mut host = AnalysisHost::new(AnalysisConfig {
+        arch: Arch::parse("sm_80").unwrap(),
+        arch_configured: true,
+        ..AnalysisConfig::default()
+    });
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    let diags: Vec<_> = host
+        .analysis()
+        .diagnostics(f)
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.rule == "arch/requires-newer-sm")
+        .collect();
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].range.start, code.find("atomicAdd(f4").unwrap());
+    assert!(
+        diags[0]
+            .message
+            .contains("`atomicAdd(float4*)` needs sm_90"),
+        "{}",
+        diags[0].message
+    );
+    // At sm_90 it is silent.
+    let mut host = AnalysisHost::new(AnalysisConfig {
+        arch: Arch::parse("sm_90").unwrap(),
+        arch_configured: true,
+        ..AnalysisConfig::default()
+    });
+    host.set_knowledge(knowledge());
+    let f = host.set_file("/k.cu", code);
+    assert!(!host
+        .analysis()
+        .diagnostics(f)
+        .unwrap()
+        .iter()
+        .any(|d| d.rule == "arch/requires-newer-sm"));
+}
+
+#[test]
+fn another_access_on_the_line_keeps_its_own_finding() {
+    let code = r#"
+__global__ void k(float* out) {
+    __shared__ float tile[32][32];
+    __shared__ float padded[32][33];
+    int x = threadIdx.x, y = threadIdx.y;
+    tile[y][x] = 1.f;
+    padded[y][x] = 1.f;
+    __syncthreads();
+    out[x * 32 + y] = tile[x][y] + padded[x][y];
+}
+"#;
+    let h = try_hover(code, "ti|le[x][y] +").expect("a hover");
+    assert!(
+        h.findings.iter().any(|d| d.rule == "bank-conflict"),
+        "{h:#?}"
+    );
+    let h = try_hover(code, "pad|ded[x][y];").expect("a hover");
+    assert!(h.findings.is_empty(), "{:#?}", h.findings);
 }

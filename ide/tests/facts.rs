@@ -180,7 +180,7 @@ void launch(float* o, const float* i, int n) {
             kernel transpose_padded launch_bounds(Some(256), None)
               launch /main.cu: grid `dim3(n / TILE_DIM, n / TILE_DIM)` block Some([32, 8, 1]) smem None
               shared float tile[Some(32), Some(33)] = Some(4224) B
-              occupancy sm_90: block [32, 8, 1], 248 regs, 4224 B static + 0 B dynamic -> 1 blocks/SM, 8 warps, limited by registers
+              occupancy sm_90: block [32, 8, 1], 32 regs, 4224 B static + 0 B dynamic -> 8 blocks/SM, 64 warps, limited by warps and registers
             access `tile[threadIdx.y + j][threadIdx.x]` Store at `((threadIdx.y + 0) * 33 + threadIdx.x) * 4` [j=0] -> 1-way, 1 wavefronts
             access `tile[threadIdx.x][threadIdx.y + j]` Load at `(threadIdx.x * 33 + (threadIdx.y + 0)) * 4` [j=0] -> 1-way, 1 wavefronts
         "#]],
@@ -240,7 +240,7 @@ void run(const float* A, const float* B, float* C, int M, int N, int K) {
               launch /main.cu: grid `dim3(N / BN, M / BM)` block Some([256, 1, 1]) smem None
               shared float As[Some(2), Some(64), Some(16)] = Some(8192) B
               shared float Bs[Some(2), Some(16), Some(64)] = Some(8192) B
-              occupancy sm_90: block [256, 1, 1], 128 regs, 16384 B static + 0 B dynamic -> 2 blocks/SM, 16 warps, limited by registers
+              occupancy sm_90: block [256, 1, 1], 32 regs, 16384 B static + 0 B dynamic -> 8 blocks/SM, 64 warps, limited by warps and registers
             access `As[0][tid / 4][(tid % 4) * 4]` AddressOf at `(threadIdx.x / 4 * 16 + threadIdx.x % 4 * 4) * 4` via __pipeline_memcpy_async (16 B) -> 1-way, 4 wavefronts
             access `Bs[0][tid / 16][(tid % 16) * 4]` AddressOf at `(threadIdx.x / 16 * 64 + threadIdx.x % 16 * 4) * 4` via __pipeline_memcpy_async (16 B) -> 1-way, 4 wavefronts
             access `As[next][tid / 4][(tid % 4) * 4]` AddressOf at `((64 + threadIdx.x / 4) * 16 + threadIdx.x % 4 * 4) * 4` via __pipeline_memcpy_async (16 B) -> 1-way, 4 wavefronts
@@ -330,7 +330,7 @@ void run(CUtensorMap map, __half* out) {
               shared uint64_t bar[] = Some(8) B
               shared extern float stage_buf[None] = None B
               attribute cudaFuncAttributeMaxDynamicSharedMemorySize = Some(32768)
-              occupancy sm_90: block [128, 1, 1], 248 regs, 16392 B static + 32768 B dynamic -> 2 blocks/SM, 8 warps, limited by registers
+              occupancy sm_90: block [128, 1, 1], 32 regs, 16392 B static + 32768 B dynamic -> 4 blocks/SM, 16 warps, limited by shared_memory
             access `tile[threadIdx.x * 2]` Load at `threadIdx.x * 2 * 2` -> 1-way, 1 wavefronts
             access `stage_buf[threadIdx.x]` Store at `threadIdx.x * 4` -> 1-way, 1 wavefronts
         "#]],

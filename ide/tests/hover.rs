@@ -465,13 +465,11 @@ void run(float* out, const float* in, int n) {
             Launch sites (1):
             - line 9: `transpose<<<dim3(n / 32, n / 32), block>>>`: block 32×8×1 = 256 threads
 
-            **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 128 registers per thread (the `__launch_bounds__` limit), 4224 B static + 0 B dynamic shared memory.
+            **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 4224 B static + 0 B dynamic shared memory.
 
-            2 blocks/SM · 16 of 64 warps active (25%) · limited by registers.
+            8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
 
-            At the configured default of 32 registers per thread it would be 8 blocks/SM (100%).
-
-            Registers: 128 per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`).
+            Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 128); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }
@@ -496,11 +494,11 @@ __global__ void sc$0ale(float* x, float a) { x[threadIdx.x] *= a; }
 
             No launch site in the open files.
 
-            **Occupancy on sm_90**: block 128×1×1 = 128 threads (the configured default; no launch was found), 32 registers per thread (the configured default), 0 B static + 0 B dynamic shared memory.
+            **Occupancy on sm_90**: block 128×1×1 = 128 threads (the configured default; no launch was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
             16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
 
-            Registers: 32 per thread is the configured default; real counts need ptxas (`-Xptxas -v`).
+            Registers: 32 per thread is an assumption, a typical count; set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }
@@ -534,11 +532,11 @@ void run(const float* in, float* out) {
             Launch sites (1):
             - line 2: `reduce<<<64, 128, 128 * sizeof(float)>>>`: block 128×1×1 = 128 threads
 
-            **Occupancy on sm_90**: block 128×1×1 = 128 threads (from the launch at line 2), 32 registers per thread (the configured default), 0 B static + 512 B dynamic shared memory.
+            **Occupancy on sm_90**: block 128×1×1 = 128 threads (from the launch at line 2), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 512 B dynamic shared memory.
 
             16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
 
-            Registers: 32 per thread is the configured default; real counts need ptxas (`-Xptxas -v`).
+            Registers: 32 per thread is an assumption, a typical count; set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }
@@ -564,11 +562,11 @@ void run(float* x) { k<<<1, 256>>>(x); }
             Launch sites (1):
             - line 2: `k<<<1, 256>>>`: block 256×1×1 = 256 threads
 
-            **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 2), 248 registers per thread (the `__launch_bounds__` limit), 0 B static + 0 B dynamic shared memory.
+            **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 2), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
             The configuration cannot launch: 256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail.
 
-            Registers: 248 per thread is the most `__launch_bounds__` allows; real counts need ptxas (`-Xptxas -v`).
+            Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 248); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }
@@ -762,6 +760,14 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
+            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank
+
+            Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
+
+            Wiki: `pitfall-bank-conflict#P1`
+
+            ---
+
             **shared load `tile[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
 
             Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
@@ -1046,6 +1052,12 @@ __global__ void k(float* o) {
         expect![[r#"
             shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
             ---
+            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank
+
+            Wiki: `pitfall-bank-conflict#P5`
+
+            ---
+
             **shared load `b[threadIdx.x * 2]`** · 4 B per lane · warp 0 of a 128×1×1 block (the configured default; no launch was found)
 
             Byte offset: `512 + threadIdx.x * 2 * 4`
@@ -1086,6 +1098,242 @@ __global__ void k(double* o) {
             bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
             words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
             ```
+        "#]],
+    );
+}
+
+// The rules' findings come first on a flagged line.
+
+#[test]
+fn finding_first_on_a_flagged_line() {
+    check_hover(
+        r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait$0_prior(0);
+        __syncthreads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        expect![[r#"
+            finding `async-copy/wait-all-in-pipelined-loop` at `__pipeline_wait_prior(0)`
+            ---
+            **warning `async-copy/wait-all-in-pipelined-loop`**: `__pipeline_wait_prior(0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
+
+            Fix: Wait for all but the 1 most recent group (stages - 1)
+
+            Wiki: `skill-optimize-shared-memory-tiling#common-failure-modes`
+        "#]],
+    );
+}
+
+#[test]
+fn no_finding_on_the_line_after() {
+    check_hover(
+        r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncth$0reads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        expect![[r#"
+            symbol `__syncthreads` at `__syncthreads`
+            ---
+            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+
+            ```cuda
+            void __syncthreads();
+            ```
+
+            header: `built-in` · requires sm_20; target sm_90 has it
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
+    );
+}
+
+// Names of the user's own are not library symbols.
+
+#[test]
+fn local_named_like_a_fragment_member_is_not_the_member() {
+    check_hover(
+        r#"
+#include <mma.h>
+__device__ float f(float* p) {
+    int x$0 = 3;
+    return p[x];
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn fragment_member_through_a_fragment_is_the_member() {
+    check_hover(
+        r#"
+#include <mma.h>
+using namespace nvcuda;
+__device__ void f(float* p) {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    for (int i = 0; i < acc.num_elements; ++i) acc.x$0[i] = p[i];
+}
+"#,
+        expect![[r#"
+            symbol `wmma::fragment::x` at `acc.x`
+            ---
+            **`acc.x` → `wmma::fragment::x`** (wiki: `nvcuda::wmma::fragment::x`) · Warp matrix functions (wmma) · `api-wmma`
+
+            ```cuda
+            element_type fragment::x[num_elements];
+            ```
+
+            header: `mma.h` · requires sm_70; target sm_90 has it
+
+            A warp-wide matrix multiply-accumulate on tensor cores.
+        "#]],
+    );
+}
+
+#[test]
+fn field_of_the_users_own_type_is_not_the_member() {
+    check_hover(
+        r#"
+struct Point { float x, y; };
+__device__ float f(Point p) {
+    return p.x$0 + p.y;
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn parameter_named_size_is_not_the_group_member() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ float f(const float* p, int size) {
+    float s = 0.f;
+    for (int i = 0; i < si$0ze; ++i) s += p[i];
+    return s;
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn size_through_a_thread_block_is_the_group_member() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(float* out) {
+    cg::thread_block block = cg::this_thread_block();
+    out[0] = block.si$0ze();
+}
+"#,
+        expect![[r#"
+            symbol `cooperative_groups::thread_block::size` at `block.size`
+            ---
+            **`block.size` → `cooperative_groups::thread_block::size`** · Cooperative groups thread_block · `api-cg-groups`
+
+            ```cuda
+            unsigned long long thread_block::size() const;
+            ```
+
+            header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
+
+            The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
+
+// Registers: a typical count is assumed and said to be assumed; the user can set it.
+
+#[test]
+fn launch_bounds_alone_do_not_headline_the_register_maximum() {
+    check_hover(
+        r#"
+__global__ void __launch_bounds__(256) sc$0ale(float* a) {
+    a[threadIdx.x] *= 2.f;
+}
+"#,
+        expect![[r#"
+            kernel `scale` at `scale`
+            ---
+            **kernel `scale`**
+
+            ```cuda
+            __global__ void scale(float* a)
+            ```
+
+            `__launch_bounds__(256)`: at most 256 threads per block and at least 1 block per SM, so the compiler keeps to at most 248 registers per thread on sm_90.
+
+            No launch site in the open files.
+
+            **Occupancy on sm_90**: block 256×1×1 = 256 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
+
+            8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 248); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+#[test]
+fn registers_set_by_a_comment_above_the_kernel() {
+    check_hover(
+        r#"
+// kernaut: registers=128
+__global__ void __launch_bounds__(256) sc$0ale(float* a) {
+    a[threadIdx.x] *= 2.f;
+}
+"#,
+        expect![[r#"
+            kernel `scale` at `scale`
+            ---
+            **kernel `scale`**
+
+            ```cuda
+            __global__ void scale(float* a)
+            ```
+
+            `__launch_bounds__(256)`: at most 256 threads per block and at least 1 block per SM, so the compiler keeps to at most 248 registers per thread on sm_90.
+
+            No launch site in the open files.
+
+            **Occupancy on sm_90**: block 256×1×1 = 256 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 128 registers per thread (assumed: the `kernaut: registers=` comment), 0 B static + 0 B dynamic shared memory.
+
+            2 blocks/SM · 16 of 64 warps active (25%) · limited by registers.
+
+            Registers: 128 per thread, as the `// kernaut: registers=` comment above the kernel sets (`__launch_bounds__` allows up to 248); ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }

@@ -63,7 +63,7 @@ pub use facts::{
 pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
 pub use hash::{FxHashMap, FxHashSet, FxHasher};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
-pub use symbol::{SymbolKind, SymbolRef};
+pub use symbol::{plain_type, SymbolKind, SymbolRef};
 pub use util::{short_name, threads};
 
 /// A byte range into the text of a [`SourceFile`].

@@ -370,6 +370,59 @@ impl SourceFile {
         })
     }
 
+    /// Whether the plain name at `offset` is the user's own: a name being declared (a
+    /// variable, a parameter, a field, a function), or a use of a variable or parameter
+    /// the file declares in scope. Such a name is never a library symbol, whatever the
+    /// wiki lists under it (`int x`, `int size`).
+    pub fn is_user_name_at(&self, offset: usize) -> bool {
+        let text = self.text();
+        let check = |o: usize| -> Option<bool> {
+            let chain = chain_at(self.root_at(o)?, o);
+            let leaf = chain[0];
+            if !matches!(leaf.kind_name(), "identifier" | "field_identifier") {
+                return None;
+            }
+            if is_declared_name(leaf, &chain[1..]) {
+                return Some(true);
+            }
+            if leaf.kind_name() != "identifier" {
+                return Some(false);
+            }
+            let name = node_text(leaf, text);
+            let tree = Ancestry::few(self.roots(), text.len());
+            Some(find_declaration(&tree, leaf, name, text).is_some())
+        };
+        check(offset)
+            .or_else(|| offset.checked_sub(1).and_then(check))
+            .unwrap_or(false)
+    }
+
+    /// The types of the arguments of the call whose callee is at `offset`, where the file
+    /// shows them: a declared variable or parameter, `&x`, `*p`, `p[i]`, `p + i`, a cast
+    /// or a literal; `None` for an argument it does not. Types are written without
+    /// qualifiers or spaces (`float4*`, `const __half2 *const` → `__half2*`).
+    pub fn call_argument_types(&self, offset: usize) -> Option<Vec<Option<String>>> {
+        let text = self.text();
+        let at = |o: usize| -> Option<Vec<Option<String>>> {
+            let chain = chain_at(self.root_at(o)?, o);
+            let call = chain.iter().copied().find(|n| {
+                n.kind_name() == "call_expression"
+                    && n.field("function")
+                        .is_some_and(|f| f.start_byte() <= o && o <= f.end_byte())
+            })?;
+            let args = call.field("arguments")?;
+            let tree = Ancestry::few(self.roots(), text.len());
+            Some(
+                named_children(args)
+                    .into_iter()
+                    .filter(|a| a.kind_name() != "comment")
+                    .map(|a| argument_type(&tree, a, text, 0))
+                    .collect(),
+            )
+        };
+        at(offset).or_else(|| offset.checked_sub(1).and_then(at))
+    }
+
     /// The type of an expression used as a member receiver, where the file shows it.
     fn expr_type(&self, receiver: Node, facts: &FileFacts, offset: usize) -> Option<String> {
         let text = self.text();
@@ -399,6 +452,100 @@ impl SourceFile {
             _ => None,
         }
     }
+}
+
+/// The type of a call argument where the file shows it (see
+/// [`SourceFile::call_argument_types`]).
+fn argument_type(tree: &Ancestry, a: Node, text: &str, depth: u32) -> Option<String> {
+    if depth > 8 {
+        return None;
+    }
+    let inner = |n: Node| argument_type(tree, n, text, depth + 1);
+    let t = match a.kind_name() {
+        "identifier" => find_declaration(tree, a, node_text(a, text), text)?.0,
+        "pointer_expression" => {
+            let of = inner(a.field("argument")?)?;
+            if node_text(a, text).trim_start().starts_with('&') {
+                format!("{of}*")
+            } else {
+                of.strip_suffix('*')?.to_string()
+            }
+        }
+        "subscript_expression" => inner(a.field("argument")?)?.strip_suffix('*')?.to_string(),
+        "binary_expression" => {
+            let left = inner(a.field("left")?)?;
+            if !left.ends_with('*') {
+                return None;
+            }
+            left
+        }
+        "parenthesized_expression" => inner(*named_children(a).first()?)?,
+        "cast_expression" => node_text(a.field("type")?, text).to_string(),
+        "number_literal" => {
+            let n = node_text(a, text);
+            let hex = n.starts_with("0x") || n.starts_with("0X");
+            if !hex && n.ends_with(['f', 'F']) {
+                "float"
+            } else if !hex && n.contains(['.', 'e', 'E']) {
+                "double"
+            } else {
+                "int"
+            }
+            .to_string()
+        }
+        _ => return None,
+    };
+    Some(plain_type(&t))
+}
+
+/// A type without qualifiers or spaces: `const __half2 *const` → `__half2*`.
+pub fn plain_type(t: &str) -> String {
+    let spaced = t.replace('*', " * ").replace('&', " & ");
+    spaced
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "__restrict__" | "__restrict" | "struct" | "&"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" *", "*")
+}
+
+/// Whether `leaf` is the name a declaration declares: climbing declarators through the
+/// `declarator` field up to a declaration, parameter, field or function definition.
+/// (Only a declarator can stand there as a plain identifier: a type is a
+/// `type_identifier` or a primitive.)
+fn is_declared_name(leaf: Node, parents: &[Node]) -> bool {
+    let mut node = leaf;
+    for &p in parents {
+        let kind = p.kind_name();
+        let through_declarator = p.field("declarator") == Some(node);
+        match kind {
+            "init_declarator"
+            | "pointer_declarator"
+            | "reference_declarator"
+            | "array_declarator"
+            | "parenthesized_declarator"
+            | "function_declarator"
+                if through_declarator =>
+            {
+                node = p
+            }
+            "declaration"
+            | "parameter_declaration"
+            | "optional_parameter_declaration"
+            | "field_declaration"
+            | "function_definition" => {
+                // A declaration may declare several names; none is its type.
+                return p.field("type") != Some(node);
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The range of a name without its template arguments.

@@ -117,9 +117,13 @@ fn kernel_json_has_occupancy_at_the_launch() {
     assert_eq!(v["kernel"]["launch_bounds"]["max_threads"], 256);
     assert_eq!(v["kernel"]["launch_bounds_regs"], 128);
     assert_eq!(v["occupancy"]["block"], serde_json::json!([32, 8, 1]));
-    assert_eq!(v["occupancy"]["regs_per_thread"], 128);
-    assert_eq!(v["occupancy"]["blocks_per_sm"], 2);
-    assert_eq!(v["occupancy"]["limiter"], serde_json::json!(["registers"]));
+    // The limit only caps registers: the typical 32 are assumed until ptxas reports.
+    assert_eq!(v["occupancy"]["regs_per_thread"], 32);
+    assert_eq!(v["occupancy"]["blocks_per_sm"], 8);
+    assert_eq!(
+        v["occupancy"]["limiter"],
+        serde_json::json!(["warps", "registers"])
+    );
 }
 
 #[test]

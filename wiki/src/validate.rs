@@ -307,7 +307,16 @@ fn check_api(page: &Page, out: &mut Vec<Diagnostic>) {
         warn(out, page, 1, "api page has no `requires_sm` (e.g. '>=8.0')");
     }
     for (sym, req) in &api.symbol_requires_sm {
-        if !api.symbols.contains(sym) {
+        // An overload by its first parameter's type: `atomicAdd(float4*)`.
+        let name = match sym.split_once('(') {
+            Some((name, rest)) if rest.ends_with(')') => name,
+            _ => sym.as_str(),
+        };
+        if !api
+            .symbols
+            .iter()
+            .any(|s| s == name || s.rsplit("::").next() == Some(name))
+        {
             warn(
                 out,
                 page,

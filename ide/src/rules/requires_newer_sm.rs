@@ -81,7 +81,15 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !known.contains_key(call.callee.as_str()) {
                 known.insert(call.callee.clone(), verdict(ctx, call, target));
             }
-            let verdict = &known[call.callee.as_str()];
+            // Where the callee's own requirement is met, the overload its argument
+            // types pick may not be (`atomicAdd` on `float4*`).
+            let overloaded =
+                if known[call.callee.as_str()].is_none() && call.kind != SymbolKind::Ptx {
+                    overload_verdict(ctx, call, target)
+                } else {
+                    None
+                };
+            let verdict = &overloaded.or_else(|| known[call.callee.as_str()].clone());
             let Some(Verdict {
                 symbol,
                 page,
@@ -125,6 +133,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 
 /// Why a callee does not compile for the target: the wiki symbol, its page, the
 /// architecture it needs and whether the target is older than that.
+#[derive(Clone)]
 struct Verdict {
     symbol: String,
     page: String,
@@ -132,6 +141,44 @@ struct Verdict {
     major: u32,
     minor: u32,
     too_old: bool,
+}
+
+/// The [`Verdict`] on the overload `call` picks by its first argument's type, where the
+/// page gives that overload a requirement of its own and the file shows the type.
+fn overload_verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> Option<Verdict> {
+    let m = ctx.knowledge.symbol(&call.callee)?;
+    if m.matched != MatchKind::Exact && !call.callee.contains("::") {
+        return None;
+    }
+    let page = m
+        .api
+        .as_deref()
+        .and_then(|id| ctx.knowledge.wiki.page(id))?;
+    let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
+    let prefix = format!("{short}(");
+    if !page
+        .api
+        .as_ref()?
+        .symbol_requires_sm
+        .keys()
+        .any(|k| k.starts_with(&prefix))
+    {
+        return None;
+    }
+    let args = ctx.file.call_argument_types(call.callee_range.start)?;
+    let (key, req) = crate::hover::overload_requirement(page, &m.symbol, &args)?;
+    let (major, minor, _) = parse_requires_sm(req)?;
+    if (major, minor) <= target {
+        return None;
+    }
+    Some(Verdict {
+        symbol: key,
+        page: page.id.clone(),
+        needed: format!("sm_{major}{minor}"),
+        major,
+        minor,
+        too_old: true,
+    })
 }
 
 /// The [`Verdict`] on `call`'s callee (`None` when the target meets its requirement or
@@ -174,6 +221,17 @@ fn unmet_names(ctx: &RuleContext, target: (u32, u32)) -> Vec<String> {
         let Some(api) = &page.api else {
             continue;
         };
+        // Overloads with a requirement of their own (`atomicAdd(float4*)`).
+        for (key, req) in &api.symbol_requires_sm {
+            let Some((name, _)) = key.split_once('(') else {
+                continue;
+            };
+            let unmet =
+                parse_requires_sm(req).is_some_and(|(major, minor, _)| (major, minor) > target);
+            if unmet && !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+        }
         for sym in &api.symbols {
             let requirement = page.requires_sm_for(sym);
             let Some((major, minor, specific)) = requirement.and_then(parse_requires_sm) else {

@@ -1112,7 +1112,9 @@ impl Workspace {
                         RegsSource::LaunchBounds { .. } => {
                             "registers: __launch_bounds__ limit".to_string()
                         }
-                        RegsSource::Default => "registers: assumed (ptxas knows)".to_string(),
+                        RegsSource::Default | RegsSource::Project | RegsSource::Comment => {
+                            "registers: assumed (ptxas knows)".to_string()
+                        }
                         RegsSource::Compiler => "registers: as ptxas reported".to_string(),
                     });
                     let launch_bounds = h
@@ -1167,12 +1169,13 @@ impl Workspace {
                 page: h.wiki.as_ref().and_then(|w| w.page.clone()),
                 markdown: h.markdown.clone(),
             },
-            HoverKind::SharedDeclaration | HoverKind::DeviceFunction | HoverKind::Constant => {
-                Panel::Note {
-                    title: format!("{} {}", h.kind.as_str().replace('-', " "), h.symbol),
-                    markdown: h.markdown.clone(),
-                }
-            }
+            HoverKind::SharedDeclaration
+            | HoverKind::DeviceFunction
+            | HoverKind::Constant
+            | HoverKind::Finding => Panel::Note {
+                title: format!("{} {}", h.kind.as_str().replace('-', " "), h.symbol),
+                markdown: h.markdown.clone(),
+            },
         }
     }
 
