@@ -698,6 +698,14 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
+            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
+
+            Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
+
+            Wiki: `pitfall-bank-conflict#P1`
+
+            ---
+
             **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Template defaults assumed: `OFFSET = 0` (no launch in the file instantiates the kernel).
@@ -760,7 +768,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank
+            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -1052,7 +1060,7 @@ __global__ void k(float* o) {
         expect![[r#"
             shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
             ---
-            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank
+            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
 
             Wiki: `pitfall-bank-conflict#P5`
 

@@ -99,8 +99,8 @@ impl Settings {
                     // An id that names no rule would configure nothing: said, with the
                     // closest id, as `check` says it of `.kernaut.toml`.
                     let named = kernaut_ide::config::KernautConfig {
-                        arch: None,
                         rules: rules.clone(),
+                        ..kernaut_ide::config::KernautConfig::default()
                     };
                     problems.extend(named.problems().into_iter().map(|p| format!("kernaut.{p}")));
                     self.rules = rules;

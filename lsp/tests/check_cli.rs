@@ -252,7 +252,11 @@ fn list_rules_and_explain() {
     let o = check(&dir, &["--list-rules"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    assert_eq!(out.lines().count(), kernaut_ide::rules::RULES.len(), "{out}");
+    assert_eq!(
+        out.lines().count(),
+        kernaut_ide::rules::RULES.len(),
+        "{out}"
+    );
     let line = out
         .lines()
         .find(|l| l.starts_with("warp/legacy-sync-free-intrinsic "))

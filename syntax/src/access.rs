@@ -1048,7 +1048,18 @@ impl SourceFile {
         );
         let byte_offset = IndexExpr::binary(index.clone(), BinOp::Mul, esize);
         let above = low.ancestors(node);
-        let kind = access_kind(&above, node, text);
+        let mut kind = access_kind(&above, node, text);
+        // Through one of the file's vector macros (`FLOAT4(in[i])`), as for shared
+        // memory: one access of the vector's width.
+        let mut width = element_size;
+        let mut cast_type = None;
+        if let Some((ty, call, call_above)) = macro_call_of(node, &above, low) {
+            if let Some(w) = type_size(&strip_template_args(&ty)) {
+                width = Some(w);
+                cast_type = Some(ty);
+                kind = access_kind(call_above, call, text);
+            }
+        }
         Some(SharedAccess::new(
             node.byte_range(),
             AccessData {
@@ -1058,8 +1069,8 @@ impl SourceFile {
                 index_texts: vec![squash_ws(node_text(idx, text))],
                 indices: vec![index],
                 element_size,
-                width: element_size,
-                cast_type: None,
+                width,
+                cast_type,
                 byte_offset,
                 function: Some(function.name.clone()),
             },
