@@ -1138,7 +1138,7 @@ __global__ void k(const float* g, float* out, int n) {
 
             Fix: Wait for all but the 1 most recent group (stages - 1)
 
-            Wiki: `skill-optimize-shared-memory-tiling#common-failure-modes`
+            Wiki: `pitfall-async-copy#P8`
         "#]],
     );
 }

@@ -33,7 +33,7 @@ pub(crate) const RULE: Rule = Rule {
     source: include_str!("wait_all_in_pipelined_loop.rs"),
     id: "async-copy/wait-all-in-pipelined-loop",
     severity: Severity::Warning,
-    wiki: &["skill-optimize-shared-memory-tiling#common-failure-modes"],
+    wiki: &["pitfall-async-copy#P8"],
     run,
 };
 
@@ -356,7 +356,7 @@ __global__ void k(const float* in, float* out, int n) {
             RULE,
             PTX,
             expect![[r#"
-                warning: `cp.async.wait_all` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 2 groups pending (skill-optimize-shared-memory-tiling#common-failure-modes)
+                warning: `cp.async.wait_all` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 2 groups pending (pitfall-async-copy#P8)
             "#]],
         );
         check_fix(
