@@ -943,7 +943,7 @@ impl Analysis {
             return Ok(Vec::new());
         }
         self.query("diagnostics", || {
-            self.diagnostics_at(path)
+            self.diagnostics_at(path, true)
                 .map(|d| (*d).clone())
                 .unwrap_or_default()
         })
@@ -951,8 +951,13 @@ impl Analysis {
 
     /// The diagnostics of the file at `path`, for features inside a query: computed once
     /// per version of the file and configuration, and shared with
-    /// [`Analysis::diagnostics`].
-    pub(crate) fn diagnostics_at(&self, path: &str) -> Option<Arc<Vec<RuleDiagnostic>>> {
+    /// [`Analysis::diagnostics`]. With `compute` false, only what is already computed
+    /// (`None` otherwise).
+    pub(crate) fn diagnostics_at(
+        &self,
+        path: &str,
+        compute: bool,
+    ) -> Option<Arc<Vec<RuleDiagnostic>>> {
         let (path, f) = self.files.get_key_value(path)?;
         if f.failure.is_some() {
             return None;
@@ -976,6 +981,9 @@ impl Analysis {
                     return Some(d.clone());
                 }
             }
+        }
+        if !compute {
+            return None;
         }
         // No lock is held while the rules run (they reach cancellation checkpoints).
         let out = Arc::new(self.run_rules(f, k, &fc, compiled.map(|c| &**c)));

@@ -194,8 +194,12 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
     // on the rest of its line, unless it is about another shared access there (`t[x][y]
     // + padded[x][y]`: the padded read does not show the other's conflict).
     let entry_range = entry.as_ref().map(|h| h.range.clone());
+    // On a large file the rules take tens of milliseconds: a hover shows the findings
+    // once they are computed (a front end runs them after every change) and never waits
+    // for them; on a small file it runs them.
+    let compute = text.len() < LARGE_FILE_BYTES;
     let findings: Vec<RuleDiagnostic> = analysis
-        .diagnostics_at(path)
+        .diagnostics_at(path, compute)
         .map(|all| {
             all.iter()
                 .filter(|d| {
@@ -276,6 +280,10 @@ fn finding_markdown(analysis: &Analysis, d: &RuleDiagnostic) -> String {
     }
     md
 }
+
+/// The size from which a hover no longer runs the rules itself (the threshold from which
+/// the rules share the cores).
+const LARGE_FILE_BYTES: usize = 64 * 1024;
 
 /// The entry for what is under the cursor, without the rules' findings.
 fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> {
