@@ -43,7 +43,7 @@ use crate::compiled::{CompiledFacts, CompiledKernel};
 use crate::config::{KernautConfig, RulesConfig};
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
-use crate::line_index::LineIndex;
+use crate::line_index::{floor_char_boundary, LineIndex};
 use crate::reports::{BankAnalysis, FxHasher, OccupancyReport, ReportCache};
 use crate::rules::{RuleContext, RuleDiagnostic, RuleSettings};
 
@@ -281,7 +281,7 @@ fn spliced_line_starts(
     range: &TextRange,
     inserted: &str,
 ) -> Option<Vec<usize>> {
-    let start = floor_boundary(old, range.start.min(range.end));
+    let start = floor_char_boundary(old, range.start.min(range.end));
     let removed = (old.len() + inserted.len()).checked_sub(new.len())?;
     let end = start.checked_add(removed).filter(|e| *e <= old.len())?;
     if new.get(start..start + inserted.len())? != inserted {
@@ -640,8 +640,8 @@ impl AnalysisHost {
             None => {
                 // The incremental path failed: splice the text here and parse afresh.
                 let old = old.text();
-                let start = floor_boundary(old, range.start.min(range.end));
-                let end = floor_boundary(old, range.end.max(range.start));
+                let start = floor_char_boundary(old, range.start.min(range.end));
+                let end = floor_char_boundary(old, range.end.max(range.start));
                 let text = format!("{}{}{}", &old[..start], new_text, &old[end..]);
                 parse_guarded(&text)
             }
@@ -688,14 +688,6 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "a panic without a message".to_string()
     }
-}
-
-fn floor_boundary(text: &str, mut i: usize) -> usize {
-    i = i.min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Runs `f`, turning a panic into `None` (inside queries, for the parts of an answer that

@@ -136,7 +136,7 @@ pub(crate) fn spill_diagnostics(
     };
     let mut out = Vec::new();
     for (name, range, has_bounds) in kernels {
-        let short = name.rsplit("::").next().unwrap_or(name);
+        let short = kernaut_syntax::short_name(name);
         let spilling: Vec<&CompiledKernel> = facts
             .kernel(short, arch)
             .into_iter()
@@ -194,7 +194,7 @@ pub(crate) fn check_l1_mode_against_sass(
         else {
             return true;
         };
-        let short = k.name.rsplit("::").next().unwrap_or(&k.name);
+        let short = kernaut_syntax::short_name(&k.name);
         let sass: Vec<&SassFacts> = facts
             .kernel(short, arch)
             .into_iter()

@@ -445,13 +445,8 @@ impl Analysis {
             .iter()
             .filter(|d| touches(&d.range) && d.rule != crate::rules::UNKNOWN_RULE)
         {
-            let line_start = text[..d.range.start.min(text.len())]
-                .rfind('\n')
-                .map_or(0, |i| i + 1);
-            let indent: String = text[line_start..]
-                .chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .collect();
+            let line_start = crate::rules::line_start(text, d.range.start);
+            let indent = crate::rules::indent_at(text, d.range.start);
             out.push(ActionData {
                 title: format!("Allow `{}` here", d.rule),
                 kind: ActionKind::Allow,
@@ -526,7 +521,7 @@ impl Analysis {
         for page in k.wiki.pages() {
             let Some(api) = &page.api else { continue };
             for sym in &api.symbols {
-                let short = sym.rsplit("::").next().unwrap_or(sym);
+                let short = kernaut_syntax::short_name(sym);
                 if !short.starts_with(word) || short.contains(' ') || short.contains('.') {
                     continue;
                 }
@@ -588,12 +583,7 @@ impl Analysis {
         let Some(api) = &page.api else {
             return Ok(None);
         };
-        let short = m
-            .symbol
-            .rsplit("::")
-            .next()
-            .unwrap_or(&m.symbol)
-            .to_string();
+        let short = kernaut_syntax::short_name(&m.symbol).to_string();
         let mut signatures: Vec<String> = api
             .signatures
             .iter()

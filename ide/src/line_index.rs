@@ -194,7 +194,8 @@ fn wide(encoding: PositionEncoding) -> Option<WideEncoding> {
     }
 }
 
-fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+/// The largest char boundary of `text` at or before `i` (the text's length past its end).
+pub(crate) fn floor_char_boundary(text: &str, mut i: usize) -> usize {
     if i >= text.len() {
         return text.len();
     }

@@ -13,23 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 fn read_message(r: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    serde_json::from_slice(&kernaut_test_utils::lsp::read_frame(r)?).ok()
 }
 
 struct Server {
@@ -42,7 +26,7 @@ struct Server {
 impl Server {
     fn send(&mut self, v: Value) {
         let body = v.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        write!(self.stdin, "{}", kernaut_test_utils::lsp::frame(&body)).unwrap();
         self.stdin.flush().unwrap();
     }
 

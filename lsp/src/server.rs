@@ -483,10 +483,7 @@ impl Server {
         if state.configs_read.contains_key(dir) {
             return Vec::new();
         }
-        let found = dir
-            .ancestors()
-            .map(|d| d.join(CONFIG_FILE_NAME))
-            .find(|p| p.is_file());
+        let found = crate::config_file::find_config(dir);
         state.configs_read.insert(dir.to_path_buf(), found.clone());
         let Some(file) = found else {
             return Vec::new();

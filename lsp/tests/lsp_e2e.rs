@@ -22,23 +22,7 @@ struct Client {
 }
 
 fn read_message(r: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            length = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    serde_json::from_slice(&kernaut_test_utils::lsp::read_frame(r)?).ok()
 }
 
 impl Client {
@@ -78,12 +62,12 @@ impl Client {
 
     fn send(&mut self, v: &Value) {
         let body = serde_json::to_string(v).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        write!(self.stdin, "{}", kernaut_test_utils::lsp::frame(&body)).unwrap();
         self.stdin.flush().unwrap();
     }
 
     fn send_raw(&mut self, body: &str) {
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        write!(self.stdin, "{}", kernaut_test_utils::lsp::frame(body)).unwrap();
         self.stdin.flush().unwrap();
     }
 

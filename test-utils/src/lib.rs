@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod gen;
+pub mod lsp;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
