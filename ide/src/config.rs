@@ -95,7 +95,21 @@ pub struct KernautConfig {
     pub registers: Option<u32>,
     /// The `[rules]` table.
     pub rules: RulesConfig,
+    /// Keys that would choose which compiler runs (`nvcc`, `ccbin`, …), read and ignored:
+    /// a workspace file never picks an executable; the toolkit comes from the user's own
+    /// settings and environment.
+    pub ignored_tool_keys: Vec<String>,
 }
+
+/// Keys a `.kernaut.toml` may not set, because they would choose an executable.
+const TOOL_KEYS: [&str; 6] = [
+    "nvcc",
+    "ccbin",
+    "compiler",
+    "compiler-bindir",
+    "cuda_home",
+    "toolkit",
+];
 
 impl KernautConfig {
     /// What is wrong with a configuration that parsed: each `[rules]` key that names no
@@ -134,7 +148,14 @@ pub enum ConfigError {
 /// later versions can add settings; a `[rules]` value that is not a level is an error.
 pub fn parse_config(text: &str) -> Result<KernautConfig, ConfigError> {
     let table: toml::Table = text.parse()?;
-    let mut config = KernautConfig::default();
+    let mut config = KernautConfig {
+        ignored_tool_keys: TOOL_KEYS
+            .iter()
+            .filter(|k| table.contains_key(**k))
+            .map(|k| k.to_string())
+            .collect(),
+        ..KernautConfig::default()
+    };
     if let Some(arch) = table.get("arch") {
         let arch = arch.as_str().ok_or_else(|| {
             ConfigError::Value("`arch` must be a string such as \"sm_90\"".into())

@@ -494,11 +494,17 @@ impl Server {
             .and_then(|t| parse_config(&t).map_err(|e| e.to_string()))
         {
             Ok(config) => {
-                let problems = config
+                let mut problems: Vec<String> = config
                     .problems()
                     .into_iter()
                     .map(|p| format!("{}: {p}", file.display()))
                     .collect();
+                for key in &config.ignored_tool_keys {
+                    problems.push(format!(
+                        "{}: `{key}` is ignored: a workspace file never chooses which compiler runs; set `kernaut.nvcc` in your editor or CUDA_HOME",
+                        file.display()
+                    ));
+                }
                 change.set_dir_config(folder.display().to_string(), Some(config));
                 problems
             }

@@ -137,9 +137,13 @@ impl Settings {
             }
         }
         if let Some(v) = obj.get("compile") {
-            match v.as_bool() {
-                Some(b) => self.compile = b,
-                None => problems.push("kernaut.compile: expected true or false".into()),
+            match (v.as_bool(), v.as_str()) {
+                (Some(b), _) => self.compile = b,
+                (_, Some("off")) => self.compile = false,
+                (_, Some("on")) => self.compile = true,
+                _ => {
+                    problems.push("kernaut.compile: expected \"on\", \"off\", true or false".into())
+                }
             }
         }
         if let Some(v) = obj.get("diagnosticsDelayMs") {
@@ -272,6 +276,8 @@ mod tests {
             .merge_json(&json!({"kernaut": {"defaultBlockSize": 128}}))
             .is_empty());
         assert_eq!(s.default_block, [128, 1, 1]);
+        assert!(s.merge_json(&json!({"compile": "off"})).is_empty());
+        assert!(!s.compile);
     }
 
     #[test]

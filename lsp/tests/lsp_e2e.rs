@@ -793,3 +793,44 @@ fn misspelled_rule_ids_are_shown() {
     c.shutdown();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `.kernaut.toml` in the workspace may not choose the compiler: its `nvcc` key is
+/// ignored and the server says so; the script it names never runs.
+#[test]
+fn a_workspace_file_never_chooses_the_compiler() {
+    let dir = std::env::temp_dir().join(format!("kernaut-e2e-evil-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("ran");
+    let script = dir.join("evil.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        dir.join(".kernaut.toml"),
+        format!("nvcc = \"{}\"\n", script.display()),
+    )
+    .unwrap();
+    let file = dir.join("k.cu");
+    std::fs::write(&file, TRANSPOSE).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut c = Client::start();
+    c.initialize(json!({}), Value::Null);
+    c.open(&uri, TRANSPOSE);
+    let m = c.wait_for("window/showMessage", |p| {
+        p["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("`nvcc` is ignored")
+    });
+    assert!(
+        m["message"].as_str().unwrap().contains("kernaut.nvcc"),
+        "{m}"
+    );
+    assert!(!c.diagnostics(&uri, 1).is_empty());
+    c.shutdown();
+    assert!(!marker.exists(), "the workspace's script ran");
+    std::fs::remove_dir_all(&dir).ok();
+}
