@@ -1,7 +1,7 @@
 //! Shared-memory accesses, with each index lowered to an [`IndexExpr`] over the thread
 //! index.
 
-use crate::hash::{FxHashMap as HashMap, FxHashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet};
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
@@ -1526,10 +1526,10 @@ fn access_kind(above: &[Node], node: Node, text: &str) -> AccessKind {
 mod tests {
     use super::{BinOp, Lowerer, SharedAccess};
     use crate::consteval::binary;
-    use crate::hash::FxHashSet;
     use crate::source::SourceFile;
     use crate::util::{lacks_byte, preorder, Ancestry, NodeExt};
     use crate::TextRange;
+    use rustc_hash::FxHashSet;
 
     /// The accesses of one chunk as the walk over every node found them before
     /// `accesses_in` went down to each `[` instead.

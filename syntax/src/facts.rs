@@ -65,25 +65,20 @@ struct FactsIndex {
     macros: Vec<(u64, usize)>,
 }
 
-/// FNV-1a of a name, for the look-up tables (no copy of the name is kept).
+/// [`FxHasher`](rustc_hash::FxHasher) of a name, for the look-up tables (no copy of the
+/// name is kept).
 fn name_hash(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name.as_bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    scoped_hash(name, None)
 }
 
 /// [`name_hash`] of a name declared in `function` (`None`: at file scope).
 fn scoped_hash(name: &str, function: Option<&str>) -> u64 {
-    let mut h = name_hash(name);
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
     if let Some(f) = function {
-        h = (h ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3);
-        for &b in f.as_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        f.hash(&mut h);
     }
-    h
+    h.finish()
 }
 
 /// A look-up table of `names` (in list order): (hash of the name, position), sorted.
@@ -496,11 +491,11 @@ pub(crate) struct ChunkCache {
 
 /// The walks of a chunk's functions by the end of each (relative to the chunk's start):
 /// more than one where error recovery nests a function in another that ends there too.
-pub(crate) type ScansByEnd = crate::hash::FxHashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
+pub(crate) type ScansByEnd = rustc_hash::FxHashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
 
 /// Results kept by offset relative to a chunk's start, with the fingerprint of the
 /// file-wide inputs they were computed with.
-pub(crate) type OffsetCache<T> = Mutex<(u64, crate::hash::FxHashMap<usize, Arc<Vec<T>>>)>;
+pub(crate) type OffsetCache<T> = Mutex<(u64, rustc_hash::FxHashMap<usize, Arc<Vec<T>>>)>;
 
 #[derive(Debug)]
 struct ChunkScan {
@@ -639,6 +634,10 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         let _ = chunks[i].cache.scan.set(scan);
         walks[i] = Some(w);
     }
+    // A fingerprint, not a table: equal fingerprints reuse cached facts, so it keeps the
+    // standard library's SipHash (keyed the same in every run) rather than Fx, which is
+    // built for speed on table keys, not for collision resistance; it runs once per edit (docs/ARCHITECTURE.md,
+    // "Hashing").
     let mut global = std::collections::hash_map::DefaultHasher::new();
     for c in &chunks {
         if let Some(scan) = c.cache.scan.get() {
@@ -789,6 +788,7 @@ pub(crate) fn chunk_has_function(file: &SourceFile) -> Vec<bool> {
 /// What a chunk gives the rest of the file, hashed: its file-scope constants and the text
 /// of its top-level declarations (global `__shared__` buffers, globals an index reads).
 fn global_key(local: &FileFacts, root: Node, text: &str) -> u64 {
+    // A fingerprint: SipHash, as the file's (see `compute`).
     let mut h = std::collections::hash_map::DefaultHasher::new();
     local.env.hash_file_scope(&mut h);
     // Every top-level item but function definitions (and comments and pragmas): global

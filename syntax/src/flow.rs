@@ -7,7 +7,6 @@ use crate::access::Lowerer;
 use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
 use crate::facts::{function_name, ChunkCache, OffsetCache};
-use crate::hash::FxHashMap as HashMap;
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]
@@ -17,6 +16,7 @@ use crate::util::{
     squash_ws, Ancestry, NodeExt,
 };
 use crate::TextRange;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// A statement or function around an offset.
