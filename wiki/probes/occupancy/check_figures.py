@@ -50,15 +50,21 @@ for key, want in [("multiProcessorCount", 132), ("regsPerMultiprocessor", 65536)
 
 # Registers: blocks/SM with no shared memory, by registers and block size.
 table = {
-    32: (16, 8, 4, 2), 33: (12, 6, 3, 1), 40: (12, 6, 3, 1), 48: (10, 5, 2, 1),
-    56: (9, 4, 2, 1), 64: (8, 4, 2, 1), 65: (7, 3, 1, 0), 72: (7, 3, 1, 0), 80: (6, 3, 1, 0),
-    96: (5, 2, 1, 0), 104: (4, 2, 1, 0), 128: (4, 2, 1, 0), 129: (3, 1, 0, 0),
-    168: (3, 1, 0, 0), 200: (2, 1, 0, 0), 255: (2, 1, 0, 0),
+    32: (32, 16, 8, 4, 2), 33: (24, 12, 6, 3, 1), 40: (24, 12, 6, 3, 1), 48: (20, 10, 5, 2, 1),
+    56: (18, 9, 4, 2, 1), 64: (16, 8, 4, 2, 1), 65: (14, 7, 3, 1, 0), 72: (14, 7, 3, 1, 0),
+    80: (12, 6, 3, 1, 0), 96: (10, 5, 2, 1, 0), 104: (8, 4, 2, 1, 0), 128: (8, 4, 2, 1, 0),
+    129: (6, 3, 1, 0, 0), 168: (6, 3, 1, 0, 0), 200: (4, 2, 1, 0, 0), 255: (4, 2, 1, 0, 0),
 }
 for regs, want in table.items():
     got = tuple(blocks(runtime, num_regs=regs, static_smem_bytes=0, dynamic_smem_bytes=0,
-                       threads_per_block=t) for t in (128, 256, 512, 1024))
-    same(f"{regs} registers at 128/256/512/1024 threads", got, want)
+                       threads_per_block=t) for t in (64, 128, 256, 512, 1024))
+    same(f"{regs} registers at 64/128/256/512/1024 threads", got, want)
+dyn = {0: 16, 1024: 16, 4096: 16, 8192: 16, 16384: 13, 32768: 6, 49152: 4, 65536: 3,
+       100000: 2, 131072: 1, 200000: 1, 232448: 1}
+for d, want in dyn.items():
+    same(f"12 registers, 128 threads, {d} B dynamic",
+         blocks(runtime, num_regs=12, static_smem_bytes=0, dynamic_smem_bytes=d,
+                threads_per_block=128), want)
 same("65 registers, 32-thread blocks (warps/SM)",
      blocks(runtime, num_regs=65, static_smem_bytes=0, dynamic_smem_bytes=0, threads_per_block=32), 28)
 same("64 registers, 256 threads, 16 KiB dynamic",
