@@ -135,7 +135,12 @@ fn source_ref_problems<'a>(
     let mut files: HashMap<String, Option<String>> = HashMap::new();
     for page in pages {
         let line = page.frontmatter.line_of("source_refs");
-        for r in page.frontmatter.source_refs.iter().filter(|r| is_repo_ref(r)) {
+        for r in page
+            .frontmatter
+            .source_refs
+            .iter()
+            .filter(|r| is_repo_ref(r))
+        {
             let path = r.path.trim();
             let anchor = r.anchor.trim();
             let inside = !path.is_empty()
@@ -166,7 +171,9 @@ fn source_ref_problems<'a>(
                     &mut out,
                     page,
                     line,
-                    &format!("source_ref `{path}` has no anchor; name a heading or a key of the file"),
+                    &format!(
+                        "source_ref `{path}` has no anchor; name a heading or a key of the file"
+                    ),
                 );
             } else if path.ends_with(".md") {
                 let headings = markdown_headings(text);
@@ -181,7 +188,11 @@ fn source_ref_problems<'a>(
                         line,
                         &format!(
                             "source_ref `{path}` has no heading `{anchor}`; its headings: {}",
-                            if list.is_empty() { "none".to_string() } else { list.join(", ") }
+                            if list.is_empty() {
+                                "none".to_string()
+                            } else {
+                                list.join(", ")
+                            }
                         ),
                     );
                 }

@@ -31,7 +31,10 @@ fn builtin_pages_cite_repository_files_that_exist_with_anchors_they_hold() {
         })
         .sum();
     // The probes back the measured pages; if none were cited, this test would check nothing.
-    assert!(cited >= 30, "only {cited} source_refs name repository files");
+    assert!(
+        cited >= 30,
+        "only {cited} source_refs name repository files"
+    );
     let problems = check_source_refs(&wiki, &repo_root());
     let listed: String = problems.iter().map(|d| format!("{d}\n")).collect();
     assert!(
@@ -51,10 +54,8 @@ fn builtin_pages_cite_repository_files_that_exist_with_anchors_they_hold() {
 /// A throwaway repository with one Markdown write-up and one CSV (one per test, so
 /// that tests running in parallel do not rewrite each other's files).
 fn fixture_repo(test: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "kernaut-wiki-refs-{}-{test}",
-        std::process::id()
-    ));
+    let root =
+        std::env::temp_dir().join(format!("kernaut-wiki-refs-{}-{test}", std::process::id()));
     let probe = root.join("wiki/probes/widgets");
     std::fs::create_dir_all(&probe).unwrap();
     std::fs::write(
@@ -137,6 +138,10 @@ fn headings_and_slugs_follow_github() {
         Results (run2, median GB/s) => results-run2-median-gbs
         Results (run2, median GB/s) => results-run2-median-gbs-1
         Claim_3: a — b => claim_3-a--b
-    "#]].assert_eq(&shown);
-    assert_eq!(github_slug("Co-residency  (B x 132)"), "co-residency--b-x-132");
+    "#]]
+    .assert_eq(&shown);
+    assert_eq!(
+        github_slug("Co-residency  (B x 132)"),
+        "co-residency--b-x-132"
+    );
 }
