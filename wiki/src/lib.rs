@@ -24,4 +24,7 @@ pub use model::{
     first_paragraph, ApiEntry, Frontmatter, Origin, Page, PageKind, Pitfall, Section, SourceRef,
 };
 pub use parse::{heading_anchor, is_pitfall_anchor, parse_page, parse_sections, slug, Parsed};
-pub use validate::{body_links, check, parse_requires_sm, CheckConfig};
+pub use validate::{
+    body_links, check, check_source_refs, github_slug, is_repo_ref, markdown_headings,
+    parse_requires_sm, CheckConfig, REPO_SOURCE_ID,
+};

@@ -1,10 +1,11 @@
 //! `wiki check`: links, required parts of each page kind, API fields.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::load::{split_link, Wiki};
-use crate::model::{Origin, Page, PageKind};
+use crate::model::{Origin, Page, PageKind, SourceRef};
 
 /// How strict the check is.
 #[derive(Debug, Clone, Copy, Default)]
@@ -93,7 +94,180 @@ pub fn check(wiki: &Wiki, config: CheckConfig) -> Vec<Diagnostic> {
             }
         }
     }
+    if let Some(root) = builtin_repo_root() {
+        let builtin = wiki.pages().iter().filter(|p| p.origin == Origin::Builtin);
+        out.extend(source_ref_problems(builtin, root));
+    }
     out
+}
+
+/// The source id that marks a `source_refs` entry as a file of the kernaut repository.
+pub const REPO_SOURCE_ID: &str = "kernaut-groundtruth";
+
+/// Whether a `source_refs` entry names a file of the kernaut repository: its
+/// `source_id` is [`REPO_SOURCE_ID`] or its `path` starts with `wiki/`.
+pub fn is_repo_ref(r: &SourceRef) -> bool {
+    r.source_id.trim() == REPO_SOURCE_ID || r.path.trim().starts_with("wiki/")
+}
+
+/// The checkout the built-in pages were compiled from, if it is still on disk (the
+/// parent of this crate's folder, holding `wiki/pages`). `None` for a binary whose
+/// sources are gone, in which case `check` skips the repository `source_refs`.
+fn builtin_repo_root() -> Option<&'static Path> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    root.join("wiki").join("pages").is_dir().then_some(root)
+}
+
+/// Checks the `source_refs` of every page of `wiki` that name a repository file
+/// ([`is_repo_ref`]) against the repository at `repo_root`: the `path` must be a file
+/// inside it, and the `anchor` must be a heading of that file for Markdown (its text or
+/// its GitHub-style slug) or text that occurs in it for any other file. `check` runs
+/// this on the built-in pages when the checkout they were built from is on disk.
+pub fn check_source_refs(wiki: &Wiki, repo_root: &Path) -> Vec<Diagnostic> {
+    source_ref_problems(wiki.pages().iter(), repo_root)
+}
+
+fn source_ref_problems<'a>(
+    pages: impl Iterator<Item = &'a Page>,
+    repo_root: &Path,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut files: HashMap<String, Option<String>> = HashMap::new();
+    for page in pages {
+        let line = page.frontmatter.line_of("source_refs");
+        for r in page
+            .frontmatter
+            .source_refs
+            .iter()
+            .filter(|r| is_repo_ref(r))
+        {
+            let path = r.path.trim();
+            let anchor = r.anchor.trim();
+            let inside = !path.is_empty()
+                && Path::new(path)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            let text = if inside {
+                files
+                    .entry(path.to_string())
+                    .or_insert_with(|| std::fs::read_to_string(repo_root.join(path)).ok())
+                    .as_deref()
+            } else {
+                None
+            };
+            let Some(text) = text else {
+                warn(
+                    &mut out,
+                    page,
+                    line,
+                    &format!(
+                        "source_ref `{path}` (anchor `{anchor}`) names no file of the repository; give a path relative to the repository root"
+                    ),
+                );
+                continue;
+            };
+            if anchor.is_empty() {
+                warn(
+                    &mut out,
+                    page,
+                    line,
+                    &format!(
+                        "source_ref `{path}` has no anchor; name a heading or a key of the file"
+                    ),
+                );
+            } else if path.ends_with(".md") {
+                let headings = markdown_headings(text);
+                if !headings.iter().any(|(h, s)| h == anchor || s == anchor) {
+                    let list: Vec<String> = headings
+                        .iter()
+                        .map(|(h, s)| format!("`{h}` ({s})"))
+                        .collect();
+                    warn(
+                        &mut out,
+                        page,
+                        line,
+                        &format!(
+                            "source_ref `{path}` has no heading `{anchor}`; its headings: {}",
+                            if list.is_empty() {
+                                "none".to_string()
+                            } else {
+                                list.join(", ")
+                            }
+                        ),
+                    );
+                }
+            } else if !text.contains(anchor) {
+                warn(
+                    &mut out,
+                    page,
+                    line,
+                    &format!(
+                        "source_ref `{path}` does not contain `{anchor}`; the anchor of a file that is not Markdown is text of the file (a column, key or name)"
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The ATX headings of a Markdown file outside code fences, any level, as (text,
+/// GitHub-style slug). Repeated slugs get `-1`, `-2`, … as on GitHub.
+pub fn markdown_headings(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut fence: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(f) = fence {
+            if t.starts_with(f) {
+                fence = None;
+            }
+            continue;
+        }
+        if t.starts_with("```") {
+            fence = Some("```");
+            continue;
+        }
+        if t.starts_with("~~~") {
+            fence = Some("~~~");
+            continue;
+        }
+        let hashes = t.bytes().take_while(|&b| b == b'#').count();
+        if !(1..=6).contains(&hashes) || line.len() - t.len() > 3 {
+            continue;
+        }
+        let rest = &t[hashes..];
+        if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
+            continue;
+        }
+        let heading = rest.trim().trim_end_matches('#').trim_end().to_string();
+        let base = github_slug(&heading);
+        let n = seen.entry(base.clone()).or_insert(0);
+        let slug = if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        *n += 1;
+        out.push((heading, slug));
+    }
+    out
+}
+
+/// GitHub's heading anchor: lowercase, letters, digits, `-` and `_` kept, each space
+/// turned into `-`, everything else dropped (`Results (run2, median GB/s)` gives
+/// `results-run2-median-gbs`).
+pub fn github_slug(heading: &str) -> String {
+    let mut s = String::new();
+    for c in heading.chars() {
+        if c.is_alphanumeric() || c == '_' || c == '-' {
+            s.extend(c.to_lowercase());
+        } else if c == ' ' {
+            s.push('-');
+        }
+    }
+    s
 }
 
 /// Parses `>=8.0`, `>= 9.0a`, `8.0`, `sm_80` into (major, minor, arch-specific).

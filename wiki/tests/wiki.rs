@@ -223,30 +223,6 @@ fn skill_card_without_frontmatter_gets_id_from_file_name() {
 }
 
 #[test]
-fn reference_wiki_loads_without_errors() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/kernelwiki");
-    if !dir.exists() {
-        // The reference pages live beside the checkout, not in it.
-        return;
-    }
-    let wiki = Wiki::load(&WikiConfig {
-        no_builtin: true,
-        dirs: vec![dir],
-    });
-    let errors: Vec<String> = wiki
-        .problems(Severity::Error)
-        .map(|d| d.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    assert_eq!(wiki.pages().len(), 7);
-    let bank = wiki.page("pitfall-bank-conflict").unwrap();
-    assert_eq!(bank.pitfalls.len(), 6);
-    assert!(bank.pitfalls.iter().all(|p| p.cause.is_some()));
-    assert!(wiki.page("skill-optimize-shared-memory-tiling").is_some());
-}
-
-#[test]
 fn builtin_pages_all_parse() {
     let wiki = Wiki::load(&WikiConfig::builtin());
     let errors: Vec<String> = wiki
