@@ -212,7 +212,9 @@ impl WikiIndex {
         // Questions and short noun phrases ask for a technique, symptoms for a pitfall; a
         // phrase around a name from code (`__constant__ array indexed by threadIdx`) is
         // about that use, not the technique.
-        let skill_gain = if asks_how(query) {
+        let skill_gain = if asks_quantity(query) {
+            QUANTITY_GAIN
+        } else if asks_how(query) {
             HOW_TO_GAIN
         } else if topics.words <= TECHNIQUE_MAX_WORDS
             && !describes_symptom(query)
@@ -493,6 +495,19 @@ const PAGE_FIRST_BOOST: f32 = 100.0;
 /// block size", "when to use constant memory"): the answer is a technique, not a failure.
 const HOW_TO_GAIN: f32 = 2.0;
 
+/// The factor on skill pages for a question about a figure ("how many stages", "how much
+/// shared memory can a block use", "max dynamic shared memory per block"): limits, sizes
+/// and counts live in the skill pages' tables and sections, while the pitfalls that quote
+/// the same numbers are about what goes wrong at them.
+const QUANTITY_GAIN: f32 = 3.0;
+
+/// GPU product names: incidental in a question that says more ("how many warps per SM on
+/// H200" asks about warps per SM; every page that measured on an H200 names it).
+const GPU_NAMES: &[&str] = &[
+    "h100", "h200", "h800", "a100", "a800", "a10", "a30", "a40", "l4", "l40", "l40s", "v100", "t4",
+    "b100", "b200", "gb200", "gh200", "rtx",
+];
+
 /// Words that describe something going wrong (before stemming). A short query without
 /// any of them names a technique ("vector loads", "occupancy calculator").
 const SYMPTOM_WORDS: &[&str] = &[
@@ -545,6 +560,27 @@ fn describes_symptom(query: &str) -> bool {
 const TECHNIQUE_GAIN: f32 = 1.6;
 /// Queries of at most this many meaningful words may be such a noun phrase.
 const TECHNIQUE_MAX_WORDS: usize = 4;
+
+/// Whether a query asks for a figure: "how many …", "how much …", or a limit or maximum
+/// ("what is the per-block shared memory limit", "max registers per thread"), and names
+/// no symptom.
+fn asks_quantity(query: &str) -> bool {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let how_much = words
+        .windows(2)
+        .any(|w| w[0] == "how" && matches!(w[1].as_str(), "many" | "much" | "big" | "large"));
+    let limit = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "limit" | "max" | "maximum" | "per-block" | "per-sm"
+        )
+    });
+    (how_much || limit) && !describes_symptom(query)
+}
 
 /// Whether a query asks how (or when, or which) rather than describing a symptom.
 fn asks_how(query: &str) -> bool {
@@ -674,9 +710,11 @@ fn sanitize(query: &str) -> String {
             }
         })
         .collect();
+    let words = plain.split_whitespace().count();
     plain
         .split_whitespace()
         .filter(|w| !schema::is_stop_word(w))
+        .filter(|w| words < 3 || !GPU_NAMES.contains(&w.to_lowercase().as_str()))
         .map(split_size)
         .collect::<Vec<_>>()
         .join(" ")
