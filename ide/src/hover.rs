@@ -566,17 +566,7 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
         .find_map(|(p, d)| d.facts().kernel(name).cloned().map(|k| (p, k)))?;
     let launches = analysis.launches_of(kpath, name);
     let limits = analysis.config.arch.limits();
-    let launch_bounds_regs = function.launch_bounds.as_ref().and_then(|lb| {
-        let max = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
-        let min = lb
-            .min_blocks
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|v| *v > 0)
-            .unwrap_or(1);
-        Some(crate::reports::launch_bounds_register_limit(
-            limits, max, min,
-        ))
-    });
+    let launch_bounds_regs = crate::model::launch_bounds_regs(limits, &function).map(|l| l.limit);
     let occ = analysis.occupancy_at(kpath, name);
     let mut md = String::new();
     let params: Vec<String> = function
@@ -793,12 +783,7 @@ fn shared_hover(
     };
     let (alone, warps) = bytes.map_or((None, None), smem_limit);
     let function_static_bytes = file.and_then(|f| {
-        let name = d.function.as_deref()?;
-        f.facts()
-            .shared
-            .iter()
-            .filter(|s| s.function.as_deref() == Some(name) && !s.is_extern)
-            .try_fold(0u64, |acc, s| acc.checked_add(s.static_bytes?))
+        crate::model::static_shared(f.shared_in(d.function.as_deref()?)).exact()
     });
     let total = function_static_bytes.map(|s| {
         s + if d.is_extern {
@@ -992,6 +977,7 @@ fn access_hover(
                 ));
             }
             md.push_str(".\n\n");
+            md.push_str(&bank.notes_markdown());
             md.push_str(&bank_map(&r.words_per_bank));
         }
         Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
