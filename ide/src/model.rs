@@ -383,9 +383,16 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 /// - stores `s[2 * t] = …; s[2 * t + 1] = …`: one `STS.64 [R0], R4`.
 /// - `__shared__ float s[32][64]`, `s[threadIdx.y][2 * t]` and `[2 * t + 1]`: one
 ///   `LDS.64 R6, [R6]`.
+/// - `extern __shared__ float s[]`, `s[2 * t]` and `s[2 * t + 1]`: one `LDS.64 R6, [R4]`.
 /// - not merged: `s[2 * t + 1]`, `s[2 * t + 2]` (the pair starts at 4 mod 8):
 ///   `LDS R9, [R7+0x4]` and `LDS R10, [R7+0x8]`; through `float* p = s + off` with an
-///   unknown `off`, `p[2 * t]`, `p[2 * t + 1]`: `LDS R9, [R7]` and `LDS R10, [R7+0x4]`.
+///   unknown `off` (`s` extern), `p[2 * t]`, `p[2 * t + 1]`: `LDS R6, [R4]` and
+///   `LDS R7, [R4+0x4]`; through `p = s + 1`: `LDS R6, [R4+0x4]` and `LDS R7, [R4+0x8]`.
+/// - through `float* p = s + 2` (8-byte aligned), `p[2 * t]` and `p[2 * t + 1]`: one
+///   `LDS.64 R6, [R4+0x8]`.
+///
+/// A pointer at an offset the file does not fix cannot be modelled at all (the access
+/// has no known byte offset), so it is neither merged nor reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
     /// The bytes of the wide access (8 or 16).
@@ -411,14 +418,8 @@ fn merged_access(
     if elem != 4
         || a.width != Some(elem)
         || a.cast_type.is_some()
-        || a.root != a.array
         || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
     {
-        return None;
-    }
-    let facts = scope.facts();
-    let decl = facts.shared_named(&a.array, a.range.start)?;
-    if decl.is_extern {
         return None;
     }
     let (core, c) = split_constant(&a.byte_offset);
@@ -427,15 +428,17 @@ fn merged_access(
     }
     let text = scope.file.text();
     let function = a.function.as_deref();
-    // The accesses of the same array in the same function, with the same core offset, in
-    // one straight-line stretch with `a`.
+    // The accesses of the same buffer in the same function, with the same core offset, in
+    // one straight-line stretch with `a`. The byte offset is from the start of the
+    // `__shared__` buffer (a pointer carved from it at a constant offset included), which
+    // ptxas places: it merges where that offset is a multiple of the wide access.
     // The accesses are in document order: only those within a few KB are looked at.
     let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
     let hi = all.partition_point(|o| o.range.start <= a.range.start + WINDOW);
     let window = all.get(lo..hi.max(lo)).unwrap_or_default();
     let near: Vec<(&SharedAccess, i64)> = window
         .iter()
-        .filter(|o| o.array == a.array && o.function.as_deref() == function)
+        .filter(|o| o.root == a.root && o.function.as_deref() == function)
         .filter_map(|o| {
             let (oc, k) = split_constant(&o.byte_offset);
             Some((o, k)).filter(|_| oc == core)
@@ -750,7 +753,12 @@ impl BankAnalysis {
         let (Ok(r), Some(why)) = (&self.result, &self.block_uncertain) else {
             return md;
         };
-        if self.other_blocks.is_empty() {
+        // Only where another block changes the answer.
+        if self
+            .other_blocks
+            .iter()
+            .all(|(_, d)| *d == Some(r.conflict_degree))
+        {
             return md;
         }
         let degree = |d: u32| {

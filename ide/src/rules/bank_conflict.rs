@@ -668,6 +668,90 @@ void launch(float* out, int M) {
     }
 
     #[test]
+    fn adjacent_scalars_that_ptxas_merges_stay_silent() {
+        // Read as two (four) 4-byte accesses at stride 8 (16) bytes these would look 2-way
+        // (4-way), but ptxas merges each thread's adjacent elements of a directly declared
+        // array into one LDS.64 / LDS.128 / STS.64 (nvcc 13.5, sm_90: `LDS.64 R10, [R7]`,
+        // `LDS.128 R12, [R7]`, `STS.64 [R0], R4`; see `crate::model::Merged`), which the
+        // half-/quarter-warp rule makes conflict-free. Through a pointer 8 bytes into an
+        // `extern` buffer too: `LDS.64 R6, [R4+0x8]`.
+        check(
+            RULE,
+            r#"
+__global__ void pair(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[2 * t];
+    float b = s[2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void quad(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[4 * t + 0];
+    float b = s[4 * t + 1];
+    float c = s[4 * t + 2];
+    float d = s[4 * t + 3];
+    out[t] = a + b + c + d;
+}
+__global__ void stores(const float* in) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    s[2 * t] = in[t];
+    s[2 * t + 1] = in[t + 1];
+}
+__global__ void rows(float* out) {
+    __shared__ float s[32][64];
+    int t = threadIdx.x;
+    float a = s[threadIdx.y][2 * t];
+    float b = s[threadIdx.y][2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void carved(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + 2;
+    float a = p[2 * t];
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn adjacent_scalars_that_stay_two_instructions_are_flagged() {
+        // Not merged in SASS (nvcc 13.5, sm_90), so each 4-byte load is 2-way: through a
+        // pointer one element into the buffer (`LDS R6, [R4+0x4]`, `LDS R7, [R4+0x8]`),
+        // and a pair that starts at 4 mod 8 (`LDS R9, [R7+0x4]`,
+        // `LDS R10, [R7+0x8]`).
+        check(
+            RULE,
+            r#"
+__global__ void viaptr(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + 1;
+    float a = p[2 * t];
+           // ^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    float b = p[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    out[t] = a + b;
+}
+__global__ void odd(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    float b = s[2 * t + 2];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    out[t] = a + b;
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_pads_the_inner_dimension() {
         check_fix(
             RULE,
