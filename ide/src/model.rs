@@ -16,7 +16,7 @@
 use kernaut_gpu::banks::{self, BankReport};
 use kernaut_gpu::ArchLimits;
 use kernaut_syntax::{
-    short_name, AccessKind, Axis, BinOp, FileFacts, Function, IndexExpr, LaunchSite,
+    short_name, AccessKind, Axis, BinOp, EnclosingKind, FileFacts, Function, IndexExpr, LaunchSite,
     SharedAccess, SharedDecl, SourceFile, TextRange,
 };
 
@@ -658,6 +658,25 @@ pub(crate) fn bank(
             (b, m.result.as_ref().ok().map(|r| r.conflict_degree))
         })
         .collect();
+    // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
+    // full warp of the model overstates a conflict.
+    let partial_warp = model
+        .result
+        .as_ref()
+        .is_ok_and(|r| r.conflict_degree >= 2)
+        && scope
+            .file
+            .enclosing(access.range.start)
+            .iter()
+            .find_map(|e| match &e.kind {
+                EnclosingKind::If {
+                    condition,
+                    thread_dependent: true,
+                    ..
+                } if crate::rules::partial_warp(condition) => Some(condition.clone()),
+                _ => None,
+            })
+            .is_some();
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),
@@ -672,6 +691,7 @@ pub(crate) fn bank(
         block_source: launch.source,
         block_uncertain: launch.uncertain,
         other_blocks,
+        partial_warp,
         lowered,
         held_loops,
         uniforms,
@@ -721,10 +741,15 @@ impl BankAnalysis {
     /// The conflict that holds under every block the kernel may run with: what the
     /// `bank-conflict` rule reports and the inlay hints show. `None` when the access is
     /// conflict-free under the block assumed, cannot be modelled, or is conflict-free
-    /// under another plausible block.
+    /// under another plausible block; and for an access in a branch only part of the
+    /// warp takes, an address taken, or an offset the same for every thread.
     pub fn definite_conflict(&self) -> Option<&BankReport> {
         let r = self.result.as_ref().ok()?;
-        if r.conflict_degree < 2 {
+        if r.conflict_degree < 2
+            || self.partial_warp
+            || self.access.kind == AccessKind::AddressOf
+            || !self.access.byte_offset.depends_on_thread()
+        {
             return None;
         }
         if self
@@ -749,6 +774,9 @@ impl BankAnalysis {
                 if self.access.kind == AccessKind::Store { "STS" } else { "LDS" },
                 m.width * 8
             ));
+        }
+        if self.partial_warp {
+            md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
         }
         let (Ok(r), Some(why)) = (&self.result, &self.block_uncertain) else {
             return md;

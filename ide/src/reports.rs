@@ -109,6 +109,9 @@ pub struct BankAnalysis {
     /// The other blocks the kernel may run with, and the conflict degree under each
     /// (`None`: not modelled there).
     pub other_blocks: Vec<([u32; 3], Option<u32>)>,
+    /// Whether the access is inside a branch only part of the warp takes
+    /// (`if (lane < 10)`).
+    pub partial_warp: bool,
     /// The adjacent accesses ptxas merges this one with into one wide access.
     pub merged: Option<crate::model::Merged>,
     /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.

@@ -26,9 +26,9 @@
 
 use std::cell::{OnceCell, RefCell};
 
-use kernaut_syntax::{AccessKind, EnclosingKind, IndexExpr, SharedAccess, SharedDecl};
+use kernaut_syntax::{AccessKind, IndexExpr, SharedAccess, SharedDecl};
 
-use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 use crate::model::{bank, bank_of_offset, Scope, StaticSharedTable};
 use crate::reports::{BankAnalysis, BlockSource, FxHashMap as HashMap};
@@ -117,23 +117,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let Some(bank) = run.bank(i) else {
             continue;
         };
-        // A conflict under the block assumed that another plausible block avoids is the
-        // hover's to explain, not a finding.
+        // A conflict under the block assumed that another plausible block avoids, or one
+        // in a branch only part of the warp takes, is the hover's to explain, not a
+        // finding.
         let Some(report) = bank.definite_conflict() else {
             continue;
         };
-        // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses:
-        // the model's full warp would overstate the conflict.
-        if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
-            EnclosingKind::If {
-                condition,
-                thread_dependent: true,
-                ..
-            } => partial_warp(condition),
-            _ => false,
-        }) {
-            continue;
-        }
         let (degree, wavefronts) = (report.conflict_degree, report.wavefronts);
         let ideal = report.wavefronts - report.bank_conflicts;
         let severity = if degree >= 4 {
