@@ -782,9 +782,8 @@ fn shared_hover(
         d.static_bytes
     };
     let (alone, warps) = bytes.map_or((None, None), smem_limit);
-    let function_static_bytes = file.and_then(|f| {
-        crate::model::static_shared(f.shared_in(d.function.as_deref()?)).exact()
-    });
+    let function_static_bytes =
+        file.and_then(|f| crate::model::static_shared(f.shared_in(d.function.as_deref()?)).exact());
     let total = function_static_bytes.map(|s| {
         s + if d.is_extern {
             bytes.unwrap_or(0)

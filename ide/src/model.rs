@@ -22,8 +22,8 @@ use kernaut_syntax::{
 
 use crate::analysis::Analysis;
 use crate::reports::{
-    assumed_defaults, async_copy_of, launched_instantiations, offset_in, BankAnalysis,
-    BankFailure, BankModel, BankShape, BlockSource, FxHashMap, ReportCache,
+    assumed_defaults, async_copy_of, launched_instantiations, offset_in, BankAnalysis, BankFailure,
+    BankModel, BankShape, BlockSource, FxHashMap, ReportCache,
 };
 
 /// What the model reads: the file, where to look for launches, the default block and
@@ -248,7 +248,11 @@ pub(crate) fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> Lau
 /// offset reads it.
 fn plausible_blocks(offset: &IndexExpr, two_d: bool) -> Vec<[u32; 3]> {
     let mut out = Vec::new();
-    if two_d || mentions(offset, &|e| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))) {
+    if two_d
+        || mentions(offset, &|e| {
+            matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))
+        })
+    {
         out.extend([[16, 2, 1], [8, 4, 1], [4, 8, 1]]);
     }
     if mentions(offset, &|e| matches!(e, IndexExpr::BlockDim(_))) {
@@ -540,9 +544,7 @@ fn divisor(e: &IndexExpr) -> i64 {
         IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => gcd(divisor(a), divisor(b)),
         IndexExpr::Binary(a, BinOp::Mul, b) => divisor(a).checked_mul(divisor(b)).unwrap_or(1),
         IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {
-            IndexExpr::Int(s) if (0..32).contains(s) => {
-                divisor(a).checked_mul(1 << s).unwrap_or(1)
-            }
+            IndexExpr::Int(s) if (0..32).contains(s) => divisor(a).checked_mul(1 << s).unwrap_or(1),
             _ => 1,
         },
         IndexExpr::LoopVar { start, step, .. } => gcd(divisor(start), step.unwrap_or(1)),
@@ -565,8 +567,7 @@ fn straight_line(text: &str, a: &TextRange, b: &TextRange) -> bool {
         return false;
     }
     const BREAKS: [&str; 11] = [
-        "if", "else", "for", "while", "do", "switch", "case", "return", "break", "continue",
-        "goto",
+        "if", "else", "for", "while", "do", "switch", "case", "return", "break", "continue", "goto",
     ];
     !between
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -660,10 +661,7 @@ pub(crate) fn bank(
         .collect();
     // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
     // full warp of the model overstates a conflict.
-    let partial_warp = model
-        .result
-        .as_ref()
-        .is_ok_and(|r| r.conflict_degree >= 2)
+    let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
         && scope
             .file
             .enclosing(access.range.start)
@@ -734,7 +732,13 @@ pub(crate) fn bank_of_offset(
         },
         block,
     };
-    scope.cache.bank(offset, shape).result.as_ref().ok().cloned()
+    scope
+        .cache
+        .bank(offset, shape)
+        .result
+        .as_ref()
+        .ok()
+        .cloned()
 }
 
 impl BankAnalysis {

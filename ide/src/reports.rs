@@ -12,9 +12,7 @@ use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
 use kernaut_gpu::expr::WarpContext;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::Arch;
-use kernaut_syntax::{
-    BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange,
-};
+use kernaut_syntax::{BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange};
 
 use crate::analysis::Analysis;
 use crate::lower::lower_index;

@@ -260,3 +260,63 @@ fn every_access_and_kernel_tells_one_story() {
         "too little compared: {counts:?}"
     );
 }
+
+/// The rules see the launches of every file of the host, as hover does, and a change to
+/// another file's launch reaches the diagnostics of the kernel's file.
+#[test]
+fn rules_see_launches_in_other_files() {
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let f = Fixture::parse(
+        r#"
+//- /kernel.cu
+__global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[0] = tile[threadIdx.x][threadIdx.y];
+}
+//- /main.cu
+void launch(float* out) {
+    k<<<1, dim3(16, 16)>>>(out);
+}
+"#,
+    );
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let ids: Vec<_> = f
+        .files
+        .iter()
+        .map(|file| host.set_file(&file.path, file.text.as_str()))
+        .collect();
+    let kernel_text = &f.files[0].text;
+    let at = kernel_text.find("tile[threadIdx.x]").unwrap();
+    let findings = |host: &AnalysisHost| -> Vec<(std::ops::Range<usize>, String)> {
+        host.analysis()
+            .diagnostics(ids[0])
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.rule == "bank-conflict")
+            .map(|d| (d.range, d.message.split(':').next().unwrap().to_string()))
+            .collect()
+    };
+    // 16×16 from the other file: a warp spans two rows, 8-way (32-way if `threadIdx.x`
+    // ran over the warp).
+    let range = at..at + "tile[threadIdx.x][threadIdx.y]".len();
+    assert_eq!(
+        findings(&host),
+        vec![(range.clone(), "8-way bank conflict".to_string())]
+    );
+    let hover = host.analysis().hover(ids[0], at + 1).unwrap().unwrap();
+    assert!(
+        hover.markdown.contains("**8-way bank conflict**"),
+        "{}",
+        hover.markdown
+    );
+    // The launch changes to 32×8: a warp is one row, 16-way.
+    host.set_file(
+        "/main.cu",
+        "void launch(float* out) {\n    k<<<1, dim3(32, 8)>>>(out);\n}\n",
+    );
+    assert_eq!(
+        findings(&host),
+        vec![(range, "16-way bank conflict".to_string())]
+    );
+}

@@ -46,7 +46,6 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-
 /// What one run shares between accesses: the model's answer for each access and the
 /// accesses of each array in each function.
 struct Run<'c, 'a> {
@@ -177,7 +176,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let mut fixes = Vec::new();
         // The padding is worked out on the rows as written, not the instantiation's, and
         // for the access as written, not merged.
-        let pad = if bank.instantiation.as_ref().is_some_and(|i| !i.bound.is_empty())
+        let pad = if bank
+            .instantiation
+            .as_ref()
+            .is_some_and(|i| !i.bound.is_empty())
             || bank.merged.is_some()
         {
             Padding::None
@@ -252,7 +254,10 @@ fn padding(run: &Run<'_, '_>, a_index: usize, block: [u32; 3]) -> Padding {
         let store = o.kind != AccessKind::Load;
         bank_of_offset(&run.scope, &offset, o.width, store, block).map(|r| r.conflict_degree)
     };
-    let before: Vec<Option<u32>> = same.iter().map(|&i| relaid_degree(&all[i], &dims)).collect();
+    let before: Vec<Option<u32>> = same
+        .iter()
+        .map(|&i| relaid_degree(&all[i], &dims))
+        .collect();
     let max_pad = (128 / elem).max(1);
     for pad in 1..=max_pad {
         let mut padded = dims.clone();
@@ -268,12 +273,13 @@ fn padding(run: &Run<'_, '_>, a_index: usize, block: [u32; 3]) -> Padding {
         if mine > 1 {
             continue;
         }
-        let worse = same.iter().zip(&before).any(|(&i, b)| {
-            match (b, relaid_degree(&all[i], &padded)) {
-                (Some(b), Some(after)) => after > (*b).max(1),
-                _ => false,
-            }
-        });
+        let worse =
+            same.iter()
+                .zip(&before)
+                .any(|(&i, b)| match (b, relaid_degree(&all[i], &padded)) {
+                    (Some(b), Some(after)) => after > (*b).max(1),
+                    _ => false,
+                });
         if worse {
             continue;
         }
