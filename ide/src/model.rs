@@ -581,9 +581,23 @@ pub(crate) fn bank(
     all: &[SharedAccess],
     access: &SharedAccess,
 ) -> Option<BankAnalysis> {
+    let function = access
+        .function
+        .as_deref()
+        .and_then(|f| scope.facts().kernel(f));
+    bank_with(scope, all, access, &launch_config(scope, function))
+}
+
+/// [`bank`] with the launch configuration of the access's kernel already worked out
+/// (the rules ask for many accesses of one kernel).
+pub(crate) fn bank_with(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    launch: &LaunchConfig,
+) -> Option<BankAnalysis> {
     let facts = scope.facts();
     let function = access.function.as_deref().and_then(|f| facts.kernel(f));
-    let launch = launch_config(scope, function);
     let mut width_bytes = access.width;
     let mut kind = match access.kind {
         AccessKind::Store => banks::AccessKind::Store,
@@ -686,8 +700,8 @@ pub(crate) fn bank(
     Some(BankAnalysis {
         access: access.clone(),
         block: launch.block,
-        block_source: launch.source,
-        block_uncertain: launch.uncertain,
+        block_source: launch.source.clone(),
+        block_uncertain: launch.uncertain.clone(),
         other_blocks,
         partial_warp,
         lowered,

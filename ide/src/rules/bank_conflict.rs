@@ -30,7 +30,9 @@ use kernaut_syntax::{AccessKind, IndexExpr, SharedAccess, SharedDecl};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
-use crate::model::{bank, bank_of_offset, Scope, StaticSharedTable};
+use crate::model::{
+    bank_of_offset, bank_with, launch_config, LaunchConfig, Scope, StaticSharedTable,
+};
 use crate::reports::{BankAnalysis, BlockSource, FxHashMap as HashMap};
 
 pub(crate) const RULE: Rule = Rule {
@@ -56,6 +58,8 @@ struct Run<'c, 'a> {
     groups: HashMap<(&'c str, Option<&'c str>), Vec<usize>>,
     /// The model's answer for each access (by index).
     banks: RefCell<HashMap<usize, Option<BankAnalysis>>>,
+    /// The launch configuration of each function.
+    launches: RefCell<HashMap<Option<&'c str>, LaunchConfig>>,
     /// The static shared memory of each function, built on the first ask.
     static_bytes: OnceCell<StaticSharedTable<'c>>,
 }
@@ -75,6 +79,7 @@ impl<'c, 'a> Run<'c, 'a> {
             all,
             groups,
             banks: RefCell::default(),
+            launches: RefCell::default(),
             static_bytes: OnceCell::new(),
         }
     }
@@ -84,7 +89,17 @@ impl<'c, 'a> Run<'c, 'a> {
         if let Some(b) = self.banks.borrow().get(&i) {
             return b.clone();
         }
-        let b = bank(&self.scope, self.all, &self.all[i]);
+        let a = &self.all[i];
+        let function = a.function.as_deref();
+        let launch = self
+            .launches
+            .borrow_mut()
+            .entry(function)
+            .or_insert_with(|| {
+                launch_config(&self.scope, function.and_then(|f| self.ctx.facts.kernel(f)))
+            })
+            .clone();
+        let b = bank_with(&self.scope, self.all, a, &launch);
         self.banks.borrow_mut().insert(i, b.clone());
         b
     }
