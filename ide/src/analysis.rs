@@ -126,6 +126,8 @@ struct DiagnosticsKey {
     config: FileConfig,
     knowledge: usize,
     compiled: usize,
+    /// [`Analysis::launch_fingerprint`]: the rules' model reads launches in every file.
+    launches: u64,
 }
 
 /// Look-up tables over a file's facts, by function or kernel name.
@@ -962,6 +964,7 @@ impl Analysis {
             config: fc.clone(),
             knowledge: Arc::as_ptr(k) as usize,
             compiled: compiled.map_or(0, |c| Arc::as_ptr(c) as usize),
+            launches: self.launch_fingerprint(path),
         };
         {
             let cached = f
@@ -979,7 +982,7 @@ impl Analysis {
             return None;
         }
         // No lock is held while the rules run (they reach cancellation checkpoints).
-        let out = Arc::new(self.run_rules(f, k, &fc, compiled.map(|c| &**c)));
+        let out = Arc::new(self.run_rules(path, f, k, &fc, compiled.map(|c| &**c)));
         *f.diagnostics
             .0
             .lock()
@@ -987,8 +990,30 @@ impl Analysis {
         Some(out)
     }
 
+    /// A hash of what the model reads from files other than `path`: their launches'
+    /// kernels and blocks, and the default block.
+    fn launch_fingerprint(&self, path: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::reports::FxHasher::default();
+        self.config.default_block.hash(&mut h);
+        if self.files.len() > 1 {
+            let mut others: Vec<(&String, &Arc<FileData>)> =
+                self.files.iter().filter(|(p, _)| *p != path).collect();
+            others.sort_unstable_by_key(|(p, _)| *p);
+            for (p, f) in others {
+                p.hash(&mut h);
+                for l in &f.facts().launches {
+                    (&l.kernel, l.block.value, &l.block.text).hash(&mut h);
+                    (&l.shared_bytes_text, l.shared_bytes).hash(&mut h);
+                }
+            }
+        }
+        h.finish()
+    }
+
     fn run_rules(
         &self,
+        path: &str,
         f: &FileData,
         k: &Knowledge,
         fc: &FileConfig,
@@ -999,7 +1024,8 @@ impl Analysis {
             arch_configured: fc.arch_configured,
             levels: &fc.rules,
         };
-        let mut out = crate::rules::check(&RuleContext::with_settings(&f.source, k, settings));
+        let ctx = RuleContext::with_settings(&f.source, k, settings).in_host(self, path);
+        let mut out = crate::rules::check(&ctx);
         if let Some(compiled) = compiled {
             let kernels: Vec<(String, TextRange, bool)> = f
                 .facts()
@@ -1117,10 +1143,8 @@ impl Analysis {
             .map(|k| {
                 let short = short_name(&k.name);
                 let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
-                let static_shared_bytes = shared
-                    .iter()
-                    .filter(|d| !d.is_extern)
-                    .try_fold(0u64, |acc, d| acc.checked_add(d.static_bytes?));
+                let static_shared_bytes =
+                    crate::model::static_shared(shared.iter().copied()).exact();
                 let mut launches = Vec::new();
                 let mut attributes = Vec::new();
                 for &(p, data) in &files {

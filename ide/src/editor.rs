@@ -392,12 +392,10 @@ impl Analysis {
                 let Some(bank) = self.bank(file, a)? else {
                     continue;
                 };
-                let Ok(report) = &bank.result else {
+                // The conflicts the `bank-conflict` rule reports (the model says which).
+                let Some(report) = bank.definite_conflict() else {
                     continue;
                 };
-                if report.conflict_degree < 2 {
-                    continue;
-                }
                 out.push(InlayHintData {
                     offset: a.range.end,
                     label: format!("{}-way conflict", report.conflict_degree),

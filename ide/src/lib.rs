@@ -12,6 +12,7 @@ pub mod hover;
 pub mod knowledge;
 pub mod line_index;
 pub mod lower;
+pub mod model;
 pub mod reports;
 pub mod rules;
 pub mod source_text;

@@ -11,11 +11,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
 use kernaut_gpu::expr::WarpContext;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
-use kernaut_gpu::{Arch, ArchLimits};
-use kernaut_syntax::{AccessKind, BinOp, FileFacts, Function, IndexExpr, SharedAccess, TextRange};
+use kernaut_gpu::Arch;
+use kernaut_syntax::{BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange};
 
 use crate::analysis::Analysis;
 use crate::lower::lower_index;
+use crate::model::Scope;
 
 /// Where a block size came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +101,17 @@ pub struct BankAnalysis {
     pub block: [u32; 3],
     /// Where the block size came from.
     pub block_source: BlockSource,
+    /// Why the block is not certain (no launch gives it, the launches differ), when
+    /// it is not.
+    pub block_uncertain: Option<String>,
+    /// The other blocks the kernel may run with, and the conflict degree under each
+    /// (`None`: not modelled there).
+    pub other_blocks: Vec<([u32; 3], Option<u32>)>,
+    /// Whether the access is inside a branch only part of the warp takes
+    /// (`if (lane < 10)`).
+    pub partial_warp: bool,
+    /// The adjacent accesses ptxas merges this one with into one wide access.
+    pub merged: Option<crate::model::Merged>,
     /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
     pub lowered: Option<String>,
     /// Loop variables held at their start value: (name, start).
@@ -124,87 +136,26 @@ pub struct BankAnalysis {
     pub result: Result<BankReport, String>,
 }
 
-/// The block size used for `kernel`: its first launch with a known block, else its
-/// `__launch_bounds__` maximum, else the configured default. Also returns the launch's
+/// The block size used for `kernel` ([`crate::model::launch_config`]), its launch's
 /// dynamic shared memory and notes.
 pub(crate) fn block_for(
     analysis: &Analysis,
     path: &str,
     kernel: Option<&Function>,
 ) -> ([u32; 3], BlockSource, Option<u32>, Vec<String>) {
-    let mut notes = Vec::new();
-    let Some(kernel) = kernel.filter(|k| k.is_kernel) else {
+    let Some(scope) = Scope::of(analysis, path) else {
         return (
             analysis.config.default_block,
             BlockSource::Default,
             None,
-            notes,
+            Vec::new(),
         );
     };
-    let mut first_launch = None;
-    for (file, l) in analysis.launches_of_ref(path, &kernel.name) {
-        first_launch.get_or_insert(l);
-        let Some([x, y, z]) = l.block.value else {
-            continue;
-        };
-        let dims = [x, y, z].map(|v| u32::try_from(v).unwrap_or(0));
-        let line = analysis.file(file).map_or(1, |f| f.line_of(l.range.start));
-        let dynamic = match (&l.shared_bytes_text, l.shared_bytes) {
-            (_, Some(v)) => Some(u32::try_from(v).unwrap_or(u32::MAX)),
-            (Some(t), None) if !t.is_empty() => {
-                notes.push(format!(
-                    "The dynamic shared memory `{t}` is not known from the file; 0 bytes assumed."
-                ));
-                None
-            }
-            _ => None,
-        };
-        return (
-            dims,
-            BlockSource::Launch {
-                file: file.to_string(),
-                range: l.range.clone(),
-                line,
-            },
-            dynamic,
-            notes,
-        );
-    }
-    if let Some(l) = first_launch {
-        notes.push(format!(
-            "The block `{}` of the launch is not known from the file.",
-            l.block.text
-        ));
-    }
-    if let Some(max) = kernel
-        .launch_bounds
-        .as_ref()
-        .and_then(|lb| lb.max_threads)
-        .and_then(|v| u32::try_from(v).ok())
-        .filter(|v| *v > 0)
-    {
-        return ([max, 1, 1], BlockSource::LaunchBounds, None, notes);
-    }
-    (
-        analysis.config.default_block,
-        BlockSource::Default,
-        None,
-        notes,
-    )
+    let c = crate::model::launch_config(&scope, kernel);
+    (c.block, c.source, c.dynamic_smem, c.notes)
 }
 
-/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies: the
-/// register file divided among `min_blocks` blocks of `max_threads` (rounded up to
-/// whole warps), capped at the per-thread maximum and rounded down to the allocation
-/// granularity.
-pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_blocks: u32) -> u32 {
-    let warp = limits.warp_size.max(1);
-    let threads = u64::from(max_threads.max(1)).div_ceil(u64::from(warp)) * u64::from(warp);
-    let per_thread = u64::from(limits.regs_per_sm) / (threads * u64::from(min_blocks.max(1)));
-    let capped = per_thread.min(u64::from(limits.max_regs_per_thread)) as u32;
-    let granule = (limits.reg_alloc_unit / warp).max(1);
-    capped / granule * granule
-}
+pub use crate::model::launch_bounds_register_limit;
 
 /// The register count a `// kernaut: registers=N` comment sets for the function that
 /// starts at byte `start`: on one of the few lines just above it (a template header
@@ -259,46 +210,29 @@ pub(crate) fn occupancy_for(
         },
     };
     let assumed = assumed.clamp(1, limits.max_regs_per_thread);
-    let mut lb_limit = None;
-    let (regs_per_thread, regs_source) = match k.launch_bounds.as_ref() {
+    let lb = crate::model::launch_bounds_regs(limits, k);
+    let lb_limit = lb.map(|l| l.limit);
+    let (regs_per_thread, regs_source) = match lb {
         _ if compiled.is_some() => (
             compiled.as_ref().map_or(0, |(_, v)| v[0].registers),
             RegsSource::Compiler,
         ),
-        Some(lb) if lb.max_threads.is_some_and(|v| v > 0) => {
-            let max_threads = u32::try_from(lb.max_threads.unwrap_or(1)).unwrap_or(u32::MAX);
-            let min_blocks = lb
-                .min_blocks
-                .and_then(|v| u32::try_from(v).ok())
-                .filter(|v| *v > 0)
-                .unwrap_or(1);
-            let limit = launch_bounds_register_limit(limits, max_threads, min_blocks);
-            lb_limit = Some(limit);
-            if limit < assumed {
-                (
-                    limit,
-                    RegsSource::LaunchBounds {
-                        max_threads,
-                        min_blocks,
-                    },
-                )
-            } else {
-                (assumed, assumed_source)
-            }
-        }
+        Some(l) if l.limit < assumed => (
+            l.limit,
+            RegsSource::LaunchBounds {
+                max_threads: l.max_threads,
+                min_blocks: l.min_blocks,
+            },
+        ),
         _ => (assumed, assumed_source),
     };
-    let mut static_smem: u64 = 0;
-    for d in file.shared_in(kernel).filter(|d| !d.is_extern) {
-        match d.static_bytes {
-            Some(b) => static_smem = static_smem.saturating_add(b),
-            None => notes.push(format!(
-                "The size of `__shared__ {}` is not known from the file; it is left out.",
-                d.name
-            )),
-        }
+    let shared = crate::model::static_shared(file.shared_in(kernel));
+    for name in &shared.unknown {
+        notes.push(format!(
+            "The size of `__shared__ {name}` is not known from the file; it is left out."
+        ));
     }
-    let static_smem = u32::try_from(static_smem).unwrap_or(u32::MAX);
+    let static_smem = shared.bytes_u32();
     let dynamic_smem = dynamic.unwrap_or(0);
     if dynamic.is_none() && file.shared_in(kernel).any(|d| d.is_extern) {
         notes.push(
@@ -577,124 +511,50 @@ pub fn offset_in(facts: &FileFacts, access: &SharedAccess, inst: &Instantiation)
 /// Values tried for the uniforms of an index; the report stands only if they all agree.
 const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
 
+/// [`crate::model::bank`] for an access of the file at `path`.
 pub(crate) fn bank_report(
     analysis: &Analysis,
     path: &str,
     access: &SharedAccess,
 ) -> Option<BankAnalysis> {
-    let file = analysis.file(path)?;
-    let facts = file.facts();
-    let function = access.function.as_deref().and_then(|f| facts.kernel(f));
-    let (block, block_source, _, _) = block_for(analysis, path, function);
-    let mut width_bytes = access.width;
-    let mut kind = match access.kind {
-        AccessKind::Store => banks::AccessKind::Store,
-        _ => banks::AccessKind::Load,
-    };
-    let mut copy = None;
-    if access.kind == AccessKind::AddressOf {
-        if let Some((callee, size)) = async_copy_of(analysis, path, access) {
-            width_bytes = Some(size);
-            kind = banks::AccessKind::Store;
-            copy = Some(callee);
-        }
-    }
-    let shape = BankShape {
-        width: width_bytes,
-        kind,
-        block,
-    };
-    // Each instantiation the file launches; the worst conflict stands (the first on a
-    // tie), as in the `bank-conflict` rule.
-    let mut instantiation = None;
-    let mut model = None;
-    let instances = access
-        .function
-        .as_deref()
-        .map(|k| launched_instantiations(facts, k))
-        .unwrap_or_default();
-    for inst in instances {
-        let m = analysis.cache.bank(&offset_in(facts, access, &inst), shape);
-        let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
-        if model
-            .as_deref()
-            .is_none_or(|best| degree(&m) > degree(best))
-        {
-            model = Some(m);
-            instantiation = Some(inst);
-        }
-    }
-    let model = match model {
-        Some(m) => m,
-        None => analysis.cache.bank(&access.byte_offset, shape),
-    };
-    let (lowered, held_loops, uniforms) = match &model.lowered {
-        Some(l) => (
-            Some(l.text.clone()),
-            l.held_loops.clone(),
-            l.uniforms.clone(),
-        ),
-        None => (None, Vec::new(), Vec::new()),
-    };
-    Some(BankAnalysis {
-        access: access.clone(),
-        block,
-        block_source,
-        lowered,
-        held_loops,
-        uniforms,
-        copy,
-        assumed_defaults: instantiation
-            .is_none()
-            .then(|| assumed_defaults(facts, access))
-            .flatten(),
-        instantiation,
-        width: width_bytes,
-        addresses: model.addresses.clone(),
-        result: match &model.result {
-            Ok(r) => Ok(r.clone()),
-            Err(BankFailure::ElementSizeUnknown) => Err(format!(
-                "the element size of `{}` is not known",
-                access.array
-            )),
-            Err(BankFailure::Other(reason)) => Err(reason.clone()),
-        },
-    })
+    let scope = Scope::of(analysis, path)?;
+    let all = analysis.file(path)?.accesses();
+    crate::model::bank(&scope, all, access)
 }
 
 /// What the bank model needs of an access besides its byte offset: the report depends
 /// on nothing else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct BankShape {
+pub(crate) struct BankShape {
     /// The bytes per lane.
-    width: Option<u64>,
+    pub(crate) width: Option<u64>,
     /// Load or store.
-    kind: banks::AccessKind,
+    pub(crate) kind: banks::AccessKind,
     /// The block the lanes are laid out in.
-    block: [u32; 3],
+    pub(crate) block: [u32; 3],
 }
 
 /// The bank model's answer for one [`BankKey`].
 #[derive(Debug)]
-struct BankModel {
+pub(crate) struct BankModel {
     /// The byte offset lowered for the model, when it can be.
-    lowered: Option<LoweredText>,
+    pub(crate) lowered: Option<LoweredText>,
     /// The byte address each lane of warp 0 touches.
-    addresses: Vec<Option<i64>>,
-    result: Result<BankReport, BankFailure>,
+    pub(crate) addresses: Vec<Option<i64>>,
+    pub(crate) result: Result<BankReport, BankFailure>,
 }
 
 /// A lowered index as reports show it.
 #[derive(Debug)]
-struct LoweredText {
-    text: String,
-    held_loops: Vec<(String, String)>,
-    uniforms: Vec<String>,
+pub(crate) struct LoweredText {
+    pub(crate) text: String,
+    pub(crate) held_loops: Vec<(String, String)>,
+    pub(crate) uniforms: Vec<String>,
 }
 
 /// Why an access cannot be modelled.
 #[derive(Debug)]
-enum BankFailure {
+pub(crate) enum BankFailure {
     /// The width is not known (the message names the array, which is not in the key).
     ElementSizeUnknown,
     /// Any other reason, as shown.
@@ -825,7 +685,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ReportCache {
-    fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
+    pub(crate) fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
         let found = lock(&self.banks)
             .get(index)
             .and_then(|v| v.iter().find(|(s, _)| *s == shape).map(|(_, m)| m.clone()));
@@ -887,9 +747,8 @@ const ASYNC_COPIES: &[&str] = &["__pipeline_memcpy_async", "memcpy_async"];
 
 /// The asynchronous copy that `access` (an address taken) is the destination of, and
 /// its size in bytes when the file fixes it at 4, 8 or 16.
-fn async_copy_of(analysis: &Analysis, path: &str, access: &SharedAccess) -> Option<(String, u64)> {
-    let file = analysis.file(path)?;
-    let calls = file.source.calls_in(access.range.start);
+pub(crate) fn async_copy_of(file: &SourceFile, access: &SharedAccess) -> Option<(String, u64)> {
+    let calls = file.calls_in(access.range.start);
     let call = calls
         .iter()
         .filter(|c| {

@@ -698,7 +698,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
-            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
+            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -768,7 +768,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
+            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -781,6 +781,8 @@ __global__ void k(float* out) {
             Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
 
             **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The block is not certain (no launch of the kernel was found): 32-way with the block assumed; 16-way at 16×2×1, 8-way at 8×4×1, 4-way at 4×8×1.
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -810,6 +812,8 @@ __global__ void k(float* out) {
             Byte offset: `(threadIdx.x * 33 + threadIdx.y) * 4`
 
             **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            The block is not certain (no launch of the kernel was found): conflict-free with the block assumed; 2-way at 16×2×1, 4-way at 8×4×1, 4-way at 4×8×1.
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -1060,7 +1064,7 @@ __global__ void k(float* o) {
         expect![[r#"
             shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
             ---
-            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block)
+            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Wiki: `pitfall-bank-conflict#P5`
 
@@ -1342,6 +1346,116 @@ __global__ void __launch_bounds__(256) sc$0ale(float* a) {
             2 blocks/SM · 16 of 64 warps active (25%) · limited by registers.
 
             Registers: 128 per thread, as the `// kernaut: registers=` comment above the kernel sets (`__launch_bounds__` allows up to 248); ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+// One model: what the hover says where the rule is more careful, and merged accesses.
+
+#[test]
+fn unknown_block_shape_is_said_with_the_degrees_under_other_shapes() {
+    // No launch and the kernel reads `threadIdx.y`: 8-way with the default 256×1×1 block,
+    // but blocks with rows of 4 threads keep the accesses apart, so the `bank-conflict`
+    // rule stays silent and the hover says why.
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    __shared__ float sub[32][8];
+    out[0] = sub[threadIdx.x][threadIdx.y]$0;
+}
+"#,
+        expect![[r#"
+            shared-access `sub[threadIdx.x][threadIdx.y]` at `sub[threadIdx.x][threadIdx.y]`
+            ---
+            **shared load `sub[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `(threadIdx.x * 8 + threadIdx.y) * 4`
+
+            **8-way bank conflict**: 8 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The block is not certain (no launch of the kernel was found): 8-way with the block assumed; 4-way at 16×2×1, 2-way at 8×4×1, conflict-free at 4×8×1. The `bank-conflict` rule reports a conflict only when it holds for every one of these blocks, so it does not report this access.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   8  .  .  .  .  .  .  .  8  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   8  .  .  .  .  .  .  .  8  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn adjacent_scalars_that_ptxas_merges_are_one_wide_access() {
+    // `s[2 * t]` and `s[2 * t + 1]` become one `LDS.64` (nvcc 13.5, sm_90): the hover on
+    // either shows the 8-byte access, conflict-free.
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[2 * t];
+    float b = s[2 * t + 1]$0;
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t + 1]` at `s[2 * t + 1]`
+            ---
+            **shared load `s[2 * t + 1]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 2 * 4`
+
+            **conflict-free**: 2 wavefronts per request (32 active lanes, 64 distinct words, resolved in groups of 16 lanes); 2 is the minimum for 8-byte accesses.
+
+            Modelled as one 8-byte access: ptxas merges the 2 adjacent 4-byte accesses of this thread to the array into one `LDS.64`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn adjacent_scalars_through_an_unaligned_pointer_stay_scalar() {
+    // Through `p = s + 1` the pair starts 4 bytes past an 8-byte boundary: ptxas keeps two
+    // `LDS` (nvcc 13.5, sm_90: `LDS R6, [R4+0x4]`, `LDS R7, [R4+0x8]`), each 2-way.
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + 1;
+    float a = p[2 * t];
+    float b = p[2 * t + 1]$0;
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `p[2 * t + 1]` at `p[2 * t + 1]`
+            ---
+            **hint `bank-conflict`**: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+
+            Wiki: `pitfall-bank-conflict#P5`
+
+            ---
+
+            **shared load `p[2 * t + 1]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `4 + (2 * threadIdx.x + 1) * 4`
+
+            **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            ```
         "#]],
     );
 }

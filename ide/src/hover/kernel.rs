@@ -10,17 +10,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         .find_map(|(p, d)| d.facts().kernel(name).cloned().map(|k| (p, k)))?;
     let launches = analysis.launches_of(kpath, name);
     let limits = analysis.config.arch.limits();
-    let launch_bounds_regs = function.launch_bounds.as_ref().and_then(|lb| {
-        let max = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
-        let min = lb
-            .min_blocks
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|v| *v > 0)
-            .unwrap_or(1);
-        Some(crate::reports::launch_bounds_register_limit(
-            limits, max, min,
-        ))
-    });
+    let launch_bounds_regs = crate::model::launch_bounds_regs(limits, &function).map(|l| l.limit);
     let occ = analysis.occupancy_at(kpath, name);
     let mut md = String::new();
     let params: Vec<String> = function

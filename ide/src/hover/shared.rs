@@ -39,14 +39,8 @@ pub(crate) fn shared_hover(
         d.static_bytes
     };
     let (alone, warps) = bytes.map_or((None, None), smem_limit);
-    let function_static_bytes = file.and_then(|f| {
-        let name = d.function.as_deref()?;
-        f.facts()
-            .shared
-            .iter()
-            .filter(|s| s.function.as_deref() == Some(name) && !s.is_extern)
-            .try_fold(0u64, |acc, s| acc.checked_add(s.static_bytes?))
-    });
+    let function_static_bytes =
+        file.and_then(|f| crate::model::static_shared(f.shared_in(d.function.as_deref()?)).exact());
     let total = function_static_bytes.map(|s| {
         s + if d.is_extern {
             bytes.unwrap_or(0)
@@ -239,6 +233,7 @@ pub(crate) fn access_hover(
                 ));
             }
             md.push_str(".\n\n");
+            md.push_str(&bank.notes_markdown());
             md.push_str(&bank_map(&r.words_per_bank));
         }
         Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),

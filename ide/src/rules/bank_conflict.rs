@@ -1,10 +1,13 @@
 //! `bank-conflict`: a `__shared__` access whose lanes hit one bank in several words.
 //!
-//! The lane byte offsets of warp 0 go through the bank model (`kernaut_gpu::banks`): a
-//! warning from a 4-way conflict, a hint at 2- and 3-way, nothing for broadcasts. The
-//! block shape comes from the file's launches of the kernel; without one, `threadIdx.x`
-//! is taken to run over the lanes. An index whose conflict depends on a value the file
-//! does not show (a kernel parameter in the stride) is left alone.
+//! Each access goes through the one bank model the hover shows ([`crate::model::bank`]):
+//! a warning from a 4-way conflict, a hint at 2- and 3-way, nothing for broadcasts. The
+//! block comes from the launches of the kernel in every file of the host; without one,
+//! the configured default is assumed, and a conflict is reported only when it also holds
+//! under the other plausible blocks (rows narrower than a warp where the kernel uses
+//! `threadIdx.y`). An index whose conflict depends on a value the file does not show (a
+//! kernel parameter in the stride) is left alone, and adjacent scalar accesses that
+//! ptxas merges into one 8- or 16-byte access are modelled as that access.
 //!
 //! The fix pads the inner dimension of a 2-D (or deeper) array by the fewest elements that
 //! remove the conflict without making another access of the array worse. There is no fix
@@ -22,17 +25,15 @@
 //! ```
 
 use std::cell::{OnceCell, RefCell};
-use std::hash::{Hash, Hasher};
 
-use kernaut_gpu::banks::{analyze, AccessKind as BankKind, AccessWidth, WarpAccess};
-use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess, SharedDecl};
+use kernaut_syntax::{AccessKind, IndexExpr, SharedAccess, SharedDecl};
 
-use super::{partial_warp, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
-use crate::reports::{
-    assumed_defaults, launched_instantiations, offset_in, FxHashMap as HashMap, FxHasher,
-    Instantiation,
+use crate::model::{
+    bank_of_offset, bank_with, launch_config, LaunchConfig, Scope, StaticSharedTable,
 };
+use crate::reports::{BankAnalysis, BlockSource, FxHashMap as HashMap};
 
 pub(crate) const RULE: Rule = Rule {
     source: include_str!("bank_conflict.rs"),
@@ -47,278 +48,98 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-/// The block shape used to map lanes to thread indices; `None` where unknown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Shape([Option<i64>; 3]);
-
-/// Values tried for things that are the same across the warp but unknown here.
-const UNIFORM_SAMPLES: [i64; 4] = [0, 1, 5, 32];
-const BLOCK_X_SAMPLES: [i64; 4] = [32, 64, 128, 256];
-const BLOCK_YZ_SAMPLES: [i64; 4] = [1, 2, 4, 8];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Cost {
-    degree: u32,
-    wavefronts: u32,
-    ideal: u32,
-}
-
-/// [`access_cost`] results of one run, by what they depend on: the offset, the access
-/// width, whether it loads, and the block shape. Padding tries many layouts for each
-/// conflict and generated or unrolled code repeats the same offsets, so most costs are
-/// asked for more than once. Entries are bucketed by the hash of a borrowed key, so a hit
-/// clones nothing.
-#[derive(Default)]
-struct CostCache(RefCell<HashMap<u64, Vec<CostEntry>>>);
-
-type CostKey = (IndexExpr, Option<u64>, bool, Shape);
-type CostEntry = (CostKey, Option<Cost>);
-
-impl CostCache {
-    fn cost(&self, a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
-        let load = a.kind == AccessKind::Load;
-        let hash = {
-            let mut h = FxHasher::default();
-            (offset, a.width, load, shape).hash(&mut h);
-            h.finish()
-        };
-        let hit = |k: &CostKey| k.0 == *offset && k.1 == a.width && k.2 == load && k.3 == shape;
-        if let Some(bucket) = self.0.borrow().get(&hash) {
-            if let Some((_, c)) = bucket.iter().find(|(k, _)| hit(k)) {
-                return *c;
-            }
-        }
-        let cost = access_cost(a, offset, shape);
-        self.0
-            .borrow_mut()
-            .entry(hash)
-            .or_default()
-            .push(((offset.clone(), a.width, load, shape), cost));
-        cost
-    }
-}
-
-/// What one run shares between accesses: the costs, the accesses of each array in each
-/// function, the block shape of each kernel, and the cost of each access under each
-/// padding tried.
+/// What one run shares between accesses: the model's answer for each access and the
+/// accesses of each array in each function.
 struct Run<'c, 'a> {
     ctx: &'c RuleContext<'a>,
-    costs: CostCache,
+    scope: Scope<'c>,
+    all: &'c [SharedAccess],
     /// Indices into the accesses, by (array, function), in document order.
     groups: HashMap<(&'c str, Option<&'c str>), Vec<usize>>,
-    /// The block shapes of the launches of each kernel, in document order.
-    launches: HashMap<&'c str, Vec<Option<[i64; 3]>>>,
-    shapes: RefCell<HashMap<Option<&'c str>, Shape>>,
-    /// The cost of each access (by index) as written, under its kernel's block shape.
-    base: RefCell<HashMap<usize, Option<Cost>>>,
-    /// [`static_bytes_by_function`], built on the first ask.
-    static_bytes: OnceCell<HashMap<Option<&'c str>, u64>>,
-    /// The cost of an access re-laid out, by what it depends on: its indices, width and
-    /// kind (through the hash in `index_hashes` and the position of an access with the
-    /// same ones), the dimensions, the element size and the shape. Repeated kernels ask
-    /// for the same layouts of equal indices.
-    relaid: RefCell<HashMap<u64, Vec<RelaidEntry>>>,
-    /// The hash of each access's (indices, width, kind), by position.
-    index_hashes: RefCell<HashMap<usize, u64>>,
-    /// [`Run::instantiated`] by access.
-    instances: RefCell<HashMap<usize, Option<(IndexExpr, Instantiation)>>>,
+    /// The model's answer for each access (by index).
+    banks: RefCell<HashMap<usize, Option<BankAnalysis>>>,
+    /// The launch configuration of each function.
+    launches: RefCell<HashMap<Option<&'c str>, LaunchConfig>>,
+    /// The static shared memory of each function, built on the first ask.
+    static_bytes: OnceCell<StaticSharedTable<'c>>,
 }
 
-/// A [`Run::relaid_cost`] answer: the position of the access it was computed for, the
-/// dimensions, the element size, the shape and the cost.
-type RelaidEntry = (usize, Vec<u64>, u64, Shape, Option<Cost>);
-
 impl<'c, 'a> Run<'c, 'a> {
-    fn new(ctx: &'c RuleContext<'a>, accesses: &'c [SharedAccess]) -> Self {
+    fn new(ctx: &'c RuleContext<'a>, all: &'c [SharedAccess]) -> Self {
         let mut groups: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::default();
-        for (i, a) in accesses.iter().enumerate() {
+        for (i, a) in all.iter().enumerate() {
             groups
                 .entry((a.array.as_str(), a.function.as_deref()))
                 .or_default()
                 .push(i);
         }
-        let mut launches: HashMap<&str, Vec<Option<[i64; 3]>>> = HashMap::default();
-        for l in &ctx.facts.launches {
-            launches
-                .entry(l.kernel.as_str())
-                .or_default()
-                .push(l.block.value);
-        }
         Run {
             ctx,
-            costs: CostCache::default(),
+            scope: ctx.scope(),
+            all,
             groups,
-            launches,
-            shapes: RefCell::default(),
-            base: RefCell::default(),
+            banks: RefCell::default(),
+            launches: RefCell::default(),
             static_bytes: OnceCell::new(),
-            relaid: RefCell::default(),
-            index_hashes: RefCell::default(),
-            instances: RefCell::default(),
         }
     }
 
-    /// The block shape of the kernel `function`, when every launch in the file agrees on
-    /// it.
-    fn block_shape(&self, function: Option<&'c str>) -> Shape {
-        if let Some(s) = self.shapes.borrow().get(&function) {
-            return *s;
+    /// The model's answer for access `i`.
+    fn bank(&self, i: usize) -> Option<BankAnalysis> {
+        if let Some(b) = self.banks.borrow().get(&i) {
+            return b.clone();
         }
-        let shape = block_shape(function.and_then(|f| self.launches.get(f)));
-        self.shapes.borrow_mut().insert(function, shape);
-        shape
+        let a = &self.all[i];
+        let function = a.function.as_deref();
+        let launch = self
+            .launches
+            .borrow_mut()
+            .entry(function)
+            .or_insert_with(|| {
+                launch_config(&self.scope, function.and_then(|f| self.ctx.facts.kernel(f)))
+            })
+            .clone();
+        let b = bank_with(&self.scope, self.all, a, &launch);
+        self.banks.borrow_mut().insert(i, b.clone());
+        b
     }
 
-    /// Static shared memory of the function that declares `decl` (and file-scope
-    /// buffers). Summed for every function at once: summing the file's declarations for
-    /// each conflicting one made the rule quadratic in its findings (40,000 one-line
-    /// kernels with a conflict each: 1.6 billion name comparisons).
-    fn static_bytes(&self, decl: &'c SharedDecl) -> u64 {
+    /// The static shared memory of the kernel that declares `decl` (for a buffer at file
+    /// scope, the function of `a` and the buffer).
+    fn static_bytes(&self, decl: &SharedDecl, a: &SharedAccess) -> u64 {
         let table = self
             .static_bytes
-            .get_or_init(|| static_bytes_by_function(self.ctx));
-        let file_scope = table.get(&None).copied().unwrap_or(0);
+            .get_or_init(|| StaticSharedTable::new(self.ctx.facts));
         match decl.function.as_deref() {
-            None => file_scope,
-            function => file_scope + table.get(&function).copied().unwrap_or(0),
+            Some(f) => table.get(f).bytes,
+            None => a
+                .function
+                .as_deref()
+                .map_or(0, |f| table.get(f).bytes)
+                .saturating_add(decl.static_bytes.unwrap_or(0)),
         }
-    }
-
-    /// The cost of access `i` of `all` with its array's dimensions `dims` and element size
-    /// `elem` ([`relaid`]), under `shape`.
-    fn relaid_cost(
-        &self,
-        all: &[SharedAccess],
-        i: usize,
-        dims: &[u64],
-        elem: u64,
-        shape: Shape,
-    ) -> Option<Cost> {
-        let o = &all[i];
-        let load = o.kind == AccessKind::Load;
-        let index_hash = *self.index_hashes.borrow_mut().entry(i).or_insert_with(|| {
-            let mut h = FxHasher::default();
-            (&o.indices, o.width, load).hash(&mut h);
-            h.finish()
-        });
-        let key = {
-            let mut h = FxHasher::default();
-            (index_hash, dims, elem, shape).hash(&mut h);
-            h.finish()
-        };
-        let same = |j: usize| {
-            let p = &all[j];
-            j == i
-                || (p.width == o.width
-                    && (p.kind == AccessKind::Load) == load
-                    && p.indices == o.indices)
-        };
-        if let Some(bucket) = self.relaid.borrow().get(&key) {
-            if let Some((.., c)) = bucket
-                .iter()
-                .find(|(j, d, e, s, _)| d == dims && *e == elem && *s == shape && same(*j))
-            {
-                return *c;
-            }
-        }
-        let c = relaid(o, dims, elem).and_then(|off| self.costs.cost(o, &off, shape));
-        self.relaid
-            .borrow_mut()
-            .entry(key)
-            .or_default()
-            .push((i, dims.to_vec(), elem, shape, c));
-        c
-    }
-
-    /// The byte offset of access `i` (`a`) in the instantiation of its kernel that the
-    /// file launches with the worst conflict under `shape` (the first on a tie, as the
-    /// hover's model picks), when the file launches other than the template defaults.
-    fn instantiated(
-        &self,
-        i: usize,
-        a: &SharedAccess,
-        shape: Shape,
-    ) -> Option<(IndexExpr, Instantiation)> {
-        if let Some(v) = self.instances.borrow().get(&i) {
-            return v.clone();
-        }
-        let instances = a
-            .function
-            .as_deref()
-            .map(|k| launched_instantiations(self.ctx.facts, k))
-            .unwrap_or_default();
-        let mut best: Option<(IndexExpr, Instantiation, u32)> = None;
-        for inst in instances {
-            let offset = offset_in(self.ctx.facts, a, &inst);
-            let degree = self.costs.cost(a, &offset, shape).map_or(0, |c| c.degree);
-            if best.as_ref().is_none_or(|(.., d)| degree > *d) {
-                best = Some((offset, inst, degree));
-            }
-        }
-        let v = best.map(|(o, inst, _)| (o, inst));
-        self.instances.borrow_mut().insert(i, v.clone());
-        v
-    }
-
-    /// The cost of access `i` of `all` as written, under `shape`: always the block shape
-    /// of its own kernel, so the index is the key.
-    fn base_cost(&self, all: &[SharedAccess], i: usize, shape: Shape) -> Option<Cost> {
-        if let Some(c) = self.base.borrow().get(&i) {
-            return *c;
-        }
-        let a = &all[i];
-        let c = match self.instantiated(i, a, shape) {
-            Some((offset, _)) => self.costs.cost(a, &offset, shape),
-            None => self.costs.cost(a, &a.byte_offset, shape),
-        };
-        self.base.borrow_mut().insert(i, c);
-        c
     }
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.shared_accesses();
     let run = Run::new(ctx, accesses);
-    let cache = &run.costs;
     for (i, a) in accesses.iter().enumerate() {
         if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
             continue;
         }
-        let shape = run.block_shape(a.function.as_deref());
-        let Some(cost) = run.base_cost(accesses, i, shape) else {
+        let Some(bank) = run.bank(i) else {
             continue;
         };
-        if cost.degree < 2 {
+        // A conflict under the block assumed that another plausible block avoids, or one
+        // in a branch only part of the warp takes, is the hover's to explain, not a
+        // finding.
+        let Some(report) = bank.definite_conflict() else {
             continue;
-        }
-        // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses:
-        // the model's full warp would overstate the conflict.
-        if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
-            EnclosingKind::If {
-                condition,
-                thread_dependent: true,
-                ..
-            } => partial_warp(condition),
-            _ => false,
-        }) {
-            continue;
-        }
-        // Without a known block shape `threadIdx.x` is taken to span the warp; when the
-        // index also uses `.y` or `.z`, narrower blocks put several rows in one warp, so
-        // the conflict must hold for those shapes too.
-        let unknown_shape = shape.0 == [None; 3];
-        let instance = run.instantiated(i, a, shape);
-        let offset = instance.as_ref().map_or(&a.byte_offset, |(o, _)| o);
-        if unknown_shape && (mentions_rows(offset) || two_dimensional(ctx, a)) {
-            let holds = [16, 8, 4].iter().all(|&bx| {
-                let narrow = Shape([Some(bx), Some(32 / bx), None]);
-                cache.cost(a, offset, narrow).is_some_and(|c| c.degree >= 2)
-            });
-            if !holds {
-                continue;
-            }
-        }
-        let severity = if cost.degree >= 4 {
+        };
+        let (degree, wavefronts) = (report.conflict_degree, report.wavefronts);
+        let ideal = report.wavefronts - report.bank_conflicts;
+        let severity = if degree >= 4 {
             Severity::Warning
         } else {
             Severity::Hint
@@ -329,36 +150,56 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             _ => "load from",
         };
         let mut message = format!(
-            "{}-way bank conflict: this {what} `{}` takes {} wavefronts instead of {}, because lanes of a warp hit {} different words of one bank",
-            cost.degree, a.array, cost.wavefronts, cost.ideal, cost.degree
+            "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}, because lanes of a warp hit {degree} different words of one bank",
+            a.array
         );
-        if let Some((_, inst)) = &instance {
+        if let Some(inst) = &bank.instantiation {
             message.push_str(&format!(" (in {})", inst.phrase()));
         }
-        if let Some(defaults) = assumed_defaults(ctx.facts, a).filter(|_| instance.is_none()) {
+        if let Some(defaults) = &bank.assumed_defaults {
             message.push_str(&format!(
                 " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
                 a.function.as_deref().unwrap_or_default()
             ));
         }
-        if unknown_shape {
-            message.push_str(&format!(
-                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{}` in the file gives its block)",
-                a.function.as_deref().unwrap_or("this function")
-            ));
+        let kernel = a.function.as_deref().unwrap_or("this function");
+        let [x, y, z] = bank.block;
+        match &bank.block_source {
+            BlockSource::Launch { .. } => {
+                if let Some(why) = &bank.block_uncertain {
+                    message.push_str(&format!(
+                        " (with the {x}×{y}×{z} block of the first launch of `{kernel}`, and under the others too: {why})"
+                    ));
+                }
+            }
+            _ if x >= 32 && x % 32 == 0 => message.push_str(&format!(
+                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block)"
+            )),
+            BlockSource::LaunchBounds => message.push_str(&format!(
+                " (assuming the {x}×{y}×{z} block of the `__launch_bounds__` maximum: no launch of `{kernel}` gives its block)"
+            )),
+            BlockSource::Default => message.push_str(&format!(
+                " (assuming the configured default block {x}×{y}×{z}: no launch of `{kernel}` gives its block)"
+            )),
         }
-        let wide = a.width.is_some_and(|w| w >= 8);
+        let wide = bank.width.is_some_and(|w| w >= 8);
         let mut wiki = if wide {
             "pitfall-bank-conflict#P4"
         } else {
             "pitfall-bank-conflict#P1"
         };
         let mut fixes = Vec::new();
-        // The padding is worked out on the rows as written, not the instantiation's.
-        let pad = if instance.as_ref().is_some_and(|(_, i)| !i.bound.is_empty()) {
+        // The padding is worked out on the rows as written, not the instantiation's, and
+        // for the access as written, not merged.
+        let pad = if bank
+            .instantiation
+            .as_ref()
+            .is_some_and(|i| !i.bound.is_empty())
+            || bank.merged.is_some()
+        {
             Padding::None
         } else {
-            padding(&run, i, accesses, shape)
+            padding(&run, i, bank.block)
         };
         match pad {
             Padding::Fix(fix) => fixes.push(fix),
@@ -369,7 +210,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 ));
                 wiki = "pitfall-bank-conflict#P2";
             }
-            Padding::None if cost.degree == 2 && !wide => {
+            Padding::None if degree == 2 && !wide => {
                 wiki = "pitfall-bank-conflict#P5";
             }
             Padding::None => {}
@@ -385,169 +226,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-/// The block shape of a kernel from the block shapes of its launches, when every launch
-/// in the file agrees on it.
-fn block_shape(launches: Option<&Vec<Option<[i64; 3]>>>) -> Shape {
-    let unknown = Shape([None; 3]);
-    let Some(launches) = launches else {
-        return unknown;
-    };
-    let mut shape = None;
-    for &block in launches {
-        match (shape, block) {
-            (_, None) => return unknown,
-            (None, Some(v)) => shape = Some(v),
-            (Some(s), Some(v)) if s != v => return unknown,
-            _ => {}
-        }
-    }
-    shape.map_or(unknown, |[x, y, z]| Shape([Some(x), Some(y), Some(z)]))
-}
-
-/// Whether the function around `a` uses `threadIdx.y` or `threadIdx.z`: its blocks may
-/// be 2-D, with rows narrower than a warp.
-fn two_dimensional(ctx: &RuleContext, a: &SharedAccess) -> bool {
-    let Some(body) = ctx
-        .facts
-        .function_at(a.range.start)
-        .and_then(|f| f.body_range.clone())
-    else {
-        return false;
-    };
-    ctx.text()
-        .get(body)
-        .is_some_and(|t| t.contains("threadIdx.y") || t.contains("threadIdx.z"))
-}
-
-/// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
-fn mentions_rows(e: &IndexExpr) -> bool {
-    match e {
-        IndexExpr::ThreadIdx(Axis::Y | Axis::Z) => true,
-        IndexExpr::Binary(a, _, b) => mentions_rows(a) || mentions_rows(b),
-        IndexExpr::LoopVar { start, .. } => mentions_rows(start),
-        _ => false,
-    }
-}
-
-/// The cost of `offset` (bytes, as lowered) for warp 0, or `None` when it cannot be
-/// modelled or depends on a value the file does not determine.
-fn access_cost(a: &SharedAccess, offset: &IndexExpr, shape: Shape) -> Option<Cost> {
-    let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
-    if offset.unknown_reason().is_some() {
-        return None;
-    }
-    let kind = match a.kind {
-        AccessKind::Load => BankKind::Load,
-        _ => BankKind::Store,
-    };
-    let mut result: Option<Cost> = None;
-    for sample in 0..UNIFORM_SAMPLES.len() {
-        let mut worst: Option<Cost> = None;
-        for iteration in 0..2 {
-            let Some(cost) = warp_cost(offset, width, kind, shape, sample, iteration) else {
-                continue;
-            };
-            if worst.is_none_or(|w| cost.degree > w.degree) {
-                worst = Some(cost);
-            }
-        }
-        let Some(worst) = worst else {
-            continue;
-        };
-        // Without a conflict under the first sample there is nothing to report: either
-        // every sample agrees, or the conflict depends on an unknown value.
-        if result.is_none() && worst.degree < 2 {
-            return Some(worst);
-        }
-        match result {
-            None => result = Some(worst),
-            Some(r) if r.degree != worst.degree => return None,
-            _ => {}
-        }
-    }
-    result
-}
-
-fn warp_cost(
-    offset: &IndexExpr,
-    width: AccessWidth,
-    kind: BankKind,
-    shape: Shape,
-    sample: usize,
-    iteration: i64,
-) -> Option<Cost> {
-    let [bx, by, bz] = shape.0;
-    let bx_lanes = bx.unwrap_or(32).max(1);
-    let by_lanes = by.unwrap_or(1).max(1);
-    let mut addresses = [None; 32];
-    for (lane, slot) in addresses.iter_mut().enumerate() {
-        let tid = lane as i64;
-        let leaf = |e: &IndexExpr| {
-            leaf_value(
-                e,
-                tid,
-                [bx_lanes, by_lanes],
-                [bx, by, bz],
-                sample,
-                iteration,
-            )
-        };
-        let v = offset.eval(&leaf)?;
-        *slot = Some(u32::try_from(v).ok()?);
-    }
-    let report = analyze(&WarpAccess {
-        addresses,
-        width,
-        kind,
-    })
-    .ok()?;
-    Some(Cost {
-        degree: report.conflict_degree,
-        wavefronts: report.wavefronts,
-        ideal: report.wavefronts - report.bank_conflicts,
-    })
-}
-
-fn leaf_value(
-    e: &IndexExpr,
-    tid: i64,
-    lanes: [i64; 2],
-    block: [Option<i64>; 3],
-    sample: usize,
-    iteration: i64,
-) -> Option<i64> {
-    let [bx, by] = lanes;
-    match e {
-        IndexExpr::ThreadIdx(Axis::X) => Some(tid % bx),
-        IndexExpr::ThreadIdx(Axis::Y) => Some((tid / bx) % by),
-        IndexExpr::ThreadIdx(Axis::Z) => Some(tid / (bx * by)),
-        IndexExpr::Lane => Some(tid % 32),
-        IndexExpr::BlockDim(axis) => {
-            let (i, samples) = match axis {
-                Axis::X => (0, &BLOCK_X_SAMPLES),
-                Axis::Y => (1, &BLOCK_YZ_SAMPLES),
-                Axis::Z => (2, &BLOCK_YZ_SAMPLES),
-            };
-            Some(block[i].unwrap_or(samples[sample]))
-        }
-        IndexExpr::Uniform(_) => Some(UNIFORM_SAMPLES[sample]),
-        IndexExpr::LoopVar { start, step, .. } => {
-            let start = start.eval(&|e| leaf_value(e, tid, lanes, block, sample, iteration))?;
-            Some(start + iteration * step.unwrap_or(0))
-        }
-        _ => None,
-    }
-}
-
 enum Padding {
     Fix(Fix),
     OverBudget { bytes: u64, limit: u64 },
     None,
 }
 
-/// The smallest padding of the inner dimension of `a`'s array that removes its conflict.
-fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: Shape) -> Padding {
+/// The smallest padding of the inner dimension of `a`'s array that removes its conflict
+/// under `block` (the block the model assumed for the kernel).
+fn padding(run: &Run<'_, '_>, a_index: usize, block: [u32; 3]) -> Padding {
     let ctx = run.ctx;
+    let all = run.all;
     let a = &all[a_index];
     let Some(decl) = ctx.facts.shared_named(&a.array, a.range.start) else {
         return Padding::None;
@@ -574,8 +263,16 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
     let needs_16 = same.iter().any(|&i| all[i].kind == AccessKind::AddressOf);
     let inner = *dims.last().unwrap_or(&0);
     let outer: u64 = dims[..dims.len() - 1].iter().product();
-    // Every access of the group is in `a`'s function, so under `a`'s block shape.
-    let before: Vec<Option<Cost>> = same.iter().map(|&i| run.base_cost(all, i, shape)).collect();
+    // Every access of the group is in `a`'s function, so under `a`'s block.
+    let relaid_degree = |o: &SharedAccess, dims: &[u64]| -> Option<u32> {
+        let offset = relaid(o, dims, elem)?;
+        let store = o.kind != AccessKind::Load;
+        bank_of_offset(&run.scope, &offset, o.width, store, block).map(|r| r.conflict_degree)
+    };
+    let before: Vec<Option<u32>> = same
+        .iter()
+        .map(|&i| relaid_degree(&all[i], &dims))
+        .collect();
     let max_pad = (128 / elem).max(1);
     for pad in 1..=max_pad {
         let mut padded = dims.clone();
@@ -585,25 +282,25 @@ fn padding<'c>(run: &Run<'c, '_>, a_index: usize, all: &[SharedAccess], shape: S
         if needs_16 && (padded[padded.len() - 1] * elem) % 16 != 0 {
             continue;
         }
-        let Some(mine) = run.relaid_cost(all, a_index, &padded, elem, shape) else {
+        let Some(mine) = relaid_degree(a, &padded) else {
             continue;
         };
-        if mine.degree > 1 {
+        if mine > 1 {
             continue;
         }
-        let worse = same.iter().zip(&before).any(|(&i, b)| {
-            let after = run.relaid_cost(all, i, &padded, elem, shape);
-            match (b, after) {
-                (Some(b), Some(a)) => a.degree > b.degree.max(1),
-                _ => false,
-            }
-        });
+        let worse =
+            same.iter()
+                .zip(&before)
+                .any(|(&i, b)| match (b, relaid_degree(&all[i], &padded)) {
+                    (Some(b), Some(after)) => after > (*b).max(1),
+                    _ => false,
+                });
         if worse {
             continue;
         }
         let extra = outer * pad * elem;
         let limit = u64::from(ctx.arch.limits().smem_per_block);
-        let total = run.static_bytes(decl) + extra;
+        let total = run.static_bytes(decl, a).saturating_add(extra);
         if total > limit {
             return Padding::OverBudget {
                 bytes: total,
@@ -645,18 +342,6 @@ fn relaid(a: &SharedAccess, dims: &[u64], elem: u64) -> Option<IndexExpr> {
         kernaut_syntax::BinOp::Mul,
         IndexExpr::Int(i64::try_from(elem).ok()?),
     ))
-}
-
-/// The static shared memory declared in each function (`None`: at file scope), in one
-/// pass over the file's declarations.
-fn static_bytes_by_function<'c>(ctx: &RuleContext<'c>) -> HashMap<Option<&'c str>, u64> {
-    let mut table: HashMap<Option<&'c str>, u64> = HashMap::default();
-    for d in &ctx.facts.shared {
-        if let Some(b) = d.static_bytes {
-            *table.entry(d.function.as_deref()).or_insert(0) += b;
-        }
-    }
-    table
 }
 
 /// The edit that adds `pad` to the last dimension of `decl`.
@@ -724,7 +409,7 @@ __global__ void transpose(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` in the file gives its block) (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` gives its block) (pitfall-bank-conflict#P1)
             "#]],
         );
     }
@@ -804,7 +489,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block) (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block) (pitfall-bank-conflict#P5)
             "#]],
         );
     }
@@ -993,6 +678,90 @@ void launch(float* out, int M) {
     }
 
     #[test]
+    fn adjacent_scalars_that_ptxas_merges_stay_silent() {
+        // Read as two (four) 4-byte accesses at stride 8 (16) bytes these would look 2-way
+        // (4-way), but ptxas merges each thread's adjacent elements of a directly declared
+        // array into one LDS.64 / LDS.128 / STS.64 (nvcc 13.5, sm_90: `LDS.64 R10, [R7]`,
+        // `LDS.128 R12, [R7]`, `STS.64 [R0], R4`; see `crate::model::Merged`), which the
+        // half-/quarter-warp rule makes conflict-free. Through a pointer 8 bytes into an
+        // `extern` buffer too: `LDS.64 R6, [R4+0x8]`.
+        check(
+            RULE,
+            r#"
+__global__ void pair(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[2 * t];
+    float b = s[2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void quad(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[4 * t + 0];
+    float b = s[4 * t + 1];
+    float c = s[4 * t + 2];
+    float d = s[4 * t + 3];
+    out[t] = a + b + c + d;
+}
+__global__ void stores(const float* in) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    s[2 * t] = in[t];
+    s[2 * t + 1] = in[t + 1];
+}
+__global__ void rows(float* out) {
+    __shared__ float s[32][64];
+    int t = threadIdx.x;
+    float a = s[threadIdx.y][2 * t];
+    float b = s[threadIdx.y][2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void carved(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + 2;
+    float a = p[2 * t];
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn adjacent_scalars_that_stay_two_instructions_are_flagged() {
+        // Not merged in SASS (nvcc 13.5, sm_90), so each 4-byte load is 2-way: through a
+        // pointer one element into the buffer (`LDS R6, [R4+0x4]`, `LDS R7, [R4+0x8]`),
+        // and a pair that starts at 4 mod 8 (`LDS R9, [R7+0x4]`,
+        // `LDS R10, [R7+0x8]`).
+        check(
+            RULE,
+            r#"
+__global__ void viaptr(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + 1;
+    float a = p[2 * t];
+           // ^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    float b = p[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    out[t] = a + b;
+}
+__global__ void odd(float* out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    float a = s[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    float b = s[2 * t + 2];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    out[t] = a + b;
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_pads_the_inner_dimension() {
         check_fix(
             RULE,
@@ -1049,7 +818,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` in the file gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
             "#]],
         );
     }

@@ -48,7 +48,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&l.kernel);
-        let stat = static_bytes.kernel(name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).bytes;
         let total = dynamic + stat;
         if total <= default || total > optin {
             continue;

@@ -166,6 +166,8 @@ pub struct RuleContext<'a> {
     /// on a default target.
     pub arch_configured: bool,
     queries: Queries,
+    /// Where the model reads launches, its default block and cache ([`crate::model`]).
+    pub(crate) model: crate::model::RuleModel<'a>,
 }
 
 /// Lazily computed syntax queries shared by the rules of one run.
@@ -206,6 +208,7 @@ impl<'a> RuleContext<'a> {
             config: settings.levels,
             arch_configured: settings.arch_configured,
             queries: Queries::default(),
+            model: crate::model::RuleModel::default(),
         }
     }
 
@@ -224,6 +227,7 @@ impl<'a> RuleContext<'a> {
             config,
             arch_configured: true,
             queries: Queries::default(),
+            model: crate::model::RuleModel::default(),
         }
     }
 

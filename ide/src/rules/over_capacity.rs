@@ -16,8 +16,8 @@
 //! k<<<grid, block, 160 * 1024>>>(out);
 //! ```
 
+use crate::model::{StaticShared, StaticSharedTable};
 use kernaut_syntax::short_name;
-use kernaut_syntax::FxHashMap as HashMap;
 
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -33,26 +33,21 @@ pub(crate) const RULE: Rule = Rule {
     run,
 };
 
-/// The static shared memory each function declares in its body, when every declaration's
-/// size is known, indexed once per run (the rules ask for every kernel and launch).
-pub(crate) struct StaticBytes<'a>(HashMap<&'a str, Option<u64>>);
+/// The static shared memory each function declares in its body
+/// ([`crate::model::static_shared`]), indexed once per run (the rules ask for every
+/// kernel and launch).
+pub(crate) struct StaticBytes<'a>(StaticSharedTable<'a>);
 
 impl<'a> StaticBytes<'a> {
     pub(crate) fn new(ctx: &RuleContext<'a>) -> StaticBytes<'a> {
-        let mut by_function: HashMap<&str, Option<u64>> = HashMap::default();
-        for d in ctx.facts.shared.iter().filter(|d| !d.is_extern) {
-            if let Some(f) = d.function.as_deref() {
-                let total = by_function.entry(f).or_insert(Some(0));
-                *total = total.zip(d.static_bytes).map(|(t, b)| t + b);
-            }
-        }
-        StaticBytes(by_function)
+        StaticBytes(StaticSharedTable::new(ctx.facts))
     }
 
-    /// The static shared memory the kernel named `kernel` declares in its body, when every
-    /// declaration's size is known.
-    pub(crate) fn kernel(&self, kernel: &str) -> Option<u64> {
-        self.0.get(kernel).copied().unwrap_or(Some(0))
+    /// The static shared memory the kernel named `kernel` declares in its body: the
+    /// sizes known (the sizes the file does not fix are left out, as the occupancy
+    /// report leaves them out).
+    pub(crate) fn kernel(&self, kernel: &str) -> StaticShared {
+        self.0.get(kernel)
     }
 }
 
@@ -77,18 +72,22 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let arch = ctx.arch;
     let static_bytes = StaticBytes::new(ctx);
     for k in &ctx.facts.kernels {
-        let Some(bytes) = static_bytes.kernel(&k.name) else {
-            continue;
-        };
+        let shared = static_bytes.kernel(&k.name);
+        let bytes = shared.bytes;
         if bytes <= static_limit {
             continue;
         }
+        let at_least = if shared.unknown.is_empty() {
+            ""
+        } else {
+            "at least "
+        };
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity: RULE.severity,
             range: k.name_range.clone(),
             message: format!(
-                "`{}` declares {bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in",
+                "`{}` declares {at_least}{bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in",
                 k.name,
                 kb(static_limit)
             ),
@@ -101,7 +100,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&l.kernel);
-        let stat = static_bytes.kernel(name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).bytes;
         let total = dynamic + stat;
         if total <= optin {
             continue;
@@ -137,7 +136,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&a.kernel);
-        let stat = static_bytes.kernel(name).unwrap_or(0);
+        let stat = static_bytes.kernel(name).bytes;
         if value + stat <= optin {
             continue;
         }
@@ -231,6 +230,33 @@ void launch(float* out, int bytes) {
     k<<<1, 256, bytes>>>(out);
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn known_sizes_over_48k_beside_an_unknown_one() {
+        // The sizes the file fixes already pass the limit: the unknown one can only add
+        // to them (the occupancy report leaves it out the same way). Below the limit the
+        // unknown size stays silent.
+        let fixture = r#"
+//- /main.cu arch:sm_90
+__global__ void big(float* out) {
+    __shared__ float a[64][256];
+    __shared__ float b[UNKNOWN_ROWS];
+    out[0] = a[threadIdx.x][0] + b[0];
+}
+__global__ void fits(float* out) {
+    __shared__ float a[32][256];
+    __shared__ float b[UNKNOWN_ROWS];
+    out[0] = a[threadIdx.x][0] + b[0];
+}
+"#;
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                error: `big` declares at least 65536 bytes of static shared memory, over the 48 KB (49152 bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in (pitfall-dynamic-shared-memory#P2)
+            "#]],
         );
     }
 }

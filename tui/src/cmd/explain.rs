@@ -207,7 +207,11 @@ fn to_json(h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
             "block": b.block,
             "byte_offset": b.lowered,
             "held_loops": b.held_loops.iter().map(|(n, s)| json!({"name": n, "start": s})).collect::<Vec<_>>(),
-            "width": b.access.width,
+            "width": b.width,
+            "reported": b.definite_conflict().is_some(),
+            "block_uncertain": b.block_uncertain,
+            "other_blocks": b.other_blocks.iter().map(|(block, d)| json!({"block": block, "conflict_degree": d})).collect::<Vec<_>>(),
+            "merged_width": b.merged.as_ref().map(|m| m.width),
             "error": err,
         })
     });

@@ -1,0 +1,842 @@
+//! The one model layer: every front end and every rule asks these functions, so that a
+//! hover, a finding, a lens, an inlay hint, `ktui explain` and `kernaut-lsp check` tell
+//! the same story about the same line.
+//!
+//! - [`launch_config`]: the block a kernel runs with, from the launches that reach it in
+//!   every file of the host (or the file alone where the caller has no host), its
+//!   `__launch_bounds__` maximum, or the configured default; with the other blocks
+//!   that are plausible when the file does not fix one.
+//! - [`static_shared`]: a kernel's static shared bytes, summed one way: the known sizes
+//!   added (saturating), the declarations of unknown size named.
+//! - [`launch_bounds_regs`]: the register limit `__launch_bounds__` implies.
+//! - [`bank`]: the bank analysis of one access: degree, wavefronts and bytes under the
+//!   block assumed, the degrees under the other plausible blocks, and adjacent scalar
+//!   accesses that ptxas merges into one wide instruction ([`Merged`]).
+
+use kernaut_gpu::banks::{self, BankReport};
+use kernaut_gpu::ArchLimits;
+use kernaut_syntax::{
+    short_name, AccessKind, Axis, BinOp, EnclosingKind, FileFacts, Function, IndexExpr, LaunchSite,
+    SharedAccess, SharedDecl, SourceFile, TextRange,
+};
+
+use crate::analysis::Analysis;
+use crate::reports::{
+    assumed_defaults, async_copy_of, launched_instantiations, offset_in, BankAnalysis, BankFailure,
+    BankModel, BankShape, BlockSource, FxHashMap, ReportCache,
+};
+
+/// What the model reads: the file, where to look for launches, the default block and
+/// the cache of model answers.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    /// The path of the file (as the host knows it).
+    pub path: &'a str,
+    /// The file.
+    pub file: &'a SourceFile,
+    /// The host's snapshot: launches in every file of it. `None`: the file's own only.
+    pub host: Option<&'a Analysis>,
+    /// The block assumed when no launch or `__launch_bounds__` gives one.
+    pub default_block: [u32; 3],
+    /// The models' answers by their inputs.
+    pub cache: &'a ReportCache,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of `path` in a host snapshot.
+    pub(crate) fn of(analysis: &'a Analysis, path: &'a str) -> Option<Scope<'a>> {
+        let file = analysis.file(path)?;
+        Some(Scope {
+            path,
+            file: &file.source,
+            host: Some(analysis),
+            default_block: analysis.config.default_block,
+            cache: &analysis.cache,
+        })
+    }
+
+    fn facts(&self) -> &'a FileFacts {
+        self.file.facts()
+    }
+
+    /// The launches of `kernel` (by its name without namespaces where it has none):
+    /// those of this file first, then the other files of the host by path.
+    fn launches(&self, kernel: &'a str) -> Vec<(&'a str, &'a LaunchSite)> {
+        match self.host {
+            Some(a) => a.launches_of_ref(self.path, kernel).collect(),
+            None => {
+                let short = short_name(kernel);
+                self.facts()
+                    .launches
+                    .iter()
+                    .filter(|l| {
+                        short_name(&l.kernel) == short && (l.kernel == kernel || short == kernel)
+                    })
+                    .map(|l| (self.path, l))
+                    .collect()
+            }
+        }
+    }
+
+    /// The 1-based line of `offset` in the file at `path`.
+    fn line_of(&self, path: &str, offset: usize) -> u32 {
+        if let Some(f) = self.host.and_then(|a| a.file(path)) {
+            return f.line_of(offset);
+        }
+        let text = self.file.text();
+        let upto = text.get(..offset.min(text.len())).unwrap_or(text);
+        u32::try_from(upto.bytes().filter(|b| *b == b'\n').count() + 1).unwrap_or(u32::MAX)
+    }
+}
+
+/// What the rules' model reads beyond the file: the host (launches in every file of it,
+/// its default block and cache), or, for a file checked alone, its own launches, the
+/// default block of [`crate::AnalysisConfig::default`] and a cache of its own.
+#[derive(Default)]
+pub(crate) struct RuleModel<'a> {
+    host: Option<(&'a Analysis, &'a str)>,
+    cache: ReportCache,
+}
+
+impl std::fmt::Debug for RuleModel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuleModel")
+            .field("path", &self.host.map(|(_, p)| p))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> crate::rules::RuleContext<'a> {
+    /// The context with the model reading `analysis` (the host snapshot the file at
+    /// `path` belongs to).
+    pub(crate) fn in_host(mut self, analysis: &'a Analysis, path: &'a str) -> Self {
+        self.model.host = Some((analysis, path));
+        self
+    }
+
+    /// The model's scope for this file.
+    pub(crate) fn scope(&self) -> Scope<'_> {
+        match self.model.host {
+            Some((a, path)) => Scope {
+                path,
+                file: self.file,
+                host: Some(a),
+                default_block: a.config.default_block,
+                cache: &a.cache,
+            },
+            None => Scope {
+                path: "",
+                file: self.file,
+                host: None,
+                default_block: crate::AnalysisConfig::default().default_block,
+                cache: &self.model.cache,
+            },
+        }
+    }
+}
+
+/// The launch configuration of a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchConfig {
+    /// The block the models use.
+    pub block: [u32; 3],
+    /// Where it came from.
+    pub source: BlockSource,
+    /// The dynamic shared memory of the launch that gave the block, when known.
+    pub dynamic_smem: Option<u32>,
+    /// Caveats in sentences.
+    pub notes: Vec<String>,
+    /// Other blocks the kernel may run with: the other launches' blocks, or, where no
+    /// launch fixes the block, the shapes tried in its place ([`plausible_blocks`]).
+    pub others: Vec<[u32; 3]>,
+    /// Why the block is not certain, when it is not: a phrase.
+    pub uncertain: Option<String>,
+}
+
+/// The launch configuration of `kernel`: its first launch (in this file, then the other
+/// files of the host by path) with a known block, else its `__launch_bounds__` maximum,
+/// else the configured default.
+pub(crate) fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> LaunchConfig {
+    let mut config = LaunchConfig {
+        block: scope.default_block,
+        source: BlockSource::Default,
+        dynamic_smem: None,
+        notes: Vec::new(),
+        others: Vec::new(),
+        uncertain: Some("no launch of the kernel was found".into()),
+    };
+    let Some(kernel) = kernel.filter(|k| k.is_kernel) else {
+        config.uncertain = Some("the function is not a kernel".into());
+        return config;
+    };
+    let launches = scope.launches(&kernel.name);
+    let known: Vec<(&str, &LaunchSite, [u32; 3])> = launches
+        .iter()
+        .filter_map(|(p, l)| {
+            let v = l.block.value?;
+            Some((*p, *l, v.map(|d| u32::try_from(d).unwrap_or(0))))
+        })
+        .collect();
+    let unknown_launch = launches.iter().find(|(_, l)| l.block.value.is_none());
+    if let Some(&(file, l, dims)) = known.first() {
+        let dynamic = match (&l.shared_bytes_text, l.shared_bytes) {
+            (_, Some(v)) => Some(u32::try_from(v).unwrap_or(u32::MAX)),
+            (Some(t), None) if !t.is_empty() => {
+                config.notes.push(format!(
+                    "The dynamic shared memory `{t}` is not known from the file; 0 bytes assumed."
+                ));
+                None
+            }
+            _ => None,
+        };
+        config.block = dims;
+        config.source = BlockSource::Launch {
+            file: file.to_string(),
+            range: l.range.clone(),
+            line: scope.line_of(file, l.range.start),
+        };
+        config.dynamic_smem = dynamic;
+        config.uncertain = None;
+        for &(_, _, b) in &known[1..] {
+            if b != dims && !config.others.contains(&b) {
+                config.others.push(b);
+            }
+        }
+        if !config.others.is_empty() {
+            config.uncertain = Some("the launches of the kernel use different blocks".into());
+        }
+        if let Some((_, l)) = unknown_launch {
+            config.uncertain = Some(format!(
+                "the block `{}` of another launch is not known from the file",
+                l.block.text
+            ));
+        }
+        return config;
+    }
+    if let Some((_, l)) = unknown_launch {
+        config.notes.push(format!(
+            "The block `{}` of the launch is not known from the file.",
+            l.block.text
+        ));
+        config.uncertain = Some(format!(
+            "the block `{}` of the launch is not known from the file",
+            l.block.text
+        ));
+    }
+    if let Some(max) = kernel
+        .launch_bounds
+        .as_ref()
+        .and_then(|lb| lb.max_threads)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+    {
+        config.block = [max, 1, 1];
+        config.source = BlockSource::LaunchBounds;
+        if unknown_launch.is_none() {
+            config.uncertain = Some(
+                "no launch of the kernel was found; `__launch_bounds__` gives only the most threads"
+                    .into(),
+            );
+        }
+    }
+    config
+}
+
+/// Blocks tried in place of one the file does not fix, for an access whose offset is
+/// `offset` in a function that uses `threadIdx.y`/`.z` (`two_d`): rows of 16, 8 and 4
+/// threads (a warp then spans several rows), and `blockDim.x` of 32 to 256 where the
+/// offset reads it.
+fn plausible_blocks(offset: &IndexExpr, two_d: bool) -> Vec<[u32; 3]> {
+    let mut out = Vec::new();
+    if two_d
+        || mentions(offset, &|e| {
+            matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))
+        })
+    {
+        out.extend([[16, 2, 1], [8, 4, 1], [4, 8, 1]]);
+    }
+    if mentions(offset, &|e| matches!(e, IndexExpr::BlockDim(_))) {
+        out.extend([[32, 1, 1], [64, 1, 1], [128, 1, 1], [256, 1, 1]]);
+    }
+    out
+}
+
+fn mentions(e: &IndexExpr, what: &dyn Fn(&IndexExpr) -> bool) -> bool {
+    what(e)
+        || match e {
+            IndexExpr::Binary(a, _, b) => mentions(a, what) || mentions(b, what),
+            IndexExpr::LoopVar { start, .. } => mentions(start, what),
+            _ => false,
+        }
+}
+
+/// A kernel's static shared memory: the declarations in its body that are not
+/// `extern`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StaticShared {
+    /// The sizes known, added (saturating at `u64::MAX`).
+    pub bytes: u64,
+    /// The declarations whose size the file does not fix, by name; left out of `bytes`.
+    pub unknown: Vec<String>,
+}
+
+impl StaticShared {
+    /// The total, when every size is known.
+    pub fn exact(&self) -> Option<u64> {
+        self.unknown.is_empty().then_some(self.bytes)
+    }
+
+    /// `bytes` as a `u32` (saturating), for the occupancy model.
+    pub fn bytes_u32(&self) -> u32 {
+        u32::try_from(self.bytes).unwrap_or(u32::MAX)
+    }
+
+    fn add(&mut self, d: &SharedDecl) {
+        if d.is_extern {
+            return;
+        }
+        match d.static_bytes {
+            Some(b) => self.bytes = self.bytes.saturating_add(b),
+            None => self.unknown.push(d.name.clone()),
+        }
+    }
+}
+
+/// The static shared memory of the kernel whose declarations are `decls` (those of its
+/// body; `extern` ones are skipped).
+pub fn static_shared<'d>(decls: impl IntoIterator<Item = &'d SharedDecl>) -> StaticShared {
+    let mut s = StaticShared::default();
+    for d in decls {
+        s.add(d);
+    }
+    s
+}
+
+/// [`static_shared`] of every function of a file at once (a file of many kernels asks
+/// for each).
+pub(crate) struct StaticSharedTable<'a>(FxHashMap<&'a str, StaticShared>);
+
+impl<'a> StaticSharedTable<'a> {
+    pub(crate) fn new(facts: &'a FileFacts) -> StaticSharedTable<'a> {
+        let mut table: FxHashMap<&str, StaticShared> = FxHashMap::default();
+        for d in &facts.shared {
+            if let Some(f) = d.function.as_deref() {
+                table.entry(f).or_default().add(d);
+            }
+        }
+        StaticSharedTable(table)
+    }
+
+    /// The static shared memory of the function named `name` (zero for one that
+    /// declares none).
+    pub(crate) fn get(&self, name: &str) -> StaticShared {
+        self.0.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBoundsRegs {
+    /// The most registers per thread the compiler may use.
+    pub limit: u32,
+    /// The first argument.
+    pub max_threads: u32,
+    /// The second argument (1 when absent).
+    pub min_blocks: u32,
+}
+
+/// The register limit a kernel's `__launch_bounds__` implies, when it has one with a
+/// known maximum.
+pub fn launch_bounds_regs(limits: &ArchLimits, kernel: &Function) -> Option<LaunchBoundsRegs> {
+    let lb = kernel.launch_bounds.as_ref()?;
+    let max_threads = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
+    let min_blocks = lb
+        .min_blocks
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(1);
+    Some(LaunchBoundsRegs {
+        limit: launch_bounds_register_limit(limits, max_threads, min_blocks),
+        max_threads,
+        min_blocks,
+    })
+}
+
+/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies: the
+/// register file divided among `min_blocks` blocks of `max_threads` (rounded up to
+/// whole warps), capped at the per-thread maximum and rounded down to the allocation
+/// granularity.
+pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_blocks: u32) -> u32 {
+    let warp = limits.warp_size.max(1);
+    let threads = u64::from(max_threads.max(1)).div_ceil(u64::from(warp)) * u64::from(warp);
+    let per_thread = u64::from(limits.regs_per_sm) / (threads * u64::from(min_blocks.max(1)));
+    let capped = per_thread.min(u64::from(limits.max_regs_per_thread)) as u32;
+    let granule = (limits.reg_alloc_unit / warp).max(1);
+    capped / granule * granule
+}
+
+/// Adjacent scalar accesses of one thread that ptxas merges into one wide shared-memory
+/// instruction, modelled as that instruction.
+///
+/// Checked with nvcc 13.5 for sm_90 (`nvcc -arch=sm_90 -cubin`, `cuobjdump -sass`) on a
+/// `__shared__ float s[1024]` with `t = threadIdx.x`:
+///
+/// - `s[2 * t]`, `s[2 * t + 1]` (loads): the PTX has two `ld.shared.f32` at `[%r6]` and
+///   `[%r6+4]`; the SASS one `LDS.64 R10, [R7]`.
+/// - `s[4 * t + 0]` … `s[4 * t + 3]`: four `ld.shared.f32`; one `LDS.128 R12, [R7]`.
+/// - stores `s[2 * t] = …; s[2 * t + 1] = …`: one `STS.64 [R0], R4`.
+/// - `__shared__ float s[32][64]`, `s[threadIdx.y][2 * t]` and `[2 * t + 1]`: one
+///   `LDS.64 R6, [R6]`.
+/// - `extern __shared__ float s[]`, `s[2 * t]` and `s[2 * t + 1]`: one `LDS.64 R6, [R4]`.
+/// - not merged: `s[2 * t + 1]`, `s[2 * t + 2]` (the pair starts at 4 mod 8):
+///   `LDS R9, [R7+0x4]` and `LDS R10, [R7+0x8]`; through `float* p = s + off` with an
+///   unknown `off` (`s` extern), `p[2 * t]`, `p[2 * t + 1]`: `LDS R6, [R4]` and
+///   `LDS R7, [R4+0x4]`; through `p = s + 1`: `LDS R6, [R4+0x4]` and `LDS R7, [R4+0x8]`.
+/// - through `float* p = s + 2` (8-byte aligned), `p[2 * t]` and `p[2 * t + 1]`: one
+///   `LDS.64 R6, [R4+0x8]`.
+///
+/// A pointer at an offset the file does not fix cannot be modelled at all (the access
+/// has no known byte offset), so it is neither merged nor reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged {
+    /// The bytes of the wide access (8 or 16).
+    pub width: u64,
+    /// The accesses merged, in document order (this one among them).
+    pub parts: Vec<TextRange>,
+}
+
+/// The element sizes and counts whose merging was checked in SASS (4-byte elements, two
+/// or four of them).
+const MERGE_COUNTS: [u64; 2] = [4, 2];
+
+/// How far apart (in bytes of text) the parts of a merged access may be.
+const WINDOW: usize = 4096;
+
+/// The accesses `a` is merged with, and the byte offset of the wide access.
+fn merged_access(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+) -> Option<(Merged, IndexExpr)> {
+    let elem = a.element_size?;
+    if elem != 4
+        || a.width != Some(elem)
+        || a.cast_type.is_some()
+        || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
+    {
+        return None;
+    }
+    let (core, c) = split_constant(&a.byte_offset);
+    if core.unknown_reason().is_some() {
+        return None;
+    }
+    let text = scope.file.text();
+    let function = a.function.as_deref();
+    // The accesses of the same buffer in the same function, with the same core offset, in
+    // one straight-line stretch with `a`. The byte offset is from the start of the
+    // `__shared__` buffer (a pointer carved from it at a constant offset included), which
+    // ptxas places: it merges where that offset is a multiple of the wide access.
+    // The accesses are in document order: only those within a few KB are looked at.
+    let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
+    let hi = all.partition_point(|o| o.range.start <= a.range.start + WINDOW);
+    let window = all.get(lo..hi.max(lo)).unwrap_or_default();
+    let near: Vec<(&SharedAccess, i64)> = window
+        .iter()
+        .filter(|o| o.root == a.root && o.function.as_deref() == function)
+        .filter_map(|o| {
+            let (oc, k) = split_constant(&o.byte_offset);
+            Some((o, k)).filter(|_| oc == core)
+        })
+        .collect();
+    for k in MERGE_COUNTS {
+        let wide = i64::try_from(k * elem).ok()?;
+        if divisor(&core) % wide != 0 {
+            continue;
+        }
+        let base = c - c.rem_euclid(wide);
+        let mut parts: Vec<&SharedAccess> = Vec::new();
+        for j in 0..k {
+            let want = base + i64::try_from(j * elem).ok()?;
+            let found = near.iter().find(|(o, off)| {
+                *off == want
+                    && o.kind == a.kind
+                    && o.width == a.width
+                    && o.cast_type.is_none()
+                    && (o.range == a.range || straight_line(text, &a.range, &o.range))
+            });
+            match found {
+                Some((o, _)) => parts.push(o),
+                None => break,
+            }
+        }
+        if parts.len() as u64 != k {
+            continue;
+        }
+        // Nothing else touches the array between the parts.
+        let (from, to) = (
+            parts.iter().map(|p| p.range.start).min()?,
+            parts.iter().map(|p| p.range.end).max()?,
+        );
+        let between = window.iter().any(|o| {
+            o.root == a.root
+                && o.range.start >= from
+                && o.range.end <= to
+                && !parts.iter().any(|p| p.range == o.range)
+        });
+        if between {
+            continue;
+        }
+        let mut ranges: Vec<TextRange> = parts.iter().map(|p| p.range.clone()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let offset = IndexExpr::binary(core.clone(), BinOp::Add, IndexExpr::Int(base));
+        return Some((
+            Merged {
+                width: k * elem,
+                parts: ranges,
+            },
+            offset,
+        ));
+    }
+    None
+}
+
+/// `e` as `core + constant`: the constant terms of sums (and their multiples) moved out.
+fn split_constant(e: &IndexExpr) -> (IndexExpr, i64) {
+    match e {
+        IndexExpr::Int(v) => (IndexExpr::Int(0), *v),
+        IndexExpr::Binary(a, op @ (BinOp::Add | BinOp::Sub), b) => {
+            let (ka, ca) = split_constant(a);
+            let (kb, cb) = split_constant(b);
+            let c = match op {
+                BinOp::Add => ca.checked_add(cb),
+                _ => ca.checked_sub(cb),
+            };
+            match c {
+                Some(c) => (IndexExpr::binary(ka, *op, kb), c),
+                None => (e.clone(), 0),
+            }
+        }
+        IndexExpr::Binary(a, BinOp::Mul, b) => match (&**a, &**b) {
+            (x, IndexExpr::Int(m)) | (IndexExpr::Int(m), x) => {
+                let (k, c) = split_constant(x);
+                match c.checked_mul(*m) {
+                    Some(c) => (IndexExpr::binary(k, BinOp::Mul, IndexExpr::Int(*m)), c),
+                    None => (e.clone(), 0),
+                }
+            }
+            _ => (e.clone(), 0),
+        },
+        _ => (e.clone(), 0),
+    }
+}
+
+/// A number every value of `e` is a multiple of (0: `e` is always 0).
+fn divisor(e: &IndexExpr) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        i64::try_from(a).unwrap_or(1)
+    }
+    match e {
+        IndexExpr::Int(v) | IndexExpr::Const { value: v, .. } => v.checked_abs().unwrap_or(1),
+        IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => gcd(divisor(a), divisor(b)),
+        IndexExpr::Binary(a, BinOp::Mul, b) => divisor(a).checked_mul(divisor(b)).unwrap_or(1),
+        IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {
+            IndexExpr::Int(s) if (0..32).contains(s) => divisor(a).checked_mul(1 << s).unwrap_or(1),
+            _ => 1,
+        },
+        IndexExpr::LoopVar { start, step, .. } => gcd(divisor(start), step.unwrap_or(1)),
+        _ => 1,
+    }
+}
+
+/// Whether the text between two accesses is straight-line code: no branch, loop,
+/// block boundary, barrier or jump between them.
+fn straight_line(text: &str, a: &TextRange, b: &TextRange) -> bool {
+    let (from, to) = if a.start < b.start {
+        (a.end, b.start)
+    } else {
+        (b.end, a.start)
+    };
+    let Some(between) = text.get(from.min(to)..to) else {
+        return false;
+    };
+    if between.contains(['{', '}', '?']) {
+        return false;
+    }
+    const BREAKS: [&str; 11] = [
+        "if", "else", "for", "while", "do", "switch", "case", "return", "break", "continue", "goto",
+    ];
+    !between
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| BREAKS.contains(&w) || w.starts_with("__sync") || w.contains("sync"))
+}
+
+/// The bank model run on one access of `scope`'s file, for warp 0, with `all` the file's
+/// accesses (the neighbours a merge looks for).
+pub(crate) fn bank(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+) -> Option<BankAnalysis> {
+    let function = access
+        .function
+        .as_deref()
+        .and_then(|f| scope.facts().kernel(f));
+    bank_with(scope, all, access, &launch_config(scope, function))
+}
+
+/// [`bank`] with the launch configuration of the access's kernel already worked out
+/// (the rules ask for many accesses of one kernel).
+pub(crate) fn bank_with(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    launch: &LaunchConfig,
+) -> Option<BankAnalysis> {
+    let facts = scope.facts();
+    let function = access.function.as_deref().and_then(|f| facts.kernel(f));
+    let mut width_bytes = access.width;
+    let mut kind = match access.kind {
+        AccessKind::Store => banks::AccessKind::Store,
+        _ => banks::AccessKind::Load,
+    };
+    let mut copy = None;
+    if access.kind == AccessKind::AddressOf {
+        if let Some((callee, size)) = async_copy_of(scope.file, access) {
+            width_bytes = Some(size);
+            kind = banks::AccessKind::Store;
+            copy = Some(callee);
+        }
+    }
+    let merged = merged_access(scope, all, access);
+    let shape = |block| BankShape {
+        width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
+        kind,
+        block,
+    };
+    // Each instantiation the file launches; the worst conflict stands (the first on a
+    // tie).
+    let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
+    let offset_of = |inst: Option<&crate::reports::Instantiation>| -> IndexExpr {
+        match (&merged, inst) {
+            (Some((_, o)), _) => o.clone(),
+            (None, Some(inst)) => offset_in(facts, access, inst),
+            (None, None) => access.byte_offset.clone(),
+        }
+    };
+    let mut instantiation = None;
+    let mut model = None;
+    let instances = access
+        .function
+        .as_deref()
+        .map(|k| launched_instantiations(facts, k))
+        .unwrap_or_default();
+    if merged.is_none() {
+        for inst in instances {
+            let m = scope
+                .cache
+                .bank(&offset_of(Some(&inst)), shape(launch.block));
+            if model
+                .as_deref()
+                .is_none_or(|best| degree(&m) > degree(best))
+            {
+                model = Some(m);
+                instantiation = Some(inst);
+            }
+        }
+    }
+    let offset = offset_of(instantiation.as_ref());
+    let model = match model {
+        Some(m) => m,
+        None => scope.cache.bank(&offset, shape(launch.block)),
+    };
+    // The other blocks the kernel may run with.
+    let mut others = launch.others.clone();
+    if !matches!(launch.source, BlockSource::Launch { .. }) || launch.uncertain.is_some() {
+        let two_d = function
+            .and_then(|f| f.body_range.clone())
+            .and_then(|r| scope.file.text().get(r))
+            .is_some_and(|t| t.contains("threadIdx.y") || t.contains("threadIdx.z"));
+        for b in plausible_blocks(&offset, two_d) {
+            if b != launch.block && !others.contains(&b) {
+                others.push(b);
+            }
+        }
+    }
+    let other_blocks = others
+        .into_iter()
+        .map(|b| {
+            let m = scope.cache.bank(&offset, shape(b));
+            (b, m.result.as_ref().ok().map(|r| r.conflict_degree))
+        })
+        .collect();
+    // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
+    // full warp of the model overstates a conflict.
+    let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
+        && scope
+            .file
+            .enclosing(access.range.start)
+            .iter()
+            .find_map(|e| match &e.kind {
+                EnclosingKind::If {
+                    condition,
+                    thread_dependent: true,
+                    ..
+                } if crate::rules::partial_warp(condition) => Some(condition.clone()),
+                _ => None,
+            })
+            .is_some();
+    let (lowered, held_loops, uniforms) = match &model.lowered {
+        Some(l) => (
+            Some(l.text.clone()),
+            l.held_loops.clone(),
+            l.uniforms.clone(),
+        ),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    Some(BankAnalysis {
+        access: access.clone(),
+        block: launch.block,
+        block_source: launch.source.clone(),
+        block_uncertain: launch.uncertain.clone(),
+        other_blocks,
+        partial_warp,
+        lowered,
+        held_loops,
+        uniforms,
+        copy,
+        assumed_defaults: instantiation
+            .is_none()
+            .then(|| assumed_defaults(facts, access))
+            .flatten(),
+        instantiation,
+        width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
+        merged: merged.map(|(m, _)| m),
+        addresses: model.addresses.clone(),
+        result: match &model.result {
+            Ok(r) => Ok(r.clone()),
+            Err(BankFailure::ElementSizeUnknown) => Err(format!(
+                "the element size of `{}` is not known",
+                access.array
+            )),
+            Err(BankFailure::Other(reason)) => Err(reason.clone()),
+        },
+    })
+}
+
+/// The bank report of `offset` accessed `width` bytes per lane as `kind` (a load unless
+/// a store) under `block`: the same evaluation as [`bank`], for offsets the caller
+/// builds (the `bank-conflict` rule's re-laid-out arrays).
+pub(crate) fn bank_of_offset(
+    scope: &Scope<'_>,
+    offset: &IndexExpr,
+    width: Option<u64>,
+    store: bool,
+    block: [u32; 3],
+) -> Option<BankReport> {
+    let shape = BankShape {
+        width,
+        kind: if store {
+            banks::AccessKind::Store
+        } else {
+            banks::AccessKind::Load
+        },
+        block,
+    };
+    scope
+        .cache
+        .bank(offset, shape)
+        .result
+        .as_ref()
+        .ok()
+        .cloned()
+}
+
+impl BankAnalysis {
+    /// The conflict that holds under every block the kernel may run with: what the
+    /// `bank-conflict` rule reports and the inlay hints show. `None` when the access is
+    /// conflict-free under the block assumed, cannot be modelled, or is conflict-free
+    /// under another plausible block; and for an access in a branch only part of the
+    /// warp takes, an address taken, or an offset the same for every thread.
+    pub fn definite_conflict(&self) -> Option<&BankReport> {
+        let r = self.result.as_ref().ok()?;
+        if r.conflict_degree < 2
+            || self.partial_warp
+            || self.access.kind == AccessKind::AddressOf
+            || !self.access.byte_offset.depends_on_thread()
+        {
+            return None;
+        }
+        if self
+            .other_blocks
+            .iter()
+            .any(|(_, d)| d.is_none_or(|d| d < 2))
+        {
+            return None;
+        }
+        Some(r)
+    }
+
+    /// What a hover says about the block assumption and a merge, in Markdown (empty when
+    /// there is nothing to say).
+    pub fn notes_markdown(&self) -> String {
+        let mut md = String::new();
+        if let Some(m) = &self.merged {
+            md.push_str(&format!(
+                "Modelled as one {}-byte access: ptxas merges the {} adjacent 4-byte accesses of this thread to the array into one `{}.{}`.\n\n",
+                m.width,
+                m.parts.len(),
+                if self.access.kind == AccessKind::Store { "STS" } else { "LDS" },
+                m.width * 8
+            ));
+        }
+        if self.partial_warp {
+            md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
+        }
+        let (Ok(r), Some(why)) = (&self.result, &self.block_uncertain) else {
+            return md;
+        };
+        // Only where another block changes the answer.
+        if self
+            .other_blocks
+            .iter()
+            .all(|(_, d)| *d == Some(r.conflict_degree))
+        {
+            return md;
+        }
+        let degree = |d: u32| {
+            if d <= 1 {
+                "conflict-free".to_string()
+            } else {
+                format!("{d}-way")
+            }
+        };
+        let others: Vec<String> = self
+            .other_blocks
+            .iter()
+            .map(|(b, d)| {
+                format!(
+                    "{} at {}×{}×{}",
+                    d.map_or("not modelled".to_string(), degree),
+                    b[0],
+                    b[1],
+                    b[2]
+                )
+            })
+            .collect();
+        let verdict = if self.definite_conflict().is_some() || r.conflict_degree < 2 {
+            ""
+        } else {
+            " The `bank-conflict` rule reports a conflict only when it holds for every one of these blocks, so it does not report this access."
+        };
+        md.push_str(&format!(
+            "The block is not certain ({why}): {} with the block assumed; {}.{verdict}\n\n",
+            degree(r.conflict_degree),
+            others.join(", ")
+        ));
+        md
+    }
+}
