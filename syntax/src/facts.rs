@@ -38,6 +38,9 @@ pub struct FileFacts {
     pub using_namespaces: Vec<(String, TextRange)>,
     /// Names of every macro the file `#define`s (object-like and function-like).
     pub macros: Vec<String>,
+    /// Calls with explicit template arguments, `launch_gemm<128, 64>(...)`, that bind the
+    /// template parameters of a host function whose launches depend on them.
+    pub template_calls: Vec<TemplateCall>,
     pub(crate) env: Env,
     /// See [`FileFacts::fingerprint`].
     fingerprint: u64,
@@ -233,6 +236,21 @@ pub struct LaunchDim {
     pub text: String,
     /// The value folded to x, y, z (missing dimensions are 1), when the file determines it.
     pub value: Option<[i64; 3]>,
+    /// x, y, z as written (fewer when omitted), after a local `dim3` variable is
+    /// followed to its initialiser: `block` declared `dim3 block(BN / TN, BM / TM)` gives
+    /// `["BN / TN", "BM / TM"]`. Empty when the argument is not a `dim3` or a number.
+    pub parts: Vec<String>,
+}
+
+/// A call with explicit template arguments: `launch_gemm<128, 64>(c, m, n)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateCall {
+    /// The function called, as written without the arguments.
+    pub name: String,
+    /// The template arguments as written, split at the top-level commas.
+    pub args: Vec<String>,
+    /// The range of the call.
+    pub range: TextRange,
 }
 
 impl LaunchDim {
@@ -265,6 +283,13 @@ pub struct LaunchSite {
     pub args: Vec<String>,
     /// The function that contains the launch.
     pub function: Option<String>,
+    /// The template parameters of that function when it is a template (a host function
+    /// such as `template <int BM, int BN> void launch_gemm(...)`), in order.
+    pub caller_params: Vec<String>,
+    /// Those parameters as the file's first call of the function with foldable template
+    /// arguments binds them (`launch_gemm<128, 64>(...)`); the dimensions and template
+    /// arguments of the launch are folded with them. Empty when none binds them.
+    pub caller_bound: Vec<(String, i64)>,
 }
 
 /// A `cudaFuncSetAttribute(kernel, attribute, value)` call.
@@ -560,6 +585,9 @@ impl FileFacts {
         for a in &mut self.func_attributes {
             r(&mut a.range);
         }
+        for c in &mut self.template_calls {
+            r(&mut c.range);
+        }
         for c in &mut self.constants {
             r(&mut c.range);
             if let Some(s) = &mut c.scope {
@@ -585,6 +613,7 @@ impl FileFacts {
         self.carves.extend(part.carves);
         self.launches.extend(part.launches);
         self.func_attributes.extend(part.func_attributes);
+        self.template_calls.extend(part.template_calls);
         self.constants.extend(part.constants);
         self.namespace_aliases.extend(part.namespace_aliases);
         self.using_namespaces.extend(part.using_namespaces);
@@ -775,7 +804,61 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     facts
         .constants
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
+    bind_callers(&mut facts);
     Some(facts)
+}
+
+/// Binds the template parameters of the host function templates that launch kernels, at
+/// the file's first call of each with foldable template arguments, and folds the
+/// launches' unknown dimensions again with them.
+fn bind_callers(facts: &mut FileFacts) {
+    if facts.template_calls.is_empty() {
+        return;
+    }
+    let env = &facts.env;
+    let calls = &facts.template_calls;
+    for l in facts.launches.iter_mut() {
+        let Some(function) = l.function.as_deref().filter(|_| !l.caller_params.is_empty())
+        else {
+            continue;
+        };
+        let short = crate::short_name(function);
+        let bound = calls
+            .iter()
+            .filter(|c| crate::short_name(&c.name) == short)
+            .map(|c| {
+                l.caller_params
+                    .iter()
+                    .zip(&c.args)
+                    .filter_map(|(p, a)| Some((p.clone(), env.fold(&from_text(a), c.range.start)?)))
+                    .collect::<Vec<_>>()
+            })
+            .find(|b| !b.is_empty());
+        let Some(bound) = bound else {
+            continue;
+        };
+        let at = l.range.start;
+        for dim in [&mut l.grid, &mut l.block] {
+            if dim.value.is_some() || dim.parts.is_empty() {
+                continue;
+            }
+            let mut v = [1i64; 3];
+            let mut known = true;
+            for (i, p) in dim.parts.iter().take(3).enumerate() {
+                match env.fold_with(&from_text(p), at, &bound) {
+                    Some(x) => v[i] = x,
+                    None => known = false,
+                }
+            }
+            if known {
+                dim.value = Some(v);
+            }
+        }
+        if let (None, Some(t)) = (l.shared_bytes, &l.shared_bytes_text) {
+            l.shared_bytes = env.fold_with(&from_text(t), at, &bound);
+        }
+        l.caller_bound = bound;
+    }
 }
 
 /// Whether each chunk (in order) has a function definition, for the accesses' walk.
@@ -845,9 +928,11 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
     // Inside expressions only launches and `cudaFuncSetAttribute` calls matter (and the
     // declarations in a lambda's body), so an expression whose text has neither is not
     // walked: most of a file's nodes are in expressions.
+    // `>(`: a call with template arguments, which may bind a host function template's
+    // parameters that a launch inside it depends on.
     let has_calls = |n: Node| {
         let t = node_text(n, text);
-        t.contains("<<<") || t.contains("cudaFuncSetAttribute")
+        t.contains("<<<") || t.contains("cudaFuncSetAttribute") || t.contains(">(")
     };
     preorder(root, |node| {
         let kind = node.kind_name();
@@ -1499,34 +1584,48 @@ fn carve(
     }
 }
 
-/// Folds a launch dimension: an integer, `dim3(x, y, z)`, or a local `dim3` variable.
-fn fold_dim(
-    e: &Expr,
-    at: usize,
-    env: &Env,
-    dim3_vars: &[(String, Vec<Expr>, TextRange)],
-) -> Option<[i64; 3]> {
-    let from_args = |args: &[Expr]| -> Option<[i64; 3]> {
-        let mut v = [1i64; 3];
-        for (i, a) in args.iter().take(3).enumerate() {
-            v[i] = env.fold(a, at)?;
-        }
-        Some(v)
-    };
-    match e {
-        Expr::Call { callee, args } if callee == "dim3" => from_args(args),
-        Expr::Name(n) => {
-            if let Some((_, args, _)) = dim3_vars
-                .iter()
-                .filter(|(name, _, scope)| name == n && scope.contains(&at))
-                .min_by_key(|(_, _, s)| s.len())
-            {
-                return from_args(args);
-            }
-            env.fold(e, at).map(|v| [v, 1, 1])
-        }
-        _ => env.fold(e, at).map(|v| [v, 1, 1]),
+/// The x, y, z of a launch dimension as written: the arguments of `dim3(x, y, z)` or of
+/// a local `dim3` variable's initialiser, or the expression itself.
+fn dim_parts(n: Node, text: &str, at: usize, dim3_vars: &[(String, Vec<String>, TextRange)]) -> Vec<String> {
+    if let Some(args) = dim3_call_args(n, text) {
+        return args;
     }
+    if n.kind_name() == "identifier" {
+        let name = node_text(n, text);
+        if let Some((_, args, _)) = dim3_vars
+            .iter()
+            .filter(|(v, _, scope)| v == name && scope.contains(&at))
+            .min_by_key(|(_, _, s)| s.len())
+        {
+            return args.clone();
+        }
+    }
+    vec![squash_ws(node_text(n, text))]
+}
+
+/// The arguments of `dim3(x, y, z)` or `dim3{x, y, z}`, as written.
+fn dim3_call_args(n: Node, text: &str) -> Option<Vec<String>> {
+    let (callee, args) = match n.kind_name() {
+        "call_expression" => (n.field("function")?, n.field("arguments")?),
+        "compound_literal_expression" => (n.field("type")?, n.field("value")?),
+        _ => return None,
+    };
+    (node_text(callee, text) == "dim3").then(|| {
+        named_children(args)
+            .into_iter()
+            .filter(|a| a.kind_name() != "comment")
+            .map(|a| squash_ws(node_text(a, text)))
+            .collect()
+    })
+}
+
+/// Folds a launch dimension from its x, y, z ([`dim_parts`]); missing ones are 1.
+fn fold_dim(parts: &[String], at: usize, env: &Env) -> Option<[i64; 3]> {
+    let mut v = [1i64; 3];
+    for (i, a) in parts.iter().take(3).enumerate() {
+        v[i] = env.fold(&from_text(a), at)?;
+    }
+    Some(v)
 }
 
 fn call_facts<'t>(
@@ -1561,13 +1660,13 @@ fn call_facts<'t>(
             .collect();
         // Local `dim3` variables, looked up only when a dimension is a plain name.
         let needs_vars = cfg.iter().take(2).any(|n| n.kind_name() == "identifier");
-        let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function.filter(|_| needs_vars) {
+        let dim3_vars: Vec<(String, Vec<String>, TextRange)> = match function.filter(|_| needs_vars) {
             Some(func) => declarations
                 .iter()
                 .filter(|d| func.byte_range().contains(&d.start_byte()))
                 .filter(|d| {
                     d.field("type")
-                        .is_some_and(|t| node_text(t, text) == "dim3")
+                        .is_some_and(|t| matches!(node_text(t, text), "dim3" | "auto"))
                 })
                 .flat_map(|d| dim3_inits(tree, *d, text))
                 .collect(),
@@ -1578,11 +1677,16 @@ fn call_facts<'t>(
                 LaunchDim {
                     text: String::new(),
                     value: None,
+                    parts: Vec::new(),
                 },
-                |n| LaunchDim {
-                    text: squash_ws(node_text(*n, text)),
-                    value: fold_dim(&from_node(*n, text, 0), at, env, &dim3_vars),
-                },
+                |n| {
+                    let parts = dim_parts(*n, text, at, &dim3_vars);
+                    LaunchDim {
+                        text: squash_ws(node_text(*n, text)),
+                        value: fold_dim(&parts, at, env),
+                        parts,
+                    }
+                }
             )
         };
         // `CHECK(x, …)` with no `;` before `k<<<…>>>(…)`: the macro call parses as the
@@ -1635,8 +1739,28 @@ fn call_facts<'t>(
             function: function
                 .and_then(function_name)
                 .map(|n| node_text(n, text).to_string()),
+            caller_params: function
+                .and_then(|func| tree.ancestors(func).first().copied())
+                .filter(|p| p.kind_name() == "template_declaration")
+                .map(|p| {
+                    template_params(p, text, env)
+                        .into_iter()
+                        .map(|t| t.name)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            caller_bound: Vec::new(),
         });
         return;
+    }
+    if f.kind_name() == "template_function" {
+        if let (Some(n), Some(a)) = (f.field("name"), f.field("arguments")) {
+            facts.template_calls.push(TemplateCall {
+                name: squash_ws(node_text(n, text)),
+                args: split_template_args(node_text(a, text)),
+                range: call.byte_range(),
+            });
+        }
     }
     let callee = squash_ws(node_text(f, text));
     if callee.trim_start_matches("::") == "cudaFuncSetAttribute" && args.len() >= 3 {
@@ -1658,20 +1782,28 @@ fn call_facts<'t>(
 }
 
 /// `dim3 b(32, 8);`, `dim3 b = dim3(32, 8);` and `dim3 b{32, 8};` declarators.
-fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<Expr>, TextRange)> {
+fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<String>, TextRange)> {
     let scope = scope_of(tree, decl);
+    let is_auto = decl
+        .field("type")
+        .is_some_and(|t| node_text(t, text) == "auto");
+    let texts = |n: Node| -> Vec<String> {
+        named_children(n)
+            .into_iter()
+            .filter(|a| a.kind_name() != "comment")
+            .map(|a| squash_ws(node_text(a, text)))
+            .collect()
+    };
     let mut out = Vec::new();
     for d in declarators(decl) {
         if d.kind_name() == "function_declarator" {
             // `dim3 block(TILE, ROWS);` parses as a function declaration.
-            let (Some(n), Some(params)) = (d.field("declarator"), d.field("parameters")) else {
+            let (Some(n), Some(params), false) =
+                (d.field("declarator"), d.field("parameters"), is_auto)
+            else {
                 continue;
             };
-            let args = named_children(params)
-                .into_iter()
-                .map(|p| from_text(node_text(p, text)))
-                .collect();
-            out.push((node_text(n, text).to_string(), args, scope.clone()));
+            out.push((node_text(n, text).to_string(), texts(params), scope.clone()));
             continue;
         }
         if d.kind_name() != "init_declarator" {
@@ -1680,17 +1812,41 @@ fn dim3_inits(tree: &Ancestry, decl: Node, text: &str) -> Vec<(String, Vec<Expr>
         let (Some(n), Some(v)) = (d.field("declarator"), d.field("value")) else {
             continue;
         };
-        let args = match v.kind_name() {
-            "argument_list" | "initializer_list" => named_children(v)
-                .into_iter()
-                .map(|a| from_node(a, text, 0))
-                .collect(),
-            _ => match from_node(v, text, 0) {
-                Expr::Call { callee, args } if callee == "dim3" => args,
-                other => vec![other],
-            },
+        let args = match (dim3_call_args(v, text), v.kind_name()) {
+            (Some(args), _) => args,
+            // `auto cfg = make_config(128);` is not known to be a `dim3`.
+            (None, _) if is_auto => continue,
+            (None, "argument_list" | "initializer_list") => texts(v),
+            (None, _) => vec![squash_ws(node_text(v, text))],
         };
         out.push((node_text(n, text).to_string(), args, scope.clone()));
+    }
+    out
+}
+
+/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
+fn split_template_args(text: &str) -> Vec<String> {
+    let inner = text.trim();
+    let inner = inner.strip_prefix('<').unwrap_or(inner);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(squash_ws(cur.trim()));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(squash_ws(cur.trim()));
     }
     out
 }
