@@ -182,7 +182,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
         return None;
     }
     let entry = entry(analysis, path, offset);
-    // The hovered line, as a byte range: a finding belongs to the line it starts on.
+    // The hovered line, as a byte range: a finding belongs to every line it covers.
     let text = file.source.text();
     let mut at = offset;
     while !text.is_char_boundary(at) {
@@ -212,7 +212,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
                     if d.range.start < r.end && r.start < d.range.end {
                         return true;
                     }
-                    (line_start..=line_end).contains(&d.range.start)
+                    finding_on_line(&d.range, line_start..line_end)
                         && !file.accesses().iter().any(|a| a.range == d.range)
                 })
                 .cloned()
@@ -248,6 +248,16 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
             findings,
         },
     })
+}
+
+/// Whether a finding over `range` shows on the line `line` (its start up to the `\n`
+/// that ends it): the finding starts on it, or covers part of it (a finding over a
+/// statement that spans several lines shows on each of them). Hover and `ktui`'s side
+/// panel both ask this.
+pub fn finding_on_line(range: &TextRange, line: TextRange) -> bool {
+    // An empty range belongs to the line it sits on.
+    let end = range.end.max(range.start + 1);
+    range.start <= line.end && line.start < end
 }
 
 /// A rule's finding: severity, rule, message, the fixes' titles and the wiki section.
@@ -565,6 +575,14 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
         .into_iter()
         .find_map(|(p, d)| d.facts().kernel(name).cloned().map(|k| (p, k)))?;
     let launches = analysis.launches_of(kpath, name);
+    // A template kernel's launch bounds in the instantiation the occupancy uses.
+    let inst = analysis
+        .file(kpath)
+        .and_then(|f| crate::instances::chosen_instantiation(f.facts(), &function.name));
+    let function = match (&inst, analysis.file(kpath)) {
+        (Some(i), Some(f)) => crate::instances::bind_function(f.facts(), &function, &i.bound),
+        _ => function,
+    };
     let limits = analysis.config.arch.limits();
     let launch_bounds_regs = function.launch_bounds.as_ref().and_then(|lb| {
         let max = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
@@ -615,8 +633,12 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
             if let Some(r) = launch_bounds_regs {
                 let max = lb.max_threads.unwrap_or(0);
                 let min = lb.min_blocks.unwrap_or(1);
+                let with = match &inst {
+                    Some(i) if !i.bound.is_empty() => format!(" with {}", i.describe()),
+                    _ => String::new(),
+                };
                 md.push_str(&format!(
-                    ": at most {max} threads per block and at least {min} block{} per SM, so the compiler keeps to at most {r} registers per thread on {}.\n",
+                    "{with}: at most {max} threads per block and at least {min} block{} per SM, so the compiler keeps to at most {r} registers per thread on {}.\n",
                     if min == 1 { "" } else { "s" },
                     analysis.config.arch
                 ));
@@ -649,10 +671,21 @@ fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Option<HoverR
                 cfg.push_str(&format!(", {s}"));
             }
             cfg.push_str(">>>");
-            let block = match l.block.value {
+            let mut block = match l.block.value {
                 Some([x, y, z]) => format!("block {x}×{y}×{z} = {} threads", x * y * z),
                 None => "block not known from the file".to_string(),
             };
+            if let (false, Some(caller)) = (l.caller_bound.is_empty(), &l.function) {
+                let b: Vec<String> = l
+                    .caller_bound
+                    .iter()
+                    .map(|(n, v)| format!("{n} = {v}"))
+                    .collect();
+                block.push_str(&format!(
+                    " (with `{}` as the file's call of `{caller}` binds them)",
+                    b.join(", ")
+                ));
+            }
             md.push_str(&format!(
                 "- {}: `{}{cfg}`: {block}\n",
                 location(f, path, line),
@@ -769,7 +802,22 @@ fn shared_hover(
             .as_deref()
             .and_then(|n| f.facts().kernels.iter().find(|k| k.name == n))
     });
-    let (block, block_source, dynamic, _) = block_for(analysis, path, function);
+    // A template kernel's declaration: its sizes in the instantiation chosen.
+    let facts = file.map(|f| f.facts());
+    let inst = facts.zip(d.function.as_deref()).and_then(|(fa, k)| {
+        function
+            .is_some_and(|f| !f.template_params.is_empty())
+            .then(|| crate::instances::chosen_instantiation(fa, k))
+            .flatten()
+    });
+    let bound: &[(String, i64)] = inst.as_ref().map_or(&[], |i| &i.bound);
+    let bound_function = facts
+        .zip(function)
+        .map(|(fa, f)| crate::instances::bind_function(fa, f, bound));
+    let written = d;
+    let bound_decl = facts.map(|fa| crate::instances::bind_shared(fa, d, bound));
+    let d = bound_decl.as_ref().unwrap_or(d);
+    let (block, block_source, dynamic, _) = block_for(analysis, path, bound_function.as_ref());
     let threads: u32 = block.iter().fold(1u32, |a, b| a.saturating_mul(*b));
     let smem_limit = |bytes: u64| -> (Option<u32>, Option<u32>) {
         let Ok(b) = u32::try_from(bytes) else {
@@ -798,7 +846,9 @@ fn shared_hover(
             .shared
             .iter()
             .filter(|s| s.function.as_deref() == Some(name) && !s.is_extern)
-            .try_fold(0u64, |acc, s| acc.checked_add(s.static_bytes?))
+            .try_fold(0u64, |acc, s| {
+                acc.checked_add(crate::instances::bind_shared(f.facts(), s, bound).static_bytes?)
+            })
     });
     let total = function_static_bytes.map(|s| {
         s + if d.is_extern {
@@ -851,6 +901,9 @@ fn shared_hover(
             )),
         }
     }
+    if let (Some(fa), Some(f)) = (facts, function) {
+        md.push_str(&template_sizes(fa, written, f, inst.as_ref()));
+    }
     if let Some(a) = d.alignment {
         md.push_str(&format!("\nAligned to {a} bytes.\n"));
     }
@@ -902,6 +955,60 @@ fn shared_hover(
     }
 }
 
+/// What a template kernel's shared declaration says about its template arguments: the
+/// instantiation its size is shown for (and the size in each other one the file
+/// launches), or which parameters are unbound and what was assumed. Empty when the
+/// dimensions name no template parameter.
+fn template_sizes(
+    facts: &kernaut_syntax::FileFacts,
+    d: &SharedDecl,
+    f: &Function,
+    inst: Option<&crate::reports::Instantiation>,
+) -> String {
+    let names = |p: &&kernaut_syntax::TemplateParam| {
+        !p.is_type && d.dims_text.iter().any(|t| names_token(t, &p.name))
+    };
+    let Some(inst) = inst else {
+        // Unbound: the parameters the dimensions name, or every value parameter when a
+        // size is not known (a constant between them, `constexpr int N = BM * 2`).
+        let unknown = !d.is_extern && d.static_bytes.is_none();
+        let unbound: Vec<_> = crate::instances::unbound_params(facts, f)
+            .into_iter()
+            .filter(|p| names(p) || unknown)
+            .collect();
+        return crate::instances::unbound_sentence(&f.name, &unbound)
+            .map_or(String::new(), |s| format!("\n{s}\n"));
+    };
+    let bound = crate::instances::bind_shared(facts, d, &inst.bound);
+    if !f.template_params.iter().any(|p| names(&p)) && bound.dims == d.dims {
+        return String::new();
+    }
+    let mut md = format!(
+        "\nTemplate arguments: {}.\n",
+        crate::instances::chosen_phrase(inst)
+    );
+    if inst.of > 1 {
+        let all = crate::reports::launched_instantiations(facts, &f.name);
+        for other in all.iter().take(8) {
+            let b = crate::instances::bind_shared(facts, d, &other.bound);
+            let dims: Vec<String> = b
+                .dims
+                .iter()
+                .map(|v| v.map_or("?".to_string(), |v| v.to_string()))
+                .collect();
+            let bytes = b
+                .static_bytes
+                .map_or("size not known".to_string(), |v| format!("{v} bytes"));
+            md.push_str(&format!(
+                "- {}: {} = {bytes}\n",
+                other.describe(),
+                dims.join(" × ")
+            ));
+        }
+    }
+    md
+}
+
 fn access_hover(
     analysis: &Analysis,
     path: &str,
@@ -940,7 +1047,26 @@ fn access_hover(
         ));
     }
     if let Some(inst) = &bank.instantiation {
-        md.push_str(&format!("In {}.\n\n", inst.phrase()));
+        md.push_str(&format!("In {}.", inst.phrase()));
+        let file = analysis.file(path);
+        let decl = file.and_then(|f| {
+            f.facts()
+                .shared_named(&a.array, a.range.start)
+                .map(|d| (f, d))
+        });
+        if let Some((f, d)) = decl.filter(|_| a.root == a.array) {
+            let b = crate::instances::bind_shared(f.facts(), d, &inst.bound);
+            if let (Some(bytes), true) = (b.static_bytes, b.dims != d.dims) {
+                let dims: Vec<String> = b.dims.iter().flatten().map(u64::to_string).collect();
+                md.push_str(&format!(
+                    " There `{}` is {} × {} B = {bytes} bytes.",
+                    d.name,
+                    dims.join(" × "),
+                    d.element_size.unwrap_or(0)
+                ));
+            }
+        }
+        md.push_str("\n\n");
     }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));

@@ -818,7 +818,10 @@ fn bind_callers(facts: &mut FileFacts) {
     let env = &facts.env;
     let calls = &facts.template_calls;
     for l in facts.launches.iter_mut() {
-        let Some(function) = l.function.as_deref().filter(|_| !l.caller_params.is_empty())
+        let Some(function) = l
+            .function
+            .as_deref()
+            .filter(|_| !l.caller_params.is_empty())
         else {
             continue;
         };
@@ -1586,7 +1589,12 @@ fn carve(
 
 /// The x, y, z of a launch dimension as written: the arguments of `dim3(x, y, z)` or of
 /// a local `dim3` variable's initialiser, or the expression itself.
-fn dim_parts(n: Node, text: &str, at: usize, dim3_vars: &[(String, Vec<String>, TextRange)]) -> Vec<String> {
+fn dim_parts(
+    n: Node,
+    text: &str,
+    at: usize,
+    dim3_vars: &[(String, Vec<String>, TextRange)],
+) -> Vec<String> {
     if let Some(args) = dim3_call_args(n, text) {
         return args;
     }
@@ -1660,7 +1668,8 @@ fn call_facts<'t>(
             .collect();
         // Local `dim3` variables, looked up only when a dimension is a plain name.
         let needs_vars = cfg.iter().take(2).any(|n| n.kind_name() == "identifier");
-        let dim3_vars: Vec<(String, Vec<String>, TextRange)> = match function.filter(|_| needs_vars) {
+        let dim3_vars: Vec<(String, Vec<String>, TextRange)> = match function.filter(|_| needs_vars)
+        {
             Some(func) => declarations
                 .iter()
                 .filter(|d| func.byte_range().contains(&d.start_byte()))
@@ -1686,7 +1695,7 @@ fn call_facts<'t>(
                         value: fold_dim(&parts, at, env),
                         parts,
                     }
-                }
+                },
             )
         };
         // `CHECK(x, …)` with no `;` before `k<<<…>>>(…)`: the macro call parses as the

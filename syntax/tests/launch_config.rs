@@ -3,8 +3,11 @@
 
 use kernaut_syntax::SourceFile;
 
+/// A launch's grid and block, folded.
+type GridBlock = (Option<[i64; 3]>, Option<[i64; 3]>);
+
 /// The folded grid and block of each launch, in document order.
-fn dims(text: &str) -> Vec<(Option<[i64; 3]>, Option<[i64; 3]>)> {
+fn dims(text: &str) -> Vec<GridBlock> {
     SourceFile::parse(text)
         .facts()
         .launches
