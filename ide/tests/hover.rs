@@ -1751,3 +1751,52 @@ void run(const float* a, float* c, int m, int n) {
         "#]],
     );
 }
+
+// A static member of the user's own type is not the library member of that name.
+
+#[test]
+fn static_member_of_the_users_type_is_not_the_group_member() {
+    check_hover(
+        r#"
+template <class T> struct Packed128 {
+    static constexpr int size = 16 / sizeof(T);
+    T v[size];
+};
+typedef Packed128<float> x128;
+__global__ void k(float* out) {
+    int c = threadIdx.x * x128::si$0ze;
+    out[c] = 0.f;
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn member_of_a_group_type_through_a_namespace_alias_is_the_group_member() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(float* out) {
+    auto n = &cg::thread_block::si$0ze;
+    out[threadIdx.x] = 0.f;
+}
+"#,
+        expect![[r#"
+            symbol `cooperative_groups::thread_block::size` at `cg::thread_block::size`
+            ---
+            **`cg::thread_block::size` → `cooperative_groups::thread_block::size`** · Cooperative groups thread_block · `api-cg-groups`
+
+            ```cuda
+            unsigned long long thread_block::size() const;
+            ```
+
+            header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
+
+            The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
