@@ -363,19 +363,23 @@ impl Analysis {
         let text = self.text(file)?;
         let mut out = Vec::new();
         if config.shared_bytes {
-            for d in &self.file_facts(file)?.shared {
+            let facts = self.file_facts(file)?;
+            for d in &facts.shared {
                 if !inside(&d.range) || d.is_extern {
                     continue;
                 }
-                let Some(bytes) = d.static_bytes else {
+                let (Some(bytes), inst) = crate::instances::shared_bytes(facts, d) else {
                     continue;
                 };
+                let with = inst.map_or(String::new(), |i| {
+                    format!(" with {}", crate::instances::chosen_phrase(&i))
+                });
                 out.push(InlayHintData {
                     offset: after_dimensions(text, d.name_range.end),
                     label: format!(": {}", format_bytes(bytes)),
                     kind: InlayKind::SharedBytes,
                     tooltip: format!(
-                        "`{}` takes {bytes} bytes of shared memory per block",
+                        "`{}` takes {bytes} bytes of shared memory per block{with}",
                         d.name
                     ),
                 });
@@ -618,11 +622,12 @@ impl Analysis {
             selection: d.name_range.clone(),
             detail: {
                 let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
-                match d.static_bytes {
-                    Some(b) if !d.is_extern => {
+                match crate::instances::shared_bytes(facts, d).0 {
+                    _ if d.is_extern => format!("extern __shared__ {}{dims}", d.element_type),
+                    Some(b) => {
                         format!("__shared__ {}{dims} · {}", d.element_type, format_bytes(b))
                     }
-                    _ => format!("extern __shared__ {}{dims}", d.element_type),
+                    None => format!("__shared__ {}{dims}", d.element_type),
                 }
             },
             children: Vec::new(),

@@ -32,7 +32,7 @@ pub(crate) use wiki::{lookup, wiki_info};
 mod signatures;
 pub use signatures::MAX_SIGNATURES;
 pub(crate) use signatures::{
-    matching_signatures, overload_range, overload_requirement, pick_overloads,
+    matching_signatures, names_token, overload_range, overload_requirement, pick_overloads,
 };
 
 mod kernel;
@@ -197,7 +197,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
         return None;
     }
     let entry = entry(analysis, path, offset);
-    // The hovered line, as a byte range: a finding belongs to the line it starts on.
+    // The hovered line, as a byte range: a finding belongs to every line it covers.
     let text = file.source.text();
     let mut at = offset;
     while !text.is_char_boundary(at) {
@@ -227,7 +227,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
                     if d.range.start < r.end && r.start < d.range.end {
                         return true;
                     }
-                    (line_start..=line_end).contains(&d.range.start)
+                    finding_on_line(&d.range, line_start..line_end)
                         && !file.accesses().iter().any(|a| a.range == d.range)
                 })
                 .cloned()
@@ -263,6 +263,16 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
             findings,
         },
     })
+}
+
+/// Whether a finding over `range` shows on the line `line` (its start up to the `\n`
+/// that ends it): the finding starts on it, or covers part of it (a finding over a
+/// statement that spans several lines shows on each of them). Hover and `ktui`'s side
+/// panel both ask this.
+pub fn finding_on_line(range: &TextRange, line: TextRange) -> bool {
+    // An empty range belongs to the line it sits on.
+    let end = range.end.max(range.start + 1);
+    range.start <= line.end && line.start < end
 }
 
 /// A rule's finding: severity, rule, message, the fixes' titles and the wiki section.

@@ -9,6 +9,7 @@ pub mod compiled;
 pub mod config;
 pub mod editor;
 pub mod hover;
+pub mod instances;
 pub mod knowledge;
 pub mod line_index;
 pub mod lower;

@@ -196,9 +196,29 @@ pub(crate) fn occupancy_for(
     let file = analysis.file(path)?;
     let facts = file.facts();
     let k = facts.kernel(kernel)?;
+    // A template kernel: its launch bounds and shared sizes in the instantiation chosen.
+    let inst = crate::instances::chosen_instantiation(facts, kernel);
+    let bound: &[(String, i64)] = inst.as_ref().map_or(&[], |i| &i.bound);
+    let bound_k = crate::instances::bind_function(facts, k, bound);
+    let k = &bound_k;
     let arch = analysis.config.arch;
     let limits = arch.limits();
     let (block, block_source, dynamic, mut notes) = block_for(analysis, path, Some(k));
+    match &inst {
+        Some(i) => notes.insert(
+            0,
+            format!(
+                "Template arguments: {}.",
+                crate::instances::chosen_phrase(i)
+            ),
+        ),
+        None => {
+            let unbound = crate::instances::unbound_params(facts, k);
+            if let Some(s) = crate::instances::unbound_sentence(kernel, &unbound) {
+                notes.insert(0, s);
+            }
+        }
+    }
     let compiled = analysis.compiled_kernel(path, crate::analysis::short_name(kernel));
     // The count assumed until ptxas reports one: the kernel's comment, the project's
     // `registers`, else the configured typical count. `__launch_bounds__` only caps it.
@@ -226,7 +246,12 @@ pub(crate) fn occupancy_for(
         ),
         _ => (assumed, assumed_source),
     };
-    let shared = crate::model::static_shared(file.shared_in(kernel));
+    // In the instantiation chosen, a template's rows are bound (`t[BM][BN]`).
+    let bound_decls: Vec<_> = file
+        .shared_in(kernel)
+        .map(|d| crate::instances::bind_shared(facts, d, bound))
+        .collect();
+    let shared = crate::model::static_shared(&bound_decls);
     for name in &shared.unknown {
         notes.push(format!(
             "The size of `__shared__ {name}` is not known from the file; it is left out."
@@ -365,7 +390,8 @@ pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantia
             if p.is_type {
                 continue;
             }
-            let Some(v) = facts.fold_text(a, launch.range.start) else {
+            // Inside a host function template, its parameters as its call binds them.
+            let Some(v) = facts.fold_text_with(a, launch.range.start, &launch.caller_bound) else {
                 continue;
             };
             if p.default_value != Some(v) {
@@ -470,21 +496,27 @@ pub fn instantiated_offset(
         }
         Some(lin)
     };
-    let (Some(new), Some(old), Some(elem)) = (
-        linear(&dims),
-        linear(&decl.dims),
-        access.element_size.and_then(|e| i64::try_from(e).ok()),
-    ) else {
-        return IndexExpr::Unknown(format!(
+    let unknown = || {
+        IndexExpr::Unknown(format!(
             "the dimensions of `{}` with {} are not known",
             access.array,
             inst.describe()
-        ));
+        ))
+    };
+    let (Some(new), Some(elem)) = (
+        linear(&dims),
+        access.element_size.and_then(|e| i64::try_from(e).ok()),
+    ) else {
+        return unknown();
     };
     if access.cast_type.is_none() {
-        // No vector index on top: the new rows' flattening is the whole offset.
+        // No vector index on top: the new rows' flattening is the whole offset (the
+        // rows as the kernel's text folds them may not be known at all: `t[BM][BN]`).
         return IndexExpr::binary(new, BinOp::Mul, IndexExpr::Int(elem));
     }
+    let Some(old) = linear(&decl.dims) else {
+        return unknown();
+    };
     // The offset as lowered holds the old rows' flattening with the vector index of the
     // cast on top: move it to the new rows'.
     offset = IndexExpr::binary(

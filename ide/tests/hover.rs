@@ -536,6 +536,8 @@ void run(const float* in, float* out) {
 
             16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
 
+            The template parameter `BLOCK` is unbound (no launch in the file instantiates `reduce`); the default `BLOCK = 128` assumed.
+
             Registers: 32 per thread is an assumption, a typical count; set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
@@ -668,7 +670,7 @@ void launch(float* out) { k<1><<<1, 32>>>(out); }
             ---
             **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 32×1×1 block (from the launch at line 6)
 
-            In the instantiation the file launches: `OFFSET = 1`.
+            In the instantiation the file launches: `OFFSET = 1`. There `tile` is 32 × 33 × 4 B = 4224 bytes.
 
             Byte offset: `threadIdx.x * 33 * 4`
 
@@ -1456,6 +1458,459 @@ __global__ void k(float* out) {
             bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
             words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
             ```
+        "#]],
+    );
+}
+
+// Template kernels: sizes, launch bounds and bank models in the instantiation launched.
+
+#[test]
+fn shared_declaration_in_a_launched_template_shows_the_bound_size() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void tk(const float* in, float* out) {
+    __shared__ float t$0[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    tk<32, 32><<<1, 64>>>(in, out);
+}
+"#,
+        expect![[r#"
+            shared-declaration `t` at `t`
+            ---
+            **`__shared__ float t[BM][BN]`** in `tk`
+
+            32 × 32 × 4 B = **4096 bytes** (4.0 KiB).
+
+            Template arguments: `BM = 32, BN = 32`, the instantiation the file launches.
+
+            **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 45 blocks/SM
+            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
+        "#]],
+    );
+}
+
+#[test]
+fn shared_declaration_with_several_instantiations_names_each() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void tk(const float* in, float* out) {
+    __shared__ float t$0[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    tk<32, 32><<<1, 64>>>(in, out);
+    tk<64, 128><<<1, 64>>>(in, out);
+}
+"#,
+        expect![[r#"
+            shared-declaration `t` at `t`
+            ---
+            **`__shared__ float t[BM][BN]`** in `tk`
+
+            64 × 128 × 4 B = **32768 bytes** (32.0 KiB).
+
+            Template arguments: `BM = 64, BN = 128`, the one with the most shared memory of the 2 instantiations the file launches.
+            - `BM = 32, BN = 32`: 32 × 32 = 4096 bytes
+            - `BM = 64, BN = 128`: 64 × 128 = 32768 bytes
+
+            **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 6 blocks/SM
+            - with all 32768 B of `tk`'s shared memory: 6 blocks/SM
+            - warps allow 32 blocks/SM at this block size, so shared memory is the limit
+        "#]],
+    );
+}
+
+#[test]
+fn shared_declaration_of_a_template_never_launched_says_what_is_unbound() {
+    check_hover(
+        r#"
+template <int BM, int BN = 16>
+__global__ void tk(const float* in, float* out) {
+    __shared__ float t$0[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+"#,
+        expect![[r#"
+            shared-declaration `t` at `t`
+            ---
+            **`__shared__ float t[BM][BN]`** in `tk`
+
+            Size not known from the file (dimensions ? × 16, element 4 B).
+
+            The template parameters `BM`, `BN` are unbound (no launch in the file instantiates `tk`); the default `BN = 16` assumed; `BM` has no default, so what depends on it is not known.
+
+            **Occupancy on sm_90** at 256×1×1 = 256 threads (the configured default; no launch was found); 228 KiB of shared memory per SM, 1024 B reserved per block:
+        "#]],
+    );
+}
+
+#[test]
+fn shared_declaration_of_a_template_sized_by_a_define_says_nothing_of_templates() {
+    check_hover(
+        r#"
+#define TILE 32
+template <typename T>
+__global__ void tk(const T* in, T* out) {
+    __shared__ float t$0[TILE][TILE];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    tk<float><<<1, 64>>>(in, out);
+}
+"#,
+        expect![[r#"
+            shared-declaration `t` at `t`
+            ---
+            **`__shared__ float t[TILE][TILE]`** in `tk`
+
+            32 × 32 × 4 B = **4096 bytes** (4.0 KiB).
+
+            **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
+            - this buffer alone allows 45 blocks/SM
+            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
+        "#]],
+    );
+}
+
+#[test]
+fn template_kernel_hover_uses_the_bound_launch_bounds_and_shared_memory() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void __launch_bounds__(BM * BN / 4) t$0k(const float* in, float* out) {
+    __shared__ float t[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    tk<64, 64><<<1, dim3(32, 8)>>>(in, out);
+}
+"#,
+        expect![[r#"
+            kernel `tk` at `tk`
+            ---
+            **kernel `tk`**
+
+            ```cuda
+            template <int BM, int BN> __global__ void tk(const float* in, float* out)
+            ```
+
+            `__launch_bounds__(BM * BN / 4)` with `BM = 64, BN = 64`: at most 1024 threads per block and at least 1 block per SM, so the compiler keeps to at most 64 registers per thread on sm_90.
+
+            Launch sites (1):
+            - line 9: `tk<<<1, dim3(32, 8)>>>`: block 32×8×1 = 256 threads
+
+            **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 16384 B static + 0 B dynamic shared memory.
+
+            8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Template arguments: `BM = 64, BN = 64`, the instantiation the file launches.
+
+            Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 64); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+#[test]
+fn launch_bounds_from_a_template_parameter_without_a_launch_block() {
+    check_hover(
+        r#"
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) t$0k(float* out) {
+    out[threadIdx.x] = 0.f;
+}
+void run(float* out, dim3 block) {
+    tk<512><<<1, block>>>(out);
+}
+"#,
+        expect![[r#"
+            kernel `tk` at `tk`
+            ---
+            **kernel `tk`**
+
+            ```cuda
+            template <int THREADS> __global__ void tk(float* out)
+            ```
+
+            `__launch_bounds__(THREADS)` with `THREADS = 512`: at most 512 threads per block and at least 1 block per SM, so the compiler keeps to at most 128 registers per thread on sm_90.
+
+            Launch sites (1):
+            - line 6: `tk<<<1, block>>>`: block not known from the file
+
+            **Occupancy on sm_90**: block 512×1×1 = 512 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
+
+            4 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Template arguments: `THREADS = 512`, the instantiation the file launches.
+
+            The block `block` of the launch is not known from the file.
+
+            Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 128); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+#[test]
+fn access_in_a_launched_template_gets_the_bound_rows() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void tk(const float* in, float* out) {
+    __shared__ float t[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    dim3 block(32, 8);
+    tk<32, 32><<<1, block>>>(in, out);
+}
+"#,
+        expect![[r#"
+            shared-access `t[threadIdx.x][threadIdx.y]` at `t[threadIdx.x][threadIdx.y]`
+            ---
+            **shared load `t[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
+
+            In the instantiation the file launches: `BM = 32, BN = 32`. There `t` is 32 × 32 × 4 B = 4096 bytes.
+
+            Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
+
+            **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn access_in_a_launched_padded_template_is_conflict_free() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void tk(const float* in, float* out) {
+    __shared__ float t[BM][BN];
+    t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
+}
+void run(const float* in, float* out) {
+    dim3 block(32, 8);
+    tk<32, 33><<<1, block>>>(in, out);
+}
+"#,
+        expect![[r#"
+            shared-access `t[threadIdx.x][threadIdx.y]` at `t[threadIdx.x][threadIdx.y]`
+            ---
+            **shared load `t[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
+
+            In the instantiation the file launches: `BM = 32, BN = 33`. There `t` is 32 × 33 × 4 B = 4224 bytes.
+
+            Byte offset: `(threadIdx.x * 33 + threadIdx.y) * 4`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+// A finding over several lines shows on each of them.
+
+#[test]
+fn finding_shows_on_every_line_it_spans() {
+    check_hover(
+        r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(
+            0); __sync$0threads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        expect![[r#"
+            symbol `__syncthreads` at `__syncthreads`
+            ---
+            **warning `async-copy/wait-all-in-pipelined-loop`**: `__pipeline_wait_prior( 0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
+
+            Fix: Wait for all but the 1 most recent group (stages - 1)
+
+            Wiki: `pitfall-async-copy#P8`
+
+            ---
+
+            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+
+            ```cuda
+            void __syncthreads();
+            ```
+
+            header: `built-in` · requires sm_20; target sm_90 has it
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
+    );
+}
+
+#[test]
+fn finding_over_several_lines_is_not_on_the_line_after() {
+    check_hover(
+        r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* g, float* out, int n) {
+    __shared__ float buf[2][256];
+    __pipeline_memcpy_async(&buf[0][threadIdx.x], &g[threadIdx.x], 4);
+    __pipeline_commit();
+    for (int t = 0; t < n; ++t) {
+        __pipeline_memcpy_async(&buf[(t + 1) & 1][threadIdx.x], &g[(t + 1) * 256 + threadIdx.x], 4);
+        __pipeline_commit();
+        __pipeline_wait_prior(
+            0);
+        __sync$0threads();
+        out[t * 256 + threadIdx.x] = buf[t & 1][threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        expect![[r#"
+            symbol `__syncthreads` at `__syncthreads`
+            ---
+            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+
+            ```cuda
+            void __syncthreads();
+            ```
+
+            header: `built-in` · requires sm_20; target sm_90 has it
+
+            Waits until every thread of the block reaches the barrier.
+        "#]],
+    );
+}
+
+#[test]
+fn launch_inside_a_host_template_uses_the_arguments_of_its_call() {
+    check_hover(
+        r#"
+template <int BM, int BN>
+__global__ void ge$0mm(const float* a, float* c) {
+    __shared__ float as[BM][8];
+    as[threadIdx.y][threadIdx.x % 8] = a[threadIdx.x];
+    __syncthreads();
+    c[threadIdx.x] = as[threadIdx.x % BM][0];
+}
+template <int BM, int BN, int TM, int TN>
+void launch_gemm(const float* a, float* c, int m, int n) {
+    dim3 block(BN / TN, BM / TM);
+    dim3 grid(n / BN, m / BM);
+    gemm<BM, BN><<<grid, block>>>(a, c);
+}
+void run(const float* a, float* c, int m, int n) {
+    launch_gemm<128, 64, 8, 4>(a, c, m, n);
+}
+"#,
+        expect![[r#"
+            kernel `gemm` at `gemm`
+            ---
+            **kernel `gemm`**
+
+            ```cuda
+            template <int BM, int BN> __global__ void gemm(const float* a, float* c)
+            ```
+
+            No `__launch_bounds__`.
+
+            Launch sites (1):
+            - line 12: `gemm<<<grid, block>>>`: block 16×16×1 = 256 threads (with `BM = 128, BN = 64, TM = 8, TN = 4` as the file's call of `launch_gemm` binds them)
+
+            **Occupancy on sm_90**: block 16×16×1 = 256 threads (from the launch at line 12), 32 registers per thread (assumed: a typical count, not measured), 4096 B static + 0 B dynamic shared memory.
+
+            8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
+
+            Template arguments: `BM = 128, BN = 64`, the instantiation the file launches.
+
+            Registers: 32 per thread is an assumption, a typical count; set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+// A static member of the user's own type is not the library member of that name.
+
+#[test]
+fn static_member_of_the_users_type_is_not_the_group_member() {
+    check_hover(
+        r#"
+template <class T> struct Packed128 {
+    static constexpr int size = 16 / sizeof(T);
+    T v[size];
+};
+typedef Packed128<float> x128;
+__global__ void k(float* out) {
+    int c = threadIdx.x * x128::si$0ze;
+    out[c] = 0.f;
+}
+"#,
+        expect![[r#"
+            no hover
+        "#]],
+    );
+}
+
+#[test]
+fn member_of_a_group_type_through_a_namespace_alias_is_the_group_member() {
+    check_hover(
+        r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(float* out) {
+    auto n = &cg::thread_block::si$0ze;
+    out[threadIdx.x] = 0.f;
+}
+"#,
+        expect![[r#"
+            symbol `cooperative_groups::thread_block::size` at `cg::thread_block::size`
+            ---
+            **`cg::thread_block::size` → `cooperative_groups::thread_block::size`** · Cooperative groups thread_block · `api-cg-groups`
+
+            ```cuda
+            unsigned long long thread_block::size() const;
+            ```
+
+            header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
+
+            The block as a group object; `sync()` is `__syncthreads()`.
         "#]],
     );
 }

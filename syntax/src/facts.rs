@@ -24,7 +24,7 @@ pub(crate) use declarator::{
 };
 
 mod functions;
-pub(crate) use functions::function_facts;
+pub(crate) use functions::{function_facts, template_params};
 
 mod constants;
 pub(crate) use constants::{constant_decl, fold_u};
@@ -58,6 +58,9 @@ pub struct FileFacts {
     pub using_namespaces: Vec<(String, TextRange)>,
     /// Names of every macro the file `#define`s (object-like and function-like).
     pub macros: Vec<String>,
+    /// Calls with explicit template arguments, `launch_gemm<128, 64>(...)`, that bind the
+    /// template parameters of a host function whose launches depend on them.
+    pub template_calls: Vec<TemplateCall>,
     pub(crate) env: Env,
     /// See [`FileFacts::fingerprint`].
     fingerprint: u64,
@@ -190,6 +193,21 @@ pub struct LaunchDim {
     pub text: String,
     /// The value folded to x, y, z (missing dimensions are 1), when the file determines it.
     pub value: Option<[i64; 3]>,
+    /// x, y, z as written (fewer when omitted), after a local `dim3` variable is
+    /// followed to its initialiser: `block` declared `dim3 block(BN / TN, BM / TM)` gives
+    /// `["BN / TN", "BM / TM"]`. Empty when the argument is not a `dim3` or a number.
+    pub parts: Vec<String>,
+}
+
+/// A call with explicit template arguments: `launch_gemm<128, 64>(c, m, n)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateCall {
+    /// The function called, as written without the arguments.
+    pub name: String,
+    /// The template arguments as written, split at the top-level commas.
+    pub args: Vec<String>,
+    /// The range of the call.
+    pub range: TextRange,
 }
 
 impl LaunchDim {
@@ -222,6 +240,13 @@ pub struct LaunchSite {
     pub args: Vec<String>,
     /// The function that contains the launch.
     pub function: Option<String>,
+    /// The template parameters of that function when it is a template (a host function
+    /// such as `template <int BM, int BN> void launch_gemm(...)`), in order.
+    pub caller_params: Vec<String>,
+    /// Those parameters as the file's first call of the function with foldable template
+    /// arguments binds them (`launch_gemm<128, 64>(...)`); the dimensions and template
+    /// arguments of the launch are folded with them. Empty when none binds them.
+    pub caller_bound: Vec<(String, i64)>,
 }
 
 /// A `cudaFuncSetAttribute(kernel, attribute, value)` call.
@@ -368,6 +393,9 @@ impl FileFacts {
         for a in &mut self.func_attributes {
             r(&mut a.range);
         }
+        for c in &mut self.template_calls {
+            r(&mut c.range);
+        }
         for c in &mut self.constants {
             r(&mut c.range);
             if let Some(s) = &mut c.scope {
@@ -393,6 +421,7 @@ impl FileFacts {
         self.carves.extend(part.carves);
         self.launches.extend(part.launches);
         self.func_attributes.extend(part.func_attributes);
+        self.template_calls.extend(part.template_calls);
         self.constants.extend(part.constants);
         self.namespace_aliases.extend(part.namespace_aliases);
         self.using_namespaces.extend(part.using_namespaces);
@@ -587,7 +616,64 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     facts
         .constants
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
+    bind_callers(&mut facts);
     Some(facts)
+}
+
+/// Binds the template parameters of the host function templates that launch kernels, at
+/// the file's first call of each with foldable template arguments, and folds the
+/// launches' unknown dimensions again with them.
+fn bind_callers(facts: &mut FileFacts) {
+    if facts.template_calls.is_empty() {
+        return;
+    }
+    let env = &facts.env;
+    let calls = &facts.template_calls;
+    for l in facts.launches.iter_mut() {
+        let Some(function) = l
+            .function
+            .as_deref()
+            .filter(|_| !l.caller_params.is_empty())
+        else {
+            continue;
+        };
+        let short = crate::short_name(function);
+        let bound = calls
+            .iter()
+            .filter(|c| crate::short_name(&c.name) == short)
+            .map(|c| {
+                l.caller_params
+                    .iter()
+                    .zip(&c.args)
+                    .filter_map(|(p, a)| Some((p.clone(), env.fold(&from_text(a), c.range.start)?)))
+                    .collect::<Vec<_>>()
+            })
+            .find(|b| !b.is_empty());
+        let Some(bound) = bound else {
+            continue;
+        };
+        let at = l.range.start;
+        for dim in [&mut l.grid, &mut l.block] {
+            if dim.value.is_some() || dim.parts.is_empty() {
+                continue;
+            }
+            let mut v = [1i64; 3];
+            let mut known = true;
+            for (i, p) in dim.parts.iter().take(3).enumerate() {
+                match env.fold_with(&from_text(p), at, &bound) {
+                    Some(x) => v[i] = x,
+                    None => known = false,
+                }
+            }
+            if known {
+                dim.value = Some(v);
+            }
+        }
+        if let (None, Some(t)) = (l.shared_bytes, &l.shared_bytes_text) {
+            l.shared_bytes = env.fold_with(&from_text(t), at, &bound);
+        }
+        l.caller_bound = bound;
+    }
 }
 
 /// Whether each chunk (in order) has a function definition, for the accesses' walk.
@@ -658,9 +744,11 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
     // Inside expressions only launches and `cudaFuncSetAttribute` calls matter (and the
     // declarations in a lambda's body), so an expression whose text has neither is not
     // walked: most of a file's nodes are in expressions.
+    // `>(`: a call with template arguments, which may bind a host function template's
+    // parameters that a launch inside it depends on.
     let has_calls = |n: Node| {
         let t = node_text(n, text);
-        t.contains("<<<") || t.contains("cudaFuncSetAttribute")
+        t.contains("<<<") || t.contains("cudaFuncSetAttribute") || t.contains(">(")
     };
     preorder(root, |node| {
         let kind = node.kind_name();

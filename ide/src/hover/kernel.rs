@@ -9,6 +9,14 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         .into_iter()
         .find_map(|(p, d)| d.facts().kernel(name).cloned().map(|k| (p, k)))?;
     let launches = analysis.launches_of(kpath, name);
+    // A template kernel's launch bounds in the instantiation the occupancy uses.
+    let inst = analysis
+        .file(kpath)
+        .and_then(|f| crate::instances::chosen_instantiation(f.facts(), &function.name));
+    let function = match (&inst, analysis.file(kpath)) {
+        (Some(i), Some(f)) => crate::instances::bind_function(f.facts(), &function, &i.bound),
+        _ => function,
+    };
     let limits = analysis.config.arch.limits();
     let launch_bounds_regs = crate::model::launch_bounds_regs(limits, &function).map(|l| l.limit);
     let occ = analysis.occupancy_at(kpath, name);
@@ -49,8 +57,12 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
             if let Some(r) = launch_bounds_regs {
                 let max = lb.max_threads.unwrap_or(0);
                 let min = lb.min_blocks.unwrap_or(1);
+                let with = match &inst {
+                    Some(i) if !i.bound.is_empty() => format!(" with {}", i.describe()),
+                    _ => String::new(),
+                };
                 md.push_str(&format!(
-                    ": at most {max} threads per block and at least {min} block{} per SM, so the compiler keeps to at most {r} registers per thread on {}.\n",
+                    "{with}: at most {max} threads per block and at least {min} block{} per SM, so the compiler keeps to at most {r} registers per thread on {}.\n",
                     if min == 1 { "" } else { "s" },
                     analysis.config.arch
                 ));
@@ -83,10 +95,21 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
                 cfg.push_str(&format!(", {s}"));
             }
             cfg.push_str(">>>");
-            let block = match l.block.value {
+            let mut block = match l.block.value {
                 Some([x, y, z]) => format!("block {x}×{y}×{z} = {} threads", x * y * z),
                 None => "block not known from the file".to_string(),
             };
+            if let (false, Some(caller)) = (l.caller_bound.is_empty(), &l.function) {
+                let b: Vec<String> = l
+                    .caller_bound
+                    .iter()
+                    .map(|(n, v)| format!("{n} = {v}"))
+                    .collect();
+                block.push_str(&format!(
+                    " (with `{}` as the file's call of `{caller}` binds them)",
+                    b.join(", ")
+                ));
+            }
             md.push_str(&format!(
                 "- {}: `{}{cfg}`: {block}\n",
                 location(f, path, line),

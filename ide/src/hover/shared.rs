@@ -16,7 +16,22 @@ pub(crate) fn shared_hover(
             .as_deref()
             .and_then(|n| f.facts().kernels.iter().find(|k| k.name == n))
     });
-    let (block, block_source, dynamic, _) = block_for(analysis, path, function);
+    // A template kernel's declaration: its sizes in the instantiation chosen.
+    let facts = file.map(|f| f.facts());
+    let inst = facts.zip(d.function.as_deref()).and_then(|(fa, k)| {
+        function
+            .is_some_and(|f| !f.template_params.is_empty())
+            .then(|| crate::instances::chosen_instantiation(fa, k))
+            .flatten()
+    });
+    let bound: &[(String, i64)] = inst.as_ref().map_or(&[], |i| &i.bound);
+    let bound_function = facts
+        .zip(function)
+        .map(|(fa, f)| crate::instances::bind_function(fa, f, bound));
+    let written = d;
+    let bound_decl = facts.map(|fa| crate::instances::bind_shared(fa, d, bound));
+    let d = bound_decl.as_ref().unwrap_or(d);
+    let (block, block_source, dynamic, _) = block_for(analysis, path, bound_function.as_ref());
     let threads: u32 = block.iter().fold(1u32, |a, b| a.saturating_mul(*b));
     let smem_limit = |bytes: u64| -> (Option<u32>, Option<u32>) {
         let Ok(b) = u32::try_from(bytes) else {
@@ -39,8 +54,13 @@ pub(crate) fn shared_hover(
         d.static_bytes
     };
     let (alone, warps) = bytes.map_or((None, None), smem_limit);
-    let function_static_bytes =
-        file.and_then(|f| crate::model::static_shared(f.shared_in(d.function.as_deref()?)).exact());
+    let function_static_bytes = file.and_then(|f| {
+        let decls: Vec<_> = f
+            .shared_in(d.function.as_deref()?)
+            .map(|s| crate::instances::bind_shared(f.facts(), s, bound))
+            .collect();
+        crate::model::static_shared(&decls).exact()
+    });
     let total = function_static_bytes.map(|s| {
         s + if d.is_extern {
             bytes.unwrap_or(0)
@@ -91,6 +111,9 @@ pub(crate) fn shared_hover(
                 folded.join(" × ")
             )),
         }
+    }
+    if let (Some(fa), Some(f)) = (facts, function) {
+        md.push_str(&template_sizes(fa, written, f, inst.as_ref()));
     }
     if let Some(a) = d.alignment {
         md.push_str(&format!("\nAligned to {a} bytes.\n"));
@@ -143,6 +166,60 @@ pub(crate) fn shared_hover(
     }
 }
 
+/// What a template kernel's shared declaration says about its template arguments: the
+/// instantiation its size is shown for (and the size in each other one the file
+/// launches), or which parameters are unbound and what was assumed. Empty when the
+/// dimensions name no template parameter.
+fn template_sizes(
+    facts: &kernaut_syntax::FileFacts,
+    d: &SharedDecl,
+    f: &Function,
+    inst: Option<&crate::reports::Instantiation>,
+) -> String {
+    let names = |p: &&kernaut_syntax::TemplateParam| {
+        !p.is_type && d.dims_text.iter().any(|t| names_token(t, &p.name))
+    };
+    let Some(inst) = inst else {
+        // Unbound: the parameters the dimensions name, or every value parameter when a
+        // size is not known (a constant between them, `constexpr int N = BM * 2`).
+        let unknown = !d.is_extern && d.static_bytes.is_none();
+        let unbound: Vec<_> = crate::instances::unbound_params(facts, f)
+            .into_iter()
+            .filter(|p| names(p) || unknown)
+            .collect();
+        return crate::instances::unbound_sentence(&f.name, &unbound)
+            .map_or(String::new(), |s| format!("\n{s}\n"));
+    };
+    let bound = crate::instances::bind_shared(facts, d, &inst.bound);
+    if !f.template_params.iter().any(|p| names(&p)) && bound.dims == d.dims {
+        return String::new();
+    }
+    let mut md = format!(
+        "\nTemplate arguments: {}.\n",
+        crate::instances::chosen_phrase(inst)
+    );
+    if inst.of > 1 {
+        let all = crate::reports::launched_instantiations(facts, &f.name);
+        for other in all.iter().take(8) {
+            let b = crate::instances::bind_shared(facts, d, &other.bound);
+            let dims: Vec<String> = b
+                .dims
+                .iter()
+                .map(|v| v.map_or("?".to_string(), |v| v.to_string()))
+                .collect();
+            let bytes = b
+                .static_bytes
+                .map_or("size not known".to_string(), |v| format!("{v} bytes"));
+            md.push_str(&format!(
+                "- {}: {} = {bytes}\n",
+                other.describe(),
+                dims.join(" × ")
+            ));
+        }
+    }
+    md
+}
+
 pub(crate) fn access_hover(
     analysis: &Analysis,
     path: &str,
@@ -181,7 +258,26 @@ pub(crate) fn access_hover(
         ));
     }
     if let Some(inst) = &bank.instantiation {
-        md.push_str(&format!("In {}.\n\n", inst.phrase()));
+        md.push_str(&format!("In {}.", inst.phrase()));
+        let file = analysis.file(path);
+        let decl = file.and_then(|f| {
+            f.facts()
+                .shared_named(&a.array, a.range.start)
+                .map(|d| (f, d))
+        });
+        if let Some((f, d)) = decl.filter(|_| a.root == a.array) {
+            let b = crate::instances::bind_shared(f.facts(), d, &inst.bound);
+            if let (Some(bytes), true) = (b.static_bytes, b.dims != d.dims) {
+                let dims: Vec<String> = b.dims.iter().flatten().map(u64::to_string).collect();
+                md.push_str(&format!(
+                    " There `{}` is {} × {} B = {bytes} bytes.",
+                    d.name,
+                    dims.join(" × "),
+                    d.element_size.unwrap_or(0)
+                ));
+            }
+        }
+        md.push_str("\n\n");
     }
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));

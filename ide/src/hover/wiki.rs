@@ -37,9 +37,29 @@ pub(crate) fn lookup(
                     .is_some_and(|r| r.starts_with('.'))
                     || reached_through(k, receiver_type.as_deref(), m, s.is_call)
             }
-            SymbolKind::Qualified => same_library(&s.name, &m.symbol),
+            SymbolKind::Qualified => {
+                same_library(&s.name, &m.symbol) && !static_member_of_users_type(k, &s.name, m)
+            }
             _ => true,
         })
+}
+
+/// Whether a qualified name (`x128::size`) matched a bare wiki symbol (`size`, a
+/// member the wiki lists without its class) through a qualifier that is no library
+/// namespace: no wiki symbol lives in it. It is then a static member of the user's own
+/// type (llm.c's `x128::size` is the lanes of its `Packed128`), not the library member.
+fn static_member_of_users_type(k: &Knowledge, written: &str, m: &SymbolMatch) -> bool {
+    let qualifier = namespace_of(written).trim_start_matches("::");
+    if qualifier.is_empty() || m.symbol.contains("::") {
+        return false;
+    }
+    let root = qualifier.split("::").next().unwrap_or(qualifier);
+    let prefix = format!("{root}::");
+    !k.index
+        .symbols()
+        .symbols()
+        .iter()
+        .any(|s| s.starts_with(&prefix))
 }
 
 /// Whether a qualified name as written (`std::sort`) and the wiki symbol it matched

@@ -3,34 +3,53 @@
 
 use super::*;
 
-/// Folds a launch dimension: an integer, `dim3(x, y, z)`, or a local `dim3` variable.
-pub(crate) fn fold_dim(
-    e: &Expr,
+/// The x, y, z of a launch dimension as written: the arguments of `dim3(x, y, z)` or of
+/// a local `dim3` variable's initialiser, or the expression itself.
+pub(crate) fn dim_parts(
+    n: Node,
+    text: &str,
     at: usize,
-    env: &Env,
-    dim3_vars: &[(String, Vec<Expr>, TextRange)],
-) -> Option<[i64; 3]> {
-    let from_args = |args: &[Expr]| -> Option<[i64; 3]> {
-        let mut v = [1i64; 3];
-        for (i, a) in args.iter().take(3).enumerate() {
-            v[i] = env.fold(a, at)?;
-        }
-        Some(v)
-    };
-    match e {
-        Expr::Call { callee, args } if callee == "dim3" => from_args(args),
-        Expr::Name(n) => {
-            if let Some((_, args, _)) = dim3_vars
-                .iter()
-                .filter(|(name, _, scope)| name == n && scope.contains(&at))
-                .min_by_key(|(_, _, s)| s.len())
-            {
-                return from_args(args);
-            }
-            env.fold(e, at).map(|v| [v, 1, 1])
-        }
-        _ => env.fold(e, at).map(|v| [v, 1, 1]),
+    dim3_vars: &[(String, Vec<String>, TextRange)],
+) -> Vec<String> {
+    if let Some(args) = dim3_call_args(n, text) {
+        return args;
     }
+    if n.kind_name() == "identifier" {
+        let name = node_text(n, text);
+        if let Some((_, args, _)) = dim3_vars
+            .iter()
+            .filter(|(v, _, scope)| v == name && scope.contains(&at))
+            .min_by_key(|(_, _, s)| s.len())
+        {
+            return args.clone();
+        }
+    }
+    vec![squash_ws(node_text(n, text))]
+}
+
+/// The arguments of `dim3(x, y, z)` or `dim3{x, y, z}`, as written.
+pub(crate) fn dim3_call_args(n: Node, text: &str) -> Option<Vec<String>> {
+    let (callee, args) = match n.kind_name() {
+        "call_expression" => (n.field("function")?, n.field("arguments")?),
+        "compound_literal_expression" => (n.field("type")?, n.field("value")?),
+        _ => return None,
+    };
+    (node_text(callee, text) == "dim3").then(|| {
+        named_children(args)
+            .into_iter()
+            .filter(|a| a.kind_name() != "comment")
+            .map(|a| squash_ws(node_text(a, text)))
+            .collect()
+    })
+}
+
+/// Folds a launch dimension from its x, y, z ([`dim_parts`]); missing ones are 1.
+pub(crate) fn fold_dim(parts: &[String], at: usize, env: &Env) -> Option<[i64; 3]> {
+    let mut v = [1i64; 3];
+    for (i, a) in parts.iter().take(3).enumerate() {
+        v[i] = env.fold(&from_text(a), at)?;
+    }
+    Some(v)
 }
 
 pub(crate) fn call_facts<'t>(
@@ -65,13 +84,14 @@ pub(crate) fn call_facts<'t>(
             .collect();
         // Local `dim3` variables, looked up only when a dimension is a plain name.
         let needs_vars = cfg.iter().take(2).any(|n| n.kind_name() == "identifier");
-        let dim3_vars: Vec<(String, Vec<Expr>, TextRange)> = match function.filter(|_| needs_vars) {
+        let dim3_vars: Vec<(String, Vec<String>, TextRange)> = match function.filter(|_| needs_vars)
+        {
             Some(func) => declarations
                 .iter()
                 .filter(|d| func.byte_range().contains(&d.start_byte()))
                 .filter(|d| {
                     d.field("type")
-                        .is_some_and(|t| node_text(t, text) == "dim3")
+                        .is_some_and(|t| matches!(node_text(t, text), "dim3" | "auto"))
                 })
                 .flat_map(|d| dim3_inits(tree, *d, text))
                 .collect(),
@@ -82,10 +102,15 @@ pub(crate) fn call_facts<'t>(
                 LaunchDim {
                     text: String::new(),
                     value: None,
+                    parts: Vec::new(),
                 },
-                |n| LaunchDim {
-                    text: squash_ws(node_text(*n, text)),
-                    value: fold_dim(&from_node(*n, text, 0), at, env, &dim3_vars),
+                |n| {
+                    let parts = dim_parts(*n, text, at, &dim3_vars);
+                    LaunchDim {
+                        text: squash_ws(node_text(*n, text)),
+                        value: fold_dim(&parts, at, env),
+                        parts,
+                    }
                 },
             )
         };
@@ -139,8 +164,28 @@ pub(crate) fn call_facts<'t>(
             function: function
                 .and_then(function_name)
                 .map(|n| node_text(n, text).to_string()),
+            caller_params: function
+                .and_then(|func| tree.ancestors(func).first().copied())
+                .filter(|p| p.kind_name() == "template_declaration")
+                .map(|p| {
+                    template_params(p, text, env)
+                        .into_iter()
+                        .map(|t| t.name)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            caller_bound: Vec::new(),
         });
         return;
+    }
+    if f.kind_name() == "template_function" {
+        if let (Some(n), Some(a)) = (f.field("name"), f.field("arguments")) {
+            facts.template_calls.push(TemplateCall {
+                name: squash_ws(node_text(n, text)),
+                args: split_template_args(node_text(a, text)),
+                range: call.byte_range(),
+            });
+        }
     }
     let callee = squash_ws(node_text(f, text));
     if callee.trim_start_matches("::") == "cudaFuncSetAttribute" && args.len() >= 3 {
@@ -166,20 +211,28 @@ pub(crate) fn dim3_inits(
     tree: &Ancestry,
     decl: Node,
     text: &str,
-) -> Vec<(String, Vec<Expr>, TextRange)> {
+) -> Vec<(String, Vec<String>, TextRange)> {
     let scope = scope_of(tree, decl);
+    let is_auto = decl
+        .field("type")
+        .is_some_and(|t| node_text(t, text) == "auto");
+    let texts = |n: Node| -> Vec<String> {
+        named_children(n)
+            .into_iter()
+            .filter(|a| a.kind_name() != "comment")
+            .map(|a| squash_ws(node_text(a, text)))
+            .collect()
+    };
     let mut out = Vec::new();
     for d in declarators(decl) {
         if d.kind_name() == "function_declarator" {
             // `dim3 block(TILE, ROWS);` parses as a function declaration.
-            let (Some(n), Some(params)) = (d.field("declarator"), d.field("parameters")) else {
+            let (Some(n), Some(params), false) =
+                (d.field("declarator"), d.field("parameters"), is_auto)
+            else {
                 continue;
             };
-            let args = named_children(params)
-                .into_iter()
-                .map(|p| from_text(node_text(p, text)))
-                .collect();
-            out.push((node_text(n, text).to_string(), args, scope.clone()));
+            out.push((node_text(n, text).to_string(), texts(params), scope.clone()));
             continue;
         }
         if d.kind_name() != "init_declarator" {
@@ -188,17 +241,41 @@ pub(crate) fn dim3_inits(
         let (Some(n), Some(v)) = (d.field("declarator"), d.field("value")) else {
             continue;
         };
-        let args = match v.kind_name() {
-            "argument_list" | "initializer_list" => named_children(v)
-                .into_iter()
-                .map(|a| from_node(a, text, 0))
-                .collect(),
-            _ => match from_node(v, text, 0) {
-                Expr::Call { callee, args } if callee == "dim3" => args,
-                other => vec![other],
-            },
+        let args = match (dim3_call_args(v, text), v.kind_name()) {
+            (Some(args), _) => args,
+            // `auto cfg = make_config(128);` is not known to be a `dim3`.
+            (None, _) if is_auto => continue,
+            (None, "argument_list" | "initializer_list") => texts(v),
+            (None, _) => vec![squash_ws(node_text(v, text))],
         };
         out.push((node_text(n, text).to_string(), args, scope.clone()));
+    }
+    out
+}
+
+/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
+pub(crate) fn split_template_args(text: &str) -> Vec<String> {
+    let inner = text.trim();
+    let inner = inner.strip_prefix('<').unwrap_or(inner);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(squash_ws(cur.trim()));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(squash_ws(cur.trim()));
     }
     out
 }

@@ -1088,8 +1088,15 @@ impl Workspace {
             }
         }
         let line = self.line_of(offset);
+        let start = self.line_starts.get(line).copied().unwrap_or(0);
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |s| s.saturating_sub(1));
         for d in &self.diags {
-            if d.line == line || d.range.contains(&offset) {
+            if kernaut_ide::hover::finding_on_line(&d.range, start..end)
+                || d.range.contains(&offset)
+            {
                 out.push(Panel::Diagnostic(d.clone()));
             }
         }

@@ -1,0 +1,112 @@
+//! How launches' grid and block dimensions fold: the forms a launch configuration is
+//! written in, each with a near miss that must stay unknown.
+
+use kernaut_syntax::SourceFile;
+
+/// A launch's grid and block, folded.
+type GridBlock = (Option<[i64; 3]>, Option<[i64; 3]>);
+
+/// The folded grid and block of each launch, in document order.
+fn dims(text: &str) -> Vec<GridBlock> {
+    SourceFile::parse(text)
+        .facts()
+        .launches
+        .iter()
+        .map(|l| (l.grid.value, l.block.value))
+        .collect()
+}
+
+const KERNEL: &str = "__global__ void k(float* p) { p[threadIdx.x] = 0.f; }\n";
+
+#[test]
+fn auto_variable_initialised_with_dim3() {
+    let text = format!(
+        "{KERNEL}void run(float* p, int n) {{\n    auto cfg = dim3(128);\n    auto grid = dim3(n / 128, 2);\n    k<<<grid, cfg>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(None, Some([128, 1, 1]))]);
+}
+
+#[test]
+fn auto_variable_of_another_type_is_not_a_block() {
+    // `auto cfg = make_config(128)` may be anything: the block stays unknown.
+    let text = format!(
+        "{KERNEL}dim3 make_config(int);\nvoid run(float* p) {{\n    auto cfg = make_config(128);\n    k<<<1, cfg>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(Some([1, 1, 1]), None)]);
+}
+
+#[test]
+fn const_dim3_with_braces() {
+    let text = format!(
+        "{KERNEL}void run(float* p) {{\n    const dim3 b{{16, 16}};\n    static const dim3 g(4, 4);\n    k<<<g, b>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(Some([4, 4, 1]), Some([16, 16, 1]))]);
+}
+
+#[test]
+fn dim3_assigned_from_dim3_call() {
+    let text = format!(
+        "{KERNEL}void run(float* p) {{\n    dim3 block = dim3(32, 8);\n    k<<<1, block>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(Some([1, 1, 1]), Some([32, 8, 1]))]);
+}
+
+#[test]
+fn dim3_from_constexpr_and_defines() {
+    let text = format!(
+        "#define BM 128\n#define TM 8\n{KERNEL}constexpr int BN = 64;\nvoid run(float* p) {{\n    constexpr int TN = 4;\n    dim3 block(BN / TN, BM / TM);\n    k<<<1, block>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(Some([1, 1, 1]), Some([16, 16, 1]))]);
+}
+
+#[test]
+fn a_variable_assigned_after_its_declaration_is_not_folded() {
+    // Only declarations are read; a runtime size stays unknown.
+    let text = format!(
+        "{KERNEL}void run(float* p, int n) {{\n    dim3 block(n, 4);\n    k<<<1, block>>>(p);\n}}\n"
+    );
+    assert_eq!(dims(&text), [(Some([1, 1, 1]), None)]);
+}
+
+const HOST_TEMPLATE: &str = r#"
+template <int BM, int BN>
+__global__ void gemm(float* c) { c[threadIdx.x] = 0.f; }
+
+template <int BM, int BN, int TM, int TN>
+void launch_gemm(float* c, int m, int n) {
+    dim3 block(BN / TN, BM / TM);
+    dim3 grid(n / BN, m / BM);
+    gemm<BM, BN><<<grid, block>>>(c);
+}
+
+void run(float* c, int m, int n) {
+    launch_gemm<128, 64, 8, 4>(c, m, n);
+}
+"#;
+
+#[test]
+fn template_parameters_of_the_host_function_bound_at_its_call() {
+    let file = SourceFile::parse(HOST_TEMPLATE);
+    let l = &file.facts().launches[0];
+    assert_eq!(l.block.value, Some([16, 16, 1]));
+    // The grid depends on runtime sizes as well: still unknown.
+    assert_eq!(l.grid.value, None);
+    assert_eq!(
+        l.caller_bound,
+        [
+            ("BM".to_string(), 128),
+            ("BN".to_string(), 64),
+            ("TM".to_string(), 8),
+            ("TN".to_string(), 4)
+        ]
+    );
+}
+
+#[test]
+fn host_template_never_called_leaves_the_block_unknown() {
+    let text = HOST_TEMPLATE.replace("launch_gemm<128, 64, 8, 4>(c, m, n);", "");
+    let file = SourceFile::parse(&text);
+    let l = &file.facts().launches[0];
+    assert_eq!(l.block.value, None);
+    assert!(l.caller_bound.is_empty());
+}
