@@ -52,6 +52,7 @@ mod flow;
 mod hash;
 mod source;
 mod symbol;
+mod taint;
 mod util;
 
 pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};

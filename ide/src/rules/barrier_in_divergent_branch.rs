@@ -8,6 +8,13 @@
 //! on the thread index stay silent. There is no automatic fix: the work inside the branch
 //! must be split around a barrier that all threads reach.
 //!
+//! The same holds for a thread-dependent early exit before a barrier: `if (i >= n)
+//! return;` ahead of `__syncthreads()` (the threads that left never arrive), a `continue`
+//! ahead of a barrier later in the loop body, or a `break` out of a loop that holds a
+//! barrier (see `early_exit.rs`). Thread dependence follows local variables computed
+//! from `threadIdx` (`int i = blockIdx.x * N + tx;` with `tx = threadIdx.x`); conditions
+//! on `blockIdx`, parameters and template parameters alone are uniform and stay silent.
+//!
 //! ```cuda
 //! // Before
 //! if (tid < s) { sdata[tid] += sdata[tid + s]; __syncthreads(); }
@@ -19,6 +26,7 @@
 use kernaut_syntax::SymbolKind;
 
 use super::async_ops::base_name;
+mod early_exit;
 use super::{thread_dependent_branch, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
@@ -56,10 +64,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let bodies = ctx.bodies_mentioning(&["sync"]);
     ctx.prefetch_calls(&bodies);
     for body in bodies {
+        let mut barriers = Vec::new();
         for call in ctx.calls_in_body(body.start).iter() {
             if !is_block_barrier(call) || !seen.insert(call.range.clone()) {
                 continue;
             }
+            barriers.push(call.range.clone());
             let Some((_, condition)) = thread_dependent_branch(ctx, call.range.start) else {
                 continue;
             };
@@ -78,6 +88,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 fixes: Vec::new(),
             });
         }
+        early_exit::check(ctx, &body, &barriers, out);
     }
 }
 
@@ -129,6 +140,80 @@ __global__ void reduce(float* data, int n) {
         __syncwarp();
         asm volatile("bar.sync 1, 64;");
     }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn thread_dependent_early_exit_before_a_barrier() {
+        check(
+            RULE,
+            r#"
+template <int N>
+__global__ void scale(const float* in, float* out, int n) {
+    __shared__ float tile[N];
+    int tx = threadIdx.x;
+    int bx = blockIdx.x;
+    int i = bx * N + tx;
+    if (i >= n) return;
+             // ^^^^^^^ warning: `return` under `if (i >= n)` leaves the function for some threads of the block, and they never arrive at `__syncthreads()` below
+    tile[tx] = in[i];
+    __syncthreads();
+    out[i] = tile[N - 1 - tx];
+}
+template <int N>
+__global__ void rows(const float* in, float* out, int rows) {
+    __shared__ float tile[N];
+    for (int r = 0; r < rows; ++r) {
+        if (threadIdx.x >= N / 2)
+            continue;
+         // ^^^^^^^^^ warning: `continue` under `if (threadIdx.x >= N / 2)` skips the rest of the loop body for some threads of the block, and they never arrive at `__syncthreads()` later in this iteration
+        tile[threadIdx.x] = in[r * N + threadIdx.x];
+        __syncthreads();
+        out[r * N + threadIdx.x] = tile[N / 2 - 1 - threadIdx.x];
+    }
+    for (int r = 0; r < rows; ++r) {
+        __syncthreads();
+        if (in[r * N + threadIdx.x] < 0.0f) break;
+                                         // ^^^^^^ warning: `break` under `if (in[r * N + threadIdx.x] < 0.0f)` leaves the loop for some threads of the block, and they miss `__syncthreads()` in every later iteration
+        out[r] += 1.0f;
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn uniform_or_late_exits_stay_silent() {
+        check(
+            RULE,
+            r#"
+template <int N>
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[N];
+    if (blockIdx.x * N >= n) return;
+    if (n == 0) return;
+    if (N > 1024) return;
+    int i = blockIdx.x * N + threadIdx.x;
+    for (int r = 0; r < n; ++r) {
+        __syncthreads();
+        if (threadIdx.x >= 32) continue;
+        out[r] += tile[threadIdx.x];
+    }
+    for (int r = 0; r < n; ++r) {
+        switch (threadIdx.x % 4) {
+        case 0: out[r] = 0.0f; break;
+        default: break;
+        }
+        __syncthreads();
+        if (r == 4) break;
+    }
+    // Inside the branch: the return ends one thread, this // return is a comment.
+    tile[threadIdx.x] = in[i];
+    __syncthreads();
+    if (i >= n) return;
+    out[i] = tile[N - 1 - threadIdx.x];
 }
 "#,
         );

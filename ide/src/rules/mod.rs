@@ -37,6 +37,7 @@ use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
+mod arch_guards;
 mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
@@ -54,6 +55,7 @@ mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
 mod strided_global_access;
+mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 
