@@ -67,6 +67,17 @@ impl ArchGuards {
     }
 }
 
+/// The branches of the `<nv/target>` macros whose queries name an SM
+/// (`NV_IF_ELSE_TARGET(NV_PROVIDES_SM_70, (...), (...))`): code the author wrote per
+/// architecture, whichever branch it is in.
+pub(crate) fn sm_dispatch_branches(text: &str) -> Vec<TextRange> {
+    target_macro_regions(text)
+        .into_iter()
+        .filter(|r| r.guard.contains("_SM_"))
+        .map(|r| r.range)
+        .collect()
+}
+
 /// `(when true, when false)`.
 type Cond = (Level, Level);
 
