@@ -4,10 +4,20 @@
 //! Every call in device code (kernels and `__device__` functions) is looked up in the
 //! wiki's symbol table; the page's `requires_sm` (or the symbol's own entry in
 //! `symbol_requires_sm`) is compared with the target. An arch-specific requirement
-//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target. Calls inside an
-//! `#if` on `__CUDA_ARCH__` (or a `…_SM90…_ENABLED`-style macro, or the toolkit version)
-//! are already guarded and stay silent, as do functions and macros the file defines with
-//! the same name. Diagnostics cite the symbol's api page. Without a configured target
+//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target.
+//!
+//! Guarded calls are read with the least SM their guard ensures (`arch_guards.rs`):
+//! `#if __CUDA_ARCH__ >= 900`, `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900`, the
+//! `#else` of `#if __CUDA_ARCH__ < 900`, `#elif` chains, `NV_IF_TARGET(NV_PROVIDES_SM_90,
+//! (...))`, the first branch of `NV_IF_ELSE_TARGET` (not the second), each branch of
+//! `NV_DISPATCH_TARGET` (guarded by its own query and the negation of the earlier ones),
+//! and the host branches of `NV_IS_HOST`/`NV_IS_DEVICE`. A guard that ensures the SM the
+//! call needs silences it; a guard for a lower SM is reported as too low. A guard on the
+//! architecture whose level cannot be read (a toolkit-version test, a `..._ENABLED` macro
+//! without an SM number) is trusted, as is a `..._SM90_ENABLED`-style macro for its SM. A
+//! `__device__` function whose every call in the file is guarded is guarded as its
+//! weakest call site. Functions and macros the file defines with the same name stay
+//! silent. Diagnostics cite the symbol's api page. Without a configured target
 //! (`--arch`, `arch` in `.kernaut.toml`) the rule is silent: code full of `wgmma` is
 //! written for sm_90a, and a default target would only flag every line of it.
 //!
