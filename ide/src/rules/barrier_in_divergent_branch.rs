@@ -8,10 +8,12 @@
 //! on the thread index stay silent. There is no automatic fix: the work inside the branch
 //! must be split around a barrier that all threads reach.
 //!
-//! The same holds for a thread-dependent early exit before a barrier: `if (i >= n)
-//! return;` ahead of `__syncthreads()` (the threads that left never arrive), a `continue`
-//! ahead of a barrier later in the loop body, or a `break` out of a loop that holds a
-//! barrier (see `early_exit.rs`). Thread dependence follows local variables computed
+//! The same holds for a thread-dependent early exit before a barrier (see
+//! `early_exit.rs`): a `continue` ahead of a barrier later in the loop body, a `break` out
+//! of a loop that holds a barrier, or a `return` from a `__device__` function ahead of its
+//! barrier (warnings: the threads stay alive and miss the barrier); and `if (i >= n)
+//! return;` in a kernel ahead of `__syncthreads()` (a hint: exited threads do not hold up
+//! `bar.sync`, but the guide forbids it and their share of the work is skipped). Thread dependence follows local variables computed
 //! from `threadIdx` (`int i = blockIdx.x * N + tx;` with `tx = threadIdx.x`); conditions
 //! on `blockIdx`, parameters and template parameters alone are uniform and stay silent.
 //!
@@ -94,7 +96,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::check;
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_messages};
 
     const RULE: &str = "sync/barrier-in-divergent-branch";
 
@@ -157,7 +161,7 @@ __global__ void scale(const float* in, float* out, int n) {
     int bx = blockIdx.x;
     int i = bx * N + tx;
     if (i >= n) return;
-             // ^^^^^^^ warning: `return` under `if (i >= n)` leaves the function for some threads of the block, and they never arrive at `__syncthreads()` below
+             // ^^^^^^^ hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`
     tile[tx] = in[i];
     __syncthreads();
     out[i] = tile[N - 1 - tx];
@@ -168,7 +172,7 @@ __global__ void rows(const float* in, float* out, int rows) {
     for (int r = 0; r < rows; ++r) {
         if (threadIdx.x >= N / 2)
             continue;
-         // ^^^^^^^^^ warning: `continue` under `if (threadIdx.x >= N / 2)` skips the rest of the loop body for some threads of the block, and they never arrive at `__syncthreads()` later in this iteration
+         // ^^^^^^^^^ warning: `continue` under `if (threadIdx.x >= N / 2)` skips `__syncthreads()` later in this iteration for some threads of the block
         tile[threadIdx.x] = in[r * N + threadIdx.x];
         __syncthreads();
         out[r * N + threadIdx.x] = tile[N / 2 - 1 - threadIdx.x];
@@ -176,9 +180,16 @@ __global__ void rows(const float* in, float* out, int rows) {
     for (int r = 0; r < rows; ++r) {
         __syncthreads();
         if (in[r * N + threadIdx.x] < 0.0f) break;
-                                         // ^^^^^^ warning: `break` under `if (in[r * N + threadIdx.x] < 0.0f)` leaves the loop for some threads of the block, and they miss `__syncthreads()` in every later iteration
+                                         // ^^^^^^ warning: `break` under `if (in[r * N + threadIdx.x] < 0.0f)` leaves the loop for some threads of the block, which stay alive and miss `__syncthreads()`
         out[r] += 1.0f;
     }
+}
+__device__ void stage(float* tile, const float* in, int n) {
+    int lane = threadIdx.x & 31;
+    if (lane >= n) return;
+                // ^^^^^^^ warning: `return` under `if (lane >= n)` leaves this device function for some threads of the block, which skip `__syncthreads()` below but keep running in the caller
+    tile[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
 }
 "#,
         );
@@ -209,13 +220,34 @@ __global__ void k(const float* in, float* out, int n) {
         __syncthreads();
         if (r == 4) break;
     }
-    // Inside the branch: the return ends one thread, this // return is a comment.
+    // A `return` after the last barrier, and in a comment: return;
     tile[threadIdx.x] = in[i];
     __syncthreads();
     if (i >= n) return;
     out[i] = tile[N - 1 - threadIdx.x];
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn kernel_return_message_states_what_ptx_does() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[256];
+    int tx = threadIdx.x;
+    int i = blockIdx.x * 256 + tx;
+    if (i >= n) return;
+    tile[tx] = in[i];
+    __syncthreads();
+    out[i] = tile[255 - tx];
+}
+"#,
+            expect![[r#"
+                hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(i >= n)) { ... }`) (pitfall-synchronization#P1)
+            "#]],
         );
     }
 }

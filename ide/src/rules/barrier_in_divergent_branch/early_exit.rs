@@ -1,10 +1,18 @@
 //! Thread-dependent early exits before a block barrier: `return` ahead of a barrier in
 //! the same function, `continue` ahead of a barrier later in the loop body, and `break`
 //! out of a loop that holds a barrier, each under an `if` on the thread index.
+//!
+//! A `return` from a kernel ends the thread, and PTX `bar.sync` waits only for threads
+//! that have not exited (the `exit` instruction releases a barrier held up only by exiting
+//! threads), so it does not hang on today's hardware; it is reported as a hint, for the
+//! programming guide's rule and for the work the exited threads skip. A `return` from a
+//! `__device__` function, a `continue` and a `break` leave the thread alive past the
+//! barrier it skipped: a warning.
 
 use kernaut_syntax::{EnclosingKind, TextRange};
 
 use super::{thread_dependent_branch, RuleContext, RuleDiagnostic, RULE};
+use crate::config::Severity;
 
 /// Reports the early exits of the function body `body`, whose block barriers (in
 /// document order) are `barriers`.
@@ -62,27 +70,44 @@ pub(super) fn check(
         }
         let end = statement_end(text, at);
         let written: String = text[missed.clone()].split_whitespace().collect();
-        let (leaves, arrive) = match word {
+        let in_kernel = chain
+            .iter()
+            .any(|e| matches!(e.kind, EnclosingKind::Function { is_kernel: true, .. }));
+        let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
+        let (severity, message) = match word {
+            // The thread exits. PTX `exit` releases a block barrier that only exited
+            // threads hold up, so this does not hang today, but it is outside what the
+            // programming guide allows, and the work of the exited threads is not done.
+            "return" if in_kernel => (
+                Severity::Hint,
+                format!(
+                    "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
+                ),
+            ),
             "return" => (
-                "leaves the function",
-                format!("never arrive at `{written}` below"),
+                RULE.severity,
+                format!(
+                    "`return` under `if ({condition})` leaves this device function for some threads of the block, which skip `{written}` below but keep running in the caller: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or this barrier pairs with a later one); keep every thread to the barrier and {guard}"
+                ),
             ),
             "continue" => (
-                "skips the rest of the loop body",
-                format!("never arrive at `{written}` later in this iteration"),
+                RULE.severity,
+                format!(
+                    "`continue` under `if ({condition})` skips `{written}` later in this iteration for some threads of the block, which stay alive and reach the barrier of the next iteration instead: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread to the barrier and {guard}"
+                ),
             ),
             _ => (
-                "leaves the loop",
-                format!("miss `{written}` in every later iteration"),
+                RULE.severity,
+                format!(
+                    "`break` under `if ({condition})` leaves the loop for some threads of the block, which stay alive and miss `{written}` in every later iteration: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread in the loop and {guard}"
+                ),
             ),
         };
         out.push(RuleDiagnostic {
             rule: RULE.id,
-            severity: RULE.severity,
+            severity,
             range: at..end,
-            message: format!(
-                "`{word}` under `if ({condition})` {leaves} for some threads of the block, and they {arrive}: a block barrier that not every thread of the block reaches is undefined behaviour (the block can hang, or the barrier releases the wrong threads); keep every thread running to the barrier and guard the work instead (`if (!({condition})) {{ ... }}`)"
-            ),
+            message,
             wiki: RULE.wiki[0].to_string(),
             fixes: Vec::new(),
         });
