@@ -155,7 +155,7 @@ fn global_subscript(ctx: &RuleContext, expr: &str, at: usize) -> bool {
     let e = expr.trim();
     let base = if let Some(rest) = e.strip_prefix('*') {
         rest
-    } else if let Some(open) = e.strip_suffix(']').and_then(|e| last_subscript(e)) {
+    } else if let Some(open) = e.strip_suffix(']').and_then(last_subscript) {
         &e[..open]
     } else {
         return false;

@@ -70,9 +70,15 @@ pub(super) fn check(
         }
         let end = statement_end(text, at);
         let written: String = text[missed.clone()].split_whitespace().collect();
-        let in_kernel = chain
-            .iter()
-            .any(|e| matches!(e.kind, EnclosingKind::Function { is_kernel: true, .. }));
+        let in_kernel = chain.iter().any(|e| {
+            matches!(
+                e.kind,
+                EnclosingKind::Function {
+                    is_kernel: true,
+                    ..
+                }
+            )
+        });
         let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
         let (severity, message) = match word {
             // The thread exits. PTX `exit` releases a block barrier that only exited
