@@ -25,8 +25,8 @@
 //! assert_eq!(bank.result.unwrap().conflict_degree, 1);
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault};
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,13 +38,14 @@ use kernaut_syntax::{
     SymbolRef, SyntaxError, TextRange,
 };
 use kernaut_wiki::WikiConfig;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::compiled::{CompiledFacts, CompiledKernel};
 use crate::config::{KernautConfig, RulesConfig};
 use crate::hover::HoverResult;
 use crate::knowledge::{Knowledge, KnowledgeError};
 use crate::line_index::{floor_char_boundary, LineIndex};
-use crate::reports::{BankAnalysis, FxHasher, OccupancyReport, ReportCache};
+use crate::reports::{BankAnalysis, OccupancyReport, ReportCache};
 use crate::rules::{RuleContext, RuleDiagnostic, RuleSettings};
 
 /// What the analysis assumes where the code does not say.
@@ -145,7 +146,7 @@ pub(crate) struct FileIndex {
 struct NameTable(Vec<(u64, usize)>);
 
 fn name_hash(name: &str) -> u64 {
-    BuildHasherDefault::<FxHasher>::default().hash_one(name)
+    FxBuildHasher.hash_one(name)
 }
 
 impl NameTable {
@@ -317,7 +318,7 @@ pub struct FileId(pub u32);
 #[derive(Clone, Debug, Default)]
 pub struct FileSet {
     paths: Vec<Arc<str>>,
-    ids: HashMap<Arc<str>, FileId>,
+    ids: FxHashMap<Arc<str>, FileId>,
 }
 
 impl FileSet {
@@ -474,9 +475,9 @@ pub struct AnalysisHost {
     config: Arc<AnalysisConfig>,
     knowledge: Option<Arc<Knowledge>>,
     file_set: FileSet,
-    files: Arc<HashMap<String, Arc<FileData>>>,
+    files: Arc<FxHashMap<String, Arc<FileData>>>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
-    compiled: Arc<HashMap<String, Arc<CompiledFacts>>>,
+    compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
     /// Model results by their inputs, shared by every snapshot and kept across edits.
     cache: Arc<ReportCache>,
     /// The revision counter: bumped by every change, read by snapshots to see whether
@@ -495,9 +496,9 @@ impl AnalysisHost {
             config: Arc::new(config),
             knowledge: None,
             file_set: FileSet::default(),
-            files: Arc::new(HashMap::new()),
+            files: Arc::new(FxHashMap::default()),
             dir_configs: Arc::new(BTreeMap::new()),
-            compiled: Arc::new(HashMap::new()),
+            compiled: Arc::new(FxHashMap::default()),
             cache: Arc::new(ReportCache::default()),
             revision: Arc::new(AtomicU64::new(0)),
         }
@@ -724,10 +725,10 @@ pub struct KernelFacts<'a> {
 pub struct Analysis {
     pub(crate) config: Arc<AnalysisConfig>,
     pub(crate) knowledge: Option<Arc<Knowledge>>,
-    pub(crate) files: Arc<HashMap<String, Arc<FileData>>>,
+    pub(crate) files: Arc<FxHashMap<String, Arc<FileData>>>,
     file_set: Arc<FileSet>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
-    compiled: Arc<HashMap<String, Arc<CompiledFacts>>>,
+    compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
     pub(crate) cache: Arc<ReportCache>,
     revision: Arc<AtomicU64>,
     at: u64,

@@ -816,7 +816,7 @@ pub(crate) struct ReportCache {
 /// The models of one byte offset, by the rest of the inputs.
 type BankModels = Vec<(BankShape, Arc<BankModel>)>;
 
-pub(crate) use kernaut_syntax::{FxHashMap, FxHasher};
+pub(crate) use rustc_hash::{FxHashMap, FxHasher};
 
 /// Locks a cache table; a panic while it was held leaves it usable (every entry is
 /// inserted whole).

@@ -47,7 +47,8 @@ pub struct Args {
     /// computes), write the files, and report what changed and what remains.
     #[arg(long)]
     pub fix: bool,
-    /// With --fix: print the changes as a unified diff and write nothing.
+    /// With --fix: print the changes as a unified diff, write nothing, and exit 1 while a fix
+    /// is pending (0 when there is none).
     #[arg(long, requires = "fix")]
     pub dry_run: bool,
     /// Target architecture (sm_80, sm_90a, …); overrides `arch` in .kernaut.toml
@@ -277,7 +278,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let mut out = stdout.lock();
             out.write_all(diff.as_bytes())?;
             out.flush()?;
-            return Ok(ExitCode::SUCCESS);
+            // Like `cargo fmt --check`: a CI step fails while a safe fix is pending.
+            return Ok(if diff.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
         if fixed.is_empty() {
             eprintln!("kernaut-lsp: no safe fixes to apply");

@@ -371,7 +371,8 @@ fn fix_applies_safe_fixes_and_dry_run_prints_the_diff() {
     let dir = temp_tree("check-fix");
     std::fs::write(dir.join("src/sub/reduce.cuh"), TWO_SHUFFLES).unwrap();
     let o = check(&dir, &["src", "--fix", "--dry-run"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A pending safe fix fails the step, as `cargo fmt --check` does.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let diff = stdout(&o);
     assert_eq!(
         diff,
@@ -430,6 +431,10 @@ fn fix_applies_safe_fixes_and_dry_run_prints_the_diff() {
         std::fs::read_to_string(dir.join("src/sub/reduce.cuh")).unwrap(),
         fixed
     );
+    // With nothing safe left, the dry run prints nothing and passes.
+    let o = check(&dir, &["src", "--fix", "--dry-run"]);
+    assert_eq!(stdout(&o), "");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(check(&dir, &["src", "--dry-run"]).status.code(), Some(2));
 }
 

@@ -1,6 +1,6 @@
 //! Constant folding over [`Expr`], and the sizes of CUDA's builtin types.
 
-use crate::hash::FxHashMap as HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::expr::Expr;
 use crate::util::MAX_DEPTH;

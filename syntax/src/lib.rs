@@ -49,7 +49,6 @@ mod consteval;
 mod expr;
 mod facts;
 mod flow;
-mod hash;
 mod source;
 mod symbol;
 mod taint;
@@ -62,7 +61,9 @@ pub use facts::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
-pub use hash::{FxHashMap, FxHashSet, FxHasher};
+/// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
+/// for the crates that name it through `kernaut_syntax`.
+pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{plain_type, SymbolKind, SymbolRef};
 pub use util::{short_name, threads};

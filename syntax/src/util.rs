@@ -26,13 +26,10 @@ struct Names {
 /// The slots of the field table: a power of two, well above the grammar's field count.
 const FIELD_SLOTS: usize = 256;
 
-/// FNV-1a of a field name, folded to a slot.
+/// [`FxHasher`](rustc_hash::FxHasher) of a field name, folded to a slot.
 fn field_hash(name: &str) -> usize {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in name.as_bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    (h as usize ^ (h as usize >> 8)) & (FIELD_SLOTS - 1)
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name) as usize & (FIELD_SLOTS - 1)
 }
 
 static NAMES: LazyLock<Names> = LazyLock::new(|| {

@@ -1,0 +1,284 @@
+//! Shared-memory hover: a `__shared__` declaration and an access to it, with the bank
+//! map of one warp.
+
+use super::*;
+
+pub(crate) fn shared_hover(
+    analysis: &Analysis,
+    path: &str,
+    d: &SharedDecl,
+    sym: Option<SymbolRef>,
+) -> HoverResult {
+    let arch = analysis.config.arch;
+    let file = analysis.file(path);
+    let function = file.and_then(|f| {
+        d.function
+            .as_deref()
+            .and_then(|n| f.facts().kernels.iter().find(|k| k.name == n))
+    });
+    let (block, block_source, dynamic, _) = block_for(analysis, path, function);
+    let threads: u32 = block.iter().fold(1u32, |a, b| a.saturating_mul(*b));
+    let smem_limit = |bytes: u64| -> (Option<u32>, Option<u32>) {
+        let Ok(b) = u32::try_from(bytes) else {
+            return (None, None);
+        };
+        let input = OccupancyInput {
+            threads_per_block: threads,
+            static_smem: b.min(arch.limits().smem_per_block),
+            dynamic_smem: b.saturating_sub(arch.limits().smem_per_block),
+            ..OccupancyInput::default()
+        };
+        match occupancy(arch, &input) {
+            Ok(o) => (o.limits.shared_memory, Some(o.limits.warps)),
+            Err(_) => (Some(0), None),
+        }
+    };
+    let bytes = if d.is_extern {
+        dynamic.map(u64::from)
+    } else {
+        d.static_bytes
+    };
+    let (alone, warps) = bytes.map_or((None, None), smem_limit);
+    let function_static_bytes = file.and_then(|f| {
+        let name = d.function.as_deref()?;
+        f.facts()
+            .shared
+            .iter()
+            .filter(|s| s.function.as_deref() == Some(name) && !s.is_extern)
+            .try_fold(0u64, |acc, s| acc.checked_add(s.static_bytes?))
+    });
+    let total = function_static_bytes.map(|s| {
+        s + if d.is_extern {
+            bytes.unwrap_or(0)
+        } else {
+            dynamic.map_or(0, u64::from)
+        }
+    });
+    let (with_all, warps2) = total.map_or((None, None), smem_limit);
+    let warps = warps.or(warps2);
+
+    let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
+    let mut md = format!(
+        "**`{}__shared__ {} {}{dims}`**",
+        if d.is_extern { "extern " } else { "" },
+        d.element_type,
+        d.name
+    );
+    if let Some(f) = &d.function {
+        md.push_str(&format!(" in `{f}`"));
+    }
+    md.push_str("\n\n");
+    let folded: Vec<String> = d
+        .dims
+        .iter()
+        .map(|v| v.map_or("?".to_string(), |v| v.to_string()))
+        .collect();
+    let elem = d
+        .element_size
+        .map_or("unknown size".to_string(), |s| format!("{s} B"));
+    if d.is_extern {
+        md.push_str(&format!(
+            "Dynamic shared memory of `{}` ({elem} each), sized at launch",
+            d.element_type
+        ));
+        match dynamic {
+            Some(b) => md.push_str(&format!(": {b} B at the launch found.\n")),
+            None => md.push_str("; no launch found gives its size.\n"),
+        }
+    } else {
+        match d.static_bytes {
+            Some(b) => md.push_str(&format!(
+                "{} × {elem} = **{b} bytes** ({:.1} KiB).\n",
+                folded.join(" × "),
+                b as f64 / 1024.0
+            )),
+            None => md.push_str(&format!(
+                "Size not known from the file (dimensions {}, element {elem}).\n",
+                folded.join(" × ")
+            )),
+        }
+    }
+    if let Some(a) = d.alignment {
+        md.push_str(&format!("\nAligned to {a} bytes.\n"));
+    }
+    let limits = arch.limits();
+    md.push_str(&format!(
+        "\n**Occupancy on {arch}** at {} = {threads} threads ({}); {} KiB of shared memory per SM, {} B reserved per block:\n",
+        block_text(block),
+        block_source_text(&block_source, path),
+        limits.smem_per_sm / 1024,
+        limits.reserved_smem_per_block
+    ));
+    if let Some(a) = alone {
+        md.push_str(&format!("- this buffer alone allows {a} blocks/SM\n"));
+    }
+    if let (Some(t), Some(w)) = (total, with_all) {
+        md.push_str(&format!(
+            "- with all {t} B of `{}`'s shared memory: {w} blocks/SM\n",
+            d.function.as_deref().unwrap_or("the function")
+        ));
+    }
+    if let Some(w) = warps {
+        md.push_str(&format!("- warps allow {w} blocks/SM at this block size"));
+        match with_all.or(alone) {
+            Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
+            Some(_) => md.push_str(", so shared memory is not the limit\n"),
+            None => md.push('\n'),
+        }
+    }
+    HoverResult {
+        markdown: md,
+        range: d.name_range.clone(),
+        symbol: d.name.clone(),
+        kind: HoverKind::SharedDeclaration,
+        symbol_ref: sym,
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: Some(SharedInfo {
+            decl: d.clone(),
+            block,
+            block_source,
+            blocks_per_sm_alone: alone,
+            function_static_bytes,
+            blocks_per_sm_function: with_all,
+            blocks_per_sm_warps: warps,
+        }),
+        bank: None,
+        findings: Vec::new(),
+    }
+}
+
+pub(crate) fn access_hover(
+    analysis: &Analysis,
+    path: &str,
+    a: &SharedAccess,
+    sym: Option<SymbolRef>,
+) -> Option<HoverResult> {
+    let bank = analysis.bank_at(path, a)?;
+    let text = analysis.text_at(path).unwrap_or("");
+    let written = text.get(a.range.clone()).unwrap_or(&a.array);
+    let written: String = written.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kind = match a.kind {
+        kernaut_syntax::AccessKind::Load => "load",
+        kernaut_syntax::AccessKind::Store => "store",
+        kernaut_syntax::AccessKind::LoadStore => "load and store",
+        kernaut_syntax::AccessKind::AddressOf => "address taken",
+    };
+    let width = bank
+        .width
+        .map_or("unknown width".to_string(), |w| format!("{w} B per lane"));
+    let mut md = format!(
+        "**shared {kind} `{written}`** · {width} · warp 0 of a {} block ({})\n\n",
+        block_text(bank.block),
+        block_source_text(&bank.block_source, path)
+    );
+    match (&bank.copy, a.kind) {
+        (Some(callee), _) => md.push_str(&format!(
+            "The destination of `{callee}`: modelled as its {}-byte shared write per lane.\n\n",
+            bank.width.unwrap_or(0)
+        )),
+        (None, kernaut_syntax::AccessKind::AddressOf) => md.push_str("The address is taken (for `cp.async`, `ldmatrix` or a pointer); modelled as a load of the element width.\n\n"),
+        _ => {}
+    }
+    if let Some(defaults) = &bank.assumed_defaults {
+        md.push_str(&format!(
+            "Template defaults assumed: `{defaults}` (no launch in the file instantiates the kernel).\n\n"
+        ));
+    }
+    if let Some(inst) = &bank.instantiation {
+        md.push_str(&format!("In {}.\n\n", inst.phrase()));
+    }
+    if let Some(l) = &bank.lowered {
+        md.push_str(&format!("Byte offset: `{l}`\n\n"));
+    }
+    for (name, start) in &bank.held_loops {
+        md.push_str(&format!(
+            "Loop variable `{name}` held at its start value `{start}` (the first iteration).\n\n"
+        ));
+    }
+    if !bank.uniforms.is_empty() && bank.result.is_ok() {
+        md.push_str(&format!(
+            "{} is the same for every lane; the result does not depend on its value.\n\n",
+            bank.uniforms
+                .iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    match &bank.result {
+        Ok(r) => {
+            let verdict = if r.conflict_degree <= 1 {
+                "conflict-free".to_string()
+            } else {
+                format!("{}-way bank conflict", r.conflict_degree)
+            };
+            md.push_str(&format!(
+                "**{verdict}**: {} wavefront{} per request ({} active lanes, {} distinct words",
+                r.wavefronts,
+                if r.wavefronts == 1 { "" } else { "s" },
+                r.active_lanes,
+                r.distinct_words
+            ));
+            if r.lanes_per_group < 32 {
+                md.push_str(&format!(
+                    ", resolved in groups of {} lanes",
+                    r.lanes_per_group
+                ));
+            }
+            if r.pair_packed {
+                md.push_str(", pair-packed");
+            }
+            md.push(')');
+            if r.conflict_degree <= 1 && r.wavefronts > 1 {
+                md.push_str(&format!(
+                    "; {} is the minimum for {}-byte accesses",
+                    r.wavefronts,
+                    bank.width.unwrap_or(0)
+                ));
+            }
+            md.push_str(".\n\n");
+            md.push_str(&bank_map(&r.words_per_bank));
+        }
+        Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
+    }
+    let range = a.range.clone();
+    Some(HoverResult {
+        markdown: md,
+        range,
+        symbol: written,
+        kind: HoverKind::SharedAccess,
+        symbol_ref: sym,
+        wiki: None,
+        kernel: None,
+        occupancy: None,
+        shared: None,
+        bank: Some(bank),
+        findings: Vec::new(),
+    })
+}
+
+/// The distinct words per bank, as two rows of 16 banks.
+pub(crate) fn bank_map(words: &[u32; BANKS]) -> String {
+    let mut out = String::from("```text\nbank  ");
+    let row = |out: &mut String, from: usize| {
+        for b in from..from + 16 {
+            out.push_str(&format!("{b:>3}"));
+        }
+        out.push_str("\nwords ");
+        for &w in &words[from..from + 16] {
+            if w == 0 {
+                out.push_str("  .");
+            } else {
+                out.push_str(&format!("{w:>3}"));
+            }
+        }
+        out.push('\n');
+    };
+    row(&mut out, 0);
+    out.push_str("bank  ");
+    row(&mut out, 16);
+    out.push_str("```\n");
+    out
+}

@@ -1,0 +1,163 @@
+//! Branch conditions: whether a condition splits a warp, is warp-uniform or depends on the
+//! thread, and the ranges guarded by an architecture check.
+
+use super::*;
+
+/// Whether a thread-dependent condition evidently leaves only part of a warp active: an
+/// equality (`lane == 0`, `tid % 2 == 0`) or a bound below the warp size (`lane < 10`,
+/// `tid >= 16`).
+pub(crate) fn partial_warp(condition: &str) -> bool {
+    let c = condition;
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'=', Some(b'=')) | (b'!', Some(b'=')) => return true,
+            (b'<', Some(b'=')) | (b'>', Some(b'=')) => 2,
+            (b'<', _) | (b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let rest = c[i + op_len..].trim_start();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse::<i64>() {
+            if n > 0 && n < 32 {
+                return true;
+            }
+        }
+        i += op_len;
+    }
+    false
+}
+
+/// Whether a thread-dependent condition is still the same for all lanes of a warp: it
+/// names a warp index, divides the thread index by the warp size, or compares it with `<`
+/// or `>=` against multiples of 32 only.
+pub(crate) fn warp_uniform(condition: &str) -> bool {
+    let c = condition.to_ascii_lowercase();
+    if c.contains("lane") || c.contains('%') || c.contains("& 31") || c.contains("&31") {
+        return false;
+    }
+    if c.contains("warp")
+        || c.contains("/ 32")
+        || c.contains("/32")
+        || c.contains(">> 5")
+        || c.contains(">>5")
+    {
+        return true;
+    }
+    let b = c.as_bytes();
+    let mut saw = false;
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'=')) | (b'>', Some(b'=')) | (b'=', Some(b'=')) | (b'!', Some(b'=')) => 2,
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'<', _) | (b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let op = &c[i..i + op_len];
+        let rest = c[i + op_len..].trim_start();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let ok = match digits.parse::<i64>() {
+            Ok(n) => matches!(op, "<" | ">=") && n % 32 == 0,
+            Err(_) => false,
+        };
+        if !ok {
+            return false;
+        }
+        saw = true;
+        i += op_len;
+    }
+    saw
+}
+
+/// The innermost `if` (or `switch`, or `?:`) around `offset` whose condition depends on
+/// the thread index, inside the function: its range and condition.
+pub(crate) fn thread_dependent_branch(
+    ctx: &RuleContext,
+    offset: usize,
+) -> Option<(TextRange, String)> {
+    for e in ctx.enclosing(offset).iter() {
+        match &e.kind {
+            EnclosingKind::If {
+                condition,
+                thread_dependent: true,
+                ..
+            }
+            | EnclosingKind::Switch {
+                condition,
+                thread_dependent: true,
+            }
+            | EnclosingKind::Conditional {
+                condition,
+                thread_dependent: true,
+            } => return Some((e.range.clone(), condition.clone())),
+            EnclosingKind::Function { .. } => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The ranges of the file inside `#if`/`#ifdef` blocks (any branch) whose condition
+/// depends on the target architecture or the toolkit version (`__CUDA_ARCH__`,
+/// `CUTE_ARCH_MMA_SM90A_ENABLED`, `CUDART_VERSION`): code the author already guarded.
+pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
+    fn mentions_arch(cond: &str) -> bool {
+        let c = cond.to_ascii_uppercase();
+        let sm_digit = c
+            .match_indices("SM")
+            .any(|(i, _)| c[i + 2..].starts_with(|ch: char| ch.is_ascii_digit() || ch == '_'));
+        c.contains("ARCH")
+            || sm_digit
+            || c.contains("CUDART_VERSION")
+            || c.contains("CUDACC_VER")
+            || c.contains("CUDA_VERSION")
+    }
+    let mut out = Vec::new();
+    // (start of the block, guarded)
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(d) = t.strip_prefix('#') {
+            let d = d.trim_start();
+            let word: String = d.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+            let rest = &d[word.len()..];
+            match word.as_str() {
+                "if" | "ifdef" | "ifndef" => stack.push((offset, mentions_arch(rest))),
+                "elif" | "elifdef" | "elifndef" => {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 |= mentions_arch(rest);
+                    }
+                }
+                "endif" => {
+                    if let Some((start, true)) = stack.pop() {
+                        out.push(start..offset + line.len());
+                    }
+                }
+                _ => {}
+            }
+        }
+        offset += line.len();
+    }
+    for (start, guarded) in stack {
+        if guarded {
+            out.push(start..text.len());
+        }
+    }
+    out
+}

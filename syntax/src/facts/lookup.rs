@@ -1,0 +1,206 @@
+//! Declaration look-up: the name tables of [`FileFacts`] and the queries that use them
+//! (a kernel, a function at an offset, a `__shared__` declaration or a constant by name).
+
+use super::*;
+
+/// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FactsIndex {
+    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
+    /// built from; a look-up on lists of other lengths scans them instead.
+    lens: (usize, usize, usize, usize),
+    /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
+    /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
+    functions: Option<Vec<(usize, usize, bool, usize)>>,
+    /// The kernels as (hash of the name, position), sorted: a look-up takes the first
+    /// position whose name matches among those of its hash.
+    kernels: Vec<(u64, usize)>,
+    /// The declarations in `shared` as (hash of the name and the function that declares
+    /// it, [`scoped_hash`], position), sorted, so that the positions of one name in one
+    /// scope are in document order.
+    shared: Vec<(u64, usize)>,
+    /// The macros as (hash of the name, position), sorted, as `kernels`.
+    macros: Vec<(u64, usize)>,
+}
+
+/// [`FxHasher`](rustc_hash::FxHasher) of a name, for the look-up tables (no copy of the
+/// name is kept).
+pub(crate) fn name_hash(name: &str) -> u64 {
+    scoped_hash(name, None)
+}
+
+/// [`name_hash`] of a name declared in `function` (`None`: at file scope).
+pub(crate) fn scoped_hash(name: &str, function: Option<&str>) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    if let Some(f) = function {
+        f.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A look-up table of `names` (in list order): (hash of the name, position), sorted.
+pub(crate) fn name_table<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(u64, usize)> {
+    let mut table: Vec<(u64, usize)> = names.enumerate().map(|(i, n)| (name_hash(n), i)).collect();
+    table.sort_unstable();
+    table
+}
+
+/// The positions listed under `name` in a table sorted by (hash, position), in order,
+/// including those of other names with the same hash (callers compare the names).
+pub(crate) fn positions_of<'a>(
+    table: &'a [(u64, usize)],
+    name: &str,
+) -> impl Iterator<Item = usize> + 'a {
+    table_positions(table, name_hash(name))
+}
+
+/// The positions listed under hash `h` in a table sorted by (hash, position), in order.
+pub(crate) fn table_positions(table: &[(u64, usize)], h: u64) -> impl Iterator<Item = usize> + '_ {
+    let from = table.partition_point(|&(k, _)| k < h);
+    table[from..]
+        .iter()
+        .take_while(move |&&(k, _)| k == h)
+        .map(|&(_, i)| i)
+}
+
+impl FileFacts {
+    /// The look-up tables, when they describe the lists as they are now.
+    pub(crate) fn index(&self) -> Option<&FactsIndex> {
+        let lens = (
+            self.kernels.len(),
+            self.device_functions.len(),
+            self.shared.len(),
+            self.macros.len(),
+        );
+        let index = self.index.get_or_init(|| self.build_index());
+        (index.lens == lens).then_some(index)
+    }
+
+    pub(crate) fn build_index(&self) -> FactsIndex {
+        let mut functions: Vec<(usize, usize, bool, usize)> = self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.range.start, f.range.end, true, i))
+            .chain(
+                self.device_functions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.range.start, f.range.end, false, i)),
+            )
+            .collect();
+        functions.sort_unstable();
+        let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
+        let kernels = name_table(self.kernels.iter().map(|k| k.name.as_str()));
+        let mut shared: Vec<(u64, usize)> = self
+            .shared
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (scoped_hash(&d.name, d.function.as_deref()), i))
+            .collect();
+        shared.sort_unstable();
+        FactsIndex {
+            lens: (
+                self.kernels.len(),
+                self.device_functions.len(),
+                self.shared.len(),
+                self.macros.len(),
+            ),
+            functions: disjoint.then_some(functions),
+            kernels,
+            shared,
+            macros: name_table(self.macros.iter().map(String::as_str)),
+        }
+    }
+
+    /// Whether the file `#define`s a macro called `name` (`macros.contains(name)`).
+    pub fn defines_macro(&self, name: &str) -> bool {
+        match self.index() {
+            Some(index) => positions_of(&index.macros, name).any(|i| self.macros[i] == name),
+            None => self.macros.iter().any(|m| m == name),
+        }
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&Function> {
+        match self.index() {
+            Some(index) => positions_of(&index.kernels, name)
+                .map(|i| &self.kernels[i])
+                .find(|k| k.name == name),
+            None => self.kernels.iter().find(|k| k.name == name),
+        }
+    }
+
+    /// The function (kernel or device function) whose range contains `offset`.
+    pub fn function_at(&self, offset: usize) -> Option<&Function> {
+        if let Some(functions) = self.index().and_then(|i| i.functions.as_ref()) {
+            // The ranges are disjoint, so only the last one starting at or before
+            // `offset` can contain it.
+            let after = functions.partition_point(|f| f.0 <= offset);
+            let &(start, end, is_kernel, i) = functions.get(after.checked_sub(1)?)?;
+            if !(start..end).contains(&offset) {
+                return None;
+            }
+            return Some(if is_kernel {
+                &self.kernels[i]
+            } else {
+                &self.device_functions[i]
+            });
+        }
+        self.kernels
+            .iter()
+            .chain(&self.device_functions)
+            .filter(|f| f.range.contains(&offset))
+            .min_by_key(|f| f.range.len())
+    }
+
+    /// The constant named `name` visible at `offset`, folded.
+    pub fn constant_value(&self, name: &str, offset: usize) -> Option<i64> {
+        self.env.fold(&Expr::Name(name.to_string()), offset)
+    }
+
+    /// The `__shared__` declaration named `name` visible at `offset`.
+    pub fn shared_named(&self, name: &str, offset: usize) -> Option<&SharedDecl> {
+        let in_function = self.function_at(offset).map(|f| f.name.as_str());
+        let visible =
+            |d: &&SharedDecl| d.function.is_none() || d.function.as_deref() == in_function;
+        match self.index() {
+            // The first visible one in document order: the first at file scope or the
+            // first in the function, whichever comes first.
+            Some(index) => {
+                let first = |function: Option<&str>| {
+                    table_positions(&index.shared, scoped_hash(name, function)).find(|&i| {
+                        let d = &self.shared[i];
+                        d.name == name && d.function.as_deref() == function
+                    })
+                };
+                let global = first(None);
+                let local = in_function.and_then(|f| first(Some(f)));
+                global
+                    .into_iter()
+                    .chain(local)
+                    .min()
+                    .map(|i| &self.shared[i])
+            }
+            None => self.shared.iter().filter(|d| d.name == name).find(visible),
+        }
+    }
+
+    /// Folds the text of an integer expression (`TILE_DIM + 1`) with the file's constants
+    /// visible at `offset`.
+    pub fn fold_text(&self, text: &str, offset: usize) -> Option<i64> {
+        self.env.fold(&from_text(text), offset)
+    }
+
+    /// [`FileFacts::fold_text`] with the names in `bound` taking the given values: the
+    /// template arguments of one instantiation of a kernel.
+    pub fn fold_text_with(
+        &self,
+        text: &str,
+        offset: usize,
+        bound: &[(String, i64)],
+    ) -> Option<i64> {
+        self.env.fold_with(&from_text(text), offset, bound)
+    }
+}

@@ -1,0 +1,110 @@
+//! Pragmas: `#pragma unroll` sites and the loops they apply to.
+
+use super::*;
+
+/// A `#pragma unroll` site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnrollPragma {
+    /// The range of the pragma line.
+    pub range: TextRange,
+    /// The factor: `Some(n)` for `#pragma unroll n`, `None` for full unrolling.
+    pub factor: Option<i64>,
+    /// The text after `unroll`.
+    pub factor_text: String,
+    /// The loop it applies to, if one follows.
+    pub loop_range: Option<TextRange>,
+}
+
+/// The offsets of the `#` of every line that reads `#pragma unroll…` (blanks allowed
+/// around `#`), in order.
+pub(crate) fn pragma_unroll_lines(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    // Each such line holds `unroll`: only the lines around its occurrences are read.
+    for (at, _) in text.match_indices("unroll") {
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..];
+        let trimmed = line.trim_start();
+        let hash = line_start + (line.len() - trimmed.len());
+        if out.last() == Some(&hash) {
+            continue;
+        }
+        let Some(rest) = trimmed.strip_prefix('#') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(rest) = rest.strip_prefix("pragma") {
+            if rest.trim_start().starts_with("unroll") {
+                out.push(hash);
+            }
+        }
+    }
+    out
+}
+
+impl SourceFile {
+    /// Every `#pragma unroll` in the file, with the loop that follows it.
+    pub fn unroll_pragmas(&self) -> Vec<UnrollPragma> {
+        let mut out = Vec::new();
+        let text = self.text();
+        // Found in the text first (most files have few), then in the tree: a match in a
+        // comment or a string has no `preproc_call` around it.
+        let mut calls = Vec::new();
+        for at in pragma_unroll_lines(text) {
+            let Some(root) = self.root_at(at) else {
+                continue;
+            };
+            let call = chain_at(root, at)
+                .into_iter()
+                .find(|n| n.kind_name() == "preproc_call");
+            if let Some(call) = call {
+                if calls.last() != Some(&call) {
+                    calls.push(call);
+                }
+            }
+        }
+        for node in calls {
+            let directive = node.field("directive").map(|d| node_text(d, text));
+            let arg = node
+                .field("argument")
+                .map(|a| node_text(a, text).trim())
+                .unwrap_or("");
+            if directive == Some("#pragma")
+                && (arg == "unroll" || arg.starts_with("unroll ") || arg.starts_with("unroll("))
+            {
+                let factor_text = arg["unroll".len()..].trim().to_string();
+                let factor = if factor_text.is_empty() {
+                    None
+                } else {
+                    self.facts().fold_text(&factor_text, node.start_byte())
+                };
+                let mut next = node.next_named_sibling();
+                while let Some(n) = next {
+                    if n.kind_name() == "comment" {
+                        next = n.next_named_sibling();
+                    } else {
+                        break;
+                    }
+                }
+                let loop_range = next
+                    .filter(|n| {
+                        matches!(
+                            n.kind_name(),
+                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+                        )
+                    })
+                    .map(|n| n.byte_range());
+                let end = node.end_byte().min(text.len());
+                let trimmed_end = text
+                    .get(node.start_byte()..end)
+                    .map_or(end, |t| node.start_byte() + t.trim_end().len());
+                out.push(UnrollPragma {
+                    range: node.start_byte()..trimmed_end,
+                    factor,
+                    factor_text,
+                    loop_range,
+                });
+            }
+        }
+        out
+    }
+}
