@@ -51,6 +51,7 @@ mod facts;
 mod flow;
 mod source;
 mod symbol;
+mod taint;
 mod util;
 
 pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};

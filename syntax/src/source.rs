@@ -110,6 +110,12 @@ const WORD_MACROS: &[&str] = &[
     "__noinline__",
     "__inline__",
     "__restrict__",
+    // Loop pragmas of CuTe and CUTLASS (`_Pragma("unroll")` and friends) written before a
+    // `for`: unmasked, the parser does not see the loop.
+    "CUTE_UNROLL",
+    "CUTE_NO_UNROLL",
+    "CUTLASS_PRAGMA_UNROLL",
+    "CUTLASS_PRAGMA_NO_UNROLL",
 ];
 
 fn new_parser() -> Option<Parser> {

@@ -11,6 +11,10 @@
 //! (`pitfall-half-precision-math#P11`). The gain of 16-bit data there is the halved bytes;
 //! 16-byte loads (eight values) are what speeds such a kernel up.
 //!
+//! The types are also seen through the file's aliases (`typedef __nv_bfloat162 bf2;`), and
+//! the pointers through `reinterpret_cast<__nv_bfloat162*>(p)` (or a C cast) of a pointer
+//! parameter, directly or through a local pointer defined once.
+//!
 //! Packed bf16 math on values kept in registers (an FMA chain, a tile loop), fp16
 //! `__half2` code and scalar code stay silent. There is no fix.
 //!
@@ -42,6 +46,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !text.contains("bfloat162") {
         return;
     }
+    let aliases = super::type_aliases::type_aliases(text);
+    let named = |ty: &str, names: &[&str]| {
+        words(ty).any(|w| {
+            names.contains(&w)
+                || aliases
+                    .iter()
+                    .any(|(a, t)| a == w && names.contains(&t.as_str()))
+        })
+    };
+    let is_bf162 = |ty: &str| named(ty, &["__nv_bfloat162", "nv_bfloat162"]);
+    let is_half2 = |ty: &str| named(ty, &["__half2", "half2"]);
     let bodies = ctx.calls_mentioning(&["__hfma2"]);
     for call in bodies.iter().flat_map(|c| c.iter()) {
         if short_name(&call.callee) != "__hfma2" || call.args.len() != 3 {
@@ -53,8 +68,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if !global_subscript(ctx, &target, call.range.start) {
             continue;
         }
-        let bf16 = |a: &str| operand_is(ctx, a, call.range.start, is_bf162);
-        let fp16 = |a: &str| operand_is(ctx, a, call.range.start, is_half2);
+        let bf16 = |a: &str| operand_is(ctx, a, call.range.start, &is_bf162);
+        let fp16 = |a: &str| operand_is(ctx, a, call.range.start, &is_half2);
         if !call.args.iter().any(|a| bf16(a)) || call.args.iter().any(|a| fp16(a)) {
             continue;
         }
@@ -76,14 +91,6 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-fn is_bf162(ty: &str) -> bool {
-    words(ty).any(|w| w == "__nv_bfloat162" || w == "nv_bfloat162")
-}
-
-fn is_half2(ty: &str) -> bool {
-    words(ty).any(|w| w == "__half2" || w == "half2")
-}
-
 fn words(ty: &str) -> impl Iterator<Item = &str> {
     ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
@@ -100,29 +107,148 @@ fn stored_to(text: &str, call: &CallSite) -> Option<String> {
     if lhs_end.ends_with(['=', '!', '<', '>', '+', '-', '*', '/']) {
         return None;
     }
-    let start = lhs_end.rfind([';', '{', '}', ')']).map_or(0, |i| i + 1);
+    let base = lhs_end.rfind([';', '{', '}']).map_or(0, |i| i + 1);
+    let mut start = base;
+    // After a `)` that closes what opened before the statement (a loop header's).
+    let mut depth = 0i32;
+    for (i, c) in lhs_end[base..].char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    start = base + i + 1;
+                    depth = 0;
+                }
+            }
+            _ => {}
+        }
+    }
+    // After the condition of an `if` (or a loop) on the same statement: a `)` at depth 0
+    // followed by a name.
+    let mut depth = 0i32;
+    let from = start;
+    for (i, c) in lhs_end[from..].char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ']' => depth -= 1,
+            ')' => {
+                depth -= 1;
+                let next = lhs_end[from + i + 1..].trim_start();
+                if depth == 0 && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                    start = from + i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
     let lhs = lhs_end[start..].trim();
+    let lhs = lhs.strip_prefix("else ").map_or(lhs, str::trim_start);
     // `y[i]`, possibly after a closing `)` of a loop header already cut off above.
     (lhs.ends_with(']') && !lhs.contains('=')).then(|| lhs.to_string())
 }
 
-/// Whether `expr` is `p[i]` (or `*p`) of a pointer parameter of the function: global
-/// memory.
+/// Whether `expr` is `p[i]` (or `*p`) of a pointer parameter of the function (global
+/// memory), of a cast of one (`reinterpret_cast<__nv_bfloat162*>(p)[i]`), or of a local
+/// pointer defined once as one.
 fn global_subscript(ctx: &RuleContext, expr: &str, at: usize) -> bool {
     let e = expr.trim();
+    let base = if let Some(rest) = e.strip_prefix('*') {
+        rest
+    } else if let Some(open) = e.strip_suffix(']').and_then(last_subscript) {
+        &e[..open]
+    } else {
+        return false;
+    };
+    global_pointer(ctx, base, at, 0)
+}
+
+/// Where the last top-level `[` of `e` (a subscript without its closing `]`) is.
+fn last_subscript(e: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in e.char_indices().rev() {
+        match c {
+            ']' | ')' => depth += 1,
+            '(' => depth -= 1,
+            '[' if depth == 0 => return Some(i),
+            '[' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether the pointer expression `e` points into global memory: a pointer parameter,
+/// a cast of one, one plus an offset, or a local defined once as one of these.
+fn global_pointer(ctx: &RuleContext, e: &str, at: usize, depth: usize) -> bool {
+    let e = strip_parens(e.trim());
+    if depth > 2 || e.is_empty() {
+        return false;
+    }
+    if let Some((_, inner)) = cast_of(e) {
+        return global_pointer(ctx, inner, at, depth + 1);
+    }
     let base: String = e
-        .trim_start_matches('*')
-        .trim_start()
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
-    let subscripted = e.ends_with(']') || e.starts_with('*');
-    subscripted
-        && ctx.facts.function_at(at).is_some_and(|f| {
-            f.params
-                .iter()
-                .any(|p| p.name == base && p.ty.contains('*'))
-        })
+    let rest = e[base.len()..].trim_start();
+    if base.is_empty() || !(rest.is_empty() || rest.starts_with(['+', '-'])) {
+        return false;
+    }
+    let Some(f) = ctx.facts.function_at(at) else {
+        return false;
+    };
+    if let Some(p) = f.params.iter().find(|p| p.name == base) {
+        return p.ty.contains('*');
+    }
+    definition(ctx, &base, at).is_some_and(|v| global_pointer(ctx, &v, at, depth + 1))
+}
+
+/// `e` without the parentheses that wrap all of it.
+fn strip_parens(mut e: &str) -> &str {
+    while let Some(inner) = e.strip_prefix('(').and_then(|i| i.strip_suffix(')')) {
+        // Only when the first `(` closes at the end: not `(a) + (b)`.
+        let mut depth = 0i32;
+        let whole = inner.chars().all(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            depth >= 0
+        });
+        if !whole {
+            break;
+        }
+        e = inner.trim();
+    }
+    e
+}
+
+/// A pointer cast at the start of `e`: `reinterpret_cast<T*>(inner)` or `(T*)inner`, as
+/// `(T, inner)`.
+fn cast_of(e: &str) -> Option<(&str, &str)> {
+    let e = e.trim();
+    if let Some(rest) = e
+        .strip_prefix("reinterpret_cast")
+        .or_else(|| e.strip_prefix("static_cast"))
+    {
+        let rest = rest.trim_start().strip_prefix('<')?;
+        let close = rest.find('>')?;
+        let ty = rest[..close].trim();
+        let inner = rest[close + 1..].trim_start();
+        let inner = strip_parens(inner);
+        return ty.ends_with('*').then_some((ty, inner));
+    }
+    let rest = e.strip_prefix('(')?;
+    let close = rest.find(')')?;
+    let ty = rest[..close].trim();
+    let is_type = ty.ends_with('*')
+        && ty
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_:* ".contains(&b));
+    is_type.then(|| (ty, rest[close + 1..].trim()))
 }
 
 /// Whether the operand `arg` is loaded from global memory: a subscript of a pointer
@@ -140,7 +266,16 @@ fn loaded_from_global(ctx: &RuleContext, arg: &str, at: usize) -> bool {
 
 /// Whether the operand's type satisfies `pred`: the type of the pointer a subscript reads,
 /// or of the variable named.
-fn operand_is(ctx: &RuleContext, arg: &str, at: usize, pred: fn(&str) -> bool) -> bool {
+fn operand_is(ctx: &RuleContext, arg: &str, at: usize, pred: &dyn Fn(&str) -> bool) -> bool {
+    // `reinterpret_cast<T*>(p)[i]`: the cast's type.
+    let pointer = arg
+        .trim()
+        .strip_suffix(']')
+        .and_then(|e| Some(&e[..last_subscript(e)?]))
+        .unwrap_or(arg);
+    if let Some((ty, _)) = cast_of(strip_parens(pointer.trim())) {
+        return pred(ty);
+    }
     let base: String = arg
         .trim()
         .trim_start_matches(['*', '&'])
@@ -270,6 +405,48 @@ __global__ void k(const __nv_bfloat162* x, __nv_bfloat162* y, const __half2* hx,
     hy[i] = __hfma2(hx[i], hm, hc);
     __nv_bfloat162 w = __hfma2(x[i], m, c);
     y[i + 1] = __hfma2(w, m, c);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn through_aliases_and_pointer_casts() {
+        check(
+            RULE,
+            r#"
+#include <cuda_bf16.h>
+typedef __nv_bfloat162 bf2;
+__global__ void axpb(const __nv_bfloat16* x, __nv_bfloat16* y, bf2 a2, bf2 b2, int n2) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += gridDim.x * blockDim.x)
+        reinterpret_cast<bf2*>(y)[i] = __hfma2(reinterpret_cast<const bf2*>(x)[i], a2, b2);
+                                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA per pair loaded from global memory
+}
+__global__ void scale(const __nv_bfloat16* x, __nv_bfloat16* y, bf2 m, bf2 c, int n2) {
+    const bf2* x2 = reinterpret_cast<const bf2*>(x);
+    bf2* y2 = (bf2*)(y);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n2) y2[i] = __hfma2(x2[i], m, c);
+                     // ^^^^^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA per pair loaded from global memory
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn casts_to_half2_shared_tiles_and_fp16_aliases_stay_silent() {
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+using h2 = __half2;
+__global__ void k(const __half* x, __half* y, h2 m, h2 c, __nv_bfloat162 bm, __nv_bfloat162 bc) {
+    __shared__ __nv_bfloat16 tile[512];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    reinterpret_cast<h2*>(y)[i] = __hfma2(reinterpret_cast<const h2*>(x)[i], m, c);
+    __nv_bfloat162* t2 = reinterpret_cast<__nv_bfloat162*>(tile);
+    t2[threadIdx.x] = __hfma2(t2[threadIdx.x], bm, bc);
 }
 "#,
         );

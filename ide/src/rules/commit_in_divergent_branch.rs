@@ -4,7 +4,9 @@
 //! Commits from divergent paths add one batch per path to the warp's shared sequence, so
 //! `wait_prior(N)` then waits for more recent batches than each thread meant and the
 //! overlap is lost (`pitfall-async-copy#P2`). Branches that are the same for a whole warp
-//! (a warp index, `threadIdx.x < 64`) stay silent.
+//! (a warp index, `threadIdx.x < 64`) stay silent, as do CUTLASS-style
+//! `pipeline.producer_commit(state, bytes)` calls, which arrive on an mbarrier from the
+//! one elected producer thread by design.
 //!
 //! The fix moves the commit after the branch: every thread commits, possibly an empty
 //! group.
@@ -49,6 +51,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             .iter()
             .filter(|o| o.kind == OpKind::Commit)
             .filter(|o| !(block_pipeline && o.call.callee.ends_with("producer_commit")))
+            // `pipeline.producer_commit(state, bytes)` (CUTLASS's mbarrier pipelines) is an
+            // arrive on the stage's barrier by the producer thread, not a commit group:
+            // `cuda::pipeline`'s `producer_commit()` takes no argument.
+            .filter(|o| !o.call.callee.ends_with("producer_commit") || o.call.args.is_empty())
             .collect();
         for c in &commits {
             let Some((branch, condition, is_if)) = divergent_branch(ctx, c.call.range.start) else {
@@ -275,6 +281,27 @@ __global__ void k(const float* in, int ntiles) {
 __global__ void k(int n) {
     if (threadIdx.x < n)
         __pipeline_commit();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn mbarrier_pipeline_producer_commit_from_one_thread_stays_silent() {
+        check(
+            RULE,
+            r#"
+template <class Pipeline, class State>
+__global__ void producer(Pipeline pipeline, State state, int tiles, unsigned bytes) {
+    int warp_idx = threadIdx.x / 32;
+    bool leader = (threadIdx.x % 32) == 0;
+    for (int t = 0; t < tiles; ++t) {
+        if (warp_idx == 0 && leader) {
+            pipeline.producer_acquire(state);
+            pipeline.producer_commit(state, bytes);
+        }
+        ++state;
+    }
 }
 "#,
         );

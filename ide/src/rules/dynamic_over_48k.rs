@@ -7,9 +7,12 @@
 //! rule stays silent when the file raises the attribute for that kernel anywhere, or
 //! raises it earlier for a kernel expression it cannot name (a function pointer), when the
 //! size is not a constant, and on targets without an opt-in above 48 KB (there
-//! `smem/over-capacity` reports the launch).
+//! `smem/over-capacity` reports the launch). It also fires when the file raises the
+//! attribute for that kernel only to a value below the launch's dynamic size (the limit
+//! the attribute sets is a maximum for the dynamic size, so the launch fails the same way).
 //!
-//! The fix inserts the call before the launch.
+//! The fix inserts the call before the launch (or writes the launch's size into the
+//! opt-in that is too small).
 //!
 //! ```cuda
 //! // Before
@@ -59,6 +62,63 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     || (a.range.start < l.range.start
                         && !kernel_names.contains(&base_kernel(&a.kernel))))
         });
+        // The opt-ins for this kernel by name, when every one is a known value below the
+        // launch's dynamic size.
+        let by_name: Vec<_> = ctx
+            .facts
+            .func_attributes
+            .iter()
+            .filter(|a| {
+                a.attribute.ends_with("MaxDynamicSharedMemorySize")
+                    && base_kernel(&a.kernel) == name
+            })
+            .collect();
+        let unnamed = ctx.facts.func_attributes.iter().any(|a| {
+            a.attribute.ends_with("MaxDynamicSharedMemorySize")
+                && a.range.start < l.range.start
+                && !kernel_names.contains(&base_kernel(&a.kernel))
+        });
+        let too_small = !unnamed
+            && !by_name.is_empty()
+            && by_name
+                .iter()
+                .all(|a| a.value.is_some_and(|v| v >= 0 && (v as u64) < dynamic));
+        if too_small {
+            let largest = by_name.iter().filter_map(|a| a.value).max().unwrap_or(0);
+            let a = by_name
+                .iter()
+                .find(|a| a.value == Some(largest))
+                .unwrap_or(&by_name[0]);
+            let written = &text[a.range.clone()];
+            let value_at = written
+                .rfind(a.value_text.as_str())
+                .filter(|_| !a.value_text.is_empty())
+                .map(|i| a.range.start + i..a.range.start + i + a.value_text.len());
+            let size = l
+                .shared_bytes_text
+                .clone()
+                .filter(|_| stat == 0)
+                .unwrap_or_else(|| dynamic.to_string());
+            out.push(RuleDiagnostic {
+                rule: RULE.id,
+                severity: RULE.severity,
+                range: l.range.clone(),
+                message: format!(
+                    "launch of `{name}` asks for {dynamic} bytes of dynamic shared memory, but `cudaFuncSetAttribute({name}, {ATTRIBUTE}, {})` raises the limit only to {largest} bytes: the attribute is the most dynamic shared memory a launch may ask for, so this launch fails with cudaErrorInvalidValue and the kernel never runs; raise the opt-in to the launch's size",
+                    a.value_text
+                ),
+                wiki: RULE.wiki[0].to_string(),
+                fixes: value_at
+                    .map(|r| Fix {
+                        safe: false,
+                        title: format!("Raise the opt-in of `{name}` to {size}"),
+                        edits: vec![TextEdit::replace(r, size.clone())],
+                    })
+                    .into_iter()
+                    .collect(),
+            });
+            continue;
+        }
         if opted {
             continue;
         }
@@ -177,6 +237,60 @@ void through_a_pointer(float* out) {
                     k<<<1, 256, 64 * 1024>>>(out);
                 }
             "#]],
+        );
+    }
+
+    const SMALL_OPT_IN: &str = r#"
+constexpr int STAGES = 3;
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    k<<<1, 256, STAGES * 32 * 1024>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 98304 bytes of dynamic shared memory, but `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024)` raises the limit only to 65536 bytes
+}
+"#;
+
+    #[test]
+    fn opt_in_smaller_than_the_launch() {
+        check(RULE, SMALL_OPT_IN);
+        check_fix(
+            RULE,
+            SMALL_OPT_IN,
+            0,
+            expect![[r#"
+            // Raise the opt-in of `k` to STAGES * 32 * 1024
+            constexpr int STAGES = 3;
+            __global__ void k(float* out) {
+                extern __shared__ float tile[];
+                out[threadIdx.x] = tile[threadIdx.x];
+            }
+            void launch(float* out) {
+                cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, STAGES * 32 * 1024);
+                k<<<1, 256, STAGES * 32 * 1024>>>(out);
+            }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn opt_in_as_large_as_the_launch_stays_silent() {
+        check(
+            RULE,
+            r#"
+constexpr int STAGES = 3;
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, STAGES * 32 * 1024);
+    k<<<1, 256, STAGES * 32 * 1024>>>(out);
+    k<<<1, 256, 64 * 1024>>>(out);
+}
+"#,
         );
     }
 }

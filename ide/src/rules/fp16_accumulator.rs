@@ -52,11 +52,49 @@ enum Format {
     Bf16,
 }
 
+/// The 16-bit type names of a file: the built-in ones and the file's aliases of them
+/// (`using half_t = __half;`), each with its format and whether it is packed (`__half2`).
+struct Types(Vec<(String, Format, bool)>);
+
+impl Types {
+    fn of_file(text: &str) -> Types {
+        let mut out: Vec<(String, Format, bool)> = [
+            "__half",
+            "half",
+            "__nv_bfloat16",
+            "nv_bfloat16",
+            "__half2",
+            "half2",
+            "__nv_bfloat162",
+            "nv_bfloat162",
+        ]
+        .iter()
+        .filter_map(|t| Some((t.to_string(), Format::of(t)?, t.ends_with('2'))))
+        .collect();
+        for (alias, ty) in super::type_aliases::type_aliases(text) {
+            if let Some(&(_, f, packed)) = out.iter().find(|(t, _, _)| *t == ty) {
+                out.push((alias, f, packed));
+            }
+        }
+        Types(out)
+    }
+
+    /// The format of a scalar 16-bit type name.
+    fn scalar(&self, word: &str) -> Option<Format> {
+        self.0
+            .iter()
+            .find(|(t, _, packed)| t == word && !packed)
+            .map(|(_, f, _)| *f)
+    }
+}
+
 impl Format {
     fn of(ty: &str) -> Option<Format> {
         match ty {
-            "__half" | "half" => Some(Format::Fp16),
-            "__nv_bfloat16" | "nv_bfloat16" => Some(Format::Bf16),
+            "__half" | "half" | "__half2" | "half2" => Some(Format::Fp16),
+            "__nv_bfloat16" | "nv_bfloat16" | "__nv_bfloat162" | "nv_bfloat162" => {
+                Some(Format::Bf16)
+            }
             _ => None,
         }
     }
@@ -76,9 +114,11 @@ impl Format {
     }
 }
 
-/// A scalar 16-bit local.
+/// A 16-bit local: a scalar, or a packed pair (`__half2`).
 struct Local {
     format: Format,
+    /// Whether it is a packed pair; only fused multiply-adds into it are reported.
+    packed: bool,
     ty: String,
     name: String,
     /// The declaration statement, through its `;`.
@@ -101,10 +141,16 @@ struct Update {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    for local in locals(ctx) {
+    let types = Types::of_file(ctx.text());
+    for local in locals(ctx, &types) {
         let uses = uses(ctx.text(), &local);
         let Some(first) = uses.iter().find_map(|u| match u {
-            Use::Update(up) if in_long_loop(ctx, up.range.start, local.decl.start) => Some(up),
+            Use::Update(up)
+                if (up.fma || !local.packed)
+                    && in_long_loop(ctx, up.range.start, local.decl.start) =>
+            {
+                Some(up)
+            }
             _ => None,
         }) else {
             continue;
@@ -124,17 +170,32 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 RULE.wiki[1],
             ),
         };
-        let message = format!(
-            "`{}` is {what} (`{}`) accumulator updated in a loop: {why}; accumulate in `float` and convert once at the end",
-            local.name, local.ty
-        );
+        let message = if local.packed {
+            format!(
+                "`{}` is a packed {} (`{}`) accumulator that a fused multiply-add updates in a loop: each of its two lanes is rounded to {} after every step, and {why}; accumulate the products in `float` (two floats per pair) and convert once at the end",
+                local.name,
+                &what[what.find(' ').map_or(0, |i| i + 1)..],
+                local.ty,
+                &what[what.find(' ').map_or(0, |i| i + 1)..],
+            )
+        } else {
+            format!(
+                "`{}` is {what} (`{}`) accumulator updated in a loop: {why}; accumulate in `float` and convert once at the end",
+                local.name, local.ty
+            )
+        };
+        let fixes = if local.packed {
+            Vec::new()
+        } else {
+            fix(ctx, &types, &local, &uses).into_iter().collect()
+        };
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity: RULE.severity,
             range: first.range.clone(),
             message,
             wiki: wiki.to_string(),
-            fixes: fix(ctx, &local, &uses).into_iter().collect(),
+            fixes,
         });
     }
 }
@@ -153,8 +214,8 @@ enum Use {
     Other,
 }
 
-/// Every scalar 16-bit local declared in a function body, with a single declarator.
-fn locals(ctx: &RuleContext) -> Vec<Local> {
+/// Every 16-bit local declared in a function body, with a single declarator.
+fn locals(ctx: &RuleContext, types: &Types) -> Vec<Local> {
     let text = ctx.text();
     let mut out = Vec::new();
     for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
@@ -162,7 +223,8 @@ fn locals(ctx: &RuleContext) -> Vec<Local> {
             continue;
         };
         let s = &text[body.clone()];
-        for ty in ["__half", "half", "__nv_bfloat16", "nv_bfloat16"] {
+        for (ty, format, packed) in &types.0 {
+            let (ty, format, packed) = (ty.as_str(), *format, *packed);
             let mut from = 0;
             while let Some(i) = super::find_word(s, ty, from) {
                 from = i + ty.len();
@@ -209,9 +271,6 @@ fn locals(ctx: &RuleContext) -> Vec<Local> {
                 } else {
                     continue;
                 };
-                let Some(format) = Format::of(ty) else {
-                    continue;
-                };
                 let decl_start = if before.ends_with("const") {
                     before.len() - 5
                 } else {
@@ -219,6 +278,7 @@ fn locals(ctx: &RuleContext) -> Vec<Local> {
                 };
                 out.push(Local {
                     format,
+                    packed,
                     ty: ty.to_string(),
                     name,
                     decl: decl_start..end,
@@ -330,7 +390,7 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
             ("__hsub" | "__hsub_rn", [a, b]) if is_name(a) => {
                 return update(true, vec![b.to_string()], false)
             }
-            ("__hfma", [a, b, c]) if is_name(c) => {
+            ("__hfma" | "__hfma2", [a, b, c]) if is_name(c) => {
                 return update(false, vec![a.to_string(), b.to_string()], true)
             }
             _ => {}
@@ -384,7 +444,7 @@ fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
 }
 
 /// The fix, when every use can be rewritten.
-fn fix(ctx: &RuleContext, local: &Local, uses: &[Use]) -> Option<Fix> {
+fn fix(ctx: &RuleContext, types: &Types, local: &Local, uses: &[Use]) -> Option<Fix> {
     let text = ctx.text();
     let f = local.format;
     let mut edits = vec![TextEdit::replace(local.ty_range.clone(), "float")];
@@ -401,7 +461,8 @@ fn fix(ctx: &RuleContext, local: &Local, uses: &[Use]) -> Option<Fix> {
                     .terms
                     .iter()
                     .map(|t| {
-                        is_half_term(ctx, t, up.range.start).then(|| format!("{}({t})", f.widen()))
+                        is_half_term(ctx, types, t, up.range.start)
+                            .then(|| format!("{}({t})", f.widen()))
                     })
                     .collect();
                 let terms = terms?;
@@ -491,10 +552,10 @@ fn float_literal(v: &str) -> Option<String> {
 
 /// Whether `term` is known to be a 16-bit scalar: a subscript of a 16-bit pointer or
 /// array, a 16-bit variable, a half intrinsic's result, or a product of such.
-fn is_half_term(ctx: &RuleContext, term: &str, at: usize) -> bool {
+fn is_half_term(ctx: &RuleContext, types: &Types, term: &str, at: usize) -> bool {
     let t = term.trim();
     if let Some((l, r)) = split_top_level(t, '*') {
-        return is_half_term(ctx, l, at) && is_half_term(ctx, r, at);
+        return is_half_term(ctx, types, l, at) && is_half_term(ctx, types, r, at);
     }
     if let Some((callee, _)) = call_parts(t) {
         return matches!(
@@ -524,15 +585,15 @@ fn is_half_term(ctx: &RuleContext, term: &str, at: usize) -> bool {
     if base.is_empty() {
         return false;
     }
-    declared_half(ctx, &base, at)
+    declared_half(ctx, types, &base, at)
 }
 
 /// Whether `name` is declared (as a parameter or local before `at`) with a 16-bit scalar
 /// type or a pointer or array of one.
-fn declared_half(ctx: &RuleContext, name: &str, at: usize) -> bool {
+fn declared_half(ctx: &RuleContext, types: &Types, name: &str, at: usize) -> bool {
     let is_half_ty = |ty: &str| {
         ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| Format::of(w).is_some())
+            .any(|w| types.scalar(w).is_some())
     };
     if let Some(f) = ctx.facts.function_at(at) {
         if let Some(p) = f.params.iter().find(|p| p.name == name) {
@@ -555,7 +616,7 @@ fn declared_half(ctx: &RuleContext, name: &str, at: usize) -> bool {
             let word = before
                 .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .next();
-            word.is_some_and(|w| Format::of(w).is_some())
+            word.is_some_and(|w| types.scalar(w).is_some())
         })
     })
 }
@@ -872,6 +933,84 @@ __global__ void k(const __half* x, int n) {
     consume(acc);
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn packed_fma_and_aliased_accumulators() {
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+using half_t = __half;
+typedef __half2 h2;
+__global__ void dot2(const h2* a, const h2* b, float* out, int n) {
+    h2 acc = __float2half2_rn(0.f);
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        acc = __hfma2(a[i], b[i], acc);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `acc` is a packed fp16 (`h2`) accumulator that a fused multiply-add updates in a loop
+    out[threadIdx.x] = __low2float(acc) + __high2float(acc);
+}
+__global__ void dot(const half_t* a, const half_t* b, half_t* out, int n) {
+    half_t s = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        s = __hfma(a[i], b[i], s);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `s` is an fp16 (`half_t`) accumulator updated in a loop
+    out[threadIdx.x] = s;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn packed_sums_short_packed_loops_and_float_aliases_stay_silent() {
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+using acc_t = float;
+typedef __half2 h2;
+__global__ void k(const h2* a, const h2* b, const __half* x, float* out, int n) {
+    h2 p = a[0];
+    for (int i = 1; i < n; ++i)
+        p = __hadd2(p, a[i]);
+    h2 q = a[0];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+        q = __hfma2(a[i], b[i], q);
+    acc_t s = 0;
+    for (int i = 0; i < n; ++i)
+        s += __half2float(x[i]);
+    out[0] = __low2float(p) + __high2float(q) + s;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_through_an_alias_keeps_the_float_widening() {
+        check_fix(
+            RULE,
+            r#"
+using half_t = __half;
+__global__ void sum(const half_t* x, half_t* out, int n) {
+    half_t acc = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        acc += x[i];
+    out[threadIdx.x] = acc;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `acc` in float
+                using half_t = __half;
+                __global__ void sum(const half_t* x, half_t* out, int n) {
+                    float acc = 0.0f;
+                    for (int i = threadIdx.x; i < n; i += blockDim.x)
+                        acc += __half2float(x[i]);
+                    out[threadIdx.x] = __float2half_rn(acc);
+                }
+            "#]],
         );
     }
 }

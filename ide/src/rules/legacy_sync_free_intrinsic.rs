@@ -16,8 +16,9 @@
 //! * PTX `shfl`/`vote` without `.sync` in inline assembly: the same ptxas error.
 //!
 //! All three stop the build for an sm_70+ target, hence errors. Calls inside an `#if` on
-//! `__CUDA_ARCH__` or `CUDART_VERSION`, and names the file defines itself (a compatibility
-//! macro), stay silent.
+//! `__CUDA_ARCH__` or `CUDART_VERSION`, inside a branch of an `NV_IF_TARGET`-style macro
+//! whose query names an SM (`NV_IF_ELSE_TARGET(NV_PROVIDES_SM_70, (...), (...))`), and
+//! names the file defines itself (a compatibility macro), stay silent.
 //!
 //! The fix calls the `_sync` form with the full mask; when not every lane reaches the
 //! call, the mask must name the lanes that do (`#P2`). It is marked safe (`kernaut-lsp
@@ -76,7 +77,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     {
         return;
     }
-    let guarded = arch_guarded_ranges(text);
+    let mut guarded = arch_guarded_ranges(text);
+    guarded.extend(super::arch_guards::sm_dispatch_branches(text));
     let mut seen = HashSet::default();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
     let bodies = ctx.bodies_mentioning(&names);
@@ -217,6 +219,23 @@ __device__ float reduce(float v) {
                     return v + __shfl_xor_sync(0xffffffff, v, 16);
                 }
             "#]],
+        );
+    }
+
+    #[test]
+    fn per_sm_target_macro_branches_stay_silent_a_device_only_branch_does_not() {
+        check(
+            RULE,
+            r#"
+__device__ float reduce(float v) {
+    NV_IF_ELSE_TARGET(NV_PROVIDES_SM_70,
+        (v += __shfl_down_sync(0xffffffff, v, 16);),
+        (v += __shfl_down(v, 16);));
+    NV_IF_TARGET(NV_IS_DEVICE, (v += __shfl_xor(v, 1);));
+                                  // ^^^^^^^^^^ error: `__shfl_xor` has no participation mask
+    return v;
+}
+"#,
         );
     }
 }

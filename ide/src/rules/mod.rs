@@ -37,6 +37,7 @@ use crate::config::{RuleLevel, RulesConfig, Severity};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
+mod arch_guards;
 mod ids;
 pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};
 
@@ -72,6 +73,7 @@ mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
 mod strided_global_access;
+mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 

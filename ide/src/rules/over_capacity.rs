@@ -259,4 +259,40 @@ __global__ void fits(float* out) {
             "#]],
         );
     }
+
+    const STAGED: &str = r#"
+//- /main.cu arch:sm_80
+#define BM 128
+#define BN 128
+constexpr int BK = 64;
+constexpr int STAGES = NSTAGES;
+__global__ void gemm(const float* a, const float* b, float* c) {
+    extern __shared__ float smem[];
+    c[threadIdx.x] = smem[threadIdx.x];
+}
+void launch(const float* a, const float* b, float* c) {
+    const size_t smem_bytes = STAGES * (BM * BK + BK * BN) * sizeof(float);
+    cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+    gemm<<<dim3(8, 8), 256, STAGES * (BM * BK + BK * BN) * sizeof(float)>>>(a, b, c);
+    gemm<<<dim3(8, 8), 256, smem_bytes>>>(a, b, c);
+}
+"#;
+
+    #[test]
+    fn dynamic_size_from_stages_and_tiles() {
+        check_messages(
+            RULE,
+            &STAGED.replace("NSTAGES", "5"),
+            expect![[r#"
+                error: `gemm` asks for 327680 bytes of dynamic shared memory, over the 166912 bytes (163 KB) a block may use on sm_80: cudaFuncSetAttribute fails and leaves the old limit (pitfall-dynamic-shared-memory#P2)
+                error: launch of `gemm` needs 327680 bytes of dynamic shared memory, over the 166912 bytes (163 KB) a block may use on sm_80: the launch fails with cudaErrorInvalidValue and the kernel never runs (pitfall-dynamic-shared-memory#P2)
+                error: launch of `gemm` needs 327680 bytes of dynamic shared memory, over the 166912 bytes (163 KB) a block may use on sm_80: the launch fails with cudaErrorInvalidValue and the kernel never runs (pitfall-dynamic-shared-memory#P2)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn dynamic_size_from_stages_and_tiles_that_fits_stays_silent() {
+        check(RULE, &STAGED.replace("NSTAGES", "2"));
+    }
 }

@@ -4,10 +4,20 @@
 //! Every call in device code (kernels and `__device__` functions) is looked up in the
 //! wiki's symbol table; the page's `requires_sm` (or the symbol's own entry in
 //! `symbol_requires_sm`) is compared with the target. An arch-specific requirement
-//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target. Calls inside an
-//! `#if` on `__CUDA_ARCH__` (or a `…_SM90…_ENABLED`-style macro, or the toolkit version)
-//! are already guarded and stay silent, as do functions and macros the file defines with
-//! the same name. Diagnostics cite the symbol's api page. Without a configured target
+//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target.
+//!
+//! Guarded calls are read with the least SM their guard ensures (`arch_guards.rs`):
+//! `#if __CUDA_ARCH__ >= 900`, `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900`, the
+//! `#else` of `#if __CUDA_ARCH__ < 900`, `#elif` chains, `NV_IF_TARGET(NV_PROVIDES_SM_90,
+//! (...))`, the first branch of `NV_IF_ELSE_TARGET` (not the second), each branch of
+//! `NV_DISPATCH_TARGET` (guarded by its own query and the negation of the earlier ones),
+//! and the host branches of `NV_IS_HOST`/`NV_IS_DEVICE`. A guard that ensures the SM the
+//! call needs silences it; a guard for a lower SM is reported as too low. A guard on the
+//! architecture whose level cannot be read (a toolkit-version test, a `..._ENABLED` macro
+//! without an SM number) is trusted, as is a `..._SM90_ENABLED`-style macro for its SM. A
+//! `__device__` function whose every call in the file is guarded is guarded as its
+//! weakest call site. Functions and macros the file defines with the same name stay
+//! silent. Diagnostics cite the symbol's api page. Without a configured target
 //! (`--arch`, `arch` in `.kernaut.toml`) the rule is silent: code full of `wgmma` is
 //! written for sm_90a, and a default target would only flag every line of it.
 //!
@@ -28,7 +38,8 @@ use kernaut_index::MatchKind;
 use kernaut_syntax::{CallSite, SymbolKind};
 use kernaut_wiki::parse_requires_sm;
 
-use super::{arch_guarded_ranges, Rule, RuleContext, RuleDiagnostic};
+use super::arch_guards::{ArchGuards, Level};
+use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -45,7 +56,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let text = ctx.text();
     // Read only for a call that would be reported: most files have none.
-    let guarded = OnceCell::new();
+    let guards = OnceCell::new();
+    // By function start: how far every call of that function is guarded.
+    let mut callers = HashMap::default();
     let defined: HashSet<&str> = ctx
         .facts
         .kernels
@@ -102,11 +115,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 continue;
             };
             let (major, minor, too_old) = (*major, *minor, *too_old);
-            if guarded
-                .get_or_init(|| arch_guarded_ranges(text))
-                .iter()
-                .any(|g| g.contains(&call.range.start))
-            {
+            let needs = major * 100 + minor * 10;
+            let guards = guards.get_or_init(|| ArchGuards::scan(text));
+            let (mut level, mut guard) = guards.at(call.range.start);
+            let mut from_callers = false;
+            if !ensures(level, needs) {
+                let (lc, gc) = helper_level(ctx, guards, &mut callers, call.range.start, 0);
+                if lc > level {
+                    (level, guard, from_callers) = (lc, gc, true);
+                }
+            }
+            if ensures(level, needs) {
                 continue;
             }
             let why = if too_old {
@@ -117,18 +136,83 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     ctx.arch
                 )
             };
+            let message = match (level, guard) {
+                (Level::AtLeast(n), Some(guard)) => format!(
+                    "`{symbol}` needs {needed} but the guard `{guard}`{} only ensures sm_{}{}, and {why}: the guarded code is still compiled for sm_{}{}, which lacks `{symbol}`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= {major}{minor}0` (`NV_PROVIDES_SM_{major}{minor}`)",
+                    if from_callers { " around every call of this function" } else { "" },
+                    n / 100,
+                    n % 100 / 10,
+                    n / 100,
+                    n % 100 / 10,
+                ),
+                _ => format!(
+                    "`{symbol}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0` (`NV_IF_TARGET(NV_PROVIDES_SM_{major}{minor}, (...))`)",
+                ),
+            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
                 severity: RULE.severity,
                 range: call.callee_range.clone(),
-                message: format!(
-                    "`{symbol}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0`",
-                ),
+                message,
                 wiki: page.clone(),
                 fixes: Vec::new(),
             });
         }
     }
+}
+
+/// Whether a guard of `level` keeps code that needs `needs` (`900` for sm_90) from the
+/// SMs that lack it.
+fn ensures(level: Level, needs: u32) -> bool {
+    match level {
+        Level::Nothing => false,
+        Level::AtLeast(n) => n >= needs,
+        Level::Silent => true,
+    }
+}
+
+/// How far every call, in this file, of the `__device__` function around `offset` is
+/// guarded (the weakest guard of its call sites, each strengthened by its own callers'
+/// guards, three calls deep): a helper called only from guarded code is guarded too. A
+/// kernel, a function the file never calls, or one called from unguarded code is not.
+fn helper_level<'g>(
+    ctx: &RuleContext,
+    guards: &'g ArchGuards,
+    memo: &mut HashMap<usize, (Level, Option<&'g str>)>,
+    offset: usize,
+    depth: usize,
+) -> (Level, Option<&'g str>) {
+    let Some(f) = ctx.facts.function_at(offset) else {
+        return (Level::Nothing, None);
+    };
+    if f.is_kernel || depth > 3 {
+        return (Level::Nothing, None);
+    }
+    if let Some(known) = memo.get(&f.range.start) {
+        return *known;
+    }
+    // A recursive call sees the function as unguarded.
+    memo.insert(f.range.start, (Level::Nothing, None));
+    let (range, name) = (f.range.clone(), short_name(&f.name).to_string());
+    let mut weakest: Option<(Level, Option<&str>)> = None;
+    for site in ctx.file.find_calls(&name) {
+        if range.contains(&site.range.start) || short_name(&site.callee) != name {
+            continue;
+        }
+        let mut here = guards.at(site.range.start);
+        if here.0 != Level::Silent {
+            let up = helper_level(ctx, guards, memo, site.range.start, depth + 1);
+            if up.0 > here.0 {
+                here = up;
+            }
+        }
+        if weakest.is_none_or(|w| here.0 < w.0) {
+            weakest = Some(here);
+        }
+    }
+    let level = weakest.unwrap_or((Level::Nothing, None));
+    memo.insert(range.start, level);
+    level
 }
 
 /// Why a callee does not compile for the target: the wiki symbol, its page, the
@@ -291,7 +375,7 @@ __device__ void mma() {
 }
 "#,
             expect![[r#"
-                error: `wgmma.fence` needs sm_90a but the target sm_90 lacks the arch-specific features of sm_90a: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= 900` (api-wgmma)
+                error: `wgmma.fence` needs sm_90a but the target sm_90 lacks the arch-specific features of sm_90a: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`) (api-wgmma)
             "#]],
         );
     }
@@ -323,6 +407,125 @@ __device__ void mma() {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 "#,
+        );
+    }
+
+    const FENCE: &str = r#"asm volatile("fence.proxy.async.shared::cta;" ::: "memory");"#;
+
+    /// The fixture with `FENCE` (a PTX instruction of sm_90) written for each `@`.
+    fn fenced(fixture: &str) -> String {
+        fixture.replace('@', FENCE)
+    }
+
+    #[test]
+    fn target_macros_and_arch_regions_that_provide_the_sm_stay_silent() {
+        check(
+            RULE,
+            &fenced(
+                r#"
+//- /main.cu arch:sm_80
+__device__ void publish() {
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (
+        @
+    ));
+}
+__device__ void fence_or_sync() {
+    NV_IF_ELSE_TARGET(NV_PROVIDES_SM_90,
+        (@),
+        (__syncthreads();));
+}
+__device__ void dispatch() {
+    NV_DISPATCH_TARGET(
+        NV_PROVIDES_SM_90, (@),
+        NV_PROVIDES_SM_80, (__syncthreads();));
+    NV_IF_TARGET(NV_IS_HOST, (printf("host\n");), (__syncthreads();));
+}
+__device__ void regions() {
+#if __CUDA_ARCH__ >= 900
+    @
+#endif
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) // Hopper
+    @
+#endif
+#if __CUDA_ARCH__ < 800
+    __syncthreads();
+#elif __CUDA_ARCH__ < 900
+    __syncwarp();
+#else
+    @
+#endif
+}
+// Called only from guarded code: guarded too.
+__device__ void fence_helper() {
+    @
+}
+__global__ void k() {
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (fence_helper();));
+#if __CUDA_ARCH__ >= 900
+    fence_helper();
+#endif
+}
+"#,
+            ),
+        );
+    }
+
+    #[test]
+    fn unguarded_branches_of_target_macros_and_arch_regions() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_80
+__device__ void f() {
+    NV_IF_ELSE_TARGET(NV_PROVIDES_SM_90, (__syncthreads();),
+        (asm volatile("fence.proxy.async.shared::cta;");));
+                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+    NV_IF_TARGET(NV_IS_DEVICE, (asm volatile("fence.proxy.async.shared::cta;");));
+                                           // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+#if __CUDA_ARCH__ < 900
+    asm volatile("fence.proxy.async.shared::cta;");
+               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+#else
+    __syncthreads();
+#endif
+}
+// Called from one guarded and one unguarded place.
+__device__ void helper() {
+    asm volatile("fence.proxy.async.shared::cta;");
+               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+}
+__global__ void k() {
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (helper();));
+    helper();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_guard_for_a_lower_sm_is_too_low() {
+        check_messages(
+            RULE,
+            r#"
+//- /main.cu arch:sm_80
+__device__ void f() {
+    NV_IF_TARGET(NV_PROVIDES_SM_80, (asm volatile("fence.proxy.async.shared::cta;");));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("fence.proxy.async.shared::cta;");
+#endif
+}
+__device__ void helper() {
+    asm volatile("fence.proxy.async.shared::cta;");
+}
+__global__ void k() {
+    NV_DISPATCH_TARGET(NV_PROVIDES_SM_100, (__syncthreads();), NV_PROVIDES_SM_80, (helper();));
+}
+"#,
+            expect![[r#"
+                error: `fence.proxy.async` needs sm_90 but the guard `NV_PROVIDES_SM_80` only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
+                error: `fence.proxy.async` needs sm_90 but the guard `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800` only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
+                error: `fence.proxy.async` needs sm_90 but the guard `NV_PROVIDES_SM_80` around every call of this function only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
+            "#]],
         );
     }
 }

@@ -4,7 +4,9 @@
 //! All dynamic shared memory is one buffer, and each sub-array's offset is the author's to
 //! align (`pitfall-bank-conflict#P6`). The rule reads the offset of each carve
 //! (`T* p = reinterpret_cast<T*>(smem + OFF)`, `(T*)&smem[OFF]`, `(T*)smem + OFF`, or from
-//! an earlier carve) and fires when it is not a multiple of 16 bytes and either
+//! an earlier carve counted in that carve's type: `int* p = (int*)smem; float4* q =
+//! (float4*)(p + 3);` is 12 bytes in; `OFF` may be any constant the file determines) and
+//! fires when it is not a multiple of 16 bytes and either
 //! - it is not a multiple of the alignment of `T` itself (a `float4*` at byte 200, a
 //!   `float*` at byte 130): every access faults, a warning; or
 //! - the pointer is later used for 16-byte work: a 16-byte async copy
@@ -173,6 +175,9 @@ fn offset(ctx: &RuleContext, c: &SharedCarve) -> Option<Offset> {
             None,
             Some(trim_range(text, idx)),
         )
+    } else if is_identifier(s.trim()) {
+        // `int* p = (int*)smem;`: the base itself, which a later carve may count from.
+        (s.trim().to_string(), None, None)
     } else {
         return None;
     };
@@ -185,7 +190,15 @@ fn offset(ctx: &RuleContext, c: &SharedCarve) -> Option<Offset> {
         None => base_elem,
     };
     let unit = i64::try_from(unit).ok()?;
-    let rhs = rhs?;
+    let Some(rhs) = rhs else {
+        return Some(Offset {
+            bytes: base_bytes,
+            literal: None,
+            unit,
+            base_bytes,
+            pointee,
+        });
+    };
     let value = ctx.facts.fold_text(&text[rhs.clone()], rhs.start)?;
     let literal = text[rhs.clone()]
         .bytes()
@@ -559,6 +572,45 @@ __global__ void k(float* out) {
     extern __shared__ unsigned char smem[];
     float4* b = reinterpret_cast<float4*>(smem + N * 4);
     out[0] = b[0].x;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn offsets_through_defines_and_typed_pointers() {
+        check_messages(
+            RULE,
+            r#"
+#define COUNTERS 3
+__global__ void k(float* out) {
+    extern __shared__ unsigned char smem[];
+    int* p = (int*)smem;
+    float4* q = (float4*)(p + 3);
+    float4* r = reinterpret_cast<float4*>(smem + COUNTERS * sizeof(int));
+    out[threadIdx.x] = p[0] + q[threadIdx.x].x + r[threadIdx.x].y;
+}
+"#,
+            expect![[r#"
+                warning: `q` is carved 12 bytes into `smem`, which is not a multiple of the 16-byte alignment of `float4`: accesses through it fault with a misaligned address; round the offset up to a multiple of 16 (128 keeps bank arithmetic simple) (pitfall-bank-conflict#P6)
+                warning: `r` is carved 12 bytes into `smem`, which is not a multiple of the 16-byte alignment of `float4`: accesses through it fault with a misaligned address; round the offset up to a multiple of 16 (128 keeps bank arithmetic simple) (pitfall-bank-conflict#P6)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn aligned_offsets_through_defines_and_typed_pointers_stay_silent() {
+        check(
+            RULE,
+            r#"
+#define COUNTERS 4
+__global__ void k(float* out) {
+    extern __shared__ unsigned char smem[];
+    int* p = (int*)smem;
+    float4* q = (float4*)(p + 4);
+    float* f = (float*)(p + 3);
+    float4* r = reinterpret_cast<float4*>(smem + COUNTERS * sizeof(int));
+    out[threadIdx.x] = p[0] + q[threadIdx.x].x + f[threadIdx.x] + r[threadIdx.x].y;
 }
 "#,
         );

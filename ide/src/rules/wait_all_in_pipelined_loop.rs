@@ -447,4 +447,48 @@ __global__ void k(const float* in, float* out, int n, int stages) {
 "#,
         );
     }
+
+    /// A CuTe-style main loop: `cute::copy` issues the copies, `cp_async_fence` commits and
+    /// `cp_async_wait<N>` waits (the CuTe helper around `cp.async.wait_group N`).
+    const CUTE: &str = r#"
+template <int PIPE, class Copy, class TA, class SA>
+__global__ void gemm(Copy copy_a, TA gA, SA sA, float* out, int k_tiles) {
+    CUTE_UNROLL
+    for (int k_pipe = 0; k_pipe < PIPE - 1; ++k_pipe) {
+        cute::copy(copy_a, gA(_, _, _, k_pipe), sA(_, _, _, k_pipe));
+        cute::cp_async_fence();
+    }
+    int read = 0;
+    int write = PIPE - 1;
+    for (int k = 0; k < k_tiles; ++k) {
+        cute::copy(copy_a, gA(_, _, _, k + PIPE - 1), sA(_, _, _, write));
+        cute::cp_async_fence();
+        cute::cp_async_wait<WAIT>();
+        __syncthreads();
+        out[k] = sA(threadIdx.x, 0, 0, read);
+        __syncthreads();
+        read = (read + 1) % PIPE;
+        write = (write + 1) % PIPE;
+    }
+}
+"#;
+
+    #[test]
+    fn cute_cp_async_wait_zero_in_a_main_loop() {
+        check_messages(
+            RULE,
+            &CUTE.replace("WAIT", "0"),
+            expect![[r#"
+                warning: `cute::cp_async_wait<0>()` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave stages - 1 groups pending (1 for double buffering) (pitfall-async-copy#P8)
+            "#]],
+        );
+        // `PIPE` is a template parameter: the prologue's commits cannot be counted.
+        check_no_fix(RULE, &CUTE.replace("WAIT", "0"));
+    }
+
+    #[test]
+    fn cute_cp_async_wait_of_stages_minus_one_stays_silent() {
+        check(RULE, &CUTE.replace("WAIT", "PIPE - 2"));
+        check(RULE, &CUTE.replace("WAIT", "1"));
+    }
 }

@@ -112,7 +112,11 @@ impl<'a> Lowerer<'a> {
 
     /// What `find_declaration_full` finds for `name` used at `use_node` (the initialiser
     /// and whether it is a parameter), with each scope's declarations indexed once.
-    fn declaration(&self, use_node: Node<'a>, name: &str) -> Option<(Option<Node<'a>>, bool)> {
+    pub(crate) fn declaration(
+        &self,
+        use_node: Node<'a>,
+        name: &str,
+    ) -> Option<(Option<Node<'a>>, bool)> {
         let at = use_node.start_byte();
         for &scope in self.ancestors(use_node).iter() {
             // Only these kinds hold declarations (`scope_candidates` answers `None` for

@@ -138,7 +138,12 @@ pub(crate) fn thread_dependent<'a>(
                 }
             }
             Expr::Name(_) => {
-                dep = low.lower(e, node, 0).depends_on_thread();
+                // A local the index model cannot lower (a template parameter in it) may
+                // still carry the thread index.
+                let lowered = low.lower(e, node, 0);
+                dep = lowered.depends_on_thread()
+                    || (matches!(lowered, crate::IndexExpr::Unknown(_))
+                        && low.thread_tainted(e, node, 0));
             }
             Expr::Call { callee, .. }
                 if callee.ends_with("thread_rank")
