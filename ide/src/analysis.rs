@@ -1144,7 +1144,7 @@ impl Analysis {
                 let short = short_name(&k.name);
                 let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
                 let static_shared_bytes =
-                    crate::model::static_shared(shared.iter().copied()).exact();
+                    crate::model::kernel_static_shared(facts, &k.name).exact();
                 let mut launches = Vec::new();
                 let mut attributes = Vec::new();
                 for &(p, data) in &files {

@@ -59,25 +59,21 @@ pub fn bind_shared(facts: &FileFacts, d: &SharedDecl, bound: &[(String, i64)]) -
 }
 
 /// The static shared memory of `kernel` in the instantiation `bound`: the sum of its
-/// non-`extern` declarations, and the names of those whose size stays unknown.
+/// non-`extern` declarations, and the names of those whose size stays unknown (summed
+/// by [`crate::model::static_shared`], like every other total).
 pub fn static_shared(
     facts: &FileFacts,
     kernel: &str,
     bound: &[(String, i64)],
 ) -> (u64, Vec<String>) {
-    let mut bytes = 0u64;
-    let mut unknown = Vec::new();
-    for d in facts
+    let decls: Vec<SharedDecl> = facts
         .shared
         .iter()
-        .filter(|d| d.function.as_deref() == Some(kernel) && !d.is_extern)
-    {
-        match bind_shared(facts, d, bound).static_bytes {
-            Some(b) => bytes = bytes.saturating_add(b),
-            None => unknown.push(d.name.clone()),
-        }
-    }
-    (bytes, unknown)
+        .filter(|d| d.function.as_deref() == Some(kernel))
+        .map(|d| bind_shared(facts, d, bound))
+        .collect();
+    let s = crate::model::static_shared(&decls);
+    (s.bytes, s.unknown)
 }
 
 /// The instantiation of `kernel` the occupancy and hovers use: of those the file

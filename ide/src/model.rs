@@ -312,8 +312,33 @@ pub fn static_shared<'d>(decls: impl IntoIterator<Item = &'d SharedDecl>) -> Sta
     s
 }
 
+/// The static shared memory of `kernel` as it runs: for a template kernel the file
+/// launches, in the instantiation with the most shared memory
+/// ([`crate::instances::chosen_instantiation`]), its rows bound (`t[BM][BN]`); else its
+/// declarations as written. Occupancy, the kernel and declaration hovers, code lenses,
+/// `smem/over-capacity` and the padding budget all read this.
+pub fn kernel_static_shared(facts: &FileFacts, kernel: &str) -> StaticShared {
+    let inst = facts
+        .kernel(kernel)
+        .filter(|k| !k.template_params.is_empty())
+        .and_then(|_| crate::instances::chosen_instantiation(facts, kernel));
+    let decls = facts
+        .shared
+        .iter()
+        .filter(|d| d.function.as_deref() == Some(kernel));
+    match inst {
+        Some(i) => {
+            let bound: Vec<SharedDecl> = decls
+                .map(|d| crate::instances::bind_shared(facts, d, &i.bound))
+                .collect();
+            static_shared(&bound)
+        }
+        None => static_shared(decls),
+    }
+}
+
 /// [`static_shared`] of every function of a file at once (a file of many kernels asks
-/// for each).
+/// for each); template kernels through [`kernel_static_shared`].
 pub(crate) struct StaticSharedTable<'a>(FxHashMap<&'a str, StaticShared>);
 
 impl<'a> StaticSharedTable<'a> {
@@ -323,6 +348,13 @@ impl<'a> StaticSharedTable<'a> {
             if let Some(f) = d.function.as_deref() {
                 table.entry(f).or_default().add(d);
             }
+        }
+        for k in facts
+            .kernels
+            .iter()
+            .filter(|k| !k.template_params.is_empty())
+        {
+            table.insert(k.name.as_str(), kernel_static_shared(facts, &k.name));
         }
         StaticSharedTable(table)
     }

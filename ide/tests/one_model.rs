@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use kernaut_ide::editor::format_bytes;
-use kernaut_ide::model::static_shared;
+use kernaut_ide::model::kernel_static_shared;
 use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{AnalysisConfig, AnalysisHost, Knowledge};
 use kernaut_test_utils::gen::{clean_kernel, generated, generated_with};
@@ -145,12 +145,7 @@ fn compare(
         let facts = a.file_facts(f).unwrap();
         let lenses = a.code_lenses(f).unwrap();
         for k in &facts.kernels {
-            let shared = static_shared(
-                facts
-                    .shared
-                    .iter()
-                    .filter(|d| d.function.as_deref() == Some(k.name.as_str())),
-            );
+            let shared = kernel_static_shared(facts, &k.name);
             let Some(occ) = a.occupancy(f, &k.name).unwrap() else {
                 continue;
             };
