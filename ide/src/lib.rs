@@ -4,13 +4,13 @@
 //! on `ide` alone.
 #![deny(missing_docs)]
 
-pub mod analysis;
+mod analysis;
 pub mod compiled;
 pub mod config;
 pub mod editor;
 pub mod hover;
 pub mod knowledge;
-pub mod line_index;
+mod line_index;
 pub mod lower;
 pub mod reports;
 pub mod rules;
