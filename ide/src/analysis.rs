@@ -203,6 +203,11 @@ impl FileData {
         self.accesses.get_or_init(|| self.source.shared_accesses())
     }
 
+    /// The slot behind [`FileData::accesses`], for the rules to fill or borrow.
+    pub(crate) fn accesses_slot(&self) -> &OnceLock<Vec<SharedAccess>> {
+        &self.accesses
+    }
+
     fn index(&self) -> &FileIndex {
         self.index.get_or_init(|| {
             let facts = self.facts();
@@ -1024,7 +1029,9 @@ impl Analysis {
             arch_configured: fc.arch_configured,
             levels: &fc.rules,
         };
-        let ctx = RuleContext::with_settings(&f.source, k, settings).in_host(self, path);
+        let ctx = RuleContext::with_settings(&f.source, k, settings)
+            .in_host(self, path)
+            .with_shared_accesses(f.accesses_slot());
         let mut out = crate::rules::check(&ctx);
         if let Some(compiled) = compiled {
             let kernels: Vec<(String, TextRange, bool)> = f

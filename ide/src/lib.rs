@@ -4,14 +4,14 @@
 //! on `ide` alone.
 #![deny(missing_docs)]
 
-pub mod analysis;
+mod analysis;
 pub mod compiled;
 pub mod config;
 pub mod editor;
 pub mod hover;
 pub mod instances;
 pub mod knowledge;
-pub mod line_index;
+mod line_index;
 pub mod lower;
 pub mod model;
 pub mod reports;

@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use tree_sitter::Node;
 
-use crate::consteval::{binary, type_size};
+use crate::consteval::binary;
+use crate::declarator::declarator_name;
 use crate::expr::{from_node, Expr};
-use crate::facts::declarator_name;
 use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::symbol::{
     declarators, declarators_into, init_and_param, is_file_scope, scope_candidates, SCOPE_KINDS,
 };
+use crate::types::type_size;
 use crate::util::{
     copy_map, descend_to, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map,
     preorder, squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,

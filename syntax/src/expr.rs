@@ -417,7 +417,7 @@ impl TextParser<'_> {
                 if let (Some(Tok::Ident(ty)), Some(Tok::Punct(close))) =
                     (self.tokens.get(self.pos), self.tokens.get(self.pos + 1))
                 {
-                    if *close == ")" && crate::consteval::is_type_name(ty) {
+                    if *close == ")" && crate::types::is_type_name(ty) {
                         let ty = ty.to_string();
                         self.pos += 2;
                         let inner = self.unary(depth + 1)?;

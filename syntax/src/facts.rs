@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tree_sitter::Node;
 
-use crate::consteval::{type_size, Env};
+use crate::consteval::Env;
 use crate::expr::{from_node, from_text, Expr};
 use crate::source::SourceFile;
+use crate::types::type_size;
 use crate::util::{
     children, copy_map, mostly_fresh, named_children, node_text, par_map, preorder, squash_ws,
     strip_template_args, Ancestry, NodeExt,
@@ -18,8 +19,7 @@ use crate::TextRange;
 mod lookup;
 pub(crate) use lookup::FactsIndex;
 
-mod declarator;
-pub(crate) use declarator::{
+pub(crate) use crate::declarator::{
     declarator_name, declarators, eaten_qualifier, function_declarator, function_name,
 };
 

@@ -4,9 +4,10 @@
 use tree_sitter::Node;
 
 use crate::access::Lowerer;
+use crate::declarator::function_name;
 use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
-use crate::facts::{function_name, ChunkCache, OffsetCache};
+use crate::facts::{ChunkCache, OffsetCache};
 use crate::source::SourceFile;
 use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]

@@ -46,16 +46,17 @@ mod access;
 pub mod cancel;
 mod chunk;
 mod consteval;
+mod declarator;
 mod expr;
 mod facts;
 mod flow;
 mod source;
 mod symbol;
 mod taint;
+mod types;
 mod util;
 
 pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
-pub use consteval::type_size;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
@@ -66,6 +67,7 @@ pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, Unrol
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{plain_type, SymbolKind, SymbolRef};
+pub use types::type_size;
 pub use util::{short_name, threads};
 
 /// A byte range into the text of a [`SourceFile`].

@@ -4,7 +4,8 @@ use std::borrow::Cow;
 
 use tree_sitter::{Node, TreeCursor};
 
-use crate::facts::{declarator_name, FileFacts};
+use crate::declarator::declarator_name;
+use crate::facts::FileFacts;
 use crate::source::SourceFile;
 use crate::util::{
     chain_at, named_children, node_text, short_name, squash_ws, strip_template_args, Ancestry,
@@ -743,7 +744,7 @@ pub(crate) fn scope_candidates<'t, 'a>(
             .into(),
         "function_definition" => {
             let mut v = Vec::new();
-            if let Some(pl) = crate::facts::function_declarator(scope)
+            if let Some(pl) = crate::declarator::function_declarator(scope)
                 .filter(|fd| fd.field("declarator").is_some())
                 .and_then(|fd| fd.field("parameters"))
             {

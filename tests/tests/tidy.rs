@@ -116,3 +116,179 @@ fn front_ends_do_not_depend_on_each_other() {
     assert!(!lsp.contains("kernaut-tui"));
     assert!(!tui.contains("kernaut-lsp"));
 }
+
+/// The top-level modules of `kernaut-syntax` that still use each other in a circle: the
+/// per-file hub. `SourceFile` (source) owns the caches of the facts, the function walks
+/// (flow) and the shared accesses (access), and each of those computes from a
+/// `SourceFile`; symbol resolution reads the facts and is read by flow and access. Every
+/// other module lies strictly below this group (see "Module order in `syntax`" in
+/// ARCHITECTURE.md). A new circle fails the test, and so does one of these modules leaving
+/// the group: then shrink this list.
+const SYNTAX_HUB: &[&str] = &["access", "facts", "flow", "source", "symbol"];
+
+/// The modules of `kernaut-syntax` each top-level module uses (`crate::module::…` or a
+/// name `lib.rs` re-exports from a module), over the module's file and its children.
+fn syntax_module_uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../syntax/src");
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).expect("a syntax source reads");
+    let modules: BTreeSet<String> = std::fs::read_dir(&src)
+        .expect("syntax/src lists")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".rs").map(str::to_string))
+        .filter(|n| n != "lib")
+        .collect();
+    // `pub use module::{A, B};` in lib.rs: `crate::A` is a use of `module`.
+    let lib = read(&src.join("lib.rs"));
+    let mut reexported: BTreeMap<String, String> = BTreeMap::new();
+    for stmt in lib.split(';') {
+        let stmt = stmt.trim();
+        let Some(rest) = stmt
+            .rfind("pub use ")
+            .map(|i| &stmt[i + "pub use ".len()..])
+        else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once("::") else {
+            continue;
+        };
+        if modules.contains(module) {
+            for name in words(names) {
+                reexported.insert(name.to_string(), module.to_string());
+            }
+        }
+    }
+    let mut uses = BTreeMap::new();
+    for module in &modules {
+        let mut files = vec![src.join(format!("{module}.rs"))];
+        let mut dirs = vec![src.join(module)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut used = BTreeSet::new();
+        for file in &files {
+            for line in read(file).lines() {
+                let code = line.split("//").next().unwrap_or("");
+                for (i, _) in code.match_indices("crate::") {
+                    let after = &code[i + "crate::".len()..];
+                    // `crate::{a, b::c}` names several; `crate::a::…` one.
+                    let named: Vec<&str> = match after.strip_prefix('{') {
+                        Some(group) => words(group),
+                        None => words(after).into_iter().take(1).collect(),
+                    };
+                    for name in named {
+                        let target = if modules.contains(name) {
+                            Some(name.to_string())
+                        } else {
+                            reexported.get(name).cloned()
+                        };
+                        if let Some(t) = target.filter(|t| t != module) {
+                            used.insert(t);
+                        }
+                    }
+                }
+            }
+        }
+        uses.insert(module.clone(), used);
+    }
+    uses
+}
+
+/// The first segment of each path in a `use` list (`a::b, c::{d, e}, f` gives `a`, `c`,
+/// `f`), up to a `}` that closes a brace opened before `s`.
+fn words(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut expect = true;
+    let mut depth = 0usize;
+    let mut start = None;
+    for (i, c) in s.char_indices().chain([(s.len(), ' ')]) {
+        let ident = c.is_ascii_alphanumeric() || c == '_';
+        match (ident, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                if expect && depth == 0 {
+                    out.push(&s[st..i]);
+                }
+                expect = false;
+                start = None;
+            }
+            _ => {}
+        }
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => expect = true,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The groups of modules that reach each other (strongly connected components with more
+/// than one module), each sorted.
+fn circles(uses: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(m) = todo.pop() {
+            for n in uses.get(&m).into_iter().flatten() {
+                if seen.insert(n.clone()) {
+                    todo.push(n.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> = uses.keys().map(|m| (m, reach(m))).collect();
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (m, r) in &reached {
+        let group: Vec<String> = r
+            .iter()
+            .filter(|n| reached.get(n).is_some_and(|back| back.contains(*m)))
+            .cloned()
+            .collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().collect()
+}
+
+#[test]
+fn syntax_modules_form_no_new_circle() {
+    let uses = syntax_module_uses();
+    // The parser sees the edges this test is about (a check that it reads anything).
+    assert!(uses["consteval"].contains("expr"), "{uses:?}");
+    assert!(uses["flow"].contains("declarator"), "{uses:?}");
+    let hub: Vec<String> = SYNTAX_HUB.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        circles(&uses),
+        vec![hub],
+        "circles between the top-level modules of syntax/src; uses: {uses:#?}"
+    );
+}
+
+#[test]
+fn module_circle_finder_finds_circles() {
+    let uses: BTreeMap<String, BTreeSet<String>> = [
+        ("a", &["b"][..]),
+        ("b", &["c"]),
+        ("c", &["a", "d"]),
+        ("d", &[]),
+        ("e", &["f"]),
+        ("f", &["e"]),
+    ]
+    .into_iter()
+    .map(|(m, u)| (m.to_string(), u.iter().map(|s| s.to_string()).collect()))
+    .collect();
+    assert_eq!(circles(&uses), vec![vec!["a", "b", "c"], vec!["e", "f"]]);
+    assert_eq!(words("a::b, c::{d, e}, f"), vec!["a", "c", "f"]);
+    assert_eq!(words("a, b::{c}} d"), vec!["a", "b"]);
+}

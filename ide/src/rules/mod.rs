@@ -167,15 +167,18 @@ pub struct RuleContext<'a> {
     /// than leaving the default; rules that compare the code with the target stay silent
     /// on a default target.
     pub arch_configured: bool,
-    queries: Queries,
+    queries: Queries<'a>,
     /// Where the model reads launches, its default block and cache ([`crate::model`]).
     pub(crate) model: crate::model::RuleModel<'a>,
 }
 
 /// Lazily computed syntax queries shared by the rules of one run.
 #[derive(Debug, Default)]
-struct Queries {
+struct Queries<'a> {
     accesses: OnceLock<Vec<SharedAccess>>,
+    /// The owner's slot for the file's shared accesses (the host keeps one per revision),
+    /// used instead of `accesses` when given: see [`RuleContext::with_shared_accesses`].
+    host_accesses: Option<&'a OnceLock<Vec<SharedAccess>>>,
     /// Whether `accesses` is in order of `range.start`, so that range look-ups can bisect.
     accesses_sorted: OnceLock<bool>,
     calls: Mutex<HashMap<usize, Arc<[CallSite]>>>,
@@ -233,11 +236,20 @@ impl<'a> RuleContext<'a> {
         }
     }
 
+    /// The context reading and filling `slot`, its owner's copy of the shared accesses of
+    /// this context's file, instead of computing its own: one copy per file, whoever asks
+    /// first. `slot` must hold (or get) the accesses of `self.file`.
+    pub fn with_shared_accesses(mut self, slot: &'a OnceLock<Vec<SharedAccess>>) -> Self {
+        self.queries.host_accesses = Some(slot);
+        self
+    }
+
     /// Every shared-memory access of the file ([`SourceFile::shared_accesses`]), computed
-    /// once.
+    /// once (or borrowed: see [`RuleContext::with_shared_accesses`]).
     pub fn shared_accesses(&self) -> &[SharedAccess] {
         self.queries
-            .accesses
+            .host_accesses
+            .unwrap_or(&self.queries.accesses)
             .get_or_init(|| self.file.shared_accesses())
     }
 
@@ -768,5 +780,32 @@ __device__ float helper(float x) { return x > 0.0f ? x : -x; }
                 .collect();
             assert_eq!(ctx.bodies_mentioning(names), naive, "{names:?}");
         }
+    }
+
+    /// A kernel whose column read of a shared tile conflicts on the banks.
+    const COLUMN_READ: &str = "__global__ void column(float* out) {
+    __shared__ float tile[32][32];
+    tile[threadIdx.x][threadIdx.y] = out[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x][0];
+}
+";
+
+    /// A context given its owner's slot fills it and reads the accesses from there (one
+    /// copy), and reports what a context computing its own reports.
+    #[test]
+    fn rules_borrow_the_owners_shared_accesses() {
+        let file = SourceFile::parse(COLUMN_READ);
+        let config = RulesConfig::default();
+        let arch = Arch::parse("sm_90").expect("sm_90");
+        let alone = super::check(&RuleContext::new(&file, arch, knowledge(), &config));
+        let slot = std::sync::OnceLock::new();
+        let ctx = RuleContext::new(&file, arch, knowledge(), &config).with_shared_accesses(&slot);
+        let borrowed = super::check(&ctx);
+        let kept = slot.get().expect("the rules filled the owner's slot");
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(std::ptr::eq(ctx.shared_accesses(), kept.as_slice()));
+        assert!(alone.iter().any(|d| d.rule == "bank-conflict"), "{alone:?}");
+        assert_eq!(borrowed, alone);
     }
 }

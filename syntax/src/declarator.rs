@@ -2,7 +2,9 @@
 //! declarator's name, the declarators of a declaration, and the qualifiers a broken parse
 //! eats into a name.
 
-use super::*;
+use tree_sitter::Node;
+
+use crate::util::{named_children, node_text, NodeExt};
 
 /// The name of a function definition's declarator.
 pub(crate) fn function_name<'t>(def: Node<'t>) -> Option<Node<'t>> {
