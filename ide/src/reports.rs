@@ -383,7 +383,7 @@ pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantia
         let args = launch
             .template_args
             .as_deref()
-            .map(template_args)
+            .map(kernaut_syntax::split_template_args)
             .unwrap_or_default();
         let mut bound = Vec::new();
         for (p, a) in f.template_params.iter().zip(&args) {
@@ -426,33 +426,6 @@ pub fn assumed_defaults(facts: &FileFacts, a: &SharedAccess) -> Option<String> {
         .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
         .collect();
     (!defaults.is_empty()).then(|| defaults.join(", "))
-}
-
-/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
-fn template_args(text: &str) -> Vec<String> {
-    let inner = text.trim();
-    let inner = inner.strip_prefix('<').unwrap_or(inner);
-    let inner = inner.strip_suffix('>').unwrap_or(inner);
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for c in inner.chars() {
-        match c {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
 }
 
 /// The byte offset of `access` in the instantiation `inst`: its constants folded again

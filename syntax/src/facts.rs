@@ -34,6 +34,7 @@ pub(crate) use shared::{carve, shared_decls};
 
 mod launch;
 pub(crate) use launch::call_facts;
+pub use launch::split_template_args;
 
 /// Everything [`SourceFile::facts`] knows about a file.
 #[derive(Clone, Debug, Default)]

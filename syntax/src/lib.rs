@@ -57,6 +57,7 @@ mod types;
 mod util;
 
 pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use facts::split_template_args;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,

@@ -230,7 +230,7 @@ fn strip_comments(s: &str) -> String {
 }
 
 /// Whether a name or condition is about the architecture or the toolkit version.
-fn mentions_arch(cond: &str) -> bool {
+pub(crate) fn mentions_arch(cond: &str) -> bool {
     let c = cond.to_ascii_uppercase();
     let sm_digit = c
         .match_indices("SM")

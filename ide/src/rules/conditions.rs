@@ -116,17 +116,7 @@ pub(crate) fn thread_dependent_branch(
 /// depends on the target architecture or the toolkit version (`__CUDA_ARCH__`,
 /// `CUTE_ARCH_MMA_SM90A_ENABLED`, `CUDART_VERSION`): code the author already guarded.
 pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
-    fn mentions_arch(cond: &str) -> bool {
-        let c = cond.to_ascii_uppercase();
-        let sm_digit = c
-            .match_indices("SM")
-            .any(|(i, _)| c[i + 2..].starts_with(|ch: char| ch.is_ascii_digit() || ch == '_'));
-        c.contains("ARCH")
-            || sm_digit
-            || c.contains("CUDART_VERSION")
-            || c.contains("CUDACC_VER")
-            || c.contains("CUDA_VERSION")
-    }
+    use super::arch_guards::mentions_arch;
     let mut out = Vec::new();
     // (start of the block, guarded)
     let mut stack: Vec<(usize, bool)> = Vec::new();

@@ -254,7 +254,7 @@ pub(crate) fn dim3_inits(
 }
 
 /// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
-pub(crate) fn split_template_args(text: &str) -> Vec<String> {
+pub fn split_template_args(text: &str) -> Vec<String> {
     let inner = text.trim();
     let inner = inner.strip_prefix('<').unwrap_or(inner);
     let inner = inner.strip_suffix('>').unwrap_or(inner);
