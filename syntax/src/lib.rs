@@ -46,6 +46,7 @@ mod access;
 pub mod cancel;
 mod chunk;
 mod consteval;
+mod data;
 mod declarator;
 mod expr;
 mod facts;
@@ -56,7 +57,7 @@ mod taint;
 mod types;
 mod util;
 
-pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
 pub use facts::split_template_args;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,

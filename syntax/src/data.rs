@@ -1,0 +1,7 @@
+//! Plain data types below [`SourceFile`](crate::SourceFile): what its caches hold (the
+//! facts of a file, the walks of its functions, `enclosing` chains, shared accesses) and
+//! the parts of those. Nothing here reads a `SourceFile`; the modules that compute the
+//! data (`facts`, `flow`, `access`, `symbol`) sit above `source`, which sits above this.
+
+mod access;
+pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
