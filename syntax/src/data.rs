@@ -5,3 +5,6 @@
 
 mod access;
 pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+
+mod symbol;
+pub use symbol::SymbolKind;

@@ -57,7 +57,7 @@ mod taint;
 mod types;
 mod util;
 
-pub use data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess, SymbolKind};
 pub use facts::split_template_args;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
@@ -68,7 +68,7 @@ pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, Unrol
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
-pub use symbol::{plain_type, SymbolKind, SymbolRef};
+pub use symbol::{plain_type, SymbolRef};
 pub use types::type_size;
 pub use util::{short_name, threads};
 
