@@ -8,3 +8,7 @@ pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
 
 mod symbol;
 pub use symbol::SymbolKind;
+
+mod flow;
+pub use flow::{CallData, CallSite, Enclosing, EnclosingKind};
+pub(crate) use flow::{Construct, FunctionScan};

@@ -17,12 +17,14 @@ use crate::util::{
     squash_ws, Ancestry, NodeExt,
 };
 use crate::TextRange;
+
+pub use crate::data::{CallData, CallSite, Enclosing, EnclosingKind};
+pub(crate) use crate::data::{Construct, FunctionScan};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 mod calls;
 pub(crate) use calls::thread_dependent;
-pub use calls::{CallData, CallSite};
 
 mod pragmas;
 #[cfg(test)]
@@ -33,83 +35,7 @@ mod allow;
 pub use allow::AllowComment;
 
 mod scan;
-pub(crate) use scan::{shown_range, FunctionScan, CONSTRUCTS};
-
-/// A statement or function around an offset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Enclosing {
-    /// What it is.
-    pub kind: EnclosingKind,
-    /// Its range.
-    pub range: TextRange,
-}
-
-/// The kinds of [`Enclosing`] statements.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EnclosingKind {
-    /// An `if`; `in_else` says whether the offset is in the `else` branch.
-    If {
-        /// The condition, without the parentheses.
-        condition: String,
-        /// The range of the condition.
-        condition_range: TextRange,
-        /// Whether the offset is in the `else` branch.
-        in_else: bool,
-        /// Whether the condition depends on `threadIdx`, the lane, a `thread_rank()` or a
-        /// local alias of them (so threads of one warp may take different branches).
-        thread_dependent: bool,
-    },
-    /// A `for` loop.
-    For {
-        /// The header between the parentheses.
-        header: String,
-        /// The variable it initialises.
-        var: Option<String>,
-        /// The start value, as written.
-        start: Option<String>,
-        /// The exclusive end, when constant.
-        end: Option<i64>,
-        /// The step, when constant.
-        step: Option<i64>,
-        /// Whether the condition depends on the thread index.
-        thread_dependent: bool,
-    },
-    /// A `while` loop.
-    While {
-        /// The condition.
-        condition: String,
-        /// Whether it depends on the thread index.
-        thread_dependent: bool,
-    },
-    /// A `do ... while` loop.
-    DoWhile {
-        /// The condition.
-        condition: String,
-        /// Whether it depends on the thread index.
-        thread_dependent: bool,
-    },
-    /// A `switch`.
-    Switch {
-        /// The controlling expression.
-        condition: String,
-        /// Whether it depends on the thread index.
-        thread_dependent: bool,
-    },
-    /// A conditional expression `c ? a : b`.
-    Conditional {
-        /// The condition.
-        condition: String,
-        /// Whether it depends on the thread index.
-        thread_dependent: bool,
-    },
-    /// The function.
-    Function {
-        /// Its name.
-        name: String,
-        /// Whether it is a `__global__` kernel.
-        is_kernel: bool,
-    },
-}
+pub(crate) use scan::{shown_range, CONSTRUCTS};
 
 impl SourceFile {
     /// The statements and the function around `offset`, innermost first.

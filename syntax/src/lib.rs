@@ -57,13 +57,16 @@ mod taint;
 mod types;
 mod util;
 
-pub use data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess, SymbolKind};
+pub use data::{
+    AccessData, AccessKind, Axis, BinOp, CallData, CallSite, Enclosing, EnclosingKind, IndexExpr,
+    SharedAccess, SymbolKind,
+};
 pub use facts::split_template_args;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
-pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
+pub use flow::{AllowComment, UnrollPragma};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};

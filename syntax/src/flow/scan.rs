@@ -37,36 +37,6 @@ pub(crate) fn part_key(node: Node, base: usize) -> (usize, usize, u16) {
     )
 }
 
-/// What one walk of a function finds: its calls, and the chain part of each statement in
-/// it (see [`SourceFile::scan_function`]).
-#[derive(Debug)]
-pub(crate) struct FunctionScan {
-    /// The calls, in document order.
-    pub(crate) calls: Vec<CallSite>,
-    /// The range of the function (its `function_definition`).
-    range: TextRange,
-    /// Whether the function lies inside another function (a method of a local class).
-    nested: bool,
-    /// The statements of [`CONSTRUCTS`] in the function, the function included, in the
-    /// order the walk met them.
-    constructs: Vec<Construct>,
-    /// The position in `constructs` of each statement, by [`part_key`].
-    parts: HashMap<(usize, usize, u16), usize>,
-}
-
-/// A statement of [`CONSTRUCTS`] as a [`FunctionScan`] keeps it.
-#[derive(Debug)]
-pub(crate) struct Construct {
-    /// Its node's range.
-    range: TextRange,
-    /// The range its [`Enclosing`] reports (a function template's starts at `template`).
-    shown: TextRange,
-    /// An `if`'s `else` branch, a conditional expression's condition.
-    inner: Option<TextRange>,
-    /// Its [`EnclosingKind`], an `if`'s `in_else` left `false`.
-    kind: EnclosingKind,
-}
-
 impl Construct {
     fn moved(&self, from: usize, to: usize) -> Construct {
         Construct {
