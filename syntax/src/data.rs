@@ -12,3 +12,10 @@ pub use symbol::SymbolKind;
 mod flow;
 pub use flow::{CallData, CallSite, Enclosing, EnclosingKind};
 pub(crate) use flow::{Construct, FunctionScan};
+
+mod facts;
+pub use facts::{
+    Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
+    LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
+};
+pub(crate) use facts::FactsIndex;

@@ -61,11 +61,11 @@ pub use data::{
     AccessData, AccessKind, Axis, BinOp, CallData, CallSite, Enclosing, EnclosingKind, IndexExpr,
     SharedAccess, SymbolKind,
 };
-pub use facts::split_template_args;
-pub use facts::{
+pub use data::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
+pub use facts::split_template_args;
 pub use flow::{AllowComment, UnrollPragma};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.

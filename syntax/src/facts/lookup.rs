@@ -3,26 +3,6 @@
 
 use super::*;
 
-/// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FactsIndex {
-    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
-    /// built from; a look-up on lists of other lengths scans them instead.
-    lens: (usize, usize, usize, usize),
-    /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
-    /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
-    functions: Option<Vec<(usize, usize, bool, usize)>>,
-    /// The kernels as (hash of the name, position), sorted: a look-up takes the first
-    /// position whose name matches among those of its hash.
-    kernels: Vec<(u64, usize)>,
-    /// The declarations in `shared` as (hash of the name and the function that declares
-    /// it, [`scoped_hash`], position), sorted, so that the positions of one name in one
-    /// scope are in document order.
-    shared: Vec<(u64, usize)>,
-    /// The macros as (hash of the name, position), sorted, as `kernels`.
-    macros: Vec<(u64, usize)>,
-}
-
 /// [`FxHasher`](rustc_hash::FxHasher) of a name, for the look-up tables (no copy of the
 /// name is kept).
 pub(crate) fn name_hash(name: &str) -> u64 {

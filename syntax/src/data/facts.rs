@@ -1,0 +1,289 @@
+//! The data of the facts about a file ([`FileFacts`] and its parts, and the look-up
+//! tables over them), computed in `crate::facts`.
+
+use std::sync::OnceLock;
+
+use crate::consteval::Env;
+use crate::TextRange;
+
+/// Everything [`SourceFile::facts`](crate::SourceFile::facts) knows about a file.
+#[derive(Clone, Debug, Default)]
+pub struct FileFacts {
+    /// `__global__` functions, in document order.
+    pub kernels: Vec<Function>,
+    /// `__device__` functions that are not kernels, in document order.
+    pub device_functions: Vec<Function>,
+    /// Every `__shared__` declaration, in document order.
+    pub shared: Vec<SharedDecl>,
+    /// Pointers carved from `extern __shared__` buffers, in document order.
+    pub carves: Vec<SharedCarve>,
+    /// Kernel launches `k<<<grid, block, smem, stream>>>(...)`.
+    pub launches: Vec<LaunchSite>,
+    /// `cudaFuncSetAttribute(kernel, attribute, value)` calls.
+    pub func_attributes: Vec<FuncAttributeCall>,
+    /// Named constants, folded where the file determines them.
+    pub constants: Vec<Constant>,
+    /// `namespace alias = target;` pairs, with the range of the scope they live in.
+    pub namespace_aliases: Vec<(String, String, TextRange)>,
+    /// `using namespace X;` directives: the namespace and the range of the enclosing scope.
+    pub using_namespaces: Vec<(String, TextRange)>,
+    /// Names of every macro the file `#define`s (object-like and function-like).
+    pub macros: Vec<String>,
+    /// Calls with explicit template arguments, `launch_gemm<128, 64>(...)`, that bind the
+    /// template parameters of a host function whose launches depend on them.
+    pub template_calls: Vec<TemplateCall>,
+    pub(crate) env: Env,
+    /// See [`FileFacts::fingerprint`].
+    pub(crate) fingerprint: u64,
+    /// Look-up tables over the lists above, built on the first look-up.
+    pub(crate) index: OnceLock<FactsIndex>,
+}
+
+/// A function definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// The name as written (possibly qualified, `Foo::bar`).
+    pub name: String,
+    /// The range of the name.
+    pub name_range: TextRange,
+    /// The whole definition, including a `template <...>` header.
+    pub range: TextRange,
+    /// The body, `{ ... }`.
+    pub body_range: Option<TextRange>,
+    /// Whether it is `__global__`.
+    pub is_kernel: bool,
+    /// Whether it is `__device__` (kernels are not).
+    pub is_device: bool,
+    /// Qualifiers and specifiers as written: `__global__`, `__device__`, `__host__`,
+    /// `__forceinline__`, `static`, `inline`, and wrapper macros such as `CUTLASS_DEVICE`.
+    pub qualifiers: Vec<String>,
+    /// The parameters.
+    pub params: Vec<Param>,
+    /// The template parameters (empty when it is not a template).
+    pub template_params: Vec<TemplateParam>,
+    /// `__launch_bounds__(...)`, if present.
+    pub launch_bounds: Option<LaunchBounds>,
+    /// `__cluster_dims__(x, y, z)`, each folded; missing dimensions are 1.
+    pub cluster_dims: Option<[Option<i64>; 3]>,
+}
+
+/// A function parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The name (empty for an unnamed parameter).
+    pub name: String,
+    /// The type as written, without the name (`const float* __restrict__`).
+    pub ty: String,
+    /// The range of the whole parameter.
+    pub range: TextRange,
+}
+
+/// A template parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateParam {
+    /// The name.
+    pub name: String,
+    /// `typename`/`class` for a type parameter, otherwise the value's type (`int`).
+    pub ty: String,
+    /// Whether it is a type parameter.
+    pub is_type: bool,
+    /// The default, as written.
+    pub default: Option<String>,
+    /// The default folded to an integer, for a value parameter.
+    pub default_value: Option<i64>,
+}
+
+/// `__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor, maxBlocksPerCluster)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    /// The arguments as written.
+    pub args: Vec<String>,
+    /// The first argument, folded.
+    pub max_threads: Option<i64>,
+    /// The second argument, folded.
+    pub min_blocks: Option<i64>,
+    /// The third argument, folded.
+    pub max_cluster: Option<i64>,
+    /// The range of `__launch_bounds__(...)`.
+    pub range: TextRange,
+}
+
+/// A `__shared__` declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedDecl {
+    /// The variable name.
+    pub name: String,
+    /// The range of the name.
+    pub name_range: TextRange,
+    /// The range of the whole declaration statement.
+    pub range: TextRange,
+    /// The element type as written (`float`, `__half`, `cuda::barrier<...>`).
+    pub element_type: String,
+    /// The element size in bytes, for builtin and CUDA vector types.
+    pub element_size: Option<u64>,
+    /// The dimensions as written, outermost first (`["TILE", "TILE + 1"]`).
+    pub dims_text: Vec<String>,
+    /// The dimensions folded, outermost first; `None` where unknown or empty (`[]`).
+    pub dims: Vec<Option<u64>>,
+    /// `element_size` times the product of the dimensions, when all are known and the
+    /// buffer is not `extern`.
+    pub static_bytes: Option<u64>,
+    /// Whether it is an `extern __shared__` buffer sized at launch.
+    pub is_extern: bool,
+    /// `__align__(N)` or `alignas(N)`, folded.
+    pub alignment: Option<u64>,
+    /// The enclosing function, if the declaration is inside one.
+    pub function: Option<String>,
+}
+
+/// A pointer into an `extern __shared__` buffer: `float* b = (float*)(smem + OFFSET);`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedCarve {
+    /// The pointer's name.
+    pub name: String,
+    /// The range of the declaration statement.
+    pub range: TextRange,
+    /// The buffer (or earlier carve) it points into.
+    pub base: String,
+    /// The `extern __shared__` buffer at the root of the chain of carves.
+    pub root: String,
+    /// The pointee type (`float`).
+    pub element_type: String,
+    /// The pointee size in bytes.
+    pub element_size: Option<u64>,
+    /// The byte offset from the start of `root`, when constant.
+    pub offset_bytes: Option<i64>,
+    /// The enclosing function.
+    pub function: Option<String>,
+}
+
+/// One dimension argument of a launch (`grid` or `block`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchDim {
+    /// The argument as written.
+    pub text: String,
+    /// The value folded to x, y, z (missing dimensions are 1), when the file determines it.
+    pub value: Option<[i64; 3]>,
+    /// x, y, z as written (fewer when omitted), after a local `dim3` variable is
+    /// followed to its initialiser: `block` declared `dim3 block(BN / TN, BM / TM)` gives
+    /// `["BN / TN", "BM / TM"]`. Empty when the argument is not a `dim3` or a number.
+    pub parts: Vec<String>,
+}
+
+/// A call with explicit template arguments: `launch_gemm<128, 64>(c, m, n)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateCall {
+    /// The function called, as written without the arguments.
+    pub name: String,
+    /// The template arguments as written, split at the top-level commas.
+    pub args: Vec<String>,
+    /// The range of the call.
+    pub range: TextRange,
+}
+
+impl LaunchDim {
+    /// The product x·y·z, when known.
+    pub fn total(&self) -> Option<i64> {
+        self.value.map(|[x, y, z]| x * y * z)
+    }
+}
+
+/// A kernel launch `kernel<<<grid, block, smem, stream>>>(args)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchSite {
+    /// The kernel name without template arguments.
+    pub kernel: String,
+    /// The template arguments as written (`<float, 32>`), if any.
+    pub template_args: Option<String>,
+    /// The range of the whole call.
+    pub range: TextRange,
+    /// The grid dimension.
+    pub grid: LaunchDim,
+    /// The block dimension.
+    pub block: LaunchDim,
+    /// The dynamic shared memory size, as written.
+    pub shared_bytes_text: Option<String>,
+    /// The dynamic shared memory size folded.
+    pub shared_bytes: Option<i64>,
+    /// The stream, as written.
+    pub stream: Option<String>,
+    /// The kernel arguments, as written.
+    pub args: Vec<String>,
+    /// The function that contains the launch.
+    pub function: Option<String>,
+    /// The template parameters of that function when it is a template (a host function
+    /// such as `template <int BM, int BN> void launch_gemm(...)`), in order.
+    pub caller_params: Vec<String>,
+    /// Those parameters as the file's first call of the function with foldable template
+    /// arguments binds them (`launch_gemm<128, 64>(...)`); the dimensions and template
+    /// arguments of the launch are folded with them. Empty when none binds them.
+    pub caller_bound: Vec<(String, i64)>,
+}
+
+/// A `cudaFuncSetAttribute(kernel, attribute, value)` call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncAttributeCall {
+    /// The kernel, as written, without `&`, casts or template arguments.
+    pub kernel: String,
+    /// The attribute (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
+    pub attribute: String,
+    /// The value as written.
+    pub value_text: String,
+    /// The value folded.
+    pub value: Option<i64>,
+    /// The range of the call.
+    pub range: TextRange,
+}
+
+/// Where a named constant comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstantKind {
+    /// `#define NAME value`.
+    Define,
+    /// `constexpr` variable.
+    Constexpr,
+    /// `const` integer variable.
+    Const,
+    /// An enumerator.
+    Enum,
+    /// A template parameter's default value.
+    TemplateDefault,
+}
+
+/// A named constant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constant {
+    /// The name.
+    pub name: String,
+    /// Where it comes from.
+    pub kind: ConstantKind,
+    /// The value as written.
+    pub text: String,
+    /// The value folded to an integer.
+    pub value: Option<i64>,
+    /// The range of the name.
+    pub range: TextRange,
+    /// The range the constant is visible in, when narrower than the file (a function or a
+    /// template).
+    pub scope: Option<TextRange>,
+}
+
+/// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FactsIndex {
+    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
+    /// built from; a look-up on lists of other lengths scans them instead.
+    pub(crate) lens: (usize, usize, usize, usize),
+    /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
+    /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
+    pub(crate) functions: Option<Vec<(usize, usize, bool, usize)>>,
+    /// The kernels as (hash of the name, position), sorted: a look-up takes the first
+    /// position whose name matches among those of its hash.
+    pub(crate) kernels: Vec<(u64, usize)>,
+    /// The declarations in `shared` as (hash of the name and the function that declares
+    /// it, `scoped_hash`, position), sorted, so that the positions of one name in one
+    /// scope are in document order.
+    pub(crate) shared: Vec<(u64, usize)>,
+    /// The macros as (hash of the name, position), sorted, as `kernels`.
+    pub(crate) macros: Vec<(u64, usize)>,
+}
