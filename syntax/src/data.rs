@@ -19,3 +19,6 @@ pub use facts::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
 };
 pub(crate) use facts::FactsIndex;
+
+mod cache;
+pub(crate) use cache::{ChunkCache, ChunkScan, OffsetCache};

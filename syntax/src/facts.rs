@@ -2,7 +2,7 @@
 //! pointers, launch sites, `cudaFuncSetAttribute` calls and folded constants.
 
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use tree_sitter::Node;
 
@@ -17,6 +17,7 @@ use crate::util::{
 use crate::TextRange;
 
 pub(crate) use crate::data::FactsIndex;
+pub(crate) use crate::data::{ChunkCache, ChunkScan, OffsetCache};
 pub use crate::data::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
@@ -48,43 +49,6 @@ struct Walk<'t> {
     shared: Vec<Node<'t>>,
     declarations: Vec<Node<'t>>,
     calls: Vec<Node<'t>>,
-    has_function: bool,
-}
-
-/// What is kept of a chunk across edits that do not touch it, with offsets relative to
-/// the chunk's start (so that a chunk moved by an edit elsewhere keeps it as it is).
-#[derive(Default, Debug)]
-pub(crate) struct ChunkCache {
-    /// The chunk's own constants, macros, namespace aliases and `using` directives.
-    scan: OnceLock<ChunkScan>,
-    /// Its functions, `__shared__` declarations, carves, launches and attribute calls,
-    /// for the file-wide inputs (see [`ChunkScan::global`]) they were computed with.
-    derived: Mutex<Option<(u64, Arc<FileFacts>)>>,
-    /// What a walk of each of its functions found (calls, the parts of `enclosing`
-    /// chains), by the function's end, in offsets relative to the chunk, for the
-    /// file-wide inputs they were computed with.
-    pub(crate) scans: Mutex<(u64, ScansByEnd)>,
-    /// [`SourceFile::enclosing`] by offset in the chunk, for the file-wide inputs they
-    /// were computed with.
-    pub(crate) enclosing: OffsetCache<crate::Enclosing>,
-    /// Its shared-memory accesses, for the file-wide inputs they were computed with.
-    pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<crate::SharedAccess>>)>>,
-}
-
-/// The walks of a chunk's functions by the end of each (relative to the chunk's start):
-/// more than one where error recovery nests a function in another that ends there too.
-pub(crate) type ScansByEnd = rustc_hash::FxHashMap<usize, Vec<Arc<crate::flow::FunctionScan>>>;
-
-/// Results kept by offset relative to a chunk's start, with the fingerprint of the
-/// file-wide inputs they were computed with.
-pub(crate) type OffsetCache<T> = Mutex<(u64, rustc_hash::FxHashMap<usize, Arc<Vec<T>>>)>;
-
-#[derive(Debug)]
-struct ChunkScan {
-    facts: FileFacts,
-    /// A hash of what this chunk gives the rest of the file: its file-scope constants and
-    /// the text of its top-level declarations.
-    global: u64,
     has_function: bool,
 }
 
