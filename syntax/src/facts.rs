@@ -144,6 +144,14 @@ impl FileFacts {
     }
 }
 
+impl SourceFile {
+    /// Facts about the whole file, computed on first use and kept until the next edit.
+    pub fn facts(&self) -> &FileFacts {
+        self.facts
+            .get_or_init(|| crate::facts::compute(self).unwrap_or_default())
+    }
+}
+
 /// Computes the facts of `file`, chunk by chunk (see [`crate::chunk`]), reusing what an
 /// edit elsewhere left valid. Returns `None` only when there is no tree.
 pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 
 use crate::chunk::{self, Scanner};
-use crate::facts::{ChunkCache, FileFacts};
+use crate::data::{ChunkCache, FileFacts};
 
 use crate::util::{is_ident_byte, preorder, NodeExt};
 use crate::TextRange;
@@ -26,7 +26,7 @@ pub struct SourceFile {
     chunk_target: usize,
     masks: Vec<MaskedMacro>,
     /// Shared by clones (snapshots), replaced by an edit.
-    facts: Arc<OnceLock<FileFacts>>,
+    pub(crate) facts: Arc<OnceLock<FileFacts>>,
 }
 
 /// One chunk of a file, its syntax tree (whose node offsets are those of the file) and
@@ -197,12 +197,6 @@ impl SourceFile {
     #[doc(hidden)]
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
-    }
-
-    /// Facts about the whole file, computed on first use and kept until the next edit.
-    pub fn facts(&self) -> &FileFacts {
-        self.facts
-            .get_or_init(|| crate::facts::compute(self).unwrap_or_default())
     }
 
     /// Replaces `range` with `new_text` and reparses incrementally, reusing the old tree.
