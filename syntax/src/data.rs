@@ -14,11 +14,11 @@ pub use flow::{CallData, CallSite, Enclosing, EnclosingKind};
 pub(crate) use flow::{Construct, FunctionScan};
 
 mod facts;
+pub(crate) use facts::FactsIndex;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
 };
-pub(crate) use facts::FactsIndex;
 
 mod cache;
 pub(crate) use cache::{ChunkCache, ChunkScan, OffsetCache};

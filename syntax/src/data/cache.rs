@@ -1,5 +1,5 @@
 //! What a chunk of a [`SourceFile`](crate::SourceFile) keeps across edits that do not
-//! touch it ([`ChunkCache`]), filled by `crate::facts`, `crate::flow` and `crate::access`.
+//! touch it ([`ChunkCache`]), filled by the facts, flow and access modules.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
