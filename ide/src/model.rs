@@ -20,7 +20,10 @@ use kernaut_syntax::{
     SharedAccess, SharedDecl, SourceFile, TextRange,
 };
 
+use std::sync::OnceLock;
+
 use crate::analysis::Analysis;
+use crate::line_index::{LineIndex, PositionEncoding};
 use crate::reports::{
     assumed_defaults, async_copy_of, launched_instantiations, offset_in, BankAnalysis, BankFailure,
     BankModel, BankShape, BlockSource, FxHashMap, ReportCache,
@@ -40,6 +43,9 @@ pub(crate) struct Scope<'a> {
     pub default_block: [u32; 3],
     /// The models' answers by their inputs.
     pub cache: &'a ReportCache,
+    /// Where a scope without a host keeps the file's line index (the host keeps its
+    /// own per file).
+    pub lines: Option<&'a OnceLock<LineIndex>>,
 }
 
 impl<'a> Scope<'a> {
@@ -52,6 +58,7 @@ impl<'a> Scope<'a> {
             host: Some(analysis),
             default_block: analysis.config.default_block,
             cache: &analysis.cache,
+            lines: None,
         })
     }
 
@@ -84,8 +91,15 @@ impl<'a> Scope<'a> {
             return f.line_of(offset);
         }
         let text = self.file.text();
+        if let Some(lines) = self.lines {
+            let lines = lines.get_or_init(|| LineIndex::new(text));
+            return lines
+                .line_col(offset, PositionEncoding::Utf8)
+                .line
+                .saturating_add(1);
+        }
         let upto = text.get(..offset.min(text.len())).unwrap_or(text);
-        u32::try_from(upto.bytes().filter(|b| *b == b'\n').count() + 1).unwrap_or(u32::MAX)
+        u32::try_from(memchr::memchr_iter(b'\n', upto.as_bytes()).count() + 1).unwrap_or(u32::MAX)
     }
 }
 
@@ -96,6 +110,7 @@ impl<'a> Scope<'a> {
 pub(crate) struct RuleModel<'a> {
     host: Option<(&'a Analysis, &'a str)>,
     cache: ReportCache,
+    lines: OnceLock<LineIndex>,
 }
 
 impl std::fmt::Debug for RuleModel<'_> {
@@ -123,6 +138,7 @@ impl<'a> crate::rules::RuleContext<'a> {
                 host: Some(a),
                 default_block: a.config.default_block,
                 cache: &a.cache,
+                lines: None,
             },
             None => Scope {
                 path: "",
@@ -130,6 +146,7 @@ impl<'a> crate::rules::RuleContext<'a> {
                 host: None,
                 default_block: crate::AnalysisConfig::default().default_block,
                 cache: &self.model.cache,
+                lines: Some(&self.model.lines),
             },
         }
     }

@@ -4,10 +4,11 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tree_sitter::Node;
 
+use crate::data::{AccessSlot, ChunkCache};
 use crate::declarator::declarator_name;
 use crate::expr::{from_node, Expr};
 use crate::facts::FileFacts;
@@ -42,22 +43,48 @@ impl SourceFile {
         if facts.shared.is_empty() || chunks.is_empty() {
             return Vec::new();
         }
-        let text = self.text();
         let has_function = crate::facts::chunk_has_function(self);
         // Subscripts count from the first function on (as one walk over the file would).
         // A chunk's accesses depend on its own text and on the file-wide inputs that the
         // facts' fingerprint covers, so they are kept per chunk under that key.
         let mut keys = Vec::with_capacity(chunks.len());
+        let mut in_function_at = Vec::with_capacity(chunks.len());
         let mut in_function = false;
         for has in &has_function {
             keys.push((facts.fingerprint() ^ u64::from(in_function), in_function));
+            in_function_at.push(in_function);
             in_function |= has;
         }
+        let keys: Vec<u64> = keys.iter().map(|(k, _)| *k).collect();
+        let tree = OnceLock::new();
+        self.kept_accesses(
+            &chunks,
+            &tree,
+            &keys,
+            |c| &c.accesses,
+            |i, low| self.accesses_in(chunks[i].root, low, in_function_at[i]),
+        )
+    }
+
+    /// Accesses found chunk by chunk, each chunk's kept in its cache (the slot `slot`
+    /// picks) under `keys[i]`, the fingerprint of the file-wide inputs it was computed
+    /// with; `compute(i, low)` finds chunk `i`'s in file offsets. The chunks missing
+    /// from the cache are computed in parallel; the result is in document order.
+    fn kept_accesses<'a>(
+        &'a self,
+        chunks: &[crate::source::ChunkView<'a>],
+        tree: &'a OnceLock<Ancestry<'a>>,
+        keys: &[u64],
+        slot: impl Fn(&ChunkCache) -> &AccessSlot,
+        compute: impl Fn(usize, &Lowerer<'a>) -> Vec<SharedAccess> + Sync,
+    ) -> Vec<SharedAccess> {
+        let text: &'a str = self.text();
+        let facts: &'a FileFacts = self.facts();
         let cached: Vec<Option<Arc<Vec<SharedAccess>>>> = chunks
             .iter()
-            .zip(&keys)
-            .map(|(c, (key, _))| {
-                let slot = c.cache.accesses.lock().ok()?;
+            .zip(keys)
+            .map(|(c, key)| {
+                let slot = slot(c.cache).lock().ok()?;
                 slot.as_ref()
                     .filter(|(k, _)| k == key)
                     .map(|(_, a)| a.clone())
@@ -67,11 +94,12 @@ impl SourceFile {
         let computed = if todo.is_empty() {
             Vec::new()
         } else {
-            let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
+            let tree = tree
+                .get_or_init(|| Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len()));
             par_map(&todo, |&i| {
                 let c = &chunks[i];
-                let low = Lowerer::new(text, facts, &tree);
-                let mut part = self.accesses_in(c.root, &low, keys[i].1);
+                let low = Lowerer::new(text, facts, tree);
+                let mut part = compute(i, &low);
                 for a in &mut part {
                     a.range = move_range(&a.range, c.start, 0);
                 }
@@ -87,8 +115,8 @@ impl SourceFile {
                     let Some((_, part)) = computed.next() else {
                         continue;
                     };
-                    if let Ok(mut slot) = c.cache.accesses.lock() {
-                        *slot = Some((keys[i].0, part.clone()));
+                    if let Ok(mut slot) = slot(c.cache).lock() {
+                        *slot = Some((keys[i], part.clone()));
                     }
                     part
                 }
@@ -214,25 +242,33 @@ impl SourceFile {
         {
             return Vec::new();
         }
+        // A chunk's accesses depend on its own text and on the file-wide inputs that
+        // the facts' fingerprint covers: kept per chunk under that key, as the shared ones.
         let text = self.text();
-        let tree = Ancestry::new(chunks.iter().map(|c| c.root).collect(), text.len());
-        let low = Lowerer::new(text, facts, &tree);
-        let mut out = Vec::new();
-        for c in &chunks {
-            preorder(c.root, |node| {
-                let kind = node.kind_name();
-                if lacks_byte(node, kind, text, b'[') {
-                    return false;
-                }
-                if kind == "subscript_expression" {
-                    if let Some(a) = self.global_access(node, &low) {
-                        out.push(a);
+        let keys = vec![facts.fingerprint(); chunks.len()];
+        let tree = OnceLock::new();
+        self.kept_accesses(
+            &chunks,
+            &tree,
+            &keys,
+            |c| &c.global_accesses,
+            |i, low| {
+                let mut out = Vec::new();
+                preorder(chunks[i].root, |node| {
+                    let kind = node.kind_name();
+                    if lacks_byte(node, kind, text, b'[') {
+                        return false;
                     }
-                }
-                true
-            });
-        }
-        out
+                    if kind == "subscript_expression" {
+                        if let Some(a) = self.global_access(node, low) {
+                            out.push(a);
+                        }
+                    }
+                    true
+                });
+                out
+            },
+        )
     }
 
     /// The access of subscript `node` when its base is a pointer parameter.

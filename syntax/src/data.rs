@@ -21,4 +21,4 @@ pub use facts::{
 };
 
 mod cache;
-pub(crate) use cache::{ChunkCache, ChunkScan, OffsetCache};
+pub(crate) use cache::{AccessSlot, ChunkCache, ChunkScan, OffsetCache};

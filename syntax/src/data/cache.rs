@@ -22,8 +22,14 @@ pub(crate) struct ChunkCache {
     /// were computed with.
     pub(crate) enclosing: OffsetCache<Enclosing>,
     /// Its shared-memory accesses, for the file-wide inputs they were computed with.
-    pub(crate) accesses: Mutex<Option<(u64, Arc<Vec<SharedAccess>>)>>,
+    pub(crate) accesses: AccessSlot,
+    /// Its subscripts of pointer parameters (global-memory accesses), likewise.
+    pub(crate) global_accesses: AccessSlot,
 }
+
+/// A chunk's accesses with the fingerprint of the file-wide inputs they were computed
+/// with.
+pub(crate) type AccessSlot = Mutex<Option<(u64, Arc<Vec<SharedAccess>>)>>;
 
 /// The walks of a chunk's functions by the end of each (relative to the chunk's start):
 /// more than one where error recovery nests a function in another that ends there too.
