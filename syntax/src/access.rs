@@ -499,15 +499,10 @@ impl SourceFile {
             facts.carves.iter().rev().find(|c| {
                 c.name == name && c.function == function && c.range.start < node.start_byte()
             }) {
-            let off = c.offset_bytes.map_or_else(
-                || {
-                    IndexExpr::Unknown(format!(
-                        "the offset of `{}` in `{}` is not constant",
-                        c.name, c.root
-                    ))
-                },
-                IndexExpr::Int,
-            );
+            let off = match c.offset_bytes {
+                Some(v) => IndexExpr::Int(v),
+                None => carve_offset(c, above, low, 0),
+            };
             (c.root.clone(), c.element_size, Vec::new(), off)
         } else {
             let d = facts.shared_named(name, node.start_byte())?;
@@ -602,6 +597,99 @@ impl SourceFile {
             },
         ))
     }
+}
+
+/// The byte offset of carve `c` from the start of its root buffer when the file does not
+/// fold it: the offset as written (`float* p = smem + off`, `&smem[off]`), lowered where
+/// the pointer is declared, times the base's element size, plus the base's own offset.
+/// A kernel parameter or `blockIdx.x` stays a symbol that every lane shares, which the
+/// bank model tries several values for; what cannot be lowered stays unknown.
+/// `above` holds the ancestors of an access through `c` (the declaration is a statement
+/// of one of them).
+fn carve_offset<'a>(
+    c: &crate::facts::SharedCarve,
+    above: &[Node<'a>],
+    low: &Lowerer<'a>,
+    depth: usize,
+) -> IndexExpr {
+    let unknown = || {
+        IndexExpr::Unknown(format!(
+            "the offset of `{}` in `{}` is not constant",
+            c.name, c.root
+        ))
+    };
+    if depth > 4 {
+        return unknown();
+    }
+    let text = low.text;
+    let facts = low.facts;
+    // The declaration statement, a child of a block enclosing the access.
+    let decl = above
+        .iter()
+        .filter(|a| a.start_byte() <= c.range.start && c.range.end <= a.end_byte())
+        .find_map(|a| {
+            named_children(*a)
+                .into_iter()
+                .find(|n| n.byte_range() == c.range)
+        });
+    let Some(decl) = decl else {
+        return unknown();
+    };
+    let value = declarators(decl).and_then(|ds| {
+        ds.into_iter().find_map(|d| {
+            let target = d.field("declarator")?;
+            (d.kind_name() == "init_declarator"
+                && declarator_name(target).is_some_and(|n| node_text(n, text) == c.name))
+            .then(|| d.field("value"))
+            .flatten()
+        })
+    });
+    let Some(value) = value else {
+        return unknown();
+    };
+    let expr = from_node(value, text, 0);
+    let offset = match crate::facts::strip_casts(&expr).0 {
+        Expr::Binary(l, "+", r) if matches!(crate::facts::strip_casts(l).0, Expr::Name(b) if *b == c.base) => {
+            (**r).clone()
+        }
+        Expr::Unary("&", sub) => match &**sub {
+            Expr::Subscript(b, i) if matches!(&**b, Expr::Name(b) if *b == c.base) => (**i).clone(),
+            _ => return unknown(),
+        },
+        _ => return unknown(),
+    };
+    // The base: the root buffer, or an earlier carve in the same function.
+    let (base_offset, base_elem) = if c.base == c.root {
+        match facts.shared_named(&c.base, c.range.start) {
+            Some(d) => (IndexExpr::Int(0), d.element_size),
+            None => return unknown(),
+        }
+    } else if let Some(b) = facts
+        .carves
+        .iter()
+        .rev()
+        .find(|b| b.name == c.base && b.function == c.function && b.range.end <= c.range.start)
+    {
+        let off = match b.offset_bytes {
+            Some(v) => IndexExpr::Int(v),
+            None => carve_offset(b, above, low, depth + 1),
+        };
+        (off, b.element_size)
+    } else {
+        return unknown();
+    };
+    let Some(base_elem) = base_elem.and_then(|e| i64::try_from(e).ok()) else {
+        return unknown();
+    };
+    let lowered = low.lower(&offset, value, 0);
+    if lowered.unknown_reason().is_some() {
+        return unknown();
+    }
+    IndexExpr::binary(
+        base_offset,
+        BinOp::Add,
+        IndexExpr::binary(lowered, BinOp::Mul, IndexExpr::Int(base_elem)),
+    )
 }
 
 /// The function-like macro call whose one argument is subscript `node` (ancestors `above`,

@@ -762,6 +762,67 @@ __global__ void odd(float* out) {
     }
 
     #[test]
+    fn pointer_at_an_unknown_uniform_offset_keeps_two_conflicting_loads() {
+        // `p = s + off` with `off` a kernel parameter: ptxas cannot prove the pair 8-byte
+        // aligned and keeps two loads (nvcc 13.5, sm_90: `LDS R4, [R0]`,
+        // `LDS R5, [R0+0x4]`). Each is 2-way for every value of `off`, which all lanes
+        // share.
+        let fixture = r#"
+__global__ void viaoff(float* out, int off) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + off;
+    float a = p[2 * t];
+           // ^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    float b = p[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    out[t] = a + b;
+}
+"#;
+        check(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn pointer_at_an_unknown_offset_near_misses_stay_silent() {
+        // A computed offset that is a multiple of 8 bytes merges (nvcc 13.5, sm_90:
+        // `off = blockIdx.x * 64` gives one `LDS.64 R4, [R0]`); one lane per 4-byte word
+        // through an unknown offset is conflict-free for every value of it; an offset
+        // loaded from memory cannot be modelled.
+        check(
+            RULE,
+            r#"
+__global__ void computed(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    int off = blockIdx.x * 64;
+    float* p = s + off;
+    float a = p[2 * t];
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void contiguous(float* out, int off) {
+    extern __shared__ float s[];
+    float* p = &s[off];
+    out[threadIdx.x] = p[threadIdx.x];
+}
+__global__ void loaded(float* out, const int* offs) {
+    extern __shared__ float s[];
+    float* p = s + offs[blockIdx.x];
+    out[threadIdx.x] = p[2 * threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_pads_the_inner_dimension() {
         check_fix(
             RULE,
