@@ -426,20 +426,48 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 ///   `LDS R7, [R4+0x4]`; through `p = s + 1`: `LDS R6, [R4+0x4]` and `LDS R7, [R4+0x8]`.
 /// - through `float* p = s + 2` (8-byte aligned), `p[2 * t]` and `p[2 * t + 1]`: one
 ///   `LDS.64 R6, [R4+0x8]`.
+/// - through `float* p = s + off` with `off` a kernel parameter: `LDS R4, [R0]` and
+///   `LDS R5, [R0+0x4]` (two loads, as above); with `int off = blockIdx.x * 64`, which
+///   keeps the pair 8-byte aligned: one `LDS.64 R4, [R0]`. The offset is a symbol every
+///   lane shares (`kernaut_syntax` lowers the carve's offset), and the alignment proof
+///   below (a gcd over the expression) gives 4 for the first and 256 for the second.
 ///
-/// A pointer at an offset the file does not fix cannot be modelled at all (the access
-/// has no known byte offset), so it is neither merged nor reported.
+/// Other element sizes (same setup, `-O3`):
+///
+/// - `double`, `s[2 * t]` and `s[2 * t + 1]`: loads `LDS.128 R8, [R10]`, stores
+///   `STS.128 [R11], R4`; four doubles `s[4 * t + 0..3]` are two `LDS.128` (`[R0]` and
+///   `[R0+0x10]`): there is no wider instruction, so only pairs merge. Not merged:
+///   `s[2 * t + 1]`, `s[2 * t + 2]` (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`).
+/// - `short` and `__half` stores: a pair `s[2 * t]`, `s[2 * t + 1]` is one
+///   `STS [R4], R6`; four are one `STS.64 [R0], R8`. Not merged: `s[2 * t + 1]`,
+///   `s[2 * t + 2]` (`STS.U16 [R5+0x2]`, `STS.U16 [R5+0x4]`).
+/// - `short` and `__half` loads are not merged reliably: `__shared__ __half s[2048]`
+///   (PTX `.align 2`) read as `__hadd(s[2 * t], s[2 * t + 1])` stays two loads
+///   (`LDS.U16 R6, [R4]`, `LDS.U16 R7, [R4+0x2]`, the same for `short` summed and for four
+///   halves), while the same read of an `__align__(16)` or `extern` array is one
+///   `LDS R4, [R4]`, and so are two shorts stored on to global memory as a pair. They
+///   are modelled as two loads: both halves of an aligned pair lie in one 4-byte word, so
+///   the conflict degree is the same either way.
+/// - `char`: neither loads nor stores merge (four `LDS.U8` / `STS.U8`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
-    /// The bytes of the wide access (8 or 16).
+    /// The bytes of the wide access (4, 8 or 16).
     pub width: u64,
     /// The accesses merged, in document order (this one among them).
     pub parts: Vec<TextRange>,
 }
 
-/// The element sizes and counts whose merging was checked in SASS (4-byte elements, two
-/// or four of them).
-const MERGE_COUNTS: [u64; 2] = [4, 2];
+/// How many adjacent accesses of `elem` bytes ptxas merges into one, widest first, as
+/// checked in SASS (see [`Merged`]): four or two 4-byte elements, two 8-byte ones, and
+/// four or two 2-byte stores.
+fn merge_counts(elem: u64, kind: AccessKind) -> &'static [u64] {
+    match (elem, kind) {
+        (4, _) => &[4, 2],
+        (8, _) => &[2],
+        (2, AccessKind::Store) => &[4, 2],
+        _ => &[],
+    }
+}
 
 /// How far apart (in bytes of text) the parts of a merged access may be.
 const WINDOW: usize = 4096;
@@ -451,7 +479,7 @@ fn merged_access(
     a: &SharedAccess,
 ) -> Option<(Merged, IndexExpr)> {
     let elem = a.element_size?;
-    if elem != 4
+    if merge_counts(elem, a.kind).is_empty()
         || a.width != Some(elem)
         || a.cast_type.is_some()
         || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
@@ -480,7 +508,7 @@ fn merged_access(
             Some((o, k)).filter(|_| oc == core)
         })
         .collect();
-    for k in MERGE_COUNTS {
+    for &k in merge_counts(elem, a.kind) {
         let wide = i64::try_from(k * elem).ok()?;
         if divisor(&core) % wide != 0 {
             continue;
@@ -817,12 +845,22 @@ impl BankAnalysis {
     pub fn notes_markdown(&self) -> String {
         let mut md = String::new();
         if let Some(m) = &self.merged {
+            let op = if self.access.kind == AccessKind::Store {
+                "STS"
+            } else {
+                "LDS"
+            };
+            // A 32-bit shared access has no size suffix in SASS.
+            let instruction = if m.width == 4 {
+                op.to_string()
+            } else {
+                format!("{op}.{}", m.width * 8)
+            };
             md.push_str(&format!(
-                "Modelled as one {}-byte access: ptxas merges the {} adjacent 4-byte accesses of this thread to the array into one `{}.{}`.\n\n",
+                "Modelled as one {}-byte access: ptxas merges the {} adjacent {}-byte accesses of this thread to the array into one `{instruction}`.\n\n",
                 m.width,
                 m.parts.len(),
-                if self.access.kind == AccessKind::Store { "STS" } else { "LDS" },
-                m.width * 8
+                m.width / (m.parts.len().max(1) as u64),
             ));
         }
         if self.partial_warp {

@@ -1463,6 +1463,104 @@ __global__ void k(float* out) {
 }
 
 #[test]
+fn adjacent_half_stores_and_doubles_are_one_wide_access() {
+    // nvcc 13.5, sm_90: two `__half` stores are one 32-bit `STS [R4], R6`; two doubles
+    // one `LDS.128 R8, [R10]`.
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__global__ void k(const __half* in) {
+    __shared__ __half s[2048];
+    int t = threadIdx.x;
+    s[2 * t] = in[t];
+    s[2 * t + 1]$0 = in[t + 1];
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t + 1]` at `s[2 * t + 1]`
+            ---
+            **shared store `s[2 * t + 1]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 2 * 2`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            Modelled as one 4-byte access: ptxas merges the 2 adjacent 2-byte accesses of this thread to the array into one `STS`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+    check_hover(
+        r#"
+__global__ void k(double* out) {
+    __shared__ double s[1024];
+    int t = threadIdx.x;
+    double a = s[2 * t]$0;
+    double b = s[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t]` at `s[2 * t]`
+            ---
+            **shared load `s[2 * t]`** · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 2 * 8`
+
+            **conflict-free**: 4 wavefronts per request (32 active lanes, 128 distinct words, resolved in groups of 8 lanes); 4 is the minimum for 16-byte accesses.
+
+            Modelled as one 16-byte access: ptxas merges the 2 adjacent 8-byte accesses of this thread to the array into one `LDS.128`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn adjacent_half_loads_stay_two_accesses() {
+    // nvcc 13.5, sm_90: two `__half` loads of a default-aligned array stay
+    // `LDS.U16 R6, [R4]` and `LDS.U16 R7, [R4+0x2]`.
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__global__ void k(__half* out) {
+    __shared__ __half s[2048];
+    int t = threadIdx.x;
+    __half a = s[2 * t]$0;
+    __half b = s[2 * t + 1];
+    out[t] = __hadd(a, b);
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t]` at `s[2 * t]`
+            ---
+            **shared load `s[2 * t]`** · 2 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `2 * threadIdx.x * 2`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+#[test]
 fn pointer_at_an_unknown_uniform_offset_is_modelled_from_the_buffer() {
     // `p = s + off` with `off` a kernel parameter: the offset is a symbol every lane
     // shares; the pair stays two `LDS` (nvcc 13.5, sm_90: `LDS R4, [R0]`,
