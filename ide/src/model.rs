@@ -634,6 +634,145 @@ fn straight_line(text: &str, a: &TextRange, b: &TextRange) -> bool {
         .any(|w| BREAKS.contains(&w) || w.starts_with("__sync") || w.contains("sync"))
 }
 
+/// The lanes of warp 0 that reach an access, as the thread-dependent `if`s around it
+/// decide ([`active_lanes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActiveLanes {
+    /// Every lane: no guard, or guards every lane of warp 0 passes (or none does: the
+    /// access belongs to other warps), or guards that are not read as limiting lanes.
+    All,
+    /// The lanes that pass every guard (bit `i`: lane `i`), and the guard that limits
+    /// them (the innermost one that does).
+    Known {
+        /// Bit `i` set: lane `i` of warp 0 issues the access.
+        mask: u32,
+        /// The limiting condition as written.
+        condition: String,
+    },
+    /// A guard evidently leaves part of the warp idle (`lane == src`, `lane < 10`), but
+    /// which lanes is not known.
+    Partial {
+        /// The condition as written.
+        condition: String,
+    },
+}
+
+impl ActiveLanes {
+    /// How many lanes issue the access, when known.
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            ActiveLanes::All => Some(32),
+            ActiveLanes::Known { mask, .. } => Some(mask.count_ones()),
+            ActiveLanes::Partial { .. } => None,
+        }
+    }
+
+    /// Whether only part of the warp issues the access.
+    pub fn is_partial(&self) -> bool {
+        !matches!(self, ActiveLanes::All)
+    }
+}
+
+/// Values tried for the uniforms of a guard (a matrix dimension, `blockIdx`), and for an
+/// unknown `blockDim`: the mask stands only when every sample gives the same one.
+const GUARD_SAMPLES: [(i64, i64, i64); 3] = [(64, 0, 32), (1000, 1, 128), (4096, 5, 256)];
+
+/// The lanes of warp 0 that reach `offset` of `file`: each thread-dependent `if` around
+/// it (inside its function) whose condition is comparisons joined by `&&`
+/// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
+/// `threadIdx.x < 8`, `tid % 32 < MMA_K` with `MMA_K` folded), the `else` branch taking
+/// the other lanes; one that cannot be evaluated still counts as limiting when it
+/// evidently leaves part of a warp idle ([`crate::rules::partial_warp`]). `block` is the
+/// block when known (warp 0 is lanes 0–31 of it; an unknown `blockDim.x` is taken to be
+/// a multiple of 32).
+pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -> ActiveLanes {
+    let mut mask = u32::MAX;
+    let mut limiting: Option<String> = None;
+    for e in file.enclosing(offset) {
+        let (condition, range, in_else) = match &e.kind {
+            EnclosingKind::Function { .. } => break,
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent: true,
+            } => (condition, condition_range, *in_else),
+            _ => continue,
+        };
+        let evaluated = file
+            .guard_comparisons(range)
+            .and_then(|comps| guard_mask(&comps, block));
+        match evaluated {
+            Some(m) => {
+                let m = if in_else { !m } else { m };
+                if m != u32::MAX && mask & m != mask {
+                    limiting.get_or_insert_with(|| condition.clone());
+                }
+                mask &= m;
+            }
+            None if crate::rules::partial_warp(condition) => {
+                return ActiveLanes::Partial {
+                    condition: condition.clone(),
+                }
+            }
+            None => {}
+        }
+    }
+    match limiting {
+        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
+        _ => ActiveLanes::All,
+    }
+}
+
+/// The lanes of warp 0 for which all of `comps` hold, the same under every sample of
+/// what the file does not fix; `None` when a side cannot be evaluated.
+fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> Option<u32> {
+    if comps.is_empty() {
+        return None;
+    }
+    let mut agreed = None;
+    for (dim, bid, bdim) in GUARD_SAMPLES {
+        let bx = block[0].unwrap_or(bdim).max(1);
+        let by = block[1].unwrap_or(1).max(1);
+        let mut mask = 0u32;
+        for lane in 0..32i64 {
+            let leaf = |e: &IndexExpr| -> Option<i64> {
+                match e {
+                    IndexExpr::ThreadIdx(Axis::X) => Some(lane % bx),
+                    IndexExpr::ThreadIdx(Axis::Y) => Some((lane / bx) % by),
+                    IndexExpr::ThreadIdx(Axis::Z) => Some(lane / (bx * by)),
+                    IndexExpr::Lane => Some(lane),
+                    IndexExpr::BlockDim(Axis::X) => Some(bx),
+                    IndexExpr::BlockDim(Axis::Y) => Some(block[1].unwrap_or(1)),
+                    IndexExpr::BlockDim(Axis::Z) => Some(block[2].unwrap_or(1)),
+                    IndexExpr::Uniform(n)
+                        if n.starts_with("blockIdx")
+                            || n.starts_with("gridDim")
+                            || n.starts_with("clusterIdx") =>
+                    {
+                        Some(bid)
+                    }
+                    IndexExpr::Uniform(_) => Some(dim),
+                    _ => None,
+                }
+            };
+            let mut holds = true;
+            for c in comps {
+                holds &= c.holds(c.left.eval(&leaf)?, c.right.eval(&leaf)?);
+            }
+            if holds {
+                mask |= 1 << lane;
+            }
+        }
+        match agreed {
+            None => agreed = Some(mask),
+            Some(a) if a != mask => return None,
+            _ => {}
+        }
+    }
+    agreed
+}
+
 /// The bank model run on one access of `scope`'s file, for warp 0, with `all` the file's
 /// accesses (the neighbours a merge looks for).
 pub(crate) fn bank(
@@ -736,19 +875,12 @@ pub(crate) fn bank_with(
     // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
     // full warp of the model overstates a conflict.
     let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
-        && scope
-            .file
-            .enclosing(access.range.start)
-            .iter()
-            .find_map(|e| match &e.kind {
-                EnclosingKind::If {
-                    condition,
-                    thread_dependent: true,
-                    ..
-                } if crate::rules::partial_warp(condition) => Some(condition.clone()),
-                _ => None,
-            })
-            .is_some();
+        && active_lanes(
+            scope.file,
+            access.range.start,
+            launch.block.map(|v| Some(i64::from(v))),
+        )
+        .is_partial();
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),

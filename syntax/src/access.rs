@@ -49,6 +49,31 @@ pub enum AccessKind {
     AddressOf,
 }
 
+/// One comparison of a guard ([`SourceFile::guard_comparisons`]): `left op right`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuardComparison {
+    /// The left side, lowered.
+    pub left: IndexExpr,
+    /// `<`, `<=`, `>`, `>=`, `==` or `!=`.
+    pub op: String,
+    /// The right side, lowered.
+    pub right: IndexExpr,
+}
+
+impl GuardComparison {
+    /// Whether the comparison holds for the values `l` and `r` of its sides.
+    pub fn holds(&self, l: i64, r: i64) -> bool {
+        match self.op.as_str() {
+            "<" => l < r,
+            "<=" => l <= r,
+            ">" => l > r,
+            ">=" => l >= r,
+            "==" => l == r,
+            _ => l != r,
+        }
+    }
+}
+
 /// One subscript of shared memory inside a function: its range, and what it accesses
 /// ([`AccessData`], read through `Deref`: `access.array`, `access.byte_offset`).
 ///
@@ -404,6 +429,62 @@ impl SourceFile {
                 function: Some(function.name.clone()),
             },
         ))
+    }
+
+    /// The condition at `range` (an `if`'s condition as [`crate::EnclosingKind::If`]
+    /// gives its range) as comparisons that all hold, each side lowered like an index:
+    /// `lane < MMA_K && tid % 32 >= 4` gives two. `None` when it is anything else (a
+    /// call, `||`, a bare value).
+    pub fn guard_comparisons(&self, range: &TextRange) -> Option<Vec<GuardComparison>> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        let facts = self.facts();
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let mut out = Vec::new();
+        let mut todo = Vec::new();
+        // The condition clause and parentheses around the expression.
+        while matches!(
+            node.kind_name(),
+            "condition_clause" | "parenthesized_expression"
+        ) {
+            node = match named_children(node).as_slice() {
+                [one] => *one,
+                _ => return None,
+            };
+        }
+        todo.push(node);
+        while let Some(n) = todo.pop() {
+            if out.len() > 8 {
+                return None;
+            }
+            match n.kind_name() {
+                "parenthesized_expression" => todo.push(*named_children(n).first()?),
+                "binary_expression" => {
+                    let op = node_text(n.field("operator")?, text);
+                    let (l, r) = (n.field("left")?, n.field("right")?);
+                    if op == "&&" {
+                        todo.push(r);
+                        todo.push(l);
+                        continue;
+                    }
+                    if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
+                        return None;
+                    }
+                    out.push(GuardComparison {
+                        left: low.lower(&from_node(l, text, 0), l, 0),
+                        op: op.to_string(),
+                        right: low.lower(&from_node(r, text, 0), r, 0),
+                    });
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
     }
 
     /// The shared-memory access whose range contains `offset`, innermost first.

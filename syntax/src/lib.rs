@@ -56,7 +56,7 @@ mod taint;
 mod types;
 mod util;
 
-pub use access::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
+pub use access::{AccessData, AccessKind, Axis, BinOp, GuardComparison, IndexExpr, SharedAccess};
 pub use facts::split_template_args;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
