@@ -487,6 +487,71 @@ impl SourceFile {
         Some(out)
     }
 
+    /// The pointer expression at `range` (an `asm` operand, a call argument) as a base
+    /// name and an element index lowered like a subscript: `&g[i]`, `g + i` and `g`
+    /// (index 0), through parentheses and casts. `None` for anything else.
+    pub fn pointer_operand(&self, range: &TextRange) -> Option<(String, IndexExpr)> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        // The smallest node covering the range may be an ancestor of the expression
+        // (an argument list); take the child that spans the range.
+        if node.byte_range() != *range {
+            node = named_children(node)
+                .into_iter()
+                .find(|n| n.byte_range() == *range)?;
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        for _ in 0..8 {
+            match node.kind_name() {
+                "parenthesized_expression" => node = *named_children(node).first()?,
+                "cast_expression" => node = node.field("value")?,
+                _ => break,
+            }
+        }
+        let ident =
+            |n: Node<'_>| (n.kind_name() == "identifier").then(|| node_text(n, text).to_string());
+        match node.kind_name() {
+            "identifier" => Some((node_text(node, text).to_string(), IndexExpr::Int(0))),
+            "pointer_expression" => {
+                if node.field("operator").map(|o| node_text(o, text)) != Some("&") {
+                    return None;
+                }
+                let sub = node.field("argument")?;
+                if sub.kind_name() != "subscript_expression" {
+                    return None;
+                }
+                let base = ident(sub.field("argument")?)?;
+                let idx = sub
+                    .field("indices")
+                    .and_then(|l| named_children(l).first().copied())?;
+                Some((base, low.lower(&from_node(idx, text, 0), idx, 0)))
+            }
+            "binary_expression" => {
+                // `g + a + b` is `(g + a) + b`: the terms added to the pointer.
+                let mut terms = Vec::new();
+                let mut cur = node;
+                while cur.kind_name() == "binary_expression" && terms.len() < 8 {
+                    if cur.field("operator").map(|o| node_text(o, text)) != Some("+") {
+                        return None;
+                    }
+                    terms.push(cur.field("right")?);
+                    cur = cur.field("left")?;
+                }
+                let base = ident(cur)?;
+                let index = terms.iter().rev().fold(IndexExpr::Int(0), |acc, t| {
+                    IndexExpr::binary(acc, BinOp::Add, low.lower(&from_node(*t, text, 0), *t, 0))
+                });
+                Some((base, index))
+            }
+            _ => None,
+        }
+    }
+
     /// The shared-memory access whose range contains `offset`, innermost first.
     pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
         self.shared_accesses()
