@@ -12,6 +12,8 @@
 //! - [`bank`]: the bank analysis of one access: degree, wavefronts and bytes under the
 //!   block assumed, the degrees under the other plausible blocks, and adjacent scalar
 //!   accesses that ptxas merges into one wide instruction ([`Merged`]).
+//! - [`active_lanes`]: the lanes of warp 0 that the thread-dependent `if`s around an
+//!   access let through, for the coalescing rule and the bank model's partial-warp note.
 
 use kernaut_gpu::banks::{self, BankReport};
 use kernaut_gpu::ArchLimits;
