@@ -684,7 +684,7 @@ const GUARD_SAMPLES: [(i64, i64, i64); 3] = [(64, 0, 32), (1000, 1, 128), (4096,
 /// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
 /// `threadIdx.x < 8`, `tid % 32 < MMA_K` with `MMA_K` folded), the `else` branch taking
 /// the other lanes; one that cannot be evaluated still counts as limiting when it
-/// evidently leaves part of a warp idle ([`crate::rules::partial_warp`]). `block` is the
+/// evidently leaves part of a warp idle (`rules::partial_warp`). `block` is the
 /// block when known (warp 0 is lanes 0–31 of it; an unknown `blockDim.x` is taken to be
 /// a multiple of 32).
 pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -> ActiveLanes {

@@ -81,15 +81,22 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     }
     let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
     let shape = block_shape(ctx, a.function.as_deref());
+    // The full warp first, so that the guards around most accesses need not be read: a
+    // part of a warp touches a subset of the full warp's sectors, and to be reported it
+    // must touch at least four more than its bytes need, which a coalesced full warp
+    // (at most twice its ideal) leaves little room for.
+    let full = cost(&a.byte_offset, width, shape, u32::MAX)?;
+    if !strided(&full) {
+        return None;
+    }
     // Under a guard such as `if (lane < 16)` only those lanes issue the request; a guard
     // that leaves part of the warp idle in a way the model cannot evaluate stays silent.
     let lanes = active_lanes(ctx.file, a.range.start, shape);
-    let mask = match &lanes {
-        ActiveLanes::All => u32::MAX,
-        ActiveLanes::Known { mask, .. } => *mask,
+    let (mask, found) = match &lanes {
+        ActiveLanes::All => (u32::MAX, full),
+        ActiveLanes::Known { mask, .. } => (*mask, cost(&a.byte_offset, width, shape, *mask)?),
         ActiveLanes::Partial { .. } => return None,
     };
-    let found = cost(&a.byte_offset, width, shape, mask)?;
     if !strided(&found) {
         return None;
     }
