@@ -12,6 +12,8 @@
 //! - [`bank`]: the bank analysis of one access: degree, wavefronts and bytes under the
 //!   block assumed, the degrees under the other plausible blocks, and adjacent scalar
 //!   accesses that ptxas merges into one wide instruction ([`Merged`]).
+//! - [`active_lanes`]: the lanes of warp 0 that the thread-dependent `if`s around an
+//!   access let through, for the coalescing rule and the bank model's partial-warp note.
 
 use kernaut_gpu::banks::{self, BankReport};
 use kernaut_gpu::ArchLimits;
@@ -443,20 +445,48 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 ///   `LDS R7, [R4+0x4]`; through `p = s + 1`: `LDS R6, [R4+0x4]` and `LDS R7, [R4+0x8]`.
 /// - through `float* p = s + 2` (8-byte aligned), `p[2 * t]` and `p[2 * t + 1]`: one
 ///   `LDS.64 R6, [R4+0x8]`.
+/// - through `float* p = s + off` with `off` a kernel parameter: `LDS R4, [R0]` and
+///   `LDS R5, [R0+0x4]` (two loads, as above); with `int off = blockIdx.x * 64`, which
+///   keeps the pair 8-byte aligned: one `LDS.64 R4, [R0]`. The offset is a symbol every
+///   lane shares (`kernaut_syntax` lowers the carve's offset), and the alignment proof
+///   below (a gcd over the expression) gives 4 for the first and 256 for the second.
 ///
-/// A pointer at an offset the file does not fix cannot be modelled at all (the access
-/// has no known byte offset), so it is neither merged nor reported.
+/// Other element sizes (same setup, `-O3`):
+///
+/// - `double`, `s[2 * t]` and `s[2 * t + 1]`: loads `LDS.128 R8, [R10]`, stores
+///   `STS.128 [R11], R4`; four doubles `s[4 * t + 0..3]` are two `LDS.128` (`[R0]` and
+///   `[R0+0x10]`): there is no wider instruction, so only pairs merge. Not merged:
+///   `s[2 * t + 1]`, `s[2 * t + 2]` (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`).
+/// - `short` and `__half` stores: a pair `s[2 * t]`, `s[2 * t + 1]` is one
+///   `STS [R4], R6`; four are one `STS.64 [R0], R8`. Not merged: `s[2 * t + 1]`,
+///   `s[2 * t + 2]` (`STS.U16 [R5+0x2]`, `STS.U16 [R5+0x4]`).
+/// - `short` and `__half` loads are not merged reliably: `__shared__ __half s[2048]`
+///   (PTX `.align 2`) read as `__hadd(s[2 * t], s[2 * t + 1])` stays two loads
+///   (`LDS.U16 R6, [R4]`, `LDS.U16 R7, [R4+0x2]`, the same for `short` summed and for four
+///   halves), while the same read of an `__align__(16)` or `extern` array is one
+///   `LDS R4, [R4]`, and so are two shorts stored on to global memory as a pair. They
+///   are modelled as two loads: both halves of an aligned pair lie in one 4-byte word, so
+///   the conflict degree is the same either way.
+/// - `char`: neither loads nor stores merge (four `LDS.U8` / `STS.U8`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
-    /// The bytes of the wide access (8 or 16).
+    /// The bytes of the wide access (4, 8 or 16).
     pub width: u64,
     /// The accesses merged, in document order (this one among them).
     pub parts: Vec<TextRange>,
 }
 
-/// The element sizes and counts whose merging was checked in SASS (4-byte elements, two
-/// or four of them).
-const MERGE_COUNTS: [u64; 2] = [4, 2];
+/// How many adjacent accesses of `elem` bytes ptxas merges into one, widest first, as
+/// checked in SASS (see [`Merged`]): four or two 4-byte elements, two 8-byte ones, and
+/// four or two 2-byte stores.
+fn merge_counts(elem: u64, kind: AccessKind) -> &'static [u64] {
+    match (elem, kind) {
+        (4, _) => &[4, 2],
+        (8, _) => &[2],
+        (2, AccessKind::Store) => &[4, 2],
+        _ => &[],
+    }
+}
 
 /// How far apart (in bytes of text) the parts of a merged access may be.
 const WINDOW: usize = 4096;
@@ -468,7 +498,7 @@ fn merged_access(
     a: &SharedAccess,
 ) -> Option<(Merged, IndexExpr)> {
     let elem = a.element_size?;
-    if elem != 4
+    if merge_counts(elem, a.kind).is_empty()
         || a.width != Some(elem)
         || a.cast_type.is_some()
         || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
@@ -497,7 +527,7 @@ fn merged_access(
             Some((o, k)).filter(|_| oc == core)
         })
         .collect();
-    for k in MERGE_COUNTS {
+    for &k in merge_counts(elem, a.kind) {
         let wide = i64::try_from(k * elem).ok()?;
         if divisor(&core) % wide != 0 {
             continue;
@@ -623,6 +653,145 @@ fn straight_line(text: &str, a: &TextRange, b: &TextRange) -> bool {
         .any(|w| BREAKS.contains(&w) || w.starts_with("__sync") || w.contains("sync"))
 }
 
+/// The lanes of warp 0 that reach an access, as the thread-dependent `if`s around it
+/// decide ([`active_lanes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActiveLanes {
+    /// Every lane: no guard, or guards every lane of warp 0 passes (or none does: the
+    /// access belongs to other warps), or guards that are not read as limiting lanes.
+    All,
+    /// The lanes that pass every guard (bit `i`: lane `i`), and the guard that limits
+    /// them (the innermost one that does).
+    Known {
+        /// Bit `i` set: lane `i` of warp 0 issues the access.
+        mask: u32,
+        /// The limiting condition as written.
+        condition: String,
+    },
+    /// A guard evidently leaves part of the warp idle (`lane == src`, `lane < 10`), but
+    /// which lanes is not known.
+    Partial {
+        /// The condition as written.
+        condition: String,
+    },
+}
+
+impl ActiveLanes {
+    /// How many lanes issue the access, when known.
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            ActiveLanes::All => Some(32),
+            ActiveLanes::Known { mask, .. } => Some(mask.count_ones()),
+            ActiveLanes::Partial { .. } => None,
+        }
+    }
+
+    /// Whether only part of the warp issues the access.
+    pub fn is_partial(&self) -> bool {
+        !matches!(self, ActiveLanes::All)
+    }
+}
+
+/// Values tried for the uniforms of a guard (a matrix dimension, `blockIdx`), and for an
+/// unknown `blockDim`: the mask stands only when every sample gives the same one.
+const GUARD_SAMPLES: [(i64, i64, i64); 3] = [(64, 0, 32), (1000, 1, 128), (4096, 5, 256)];
+
+/// The lanes of warp 0 that reach `offset` of `file`: each thread-dependent `if` around
+/// it (inside its function) whose condition is comparisons joined by `&&`
+/// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
+/// `threadIdx.x < 8`, `tid % 32 < MMA_K` with `MMA_K` folded), the `else` branch taking
+/// the other lanes; one that cannot be evaluated still counts as limiting when it
+/// evidently leaves part of a warp idle (`rules::partial_warp`). `block` is the
+/// block when known (warp 0 is lanes 0–31 of it; an unknown `blockDim.x` is taken to be
+/// a multiple of 32).
+pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -> ActiveLanes {
+    let mut mask = u32::MAX;
+    let mut limiting: Option<String> = None;
+    for e in file.enclosing(offset) {
+        let (condition, range, in_else) = match &e.kind {
+            EnclosingKind::Function { .. } => break,
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent: true,
+            } => (condition, condition_range, *in_else),
+            _ => continue,
+        };
+        let evaluated = file
+            .guard_comparisons(range)
+            .and_then(|comps| guard_mask(&comps, block));
+        match evaluated {
+            Some(m) => {
+                let m = if in_else { !m } else { m };
+                if m != u32::MAX && mask & m != mask {
+                    limiting.get_or_insert_with(|| condition.clone());
+                }
+                mask &= m;
+            }
+            None if crate::rules::partial_warp(condition) => {
+                return ActiveLanes::Partial {
+                    condition: condition.clone(),
+                }
+            }
+            None => {}
+        }
+    }
+    match limiting {
+        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
+        _ => ActiveLanes::All,
+    }
+}
+
+/// The lanes of warp 0 for which all of `comps` hold, the same under every sample of
+/// what the file does not fix; `None` when a side cannot be evaluated.
+fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> Option<u32> {
+    if comps.is_empty() {
+        return None;
+    }
+    let mut agreed = None;
+    for (dim, bid, bdim) in GUARD_SAMPLES {
+        let bx = block[0].unwrap_or(bdim).max(1);
+        let by = block[1].unwrap_or(1).max(1);
+        let mut mask = 0u32;
+        for lane in 0..32i64 {
+            let leaf = |e: &IndexExpr| -> Option<i64> {
+                match e {
+                    IndexExpr::ThreadIdx(Axis::X) => Some(lane % bx),
+                    IndexExpr::ThreadIdx(Axis::Y) => Some((lane / bx) % by),
+                    IndexExpr::ThreadIdx(Axis::Z) => Some(lane / (bx * by)),
+                    IndexExpr::Lane => Some(lane),
+                    IndexExpr::BlockDim(Axis::X) => Some(bx),
+                    IndexExpr::BlockDim(Axis::Y) => Some(block[1].unwrap_or(1)),
+                    IndexExpr::BlockDim(Axis::Z) => Some(block[2].unwrap_or(1)),
+                    IndexExpr::Uniform(n)
+                        if n.starts_with("blockIdx")
+                            || n.starts_with("gridDim")
+                            || n.starts_with("clusterIdx") =>
+                    {
+                        Some(bid)
+                    }
+                    IndexExpr::Uniform(_) => Some(dim),
+                    _ => None,
+                }
+            };
+            let mut holds = true;
+            for c in comps {
+                holds &= c.holds(c.left.eval(&leaf)?, c.right.eval(&leaf)?);
+            }
+            if holds {
+                mask |= 1 << lane;
+            }
+        }
+        match agreed {
+            None => agreed = Some(mask),
+            Some(a) if a != mask => return None,
+            _ => {}
+        }
+    }
+    agreed
+}
+
 /// The bank model run on one access of `scope`'s file, for warp 0, with `all` the file's
 /// accesses (the neighbours a merge looks for).
 pub(crate) fn bank(
@@ -725,19 +894,12 @@ pub(crate) fn bank_with(
     // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
     // full warp of the model overstates a conflict.
     let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
-        && scope
-            .file
-            .enclosing(access.range.start)
-            .iter()
-            .find_map(|e| match &e.kind {
-                EnclosingKind::If {
-                    condition,
-                    thread_dependent: true,
-                    ..
-                } if crate::rules::partial_warp(condition) => Some(condition.clone()),
-                _ => None,
-            })
-            .is_some();
+        && active_lanes(
+            scope.file,
+            access.range.start,
+            launch.block.map(|v| Some(i64::from(v))),
+        )
+        .is_partial();
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),
@@ -834,12 +996,22 @@ impl BankAnalysis {
     pub fn notes_markdown(&self) -> String {
         let mut md = String::new();
         if let Some(m) = &self.merged {
+            let op = if self.access.kind == AccessKind::Store {
+                "STS"
+            } else {
+                "LDS"
+            };
+            // A 32-bit shared access has no size suffix in SASS.
+            let instruction = if m.width == 4 {
+                op.to_string()
+            } else {
+                format!("{op}.{}", m.width * 8)
+            };
             md.push_str(&format!(
-                "Modelled as one {}-byte access: ptxas merges the {} adjacent 4-byte accesses of this thread to the array into one `{}.{}`.\n\n",
+                "Modelled as one {}-byte access: ptxas merges the {} adjacent {}-byte accesses of this thread to the array into one `{instruction}`.\n\n",
                 m.width,
                 m.parts.len(),
-                if self.access.kind == AccessKind::Store { "STS" } else { "LDS" },
-                m.width * 8
+                m.width / (m.parts.len().max(1) as u64),
             ));
         }
         if self.partial_warp {

@@ -1462,6 +1462,190 @@ __global__ void k(float* out) {
     );
 }
 
+#[test]
+fn adjacent_half_stores_and_doubles_are_one_wide_access() {
+    // nvcc 13.5, sm_90: two `__half` stores are one 32-bit `STS [R4], R6`; two doubles
+    // one `LDS.128 R8, [R10]`.
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__global__ void k(const __half* in) {
+    __shared__ __half s[2048];
+    int t = threadIdx.x;
+    s[2 * t] = in[t];
+    s[2 * t + 1]$0 = in[t + 1];
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t + 1]` at `s[2 * t + 1]`
+            ---
+            **shared store `s[2 * t + 1]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 2 * 2`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            Modelled as one 4-byte access: ptxas merges the 2 adjacent 2-byte accesses of this thread to the array into one `STS`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+    check_hover(
+        r#"
+__global__ void k(double* out) {
+    __shared__ double s[1024];
+    int t = threadIdx.x;
+    double a = s[2 * t]$0;
+    double b = s[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t]` at `s[2 * t]`
+            ---
+            **shared load `s[2 * t]`** · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `threadIdx.x * 2 * 8`
+
+            **conflict-free**: 4 wavefronts per request (32 active lanes, 128 distinct words, resolved in groups of 8 lanes); 4 is the minimum for 16-byte accesses.
+
+            Modelled as one 16-byte access: ptxas merges the 2 adjacent 8-byte accesses of this thread to the array into one `LDS.128`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   4  4  4  4  4  4  4  4  4  4  4  4  4  4  4  4
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn adjacent_half_loads_stay_two_accesses() {
+    // nvcc 13.5, sm_90: two `__half` loads of a default-aligned array stay
+    // `LDS.U16 R6, [R4]` and `LDS.U16 R7, [R4+0x2]`.
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__global__ void k(__half* out) {
+    __shared__ __half s[2048];
+    int t = threadIdx.x;
+    __half a = s[2 * t]$0;
+    __half b = s[2 * t + 1];
+    out[t] = __hadd(a, b);
+}
+"#,
+        expect![[r#"
+            shared-access `s[2 * t]` at `s[2 * t]`
+            ---
+            **shared load `s[2 * t]`** · 2 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `2 * threadIdx.x * 2`
+
+            **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   1  1  1  1  1  1  1  1  1  1  1  1  1  1  1  1
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn pointer_at_an_unknown_uniform_offset_is_modelled_from_the_buffer() {
+    // `p = s + off` with `off` a kernel parameter: the offset is a symbol every lane
+    // shares; the pair stays two `LDS` (nvcc 13.5, sm_90: `LDS R4, [R0]`,
+    // `LDS R5, [R0+0x4]`), each 2-way whatever `off` is.
+    check_hover(
+        r#"
+__global__ void k(float* out, int off) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + off;
+    float a = p[2 * t]$0;
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `p[2 * t]` at `p[2 * t]`
+            ---
+            **hint `bank-conflict`**: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+
+            Wiki: `pitfall-bank-conflict#P5`
+
+            ---
+
+            **shared load `p[2 * t]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `off * 4 + 2 * threadIdx.x * 4`
+
+            `p` points into `s` at an offset the file does not fix (`float* p = s + off;`); it is modelled as a symbol.
+
+            `off` is the same for every lane; the result does not depend on its value.
+
+            **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  .  2  .  2  .  2  .  2  .  2  .  2  .  2  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn pointer_at_an_aligned_computed_offset_still_merges() {
+    // `off = blockIdx.x * 64` keeps the pair 8-byte aligned: one `LDS.64 R4, [R0]`
+    // (nvcc 13.5, sm_90), conflict-free.
+    check_hover(
+        r#"
+__global__ void k(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    int off = blockIdx.x * 64;
+    float* p = s + off;
+    float a = p[2 * t]$0;
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+"#,
+        expect![[r#"
+            shared-access `p[2 * t]` at `p[2 * t]`
+            ---
+            **shared load `p[2 * t]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+
+            Byte offset: `blockIdx.x * 64 * 4 + threadIdx.x * 2 * 4`
+
+            `p` points into `s` at an offset the file does not fix (`float* p = s + off;`); it is modelled as a symbol.
+
+            `blockIdx.x` is the same for every lane; the result does not depend on its value.
+
+            **conflict-free**: 2 wavefronts per request (32 active lanes, 64 distinct words, resolved in groups of 16 lanes); 2 is the minimum for 8-byte accesses.
+
+            Modelled as one 8-byte access: ptxas merges the 2 adjacent 4-byte accesses of this thread to the array into one `LDS.64`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
+            ```
+        "#]],
+    );
+}
+
 // Template kernels: sizes, launch bounds and bank models in the instantiation launched.
 
 #[test]

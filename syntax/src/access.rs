@@ -34,6 +34,31 @@ pub(crate) use vector_macros::{is_modified, vector_macros};
 mod lower;
 pub(crate) use lower::Lowerer;
 
+/// One comparison of a guard ([`SourceFile::guard_comparisons`]): `left op right`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuardComparison {
+    /// The left side, lowered.
+    pub left: IndexExpr,
+    /// `<`, `<=`, `>`, `>=`, `==` or `!=`.
+    pub op: String,
+    /// The right side, lowered.
+    pub right: IndexExpr,
+}
+
+impl GuardComparison {
+    /// Whether the comparison holds for the values `l` and `r` of its sides.
+    pub fn holds(&self, l: i64, r: i64) -> bool {
+        match self.op.as_str() {
+            "<" => l < r,
+            "<=" => l <= r,
+            ">" => l > r,
+            ">=" => l >= r,
+            "==" => l == r,
+            _ => l != r,
+        }
+    }
+}
+
 impl SourceFile {
     /// Every subscript of a `__shared__` array, or of a pointer carved from an
     /// `extern __shared__` buffer, inside a function, in document order.
@@ -349,6 +374,127 @@ impl SourceFile {
         ))
     }
 
+    /// The condition at `range` (an `if`'s condition as [`crate::EnclosingKind::If`]
+    /// gives its range) as comparisons that all hold, each side lowered like an index:
+    /// `lane < MMA_K && tid % 32 >= 4` gives two. `None` when it is anything else (a
+    /// call, `||`, a bare value).
+    pub fn guard_comparisons(&self, range: &TextRange) -> Option<Vec<GuardComparison>> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        let facts = self.facts();
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let mut out = Vec::new();
+        let mut todo = Vec::new();
+        // The condition clause and parentheses around the expression.
+        while matches!(
+            node.kind_name(),
+            "condition_clause" | "parenthesized_expression"
+        ) {
+            node = match named_children(node).as_slice() {
+                [one] => *one,
+                _ => return None,
+            };
+        }
+        todo.push(node);
+        while let Some(n) = todo.pop() {
+            if out.len() > 8 {
+                return None;
+            }
+            match n.kind_name() {
+                "parenthesized_expression" => todo.push(*named_children(n).first()?),
+                "binary_expression" => {
+                    let op = node_text(n.field("operator")?, text);
+                    let (l, r) = (n.field("left")?, n.field("right")?);
+                    if op == "&&" {
+                        todo.push(r);
+                        todo.push(l);
+                        continue;
+                    }
+                    if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
+                        return None;
+                    }
+                    out.push(GuardComparison {
+                        left: low.lower(&from_node(l, text, 0), l, 0),
+                        op: op.to_string(),
+                        right: low.lower(&from_node(r, text, 0), r, 0),
+                    });
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// The pointer expression at `range` (an `asm` operand, a call argument) as a base
+    /// name and an element index lowered like a subscript: `&g[i]`, `g + i` and `g`
+    /// (index 0), through parentheses and casts. `None` for anything else.
+    pub fn pointer_operand(&self, range: &TextRange) -> Option<(String, IndexExpr)> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        // The smallest node covering the range may be an ancestor of the expression
+        // (an argument list); take the child that spans the range.
+        if node.byte_range() != *range {
+            node = named_children(node)
+                .into_iter()
+                .find(|n| n.byte_range() == *range)?;
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        for _ in 0..8 {
+            match node.kind_name() {
+                "parenthesized_expression" => node = *named_children(node).first()?,
+                "cast_expression" => node = node.field("value")?,
+                _ => break,
+            }
+        }
+        let ident =
+            |n: Node<'_>| (n.kind_name() == "identifier").then(|| node_text(n, text).to_string());
+        match node.kind_name() {
+            "identifier" => Some((node_text(node, text).to_string(), IndexExpr::Int(0))),
+            "pointer_expression" => {
+                if node.field("operator").map(|o| node_text(o, text)) != Some("&") {
+                    return None;
+                }
+                let sub = node.field("argument")?;
+                if sub.kind_name() != "subscript_expression" {
+                    return None;
+                }
+                let base = ident(sub.field("argument")?)?;
+                let idx = sub
+                    .field("indices")
+                    .and_then(|l| named_children(l).first().copied())?;
+                Some((base, low.lower(&from_node(idx, text, 0), idx, 0)))
+            }
+            "binary_expression" => {
+                // `g + a + b` is `(g + a) + b`: the terms added to the pointer.
+                let mut terms = Vec::new();
+                let mut cur = node;
+                while cur.kind_name() == "binary_expression" && terms.len() < 8 {
+                    if cur.field("operator").map(|o| node_text(o, text)) != Some("+") {
+                        return None;
+                    }
+                    terms.push(cur.field("right")?);
+                    cur = cur.field("left")?;
+                }
+                let base = ident(cur)?;
+                let index = terms.iter().rev().fold(IndexExpr::Int(0), |acc, t| {
+                    IndexExpr::binary(acc, BinOp::Add, low.lower(&from_node(*t, text, 0), *t, 0))
+                });
+                Some((base, index))
+            }
+            _ => None,
+        }
+    }
+
     /// The shared-memory access whose range contains `offset`, innermost first.
     pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
         self.shared_accesses()
@@ -442,15 +588,10 @@ impl SourceFile {
             facts.carves.iter().rev().find(|c| {
                 c.name == name && c.function == function && c.range.start < node.start_byte()
             }) {
-            let off = c.offset_bytes.map_or_else(
-                || {
-                    IndexExpr::Unknown(format!(
-                        "the offset of `{}` in `{}` is not constant",
-                        c.name, c.root
-                    ))
-                },
-                IndexExpr::Int,
-            );
+            let off = match c.offset_bytes {
+                Some(v) => IndexExpr::Int(v),
+                None => carve_offset(c, above, low, 0),
+            };
             (c.root.clone(), c.element_size, Vec::new(), off)
         } else {
             let d = facts.shared_named(name, node.start_byte())?;
@@ -545,6 +686,99 @@ impl SourceFile {
             },
         ))
     }
+}
+
+/// The byte offset of carve `c` from the start of its root buffer when the file does not
+/// fold it: the offset as written (`float* p = smem + off`, `&smem[off]`), lowered where
+/// the pointer is declared, times the base's element size, plus the base's own offset.
+/// A kernel parameter or `blockIdx.x` stays a symbol that every lane shares, which the
+/// bank model tries several values for; what cannot be lowered stays unknown.
+/// `above` holds the ancestors of an access through `c` (the declaration is a statement
+/// of one of them).
+fn carve_offset<'a>(
+    c: &crate::facts::SharedCarve,
+    above: &[Node<'a>],
+    low: &Lowerer<'a>,
+    depth: usize,
+) -> IndexExpr {
+    let unknown = || {
+        IndexExpr::Unknown(format!(
+            "the offset of `{}` in `{}` is not constant",
+            c.name, c.root
+        ))
+    };
+    if depth > 4 {
+        return unknown();
+    }
+    let text = low.text;
+    let facts = low.facts;
+    // The declaration statement, a child of a block enclosing the access.
+    let decl = above
+        .iter()
+        .filter(|a| a.start_byte() <= c.range.start && c.range.end <= a.end_byte())
+        .find_map(|a| {
+            named_children(*a)
+                .into_iter()
+                .find(|n| n.byte_range() == c.range)
+        });
+    let Some(decl) = decl else {
+        return unknown();
+    };
+    let value = declarators(decl).and_then(|ds| {
+        ds.into_iter().find_map(|d| {
+            let target = d.field("declarator")?;
+            (d.kind_name() == "init_declarator"
+                && declarator_name(target).is_some_and(|n| node_text(n, text) == c.name))
+            .then(|| d.field("value"))
+            .flatten()
+        })
+    });
+    let Some(value) = value else {
+        return unknown();
+    };
+    let expr = from_node(value, text, 0);
+    let offset = match crate::facts::strip_casts(&expr).0 {
+        Expr::Binary(l, "+", r) if matches!(crate::facts::strip_casts(l).0, Expr::Name(b) if *b == c.base) => {
+            (**r).clone()
+        }
+        Expr::Unary("&", sub) => match &**sub {
+            Expr::Subscript(b, i) if matches!(&**b, Expr::Name(b) if *b == c.base) => (**i).clone(),
+            _ => return unknown(),
+        },
+        _ => return unknown(),
+    };
+    // The base: the root buffer, or an earlier carve in the same function.
+    let (base_offset, base_elem) = if c.base == c.root {
+        match facts.shared_named(&c.base, c.range.start) {
+            Some(d) => (IndexExpr::Int(0), d.element_size),
+            None => return unknown(),
+        }
+    } else if let Some(b) = facts
+        .carves
+        .iter()
+        .rev()
+        .find(|b| b.name == c.base && b.function == c.function && b.range.end <= c.range.start)
+    {
+        let off = match b.offset_bytes {
+            Some(v) => IndexExpr::Int(v),
+            None => carve_offset(b, above, low, depth + 1),
+        };
+        (off, b.element_size)
+    } else {
+        return unknown();
+    };
+    let Some(base_elem) = base_elem.and_then(|e| i64::try_from(e).ok()) else {
+        return unknown();
+    };
+    let lowered = low.lower(&offset, value, 0);
+    if lowered.unknown_reason().is_some() {
+        return unknown();
+    }
+    IndexExpr::binary(
+        base_offset,
+        BinOp::Add,
+        IndexExpr::binary(lowered, BinOp::Mul, IndexExpr::Int(base_elem)),
+    )
 }
 
 /// The function-like macro call whose one argument is subscript `node` (ancestors `above`,

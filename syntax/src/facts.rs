@@ -36,7 +36,7 @@ mod constants;
 pub(crate) use constants::{constant_decl, fold_u};
 
 mod shared;
-pub(crate) use shared::{carve, shared_decls};
+pub(crate) use shared::{carve, shared_decls, strip_casts};
 
 mod launch;
 pub(crate) use launch::call_facts;

@@ -282,6 +282,26 @@ pub(crate) fn access_hover(
     if let Some(l) = &bank.lowered {
         md.push_str(&format!("Byte offset: `{l}`\n\n"));
     }
+    // A pointer carved at an offset the file does not fold (`float* p = s + off`):
+    // modelled from the buffer with that offset as a symbol.
+    let carve = analysis.file(path).and_then(|f| {
+        f.facts().carves.iter().rev().find(|c| {
+            c.name == a.array
+                && c.function == a.function
+                && c.range.start < a.range.start
+                && c.offset_bytes.is_none()
+        })
+    });
+    if let (Some(c), Some(_)) = (carve, &bank.lowered) {
+        let decl = text
+            .get(c.range.clone())
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        md.push_str(&format!(
+            "`{}` points into `{}` at an offset the file does not fix (`{decl}`); it is modelled as a symbol.\n\n",
+            c.name, c.root
+        ));
+    }
     for (name, start) in &bank.held_loops {
         md.push_str(&format!(
             "Loop variable `{name}` held at its start value `{start}` (the first iteration).\n\n"

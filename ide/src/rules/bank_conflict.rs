@@ -762,6 +762,137 @@ __global__ void odd(float* out) {
     }
 
     #[test]
+    fn adjacent_doubles_and_half_stores_that_ptxas_merges_stay_silent() {
+        // nvcc 13.5, sm_90: a pair of doubles is one `LDS.128 R8, [R10]` (loads) or
+        // `STS.128 [R11], R4` (stores); four `__half` stores are one `STS.64 [R0], R8`.
+        // Each is conflict-free as the wide access it is.
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+__global__ void dpair(double* out) {
+    __shared__ double s[1024];
+    int t = threadIdx.x;
+    double a = s[2 * t];
+    double b = s[2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void dstores(const double* in) {
+    __shared__ double s[1024];
+    int t = threadIdx.x;
+    s[2 * t] = in[t];
+    s[2 * t + 1] = in[t + 1];
+}
+__global__ void hstores(const __half* in) {
+    __shared__ __half s[4096];
+    int t = threadIdx.x;
+    s[4 * t] = in[t];
+    s[4 * t + 1] = in[t + 1];
+    s[4 * t + 2] = in[t + 2];
+    s[4 * t + 3] = in[t + 3];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn adjacent_doubles_and_half_loads_that_stay_separate_are_flagged() {
+        // nvcc 13.5, sm_90: doubles starting at an odd element stay two loads
+        // (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`); four `__half` loads of a
+        // default-aligned array stay four `LDS.U16` (`[R4]`, `[R4+0x2]`, `[R4+0x4]`,
+        // `[R4+0x6]`), each 2-way at a stride of 8 bytes.
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+__global__ void dodd(double* out) {
+    __shared__ double s[1024];
+    int t = threadIdx.x;
+    double a = s[2 * t + 1];
+            // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    double b = s[2 * t + 2];
+            // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    out[t] = a + b;
+}
+__global__ void hquad(__half* out) {
+    __shared__ __half s[4096];
+    int t = threadIdx.x;
+    __half a = s[4 * t];
+            // ^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    __half b = s[4 * t + 1];
+            // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    __half c = s[4 * t + 2];
+            // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    __half d = s[4 * t + 3];
+            // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s`
+    out[t] = __hadd(__hadd(a, b), __hadd(c, d));
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn pointer_at_an_unknown_uniform_offset_keeps_two_conflicting_loads() {
+        // `p = s + off` with `off` a kernel parameter: ptxas cannot prove the pair 8-byte
+        // aligned and keeps two loads (nvcc 13.5, sm_90: `LDS R4, [R0]`,
+        // `LDS R5, [R0+0x4]`). Each is 2-way for every value of `off`, which all lanes
+        // share.
+        let fixture = r#"
+__global__ void viaoff(float* out, int off) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    float* p = s + off;
+    float a = p[2 * t];
+           // ^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    float b = p[2 * t + 1];
+           // ^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `p`
+    out[t] = a + b;
+}
+"#;
+        check(RULE, fixture);
+        check_messages(
+            RULE,
+            fixture,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn pointer_at_an_unknown_offset_near_misses_stay_silent() {
+        // A computed offset that is a multiple of 8 bytes merges (nvcc 13.5, sm_90:
+        // `off = blockIdx.x * 64` gives one `LDS.64 R4, [R0]`); one lane per 4-byte word
+        // through an unknown offset is conflict-free for every value of it; an offset
+        // loaded from memory cannot be modelled.
+        check(
+            RULE,
+            r#"
+__global__ void computed(float* out) {
+    extern __shared__ float s[];
+    int t = threadIdx.x;
+    int off = blockIdx.x * 64;
+    float* p = s + off;
+    float a = p[2 * t];
+    float b = p[2 * t + 1];
+    out[t] = a + b;
+}
+__global__ void contiguous(float* out, int off) {
+    extern __shared__ float s[];
+    float* p = &s[off];
+    out[threadIdx.x] = p[threadIdx.x];
+}
+__global__ void loaded(float* out, const int* offs) {
+    extern __shared__ float s[];
+    float* p = s + offs[blockIdx.x];
+    out[threadIdx.x] = p[2 * threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_pads_the_inner_dimension() {
         check_fix(
             RULE,

@@ -9,10 +9,13 @@
 //! from 4x the ideal, a hint from 2x (and for a kernel named as a naive or reference
 //! baseline, which is slow on purpose, or for a short per-thread chunk of at most 8
 //! elements whose next loop iterations read the rest of each sector, mostly from L1). Uniform and broadcast addresses need one sector and
-//! never fire; neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
+//! never fire. Under a guard the model evaluates for each lane (`if (lane < 16)`,
+//! `if (threadIdx.x < 8)`, `crate::model::active_lanes`) only the lanes that pass issue
+//! the request, and the message says how many; 8 lanes or fewer get a hint at most.
+//! Neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
 //! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
-//! condition that leaves
-//! part of the warp idle, and indices whose cost depends on a value the file does not
+//! condition that leaves part of the warp idle in a way the model cannot evaluate, and
+//! indices whose cost depends on a value the file does not
 //! show other than a matrix dimension (a kernel parameter multiplying the thread index is
 //! taken to be 64 or more, and the message says so).
 //!
@@ -30,10 +33,11 @@
 
 use kernaut_gpu::banks::{AccessWidth, WARP_LANES};
 use kernaut_gpu::sectors::{sectors, SectorReport};
-use kernaut_syntax::{AccessKind, Axis, EnclosingKind, IndexExpr, SharedAccess};
+use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess};
 
-use super::{partial_warp, Rule, RuleContext, RuleDiagnostic};
+use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
+use crate::model::{active_lanes, ActiveLanes};
 
 pub(crate) const RULE: Rule = Rule {
     id: "coalescing/strided-global-access",
@@ -50,6 +54,8 @@ const BLOCK_SAMPLES: [i64; 3] = [0, 1, 5];
 /// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
 /// are taken to fill.
 const MAX_CHUNK: i64 = 8;
+/// At most this many active lanes make a request small enough for a hint.
+const FEW_LANES: u32 = 8;
 /// Values tried for an unknown `blockDim.x`.
 const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
 
@@ -75,7 +81,22 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     }
     let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
     let shape = block_shape(ctx, a.function.as_deref());
-    let found = cost(&a.byte_offset, width, shape)?;
+    // The full warp first, so that the guards around most accesses need not be read: a
+    // part of a warp touches a subset of the full warp's sectors, and to be reported it
+    // must touch at least four more than its bytes need, which a coalesced full warp
+    // (at most twice its ideal) leaves little room for.
+    let full = cost(&a.byte_offset, width, shape, u32::MAX)?;
+    if !strided(&full) {
+        return None;
+    }
+    // Under a guard such as `if (lane < 16)` only those lanes issue the request; a guard
+    // that leaves part of the warp idle in a way the model cannot evaluate stays silent.
+    let lanes = active_lanes(ctx.file, a.range.start, shape);
+    let (mask, found) = match &lanes {
+        ActiveLanes::All => (u32::MAX, full),
+        ActiveLanes::Known { mask, .. } => (*mask, cost(&a.byte_offset, width, shape, *mask)?),
+        ActiveLanes::Partial { .. } => return None,
+    };
     if !strided(&found) {
         return None;
     }
@@ -83,24 +104,19 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     // blocks too, where one warp spans several rows.
     if shape == [None; 3] && mentions_rows(&a.byte_offset) {
         let holds = [16, 8, 4].iter().all(|&bx| {
-            cost(&a.byte_offset, width, [Some(bx), Some(32 / bx), Some(1)])
-                .is_some_and(|c| strided(&c))
+            cost(
+                &a.byte_offset,
+                width,
+                [Some(bx), Some(32 / bx), Some(1)],
+                mask,
+            )
+            .is_some_and(|c| strided(&c))
         });
         if !holds {
             return None;
         }
     }
     if siblings_fill_gaps(a, all, width, shape) {
-        return None;
-    }
-    if ctx.enclosing(a.range.start).iter().any(|e| match &e.kind {
-        EnclosingKind::If {
-            condition,
-            thread_dependent: true,
-            ..
-        } => partial_warp(condition),
-        _ => false,
-    }) {
         return None;
     }
     let Cost { report, stride } = found;
@@ -111,7 +127,9 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             .any(|w| f.contains(w))
     });
     let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
-    let severity = if report.sectors >= 4 * report.ideal && !baseline && !loop_fills {
+    // A scattered request of a few lanes moves little data: at most a hint.
+    let few_lanes = lanes.count().is_some_and(|n| n <= FEW_LANES);
+    let severity = if report.sectors >= 4 * report.ideal && !baseline && !loop_fills && !few_lanes {
         Severity::Warning
     } else {
         Severity::Hint
@@ -129,6 +147,12 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
         report.ideal,
         f64::from(report.sectors) / f64::from(report.ideal)
     );
+    if let ActiveLanes::Known { mask, condition } = &lanes {
+        message.push_str(&format!(
+            " (only {} of the 32 lanes issue it, under `{condition}`)",
+            mask.count_ones()
+        ));
+    }
     let dims = dimension_names(&a.byte_offset);
     if let Some(s) = stride.filter(|_| dims.is_empty()) {
         message.push_str(&format!(", because neighbouring lanes are {s} bytes apart"));
@@ -145,6 +169,11 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     message.push_str(
         "; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory",
     );
+    if few_lanes && severity == Severity::Hint && !loop_fills && !baseline {
+        message.push_str(&format!(
+            " (a hint only: {FEW_LANES} lanes or fewer move little data)"
+        ));
+    }
     if loop_fills {
         message.push_str(
             " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
@@ -193,12 +222,17 @@ fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
 /// The cost of `offset` for warp 0 under `shape`: the same under every sample of the
 /// values the file does not fix and in the first two iterations of a loop (the smaller of
 /// the two), or `None`.
-fn cost(offset: &IndexExpr, width: AccessWidth, shape: [Option<i64>; 3]) -> Option<Cost> {
+fn cost(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    mask: u32,
+) -> Option<Cost> {
     let mut result: Option<Cost> = None;
     for sample in 0..DIM_SAMPLES.len() {
         let mut best: Option<Cost> = None;
         for iteration in 0..2 {
-            let c = warp_cost(offset, width, shape, sample, iteration)?;
+            let c = warp_cost(offset, width, shape, sample, iteration, mask)?;
             if best
                 .as_ref()
                 .is_none_or(|b| c.report.sectors < b.report.sectors)
@@ -385,6 +419,7 @@ fn warp_cost(
     shape: [Option<i64>; 3],
     sample: usize,
     iteration: i64,
+    mask: u32,
 ) -> Option<Cost> {
     let signed = lane_offsets(offset, shape, sample, iteration)?;
     let mut addresses = [None; WARP_LANES];
@@ -396,8 +431,10 @@ fn warp_cost(
     } else {
         0
     };
-    for (slot, v) in addresses.iter_mut().zip(signed) {
-        *slot = Some(u64::try_from(v + shift).ok()?);
+    for (lane, (slot, v)) in addresses.iter_mut().zip(signed).enumerate() {
+        if mask & (1 << lane) != 0 {
+            *slot = Some(u64::try_from(v + shift).ok()?);
+        }
     }
     let report = sectors(&addresses, width)?;
     let d = signed[1] - signed[0];
@@ -490,7 +527,9 @@ fn mentions_rows(e: &IndexExpr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::{check, check_no_fix};
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_messages, check_no_fix};
 
     const RULE: &str = "coalescing/strided-global-access";
 
@@ -568,6 +607,52 @@ __global__ void k(const float* A, const float* B, float* C, const int* idx, int 
     // Interleaved pairs and xyz triples: together the accesses use every byte.
     float re = B[2 * col], im = B[2 * col + 1];
     C[3 * col] = re; C[3 * col + 1] = im; C[3 * col + 2] = 0.0f;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn lane_limiting_guards_count_only_the_active_lanes() {
+        // Under `lane < MMA_K` (16) half the warp reads a column: 16 sectors for 64
+        // bytes, not the 32 sectors of a full warp. Under `threadIdx.x < 8` the scatter
+        // is 8 sectors for 32 bytes, small enough for a hint only; `tid % 32 < 16`
+        // limits the lanes the same way.
+        check_messages(
+            RULE,
+            r#"
+#define MMA_K 16
+__global__ void k(const float* B, float* out, int N) {
+    int lane = threadIdx.x % 32;
+    int tid = threadIdx.x;
+    if (lane < MMA_K) {
+        out[lane] = B[lane * N];
+    }
+    if (threadIdx.x < 8) out[tid] = B[tid * N + 1];
+    if (tid % 32 < 16) out[tid] = B[tid * N + 2];
+}
+"#,
+            expect![[r#"
+                warning: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                hint: uncoalesced load from `B`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic) (only 8 of the 32 lanes issue it, under `threadIdx.x < 8`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: 8 lanes or fewer move little data) (pitfall-coalescing#P1)
+                warning: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn lane_limiting_guards_near_misses_stay_silent() {
+        // The active lanes read contiguous floats; a bound every lane of warp 0 passes
+        // whatever `n` is (64 or more) leaves the full warp, contiguous too; and the
+        // `else` of `lane < 16` is the other 16 lanes, contiguous as well.
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* B, float* out, int n) {
+    int lane = threadIdx.x % 32;
+    if (lane < 16) out[lane] = B[lane];
+    if (threadIdx.x < n) out[threadIdx.x] = B[threadIdx.x + 1];
+    if (lane < 16) { out[0] = 1.0f; } else { out[lane] = B[lane + 2]; }
 }
 "#,
         );
