@@ -14,7 +14,7 @@ use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::Arch;
 use kernaut_syntax::{BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, FileId};
 use crate::lower::lower_index;
 use crate::model::Scope;
 
@@ -23,8 +23,9 @@ use crate::model::Scope;
 pub enum BlockSource {
     /// A launch `k<<<grid, block>>>` in `file` whose block the file determines.
     Launch {
-        /// The file holding the launch.
-        file: String,
+        /// The file holding the launch (the snapshot's [`crate::Analysis::path`] names
+        /// it); `None` for a file checked outside a host.
+        file: Option<FileId>,
         /// The range of the launch.
         range: TextRange,
         /// 1-based line of the launch.

@@ -30,8 +30,9 @@ pub struct KernelFacts<'a> {
     /// The kernel's definition: name, parameters, template parameters,
     /// `__launch_bounds__`, `__cluster_dims__`.
     pub function: &'a Function,
-    /// Its launch sites in every file of the host, as (path, launch).
-    pub launches: Vec<(&'a str, &'a LaunchSite)>,
+    /// Its launch sites in every file of the host, as (file, launch): those in the
+    /// kernel's file first, then the others by path ([`Analysis::path`] names a file).
+    pub launches: Vec<(FileId, &'a LaunchSite)>,
     /// The `__shared__` declarations inside it.
     pub shared: Vec<&'a SharedDecl>,
     /// The static shared memory it declares, in bytes, when every size is known.
@@ -470,7 +471,10 @@ impl Analysis {
                 let mut launches = Vec::new();
                 let mut attributes = Vec::new();
                 for &(p, data) in &files {
-                    launches.extend(data.launches_named(short).map(|l| (p, l)));
+                    let Some(id) = self.file_set.get(p) else {
+                        continue;
+                    };
+                    launches.extend(data.launches_named(short).map(|l| (id, l)));
                     attributes.extend(
                         data.attributes_named(short)
                             .map(|a| (a.attribute.as_str(), a.value)),

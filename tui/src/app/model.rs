@@ -1235,7 +1235,8 @@ impl Workspace {
 }
 
 /// The hover at a byte offset of `text`, analysed as the file `path` on `arch`, for
-/// `ktui explain` (which prints the hover's own fields as JSON).
+/// `ktui explain` (which prints the hover's own fields as JSON), with the snapshot that
+/// names its files.
 pub fn hover_at(
     knowledge: Knowledge,
     wiki: WikiConfig,
@@ -1243,7 +1244,7 @@ pub fn hover_at(
     path: &str,
     text: &str,
     offset: usize,
-) -> Result<Option<HoverResult>, kernaut_ide::QueryError> {
+) -> Result<Option<(HoverResult, Analysis)>, kernaut_ide::QueryError> {
     let config = AnalysisConfig {
         arch: arch.arch,
         arch_configured: true,
@@ -1253,7 +1254,8 @@ pub fn hover_at(
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
     let id = host.set_file(path, text);
-    host.analysis().hover(id, offset)
+    let analysis = host.analysis();
+    Ok(analysis.hover(id, offset)?.map(|h| (h, analysis)))
 }
 
 /// The occupancy and the three curves for some inputs.
