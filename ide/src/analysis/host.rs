@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use super::launches::LaunchIndex;
 
 use kernaut_syntax::TextRange;
 use rustc_hash::FxHashMap;
@@ -22,7 +24,7 @@ use crate::reports::ReportCache;
 pub struct AnalysisHost {
     config: Arc<AnalysisConfig>,
     knowledge: Option<Arc<Knowledge>>,
-    file_set: FileSet,
+    file_set: Arc<FileSet>,
     files: Arc<FxHashMap<String, Arc<FileData>>>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
@@ -31,6 +33,9 @@ pub struct AnalysisHost {
     /// The revision counter: bumped by every change, read by snapshots to see whether
     /// they are still current.
     revision: Arc<AtomicU64>,
+    /// The launch index of the current revision, built by the first snapshot that needs
+    /// it and shared by every snapshot of the revision (a fresh slot after each change).
+    launches: Arc<OnceLock<LaunchIndex>>,
 }
 
 impl AnalysisHost {
@@ -43,12 +48,13 @@ impl AnalysisHost {
         AnalysisHost {
             config: Arc::new(config),
             knowledge: None,
-            file_set: FileSet::default(),
+            file_set: Arc::default(),
             files: Arc::new(FxHashMap::default()),
             dir_configs: Arc::new(BTreeMap::new()),
             compiled: Arc::new(FxHashMap::default()),
             cache: Arc::new(ReportCache::default()),
             revision: Arc::new(AtomicU64::new(0)),
+            launches: Arc::default(),
         }
     }
 
@@ -74,7 +80,10 @@ impl AnalysisHost {
     /// The id of `path`, allocated the first time (a file needs an id before a
     /// [`Change`] can name it).
     pub fn file_id(&mut self, path: &str) -> FileId {
-        self.file_set.intern(path)
+        if let Some(id) = self.file_set.get(path) {
+            return id;
+        }
+        Arc::make_mut(&mut self.file_set).intern(path)
     }
 
     /// The path table.
@@ -90,6 +99,7 @@ impl AnalysisHost {
     /// Cancels every query running on an older snapshot.
     fn bump(&mut self) {
         self.revision.fetch_add(1, Ordering::SeqCst);
+        self.launches = Arc::default();
     }
 
     /// Applies a change: first cancels every query still running on a snapshot, then
@@ -211,12 +221,13 @@ impl AnalysisHost {
             config: self.config.clone(),
             knowledge: self.knowledge.clone(),
             files: self.files.clone(),
-            file_set: Arc::new(self.file_set.clone()),
+            file_set: self.file_set.clone(),
             dir_configs: self.dir_configs.clone(),
             compiled: self.compiled.clone(),
             cache: self.cache.clone(),
             revision: self.revision.clone(),
             at: self.revision.load(Ordering::SeqCst),
+            launches: self.launches.clone(),
         }
     }
 }

@@ -28,6 +28,7 @@
 mod change;
 mod file_data;
 mod host;
+mod launches;
 mod snapshot;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use super::launches::LaunchIndex;
 
 use kernaut_gpu::Arch;
 use kernaut_syntax::cancel::CancelToken;
@@ -55,6 +57,8 @@ pub struct Analysis {
     pub(crate) cache: Arc<ReportCache>,
     pub(super) revision: Arc<AtomicU64>,
     pub(super) at: u64,
+    /// The revision's launch index (see [`LaunchIndex`]), shared with the host.
+    pub(super) launches: Arc<OnceLock<LaunchIndex>>,
 }
 
 const _: () = {
@@ -285,7 +289,7 @@ impl Analysis {
             config: fc.clone(),
             knowledge: Arc::as_ptr(k) as usize,
             compiled: compiled.map_or(0, |c| Arc::as_ptr(c) as usize),
-            launches: self.launch_fingerprint(path),
+            launches: self.launch_fingerprint(f),
         };
         {
             let cached = f
@@ -311,25 +315,25 @@ impl Analysis {
         Some(out)
     }
 
-    /// A hash of what the model reads from files other than `path`: their launches'
-    /// kernels and blocks, and the default block.
-    fn launch_fingerprint(&self, path: &str) -> u64 {
+    /// A hash of what the rules' model reads from other files for the file `f`: the
+    /// launches, in every file, of the kernels `f` defines (the model reads no other
+    /// launch), and the default block. Proportional to those launches, not to the number
+    /// of files: the index behind it is built once per revision.
+    fn launch_fingerprint(&self, f: &FileData) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = crate::reports::FxHasher::default();
         self.config.default_block.hash(&mut h);
-        if self.files.len() > 1 {
-            let mut others: Vec<(&String, &Arc<FileData>)> =
-                self.files.iter().filter(|(p, _)| *p != path).collect();
-            others.sort_unstable_by_key(|(p, _)| *p);
-            for (p, f) in others {
-                p.hash(&mut h);
-                for l in &f.facts().launches {
-                    (&l.kernel, l.block.value, &l.block.text).hash(&mut h);
-                    (&l.shared_bytes_text, l.shared_bytes).hash(&mut h);
-                }
-            }
-        }
+        let kernels = f.facts().kernels.iter();
+        self.launch_index()
+            .fingerprint(kernels.map(|k| short_name(&k.name)))
+            .hash(&mut h);
         h.finish()
+    }
+
+    /// The launch index of this snapshot's revision, built on first use.
+    fn launch_index(&self) -> &LaunchIndex {
+        self.launches
+            .get_or_init(|| LaunchIndex::build(self.files.iter().map(|(p, f)| (p.as_str(), &**f))))
     }
 
     fn run_rules(
@@ -511,31 +515,21 @@ impl Analysis {
     /// then by path, each in document order.
     pub(crate) fn launches_of_ref<'a>(
         &'a self,
-        first: &str,
+        first: &'a str,
         kernel: &'a str,
     ) -> impl Iterator<Item = (&'a str, &'a LaunchSite)> + 'a {
         let short = short_name(kernel);
-        let first = self.files.get_key_value(first);
-        // The other files by path (no allocation for a single file).
-        let mut others: Vec<(&str, &FileData)> = Vec::new();
-        if self.files.len() > usize::from(first.is_some()) {
-            others = self
-                .files
-                .iter()
-                .filter(|(p, _)| first.is_none_or(|(f, _)| *p != f))
-                .map(|(p, f)| (p.as_str(), &**f))
-                .collect();
-            others.sort_unstable_by_key(|(p, _)| *p);
-        }
-        first
-            .map(|(p, f)| (p.as_str(), &**f))
-            .into_iter()
+        let sites = self.launch_index().sites(short);
+        let resolve = move |(p, i): &'a (String, usize)| {
+            let (p, data) = self.files.get_key_value(p.as_str())?;
+            Some((p.as_str(), data.facts().launches.get(*i)?))
+        };
+        let in_first = sites.iter().filter(move |(p, _)| p == first);
+        let others = sites.iter().filter(move |(p, _)| p != first);
+        in_first
             .chain(others)
-            .flat_map(move |(p, data)| {
-                data.launches_named(short)
-                    .filter(move |l| l.kernel == kernel || short == kernel)
-                    .map(move |l| (p, l))
-            })
+            .filter_map(resolve)
+            .filter(move |(_, l)| l.kernel == kernel || short == kernel)
     }
 }
 
@@ -566,5 +560,54 @@ mod tests {
             guarded(|| std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled)))
         });
         assert_eq!(r, Err(QueryError::Cancelled));
+    }
+
+    /// A file's diagnostics stay cached across an edit of a launch of a kernel the file
+    /// does not define, and are recomputed when a launch of one of its own kernels
+    /// changes in another file (the cache is observed with `diagnostics_at(_, false)`,
+    /// which answers only from the cache).
+    #[test]
+    fn diagnostics_depend_only_on_the_launches_of_the_files_kernels() {
+        let knowledge = Knowledge::load(&kernaut_wiki::WikiConfig::builtin()).unwrap();
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_knowledge(Arc::new(knowledge));
+        host.set_file(
+            "/kernel.cu",
+            "__global__ void k(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
+        );
+        host.set_file(
+            "/other.cu",
+            "__global__ void other(float* out) {\n    __shared__ float t[32][32];\n    out[0] = t[threadIdx.x][0];\n}\n",
+        );
+        let main = "void launch(float* out) {\n    k<<<1, dim3(16, 16)>>>(out);\n    other<<<1, 128>>>(out);\n}\n";
+        host.set_file("/main.cu", main);
+        let conflicts = |d: &[RuleDiagnostic]| -> Vec<String> {
+            d.iter()
+                .filter(|d| d.rule == "bank-conflict")
+                .map(|d| d.message.split(':').next().unwrap_or("").to_string())
+                .collect()
+        };
+        let a = host.analysis();
+        let before = a.diagnostics_at("/kernel.cu", true).unwrap();
+        assert_eq!(conflicts(&before), ["8-way bank conflict"]);
+        assert!(a.diagnostics_at("/other.cu", true).is_some());
+        drop(a);
+
+        // `other`'s launch changes: kernel.cu's run is reused, other.cu's is not.
+        let at = main.find("128").unwrap();
+        host.apply_edit("/main.cu", at..at + 3, "64");
+        let a = host.analysis();
+        let kept = a.diagnostics_at("/kernel.cu", false);
+        assert!(kept.is_some_and(|d| Arc::ptr_eq(&d, &before)));
+        assert!(a.diagnostics_at("/other.cu", false).is_none());
+        drop(a);
+
+        // `k`'s launch changes to 32×8: recomputed, and the finding follows the block.
+        let at = main.find("dim3(16, 16)").unwrap();
+        host.apply_edit("/main.cu", at..at + "dim3(16, 16)".len(), "dim3(32, 8)");
+        let a = host.analysis();
+        assert!(a.diagnostics_at("/kernel.cu", false).is_none());
+        let after = a.diagnostics_at("/kernel.cu", true).unwrap();
+        assert_eq!(conflicts(&after), ["16-way bank conflict"]);
     }
 }
