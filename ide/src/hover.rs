@@ -21,7 +21,7 @@ use kernaut_syntax::{
 };
 use kernaut_wiki::{parse_requires_sm, Page};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, FileId};
 use crate::knowledge::Knowledge;
 use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
 use crate::rules::RuleDiagnostic;
@@ -165,9 +165,10 @@ pub struct KernelInfo {
     /// The definition.
     pub function: Function,
     /// The file it is defined in.
-    pub file: String,
-    /// Launch sites in every file, as (path, launch).
-    pub launches: Vec<(String, LaunchSite)>,
+    pub file: FileId,
+    /// Launch sites in every file, as (file, launch): those in `file` first, then the
+    /// others by path.
+    pub launches: Vec<(FileId, LaunchSite)>,
     /// The register limit `__launch_bounds__` implies, when it has one.
     pub launch_bounds_regs: Option<u32>,
 }

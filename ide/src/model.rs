@@ -210,7 +210,7 @@ pub(crate) fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> Lau
         };
         config.block = dims;
         config.source = BlockSource::Launch {
-            file: file.to_string(),
+            file: scope.host.and_then(|a| a.file_id(file)),
             range: l.range.clone(),
             line: scope.line_of(file, l.range.start),
         };

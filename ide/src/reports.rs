@@ -14,7 +14,7 @@ use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::Arch;
 use kernaut_syntax::{BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, FileId};
 use crate::lower::lower_index;
 use crate::model::Scope;
 
@@ -23,8 +23,9 @@ use crate::model::Scope;
 pub enum BlockSource {
     /// A launch `k<<<grid, block>>>` in `file` whose block the file determines.
     Launch {
-        /// The file holding the launch.
-        file: String,
+        /// The file holding the launch (the snapshot's [`crate::Analysis::path`] names
+        /// it); `None` for a file checked outside a host.
+        file: Option<FileId>,
         /// The range of the launch.
         range: TextRange,
         /// 1-based line of the launch.
@@ -76,6 +77,10 @@ pub struct OccupancyReport {
     pub static_smem: u32,
     /// Dynamic shared memory from the launch, in bytes.
     pub dynamic_smem: u32,
+    /// The whole input the model ran on (the figures above, the `__launch_bounds__`
+    /// maximum, the carveout and the opt-in limit): where a what-if starts
+    /// ([`OccupancyReport::what_if`]).
+    pub input: OccupancyInput,
     /// The model's answer, or why it rejects the configuration.
     pub result: Result<Occupancy, String>,
     /// Caveats in sentences (unknown sizes, the register estimate).
@@ -83,6 +88,34 @@ pub struct OccupancyReport {
 }
 
 impl OccupancyReport {
+    /// The model's answer for this kernel with some inputs changed, as an interactive
+    /// what-if asks it (`ktui`'s occupancy panel): the report's own input with
+    /// `threads`, `regs`, `static_smem` and `dynamic_smem` in place of those found, on
+    /// `arch`; the launch bounds, carveout and opt-in limit stay the report's. With
+    /// nothing changed it is the report's own answer, the figure the hover and the lens
+    /// show. Returns the input it ran on and the answer.
+    pub fn what_if(
+        &self,
+        arch: Arch,
+        threads: u32,
+        regs: u32,
+        static_smem: u32,
+        dynamic_smem: u32,
+    ) -> (OccupancyInput, Result<Occupancy, String>) {
+        let input = OccupancyInput {
+            threads_per_block: threads,
+            regs_per_thread: regs,
+            static_smem,
+            dynamic_smem,
+            ..self.input.clone()
+        };
+        if arch == self.arch && input == self.input {
+            return (input, self.result.clone());
+        }
+        let result = occupancy(arch, &input).map_err(|e| e.to_string());
+        (input, result)
+    }
+
     /// The binding limiters, by name (`registers`, `shared memory`), or an empty list.
     pub fn limiter_names(&self) -> Vec<&'static str> {
         match &self.result {
@@ -280,6 +313,7 @@ pub(crate) fn occupancy_for(
         max_dynamic_smem: None,
     };
     let result = analysis.cache.occupancy(arch, &input);
+    let report_input = input.clone();
     let set_it = "set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count";
     let cap = match (lb_limit, regs_source) {
         (Some(l), RegsSource::Default | RegsSource::Project | RegsSource::Comment) => {
@@ -320,6 +354,7 @@ pub(crate) fn occupancy_for(
         regs_source,
         static_smem,
         dynamic_smem,
+        input: report_input,
         result,
         notes,
     })

@@ -53,6 +53,7 @@ fn check_facts(fixture: &str, expect: Expect) {
         }
         out.push('\n');
         for (file, l) in &k.launches {
+            let file = a.path(*file).unwrap_or("?");
             out.push_str(&format!(
                 "  launch {file}: grid `{}` block {:?} smem {:?}\n",
                 l.grid.text, l.block.value, l.shared_bytes

@@ -5,7 +5,9 @@
 use std::sync::OnceLock;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kernaut_tui::app::model::{ArchChoice, Library};
+use kernaut_ide::wiki::WikiConfig;
+use kernaut_ide::Knowledge;
+use kernaut_tui::app::model::{hover_at, ArchChoice, Library};
 use kernaut_tui::app::theme::Theme;
 use kernaut_tui::app::{update, view, Action, Start, State};
 use ratatui::backend::TestBackend;
@@ -216,6 +218,71 @@ fn file_occupancy_calculator_with_edited_inputs() {
     insta::assert_snapshot!("occupancy_edited", screen(&s));
     keys(&mut s, "c");
     insta::assert_snapshot!("occupancy_smem_chart", screen(&s));
+}
+
+/// A template kernel whose shared tile the launch sizes (`TILE = 32`).
+const TEMPLATE: &str = r#"// The launch's template argument sizes the shared tile.
+template <int TILE>
+__global__ void smooth(float* out, const float* in) {
+    __shared__ float tile[TILE][TILE + 1];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * TILE + threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}
+
+void run(float* out, const float* in) {
+    smooth<32><<<dim3(64), dim3(32, 8)>>>(out, in);
+}
+"#;
+
+/// The panel starts from the model's answer: the static shared memory of the launched
+/// instantiation and the occupancy at it are the figures of the kernel hover.
+#[test]
+fn the_occupancy_panel_of_a_template_kernel_shows_the_hovers_figures() {
+    let arch = ArchChoice::parse("H200").unwrap();
+    let s = State::new(
+        lib(),
+        Start::File {
+            path: "smooth.cu".into(),
+            text: TEMPLATE.into(),
+            line: 3,
+            col: Some(17),
+            arch,
+            background: false,
+        },
+        (80, 24),
+        Theme { color: false },
+    );
+    let shown = screen(&s);
+    insta::assert_snapshot!(shown);
+    let knowledge = Knowledge::load(&WikiConfig::builtin()).unwrap();
+    let offset = TEMPLATE.find("smooth(").unwrap();
+    let (hover, _) = hover_at(
+        knowledge,
+        WikiConfig::builtin(),
+        arch,
+        "smooth.cu",
+        TEMPLATE,
+        offset,
+    )
+    .unwrap()
+    .expect("a hover on the kernel");
+    let o = hover.occupancy.expect("the kernel hover has occupancy");
+    assert_eq!(o.static_smem, 32 * 33 * 4, "the launch binds TILE = 32");
+    let r = o.result.expect("the model answers");
+    for expected in [
+        format!("{} B static + {} B dyn", o.static_smem, o.dynamic_smem),
+        format!("threads  {}", o.block.iter().product::<u32>()),
+        format!(
+            "{:.0}%  {} blocks/SM · {}/{} warps",
+            r.occupancy * 100.0,
+            r.blocks_per_sm,
+            r.active_warps,
+            r.max_warps_per_sm
+        ),
+    ] {
+        assert!(shown.contains(&expected), "{expected:?} not in\n{shown}");
+    }
 }
 
 #[test]

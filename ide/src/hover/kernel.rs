@@ -119,7 +119,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
     }
     if let Some(o) = &occ {
         md.push('\n');
-        md.push_str(&occupancy_markdown(o, path));
+        md.push_str(&occupancy_markdown(analysis, o, path));
     }
     if let Some((facts, compiled)) =
         analysis.compiled_kernel(kpath, crate::analysis::short_name(name))
@@ -136,8 +136,11 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         wiki: None,
         kernel: Some(KernelInfo {
             function,
-            file: kpath.to_string(),
-            launches,
+            file: analysis.file_id(kpath)?,
+            launches: launches
+                .into_iter()
+                .filter_map(|(p, l)| Some((analysis.file_id(&p)?, l)))
+                .collect(),
             launch_bounds_regs,
         }),
         occupancy: occ,
@@ -159,9 +162,10 @@ pub(crate) fn block_text(b: [u32; 3]) -> String {
     format!("{}×{}×{}", b[0], b[1], b[2])
 }
 
-pub(crate) fn block_source_text(src: &BlockSource, current: &str) -> String {
+pub(crate) fn block_source_text(analysis: &Analysis, src: &BlockSource, current: &str) -> String {
     match src {
         BlockSource::Launch { file, line, .. } => {
+            let file = file.and_then(|f| analysis.path(f)).unwrap_or(current);
             format!("from the launch at {}", location(file, current, *line))
         }
         BlockSource::LaunchBounds => {
@@ -171,7 +175,11 @@ pub(crate) fn block_source_text(src: &BlockSource, current: &str) -> String {
     }
 }
 
-pub(crate) fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
+pub(crate) fn occupancy_markdown(
+    analysis: &Analysis,
+    o: &OccupancyReport,
+    current: &str,
+) -> String {
     let threads: u32 = o.block.iter().product();
     let regs = match o.regs_source {
         RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit",
@@ -184,7 +192,7 @@ pub(crate) fn occupancy_markdown(o: &OccupancyReport, current: &str) -> String {
         "**Occupancy on {}**: block {} = {threads} threads ({}), {} registers per thread ({regs}), {} B static + {} B dynamic shared memory.\n\n",
         o.arch,
         block_text(o.block),
-        block_source_text(&o.block_source, current),
+        block_source_text(analysis, &o.block_source, current),
         o.regs_per_thread,
         o.static_smem,
         o.dynamic_smem,

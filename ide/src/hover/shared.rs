@@ -122,7 +122,7 @@ pub(crate) fn shared_hover(
     md.push_str(&format!(
         "\n**Occupancy on {arch}** at {} = {threads} threads ({}); {} KiB of shared memory per SM, {} B reserved per block:\n",
         block_text(block),
-        block_source_text(&block_source, path),
+        block_source_text(analysis, &block_source, path),
         limits.smem_per_sm / 1024,
         limits.reserved_smem_per_block
     ));
@@ -242,7 +242,7 @@ pub(crate) fn access_hover(
     let mut md = format!(
         "**shared {kind} `{written}`** · {width} · warp 0 of a {} block ({})\n\n",
         block_text(bank.block),
-        block_source_text(&bank.block_source, path)
+        block_source_text(analysis, &bank.block_source, path)
     );
     match (&bank.copy, a.kind) {
         (Some(callee), _) => md.push_str(&format!(

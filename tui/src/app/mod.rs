@@ -448,7 +448,7 @@ fn refresh_panels(f: &mut FileState) {
 
 fn refresh_occ(f: &mut FileState) {
     f.occ = match f.panels.get(f.panel) {
-        Some(Panel::Kernel(k)) => Some(occupancy_view(f.inputs.unwrap_or(k.found))),
+        Some(Panel::Kernel(k)) => Some(occupancy_view(k, f.inputs)),
         _ => None,
     };
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 
 use kernaut_ide::gpu::arch::{Arch, ComputeCapability};
-use kernaut_ide::gpu::occupancy::{occupancy, occupancy_curve, CurveAxis, OccupancyInput};
+use kernaut_ide::gpu::occupancy::{occupancy_curve, CurveAxis};
 use kernaut_ide::index::SearchOptions;
 use kernaut_ide::reports::{BlockSource, RegsSource};
 use kernaut_ide::rules::{apply_edits, TextEdit};
@@ -627,6 +627,8 @@ pub struct KernelPanel {
     pub sources: Vec<String>,
     /// The analysis' caveats.
     pub notes: Vec<String>,
+    /// The model's report, which the what-if starts from.
+    report: kernaut_ide::reports::OccupancyReport,
 }
 
 /// One warp's bank picture.
@@ -1124,12 +1126,8 @@ impl Workspace {
                         }
                         RegsSource::Compiler => "registers: as ptxas reported".to_string(),
                     });
-                    let launch_bounds = h
-                        .kernel
-                        .as_ref()
-                        .and_then(|k| k.function.launch_bounds.as_ref())
-                        .and_then(|lb| lb.max_threads)
-                        .and_then(|v| u32::try_from(v).ok());
+                    // The model's own input, as the hover and the lens show it.
+                    let input = &o.input;
                     Panel::Kernel(KernelPanel {
                         name: o.kernel.clone(),
                         found: OccInputs {
@@ -1139,14 +1137,15 @@ impl Workspace {
                                     .then_some(self.arch.product)
                                     .flatten(),
                             },
-                            threads: o.block.iter().product(),
-                            regs: o.regs_per_thread,
-                            static_smem: o.static_smem,
-                            dyn_smem: o.dynamic_smem,
-                            launch_bounds,
+                            threads: input.threads_per_block,
+                            regs: input.regs_per_thread,
+                            static_smem: input.static_smem,
+                            dyn_smem: input.dynamic_smem,
+                            launch_bounds: input.launch_bounds_max_threads,
                         },
                         sources,
                         notes: o.notes.clone(),
+                        report: o.clone(),
                     })
                 }
                 None => Panel::Note {
@@ -1235,7 +1234,8 @@ impl Workspace {
 }
 
 /// The hover at a byte offset of `text`, analysed as the file `path` on `arch`, for
-/// `ktui explain` (which prints the hover's own fields as JSON).
+/// `ktui explain` (which prints the hover's own fields as JSON), with the snapshot that
+/// names its files.
 pub fn hover_at(
     knowledge: Knowledge,
     wiki: WikiConfig,
@@ -1243,7 +1243,7 @@ pub fn hover_at(
     path: &str,
     text: &str,
     offset: usize,
-) -> Result<Option<HoverResult>, kernaut_ide::QueryError> {
+) -> Result<Option<(HoverResult, Analysis)>, kernaut_ide::QueryError> {
     let config = AnalysisConfig {
         arch: arch.arch,
         arch_configured: true,
@@ -1253,30 +1253,31 @@ pub fn hover_at(
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
     let id = host.set_file(path, text);
-    host.analysis().hover(id, offset)
+    let analysis = host.analysis();
+    Ok(analysis.hover(id, offset)?.map(|h| (h, analysis)))
 }
 
-/// The occupancy and the three curves for some inputs.
-pub fn occupancy_view(inputs: OccInputs) -> OccView {
-    let input = OccupancyInput {
-        threads_per_block: inputs.threads,
-        regs_per_thread: inputs.regs,
-        static_smem: inputs.static_smem,
-        dynamic_smem: inputs.dyn_smem,
-        carveout: None,
-        launch_bounds_max_threads: inputs.launch_bounds,
-        max_dynamic_smem: None,
-    };
+/// The occupancy and the three curves for the kernel of `panel` at `inputs` (`None`:
+/// as found). The model answers ([`kernaut_ide::reports::OccupancyReport::what_if`]):
+/// at the inputs found, its own figure, the one the hover and the lens show; edited, the
+/// same model on the model's input with the edited fields.
+pub fn occupancy_view(panel: &KernelPanel, inputs: Option<OccInputs>) -> OccView {
+    let inputs = inputs.unwrap_or(panel.found);
     let arch = inputs.arch.arch;
-    let result = occupancy(arch, &input)
-        .map(|o| OccOutputs {
-            blocks_per_sm: o.blocks_per_sm,
-            active_warps: o.active_warps,
-            max_warps: o.max_warps_per_sm,
-            occupancy: o.occupancy,
-            limiters: o.limiters.iter().map(|l| l.name().to_string()).collect(),
-        })
-        .map_err(|e| e.to_string());
+    let (input, result) = panel.report.what_if(
+        arch,
+        inputs.threads,
+        inputs.regs,
+        inputs.static_smem,
+        inputs.dyn_smem,
+    );
+    let result = result.map(|o| OccOutputs {
+        blocks_per_sm: o.blocks_per_sm,
+        active_warps: o.active_warps,
+        max_warps: o.max_warps_per_sm,
+        occupancy: o.occupancy,
+        limiters: o.limiters.iter().map(|l| l.name().to_string()).collect(),
+    });
     let curve = |axis: CurveAxis, scale: f64| -> Vec<(f64, f64)> {
         occupancy_curve(arch, &input, axis)
             .map(|pts| {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kernaut_ide::syntax::SymbolKind;
-use kernaut_ide::HoverResult;
+use kernaut_ide::{Analysis, HoverResult};
 use kernaut_tui::app::model::{self, ArchChoice};
 use serde_json::{json, Value};
 
@@ -143,7 +143,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let (line, column) = line_col(&text, offset);
     let hover = model::hover_at(knowledge, args.wiki.config(), arch, &path, &text, offset)
         .map_err(|e| anyhow::anyhow!("explaining {path}:{line}:{column}: {e}"))?;
-    let Some(hover) = hover else {
+    let Some((hover, analysis)) = hover else {
         if args.json {
             outln!("null");
         }
@@ -151,7 +151,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     if args.json {
-        let v = to_json(&hover, &text, &path, &arch.name());
+        let v = to_json(&analysis, &hover, &text, &path, &arch.name());
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         out!("{}", hover.markdown);
@@ -171,7 +171,7 @@ fn symbol_kind(k: &SymbolKind) -> &'static str {
 }
 
 /// The structured hover: the same fields the Markdown was written from.
-fn to_json(h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
+fn to_json(analysis: &Analysis, h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
     let (sl, sc) = line_col(text, h.range.start);
     let (el, ec) = line_col(text, h.range.end);
     let wiki = h.wiki.as_ref();
@@ -240,7 +240,7 @@ fn to_json(h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
             })),
             "launch_bounds_regs": k.launch_bounds_regs,
             "launches": k.launches.iter().map(|(f, l)| json!({
-                "file": f,
+                "file": analysis.path(*f),
                 "grid": l.grid.text,
                 "block": l.block.text,
                 "block_value": l.block.value,

@@ -1,0 +1,285 @@
+//! The per-file data: the parsed source and what is computed from it on first use
+//! (facts, accesses, line starts, name look-up tables, the rules' last run).
+
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use kernaut_syntax::{
+    FileFacts, FuncAttributeCall, LaunchSite, SharedAccess, SharedDecl, SourceFile, TextRange,
+};
+use rustc_hash::FxBuildHasher;
+
+use super::*;
+use crate::line_index::{floor_char_boundary, LineIndex};
+use crate::rules::RuleDiagnostic;
+
+/// One file: the parsed source and what is computed from it on first use.
+#[derive(Clone, Debug)]
+pub(crate) struct FileData {
+    pub(crate) source: SourceFile,
+    pub(super) accesses: OnceLock<Vec<SharedAccess>>,
+    /// The byte offset where each line starts; carried across edits (see
+    /// [`spliced_line_starts`]) once built.
+    pub(super) line_starts: OnceLock<Vec<usize>>,
+    pub(super) line_index: OnceLock<Arc<LineIndex>>,
+    pub(super) index: OnceLock<FileIndex>,
+    /// The rules' diagnostics of this version of the file, for one configuration: hover
+    /// and [`Analysis::diagnostics`] share one run.
+    pub(super) diagnostics: DiagnosticsCache,
+    /// Why the parse failed (a bug in the parser), reported by every query on the file.
+    pub(super) failure: Option<String>,
+}
+
+/// The last run of the rules on one version of a file, with what it depended on
+/// besides the text. A clone starts empty (a cloned file is about to change).
+#[derive(Debug, Default)]
+pub(super) struct DiagnosticsCache(
+    pub(super) Mutex<Option<(DiagnosticsKey, Arc<Vec<RuleDiagnostic>>)>>,
+);
+
+impl Clone for DiagnosticsCache {
+    fn clone(&self) -> DiagnosticsCache {
+        DiagnosticsCache::default()
+    }
+}
+
+/// What a file's diagnostics depend on besides its text: the file's configuration,
+/// the wiki and the compiled facts (by identity).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct DiagnosticsKey {
+    pub(super) config: FileConfig,
+    pub(super) knowledge: usize,
+    pub(super) compiled: usize,
+    /// [`Analysis::launch_fingerprint`]: the rules' model reads launches in every file.
+    pub(super) launches: u64,
+}
+
+/// Look-up tables over a file's facts, by function or kernel name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileIndex {
+    /// The declarations in `facts.shared` by the function they are inside.
+    shared: NameTable,
+    /// The launches in `facts.launches` by the kernel's name without namespaces.
+    launches: NameTable,
+    /// The calls in `facts.func_attributes` by the kernel's name without namespaces.
+    attributes: NameTable,
+}
+
+/// Positions in a list by a name: (hash of the name, position), sorted. One allocation
+/// per list and none per name; a look-up yields the positions whose name has the same
+/// hash, in document order, and the caller compares the names.
+#[derive(Clone, Debug, Default)]
+struct NameTable(Vec<(u64, usize)>);
+
+fn name_hash(name: &str) -> u64 {
+    FxBuildHasher.hash_one(name)
+}
+
+impl NameTable {
+    fn new<'a>(names: impl Iterator<Item = Option<&'a str>>) -> NameTable {
+        let mut table: Vec<(u64, usize)> = names
+            .enumerate()
+            .filter_map(|(i, n)| Some((name_hash(n?), i)))
+            .collect();
+        table.sort_unstable();
+        NameTable(table)
+    }
+
+    fn get(&self, name: &str) -> impl Iterator<Item = usize> + '_ {
+        let hash = name_hash(name);
+        let first = self.0.partition_point(|e| e.0 < hash);
+        self.0[first..]
+            .iter()
+            .take_while(move |e| e.0 == hash)
+            .map(|e| e.1)
+    }
+}
+
+impl FileData {
+    pub(super) fn new(source: SourceFile, failure: Option<String>) -> FileData {
+        FileData {
+            source,
+            accesses: OnceLock::new(),
+            line_starts: OnceLock::new(),
+            line_index: OnceLock::new(),
+            index: OnceLock::new(),
+            diagnostics: DiagnosticsCache::default(),
+            failure,
+        }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub(crate) fn line_of(&self, offset: usize) -> u32 {
+        let starts = self
+            .line_starts
+            .get_or_init(|| line_starts(self.source.text()));
+        let line = starts.partition_point(|&s| s <= offset);
+        u32::try_from(line.max(1)).unwrap_or(u32::MAX)
+    }
+
+    pub(crate) fn facts(&self) -> &FileFacts {
+        self.source.facts()
+    }
+
+    pub(crate) fn accesses(&self) -> &[SharedAccess] {
+        self.accesses.get_or_init(|| self.source.shared_accesses())
+    }
+
+    /// The slot behind [`FileData::accesses`], for the rules to fill or borrow.
+    pub(crate) fn accesses_slot(&self) -> &OnceLock<Vec<SharedAccess>> {
+        &self.accesses
+    }
+
+    pub(super) fn index(&self) -> &FileIndex {
+        self.index.get_or_init(|| {
+            let facts = self.facts();
+            FileIndex {
+                shared: NameTable::new(facts.shared.iter().map(|d| d.function.as_deref())),
+                launches: NameTable::new(
+                    facts.launches.iter().map(|l| Some(short_name(&l.kernel))),
+                ),
+                attributes: NameTable::new(
+                    facts
+                        .func_attributes
+                        .iter()
+                        .map(|a| Some(short_name(&a.kernel))),
+                ),
+            }
+        })
+    }
+
+    /// The `__shared__` declarations inside the function `name`, in document order.
+    pub(crate) fn shared_in<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a SharedDecl> {
+        let shared = &self.facts().shared;
+        self.index()
+            .shared
+            .get(name)
+            .map(move |i| &shared[i])
+            .filter(move |d| d.function.as_deref() == Some(name))
+    }
+
+    /// The launches of kernels whose name without namespaces is `short`, in document
+    /// order.
+    pub(crate) fn launches_named<'a>(
+        &'a self,
+        short: &'a str,
+    ) -> impl Iterator<Item = &'a LaunchSite> {
+        let launches = &self.facts().launches;
+        self.index()
+            .launches
+            .get(short)
+            .map(move |i| &launches[i])
+            .filter(move |l| short_name(&l.kernel) == short)
+    }
+
+    /// The `cudaFuncSetAttribute` calls naming a kernel whose name without namespaces
+    /// is `short`, in document order.
+    pub(super) fn attributes_named<'a>(
+        &'a self,
+        short: &'a str,
+    ) -> impl Iterator<Item = &'a FuncAttributeCall> {
+        let calls = &self.facts().func_attributes;
+        self.index()
+            .attributes
+            .get(short)
+            .map(move |i| &calls[i])
+            .filter(move |a| short_name(&a.kernel) == short)
+    }
+}
+
+/// The byte offset where each line of `text` starts.
+pub(super) fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+    starts.push(0);
+    starts.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    starts
+}
+
+/// The line starts of `new`, which is `old` with `range` replaced by `inserted`, from
+/// those of `old`: the starts before the edit are kept, those after it shifted, and only
+/// the inserted text is scanned. `None` when `new` is not that splice (the caller then
+/// scans `new` on first use).
+pub(super) fn spliced_line_starts(
+    starts: &[usize],
+    old: &str,
+    new: &str,
+    range: &TextRange,
+    inserted: &str,
+) -> Option<Vec<usize>> {
+    let start = floor_char_boundary(old, range.start.min(range.end));
+    let removed = (old.len() + inserted.len()).checked_sub(new.len())?;
+    let end = start.checked_add(removed).filter(|e| *e <= old.len())?;
+    if new.get(start..start + inserted.len())? != inserted {
+        return None;
+    }
+    debug_assert!(old[..start] == new[..start] && old[end..] == new[start + inserted.len()..]);
+    // A start `s` follows the newline at `s - 1`: kept when that is before the edit,
+    // dropped when it was replaced, shifted when it is after.
+    let kept = starts.partition_point(|&s| s <= start);
+    let after = starts.partition_point(|&s| s <= end);
+    let shifted = starts[after..]
+        .iter()
+        .map(|&s| s - end + start + inserted.len());
+    let mut out = Vec::with_capacity(starts.len() + 8);
+    out.extend_from_slice(&starts[..kept]);
+    out.extend(
+        inserted
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| start + i + 1),
+    );
+    out.extend(shifted);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_starts_carried_across_edits_match_a_fresh_scan() {
+        let text = "a\nbc\n\ndéf\nghi\n";
+        let inserts = ["", "x", "\n", "y\nz\n", "\n\n", "é"];
+        for start in 0..=text.len() {
+            for end in start..=text.len() + 1 {
+                for ins in inserts {
+                    let mut host = AnalysisHost::new(AnalysisConfig::default());
+                    let _ = host.set_file("/f.cu", text);
+                    let a = host.analysis();
+                    let before = a.file("/f.cu").unwrap();
+                    before.line_of(0);
+                    drop(a);
+                    host.apply_edit("/f.cu", start..end, ins);
+                    let a = host.analysis();
+                    let data = a.file("/f.cu").unwrap();
+                    let expected = line_starts(data.source.text());
+                    if let Some(carried) = data.line_starts.get() {
+                        assert_eq!(carried, &expected, "{start}..{end} <- {ins:?}");
+                    }
+                    for offset in 0..=data.source.text().len() {
+                        let line = expected.partition_point(|&s| s <= offset).max(1);
+                        assert_eq!(data.line_of(offset) as usize, line);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn line_starts_are_carried_for_a_plain_edit() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file("/f.cu", "int a;\nint b;\nint c;\n");
+        host.analysis().file("/f.cu").unwrap().line_of(0);
+        host.apply_edit("/f.cu", 7..13, "int bb;\n// x");
+        let a = host.analysis();
+        let data = a.file("/f.cu").unwrap();
+        assert_eq!(data.line_starts.get(), Some(&vec![0, 7, 15, 20, 27]));
+        assert_eq!(data.source.text(), "int a;\nint bb;\n// x\nint c;\n");
+    }
+}

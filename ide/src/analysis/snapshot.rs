@@ -1,0 +1,613 @@
+//! The immutable side: [`Analysis`] snapshots and their queries.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::launches::LaunchIndex;
+
+use kernaut_gpu::Arch;
+use kernaut_syntax::cancel::CancelToken;
+use kernaut_syntax::{
+    FileFacts, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile, SymbolRef, SyntaxError,
+    TextRange,
+};
+use rustc_hash::FxHashMap;
+
+use super::file_data::*;
+use super::*;
+use crate::compiled::{CompiledFacts, CompiledKernel};
+use crate::config::{KernautConfig, RulesConfig};
+use crate::hover::HoverResult;
+use crate::knowledge::Knowledge;
+use crate::line_index::LineIndex;
+use crate::reports::{BankAnalysis, OccupancyReport, ReportCache};
+use crate::rules::{RuleContext, RuleDiagnostic, RuleSettings};
+
+/// A kernel and what the file says about how it runs, borrowed from the snapshot that
+/// found it (nothing is copied).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelFacts<'a> {
+    /// The kernel's definition: name, parameters, template parameters,
+    /// `__launch_bounds__`, `__cluster_dims__`.
+    pub function: &'a Function,
+    /// Its launch sites in every file of the host, as (file, launch): those in the
+    /// kernel's file first, then the others by path ([`Analysis::path`] names a file).
+    pub launches: Vec<(FileId, &'a LaunchSite)>,
+    /// The `__shared__` declarations inside it.
+    pub shared: Vec<&'a SharedDecl>,
+    /// The static shared memory it declares, in bytes, when every size is known.
+    pub static_shared_bytes: Option<u64>,
+    /// `cudaFuncSetAttribute` calls naming it, as (attribute, folded value).
+    pub attributes: Vec<(&'a str, Option<i64>)>,
+}
+
+/// An immutable, cheaply cloned view of the host's files, configuration and wiki, at one
+/// revision. Every query returns [`Cancellable`]: `Err(QueryError::Cancelled)` once the
+/// host has moved on, `Err(QueryError::Failed)` when the analysis hit a bug.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub(crate) config: Arc<AnalysisConfig>,
+    pub(crate) knowledge: Option<Arc<Knowledge>>,
+    pub(crate) files: Arc<FxHashMap<String, Arc<FileData>>>,
+    pub(super) file_set: Arc<FileSet>,
+    pub(super) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
+    pub(super) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
+    pub(crate) cache: Arc<ReportCache>,
+    pub(super) revision: Arc<AtomicU64>,
+    pub(super) at: u64,
+    /// The revision's launch index (see [`LaunchIndex`]), shared with the host.
+    pub(super) launches: Arc<OnceLock<LaunchIndex>>,
+}
+
+const _: () = {
+    fn send_sync<T: Send + Sync>() {}
+    let _ = send_sync::<Analysis>;
+    let _ = send_sync::<AnalysisHost>;
+};
+
+/// The settings that apply to one file: the host's configuration with the nearest
+/// `.kernaut.toml` above the file laid over it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileConfig {
+    /// The target architecture.
+    pub arch: Arch,
+    /// Whether the user chose it (a setting, a flag, or a `.kernaut.toml`).
+    pub arch_configured: bool,
+    /// The rule levels.
+    pub rules: RulesConfig,
+    /// Registers per thread to assume, when the `.kernaut.toml` sets it (otherwise
+    /// [`AnalysisConfig::default_regs_per_thread`]).
+    pub registers: Option<u32>,
+    /// The directory of the `.kernaut.toml` that applies, if any.
+    pub config_dir: Option<String>,
+}
+
+impl Analysis {
+    /// The configuration of this snapshot.
+    pub fn config(&self) -> &AnalysisConfig {
+        &self.config
+    }
+
+    /// The wiki, if one was loaded.
+    pub fn knowledge(&self) -> Option<&Knowledge> {
+        self.knowledge.as_deref()
+    }
+
+    /// Whether a change has arrived since this snapshot was taken.
+    pub fn is_cancelled(&self) -> bool {
+        self.revision.load(Ordering::Relaxed) != self.at
+    }
+
+    /// The id of a path the host knows.
+    pub fn file_id(&self, path: &str) -> Option<FileId> {
+        self.file_set.get(path)
+    }
+
+    /// The path of a file.
+    pub fn path(&self, file: FileId) -> Option<&str> {
+        self.file_set.path(file)
+    }
+
+    /// The files of the snapshot, sorted by path.
+    pub fn files(&self) -> Vec<FileId> {
+        let mut v: Vec<(&str, FileId)> = self
+            .files
+            .keys()
+            .filter_map(|p| Some((p.as_str(), self.file_set.get(p)?)))
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// Runs a query under the snapshot's cancellation token, turning a cancellation and
+    /// a panic into their errors.
+    fn query<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> Cancellable<T> {
+        if self.is_cancelled() {
+            return Err(QueryError::Cancelled);
+        }
+        let token = CancelToken::new(self.revision.clone(), self.at);
+        match catch_unwind(AssertUnwindSafe(|| {
+            kernaut_syntax::cancel::with_token(Some(token), f)
+        })) {
+            Ok(v) => Ok(v),
+            Err(e) if e.is::<kernaut_syntax::cancel::Cancelled>() => Err(QueryError::Cancelled),
+            Err(e) => Err(QueryError::Failed {
+                query: name,
+                message: panic_message(&*e),
+            }),
+        }
+    }
+
+    /// The path and data of a file, or why there is none.
+    fn data(&self, file: FileId) -> Cancellable<(&str, &FileData)> {
+        let path = self.file_set.path(file).ok_or(QueryError::UnknownFile)?;
+        let (path, data) = self
+            .files
+            .get_key_value(path)
+            .ok_or(QueryError::UnknownFile)?;
+        if let Some(message) = &data.failure {
+            return Err(QueryError::Failed {
+                query: "parse",
+                message: message.clone(),
+            });
+        }
+        Ok((path.as_str(), data))
+    }
+
+    /// The settings that apply to a file (its directory's `.kernaut.toml` over the host's
+    /// configuration).
+    pub fn file_config(&self, file: FileId) -> FileConfig {
+        let path = self.file_set.path(file).unwrap_or("");
+        self.config_for_path(path)
+    }
+
+    pub(crate) fn config_for_path(&self, path: &str) -> FileConfig {
+        let mut out = FileConfig {
+            arch: self.config.arch,
+            arch_configured: self.config.arch_configured,
+            rules: self.config.rules.clone(),
+            registers: None,
+            config_dir: None,
+        };
+        // The nearest directory above the file with a configuration.
+        let mut dir = path;
+        let found = loop {
+            let Some(i) = dir.rfind('/') else {
+                break self.dir_configs.get("").map(|c| ("", c));
+            };
+            dir = &dir[..i];
+            if let Some(c) = self.dir_configs.get(dir) {
+                break Some((dir, c));
+            }
+        };
+        if let Some((dir, c)) = found {
+            out.config_dir = Some(dir.to_string());
+            // A target the user chose in the front end (a flag, an editor setting) wins
+            // over the file's.
+            if let (Some(arch), false) = (c.arch, self.config.arch_configured) {
+                out.arch = arch;
+                out.arch_configured = true;
+            }
+            for (rule, level) in &c.rules.levels {
+                out.rules.levels.insert(rule.clone(), *level);
+            }
+            out.registers = c.registers;
+        }
+        out
+    }
+
+    /// This snapshot with the configuration of `path`'s directory (itself when nothing
+    /// differs).
+    fn for_path(&self, path: &str) -> std::borrow::Cow<'_, Analysis> {
+        if self.dir_configs.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let fc = self.config_for_path(path);
+        if fc.arch == self.config.arch && fc.arch_configured == self.config.arch_configured {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut config = (*self.config).clone();
+        config.arch = fc.arch;
+        config.arch_configured = fc.arch_configured;
+        let mut a = self.clone();
+        a.config = Arc::new(config);
+        std::borrow::Cow::Owned(a)
+    }
+
+    /// The parsed file (for features such as the rules that walk it).
+    pub fn source_file(&self, file: FileId) -> Cancellable<&SourceFile> {
+        Ok(&self.data(file)?.1.source)
+    }
+
+    /// The text of a file.
+    pub fn text(&self, file: FileId) -> Cancellable<&str> {
+        Ok(self.data(file)?.1.source.text())
+    }
+
+    /// The line index of a file (byte offsets ↔ lines and columns in every encoding).
+    pub fn line_index(&self, file: FileId) -> Cancellable<Arc<LineIndex>> {
+        let (_, data) = self.data(file)?;
+        Ok(data
+            .line_index
+            .get_or_init(|| Arc::new(LineIndex::new(data.source.text())))
+            .clone())
+    }
+
+    /// The syntax errors of a file (at most 200).
+    pub fn syntax_errors(&self, file: FileId) -> Cancellable<Vec<SyntaxError>> {
+        let (_, f) = self.data(file)?;
+        self.query("syntax_errors", || f.source.errors())
+    }
+
+    /// The symbol at a byte offset, as the user means it.
+    pub fn symbol_at(&self, file: FileId, offset: usize) -> Cancellable<Option<SymbolRef>> {
+        let (_, f) = self.data(file)?;
+        self.query("symbol_at", || f.source.symbol_at(offset))
+    }
+
+    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
+    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
+        let (path, _) = self.data(file)?;
+        self.query("hover", || {
+            crate::hover::hover(&self.for_path(path), path, offset)
+        })
+    }
+
+    /// The pitfall rules' diagnostics for a file, at the rule levels of its configuration
+    /// (none without a wiki: every rule cites it).
+    pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<RuleDiagnostic>> {
+        let (path, _) = self.data(file)?;
+        if self.knowledge().is_none() {
+            return Ok(Vec::new());
+        }
+        self.query("diagnostics", || {
+            self.diagnostics_at(path, true)
+                .map(|d| (*d).clone())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The diagnostics of the file at `path`, for features inside a query: computed once
+    /// per version of the file and configuration, and shared with
+    /// [`Analysis::diagnostics`]. With `compute` false, only what is already computed
+    /// (`None` otherwise).
+    pub(crate) fn diagnostics_at(
+        &self,
+        path: &str,
+        compute: bool,
+    ) -> Option<Arc<Vec<RuleDiagnostic>>> {
+        let (path, f) = self.files.get_key_value(path)?;
+        if f.failure.is_some() {
+            return None;
+        }
+        let k = self.knowledge.as_ref()?;
+        let fc = self.config_for_path(path);
+        let compiled = self.compiled.get(path.as_str());
+        let key = DiagnosticsKey {
+            config: fc.clone(),
+            knowledge: Arc::as_ptr(k) as usize,
+            compiled: compiled.map_or(0, |c| Arc::as_ptr(c) as usize),
+            launches: self.launch_fingerprint(f),
+        };
+        {
+            let cached = f
+                .diagnostics
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((k, d)) = cached.as_ref() {
+                if *k == key {
+                    return Some(d.clone());
+                }
+            }
+        }
+        if !compute {
+            return None;
+        }
+        // No lock is held while the rules run (they reach cancellation checkpoints).
+        let out = Arc::new(self.run_rules(path, f, k, &fc, compiled.map(|c| &**c)));
+        *f.diagnostics
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, out.clone()));
+        Some(out)
+    }
+
+    /// A hash of what the rules' model reads from other files for the file `f`: the
+    /// launches, in every file, of the kernels `f` defines (the model reads no other
+    /// launch), and the default block. Proportional to those launches, not to the number
+    /// of files: the index behind it is built once per revision.
+    fn launch_fingerprint(&self, f: &FileData) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::reports::FxHasher::default();
+        self.config.default_block.hash(&mut h);
+        let kernels = f.facts().kernels.iter();
+        self.launch_index()
+            .fingerprint(kernels.map(|k| short_name(&k.name)))
+            .hash(&mut h);
+        h.finish()
+    }
+
+    /// The launch index of this snapshot's revision, built on first use.
+    fn launch_index(&self) -> &LaunchIndex {
+        self.launches
+            .get_or_init(|| LaunchIndex::build(self.files.iter().map(|(p, f)| (p.as_str(), &**f))))
+    }
+
+    fn run_rules(
+        &self,
+        path: &str,
+        f: &FileData,
+        k: &Knowledge,
+        fc: &FileConfig,
+        compiled: Option<&CompiledFacts>,
+    ) -> Vec<RuleDiagnostic> {
+        let settings = RuleSettings {
+            arch: fc.arch,
+            arch_configured: fc.arch_configured,
+            levels: &fc.rules,
+        };
+        let ctx = RuleContext::with_settings(&f.source, k, settings)
+            .in_host(self, path)
+            .with_shared_accesses(f.accesses_slot());
+        let mut out = crate::rules::check(&ctx);
+        if let Some(compiled) = compiled {
+            let kernels: Vec<(String, TextRange, bool)> = f
+                .facts()
+                .kernels
+                .iter()
+                .map(|k| {
+                    (
+                        k.name.clone(),
+                        k.name_range.clone(),
+                        k.launch_bounds.is_some(),
+                    )
+                })
+                .collect();
+            out.extend(crate::compiled::spill_diagnostics(
+                compiled,
+                &kernels,
+                &fc.arch.to_string(),
+                fc.rules.level(crate::compiled::SPILLS_RULE),
+            ));
+            crate::compiled::check_l1_mode_against_sass(
+                compiled,
+                &f.facts().kernels,
+                &fc.arch.to_string(),
+                &mut out,
+            );
+            out.sort_by(|a, b| {
+                (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
+            });
+        }
+        out
+    }
+
+    /// What the compiler reported for a file, if a front end handed it over.
+    pub fn compiled(&self, file: FileId) -> Option<&CompiledFacts> {
+        let path = self.file_set.path(file)?;
+        self.compiled.get(path).map(|c| &**c)
+    }
+
+    /// The compiled instantiations of kernel `short` of the file at `path`, those for
+    /// the target first.
+    pub(crate) fn compiled_kernel(
+        &self,
+        path: &str,
+        short: &str,
+    ) -> Option<(&CompiledFacts, Vec<&CompiledKernel>)> {
+        let facts = self.compiled.get(path)?;
+        let v = facts.kernel(short, &self.config.arch.to_string());
+        (!v.is_empty()).then_some((&**facts, v))
+    }
+
+    /// Every fact syntax found in a file (kernels, shared memory, launches, constants).
+    pub fn file_facts(&self, file: FileId) -> Cancellable<&FileFacts> {
+        let (_, f) = self.data(file)?;
+        self.query("file_facts", || f.facts())
+    }
+
+    /// The kernels of a file, each with its launch sites (from every file), shared
+    /// declarations and attributes.
+    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+        let (path, _) = self.data(file)?;
+        self.query("kernel_facts", || self.kernel_facts_inner(path))
+    }
+
+    /// Every shared-memory access of a file, with its index lowered over the thread
+    /// index, in document order.
+    pub fn shared_accesses(&self, file: FileId) -> Cancellable<&[SharedAccess]> {
+        let (_, f) = self.data(file)?;
+        self.query("shared_accesses", || f.accesses())
+    }
+
+    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
+    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
+        let (path, _) = self.data(file)?;
+        self.query("occupancy", || {
+            crate::reports::occupancy_for(&self.for_path(path), path, kernel)
+        })
+    }
+
+    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
+    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
+        let (path, _) = self.data(file)?;
+        self.query("bank", || {
+            crate::reports::bank_report(&self.for_path(path), path, access)
+        })
+    }
+
+    pub(crate) fn file(&self, path: &str) -> Option<&FileData> {
+        self.files.get(path).map(|f| &**f)
+    }
+
+    /// The text of the file at `path`.
+    pub(crate) fn text_at(&self, path: &str) -> Option<&str> {
+        self.file(path).map(|f| f.source.text())
+    }
+
+    /// The occupancy of `kernel` (defined in `path`), for features inside a query.
+    pub(crate) fn occupancy_at(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
+        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
+    }
+
+    /// The bank model of an access of `path`, for features inside a query.
+    pub(crate) fn bank_at(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
+        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
+    }
+
+    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
+        let Some(f) = self.file(path) else {
+            return Vec::new();
+        };
+        let facts = f.facts();
+        let files = self.sorted_files(path);
+        facts
+            .kernels
+            .iter()
+            .map(|k| {
+                let short = short_name(&k.name);
+                let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
+                let static_shared_bytes =
+                    crate::model::kernel_static_shared(facts, &k.name).exact();
+                let mut launches = Vec::new();
+                let mut attributes = Vec::new();
+                for &(p, data) in &files {
+                    let Some(id) = self.file_set.get(p) else {
+                        continue;
+                    };
+                    launches.extend(data.launches_named(short).map(|l| (id, l)));
+                    attributes.extend(
+                        data.attributes_named(short)
+                            .map(|a| (a.attribute.as_str(), a.value)),
+                    );
+                }
+                KernelFacts {
+                    function: k,
+                    launches,
+                    shared,
+                    static_shared_bytes,
+                    attributes,
+                }
+            })
+            .collect()
+    }
+
+    /// The files with `first` first, then the others by path.
+    pub(crate) fn sorted_files<'a>(&'a self, first: &str) -> Vec<(&'a str, &'a FileData)> {
+        let mut v: Vec<(&str, &FileData)> =
+            self.files.iter().map(|(p, f)| (p.as_str(), &**f)).collect();
+        v.sort_by(|a, b| (a.0 != first, a.0).cmp(&(b.0 != first, b.0)));
+        v
+    }
+
+    /// Launch sites of `kernel`, those in `first` first, then by path.
+    pub(crate) fn launches_of(&self, first: &str, kernel: &str) -> Vec<(String, LaunchSite)> {
+        self.launches_of_ref(first, kernel)
+            .map(|(p, l)| (p.to_string(), l.clone()))
+            .collect()
+    }
+
+    /// [`Analysis::launches_of`] without copying: the launches of `kernel` (or of any
+    /// namespace's kernel of that name when `kernel` has none), those in `first` first,
+    /// then by path, each in document order.
+    pub(crate) fn launches_of_ref<'a>(
+        &'a self,
+        first: &'a str,
+        kernel: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a LaunchSite)> + 'a {
+        let short = short_name(kernel);
+        let sites = self.launch_index().sites(short);
+        let resolve = move |(p, i): &'a (String, usize)| {
+            let (p, data) = self.files.get_key_value(p.as_str())?;
+            Some((p.as_str(), data.facts().launches.get(*i)?))
+        };
+        let in_first = sites.iter().filter(move |(p, _)| p == first);
+        let others = sites.iter().filter(move |(p, _)| p != first);
+        in_first
+            .chain(others)
+            .filter_map(resolve)
+            .filter(move |(_, l)| l.kernel == kernel || short == kernel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_query_is_a_failure_not_an_empty_answer() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        let _ = host.set_file("/f.cu", "int x;");
+        let a = host.analysis();
+        let r: Cancellable<()> = a.query("test", || panic!("boom"));
+        assert_eq!(
+            r,
+            Err(QueryError::Failed {
+                query: "test",
+                message: "boom".into()
+            })
+        );
+        // Cancellation inside the query is told apart from failure.
+        let r: Cancellable<()> = a.query("test", || {
+            std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled))
+        });
+        assert_eq!(r, Err(QueryError::Cancelled));
+        // `guarded` inside a query passes cancellation on.
+        let r: Cancellable<Option<()>> = a.query("test", || {
+            guarded(|| std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled)))
+        });
+        assert_eq!(r, Err(QueryError::Cancelled));
+    }
+
+    /// A file's diagnostics stay cached across an edit of a launch of a kernel the file
+    /// does not define, and are recomputed when a launch of one of its own kernels
+    /// changes in another file (the cache is observed with `diagnostics_at(_, false)`,
+    /// which answers only from the cache).
+    #[test]
+    fn diagnostics_depend_only_on_the_launches_of_the_files_kernels() {
+        let knowledge = Knowledge::load(&kernaut_wiki::WikiConfig::builtin()).unwrap();
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_knowledge(Arc::new(knowledge));
+        host.set_file(
+            "/kernel.cu",
+            "__global__ void k(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
+        );
+        host.set_file(
+            "/other.cu",
+            "__global__ void other(float* out) {\n    __shared__ float t[32][32];\n    out[0] = t[threadIdx.x][0];\n}\n",
+        );
+        let main = "void launch(float* out) {\n    k<<<1, dim3(16, 16)>>>(out);\n    other<<<1, 128>>>(out);\n}\n";
+        host.set_file("/main.cu", main);
+        let conflicts = |d: &[RuleDiagnostic]| -> Vec<String> {
+            d.iter()
+                .filter(|d| d.rule == "bank-conflict")
+                .map(|d| d.message.split(':').next().unwrap_or("").to_string())
+                .collect()
+        };
+        let a = host.analysis();
+        let before = a.diagnostics_at("/kernel.cu", true).unwrap();
+        assert_eq!(conflicts(&before), ["8-way bank conflict"]);
+        assert!(a.diagnostics_at("/other.cu", true).is_some());
+        drop(a);
+
+        // `other`'s launch changes: kernel.cu's run is reused, other.cu's is not.
+        let at = main.find("128").unwrap();
+        host.apply_edit("/main.cu", at..at + 3, "64");
+        let a = host.analysis();
+        let kept = a.diagnostics_at("/kernel.cu", false);
+        assert!(kept.is_some_and(|d| Arc::ptr_eq(&d, &before)));
+        assert!(a.diagnostics_at("/other.cu", false).is_none());
+        drop(a);
+
+        // `k`'s launch changes to 32×8: recomputed, and the finding follows the block.
+        let at = main.find("dim3(16, 16)").unwrap();
+        host.apply_edit("/main.cu", at..at + "dim3(16, 16)".len(), "dim3(32, 8)");
+        let a = host.analysis();
+        assert!(a.diagnostics_at("/kernel.cu", false).is_none());
+        let after = a.diagnostics_at("/kernel.cu", true).unwrap();
+        assert_eq!(conflicts(&after), ["16-way bank conflict"]);
+    }
+}
