@@ -63,6 +63,9 @@ pub struct FileFacts {
     /// template parameters of a host function whose launches depend on them.
     pub template_calls: Vec<TemplateCall>,
     pub(crate) env: Env,
+    /// The headers' macros the host gave the file ([`SourceFile::with_prelude`]): their
+    /// object-like values are in `env` after the file's own.
+    pub(crate) prelude: Option<Arc<crate::macros::Prelude>>,
     /// See [`FileFacts::fingerprint`].
     fingerprint: u64,
     /// Look-up tables over the lists above, built on the first look-up.
@@ -498,6 +501,17 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     for part in parts.into_iter().flatten() {
         facts.append(part);
     }
+    // The headers' macros: after the file's own constants, so that the file's own
+    // definitions win (the first definition of a name in a scope wins).
+    if let Some(prelude) = file.prelude() {
+        prelude.hash(&mut global);
+        for m in prelude.macros.iter().filter(|m| m.params.is_none()) {
+            if !m.body.is_empty() {
+                facts.env.insert(&m.name, None, from_text(&m.body));
+            }
+        }
+        facts.prelude = Some(prelude.clone());
+    }
     facts.fingerprint = global.finish();
 
     // Second step: functions, shared memory, launches and then carves (which may point
@@ -618,6 +632,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         .constants
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
     bind_callers(&mut facts);
+    launch::macro_launches(file, &mut facts);
     Some(facts)
 }
 

@@ -50,6 +50,7 @@ mod declarator;
 mod expr;
 mod facts;
 mod flow;
+mod macros;
 mod source;
 mod symbol;
 mod taint;
@@ -66,6 +67,7 @@ pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, Unrol
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{plain_type, SymbolKind, SymbolRef};
 pub use types::type_size;
