@@ -507,7 +507,22 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
             if kernel.is_empty() || !kernel.chars().all(|c| ident(c) || c == ':') {
                 continue;
             }
-            let function = facts.function_at(at).map(|f| (f.name.clone(), f.range.clone()));
+            // The function around the use (a host function too), by the tree.
+            let function = file
+                .root_at(at)
+                .and_then(|root| root.descendant_for_byte_range(at, at))
+                .and_then(|mut n| loop {
+                    if n.kind_name() == "function_definition" {
+                        break Some(n);
+                    }
+                    n = n.parent()?;
+                })
+                .map(|f| {
+                    let name = function_name(f)
+                        .map(|n| node_text(n, text).to_string())
+                        .unwrap_or_default();
+                    (name, f.byte_range())
+                });
             let dim = |i: usize| match l.config.get(i) {
                 Some(c) => {
                     let written = sub(c);
