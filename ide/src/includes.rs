@@ -180,7 +180,10 @@ mod tests {
     fn closure_is_depth_limited_and_cycle_safe() {
         let mut files: FxHashMap<String, Arc<str>> = FxHashMap::default();
         files.insert("/p/k.cu".into(), Arc::from("#include \"a.h\"\n"));
-        files.insert("/p/a.h".into(), Arc::from("#include \"b.h\"\n#define A 1\n"));
+        files.insert(
+            "/p/a.h".into(),
+            Arc::from("#include \"b.h\"\n#define A 1\n"),
+        );
         files.insert(
             "/p/b.h".into(),
             Arc::from("#include \"a.h\"\n#include \"k.cu\"\n#define B 2\n"),

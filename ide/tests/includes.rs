@@ -213,7 +213,11 @@ fn vector_macro_from_a_header_is_one_wide_access() {
     let (host, ids, f) = host_with(&fixture);
     let at = f.files[1].text.find("s[4 * t]").unwrap();
     let hover = host.analysis().hover(ids[1], at + 1).unwrap().unwrap();
-    assert!(hover.markdown.contains("16 B per lane"), "{}", hover.markdown);
+    assert!(
+        hover.markdown.contains("16 B per lane"),
+        "{}",
+        hover.markdown
+    );
     // Not included: read as a 4-byte load at stride 4.
     check(
         &format!("{header}//- /p/k.cu\n{VECTOR_CU}"),
@@ -335,7 +339,41 @@ fn macro_that_is_not_a_launch_gives_no_block() {
         No launch site in the open files.
         **Occupancy on sm_90**: block 256×1×1 = 256 threads (the configured default; no launch was found), 32 registers per thread (assumed: a typical count, not measured), 1024 B static + 0 B dynamic shared memory.
         8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&fixture, 0));
-    check(&fixture, 0, "bank-conflict", expect![[r#"
+    check(
+        &fixture,
+        0,
+        "bank-conflict",
+        expect![[r#"
         5: Warning `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
-    "#]]);
+    "#]],
+    );
+}
+
+#[test]
+fn launch_macro_of_a_template_kernel_folds_the_arguments() {
+    // `kern<(K)>` before the chevrons, the block computed from the macro's argument.
+    let fixture = "//- /p/k.cu\n#define LAUNCH_T(K) kern<(K)> \\\n    <<<1, dim3((K) / 16, 16)>>>(out)\ntemplate <int N>\n__global__ void kern(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\nvoid run(float* out) {\n    LAUNCH_T(256);\n}\n";
+    check(
+        fixture,
+        0,
+        "bank-conflict",
+        expect![[r#"
+            6: Warning `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
+        "#]],
+    );
+}
+
+#[test]
+fn launch_macro_of_a_header_that_is_not_included_is_not_seen() {
+    let fixture = format!(
+        "//- /p/launch.h\n#define LAUNCH(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)\n//- /p/k.cu\n{TILE_KERNEL}\nvoid run(float* out) {{\n    LAUNCH(kern, 1, dim3(16, 16), out);\n}}\n"
+    );
+    check(
+        &fixture,
+        1,
+        "bank-conflict",
+        expect![[r#"
+            4: Warning `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
+        "#]],
+    );
 }

@@ -158,7 +158,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         let id = host.file_id(&absolute.display().to_string());
         change.set_file(id, decoded.text.clone());
-        roots.push((absolute.display().to_string(), Arc::from(decoded.text.as_str())));
+        roots.push((
+            absolute.display().to_string(),
+            Arc::from(decoded.text.as_str()),
+        ));
         ids.push((id, shown, decoded.text));
     }
     // The quoted includes of the checked files that are not checked themselves (a `.h`

@@ -37,9 +37,9 @@ pub fn load(roots: &[(String, Arc<str>)], known: &HashMap<String, Arc<str>>) -> 
             }
             let got = match std::fs::read(&key) {
                 Ok(bytes) if bytes[..bytes.len().min(8192)].contains(&0) => {
-                    loaded
-                        .notes
-                        .push(format!("{key}: included from {root}, a binary file, skipped"));
+                    loaded.notes.push(format!(
+                        "{key}: included from {root}, a binary file, skipped"
+                    ));
                     None
                 }
                 Ok(bytes) => {

@@ -485,10 +485,9 @@ impl Server {
         if roots.is_empty() {
             return false;
         }
-        let loaded = tokio::task::spawn_blocking(move || {
-            crate::includes::load(&roots, &HashMap::new())
-        })
-        .await;
+        let loaded =
+            tokio::task::spawn_blocking(move || crate::includes::load(&roots, &HashMap::new()))
+                .await;
         let Ok(loaded) = loaded else {
             return false;
         };
@@ -1008,7 +1007,9 @@ impl LanguageServer for Server {
         })
         .await;
         // The project's headers it includes, from disk when they are not open.
-        if doc.uri.scheme().as_str() == "file" && self.load_includes(vec![(key.clone(), root)]).await {
+        if doc.uri.scheme().as_str() == "file"
+            && self.load_includes(vec![(key.clone(), root)]).await
+        {
             // Other open files may include the same headers.
             self.schedule_all(0);
         } else {

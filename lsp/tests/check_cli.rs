@@ -546,7 +546,10 @@ __global__ void k(const float4* in, float* out, int n) {\n\
     let out = stdout(&o);
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(out.starts_with(finding), "{out}");
-    assert!(out.contains("[async-copy/wait-all-in-pipelined-loop]"), "{out}");
+    assert!(
+        out.contains("[async-copy/wait-all-in-pipelined-loop]"),
+        "{out}"
+    );
     // Only the .cu named: the header is still read; the missing one is a note in
     // verbose output only.
     let o = check(&dir, &["src/k.cu"]);

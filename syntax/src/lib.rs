@@ -64,10 +64,10 @@ pub use facts::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use flow::{AllowComment, CallData, CallSite, Enclosing, EnclosingKind, UnrollPragma};
+pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
-pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{plain_type, SymbolKind, SymbolRef};
 pub use types::type_size;

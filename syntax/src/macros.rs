@@ -273,7 +273,9 @@ mod tests {
         assert_eq!(defs[0].params, None);
         assert_eq!(defs[0].body, "128");
         assert_eq!(defs[1].params.as_deref(), Some(&["n".to_string()][..]));
-        assert!(defs[1].body.starts_with("asm volatile(\"cp.async.wait_group"));
+        assert!(defs[1]
+            .body
+            .starts_with("asm volatile(\"cp.async.wait_group"));
         assert_eq!(defs[2].body, "");
     }
 

@@ -255,7 +255,11 @@ fn macro_wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
 
 /// The op a macro body performs: the last one it names, or a barrier when it has one.
 fn macro_op(body: &str) -> Option<OpKind> {
-    if !ASYNC_NAMES.iter().chain(&["sync"]).any(|n| body.contains(n)) {
+    if !ASYNC_NAMES
+        .iter()
+        .chain(&["sync"])
+        .any(|n| body.contains(n))
+    {
         return None;
     }
     let patterns: [(&str, fn(&str) -> OpKind); 10] = [

@@ -298,10 +298,35 @@ fn launcher(def: &crate::MacroDef) -> Option<Launcher> {
     let open = body.find("<<<")?;
     let close = open + 3 + body[open + 3..].find(">>>")?;
     let before = body[..open].trim_end();
-    let start = before
+    // Template arguments written after the kernel's name, `k<(K) / 4>`.
+    let mut name_end = before.len();
+    if before.ends_with('>') {
+        let mut depth = 0i32;
+        for (i, c) in before.char_indices().rev() {
+            match c {
+                '>' => depth += 1,
+                '<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        name_end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if name_end == before.len() {
+            return None;
+        }
+    }
+    let name_part = before[..name_end].trim_end();
+    let start = name_part
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
         .map_or(0, |i| i + 1);
-    let kernel = before[start..].to_string();
+    if start == name_part.len() {
+        return None;
+    }
+    let kernel = format!("{}{}", &name_part[start..], &before[name_end..]);
     if kernel.is_empty() {
         return None;
     }
@@ -393,15 +418,11 @@ fn substitute(text: &str, params: &[String], args: &[String]) -> String {
 /// `at` in `function` (`dim3 block(16, 16);`), or the expression itself.
 fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRange>) -> Vec<String> {
     let d = dim.trim();
-    if let Some(inner) = d
-        .strip_prefix("dim3")
-        .map(str::trim_start)
-        .and_then(|r| {
-            r.strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .or_else(|| r.strip_prefix('{').and_then(|r| r.strip_suffix('}')))
-        })
-    {
+    if let Some(inner) = d.strip_prefix("dim3").map(str::trim_start).and_then(|r| {
+        r.strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .or_else(|| r.strip_prefix('{').and_then(|r| r.strip_suffix('}')))
+    }) {
         return split_args(inner);
     }
     let is_name = !d.is_empty() && d.chars().all(|c| c.is_alphanumeric() || c == '_');
@@ -417,7 +438,12 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
             let rest = rest.trim_start();
             let rest = rest
                 .strip_prefix('=')
-                .map(|r| r.trim_start().strip_prefix("dim3").unwrap_or(r).trim_start())
+                .map(|r| {
+                    r.trim_start()
+                        .strip_prefix("dim3")
+                        .unwrap_or(r)
+                        .trim_start()
+                })
                 .unwrap_or(rest);
             let (open, close) = match rest.chars().next()? {
                 '(' => ('(', ')'),
@@ -456,7 +482,8 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
         .collect();
     if let Some(prelude) = &facts.prelude {
         for m in &prelude.macros {
-            if own.iter().any(|o| o.name == m.name) || launchers.iter().any(|(d, _)| d.name == m.name)
+            if own.iter().any(|o| o.name == m.name)
+                || launchers.iter().any(|(d, _)| d.name == m.name)
             {
                 continue;
             }
@@ -526,8 +553,12 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
             let dim = |i: usize| match l.config.get(i) {
                 Some(c) => {
                     let written = sub(c);
-                    let parts =
-                        dim_parts_of_text(&written, text, at, function.as_ref().map(|f| f.1.clone()));
+                    let parts = dim_parts_of_text(
+                        &written,
+                        text,
+                        at,
+                        function.as_ref().map(|f| f.1.clone()),
+                    );
                     LaunchDim {
                         value: fold_dim(&parts, at, &facts.env),
                         text: written,
