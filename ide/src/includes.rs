@@ -143,7 +143,7 @@ pub(crate) fn refresh_preludes(files: &mut Arc<FxHashMap<String, Arc<FileData>>>
                 .or_insert_with(|| Arc::new(macro_definitions(text)));
             macros.extend(defs.iter().cloned());
         }
-        let prelude = (!macros.is_empty()).then(|| Prelude { macros });
+        let prelude = (!macros.is_empty()).then_some(Prelude { macros });
         if data.source.prelude().map(|p| &**p) != prelude.as_ref() {
             updates.push((path.clone(), prelude.map(Arc::new)));
         }

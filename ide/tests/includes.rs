@@ -110,7 +110,7 @@ fn wait_wrapper_macro_from_an_included_header_is_a_wait() {
         .into_iter()
         .find(|d| d.rule == WAIT_RULE)
         .unwrap();
-    let fixed = apply_edits(&a.text(ids[1]).unwrap(), &d.fixes[0].edits);
+    let fixed = apply_edits(a.text(ids[1]).unwrap(), &d.fixes[0].edits);
     assert!(fixed.contains("CP_ASYNC_WAIT_GROUP(1);"), "{fixed}");
 }
 

@@ -253,6 +253,9 @@ fn macro_wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
     out
 }
 
+/// The op a pattern of a macro body stands for, given the text after the pattern.
+type OpOf = fn(&str) -> OpKind;
+
 /// The op a macro body performs: the last one it names, or a barrier when it has one.
 fn macro_op(body: &str) -> Option<OpKind> {
     if !ASYNC_NAMES
@@ -262,7 +265,7 @@ fn macro_op(body: &str) -> Option<OpKind> {
     {
         return None;
     }
-    let patterns: [(&str, fn(&str) -> OpKind); 10] = [
+    let patterns: [(&str, OpOf); 10] = [
         ("cp.async.commit_group", |_| OpKind::Commit),
         ("cp.async.wait_all", |_| wait(Some(0), None, None, false)),
         ("cp.async.wait_group", |after| {
