@@ -9,6 +9,7 @@ pub mod compiled;
 pub mod config;
 pub mod editor;
 pub mod hover;
+pub mod includes;
 pub mod instances;
 pub mod knowledge;
 mod line_index;

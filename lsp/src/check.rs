@@ -76,6 +76,9 @@ pub struct Args {
     /// with NVIDIA's nvidia-cuda-nvcc wheel].
     #[arg(long, value_name = "PATH")]
     pub nvcc: Option<PathBuf>,
+    /// Print notes about quoted includes that could not be read (missing or binary).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Runs `check`: exit 1 when an error-level diagnostic was found.
@@ -133,6 +136,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut ids = Vec::new();
     let mut lossy = std::collections::HashSet::new();
     let mut checked_files = Vec::new();
+    let mut roots: Vec<(String, Arc<str>)> = Vec::new();
     for path in &files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let shown = display_path(path);
@@ -154,7 +158,28 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         let id = host.file_id(&absolute.display().to_string());
         change.set_file(id, decoded.text.clone());
+        roots.push((
+            absolute.display().to_string(),
+            Arc::from(decoded.text.as_str()),
+        ));
         ids.push((id, shown, decoded.text));
+    }
+    // The quoted includes of the checked files that are not checked themselves (a `.h`
+    // next to the `.cu`, a header outside the folder), read from disk: the host gives
+    // their macros to the files that include them; they are not reported on.
+    let known: std::collections::HashMap<String, Arc<str>> = roots
+        .iter()
+        .map(|(p, t)| (kernaut_ide::includes::normalize_path(p), t.clone()))
+        .collect();
+    let loaded = crate::includes::load(&roots, &known);
+    for (path, text) in loaded.headers {
+        let id = host.file_id(&path);
+        change.set_file(id, text);
+    }
+    if args.verbose {
+        for note in &loaded.notes {
+            eprintln!("kernaut-lsp: note: {note}");
+        }
     }
     host.apply_change(change);
     let mut budget_failures = 0;

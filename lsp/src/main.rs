@@ -10,6 +10,7 @@ mod compile;
 mod config_file;
 mod convert;
 mod fix;
+mod includes;
 mod output;
 mod server;
 mod settings;

@@ -476,6 +476,60 @@ impl Server {
 
     /// Reads the `.kernaut.toml` that applies to `path` (once per directory) into the
     /// host; a broken one is reported and left out.
+    /// Reads from disk, on a blocking thread and without the lock, the quoted includes
+    /// of `roots` (path, text), transitively, and gives the host those that are not open
+    /// in the editor (an open buffer wins over the disk copy) and whose text it does not
+    /// already hold. The host passes their macros to the files that include them; they
+    /// get no diagnostics of their own. Returns whether the host changed.
+    async fn load_includes(&self, roots: Vec<(String, Arc<str>)>) -> bool {
+        if roots.is_empty() {
+            return false;
+        }
+        let loaded =
+            tokio::task::spawn_blocking(move || crate::includes::load(&roots, &HashMap::new()))
+                .await;
+        let Ok(loaded) = loaded else {
+            return false;
+        };
+        for note in &loaded.notes {
+            self.log(LogLevel::Debug, note.clone()).await;
+        }
+        let state = self.state.clone();
+        let mut changed = false;
+        self.guard("includes", || {
+            let mut s = lock(&state);
+            let mut change = Change::new();
+            for (path, text) in loaded.headers {
+                if s.docs.contains_key(&path) {
+                    continue;
+                }
+                let id = s.host.file_id(&path);
+                if s.host.analysis().text(id).ok() == Some(text.as_str()) {
+                    continue;
+                }
+                change.set_file(id, text);
+                changed = true;
+            }
+            if changed {
+                s.host.apply_change(change);
+            }
+            Vec::new()
+        })
+        .await;
+        changed
+    }
+
+    /// The open `file:` documents as include roots (path, text).
+    fn open_roots(&self) -> Vec<(String, Arc<str>)> {
+        let s = lock(&self.state);
+        let a = s.host.analysis();
+        s.docs
+            .iter()
+            .filter(|(_, d)| d.uri.scheme().as_str() == "file")
+            .filter_map(|(k, d)| Some((k.clone(), Arc::from(a.text(d.id).ok()?))))
+            .collect()
+    }
+
     fn read_dir_config(state: &mut State, path: &Path, change: &mut Change) -> Vec<String> {
         let Some(dir) = path.parent() else {
             return Vec::new();
@@ -915,6 +969,7 @@ impl LanguageServer for Server {
         let doc = params.text_document;
         let key = doc_key(&doc.uri);
         let text = doc.text;
+        let root: Arc<str> = Arc::from(text.as_str());
         // A large file's parse runs on a blocking thread.
         let parsed = tokio::task::spawn_blocking(move || ParsedFile::parse(&text)).await;
         let Ok(parsed) = parsed else {
@@ -951,7 +1006,15 @@ impl LanguageServer for Server {
             problems
         })
         .await;
-        self.schedule_diagnostics(key.clone(), 0);
+        // The project's headers it includes, from disk when they are not open.
+        if doc.uri.scheme().as_str() == "file"
+            && self.load_includes(vec![(key.clone(), root)]).await
+        {
+            // Other open files may include the same headers.
+            self.schedule_all(0);
+        } else {
+            self.schedule_diagnostics(key.clone(), 0);
+        }
         self.submit_compile(&key, std::time::Duration::ZERO);
     }
 
@@ -1027,7 +1090,19 @@ impl LanguageServer for Server {
             self.schedule_all(0);
             return;
         }
-        self.schedule_diagnostics(key.clone(), 0);
+        // Includes added since the file was opened, or headers changed on disk.
+        let root = {
+            let s = lock(&self.state);
+            s.docs
+                .get(&key)
+                .filter(|d| d.uri.scheme().as_str() == "file")
+                .and_then(|d| Some((key.clone(), Arc::from(s.host.analysis().text(d.id).ok()?))))
+        };
+        if self.load_includes(root.into_iter().collect()).await {
+            self.schedule_all(0);
+        } else {
+            self.schedule_diagnostics(key.clone(), 0);
+        }
         self.submit_compile(&key, std::time::Duration::from_millis(200));
     }
 
@@ -1047,6 +1122,10 @@ impl LanguageServer for Server {
         self.client
             .publish_diagnostics(params.text_document.uri, Vec::new(), None)
             .await;
+        // A closed header that open files include: its disk copy takes the buffer's place.
+        if self.load_includes(self.open_roots()).await {
+            self.schedule_all(0);
+        }
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

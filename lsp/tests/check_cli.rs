@@ -507,3 +507,59 @@ fn many_findings_in_one_file() {
         stderr(&o)
     );
 }
+
+/// A `.cu` whose double-buffered loop waits through a wrapper macro of the project's own
+/// `ptx.h`: the header is read from disk (it is not a `.cu`/`.cuh`, so the walk does not
+/// list it) and its macros reach the rule; the header itself is not reported on.
+#[test]
+fn quoted_include_macros_are_read_from_disk() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-include");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("common")).unwrap();
+    std::fs::write(
+        dir.join("common/ptx.h"),
+        "#pragma once\n\
+         #define CP_ASYNC_CG(dst, src) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" ::\"r\"(dst), \"l\"(src))\n\
+         #define CP_ASYNC_COMMIT_GROUP() asm volatile(\"cp.async.commit_group;\\n\" ::)\n\
+         #define CP_ASYNC_WAIT_GROUP(n) asm volatile(\"cp.async.wait_group %0;\\n\" ::\"n\"(n))\n",
+    )
+    .unwrap();
+    let kernel = "#include \"../common/ptx.h\"\n#include \"missing.h\"\n\
+__global__ void k(const float4* in, float* out, int n) {\n\
+    __shared__ float4 buf[2][256];\n\
+    CP_ASYNC_CG(&buf[0][threadIdx.x], in);\n\
+    CP_ASYNC_COMMIT_GROUP();\n\
+    for (int t = 0; t < n; ++t) {\n\
+        CP_ASYNC_CG(&buf[(t + 1) % 2][threadIdx.x], in + t);\n\
+        CP_ASYNC_COMMIT_GROUP();\n\
+        CP_ASYNC_WAIT_GROUP(0);\n\
+        __syncthreads();\n\
+        out[t] = buf[t % 2][threadIdx.x].x;\n\
+        __syncthreads();\n\
+    }\n\
+}\n";
+    std::fs::write(dir.join("src/k.cu"), kernel).unwrap();
+    let finding = "src/k.cu:10:1: warning: `CP_ASYNC_WAIT_GROUP(0)` waits for every copy";
+    // The folder.
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with(finding), "{out}");
+    assert!(
+        out.contains("[async-copy/wait-all-in-pipelined-loop]"),
+        "{out}"
+    );
+    // Only the .cu named: the header is still read; the missing one is a note in
+    // verbose output only.
+    let o = check(&dir, &["src/k.cu"]);
+    assert!(stdout(&o).starts_with(finding), "{}", stdout(&o));
+    assert!(!stderr(&o).contains("missing.h"), "{}", stderr(&o));
+    let o = check(&dir, &["--verbose", "src/k.cu"]);
+    assert!(stdout(&o).starts_with(finding), "{}", stdout(&o));
+    assert!(stderr(&o).contains("missing.h"), "{}", stderr(&o));
+    // Without the header on disk the wrapper is unknown: nothing to report.
+    std::fs::remove_file(dir.join("common/ptx.h")).unwrap();
+    let o = check(&dir, &["src/k.cu"]);
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+}

@@ -213,6 +213,17 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
     for part in parts.into_iter().flatten() {
         facts.append(part);
     }
+    // The headers' macros: after the file's own constants, so that the file's own
+    // definitions win (the first definition of a name in a scope wins).
+    if let Some(prelude) = file.prelude() {
+        prelude.hash(&mut global);
+        for m in prelude.macros.iter().filter(|m| m.params.is_none()) {
+            if !m.body.is_empty() {
+                facts.env.insert(&m.name, None, from_text(&m.body));
+            }
+        }
+        facts.prelude = Some(prelude.clone());
+    }
     facts.fingerprint = global.finish();
 
     // Second step: functions, shared memory, launches and then carves (which may point
@@ -333,6 +344,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         .constants
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
     bind_callers(&mut facts);
+    launch::macro_launches(file, &mut facts);
     Some(facts)
 }
 

@@ -51,6 +51,7 @@ mod declarator;
 mod expr;
 mod facts;
 mod flow;
+mod macros;
 mod source;
 mod symbol;
 mod taint;
@@ -68,6 +69,7 @@ pub use data::{
 };
 pub use facts::split_template_args;
 pub use flow::{AllowComment, UnrollPragma};
+pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};

@@ -6,6 +6,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Range, Tree};
 
 use crate::chunk::{self, Scanner};
 use crate::data::{ChunkCache, FileFacts};
+use crate::macros::{Include, Prelude};
 
 use crate::util::{is_ident_byte, preorder, NodeExt};
 use crate::TextRange;
@@ -27,6 +28,9 @@ pub struct SourceFile {
     masks: Vec<MaskedMacro>,
     /// Shared by clones (snapshots), replaced by an edit.
     pub(crate) facts: Arc<OnceLock<FileFacts>>,
+    /// The macros of the headers the file includes, as a host resolved them
+    /// ([`SourceFile::with_prelude`]); kept across edits.
+    prelude: Option<Arc<Prelude>>,
 }
 
 /// One chunk of a file, its syntax tree (whose node offsets are those of the file) and
@@ -69,6 +73,7 @@ impl std::fmt::Debug for SourceFile {
             .field("len", &self.text.len())
             .field("chunks", &self.chunks.len())
             .field("masks", &self.masks.len())
+            .field("prelude", &self.prelude.as_ref().map(|p| p.macros.len()))
             .finish()
     }
 }
@@ -190,6 +195,7 @@ impl SourceFile {
             chunk_target: target,
             masks,
             facts: Arc::default(),
+            prelude: None,
         }
     }
 
@@ -197,6 +203,36 @@ impl SourceFile {
     #[doc(hidden)]
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// The macros of the headers the file includes, when a host gave them.
+    pub fn prelude(&self) -> Option<&Arc<Prelude>> {
+        self.prelude.as_ref()
+    }
+
+    /// This file seeing `prelude`'s macros (the headers' `#define`s) after its own: the
+    /// same trees, with every fact, access and cache computed afresh. `None` or an empty
+    /// prelude is a file that sees only its own macros.
+    pub fn with_prelude(&self, prelude: Option<Arc<Prelude>>) -> SourceFile {
+        let prelude = prelude.filter(|p| !p.macros.is_empty());
+        SourceFile {
+            text: self.text.clone(),
+            masked: self.masked.clone(),
+            chunks: self
+                .chunks
+                .iter()
+                .map(|c| Chunk::new(c.range.clone(), c.tree.clone()))
+                .collect(),
+            chunk_target: self.chunk_target,
+            masks: self.masks.clone(),
+            facts: Arc::default(),
+            prelude,
+        }
+    }
+
+    /// The quoted `#include "…"` directives of the file, in order.
+    pub fn quoted_includes(&self) -> Vec<Include> {
+        crate::macros::quoted_includes(&self.text)
     }
 
     /// Replaces `range` with `new_text` and reparses incrementally, reusing the old tree.

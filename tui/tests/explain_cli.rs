@@ -192,3 +192,20 @@ fn latin1_files_and_kernaut_toml_are_read_like_check() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The hover sees the constants of a header the file includes with `#include "…"`, read
+/// from disk next to it: the shared array's bytes are known only through the header.
+#[test]
+fn explain_reads_the_quoted_includes_from_disk() {
+    let header = TempFile::new("explain_tile.h", "#define EXPLAIN_BM 64\n");
+    let kernel = "#include \"explain_tile.h\"\n__global__ void k(float* out) {\n    __shared__ float a[EXPLAIN_BM][EXPLAIN_BM];\n    out[0] = a[threadIdx.x][0];\n}\n";
+    let cu = TempFile::new("explain_include.cu", kernel);
+    let (code, stdout, stderr) = ktui(&["explain", &cu.at(3, Some(22)), "--arch", "sm_90"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("16384"), "{stdout}");
+    // Without the header the size is unknown.
+    drop(header);
+    let (code, stdout, stderr) = ktui(&["explain", &cu.at(3, Some(22)), "--arch", "sm_90"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("16384"), "{stdout}");
+}

@@ -108,6 +108,13 @@ impl FileData {
         }
     }
 
+    /// This file seeing `prelude`, the macros of the headers it includes
+    /// ([`crate::includes`]): a fresh `FileData`, so that nothing computed without the
+    /// headers' macros is kept.
+    pub(crate) fn with_prelude(&self, prelude: Option<Arc<kernaut_syntax::Prelude>>) -> FileData {
+        FileData::new(self.source.with_prelude(prelude), self.failure.clone())
+    }
+
     /// The 1-based line of a byte offset.
     pub(crate) fn line_of(&self, offset: usize) -> u32 {
         let starts = self

@@ -146,6 +146,7 @@ impl AnalysisHost {
                 }
             }
         }
+        crate::includes::refresh_preludes(&mut self.files);
     }
 
     fn put(&mut self, id: FileId, data: FileData) {

@@ -40,6 +40,7 @@ use kernaut_wiki::WikiConfig;
 use crate::config::RulesConfig;
 
 pub use change::{Change, FileId, FileSet, ParsedFile};
+pub(crate) use file_data::FileData;
 pub use host::AnalysisHost;
 pub(crate) use kernaut_syntax::short_name;
 pub use snapshot::{Analysis, FileConfig, KernelFacts};

@@ -216,7 +216,84 @@ fn wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
             out.insert(f.name.clone(), last.clone());
         }
     }
+    for (name, kind) in macro_wrappers(ctx) {
+        out.entry(name).or_insert(kind);
+    }
     out
+}
+
+/// Function-like and object-like macros that wrap one op, from the file's own
+/// `#define`s and the headers' it includes (its prelude; the file's own definition of a
+/// name wins): `#define CP_ASYNC_WAIT_GROUP(n) asm volatile("cp.async.wait_group %0;\n"
+/// ::"n"(n))`, `#define CP_ASYNC_COMMIT_GROUP() asm volatile("cp.async.commit_group;\n" ::)`.
+/// A wait whose count is written in the body (`wait_group 1`) keeps it; one whose count
+/// is a parameter takes the call's argument, as a wrapper function's does.
+fn macro_wrappers(ctx: &RuleContext) -> HashMap<String, OpKind> {
+    let mut out = HashMap::default();
+    let text = ctx.text();
+    let own = if text.contains("define") {
+        kernaut_syntax::macro_definitions(text)
+    } else {
+        Vec::new()
+    };
+    let header = ctx
+        .facts
+        .prelude()
+        .into_iter()
+        .flat_map(|p| p.macros.iter())
+        .filter(|m| !own.iter().any(|o| o.name == m.name));
+    for m in own.iter().chain(header) {
+        if out.contains_key(&m.name) {
+            continue;
+        }
+        if let Some(kind) = macro_op(&m.body) {
+            out.insert(m.name.clone(), kind);
+        }
+    }
+    out
+}
+
+/// The op a pattern of a macro body stands for, given the text after the pattern.
+type OpOf = fn(&str) -> OpKind;
+
+/// The op a macro body performs: the last one it names, or a barrier when it has one.
+fn macro_op(body: &str) -> Option<OpKind> {
+    if !ASYNC_NAMES
+        .iter()
+        .chain(&["sync"])
+        .any(|n| body.contains(n))
+    {
+        return None;
+    }
+    let patterns: [(&str, OpOf); 10] = [
+        ("cp.async.commit_group", |_| OpKind::Commit),
+        ("cp.async.wait_all", |_| wait(Some(0), None, None, false)),
+        ("cp.async.wait_group", |after| {
+            let n: String = after
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            wait(n.parse().ok(), None, None, false)
+        }),
+        ("cp.async.ca", |_| OpKind::Copy),
+        ("cp.async.cg", |_| OpKind::Copy),
+        ("__pipeline_commit", |_| OpKind::Commit),
+        ("__pipeline_wait_prior", |_| wait(None, None, None, false)),
+        ("__pipeline_memcpy_async", |_| OpKind::Copy),
+        ("__syncthreads", |_| OpKind::Barrier),
+        ("bar.sync", |_| OpKind::Barrier),
+    ];
+    let mut found: Vec<(usize, OpKind)> = Vec::new();
+    for (name, kind) in patterns {
+        for (at, _) in body.match_indices(name) {
+            found.push((at, kind(&body[at + name.len()..])));
+        }
+    }
+    if found.iter().any(|(_, k)| *k == OpKind::Barrier) {
+        return Some(OpKind::Barrier);
+    }
+    found.into_iter().max_by_key(|(at, _)| *at).map(|(_, k)| k)
 }
 
 /// The classified calls of the function whose body contains `offset`, in document order.

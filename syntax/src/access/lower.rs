@@ -50,8 +50,13 @@ impl<'a> Lowerer<'a> {
     /// The vector type the file's function-like macro `name` reinterprets its argument
     /// as, when its body is `reinterpret_cast<T*>(&(v))[0]` or the like.
     pub(crate) fn vector_macro(&self, name: &str) -> Option<String> {
-        if !self.facts.defines_macro(name) {
-            return None;
+        if !self.facts.defines_own_macro(name) {
+            // A header's macro (the file's own definition would win).
+            let def = self.facts.header_macro(name)?;
+            return match def.params.as_deref() {
+                Some([param]) => super::vector_macros::vector_body(&def.body, param),
+                _ => None,
+            };
         }
         let table = self
             .memo

@@ -1,7 +1,7 @@
 //! The data of the facts about a file ([`FileFacts`] and its parts, and the look-up
 //! tables over them), computed in `crate::facts`.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::consteval::Env;
 use crate::TextRange;
@@ -33,6 +33,11 @@ pub struct FileFacts {
     /// template parameters of a host function whose launches depend on them.
     pub template_calls: Vec<TemplateCall>,
     pub(crate) env: Env,
+    /// The headers' macros the host gave the file ([`SourceFile::with_prelude`]): their
+    /// object-like values are in `env` after the file's own.
+    ///
+    /// [`SourceFile::with_prelude`]: crate::SourceFile::with_prelude
+    pub(crate) prelude: Option<Arc<crate::macros::Prelude>>,
     /// See [`FileFacts::fingerprint`].
     pub(crate) fingerprint: u64,
     /// Look-up tables over the lists above, built on the first look-up.

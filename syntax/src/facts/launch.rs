@@ -279,3 +279,317 @@ pub fn split_template_args(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// A macro whose body is a launch, `#define LAUNCH(k, g, b) k<<<g, b>>>(x)` (or written
+/// `k< < <g, b> > >(x)`): the kernel, the configuration and the kernel's arguments as the
+/// body writes them, in terms of the macro's parameters.
+struct Launcher {
+    kernel: String,
+    config: Vec<String>,
+    args: Vec<String>,
+}
+
+/// The launch in `def`'s body, if its body has one.
+fn launcher(def: &crate::MacroDef) -> Option<Launcher> {
+    if !def.body.contains('<') {
+        return None;
+    }
+    let body = crate::macros::squash_chevrons(&def.body);
+    let open = body.find("<<<")?;
+    let close = open + 3 + body[open + 3..].find(">>>")?;
+    let before = body[..open].trim_end();
+    // Template arguments written after the kernel's name, `k<(K) / 4>`.
+    let mut name_end = before.len();
+    if before.ends_with('>') {
+        let mut depth = 0i32;
+        for (i, c) in before.char_indices().rev() {
+            match c {
+                '>' => depth += 1,
+                '<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        name_end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if name_end == before.len() {
+            return None;
+        }
+    }
+    let name_part = before[..name_end].trim_end();
+    let start = name_part
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .map_or(0, |i| i + 1);
+    if start == name_part.len() {
+        return None;
+    }
+    let kernel = format!("{}{}", &name_part[start..], &before[name_end..]);
+    if kernel.is_empty() {
+        return None;
+    }
+    let config = split_args(&body[open + 3..close]);
+    let after = body[close + 3..].trim_start().strip_prefix('(')?;
+    let args = split_args(&after[..matching_paren(after)?]);
+    Some(Launcher {
+        kernel,
+        config,
+        args,
+    })
+}
+
+/// The offset of the `)` closing an argument list that `s` continues (after its `(`).
+fn matching_paren(s: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' if depth == 0 => return Some(i),
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `s` split at its top-level commas (parentheses, brackets and braces nest), squashed.
+fn split_args(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(squash_ws(&cur));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(squash_ws(&cur));
+    }
+    out
+}
+
+/// `text` with each whole-word parameter replaced by its argument (`__VA_ARGS__` by the
+/// arguments left over).
+fn substitute(text: &str, params: &[String], args: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.is_empty() {
+            return;
+        }
+        let replaced = if word == "__VA_ARGS__" {
+            params
+                .iter()
+                .position(|p| p == "...")
+                .map(|i| args.get(i..).unwrap_or_default().join(", "))
+        } else {
+            params
+                .iter()
+                .position(|p| p == word)
+                .and_then(|i| args.get(i).cloned())
+        };
+        out.push_str(replaced.as_deref().unwrap_or(word));
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The x, y, z of a launch dimension written in a macro's argument: the arguments of
+/// `dim3(x, y)` or `dim3{x, y}`, the initialiser of a `dim3` variable declared before
+/// `at` in `function` (`dim3 block(16, 16);`), or the expression itself.
+fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRange>) -> Vec<String> {
+    let d = dim.trim();
+    if let Some(inner) = d.strip_prefix("dim3").map(str::trim_start).and_then(|r| {
+        r.strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'))
+            .or_else(|| r.strip_prefix('{').and_then(|r| r.strip_suffix('}')))
+    }) {
+        return split_args(inner);
+    }
+    let is_name = !d.is_empty() && d.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if let (true, Some(f)) = (is_name, function) {
+        let scope = text.get(f.start..at.min(f.end)).unwrap_or_default();
+        // The last `dim3 NAME(…)`, `dim3 NAME{…}` or `dim3 NAME = dim3(…)` before the use.
+        let found = scope.match_indices("dim3").filter_map(|(i, _)| {
+            let rest = scope[i + 4..].trim_start();
+            let rest = rest.strip_prefix(d)?;
+            if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                return None;
+            }
+            let rest = rest.trim_start();
+            let rest = rest
+                .strip_prefix('=')
+                .map(|r| {
+                    r.trim_start()
+                        .strip_prefix("dim3")
+                        .unwrap_or(r)
+                        .trim_start()
+                })
+                .unwrap_or(rest);
+            let (open, close) = match rest.chars().next()? {
+                '(' => ('(', ')'),
+                '{' => ('{', '}'),
+                _ => return None,
+            };
+            let inner = rest.strip_prefix(open)?;
+            let end = if open == '(' {
+                matching_paren(inner)?
+            } else {
+                inner.find(close)?
+            };
+            Some(split_args(&inner[..end]))
+        });
+        if let Some(parts) = found.last() {
+            return parts;
+        }
+    }
+    vec![squash_ws(d)]
+}
+
+/// Launches written inside the file's macros or its headers' (`#define LAUNCH(k, g, b)
+/// k<<<g, b>>>(…)`): each use of such a macro outside a directive is a [`LaunchSite`]
+/// whose kernel and dimensions are the body's with the call's arguments in place of the
+/// parameters, folded at the call. The file's own definition of a name wins.
+pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
+    let text = file.text();
+    let own = if text.contains("define") && text.contains('<') {
+        crate::macros::macro_definitions(text)
+    } else {
+        Vec::new()
+    };
+    let mut launchers: Vec<(crate::MacroDef, Launcher)> = own
+        .iter()
+        .filter_map(|m| Some((m.clone(), launcher(m)?)))
+        .collect();
+    if let Some(prelude) = &facts.prelude {
+        for m in &prelude.macros {
+            if own.iter().any(|o| o.name == m.name)
+                || launchers.iter().any(|(d, _)| d.name == m.name)
+            {
+                continue;
+            }
+            if let Some(l) = launcher(m) {
+                launchers.push((m.clone(), l));
+            }
+        }
+    }
+    if launchers.is_empty() {
+        return;
+    }
+    let mut found = Vec::new();
+    for (def, l) in &launchers {
+        for (at, _) in text.match_indices(def.name.as_str()) {
+            let end = at + def.name.len();
+            let ident = |c: char| c.is_alphanumeric() || c == '_';
+            if text[..at].ends_with(ident) || text[end..].starts_with(ident) {
+                continue;
+            }
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line = &text[line_start..at];
+            if line.trim_start().starts_with('#') || line.contains("//") {
+                continue;
+            }
+            let (args, range_end) = match &def.params {
+                Some(_) => {
+                    let Some(rest) = text[end..].trim_start().strip_prefix('(') else {
+                        continue;
+                    };
+                    let open = text.len() - rest.len();
+                    let Some(close) = matching_paren(rest) else {
+                        continue;
+                    };
+                    (split_args(&rest[..close]), open + close + 1)
+                }
+                None => (Vec::new(), end),
+            };
+            let params = def.params.clone().unwrap_or_default();
+            let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
+            let kernel_text = sub(&l.kernel);
+            let (kernel, template_args) = match kernel_text.find('<') {
+                Some(i) => (
+                    kernel_text[..i].trim().to_string(),
+                    Some(kernel_text[i..].to_string()),
+                ),
+                None => (kernel_text.clone(), None),
+            };
+            if kernel.is_empty() || !kernel.chars().all(|c| ident(c) || c == ':') {
+                continue;
+            }
+            // The function around the use (a host function too), by the tree.
+            let function = file
+                .root_at(at)
+                .and_then(|root| root.descendant_for_byte_range(at, at))
+                .and_then(|mut n| loop {
+                    if n.kind_name() == "function_definition" {
+                        break Some(n);
+                    }
+                    n = n.parent()?;
+                })
+                .map(|f| {
+                    let name = function_name(f)
+                        .map(|n| node_text(n, text).to_string())
+                        .unwrap_or_default();
+                    (name, f.byte_range())
+                });
+            let dim = |i: usize| match l.config.get(i) {
+                Some(c) => {
+                    let written = sub(c);
+                    let parts = dim_parts_of_text(
+                        &written,
+                        text,
+                        at,
+                        function.as_ref().map(|f| f.1.clone()),
+                    );
+                    LaunchDim {
+                        value: fold_dim(&parts, at, &facts.env),
+                        text: written,
+                        parts,
+                    }
+                }
+                None => LaunchDim {
+                    text: String::new(),
+                    value: None,
+                    parts: Vec::new(),
+                },
+            };
+            let shared_bytes_text = l.config.get(2).map(|c| sub(c));
+            found.push(LaunchSite {
+                kernel,
+                template_args,
+                range: at..range_end,
+                grid: dim(0),
+                block: dim(1),
+                shared_bytes: shared_bytes_text
+                    .as_deref()
+                    .and_then(|t| facts.env.fold(&from_text(t), at)),
+                shared_bytes_text,
+                stream: l.config.get(3).map(|c| sub(c)),
+                args: l.args.iter().map(|a| sub(a)).collect(),
+                function: function.map(|f| f.0),
+                caller_params: Vec::new(),
+                caller_bound: Vec::new(),
+            });
+        }
+    }
+    facts.launches.extend(found);
+    facts.launches.sort_by_key(|l| l.range.start);
+}

@@ -94,8 +94,26 @@ impl FileFacts {
         }
     }
 
-    /// Whether the file `#define`s a macro called `name` (`macros.contains(name)`).
+    /// Whether the file `#define`s a macro called `name`, or sees one from a header it
+    /// includes (its prelude).
     pub fn defines_macro(&self, name: &str) -> bool {
+        self.defines_own_macro(name) || self.header_macro(name).is_some()
+    }
+
+    /// The definition of `name` from the headers the file includes, unless the file
+    /// defines `name` itself (its own definition wins).
+    pub fn header_macro(&self, name: &str) -> Option<&crate::MacroDef> {
+        let def = self.prelude.as_ref()?.get(name)?;
+        (!self.defines_own_macro(name)).then_some(def)
+    }
+
+    /// The headers' macros the file sees, when the host gave it any.
+    pub fn prelude(&self) -> Option<&crate::Prelude> {
+        self.prelude.as_deref()
+    }
+
+    /// Whether the file itself `#define`s a macro called `name` (`macros.contains(name)`).
+    pub fn defines_own_macro(&self, name: &str) -> bool {
         match self.index() {
             Some(index) => positions_of(&index.macros, name).any(|i| self.macros[i] == name),
             None => self.macros.iter().any(|m| m == name),

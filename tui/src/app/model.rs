@@ -1252,7 +1252,28 @@ pub fn hover_at(
     };
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
-    let id = host.set_file(path, text);
+    // The project's headers the file includes with `#include "…"`, from disk, as
+    // `kernaut-lsp check` reads them: their macros reach the hover.
+    let root: Arc<str> = Arc::from(text);
+    let mut text_of = |p: &str| -> Option<Arc<str>> {
+        if kernaut_ide::includes::normalize_path(p) == kernaut_ide::includes::normalize_path(path) {
+            return Some(root.clone());
+        }
+        let bytes = std::fs::read(p).ok()?;
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            return None;
+        }
+        Some(Arc::from(kernaut_ide::source_text::decode(bytes).text))
+    };
+    let headers = kernaut_ide::includes::include_closure(path, &mut text_of);
+    let mut change = kernaut_ide::Change::new();
+    for (header, header_text) in headers {
+        let id = host.file_id(&header);
+        change.set_file(id, header_text.to_string());
+    }
+    let id = host.file_id(path);
+    change.set_file(id, text.to_string());
+    host.apply_change(change);
     let analysis = host.analysis();
     Ok(analysis.hover(id, offset)?.map(|h| (h, analysis)))
 }

@@ -1,0 +1,209 @@
+//! Quoted includes resolved in the host: the macros a file sees from the headers it
+//! includes.
+//!
+//! `ide` does no I/O, so a header counts only when a front end gave the host its text
+//! (`check` and `ktui explain` read a file's quoted includes from disk, the server reads
+//! those of an opened document; see [`include_closure`]). After every change the host
+//! resolves each file's `#include "…"` lines against the including file's directory, to
+//! files it holds, transitively ([`MAX_DEPTH`] levels, each header once, cycles safe),
+//! and gives the file the headers' `#define`s as its prelude
+//! ([`kernaut_syntax::SourceFile::with_prelude`]). The file's own definitions win. A
+//! file whose prelude changed (a header edited, added or removed) gets a fresh
+//! `FileData`, so its facts, accesses and diagnostics cache start over; a file whose
+//! prelude did not change keeps everything.
+//!
+//! Angle-bracket includes (`#include <cuda.h>`) are never resolved.
+
+use std::sync::Arc;
+
+use kernaut_syntax::{macro_definitions, quoted_includes, MacroDef, Prelude};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::analysis::FileData;
+
+/// How many levels of includes are followed (a header of a header is level 2).
+pub const MAX_DEPTH: usize = 8;
+
+/// `path` with `.` and `..` segments folded and separators written `/`
+/// (`/a/b/../c.h` → `/a/c.h`).
+pub fn normalize_path(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// The directory of a file's path (`/a/b/k.cu` → `/a/b`), `""` for a bare name.
+fn dir_of(path: &str) -> &str {
+    path.rfind(['/', '\\']).map_or("", |i| &path[..i])
+}
+
+/// The path `name`, included from the file at `from`, names: relative to the including
+/// file's directory (an absolute `name` stays as it is).
+pub fn include_path(from: &str, name: &str) -> String {
+    if name.starts_with('/') {
+        return normalize_path(name);
+    }
+    let dir = dir_of(from);
+    if dir.is_empty() && !from.starts_with('/') {
+        normalize_path(name)
+    } else {
+        normalize_path(&format!("{dir}/{name}"))
+    }
+}
+
+/// The headers `path` includes, transitively, that `exists` says are there, in the
+/// order their macros count (each header's own includes before the header itself, as
+/// the preprocessor sees them), each once, `path` itself never. `text_of` gives a file's
+/// text. Front ends use this to decide which files to read from disk (with `exists`
+/// reading them), and the host to build a prelude.
+pub fn include_closure(
+    path: &str,
+    text_of: &mut dyn FnMut(&str) -> Option<Arc<str>>,
+) -> Vec<(String, Arc<str>)> {
+    fn visit(
+        path: &str,
+        text: &str,
+        depth: usize,
+        seen: &mut FxHashSet<String>,
+        text_of: &mut dyn FnMut(&str) -> Option<Arc<str>>,
+        out: &mut Vec<(String, Arc<str>)>,
+    ) {
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        for inc in quoted_includes(text) {
+            let target = include_path(path, &inc.name);
+            if !seen.insert(target.clone()) {
+                continue;
+            }
+            let Some(header) = text_of(&target) else {
+                continue;
+            };
+            visit(&target, &header, depth + 1, seen, text_of, out);
+            out.push((target, header));
+        }
+    }
+    let Some(text) = text_of(path) else {
+        return Vec::new();
+    };
+    let mut seen = FxHashSet::default();
+    seen.insert(normalize_path(path));
+    let mut out = Vec::new();
+    visit(path, &text, 0, &mut seen, text_of, &mut out);
+    out
+}
+
+/// Gives every file of `files` the prelude of the headers it includes (see the module
+/// documentation). Called by the host after each change.
+pub(crate) fn refresh_preludes(files: &mut Arc<FxHashMap<String, Arc<FileData>>>) {
+    // Paths normalised, for include look-ups; the table keeps the front end's spelling.
+    let by_norm: FxHashMap<String, &str> = files
+        .keys()
+        .map(|p| (normalize_path(p), p.as_str()))
+        .collect();
+    let mut defs_of: FxHashMap<String, Arc<Vec<MacroDef>>> = FxHashMap::default();
+    let mut updates: Vec<(String, Option<Arc<Prelude>>)> = Vec::new();
+    for (path, data) in files.iter() {
+        let text = data.source.text();
+        let has_includes = text.contains("include") && !quoted_includes(text).is_empty();
+        if !has_includes {
+            if data.source.prelude().is_some() {
+                updates.push((path.clone(), None));
+            }
+            continue;
+        }
+        let mut text_of = |p: &str| -> Option<Arc<str>> {
+            let key = by_norm.get(&normalize_path(p))?;
+            Some(Arc::from(files.get(*key)?.source.text()))
+        };
+        let headers = include_closure(path, &mut text_of);
+        let mut macros = Vec::new();
+        for (header, text) in &headers {
+            let defs = defs_of
+                .entry(header.clone())
+                .or_insert_with(|| Arc::new(macro_definitions(text)));
+            macros.extend(defs.iter().cloned());
+        }
+        let prelude = (!macros.is_empty()).then_some(Prelude { macros });
+        if data.source.prelude().map(|p| &**p) != prelude.as_ref() {
+            updates.push((path.clone(), prelude.map(Arc::new)));
+        }
+    }
+    if updates.is_empty() {
+        return;
+    }
+    let table = Arc::make_mut(files);
+    for (path, prelude) in updates {
+        if let Some(data) = table.get(&path) {
+            let fresh = data.with_prelude(prelude);
+            table.insert(path, Arc::new(fresh));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_against_the_including_directory() {
+        assert_eq!(include_path("/p/src/k.cu", "ptx.h"), "/p/src/ptx.h");
+        assert_eq!(
+            include_path("/p/src/k.cu", "../common/x.cuh"),
+            "/p/common/x.cuh"
+        );
+        assert_eq!(include_path("k.cu", "./a/b.h"), "a/b.h");
+        assert_eq!(include_path("/p/k.cu", "/abs/h.h"), "/abs/h.h");
+        assert_eq!(normalize_path("a\\b\\..\\c.h"), "a/c.h");
+    }
+
+    #[test]
+    fn closure_is_depth_limited_and_cycle_safe() {
+        let mut files: FxHashMap<String, Arc<str>> = FxHashMap::default();
+        files.insert("/p/k.cu".into(), Arc::from("#include \"a.h\"\n"));
+        files.insert(
+            "/p/a.h".into(),
+            Arc::from("#include \"b.h\"\n#define A 1\n"),
+        );
+        files.insert(
+            "/p/b.h".into(),
+            Arc::from("#include \"a.h\"\n#include \"k.cu\"\n#define B 2\n"),
+        );
+        let mut text_of = |p: &str| files.get(p).cloned();
+        let got: Vec<String> = include_closure("/p/k.cu", &mut text_of)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(got, ["/p/b.h", "/p/a.h"]);
+
+        // A chain longer than the limit stops at it.
+        let mut chain: FxHashMap<String, Arc<str>> = FxHashMap::default();
+        for i in 0..20 {
+            chain.insert(
+                format!("/c/h{i}.h"),
+                Arc::from(format!("#include \"h{}.h\"\n", i + 1)),
+            );
+        }
+        let mut text_of = |p: &str| chain.get(p).cloned();
+        assert_eq!(include_closure("/c/h0.h", &mut text_of).len(), MAX_DEPTH);
+    }
+}

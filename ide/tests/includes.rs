@@ -1,0 +1,379 @@
+//! The rules and the hover see the macros of the project's own headers that a file
+//! includes with `#include "…"` (resolved by the host against the including file's
+//! directory, among the files it holds), and launches written inside macros.
+
+use std::sync::{Arc, OnceLock};
+
+use expect_test::{expect, Expect};
+use kernaut_ide::rules::apply_edits;
+use kernaut_ide::wiki::WikiConfig;
+use kernaut_ide::{AnalysisConfig, AnalysisHost, FileId, Knowledge};
+use kernaut_test_utils::Fixture;
+
+fn knowledge() -> Arc<Knowledge> {
+    static K: OnceLock<Arc<Knowledge>> = OnceLock::new();
+    K.get_or_init(|| Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap()))
+        .clone()
+}
+
+/// A host holding every file of the fixture; the ids in fixture order.
+fn host_with(fixture: &str) -> (AnalysisHost, Vec<FileId>, Fixture) {
+    let f = Fixture::parse(fixture);
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let ids = f
+        .files
+        .iter()
+        .map(|file| host.set_file(&file.path, file.text.as_str()))
+        .collect();
+    (host, ids, f)
+}
+
+/// The findings of `rule` in `file`: `line:col severity: message` (up to the first `;`
+/// or `:` after the first word), the written text under the range, one a line.
+fn findings(host: &AnalysisHost, file: FileId, rule: &str) -> String {
+    let a = host.analysis();
+    let text = a.text(file).unwrap();
+    let mut out = String::new();
+    for d in a.diagnostics(file).unwrap() {
+        if d.rule != rule {
+            continue;
+        }
+        let line = text[..d.range.start].matches('\n').count() + 1;
+        let message: String = d.message.chars().take(60).collect();
+        out.push_str(&format!(
+            "{line}: {:?} `{}`: {message}\n",
+            d.severity,
+            &text[d.range.clone()]
+        ));
+    }
+    out
+}
+
+fn check(fixture: &str, file: usize, rule: &str, expect: Expect) {
+    let (host, ids, _) = host_with(fixture);
+    expect.assert_eq(&findings(&host, ids[file], rule));
+}
+
+const WAIT_RULE: &str = "async-copy/wait-all-in-pipelined-loop";
+
+const PTX_H: &str = r#"
+#pragma once
+#define CP_ASYNC_CG(dst, src) \
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src))
+#define CP_ASYNC_COMMIT_GROUP() asm volatile("cp.async.commit_group;\n" ::)
+#define CP_ASYNC_WAIT_GROUP(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n))
+"#;
+
+/// A double-buffered loop written with the header's wrappers; `INCLUDE` is replaced.
+const PIPELINED: &str = r#"
+INCLUDE
+__global__ void k(const float4* in, float* out, int n) {
+    __shared__ float4 buf[2][256];
+    CP_ASYNC_CG(&buf[0][threadIdx.x], in);
+    CP_ASYNC_COMMIT_GROUP();
+    for (int t = 0; t < n; ++t) {
+        CP_ASYNC_CG(&buf[(t + 1) % 2][threadIdx.x], in + t);
+        CP_ASYNC_COMMIT_GROUP();
+        CP_ASYNC_WAIT_GROUP(0);
+        __syncthreads();
+        out[t] = buf[t % 2][threadIdx.x].x;
+        __syncthreads();
+    }
+}
+"#;
+
+fn pipelined(header_path: &str, include: &str) -> String {
+    format!(
+        "//- {header_path}\n{PTX_H}\n//- /p/src/k.cu\n{}",
+        PIPELINED.replace("INCLUDE", include)
+    )
+}
+
+#[test]
+fn wait_wrapper_macro_from_an_included_header_is_a_wait() {
+    let fixture = pipelined("/p/src/ptx.h", "#include \"ptx.h\"");
+    check(
+        &fixture,
+        1,
+        WAIT_RULE,
+        expect![[r#"
+            10: Warning `CP_ASYNC_WAIT_GROUP(0)`: `CP_ASYNC_WAIT_GROUP(0)` waits for every copy, including the
+        "#]],
+    );
+    // The fix writes the count in the macro's argument.
+    let (host, ids, _) = host_with(&fixture);
+    let a = host.analysis();
+    let d = a
+        .diagnostics(ids[1])
+        .unwrap()
+        .into_iter()
+        .find(|d| d.rule == WAIT_RULE)
+        .unwrap();
+    let fixed = apply_edits(a.text(ids[1]).unwrap(), &d.fixes[0].edits);
+    assert!(fixed.contains("CP_ASYNC_WAIT_GROUP(1);"), "{fixed}");
+}
+
+#[test]
+fn header_in_another_directory_resolves_relative_to_the_includer() {
+    check(
+        &pipelined("/p/common/ptx.h", "#include \"../common/ptx.h\""),
+        1,
+        WAIT_RULE,
+        expect![[r#"
+            10: Warning `CP_ASYNC_WAIT_GROUP(0)`: `CP_ASYNC_WAIT_GROUP(0)` waits for every copy, including the
+        "#]],
+    );
+    // The same name relative to the wrong directory resolves to nothing.
+    check(
+        &pipelined("/p/common/ptx.h", "#include \"common/ptx.h\""),
+        1,
+        WAIT_RULE,
+        expect![""],
+    );
+}
+
+#[test]
+fn header_not_included_or_included_with_angle_brackets_is_not_seen() {
+    check(&pipelined("/p/src/ptx.h", ""), 1, WAIT_RULE, expect![""]);
+    check(
+        &pipelined("/p/src/ptx.h", "#include <ptx.h>"),
+        1,
+        WAIT_RULE,
+        expect![""],
+    );
+}
+
+#[test]
+fn the_files_own_definition_wins_over_the_headers() {
+    // The .cu redefines the wait as something else: its own definition is what the
+    // preprocessor sees.
+    check(
+        &pipelined(
+            "/p/src/ptx.h",
+            "#include \"ptx.h\"\n#undef CP_ASYNC_WAIT_GROUP\n#define CP_ASYNC_WAIT_GROUP(n) record_step(n)",
+        ),
+        1,
+        WAIT_RULE,
+        expect![""],
+    );
+    // And a wrapper defined in the .cu alone is seen as before.
+    check(
+        &format!(
+            "//- /p/src/k.cu\n{}",
+            PIPELINED.replace("INCLUDE", PTX_H.trim())
+        ),
+        0,
+        WAIT_RULE,
+        expect![[r#"
+            14: Warning `CP_ASYNC_WAIT_GROUP(0)`: `CP_ASYNC_WAIT_GROUP(0)` waits for every copy, including the
+        "#]],
+    );
+}
+
+#[test]
+fn editing_the_header_updates_the_includers_findings() {
+    let (mut host, ids, _) = host_with(&pipelined("/p/src/ptx.h", "#include \"ptx.h\""));
+    let with = findings(&host, ids[1], WAIT_RULE);
+    assert!(with.contains("CP_ASYNC_WAIT_GROUP(0)"), "{with}");
+    // The header's wait becomes a plain call: the .cu's finding goes.
+    let header = host.analysis().text(ids[0]).unwrap().to_string();
+    let at = header.find("asm volatile(\"cp.async.wait_group").unwrap();
+    let end = header[at..].find('\n').unwrap() + at;
+    assert!(host.apply_edit("/p/src/ptx.h", at..end, "record_step(n)"));
+    assert_eq!(findings(&host, ids[1], WAIT_RULE), "");
+    // Back: the finding returns.
+    host.set_file("/p/src/ptx.h", &header);
+    assert_eq!(findings(&host, ids[1], WAIT_RULE), with);
+    // The header removed from the host: silent again.
+    let mut change = kernaut_ide::Change::new();
+    change.remove_file(ids[0]);
+    host.apply_change(change);
+    assert_eq!(findings(&host, ids[1], WAIT_RULE), "");
+    // The header itself is analysed on its own and has no findings.
+    host.set_file("/p/src/ptx.h", &header);
+    assert_eq!(findings(&host, ids[0], WAIT_RULE), "");
+}
+
+const VECTOR_CU: &str = r#"
+__global__ void k(float* out) {
+    __shared__ float s[4096];
+    int t = threadIdx.x;
+    float4 a = FLOAT4(s[4 * t]);
+    out[t] = a.x;
+}
+"#;
+
+#[test]
+fn vector_macro_from_a_header_is_one_wide_access() {
+    let header = "//- /p/vec.h\n#define FLOAT4(v) (reinterpret_cast<float4 *>(&(v))[0])\n";
+    // Included: one 16-byte access per lane, contiguous, conflict-free.
+    let fixture = format!("{header}//- /p/k.cu\n#include \"vec.h\"\n{VECTOR_CU}");
+    check(&fixture, 1, "bank-conflict", expect![""]);
+    let (host, ids, f) = host_with(&fixture);
+    let at = f.files[1].text.find("s[4 * t]").unwrap();
+    let hover = host.analysis().hover(ids[1], at + 1).unwrap().unwrap();
+    assert!(
+        hover.markdown.contains("16 B per lane"),
+        "{}",
+        hover.markdown
+    );
+    // Not included: read as a 4-byte load at stride 4.
+    check(
+        &format!("{header}//- /p/k.cu\n{VECTOR_CU}"),
+        1,
+        "bank-conflict",
+        expect![[r#"
+            5: Warning `s[4 * t]`: 4-way bank conflict: this load from `s` takes 4 wavefronts i
+        "#]],
+    );
+}
+
+const SMEM_CU: &str = r#"
+__global__ void k(float* out) {
+    __shared__ float a[BM][BK];
+    a[threadIdx.x][0] = out[threadIdx.x];
+    out[threadIdx.x] = a[0][threadIdx.x];
+}
+"#;
+
+#[test]
+fn constants_from_a_header_size_shared_arrays() {
+    let header = "//- /p/tile.h\n#define BM 128\n#define BK 128\n";
+    let fixture = format!("{header}//- /p/k.cu\n#include \"tile.h\"\n{SMEM_CU}");
+    check(
+        &fixture,
+        1,
+        "smem/over-capacity",
+        expect![[r#"
+            3: Error `k`: `k` declares 65536 bytes of static shared memory, over the 4
+        "#]],
+    );
+    // The kernel's hover knows the bytes.
+    let (host, ids, f) = host_with(&fixture);
+    let at = f.files[1].text.find("void k").unwrap() + 5;
+    let hover = host.analysis().hover(ids[1], at).unwrap().unwrap();
+    assert!(hover.markdown.contains("65536 bytes"), "{}", hover.markdown);
+    // The .cu's own smaller tile wins.
+    check(
+        &format!("{header}//- /p/k.cu\n#include \"tile.h\"\n#define BK 16\n{SMEM_CU}"),
+        1,
+        "smem/over-capacity",
+        expect![""],
+    );
+    // Without the include the size is unknown: silent.
+    check(
+        &format!("{header}//- /p/k.cu\n{SMEM_CU}"),
+        1,
+        "smem/over-capacity",
+        expect![""],
+    );
+}
+
+const TILE_KERNEL: &str = r#"
+__global__ void kern(float* out) {
+    __shared__ float tile[16][16];
+    out[0] = tile[threadIdx.x][threadIdx.y];
+}
+"#;
+
+/// The block a kernel's hover reports.
+fn kernel_hover(fixture: &str, file: usize) -> String {
+    let (host, ids, f) = host_with(fixture);
+    let text = &f.files[file].text;
+    let at = text.find("void kern").unwrap() + 6;
+    let hover = host.analysis().hover(ids[file], at).unwrap().unwrap();
+    hover
+        .markdown
+        .lines()
+        .filter(|l| l.contains("block") || l.contains("Launch") || l.contains("launch"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn launch_inside_a_function_like_macro_gives_the_block() {
+    let fixture = format!(
+        "//- /p/k.cu\n#define LAUNCH(k, g, b) k< < <g, b> > >(out)\n{TILE_KERNEL}\nvoid run(float* out) {{\n    LAUNCH(kern, 1, dim3(16, 16));\n}}\n"
+    );
+    check(
+        &fixture,
+        0,
+        "bank-conflict",
+        expect![[r#"
+            5: Warning `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
+        "#]],
+    );
+    expect![[r#"
+        No `__launch_bounds__`.
+        Launch sites (1):
+        - line 9: `kern<<<1, dim3(16, 16)>>>`: block 16×16×1 = 256 threads
+        **Occupancy on sm_90**: block 16×16×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 1024 B static + 0 B dynamic shared memory.
+        8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&fixture, 0));
+}
+
+#[test]
+fn launch_macro_from_a_header_with_a_dim3_variable() {
+    let fixture = format!(
+        "//- /p/launch.h\n#define LAUNCH(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)\n//- /p/k.cu\n#include \"launch.h\"\n{TILE_KERNEL}\nvoid run(float* out) {{\n    dim3 block(16, 16);\n    LAUNCH(kern, 1, block, out);\n}}\n"
+    );
+    check(
+        &fixture,
+        1,
+        "bank-conflict",
+        expect![[r#"
+            5: Warning `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
+        "#]],
+    );
+}
+
+#[test]
+fn macro_that_is_not_a_launch_gives_no_block() {
+    // The body passes its parameters to a host function: no launch, the block is
+    // unknown, and the kernel's hover says the default is assumed.
+    let fixture = format!(
+        "//- /p/k.cu\n#define RUN(k, g, b) run_kernel(k, g, b)\n{TILE_KERNEL}\nvoid run(float* out) {{\n    RUN(kern, 1, dim3(16, 16));\n}}\n"
+    );
+    expect![[r#"
+        No `__launch_bounds__`.
+        No launch site in the open files.
+        **Occupancy on sm_90**: block 256×1×1 = 256 threads (the configured default; no launch was found), 32 registers per thread (assumed: a typical count, not measured), 1024 B static + 0 B dynamic shared memory.
+        8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&fixture, 0));
+    check(
+        &fixture,
+        0,
+        "bank-conflict",
+        expect![[r#"
+        5: Warning `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
+    "#]],
+    );
+}
+
+#[test]
+fn launch_macro_of_a_template_kernel_folds_the_arguments() {
+    // `kern<(K)>` before the chevrons, the block computed from the macro's argument.
+    let fixture = "//- /p/k.cu\n#define LAUNCH_T(K) kern<(K)> \\\n    <<<1, dim3((K) / 16, 16)>>>(out)\ntemplate <int N>\n__global__ void kern(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\nvoid run(float* out) {\n    LAUNCH_T(256);\n}\n";
+    check(
+        fixture,
+        0,
+        "bank-conflict",
+        expect![[r#"
+            6: Warning `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
+        "#]],
+    );
+}
+
+#[test]
+fn launch_macro_of_a_header_that_is_not_included_is_not_seen() {
+    let fixture = format!(
+        "//- /p/launch.h\n#define LAUNCH(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)\n//- /p/k.cu\n{TILE_KERNEL}\nvoid run(float* out) {{\n    LAUNCH(kern, 1, dim3(16, 16), out);\n}}\n"
+    );
+    check(
+        &fixture,
+        1,
+        "bank-conflict",
+        expect![[r#"
+            4: Warning `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
+        "#]],
+    );
+}
