@@ -23,10 +23,13 @@ use kernaut_ide::gpu::Arch;
 use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge, PositionEncoding};
 
-/// Precision measured on 2026-12-02 at c79772e: 35 true of 38 findings.
-const PRECISION_FLOOR: (usize, usize) = (35, 38);
-/// Recall measured on 2026-12-02 at c79772e: 35 of 38 labelled findings.
-const RECALL_FLOOR: (usize, usize) = (35, 38);
+/// Precision measured on 2026-12-02 on branch h-heldfix, after the fixes for the set's
+/// misses (over-unroll, dynamic-over-48k, over-capacity): 38 true of 40 findings (35 of
+/// 38 at c79772e, before). The set has been tuned against since: a development set.
+const PRECISION_FLOOR: (usize, usize) = (38, 40);
+/// Recall measured on 2026-12-02 on branch h-heldfix: 38 of 38 labelled findings (35 of
+/// 38 at c79772e, before).
+const RECALL_FLOOR: (usize, usize) = (38, 38);
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/heldout")
