@@ -203,7 +203,10 @@ impl Env {
             .zip(split_template_args(args))
             .filter(|(p, _)| !p.is_empty())
             .filter_map(|(p, a)| {
-                Some((p.clone(), self.fold_depth(&from_text(&a), at, depth, bound)?))
+                Some((
+                    p.clone(),
+                    self.fold_depth(&from_text(&a), at, depth, bound)?,
+                ))
             })
             .collect();
         self.fold_depth(e, inside, depth, &inner)

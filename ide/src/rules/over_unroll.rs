@@ -59,7 +59,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 upper_bound(ctx, &loop_range),
                 format!("`#pragma unroll {}`", p.factor_text),
             ),
-            None => (upper_bound(ctx, &loop_range), "`#pragma unroll`".to_string()),
+            None => (
+                upper_bound(ctx, &loop_range),
+                "`#pragma unroll`".to_string(),
+            ),
         };
         // A factor at or above the trip count unrolls the whole loop, as a bare pragma
         // does, and is judged like one: `#pragma unroll 32` on a 32-trip loop is silent

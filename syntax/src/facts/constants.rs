@@ -12,9 +12,11 @@ pub(crate) fn constant_decl(
     let scope = enclosing_function(tree, node).map(|f| f.byte_range());
     let class = enclosing_class(tree, node, text, facts);
     // `static constexpr int X = 4;` in a class: the member has a default value.
-    if let (Some(class), Some(name), Some(value)) =
-        (&class, node.field("declarator"), node.field("default_value"))
-    {
+    if let (Some(class), Some(name), Some(value)) = (
+        &class,
+        node.field("declarator"),
+        node.field("default_value"),
+    ) {
         if name.kind_name() == "field_identifier" {
             let name = node_text(name, text);
             let expr = from_node(value, text, 0);
@@ -109,9 +111,7 @@ fn enclosing_class(
                 .collect()
         })
         .unwrap_or_default();
-    facts
-        .env
-        .insert_class(&name, body.byte_range(), params);
+    facts.env.insert_class(&name, body.byte_range(), params);
     Some((name, body.byte_range()))
 }
 

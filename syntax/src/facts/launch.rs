@@ -245,7 +245,10 @@ fn fold_local(
                 continue;
             }
             let scope = scope_of(tree, *d);
-            if scope.contains(&at) && found.as_ref().is_none_or(|(_, s, _)| scope.len() <= s.len())
+            if scope.contains(&at)
+                && found
+                    .as_ref()
+                    .is_none_or(|(_, s, _)| scope.len() <= s.len())
             {
                 found = Some((value, scope, id.start_byte()));
             }
@@ -292,9 +295,11 @@ fn mutated(body: &str, name: &str, declared: usize) -> bool {
         }
         let before = body[..i].trim_end();
         let after = body[end..].trim_start();
-        let assigns = ["=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
-            .iter()
-            .any(|op| after.starts_with(op) && !after[op.len()..].starts_with('='));
+        let assigns = [
+            "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+        ]
+        .iter()
+        .any(|op| after.starts_with(op) && !after[op.len()..].starts_with('='));
         let steps = after.starts_with("++")
             || after.starts_with("--")
             || before.ends_with("++")
