@@ -3,9 +3,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::expr::{from_text, Expr};
-use crate::facts::split_template_args;
 use crate::types::type_size;
-use crate::util::MAX_DEPTH;
+use crate::util::{split_template_args, MAX_DEPTH};
 use crate::TextRange;
 
 /// Constants visible for folding: `#define`s, `constexpr`/`const` integers, enum values and

@@ -33,8 +33,8 @@ mod shared;
 pub(crate) use shared::{carve, shared_decls};
 
 mod launch;
+pub use crate::util::split_template_args;
 pub(crate) use launch::call_facts;
-pub use launch::split_template_args;
 
 /// Everything [`SourceFile::facts`] knows about a file.
 #[derive(Clone, Debug, Default)]

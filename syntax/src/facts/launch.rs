@@ -358,30 +358,3 @@ pub(crate) fn dim3_inits(
     }
     out
 }
-
-/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
-pub fn split_template_args(text: &str) -> Vec<String> {
-    let inner = text.trim();
-    let inner = inner.strip_prefix('<').unwrap_or(inner);
-    let inner = inner.strip_suffix('>').unwrap_or(inner);
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for c in inner.chars() {
-        match c {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(squash_ws(cur.trim()));
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        out.push(squash_ws(cur.trim()));
-    }
-    out
-}
