@@ -2,9 +2,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::expr::Expr;
+use crate::expr::{from_text, Expr};
 use crate::types::type_size;
-use crate::util::MAX_DEPTH;
+use crate::util::{split_template_args, MAX_DEPTH};
 use crate::TextRange;
 
 /// Constants visible for folding: `#define`s, `constexpr`/`const` integers, enum values and
@@ -12,6 +12,10 @@ use crate::TextRange;
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Env {
     entries: HashMap<String, Vec<(Option<TextRange>, Expr)>>,
+    /// Each class with constant members, by its short name: its body's range (where its
+    /// members' initialisers are folded) and its template parameter names (a type
+    /// parameter's too, so that arguments line up; none for a plain class).
+    classes: HashMap<String, (TextRange, Vec<String>)>,
 }
 
 impl Env {
@@ -23,6 +27,13 @@ impl Env {
             .push((scope, value));
     }
 
+    /// Records a class with constant members (the first record of a name wins).
+    pub(crate) fn insert_class(&mut self, class: &str, body: TextRange, params: Vec<String>) {
+        self.classes
+            .entry(class.to_string())
+            .or_insert((body, params));
+    }
+
     /// Applies `f` to every scope range (for moving a chunk's constants).
     pub(crate) fn rebase(&mut self, f: &mut impl FnMut(&mut TextRange)) {
         for list in self.entries.values_mut() {
@@ -32,12 +43,18 @@ impl Env {
                 }
             }
         }
+        for (body, _) in self.classes.values_mut() {
+            f(body);
+        }
     }
 
     /// Adds `other`'s constants after this one's.
     pub(crate) fn extend(&mut self, other: Env) {
         for (name, list) in other.entries {
             self.entries.entry(name).or_default().extend(list);
+        }
+        for (class, c) in other.classes {
+            self.classes.entry(class).or_insert(c);
         }
     }
 
@@ -54,6 +71,11 @@ impl Env {
                 }
             }
         }
+        // Names and parameters only: the body's range moves with every edit above it.
+        let mut classes: Vec<(&String, &Vec<String>)> =
+            self.classes.iter().map(|(n, (_, p))| (n, p)).collect();
+        classes.sort_unstable();
+        classes.hash(h);
     }
 
     /// The expression bound to `name` at offset `at`: the innermost scoped one first.
@@ -96,8 +118,10 @@ impl Env {
                 if let Some((_, v)) = bound.iter().find(|(b, _)| b == n) {
                     return Some(*v);
                 }
-                let e = self.lookup(n, at)?;
-                self.fold_depth(e, at, d, bound)
+                match self.lookup(n, at) {
+                    Some(e) => self.fold_depth(e, at, d, bound),
+                    None => self.fold_member(n, at, d, bound),
+                }
             }
             Expr::Unary(op, a) => {
                 let v = self.fold_depth(a, at, d, bound)?;
@@ -140,6 +164,51 @@ impl Env {
             }
             _ => None,
         }
+    }
+}
+
+impl Env {
+    /// Folds a class's constant member: `Cfg::X` from `struct Cfg { static constexpr int
+    /// X = …; }`, and `Tile<4, 64>::bytes` from a class template's member whose
+    /// initialiser is a constant expression of its template parameters, with the
+    /// arguments bound to them. An unknown class or member, or an initialiser that needs
+    /// a runtime value, gives `None`.
+    fn fold_member(
+        &self,
+        name: &str,
+        at: usize,
+        depth: usize,
+        bound: &[(String, i64)],
+    ) -> Option<i64> {
+        let (head, member) = name.trim_start_matches("::").rsplit_once("::")?;
+        let (class, args) = match head.find('<') {
+            Some(open) if head.ends_with('>') => (&head[..open], Some(&head[open..])),
+            Some(_) => return None,
+            None => (head, None),
+        };
+        // `ns::Tile<…>`: members are recorded under the class's own name.
+        let class = class.rsplit("::").next()?.trim();
+        let e = self.lookup(&format!("{class}::{member}"), at)?;
+        let (body, params) = self.classes.get(class)?;
+        // Inside the class: its other members and its parameters' defaults are in scope.
+        let inside = body.start;
+        let Some(args) = args else {
+            return params
+                .is_empty()
+                .then(|| self.fold_depth(e, inside, depth, &[]))?;
+        };
+        let inner: Vec<(String, i64)> = params
+            .iter()
+            .zip(split_template_args(args))
+            .filter(|(p, _)| !p.is_empty())
+            .filter_map(|(p, a)| {
+                Some((
+                    p.clone(),
+                    self.fold_depth(&from_text(&a), at, depth, bound)?,
+                ))
+            })
+            .collect();
+        self.fold_depth(e, inside, depth, &inner)
     }
 }
 

@@ -79,6 +79,13 @@ pub(crate) fn from_node(node: Node, text: &str, depth: usize) -> Expr {
         }
         "true" => Expr::Int(1),
         "false" => Expr::Int(0),
+        // A member of a class template's instance, `Tile<4, 64>::bytes`, keeps its template
+        // arguments: the environment folds it with them (`Env::fold_member`).
+        "qualified_identifier"
+            if raw.contains('<') && !raw.rsplit("::").next().is_some_and(|m| m.contains('<')) =>
+        {
+            Expr::Name(squash_ws(raw))
+        }
         "identifier" | "qualified_identifier" | "namespace_identifier" | "type_identifier" => {
             Expr::Name(squash_ws(&strip_template_args(raw)))
         }

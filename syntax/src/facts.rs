@@ -39,8 +39,8 @@ mod shared;
 pub(crate) use shared::{carve, shared_decls, strip_casts};
 
 mod launch;
+pub use crate::util::split_template_args;
 pub(crate) use launch::call_facts;
-pub use launch::split_template_args;
 
 /// What one chunk's walk finds: the nodes the second step reads.
 #[derive(Default)]

@@ -526,6 +526,34 @@ impl<'t> Ancestry<'t> {
     }
 }
 
+/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas. (Here, not
+/// in `facts`, so that `consteval` can use it without a module circle.)
+pub fn split_template_args(text: &str) -> Vec<String> {
+    let inner = text.trim();
+    let inner = inner.strip_prefix('<').unwrap_or(inner);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(squash_ws(cur.trim()));
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(squash_ws(cur.trim()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,6 +221,72 @@ void through_a_pointer(float* out) {
     }
 
     #[test]
+    fn local_assigned_once_before_the_launch_is_folded() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void launch(float* out) {
+    size_t bytes = 2 * 32 * 256 * sizeof(float);
+    k<<<1, 256, bytes>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 65536 bytes
+}
+void braced(float* out, int n) {
+    unsigned smem{80 * 1024};
+    for (int i = 0; i < n; ++i) {
+        k<<<1, 128, smem>>>(out + i);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 81920 bytes
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn local_changed_anywhere_in_the_function_stays_unknown() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+void reassigned(float* out, int big) {
+    size_t bytes = 64 * 1024;
+    bytes = 16 * 1024;
+    k<<<1, 256, bytes>>>(out);
+}
+void in_a_branch(float* out, bool big) {
+    size_t bytes;
+    if (big) bytes = 64 * 1024; else bytes = 16 * 1024;
+    k<<<1, 256, bytes>>>(out);
+}
+void shrunk_in_a_branch(float* out, bool small) {
+    size_t bytes = 64 * 1024;
+    if (small) bytes /= 4;
+    k<<<1, 256, bytes>>>(out);
+}
+void written_through_a_pointer(float* out, void (*query)(size_t*)) {
+    size_t bytes = 64 * 1024;
+    query(&bytes);
+    k<<<1, 256, bytes>>>(out);
+}
+void in_another_scope(float* out, bool big) {
+    if (big) {
+        size_t bytes = 64 * 1024;
+        (void)bytes;
+    }
+    size_t bytes = 1024;
+    k<<<1, 256, bytes>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_inserts_the_attribute_call() {
         check_fix(
             RULE,

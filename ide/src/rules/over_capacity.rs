@@ -188,6 +188,64 @@ void launch(float* out) {
     }
 
     #[test]
+    fn sizes_from_constant_members_of_a_class_or_class_template() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+template <typename T, int Rows, int Cols, int Width = 4>
+struct Tile {
+    static constexpr int elems = Rows * Cols;
+    static constexpr int bytes = elems * Width;
+};
+struct Plan { static constexpr int kBytes = 240 * 1024; };
+void launch(float* out) {
+    constexpr int smem = Tile<float, 256, 256>::bytes;
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `k` asks for 262144 bytes
+    k<<<1, 256, smem>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` needs 262144 bytes of dynamic shared memory
+    k<<<1, 256, Plan::kBytes>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` needs 245760 bytes of dynamic shared memory
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn members_of_unknown_classes_or_of_runtime_values_stay_silent() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void k(float* out) {
+    extern __shared__ float tile[];
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+int rows_from_the_command_line();
+template <int Stages>
+struct Ring {
+    static constexpr int fits = Stages * 16 * 1024;
+    static inline const int runtime = Stages * rows_from_the_command_line();
+};
+void launch(float* out) {
+    k<<<1, 256, Ring<4>::fits>>>(out);
+    constexpr int small = Ring<8>::fits;
+    k<<<1, 256, small>>>(out);
+    const int runtime = Ring<64>::runtime;
+    k<<<1, 256, runtime>>>(out);
+    constexpr int elsewhere = Library<1024>::bytes;
+    k<<<1, 256, elsewhere>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn static_arrays_over_48k_and_static_plus_dynamic() {
         check_messages(
             RULE,

@@ -4,10 +4,11 @@
 //! needs it buys only the loop overhead (`pitfall-ilp#P4`: on the H200 probe a 4-chain FMA
 //! loop gained 5% from 16× to 64×, a gain a larger body loses again). The rule fires when
 //! the factor is above 16, or a bare `#pragma unroll` fully unrolls a loop of more than 64
-//! known iterations, and the body holds at least 8 statements. Statements of an inner loop
+//! known iterations, and the body holds at least 8 statements. A factor at or above the
+//! loop's bound is a full unroll and is judged like a bare pragma (so `#pragma unroll 32`
+//! on a 32-trip loop is as silent as `#pragma unroll`). Statements of an inner loop
 //! that is itself unrolled by a pragma count once per copy. A large factor on a small body
-//! (a register-tile loop, a short FMA chain) stays silent, and so does a factor above a
-//! trip count of at most 16.
+//! (a register-tile loop, a short FMA chain) stays silent.
 //!
 //! The fix unrolls by 4, the small factor the wiki recommends. The factor changes the
 //! schedule, never what the loop computes, so `kernaut-lsp check --fix` applies it.
@@ -52,18 +53,32 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let Some(loop_range) = p.loop_range.clone() else {
             continue;
         };
-        let (copies, what) = match p.factor {
-            // A factor above the trip count unrolls only the trip count.
-            Some(n) if n > MAX_FACTOR => match upper_bound(ctx, &loop_range) {
-                Some(b) if b <= MAX_FACTOR => continue,
-                _ => (n, format!("`#pragma unroll {}`", p.factor_text)),
-            },
-            Some(_) => continue,
+        let (bound, what) = match p.factor {
+            Some(n) if n <= MAX_FACTOR => continue,
+            Some(_) => (
+                upper_bound(ctx, &loop_range),
+                format!("`#pragma unroll {}`", p.factor_text),
+            ),
+            None => (
+                upper_bound(ctx, &loop_range),
+                "`#pragma unroll`".to_string(),
+            ),
+        };
+        // A factor at or above the trip count unrolls the whole loop, as a bare pragma
+        // does, and is judged like one: `#pragma unroll 32` on a 32-trip loop is silent
+        // when `#pragma unroll` is.
+        let full = match (p.factor, bound) {
+            (None, _) => true,
+            (Some(n), Some(b)) => n >= b,
+            (Some(_), None) => false,
+        };
+        let copies = match p.factor {
+            Some(n) if !full => n,
             // Most full unrolls are of short loops: the bound read from the header rules
             // them out without the syntax queries `trip_count` makes.
-            None if upper_bound(ctx, &loop_range).is_none_or(|b| b <= MAX_FULL_TRIP) => continue,
-            None => match trip_count(ctx, &loop_range) {
-                Some(n) if n > MAX_FULL_TRIP => (n, "`#pragma unroll`".to_string()),
+            _ if bound.is_none_or(|b| b <= MAX_FULL_TRIP) => continue,
+            _ => match trip_count(ctx, &loop_range) {
+                Some(n) if n > MAX_FULL_TRIP => n,
                 _ => continue,
             },
         };
@@ -73,7 +88,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if size < LARGE_BODY {
             continue;
         }
-        let asks = if p.factor.is_some() {
+        let asks = if !full {
             format!("{what} asks the compiler to unroll a body of {size} statements by {copies}")
         } else {
             format!("{what} asks the compiler to unroll all {copies} iterations of a body of {size} statements")
@@ -412,6 +427,57 @@ __global__ void k(const float* a, float* out, int n) {
         s2 *= x; s3 *= y; s0 -= s3; s1 -= s2; s2 += 1.f;
     }
     out[0] = s0 + s1 + s2 + s3;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn factor_at_or_above_the_trip_count_is_judged_like_a_bare_pragma() {
+        // Each loop is a full unroll of at most 64 iterations: silent, as the same loop
+        // under a bare `#pragma unroll` is.
+        check(
+            RULE,
+            r#"
+#define STEPS 48
+__global__ void k(const float* a, float* out) {
+    float p = 0.f, q = 0.f, r = 0.f, u = 0.f;
+    #pragma unroll 32
+    for (int k = 0; k < 32; ++k) {
+        p += a[k]; q += p; r += q; u += r;
+        p *= 0.5f; q *= 0.5f; r *= 0.5f; u *= 0.5f;
+    }
+    #pragma unroll 64
+    for (int k = 0; k < STEPS; k += 1) {
+        p += a[k]; q += p; r += q; u += r;
+        p *= 0.5f; q *= 0.5f; r *= 0.5f; u *= 0.5f;
+    }
+    out[threadIdx.x] = p + q + r + u;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn factor_below_the_trip_count_or_a_full_unroll_of_a_long_loop_still_hints() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out) {
+    float p = 0.f, q = 0.f, r = 0.f, u = 0.f;
+    #pragma unroll 32
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 32` asks the compiler to unroll a body of 8 statements by 32
+    for (int k = 0; k < 33; ++k) {
+        p += a[k]; q += p; r += q; u += r;
+        p *= 0.5f; q *= 0.5f; r *= 0.5f; u *= 0.5f;
+    }
+    #pragma unroll 256
+ // ^^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 256` asks the compiler to unroll all 128 iterations of a body of 8 statements
+    for (int k = 0; k < 128; ++k) {
+        p += a[k]; q += p; r += q; u += r;
+        p *= 0.5f; q *= 0.5f; r *= 0.5f; u *= 0.5f;
+    }
+    out[threadIdx.x] = p + q + r + u;
 }
 "#,
         );

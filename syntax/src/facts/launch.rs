@@ -153,9 +153,10 @@ pub(crate) fn call_facts<'t>(
             grid,
             block,
             shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
-            shared_bytes: cfg
-                .get(2)
-                .and_then(|n| env.fold(&from_node(*n, text, 0), at)),
+            shared_bytes: cfg.get(2).and_then(|n| {
+                env.fold(&from_node(*n, text, 0), at)
+                    .or_else(|| fold_local(tree, *n, text, declarations, function, env, at))
+            }),
             stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
             args: args
                 .iter()
@@ -200,10 +201,115 @@ pub(crate) fn call_facts<'t>(
             kernel: strip_template_args(k).trim().to_string(),
             attribute: squash_ws(node_text(args[1], text)),
             value_text: squash_ws(node_text(args[2], text)),
-            value: env.fold(&from_node(args[2], text, 0), at),
+            value: env
+                .fold(&from_node(args[2], text, 0), at)
+                .or_else(|| fold_local(tree, args[2], text, declarations, function, env, at)),
             range: call.byte_range(),
         });
     }
+}
+
+/// The value of `n` when it names a local that is not `const` but holds a constant: declared
+/// with a foldable initialiser before `at`, in `function` and in a scope around `at`, and
+/// never assigned, incremented or address-taken anywhere in the function (see
+/// [`mutated`]). `size_t bytes = 64 * 1024; k<<<g, b, bytes>>>(…);` folds; a local
+/// reassigned (in a branch or not) or declared without an initialiser stays unknown.
+fn fold_local(
+    tree: &Ancestry,
+    n: Node,
+    text: &str,
+    declarations: &[Node],
+    function: Option<Node>,
+    env: &Env,
+    at: usize,
+) -> Option<i64> {
+    if n.kind_name() != "identifier" {
+        return None;
+    }
+    let func = function?;
+    let name = node_text(n, text);
+    // The innermost declaration of `name` whose scope holds `at`: (value, scope, name at).
+    let mut found: Option<(Node, TextRange, usize)> = None;
+    for d in declarations
+        .iter()
+        .filter(|d| func.byte_range().contains(&d.start_byte()) && d.end_byte() <= at)
+    {
+        for decl in declarators(*d) {
+            if decl.kind_name() != "init_declarator" {
+                continue;
+            }
+            let (Some(id), Some(value)) = (decl.field("declarator"), decl.field("value")) else {
+                continue;
+            };
+            if id.kind_name() != "identifier" || node_text(id, text) != name {
+                continue;
+            }
+            let scope = scope_of(tree, *d);
+            if scope.contains(&at)
+                && found
+                    .as_ref()
+                    .is_none_or(|(_, s, _)| scope.len() <= s.len())
+            {
+                found = Some((value, scope, id.start_byte()));
+            }
+        }
+    }
+    let (value, _, name_at) = found?;
+    if mutated(
+        text.get(func.byte_range())?,
+        name,
+        name_at - func.start_byte(),
+    ) {
+        return None;
+    }
+    let value = match value.kind_name() {
+        // `size_t bytes{…}` and `size_t bytes(…)`.
+        "initializer_list" | "argument_list" => match named_children(value)
+            .into_iter()
+            .filter(|c| c.kind_name() != "comment")
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [one] => *one,
+            _ => return None,
+        },
+        _ => value,
+    };
+    env.fold(&from_node(value, text, 0), at)
+}
+
+/// Whether `body` may change the variable `name` anywhere but at its declaration (the
+/// word at byte `declared`): an assignment (`=`, `+=`, `<<=`, …), `++`/`--` on either side,
+/// or `&name` (its address taken, so a callee may write it). Textual and cautious: a
+/// mention in a comment or a bitwise `x & name` also counts.
+fn mutated(body: &str, name: &str, declared: usize) -> bool {
+    let bytes = body.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    for (i, _) in body.match_indices(name) {
+        let end = i + name.len();
+        if i == declared
+            || (i > 0 && is_ident(bytes[i - 1]))
+            || bytes.get(end).is_some_and(|&b| is_ident(b))
+        {
+            continue;
+        }
+        let before = body[..i].trim_end();
+        let after = body[end..].trim_start();
+        let assigns = [
+            "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+        ]
+        .iter()
+        .any(|op| after.starts_with(op) && !after[op.len()..].starts_with('='));
+        let steps = after.starts_with("++")
+            || after.starts_with("--")
+            || before.ends_with("++")
+            || before.ends_with("--");
+        let address = before.ends_with('&') && !before.ends_with("&&");
+        if assigns || steps || address {
+            return true;
+        }
+    }
+    false
 }
 
 /// `dim3 b(32, 8);`, `dim3 b = dim3(32, 8);` and `dim3 b{32, 8};` declarators.
@@ -249,33 +355,6 @@ pub(crate) fn dim3_inits(
             (None, _) => vec![squash_ws(node_text(v, text))],
         };
         out.push((node_text(n, text).to_string(), args, scope.clone()));
-    }
-    out
-}
-
-/// The arguments of `<a, b<c, d>, (e, f)>`, split at the top-level commas.
-pub fn split_template_args(text: &str) -> Vec<String> {
-    let inner = text.trim();
-    let inner = inner.strip_prefix('<').unwrap_or(inner);
-    let inner = inner.strip_suffix('>').unwrap_or(inner);
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for c in inner.chars() {
-        match c {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(squash_ws(cur.trim()));
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        out.push(squash_ws(cur.trim()));
     }
     out
 }
