@@ -25,7 +25,6 @@
 
 use kernaut_gpu::Arch;
 use kernaut_syntax::FxHashMap as HashMap;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -182,8 +181,6 @@ struct Queries<'a> {
     /// Whether `accesses` is in order of `range.start`, so that range look-ups can bisect.
     accesses_sorted: OnceLock<bool>,
     calls: Mutex<HashMap<usize, Arc<[CallSite]>>>,
-    /// By offset, in order, so that a look-up can reuse the chain of a neighbour.
-    enclosing: Mutex<BTreeMap<usize, Arc<[Enclosing]>>>,
     async_functions: OnceLock<Arc<[AsyncFunction]>>,
 }
 
@@ -281,29 +278,10 @@ impl<'a> RuleContext<'a> {
         calls
     }
 
-    /// The statements and function around `offset` ([`SourceFile::enclosing`]), computed
-    /// once per offset: several rules ask about the same calls and accesses.
-    ///
-    /// Offsets whose chain is evidently the same as that of an offset already asked about
-    /// share its answer: see [`same_chain`].
+    /// The statements and function around `offset` ([`SourceFile::enclosing`]). The
+    /// syntax crate keeps each chain per chunk, so asking again costs a look-up.
     pub fn enclosing(&self, offset: usize) -> Arc<[Enclosing]> {
-        let shared = {
-            let cache = lock(&self.queries.enclosing);
-            if let Some(e) = cache.get(&offset) {
-                return e.clone();
-            }
-            let before = cache.range(..offset).next_back();
-            let after = cache.range(offset..).next();
-            before
-                .into_iter()
-                .chain(after)
-                .find(|(&at, chain)| same_chain(self.text(), at, chain, offset))
-                .map(|(_, chain)| chain.clone())
-        };
-        let enclosing: Arc<[Enclosing]> =
-            shared.unwrap_or_else(|| self.file.enclosing(offset).into());
-        lock(&self.queries.enclosing).insert(offset, enclosing.clone());
-        enclosing
+        self.file.enclosing(offset).into()
     }
 
     /// The kernels and device functions that may issue async copies, commits, waits or
@@ -390,115 +368,6 @@ impl<'a> RuleContext<'a> {
     pub fn text(&self) -> &'a str {
         self.file.text()
     }
-}
-
-/// Whether `offset` has the same [`SourceFile::enclosing`] chain as `at`, whose chain is
-/// `chain`, without asking the tree. Both must lie strictly inside the innermost range of
-/// that chain, which must be a statement or a function (not a `?:`, not a function
-/// template, whose range starts at `template`) and hold no `?`; the text from just after
-/// its start through the word at the later offset and the statement at `offset` must
-/// hold no word that starts a statement or a local class (`if`, `for`, `while`, `do`,
-/// `switch`, `struct`, `class`, `union`, `template`), no `else` and no `delete` or
-/// `default` (a function defined `= delete;` has no braces); no brace may lie between the two offsets; and the
-/// code at `offset` must reach a `;` or `}` before any `{`, quote or comment, on a line
-/// with no quote or comment before it.
-///
-/// Why that suffices: every construct that contains `at` is in its chain (a `?:` only
-/// when `at` is outside its condition, hence no `?` at all), so one that contains `offset`
-/// and not `at` lies strictly inside the innermost range and starts after that range's
-/// start, at `offset` at the latest. Statements start with their keyword and an `if`
-/// whose branch differs (`in_else`) has `else` between the two offsets. A function
-/// nested in a function sits in a local class, or is a macro call with a body that the
-/// grammar reads as a definition (`SCOPE(exit) { … };`): `offset` in its body puts a
-/// brace between the offsets, `offset` in its head reaches its `{` first.
-pub(crate) fn same_chain(text: &str, at: usize, chain: &[Enclosing], offset: usize) -> bool {
-    let Some(inner) = chain.first() else {
-        return false;
-    };
-    let range = &inner.range;
-    if offset <= range.start || offset >= range.end || at <= range.start || at >= range.end {
-        return false;
-    }
-    if !text.is_char_boundary(offset) || !text.is_char_boundary(at) {
-        return false;
-    }
-    let Some(inner_text) = text.get(range.clone()) else {
-        return false;
-    };
-    // A function template's range is its `template_declaration`, which holds more than
-    // the function: its parameter list.
-    if inner_text.starts_with("template") {
-        return false;
-    }
-    // Through the end of the word at the later offset: a construct may start right there.
-    let mut end = at.max(offset);
-    while text
-        .as_bytes()
-        .get(end)
-        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    {
-        end += 1;
-    }
-    // Every `?:` inside the innermost construct has its `?` inside it too: with one there,
-    // an offset may be in its condition (left out of the chain) and the other not.
-    if matches!(inner.kind, EnclosingKind::Conditional { .. }) || inner_text.contains('?') {
-        return false;
-    }
-    // A function nested without a keyword (`SCOPE(exit) { … };` parses as one): the two
-    // offsets must not be split by a brace, and the code at `offset` must reach the end of
-    // its statement before any `{`, quote or comment (it is not in the head of such a
-    // function), from a line without quotes or comments before it.
-    let (lo, hi) = (at.min(offset), at.max(offset));
-    if text[lo..hi].contains(['{', '}']) {
-        return false;
-    }
-    let line = &text[line_start(text, offset)..offset];
-    if line.contains(['"', '\'']) || line.contains("//") || line.contains("/*") {
-        return false;
-    }
-    let after = &text.as_bytes()[offset..];
-    let Some(statement_end) = after
-        .iter()
-        .enumerate()
-        .find(|&(i, &b)| {
-            matches!(b, b'{' | b'}' | b';' | b'"' | b'\'')
-                || (b == b'/' && matches!(after.get(i + 1), Some(b'/' | b'*')))
-        })
-        .filter(|&(_, &b)| b == b';' || b == b'}')
-        .map(|(i, _)| offset + i)
-    else {
-        return false;
-    };
-    // The words are read through the end of that statement: a function defined
-    // `= delete;` or `= default;` has no body and says so after its head.
-    let Some(between) = text.get(range.start + 1..end.max(statement_end)) else {
-        return false;
-    };
-    const WORDS: &[&str] = &[
-        "if", "for", "while", "do", "switch", "else", "struct", "class", "union", "template",
-        "delete", "default",
-    ];
-    // From just after the innermost construct's own first byte, which starts its keyword.
-    let b = between.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            if WORDS.contains(&&between[start..i]) {
-                return false;
-            }
-        } else if b[i].is_ascii_digit() {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    true
 }
 
 /// A diagnostic from a rule.
@@ -733,29 +602,6 @@ __global__ void k(float* out, const float* in, int n) {
 }
 __device__ float helper(float x) { return x > 0.0f ? x : -x; }
 "#;
-
-    /// Every offset's chain, asked in an order that gives each look-up many neighbours to
-    /// reuse, is the chain the syntax crate computes for it.
-    #[test]
-    fn shared_enclosing_chains_match_the_tree() {
-        let file = SourceFile::parse(NESTED);
-        let config = RulesConfig::default();
-        let arch = Arch::parse("sm_90").expect("sm_90");
-        let forward: Vec<usize> = (0..NESTED.len()).collect();
-        let backward: Vec<usize> = (0..NESTED.len()).rev().collect();
-        let strided: Vec<usize> = (0..7).flat_map(|s| (s..NESTED.len()).step_by(7)).collect();
-        for order in [forward, backward, strided] {
-            let ctx = RuleContext::new(&file, arch, knowledge(), &config);
-            for offset in order {
-                assert_eq!(
-                    ctx.enclosing(offset).to_vec(),
-                    file.enclosing(offset),
-                    "offset {offset}: {:?}",
-                    &NESTED[offset..(offset + 20).min(NESTED.len())]
-                );
-            }
-        }
-    }
 
     /// The word-by-word test of many names finds the same bodies as searching each body.
     #[test]
