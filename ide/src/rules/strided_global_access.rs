@@ -174,7 +174,11 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             " (a hint only: {FEW_LANES} lanes or fewer move little data)"
         ));
     }
-    if loop_fills {
+    if loop_fills && a.kind == AccessKind::Store {
+        message.push_str(
+            " (a hint only: the loop's next iterations write the rest of each sector, so L2 merges the partial writes and DRAM traffic stays what the data needs; the cost is the extra sector writes from the SM to L2)",
+        );
+    } else if loop_fills {
         message.push_str(
             " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
         );
@@ -329,22 +333,37 @@ fn loop_fills_gaps(
     shape: [Option<i64>; 3],
     stride: Option<i64>,
 ) -> bool {
-    let Some(stride) = stride else {
-        return false;
-    };
     let w = i64::from(width.bytes());
-    let needed = stride / w;
-    // A longer chunk spreads a warp's footprint over more lines than L1 keeps for it
-    // between iterations (32 lanes x 8 elements), and the strided cost is paid again.
-    if !(2..=MAX_CHUNK).contains(&needed) {
-        return false;
-    }
-    let Some((start, end, step)) = loop_var(offset) else {
-        return false;
-    };
-    if step.abs() != 1 {
-        return false;
-    }
+    // Each loop variable of the index with a unit step is tried alone, the others held
+    // at their start: in `C[(row + i) * N + col + j]` the inner `j` walks the chunk.
+    // With evenly spaced lanes the chunk is the gap between two lanes; otherwise (a 2-D
+    // tile of lanes) it is the loop's trip count.
+    loop_vars(offset)
+        .into_iter()
+        .any(|(name, start, end, step)| {
+            let trip = end.zip(start.eval(&|_| None)).map(|(e, s)| e - s);
+            let Some(needed) = stride.map(|d| d / w).or(trip) else {
+                return false;
+            };
+            // A longer chunk spreads a warp's footprint over more lines than L1 keeps
+            // for it between iterations (32 lanes x 8 elements), and the strided cost is
+            // paid again.
+            step.abs() == 1
+                && (2..=MAX_CHUNK).contains(&needed)
+                && chunk_filled(&frozen_except(offset, name), start, end, w, needed, shape)
+        })
+}
+
+/// Whether `needed` iterations of the one loop variable left moving in `offset` (which
+/// runs from `start` to `end`) touch few more sectors than the bytes they access.
+fn chunk_filled(
+    offset: &IndexExpr,
+    start: &IndexExpr,
+    end: Option<i64>,
+    w: i64,
+    needed: i64,
+    shape: [Option<i64>; 3],
+) -> bool {
     // The loop must run at least `needed` iterations when its bounds are known.
     if let (Some(e), Some(s)) = (end, start.eval(&|_| None)) {
         if e - s < needed {
@@ -378,17 +397,52 @@ fn loop_fills_gaps(
     (sectors_touched.len() as i64) < 2 * ((bytes + 31) / 32)
 }
 
-/// The start, end and step of the first loop variable in `e` with a constant step.
-fn loop_var(e: &IndexExpr) -> Option<(&IndexExpr, Option<i64>, i64)> {
+/// The loop variables in `e` with a constant step: name, start, end and step, each once.
+fn loop_vars(e: &IndexExpr) -> Vec<(&str, &IndexExpr, Option<i64>, i64)> {
+    fn walk<'e>(e: &'e IndexExpr, out: &mut Vec<(&'e str, &'e IndexExpr, Option<i64>, i64)>) {
+        match e {
+            IndexExpr::LoopVar {
+                name,
+                start,
+                end,
+                step: Some(step),
+            } => {
+                if !out.iter().any(|(n, ..)| n == name) {
+                    out.push((name, start, *end, *step));
+                }
+            }
+            IndexExpr::Binary(a, _, b) => {
+                walk(a, out);
+                walk(b, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
+/// `e` with every loop variable other than `name` held at its start (step 0).
+fn frozen_except(e: &IndexExpr, name: &str) -> IndexExpr {
     match e {
         IndexExpr::LoopVar {
+            name: n,
             start,
             end,
-            step: Some(step),
-            ..
-        } => Some((start, *end, *step)),
-        IndexExpr::Binary(a, _, b) => loop_var(a).or_else(|| loop_var(b)),
-        _ => None,
+            step,
+        } => IndexExpr::LoopVar {
+            name: n.clone(),
+            start: start.clone(),
+            end: *end,
+            step: if n == name { *step } else { Some(0) },
+        },
+        IndexExpr::Binary(a, op, b) => IndexExpr::Binary(
+            Box::new(frozen_except(a, name)),
+            *op,
+            Box::new(frozen_except(b, name)),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -566,8 +620,32 @@ __global__ void k(const float* in, float* out) {
      // ^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart;
     for (int j = 0; j < 4; ++j)
         out[t * 4 + j] = in[t * 4 + j];
-     // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations use the rest of each sector
+     // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations write the rest of each sector
                       // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`
+}
+"#,
+        );
+    }
+
+    /// A 2-D register tile's epilogue: the inner loop walks each thread's row of 8
+    /// elements while the outer one moves to the next row. The inner loop fills the
+    /// sectors, as in the 1-D chunk above; a chunk the inner loop leaves half empty
+    /// (8 elements apart, 4 written) still warns.
+    #[test]
+    fn the_inner_loop_of_a_register_tile_fills_the_chunk() {
+        check(
+            RULE,
+            r#"
+__global__ void epilogue(float* C, const float* acc, int N) {
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 8; ++j)
+            C[(blockIdx.y * 128 + ty * 8 + i) * N + blockIdx.x * 128 + tx * 8 + j] = acc[i * 8 + j];
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations write the rest of each sector, so L2 merges the partial writes
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 4; ++j)
+            C[(blockIdx.y * 128 + ty * 8 + i) * N + blockIdx.x * 128 + tx * 8 + j] = acc[i * 8 + j];
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `C`
 }
 "#,
         );
