@@ -406,10 +406,8 @@ fn loop_vars(e: &IndexExpr) -> Vec<(&str, &IndexExpr, Option<i64>, i64)> {
                 start,
                 end,
                 step: Some(step),
-            } => {
-                if !out.iter().any(|(n, ..)| n == name) {
-                    out.push((name, start, *end, *step));
-                }
+            } if !out.iter().any(|(n, ..)| n == name) => {
+                out.push((name, start, *end, *step));
             }
             IndexExpr::Binary(a, _, b) => {
                 walk(a, out);
