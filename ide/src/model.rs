@@ -521,7 +521,15 @@ fn merged_access(
     let window = all.get(lo..hi.max(lo)).unwrap_or_default();
     let near: Vec<(&SharedAccess, i64)> = window
         .iter()
-        .filter(|o| o.root == a.root && o.function.as_deref() == function)
+        // Only the accesses a merge could take (checked again below), before their
+        // offsets are split, which allocates.
+        .filter(|o| {
+            o.root == a.root
+                && o.function.as_deref() == function
+                && o.kind == a.kind
+                && o.width == a.width
+                && o.cast_type.is_none()
+        })
         .filter_map(|o| {
             let (oc, k) = split_constant(&o.byte_offset);
             Some((o, k)).filter(|_| oc == core)
