@@ -6,7 +6,7 @@
 use kernaut_syntax::TextRange;
 
 use crate::config::{RuleLevel, Severity};
-use crate::rules::RuleDiagnostic;
+use crate::diagnostic::RuleDiagnostic;
 
 /// One kernel (one template instantiation) as the compiler built it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

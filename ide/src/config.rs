@@ -111,25 +111,6 @@ const TOOL_KEYS: [&str; 6] = [
     "toolkit",
 ];
 
-impl KernautConfig {
-    /// What is wrong with a configuration that parsed: each `[rules]` key that names no
-    /// rule (it would silently configure nothing), with the closest id. Front ends show
-    /// these: `check` as errors, the language server as a message.
-    pub fn problems(&self) -> Vec<String> {
-        self.rules
-            .levels
-            .keys()
-            .filter(|id| !crate::rules::is_rule_id(id))
-            .map(|id| match crate::rules::closest_rule_id(id) {
-                Some(near) => format!("rules.\"{id}\": no such rule; did you mean \"{near}\"?"),
-                None => format!(
-                    "rules.\"{id}\": no such rule (`kernaut-lsp check --list-rules` lists them)"
-                ),
-            })
-            .collect()
-    }
-}
-
 /// Why a configuration could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -210,28 +191,6 @@ mod tests {
         assert_eq!(c.rules.level("ilp/over-unroll"), None);
         assert_eq!(c.registers, None);
         assert_eq!(parse_config("registers = 64").unwrap().registers, Some(64));
-    }
-
-    #[test]
-    fn unknown_rule_ids_are_problems_with_the_closest_id() {
-        let c = parse_config(
-            "[rules]\nbank-conflit = \"off\"\n\"ilp/over-unroll\" = \"hint\"\nl1-acess-mode = \"off\"\nzzz = \"off\"\n",
-        )
-        .unwrap();
-        assert_eq!(
-            c.problems(),
-            vec![
-                "rules.\"bank-conflit\": no such rule; did you mean \"bank-conflict\"?".to_string(),
-                "rules.\"l1-acess-mode\": no such rule; did you mean \"async-copy/l1-access-mode\"?"
-                    .to_string(),
-                "rules.\"zzz\": no such rule (`kernaut-lsp check --list-rules` lists them)"
-                    .to_string(),
-            ]
-        );
-        assert!(parse_config("[rules]\n\"resources/spills\" = \"off\"\n")
-            .unwrap()
-            .problems()
-            .is_empty());
     }
 
     #[test]

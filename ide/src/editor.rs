@@ -12,9 +12,9 @@ use kernaut_index::{Hit, SearchOptions};
 use kernaut_syntax::{SharedAccess, TextRange};
 
 use crate::analysis::{Analysis, Cancellable, FileId};
+use crate::diagnostic::{RuleDiagnostic, TextEdit};
 use crate::hover::HoverKind;
 use crate::reports::{BlockSource, OccupancyReport, RegsSource};
-use crate::rules::{RuleDiagnostic, TextEdit};
 
 /// The occupancy lens above one kernel.
 #[derive(Clone, Debug, PartialEq)]

@@ -22,9 +22,9 @@ use kernaut_syntax::{
 use kernaut_wiki::{parse_requires_sm, Page};
 
 use crate::analysis::{Analysis, FileId};
+use crate::diagnostic::RuleDiagnostic;
 use crate::knowledge::Knowledge;
 use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, RegsSource};
-use crate::rules::RuleDiagnostic;
 
 mod wiki;
 pub(crate) use wiki::{lookup, wiki_info};
@@ -589,5 +589,19 @@ fn symbol_hover(
         shared: None,
         bank: None,
         findings: Vec::new(),
+    }
+}
+
+use crate::analysis::Cancellable;
+
+/// The hover query of a snapshot, here with the feature it runs (so that `analysis`
+/// does not depend on the features).
+impl crate::analysis::Analysis {
+    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
+    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
+        let (path, _) = self.data(file)?;
+        self.query("hover", || {
+            crate::hover::hover(&self.for_path(path), path, offset)
+        })
     }
 }

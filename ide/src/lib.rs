@@ -5,16 +5,19 @@
 #![deny(missing_docs)]
 
 mod analysis;
+pub use analysis::includes;
 pub mod compiled;
 pub mod config;
+pub mod diagnostic;
 pub mod editor;
 pub mod hover;
-pub mod includes;
+
 pub mod instances;
 pub mod knowledge;
 mod line_index;
 pub mod lower;
 pub mod model;
+mod model_cache;
 pub mod reports;
 pub mod rules;
 pub mod source_text;

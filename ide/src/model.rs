@@ -110,9 +110,9 @@ impl<'a> Scope<'a> {
 /// default block of [`crate::AnalysisConfig::default`] and a cache of its own.
 #[derive(Default)]
 pub(crate) struct RuleModel<'a> {
-    host: Option<(&'a Analysis, &'a str)>,
-    cache: ReportCache,
-    lines: OnceLock<LineIndex>,
+    pub(crate) host: Option<(&'a Analysis, &'a str)>,
+    pub(crate) cache: ReportCache,
+    pub(crate) lines: OnceLock<LineIndex>,
 }
 
 impl std::fmt::Debug for RuleModel<'_> {
@@ -120,37 +120,6 @@ impl std::fmt::Debug for RuleModel<'_> {
         f.debug_struct("RuleModel")
             .field("path", &self.host.map(|(_, p)| p))
             .finish_non_exhaustive()
-    }
-}
-
-impl<'a> crate::rules::RuleContext<'a> {
-    /// The context with the model reading `analysis` (the host snapshot the file at
-    /// `path` belongs to).
-    pub(crate) fn in_host(mut self, analysis: &'a Analysis, path: &'a str) -> Self {
-        self.model.host = Some((analysis, path));
-        self
-    }
-
-    /// The model's scope for this file.
-    pub(crate) fn scope(&self) -> Scope<'_> {
-        match self.model.host {
-            Some((a, path)) => Scope {
-                path,
-                file: self.file,
-                host: Some(a),
-                default_block: a.config.default_block,
-                cache: &a.cache,
-                lines: None,
-            },
-            None => Scope {
-                path: "",
-                file: self.file,
-                host: None,
-                default_block: crate::AnalysisConfig::default().default_block,
-                cache: &self.model.cache,
-                lines: Some(&self.model.lines),
-            },
-        }
     }
 }
 
@@ -709,7 +678,7 @@ const GUARD_SAMPLES: [(i64, i64, i64); 3] = [(64, 0, 32), (1000, 1, 128), (4096,
 /// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
 /// `threadIdx.x < 8`, `tid % 32 < MMA_K` with `MMA_K` folded), the `else` branch taking
 /// the other lanes; one that cannot be evaluated still counts as limiting when it
-/// evidently leaves part of a warp idle (`rules::partial_warp`). `block` is the
+/// evidently leaves part of a warp idle ([`partial_warp`]). `block` is the
 /// block when known (warp 0 is lanes 0–31 of it; an unknown `blockDim.x` is taken to be
 /// a multiple of 32).
 pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -> ActiveLanes {
@@ -737,7 +706,7 @@ pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -
                 }
                 mask &= m;
             }
-            None if crate::rules::partial_warp(condition) => {
+            None if partial_warp(condition) => {
                 return ActiveLanes::Partial {
                     condition: condition.clone(),
                 }
@@ -1068,4 +1037,86 @@ impl BankAnalysis {
         ));
         md
     }
+}
+
+use crate::analysis::{Cancellable, FileId, KernelFacts};
+
+/// The kernel facts of a snapshot, here with the model that sums their shared bytes.
+impl crate::analysis::Analysis {
+    /// The kernels of a file, each with its launch sites (from every file), shared
+    /// declarations and attributes.
+    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+        let (path, _) = self.data(file)?;
+        self.query("kernel_facts", || self.kernel_facts_inner(path))
+    }
+
+    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
+        let Some(f) = self.file(path) else {
+            return Vec::new();
+        };
+        let facts = f.facts();
+        let files = self.sorted_files(path);
+        facts
+            .kernels
+            .iter()
+            .map(|k| {
+                let short = short_name(&k.name);
+                let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
+                let static_shared_bytes =
+                    crate::model::kernel_static_shared(facts, &k.name).exact();
+                let mut launches = Vec::new();
+                let mut attributes = Vec::new();
+                for &(p, data) in &files {
+                    let Some(id) = self.file_set.get(p) else {
+                        continue;
+                    };
+                    launches.extend(data.launches_named(short).map(|l| (id, l)));
+                    attributes.extend(
+                        data.attributes_named(short)
+                            .map(|a| (a.attribute.as_str(), a.value)),
+                    );
+                }
+                KernelFacts {
+                    function: k,
+                    launches,
+                    shared,
+                    static_shared_bytes,
+                    attributes,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether a thread-dependent condition evidently leaves only part of a warp active: an
+/// equality (`lane == 0`, `tid % 2 == 0`) or a bound below the warp size (`lane < 10`,
+/// `tid >= 16`).
+pub(crate) fn partial_warp(condition: &str) -> bool {
+    let c = condition;
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'=', Some(b'=')) | (b'!', Some(b'=')) => return true,
+            (b'<', Some(b'=')) | (b'>', Some(b'=')) => 2,
+            (b'<', _) | (b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let rest = c[i + op_len..].trim_start();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse::<i64>() {
+            if n > 0 && n < 32 {
+                return true;
+            }
+        }
+        i += op_len;
+    }
+    false
 }

@@ -6,16 +6,13 @@
 //! variables were held at their start value.
 
 use kernaut_syntax::short_name;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
-use kernaut_gpu::expr::WarpContext;
+use kernaut_gpu::banks::BankReport;
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::Arch;
 use kernaut_syntax::{BinOp, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, TextRange};
 
 use crate::analysis::{Analysis, FileId};
-use crate::lower::lower_index;
 use crate::model::Scope;
 
 /// Where a block size came from.
@@ -548,9 +545,6 @@ pub fn offset_in(facts: &FileFacts, access: &SharedAccess, inst: &Instantiation)
     }
 }
 
-/// Values tried for the uniforms of an index; the report stands only if they all agree.
-const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
-
 /// [`crate::model::bank`] for an access of the file at `path`.
 pub(crate) fn bank_report(
     analysis: &Analysis,
@@ -562,225 +556,7 @@ pub(crate) fn bank_report(
     crate::model::bank(&scope, all, access)
 }
 
-/// What the bank model needs of an access besides its byte offset: the report depends
-/// on nothing else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BankShape {
-    /// The bytes per lane.
-    pub(crate) width: Option<u64>,
-    /// Load or store.
-    pub(crate) kind: banks::AccessKind,
-    /// The block the lanes are laid out in.
-    pub(crate) block: [u32; 3],
-}
-
-/// The bank model's answer for one [`BankKey`].
-#[derive(Debug)]
-pub(crate) struct BankModel {
-    /// The byte offset lowered for the model, when it can be.
-    pub(crate) lowered: Option<LoweredText>,
-    /// The byte address each lane of warp 0 touches.
-    pub(crate) addresses: Vec<Option<i64>>,
-    pub(crate) result: Result<BankReport, BankFailure>,
-}
-
-/// A lowered index as reports show it.
-#[derive(Debug)]
-pub(crate) struct LoweredText {
-    pub(crate) text: String,
-    pub(crate) held_loops: Vec<(String, String)>,
-    pub(crate) uniforms: Vec<String>,
-}
-
-/// Why an access cannot be modelled.
-#[derive(Debug)]
-pub(crate) enum BankFailure {
-    /// The width is not known (the message names the array, which is not in the key).
-    ElementSizeUnknown,
-    /// Any other reason, as shown.
-    Other(String),
-}
-
-/// Runs the bank model on the byte offset `index`.
-fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
-    let mut out = BankModel {
-        lowered: None,
-        addresses: Vec::new(),
-        result: Err(BankFailure::Other(String::new())),
-    };
-    let lowered = match lower_index(index) {
-        Ok(l) => l,
-        Err(reason) => {
-            out.result = Err(BankFailure::Other(reason));
-            return out;
-        }
-    };
-    out.lowered = Some(LoweredText {
-        text: lowered.expr.to_string(),
-        held_loops: lowered.held_loops.clone(),
-        uniforms: lowered.uniforms.clone(),
-    });
-    let width = match key.width {
-        None => {
-            out.result = Err(BankFailure::ElementSizeUnknown);
-            return out;
-        }
-        Some(w) => match u32::try_from(w).ok().and_then(AccessWidth::from_bytes) {
-            Some(w) => w,
-            None => {
-                out.result = Err(BankFailure::Other(format!(
-                    "a {w}-byte access is not one shared-memory instruction (1, 2, 4, 8 or 16 bytes)"
-                )));
-                return out;
-            }
-        },
-    };
-    let mut ctx = WarpContext {
-        block: key.block,
-        warp: 0,
-        constants: lowered.constants.clone(),
-    };
-    let base = ctx.constants.len();
-    let mut run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
-        ctx.constants.truncate(base);
-        for u in &lowered.uniforms {
-            ctx.constants.push((u.clone(), uniform));
-        }
-        let values = lowered.expr.eval_warp(&ctx).map_err(|e| e.to_string())?;
-        let mut addresses = [None; banks::WARP_LANES];
-        for (lane, v) in values.iter().enumerate() {
-            if let Some(v) = v {
-                let a = u32::try_from(*v).map_err(|_| {
-                    format!("lane {lane}: the byte offset {v} is outside the buffer")
-                })?;
-                addresses[lane] = Some(a);
-            }
-        }
-        let report = banks::analyze(&WarpAccess {
-            addresses,
-            width,
-            kind: key.kind,
-        })
-        .map_err(|e| e.to_string())?;
-        Ok((values.to_vec(), report))
-    };
-    match run(0) {
-        Err(e) => out.result = Err(BankFailure::Other(e)),
-        Ok((addresses, report)) => {
-            out.addresses = addresses;
-            if !lowered.uniforms.is_empty() {
-                for t in UNIFORM_TRIALS {
-                    if let Ok((_, other)) = run(t) {
-                        if (other.conflict_degree, other.wavefronts)
-                            != (report.conflict_degree, report.wavefronts)
-                        {
-                            out.result = Err(BankFailure::Other(format!(
-                                "the conflicts depend on {}, which every lane shares but the file does not fix ({}-way at 0, {}-way at {t})",
-                                lowered
-                                    .uniforms
-                                    .iter()
-                                    .map(|u| format!("`{u}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
-                                report.conflict_degree,
-                                other.conflict_degree
-                            )));
-                            return out;
-                        }
-                    }
-                }
-            }
-            out.result = Ok(report);
-        }
-    }
-    out
-}
-
-/// The occupancy model's inputs, as a key (the model depends on nothing else).
-type OccupancyKey = (Arch, [u32; 4], [Option<u32>; 3]);
-
-/// The entries a [`ReportCache`] table holds before it starts again empty.
-const CACHE_ENTRIES: usize = 1 << 14;
-
-/// The bank and occupancy models' answers by their inputs. A host's snapshots share
-/// one, and it outlives edits: accesses and kernels an edit does not change (and
-/// repeated ones, such as the same index in several kernels) are modelled once.
-#[derive(Debug, Default)]
-pub(crate) struct ReportCache {
-    /// By byte offset, then by the rest of the inputs (an offset is nearly always
-    /// modelled with one shape; looking up by the offset alone needs no copy of it).
-    banks: Mutex<FxHashMap<IndexExpr, BankModels>>,
-    occupancy: Mutex<FxHashMap<OccupancyKey, Result<Occupancy, String>>>,
-}
-
-/// The models of one byte offset, by the rest of the inputs.
-type BankModels = Vec<(BankShape, Arc<BankModel>)>;
-
-pub(crate) use rustc_hash::{FxHashMap, FxHasher};
-
-/// Locks a cache table; a panic while it was held leaves it usable (every entry is
-/// inserted whole).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl ReportCache {
-    pub(crate) fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
-        let found = lock(&self.banks)
-            .get(index)
-            .and_then(|v| v.iter().find(|(s, _)| *s == shape).map(|(_, m)| m.clone()));
-        if let Some(m) = found {
-            return m;
-        }
-        // Run the model unlocked: it may panic, and other threads may read meanwhile.
-        let model = Arc::new(model_bank(index, shape));
-        let mut table = lock(&self.banks);
-        if table.len() >= CACHE_ENTRIES {
-            table.clear();
-        }
-        let shapes = table.entry(index.clone()).or_default();
-        if !shapes.iter().any(|(s, _)| *s == shape) {
-            shapes.push((shape, model.clone()));
-        }
-        model
-    }
-
-    pub(crate) fn occupancy(
-        &self,
-        arch: Arch,
-        input: &OccupancyInput,
-    ) -> Result<Occupancy, String> {
-        let OccupancyInput {
-            threads_per_block,
-            regs_per_thread,
-            static_smem,
-            dynamic_smem,
-            carveout,
-            launch_bounds_max_threads,
-            max_dynamic_smem,
-        } = *input;
-        let key = (
-            arch,
-            [
-                threads_per_block,
-                regs_per_thread,
-                static_smem,
-                dynamic_smem,
-            ],
-            [carveout, launch_bounds_max_threads, max_dynamic_smem],
-        );
-        if let Some(r) = lock(&self.occupancy).get(&key) {
-            return r.clone();
-        }
-        let result = occupancy(arch, input).map_err(|e| e.to_string());
-        let mut table = lock(&self.occupancy);
-        if table.len() >= CACHE_ENTRIES {
-            table.clear();
-        }
-        table.insert(key, result.clone());
-        result
-    }
-}
+pub(crate) use crate::model_cache::{BankFailure, BankModel, BankShape, FxHashMap, ReportCache};
 
 /// Copies whose destination is their first argument and whose size is the third.
 const ASYNC_COPIES: &[&str] = &["__pipeline_memcpy_async", "memcpy_async"];
@@ -878,5 +654,36 @@ void launch(float* out, int n) {
         host.apply_edit("/k.cu", at..at, "// edited\n");
         let edited = format!("{}// edited\n{}", &FILE[..at], &FILE[at..]);
         assert_eq!(reports(&host), fresh(&edited));
+    }
+}
+
+use crate::analysis::{guarded, Cancellable};
+
+/// The model queries of a snapshot, here with the reports they build.
+impl crate::analysis::Analysis {
+    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
+    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
+        let (path, _) = self.data(file)?;
+        self.query("occupancy", || {
+            crate::reports::occupancy_for(&self.for_path(path), path, kernel)
+        })
+    }
+
+    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
+    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
+        let (path, _) = self.data(file)?;
+        self.query("bank", || {
+            crate::reports::bank_report(&self.for_path(path), path, access)
+        })
+    }
+
+    /// The occupancy of `kernel` (defined in `path`), for features inside a query.
+    pub(crate) fn occupancy_at(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
+        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
+    }
+
+    /// The bank model of an access of `path`, for features inside a query.
+    pub(crate) fn bank_at(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
+        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
     }
 }

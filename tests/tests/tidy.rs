@@ -286,28 +286,26 @@ fn syntax_modules_form_no_new_circle() {
     );
 }
 
-/// The modules of `ide` that still use each other in a circle: the snapshot
-/// (`analysis`) runs the features (`hover`, `rules`), and the features read the snapshot
-/// (the model's scope holds the `Analysis` for other files' launches). ARCHITECTURE.md
-/// ("Module order in `ide`") says how to break it. The group may only shrink.
-const IDE_CIRCLE: [&str; 9] = [
-    "analysis",
-    "compiled",
-    "config",
-    "hover",
-    "includes",
-    "instances",
-    "model",
-    "reports",
-    "rules",
-];
+/// The modules of `ide` that still use each other in a circle: the model, the reports
+/// built on it and the template instantiations both read (ARCHITECTURE.md, "Module
+/// order in `ide`", says how to break it). The group may only shrink.
+const IDE_CIRCLE: [&str; 3] = ["instances", "model", "reports"];
 
 #[test]
 fn ide_module_circle_only_shrinks() {
     let uses = module_uses("ide");
     // The parser sees folder modules and the edges this test is about.
-    assert!(uses["analysis"].contains("rules"), "{uses:?}");
-    assert!(uses["model"].contains("analysis"), "{uses:?}");
+    assert!(uses["rules"].contains("analysis"), "{uses:?}");
+    assert!(uses["model"].contains("reports"), "{uses:?}");
+    // The host and its snapshots sit below every feature: the features add their
+    // queries to `Analysis` in their own modules (`impl Analysis` in hover, rules,
+    // reports and model).
+    for feature in ["hover", "rules", "model", "reports", "instances", "editor"] {
+        assert!(
+            !uses["analysis"].contains(feature),
+            "analysis uses {feature}: {uses:?}"
+        );
+    }
     for circle in circles(&uses) {
         assert!(
             circle.iter().all(|m| IDE_CIRCLE.contains(&m.as_str())),

@@ -10,31 +10,31 @@ use kernaut_syntax::{
 use rustc_hash::FxBuildHasher;
 
 use super::*;
+use crate::diagnostic::RuleDiagnostic;
 use crate::line_index::{floor_char_boundary, LineIndex};
-use crate::rules::RuleDiagnostic;
 
 /// One file: the parsed source and what is computed from it on first use.
 #[derive(Clone, Debug)]
 pub(crate) struct FileData {
     pub(crate) source: SourceFile,
-    pub(super) accesses: OnceLock<Vec<SharedAccess>>,
+    pub(crate) accesses: OnceLock<Vec<SharedAccess>>,
     /// The byte offset where each line starts; carried across edits (see
     /// [`spliced_line_starts`]) once built.
-    pub(super) line_starts: OnceLock<Vec<usize>>,
-    pub(super) line_index: OnceLock<Arc<LineIndex>>,
-    pub(super) index: OnceLock<FileIndex>,
+    pub(crate) line_starts: OnceLock<Vec<usize>>,
+    pub(crate) line_index: OnceLock<Arc<LineIndex>>,
+    pub(crate) index: OnceLock<FileIndex>,
     /// The rules' diagnostics of this version of the file, for one configuration: hover
     /// and [`Analysis::diagnostics`] share one run.
-    pub(super) diagnostics: DiagnosticsCache,
+    pub(crate) diagnostics: DiagnosticsCache,
     /// Why the parse failed (a bug in the parser), reported by every query on the file.
-    pub(super) failure: Option<String>,
+    pub(crate) failure: Option<String>,
 }
 
 /// The last run of the rules on one version of a file, with what it depended on
 /// besides the text. A clone starts empty (a cloned file is about to change).
 #[derive(Debug, Default)]
-pub(super) struct DiagnosticsCache(
-    pub(super) Mutex<Option<(DiagnosticsKey, Arc<Vec<RuleDiagnostic>>)>>,
+pub(crate) struct DiagnosticsCache(
+    pub(crate) Mutex<Option<(DiagnosticsKey, Arc<Vec<RuleDiagnostic>>)>>,
 );
 
 impl Clone for DiagnosticsCache {
@@ -46,12 +46,12 @@ impl Clone for DiagnosticsCache {
 /// What a file's diagnostics depend on besides its text: the file's configuration,
 /// the wiki and the compiled facts (by identity).
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct DiagnosticsKey {
-    pub(super) config: FileConfig,
-    pub(super) knowledge: usize,
-    pub(super) compiled: usize,
+pub(crate) struct DiagnosticsKey {
+    pub(crate) config: FileConfig,
+    pub(crate) knowledge: usize,
+    pub(crate) compiled: usize,
     /// [`Analysis::launch_fingerprint`]: the rules' model reads launches in every file.
-    pub(super) launches: u64,
+    pub(crate) launches: u64,
 }
 
 /// Look-up tables over a file's facts, by function or kernel name.
@@ -96,7 +96,7 @@ impl NameTable {
 }
 
 impl FileData {
-    pub(super) fn new(source: SourceFile, failure: Option<String>) -> FileData {
+    pub(crate) fn new(source: SourceFile, failure: Option<String>) -> FileData {
         FileData {
             source,
             accesses: OnceLock::new(),
@@ -137,7 +137,7 @@ impl FileData {
         &self.accesses
     }
 
-    pub(super) fn index(&self) -> &FileIndex {
+    pub(crate) fn index(&self) -> &FileIndex {
         self.index.get_or_init(|| {
             let facts = self.facts();
             FileIndex {
@@ -181,7 +181,7 @@ impl FileData {
 
     /// The `cudaFuncSetAttribute` calls naming a kernel whose name without namespaces
     /// is `short`, in document order.
-    pub(super) fn attributes_named<'a>(
+    pub(crate) fn attributes_named<'a>(
         &'a self,
         short: &'a str,
     ) -> impl Iterator<Item = &'a FuncAttributeCall> {
@@ -195,7 +195,7 @@ impl FileData {
 }
 
 /// The byte offset where each line of `text` starts.
-pub(super) fn line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::with_capacity(text.len() / 32 + 1);
     starts.push(0);
     starts.extend(
@@ -211,7 +211,7 @@ pub(super) fn line_starts(text: &str) -> Vec<usize> {
 /// those of `old`: the starts before the edit are kept, those after it shifted, and only
 /// the inserted text is scanned. `None` when `new` is not that splice (the caller then
 /// scans `new` on first use).
-pub(super) fn spliced_line_starts(
+pub(crate) fn spliced_line_starts(
     starts: &[usize],
     old: &str,
     new: &str,

@@ -16,7 +16,7 @@ use crate::compiled::CompiledFacts;
 use crate::config::KernautConfig;
 use crate::knowledge::{Knowledge, KnowledgeError};
 use crate::line_index::floor_char_boundary;
-use crate::reports::ReportCache;
+use crate::model_cache::ReportCache;
 
 /// The mutable side: files, configuration and the wiki. Hand out snapshots with
 /// [`AnalysisHost::analysis`] and change it with [`AnalysisHost::apply_change`].
@@ -146,7 +146,7 @@ impl AnalysisHost {
                 }
             }
         }
-        crate::includes::refresh_preludes(&mut self.files);
+        super::includes::refresh_preludes(&mut self.files);
     }
 
     fn put(&mut self, id: FileId, data: FileData) {

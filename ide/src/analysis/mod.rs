@@ -28,6 +28,7 @@
 mod change;
 mod file_data;
 mod host;
+pub mod includes;
 mod launches;
 mod snapshot;
 
@@ -40,7 +41,7 @@ use kernaut_wiki::WikiConfig;
 use crate::config::RulesConfig;
 
 pub use change::{Change, FileId, FileSet, ParsedFile};
-pub(crate) use file_data::FileData;
+pub(crate) use file_data::{DiagnosticsKey, FileData};
 pub use host::AnalysisHost;
 pub(crate) use kernaut_syntax::short_name;
 pub use snapshot::{Analysis, FileConfig, KernelFacts};

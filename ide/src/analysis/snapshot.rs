@@ -11,7 +11,6 @@ use kernaut_gpu::Arch;
 use kernaut_syntax::cancel::CancelToken;
 use kernaut_syntax::{
     FileFacts, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile, SymbolRef, SyntaxError,
-    TextRange,
 };
 use rustc_hash::FxHashMap;
 
@@ -19,11 +18,9 @@ use super::file_data::*;
 use super::*;
 use crate::compiled::{CompiledFacts, CompiledKernel};
 use crate::config::{KernautConfig, RulesConfig};
-use crate::hover::HoverResult;
 use crate::knowledge::Knowledge;
 use crate::line_index::LineIndex;
-use crate::reports::{BankAnalysis, OccupancyReport, ReportCache};
-use crate::rules::{RuleContext, RuleDiagnostic, RuleSettings};
+use crate::model_cache::ReportCache;
 
 /// A kernel and what the file says about how it runs, borrowed from the snapshot that
 /// found it (nothing is copied).
@@ -51,9 +48,9 @@ pub struct Analysis {
     pub(crate) config: Arc<AnalysisConfig>,
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<FxHashMap<String, Arc<FileData>>>,
-    pub(super) file_set: Arc<FileSet>,
+    pub(crate) file_set: Arc<FileSet>,
     pub(super) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
-    pub(super) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
+    pub(crate) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
     pub(crate) cache: Arc<ReportCache>,
     pub(super) revision: Arc<AtomicU64>,
     pub(super) at: u64,
@@ -123,7 +120,7 @@ impl Analysis {
 
     /// Runs a query under the snapshot's cancellation token, turning a cancellation and
     /// a panic into their errors.
-    fn query<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> Cancellable<T> {
+    pub(crate) fn query<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> Cancellable<T> {
         if self.is_cancelled() {
             return Err(QueryError::Cancelled);
         }
@@ -141,7 +138,7 @@ impl Analysis {
     }
 
     /// The path and data of a file, or why there is none.
-    fn data(&self, file: FileId) -> Cancellable<(&str, &FileData)> {
+    pub(crate) fn data(&self, file: FileId) -> Cancellable<(&str, &FileData)> {
         let path = self.file_set.path(file).ok_or(QueryError::UnknownFile)?;
         let (path, data) = self
             .files
@@ -200,7 +197,7 @@ impl Analysis {
 
     /// This snapshot with the configuration of `path`'s directory (itself when nothing
     /// differs).
-    fn for_path(&self, path: &str) -> std::borrow::Cow<'_, Analysis> {
+    pub(crate) fn for_path(&self, path: &str) -> std::borrow::Cow<'_, Analysis> {
         if self.dir_configs.is_empty() {
             return std::borrow::Cow::Borrowed(self);
         }
@@ -247,142 +244,10 @@ impl Analysis {
         self.query("symbol_at", || f.source.symbol_at(offset))
     }
 
-    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
-    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
-        let (path, _) = self.data(file)?;
-        self.query("hover", || {
-            crate::hover::hover(&self.for_path(path), path, offset)
-        })
-    }
-
-    /// The pitfall rules' diagnostics for a file, at the rule levels of its configuration
-    /// (none without a wiki: every rule cites it).
-    pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<RuleDiagnostic>> {
-        let (path, _) = self.data(file)?;
-        if self.knowledge().is_none() {
-            return Ok(Vec::new());
-        }
-        self.query("diagnostics", || {
-            self.diagnostics_at(path, true)
-                .map(|d| (*d).clone())
-                .unwrap_or_default()
-        })
-    }
-
-    /// The diagnostics of the file at `path`, for features inside a query: computed once
-    /// per version of the file and configuration, and shared with
-    /// [`Analysis::diagnostics`]. With `compute` false, only what is already computed
-    /// (`None` otherwise).
-    pub(crate) fn diagnostics_at(
-        &self,
-        path: &str,
-        compute: bool,
-    ) -> Option<Arc<Vec<RuleDiagnostic>>> {
-        let (path, f) = self.files.get_key_value(path)?;
-        if f.failure.is_some() {
-            return None;
-        }
-        let k = self.knowledge.as_ref()?;
-        let fc = self.config_for_path(path);
-        let compiled = self.compiled.get(path.as_str());
-        let key = DiagnosticsKey {
-            config: fc.clone(),
-            knowledge: Arc::as_ptr(k) as usize,
-            compiled: compiled.map_or(0, |c| Arc::as_ptr(c) as usize),
-            launches: self.launch_fingerprint(f),
-        };
-        {
-            let cached = f
-                .diagnostics
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some((k, d)) = cached.as_ref() {
-                if *k == key {
-                    return Some(d.clone());
-                }
-            }
-        }
-        if !compute {
-            return None;
-        }
-        // No lock is held while the rules run (they reach cancellation checkpoints).
-        let out = Arc::new(self.run_rules(path, f, k, &fc, compiled.map(|c| &**c)));
-        *f.diagnostics
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, out.clone()));
-        Some(out)
-    }
-
-    /// A hash of what the rules' model reads from other files for the file `f`: the
-    /// launches, in every file, of the kernels `f` defines (the model reads no other
-    /// launch), and the default block. Proportional to those launches, not to the number
-    /// of files: the index behind it is built once per revision.
-    fn launch_fingerprint(&self, f: &FileData) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = crate::reports::FxHasher::default();
-        self.config.default_block.hash(&mut h);
-        let kernels = f.facts().kernels.iter();
-        self.launch_index()
-            .fingerprint(kernels.map(|k| short_name(&k.name)))
-            .hash(&mut h);
-        h.finish()
-    }
-
     /// The launch index of this snapshot's revision, built on first use.
-    fn launch_index(&self) -> &LaunchIndex {
+    pub(crate) fn launch_index(&self) -> &LaunchIndex {
         self.launches
             .get_or_init(|| LaunchIndex::build(self.files.iter().map(|(p, f)| (p.as_str(), &**f))))
-    }
-
-    fn run_rules(
-        &self,
-        path: &str,
-        f: &FileData,
-        k: &Knowledge,
-        fc: &FileConfig,
-        compiled: Option<&CompiledFacts>,
-    ) -> Vec<RuleDiagnostic> {
-        let settings = RuleSettings {
-            arch: fc.arch,
-            arch_configured: fc.arch_configured,
-            levels: &fc.rules,
-        };
-        let ctx = RuleContext::with_settings(&f.source, k, settings)
-            .in_host(self, path)
-            .with_shared_accesses(f.accesses_slot());
-        let mut out = crate::rules::check(&ctx);
-        if let Some(compiled) = compiled {
-            let kernels: Vec<(String, TextRange, bool)> = f
-                .facts()
-                .kernels
-                .iter()
-                .map(|k| {
-                    (
-                        k.name.clone(),
-                        k.name_range.clone(),
-                        k.launch_bounds.is_some(),
-                    )
-                })
-                .collect();
-            out.extend(crate::compiled::spill_diagnostics(
-                compiled,
-                &kernels,
-                &fc.arch.to_string(),
-                fc.rules.level(crate::compiled::SPILLS_RULE),
-            ));
-            crate::compiled::check_l1_mode_against_sass(
-                compiled,
-                &f.facts().kernels,
-                &fc.arch.to_string(),
-                &mut out,
-            );
-            out.sort_by(|a, b| {
-                (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
-            });
-        }
-        out
     }
 
     /// What the compiler reported for a file, if a front end handed it over.
@@ -409,34 +274,11 @@ impl Analysis {
         self.query("file_facts", || f.facts())
     }
 
-    /// The kernels of a file, each with its launch sites (from every file), shared
-    /// declarations and attributes.
-    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
-        let (path, _) = self.data(file)?;
-        self.query("kernel_facts", || self.kernel_facts_inner(path))
-    }
-
     /// Every shared-memory access of a file, with its index lowered over the thread
     /// index, in document order.
     pub fn shared_accesses(&self, file: FileId) -> Cancellable<&[SharedAccess]> {
         let (_, f) = self.data(file)?;
         self.query("shared_accesses", || f.accesses())
-    }
-
-    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
-    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
-        let (path, _) = self.data(file)?;
-        self.query("occupancy", || {
-            crate::reports::occupancy_for(&self.for_path(path), path, kernel)
-        })
-    }
-
-    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
-    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
-        let (path, _) = self.data(file)?;
-        self.query("bank", || {
-            crate::reports::bank_report(&self.for_path(path), path, access)
-        })
     }
 
     pub(crate) fn file(&self, path: &str) -> Option<&FileData> {
@@ -446,53 +288,6 @@ impl Analysis {
     /// The text of the file at `path`.
     pub(crate) fn text_at(&self, path: &str) -> Option<&str> {
         self.file(path).map(|f| f.source.text())
-    }
-
-    /// The occupancy of `kernel` (defined in `path`), for features inside a query.
-    pub(crate) fn occupancy_at(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
-        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
-    }
-
-    /// The bank model of an access of `path`, for features inside a query.
-    pub(crate) fn bank_at(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
-        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
-    }
-
-    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
-        let Some(f) = self.file(path) else {
-            return Vec::new();
-        };
-        let facts = f.facts();
-        let files = self.sorted_files(path);
-        facts
-            .kernels
-            .iter()
-            .map(|k| {
-                let short = short_name(&k.name);
-                let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
-                let static_shared_bytes =
-                    crate::model::kernel_static_shared(facts, &k.name).exact();
-                let mut launches = Vec::new();
-                let mut attributes = Vec::new();
-                for &(p, data) in &files {
-                    let Some(id) = self.file_set.get(p) else {
-                        continue;
-                    };
-                    launches.extend(data.launches_named(short).map(|l| (id, l)));
-                    attributes.extend(
-                        data.attributes_named(short)
-                            .map(|a| (a.attribute.as_str(), a.value)),
-                    );
-                }
-                KernelFacts {
-                    function: k,
-                    launches,
-                    shared,
-                    static_shared_bytes,
-                    attributes,
-                }
-            })
-            .collect()
     }
 
     /// The files with `first` first, then the others by path.
@@ -536,6 +331,7 @@ impl Analysis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::RuleDiagnostic;
 
     #[test]
     fn a_panic_in_a_query_is_a_failure_not_an_empty_answer() {

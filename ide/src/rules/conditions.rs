@@ -3,39 +3,6 @@
 
 use super::*;
 
-/// Whether a thread-dependent condition evidently leaves only part of a warp active: an
-/// equality (`lane == 0`, `tid % 2 == 0`) or a bound below the warp size (`lane < 10`,
-/// `tid >= 16`).
-pub(crate) fn partial_warp(condition: &str) -> bool {
-    let c = condition;
-    let b = c.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let op_len = match (b[i], b.get(i + 1)) {
-            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
-                i += 2;
-                continue;
-            }
-            (b'=', Some(b'=')) | (b'!', Some(b'=')) => return true,
-            (b'<', Some(b'=')) | (b'>', Some(b'=')) => 2,
-            (b'<', _) | (b'>', _) => 1,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let rest = c[i + op_len..].trim_start();
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if let Ok(n) = digits.parse::<i64>() {
-            if n > 0 && n < 32 {
-                return true;
-            }
-        }
-        i += op_len;
-    }
-    false
-}
-
 /// Whether a thread-dependent condition is still the same for all lanes of a warp: it
 /// names a warp index, divides the thread index by the warp size, or compares it with `<`
 /// or `>=` against multiples of 32 only.

@@ -3,33 +3,6 @@
 
 use super::*;
 
-/// Replace `range` with `new_text`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TextEdit {
-    /// The byte range replaced (empty to insert).
-    pub range: TextRange,
-    /// The text put there.
-    pub new_text: String,
-}
-
-impl TextEdit {
-    /// Inserts `text` at `offset`.
-    pub fn insert(offset: usize, text: impl Into<String>) -> TextEdit {
-        TextEdit {
-            range: offset..offset,
-            new_text: text.into(),
-        }
-    }
-
-    /// Replaces `range` with `text`.
-    pub fn replace(range: TextRange, text: impl Into<String>) -> TextEdit {
-        TextEdit {
-            range,
-            new_text: text.into(),
-        }
-    }
-}
-
 /// Applies non-overlapping edits to `text`.
 pub fn apply_edits(text: &str, edits: &[TextEdit]) -> String {
     let mut edits: Vec<&TextEdit> = edits.iter().collect();

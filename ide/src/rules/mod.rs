@@ -37,6 +37,7 @@ use crate::Knowledge;
 use async_ops::AsyncFunction;
 
 mod arch_guards;
+mod host;
 mod ids;
 pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};
 
@@ -44,13 +45,12 @@ mod allow;
 pub(crate) use allow::{allowed_lines, allows, unknown_allow_ids};
 
 mod edit;
-pub use edit::{apply_edits, TextEdit};
+pub use crate::diagnostic::{Fix, RuleDiagnostic, TextEdit};
+pub use edit::apply_edits;
 pub(crate) use edit::{indent_at, line_start, statement_end};
 
 mod conditions;
-pub(crate) use conditions::{
-    arch_guarded_ranges, partial_warp, thread_dependent_branch, warp_uniform,
-};
+pub(crate) use conditions::{arch_guarded_ranges, thread_dependent_branch, warp_uniform};
 
 mod words;
 pub(crate) use words::{find_word, is_identifier};
@@ -368,37 +368,6 @@ impl<'a> RuleContext<'a> {
     pub fn text(&self) -> &'a str {
         self.file.text()
     }
-}
-
-/// A diagnostic from a rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleDiagnostic {
-    /// The rule id.
-    pub rule: &'static str,
-    /// How bad it is.
-    pub severity: Severity,
-    /// The byte range it covers.
-    pub range: TextRange,
-    /// What is wrong and why, in one line.
-    pub message: String,
-    /// The wiki section it cites, `id#anchor`.
-    pub wiki: String,
-    /// Edits that repair it.
-    pub fixes: Vec<Fix>,
-}
-
-/// A quick fix: a title and the edits that make it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fix {
-    /// What the fix does, for a menu.
-    pub title: String,
-    /// Whether `kernaut-lsp check --fix` may apply it unreviewed: the edit is mechanical
-    /// and cannot change what correct code computes (an unroll factor; the full mask of a
-    /// `_sync` intrinsic reached by the whole warp). Fixes that add barriers, move
-    /// commits, change numerics or layouts are for a person to apply.
-    pub safe: bool,
-    /// Non-overlapping edits to the file.
-    pub edits: Vec<TextEdit>,
 }
 
 /// Files of at least this many bytes have their rules run on several threads (on a

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use kernaut_syntax::{macro_definitions, quoted_includes, MacroDef, Prelude};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::analysis::FileData;
+use super::FileData;
 
 /// How many levels of includes are followed (a header of a header is level 2).
 pub const MAX_DEPTH: usize = 8;
