@@ -11,7 +11,7 @@
 
 use kernaut_syntax::{FileFacts, Function, SharedDecl, TemplateParam};
 
-use crate::reports::{launched_instantiations, Instantiation};
+use kernaut_syntax::{BinOp, IndexExpr, SharedAccess};
 
 /// `f` with its `__launch_bounds__` arguments folded again with `bound`.
 pub fn bind_function(facts: &FileFacts, f: &Function, bound: &[(String, i64)]) -> Function {
@@ -60,7 +60,7 @@ pub fn bind_shared(facts: &FileFacts, d: &SharedDecl, bound: &[(String, i64)]) -
 
 /// The static shared memory of `kernel` in the instantiation `bound`: the sum of its
 /// non-`extern` declarations, and the names of those whose size stays unknown (summed
-/// by [`crate::model::static_shared`], like every other total).
+/// by [`crate::shared_bytes::static_shared`], like every other total).
 pub fn static_shared(
     facts: &FileFacts,
     kernel: &str,
@@ -72,7 +72,7 @@ pub fn static_shared(
         .filter(|d| d.function.as_deref() == Some(kernel))
         .map(|d| bind_shared(facts, d, bound))
         .collect();
-    let s = crate::model::static_shared(&decls);
+    let s = crate::shared_bytes::static_shared(&decls);
     (s.bytes, s.unknown)
 }
 
@@ -175,5 +175,193 @@ pub fn shared_bytes(facts: &FileFacts, d: &SharedDecl) -> (Option<u64>, Option<I
     match inst {
         Some(i) => (bind_shared(facts, d, &i.bound).static_bytes, Some(i)),
         None => (d.static_bytes, None),
+    }
+}
+
+/// The template arguments the first launch of a kernel in the file binds, where they
+/// differ from the defaults the kernel's own text folds to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instantiation {
+    /// The bound parameters and their values, in parameter order; empty for the
+    /// defaults.
+    pub bound: Vec<(String, i64)>,
+    /// How many different instantiations of the kernel the file launches.
+    pub of: usize,
+}
+
+impl Instantiation {
+    /// `` `OFFSET = 4, BK = 16` ``, or `the template defaults`.
+    pub fn describe(&self) -> String {
+        if self.bound.is_empty() {
+            return "the template defaults".to_string();
+        }
+        let b = self
+            .bound
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("`{b}`")
+    }
+
+    /// Where a finding or a hover names the instantiation: `the instantiation the file
+    /// launches: `OFFSET = 4`` or `the worst of the 2 instantiations the file launches:
+    /// the template defaults`.
+    pub fn phrase(&self) -> String {
+        if self.of > 1 {
+            format!(
+                "the worst of the {} instantiations the file launches: {}",
+                self.of,
+                self.describe()
+            )
+        } else {
+            format!("the instantiation the file launches: {}", self.describe())
+        }
+    }
+}
+
+/// The instantiations of `kernel` that the file's launches make, in launch order, each
+/// once: the template arguments folded at each launch, kept where they differ from the
+/// defaults. Empty when the kernel has no template parameters, or every launch uses the
+/// defaults.
+pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantiation> {
+    let Some(f) = facts.kernel(kernel) else {
+        return Vec::new();
+    };
+    if f.template_params.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<Vec<(String, i64)>> = Vec::new();
+    for launch in facts.launches.iter().filter(|l| l.kernel == kernel) {
+        let args = launch
+            .template_args
+            .as_deref()
+            .map(kernaut_syntax::split_template_args)
+            .unwrap_or_default();
+        let mut bound = Vec::new();
+        for (p, a) in f.template_params.iter().zip(&args) {
+            if p.is_type {
+                continue;
+            }
+            // Inside a host function template, its parameters as its call binds them.
+            let Some(v) = facts.fold_text_with(a, launch.range.start, &launch.caller_bound) else {
+                continue;
+            };
+            if p.default_value != Some(v) {
+                bound.push((p.name.clone(), v));
+            }
+        }
+        if !out.contains(&bound) {
+            out.push(bound);
+        }
+    }
+    if out.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    let of = out.len();
+    out.into_iter()
+        .map(|bound| Instantiation { bound, of })
+        .collect()
+}
+
+/// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when
+/// the file never launches the kernel: the analysis then assumed the defaults.
+pub fn assumed_defaults(facts: &FileFacts, a: &SharedAccess) -> Option<String> {
+    let name = a.function.as_deref()?;
+    let f = facts.kernel(name)?;
+    if facts.launches.iter().any(|l| l.kernel == name) {
+        return None;
+    }
+    let defaults: Vec<String> = f
+        .template_params
+        .iter()
+        .filter(|p| !p.is_type)
+        .filter_map(|p| Some(format!("{} = {}", p.name, p.default_value?)))
+        .collect();
+    (!defaults.is_empty()).then(|| defaults.join(", "))
+}
+
+/// The byte offset of `access` in the instantiation `inst`: its constants folded again
+/// with the bound template arguments, and the rows of its array re-laid out where the
+/// dimensions depend on them (`s[BK][BM + OFFSET]`).
+pub fn instantiated_offset(
+    facts: &FileFacts,
+    access: &SharedAccess,
+    inst: &Instantiation,
+) -> IndexExpr {
+    let at = access.range.start;
+    let refold = |t: &str| facts.fold_text_with(t, at, &inst.bound);
+    let mut offset = access.byte_offset.rebind(&refold);
+    let Some(decl) = facts
+        .shared_named(&access.array, at)
+        .filter(|_| access.root == access.array)
+    else {
+        return offset;
+    };
+    let dims: Vec<Option<u64>> = decl
+        .dims_text
+        .iter()
+        .map(|t| {
+            facts
+                .fold_text_with(t, decl.range.start, &inst.bound)
+                .and_then(|v| u64::try_from(v).ok())
+        })
+        .collect();
+    if dims == decl.dims || access.indices.len() != dims.len() {
+        return offset;
+    }
+    let indices: Vec<IndexExpr> = access.indices.iter().map(|i| i.rebind(&refold)).collect();
+    let linear = |dims: &[Option<u64>]| -> Option<IndexExpr> {
+        let mut lin = IndexExpr::Int(0);
+        for (k, i) in indices.iter().enumerate() {
+            if k > 0 {
+                let d = i64::try_from((*dims.get(k)?)?).ok()?;
+                lin = IndexExpr::binary(lin, BinOp::Mul, IndexExpr::Int(d));
+            }
+            lin = IndexExpr::binary(lin, BinOp::Add, i.clone());
+        }
+        Some(lin)
+    };
+    let unknown = || {
+        IndexExpr::Unknown(format!(
+            "the dimensions of `{}` with {} are not known",
+            access.array,
+            inst.describe()
+        ))
+    };
+    let (Some(new), Some(elem)) = (
+        linear(&dims),
+        access.element_size.and_then(|e| i64::try_from(e).ok()),
+    ) else {
+        return unknown();
+    };
+    if access.cast_type.is_none() {
+        // No vector index on top: the new rows' flattening is the whole offset (the
+        // rows as the kernel's text folds them may not be known at all: `t[BM][BN]`).
+        return IndexExpr::binary(new, BinOp::Mul, IndexExpr::Int(elem));
+    }
+    let Some(old) = linear(&decl.dims) else {
+        return unknown();
+    };
+    // The offset as lowered holds the old rows' flattening with the vector index of the
+    // cast on top: move it to the new rows'.
+    offset = IndexExpr::binary(
+        offset,
+        BinOp::Add,
+        IndexExpr::binary(
+            IndexExpr::binary(new, BinOp::Sub, old),
+            BinOp::Mul,
+            IndexExpr::Int(elem),
+        ),
+    );
+    offset
+}
+
+/// The byte offset of `access` in `inst` (as lowered for the defaults).
+pub fn offset_in(facts: &FileFacts, access: &SharedAccess, inst: &Instantiation) -> IndexExpr {
+    if inst.bound.is_empty() {
+        access.byte_offset.clone()
+    } else {
+        instantiated_offset(facts, access, inst)
     }
 }

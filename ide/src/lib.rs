@@ -20,6 +20,7 @@ pub mod model;
 mod model_cache;
 pub mod reports;
 pub mod rules;
+mod shared_bytes;
 pub mod source_text;
 
 pub use analysis::{

@@ -24,12 +24,12 @@ use kernaut_syntax::{
 
 use std::sync::OnceLock;
 
+pub use crate::shared_bytes::{static_shared, StaticShared};
+
 use crate::analysis::Analysis;
+use crate::instances::{assumed_defaults, launched_instantiations, offset_in, Instantiation};
 use crate::line_index::{LineIndex, PositionEncoding};
-use crate::reports::{
-    assumed_defaults, async_copy_of, launched_instantiations, offset_in, BankAnalysis, BankFailure,
-    BankModel, BankShape, BlockSource, FxHashMap, ReportCache,
-};
+use crate::model_cache::{BankFailure, BankModel, BankShape, FxHashMap, ReportCache};
 
 /// What the model reads: the file, where to look for launches, the default block and
 /// the cache of model answers.
@@ -256,48 +256,6 @@ fn mentions(e: &IndexExpr, what: &dyn Fn(&IndexExpr) -> bool) -> bool {
             IndexExpr::LoopVar { start, .. } => mentions(start, what),
             _ => false,
         }
-}
-
-/// A kernel's static shared memory: the declarations in its body that are not
-/// `extern`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StaticShared {
-    /// The sizes known, added (saturating at `u64::MAX`).
-    pub bytes: u64,
-    /// The declarations whose size the file does not fix, by name; left out of `bytes`.
-    pub unknown: Vec<String>,
-}
-
-impl StaticShared {
-    /// The total, when every size is known.
-    pub fn exact(&self) -> Option<u64> {
-        self.unknown.is_empty().then_some(self.bytes)
-    }
-
-    /// `bytes` as a `u32` (saturating), for the occupancy model.
-    pub fn bytes_u32(&self) -> u32 {
-        u32::try_from(self.bytes).unwrap_or(u32::MAX)
-    }
-
-    fn add(&mut self, d: &SharedDecl) {
-        if d.is_extern {
-            return;
-        }
-        match d.static_bytes {
-            Some(b) => self.bytes = self.bytes.saturating_add(b),
-            None => self.unknown.push(d.name.clone()),
-        }
-    }
-}
-
-/// The static shared memory of the kernel whose declarations are `decls` (those of its
-/// body; `extern` ones are skipped).
-pub fn static_shared<'d>(decls: impl IntoIterator<Item = &'d SharedDecl>) -> StaticShared {
-    let mut s = StaticShared::default();
-    for d in decls {
-        s.add(d);
-    }
-    s
 }
 
 /// The static shared memory of `kernel` as it runs: for a template kernel the file
@@ -815,7 +773,7 @@ pub(crate) fn bank_with(
     // Each instantiation the file launches; the worst conflict stands (the first on a
     // tie).
     let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
-    let offset_of = |inst: Option<&crate::reports::Instantiation>| -> IndexExpr {
+    let offset_of = |inst: Option<&Instantiation>| -> IndexExpr {
         match (&merged, inst) {
             (Some((_, o)), _) => o.clone(),
             (None, Some(inst)) => offset_in(facts, access, inst),
@@ -1119,4 +1077,166 @@ pub(crate) fn partial_warp(condition: &str) -> bool {
         i += op_len;
     }
     false
+}
+
+/// Where a block size came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSource {
+    /// A launch `k<<<grid, block>>>` in `file` whose block the file determines.
+    Launch {
+        /// The file holding the launch (the snapshot's [`crate::Analysis::path`] names
+        /// it); `None` for a file checked outside a host.
+        file: Option<FileId>,
+        /// The range of the launch.
+        range: TextRange,
+        /// 1-based line of the launch.
+        line: u32,
+    },
+    /// The kernel's `__launch_bounds__` maximum (no launch with a known block was seen).
+    LaunchBounds,
+    /// [`crate::AnalysisConfig::default_block`] (no launch was seen).
+    Default,
+}
+
+/// The bank model run on one shared-memory access, for warp 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BankAnalysis {
+    /// The access.
+    pub access: SharedAccess,
+    /// The block size the lanes were laid out in.
+    pub block: [u32; 3],
+    /// Where the block size came from.
+    pub block_source: BlockSource,
+    /// Why the block is not certain (no launch gives it, the launches differ), when
+    /// it is not.
+    pub block_uncertain: Option<String>,
+    /// The other blocks the kernel may run with, and the conflict degree under each
+    /// (`None`: not modelled there).
+    pub other_blocks: Vec<([u32; 3], Option<u32>)>,
+    /// Whether the access is inside a branch only part of the warp takes
+    /// (`if (lane < 10)`).
+    pub partial_warp: bool,
+    /// The adjacent accesses ptxas merges this one with into one wide access.
+    pub merged: Option<crate::model::Merged>,
+    /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
+    pub lowered: Option<String>,
+    /// Loop variables held at their start value: (name, start).
+    pub held_loops: Vec<(String, String)>,
+    /// Values the warp shares that the file does not fix; the model tried several and
+    /// they did not change the result.
+    pub uniforms: Vec<String>,
+    /// The asynchronous copy whose destination the access is (`__pipeline_memcpy_async`),
+    /// when its size decided the width: the model then runs the copy's shared write.
+    pub copy: Option<String>,
+    /// The template arguments of the kernel's launched instantiation the offset was
+    /// evaluated with, when they differ from the defaults.
+    pub instantiation: Option<Instantiation>,
+    /// The template defaults assumed (`OFFSET = 0`) when the file never launches the
+    /// kernel.
+    pub assumed_defaults: Option<String>,
+    /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
+    pub width: Option<u64>,
+    /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
+    pub addresses: Vec<Option<i64>>,
+    /// The model's report, or why the access cannot be modelled.
+    pub result: Result<BankReport, String>,
+}
+
+/// Copies whose destination is their first argument and whose size is the third.
+const ASYNC_COPIES: &[&str] = &["__pipeline_memcpy_async", "memcpy_async"];
+
+/// The asynchronous copy that `access` (an address taken) is the destination of, and
+/// its size in bytes when the file fixes it at 4, 8 or 16.
+pub(crate) fn async_copy_of(file: &SourceFile, access: &SharedAccess) -> Option<(String, u64)> {
+    let calls = file.calls_in(access.range.start);
+    let call = calls
+        .iter()
+        .filter(|c| {
+            c.arg_ranges
+                .first()
+                .is_some_and(|r| r.start <= access.range.start && access.range.end <= r.end)
+        })
+        .min_by_key(|c| c.range.len())?;
+    let last = short_name(&call.callee);
+    if !ASYNC_COPIES.contains(&last) {
+        return None;
+    }
+    // `cuda::memcpy_async(group, dst, src, size, pipe)` takes the group first.
+    let size_arg = if call.args.len() >= 5 { 3 } else { 2 };
+    let size_text = call.args.get(size_arg)?;
+    let size_text = size_text
+        .strip_prefix("cuda::aligned_size_t<")
+        .and_then(|t| t.split('>').next())
+        .unwrap_or(size_text);
+    let size = file.facts().fold_text(size_text, call.range.start)?;
+    let size = u64::try_from(size)
+        .ok()
+        .filter(|s| matches!(s, 4 | 8 | 16))?;
+    Some((call.callee_text.clone(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{AnalysisConfig, AnalysisHost};
+
+    const FILE: &str = r#"
+#define TILE 32
+__global__ void a(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+__global__ void b(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+void launch(float* out, int n) {
+    a<<<1, dim3(32, 8)>>>(out, n);
+    b<<<1, dim3(8, 32)>>>(out, n);
+}
+"#;
+
+    /// Reports from the cache (a second call, and after an edit elsewhere) are those
+    /// a fresh host computes, and the block is part of what the cache tells apart.
+    #[test]
+    fn cached_reports_match_fresh_ones() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file("/k.cu", FILE);
+        let reports = |host: &AnalysisHost| {
+            let a = host.analysis();
+            let f = a.file_id("/k.cu").unwrap();
+            let banks: Vec<_> = a
+                .shared_accesses(f)
+                .unwrap()
+                .iter()
+                .map(|acc| a.bank(f, acc).unwrap())
+                .collect();
+            let occ: Vec<_> = ["a", "b"]
+                .iter()
+                .map(|k| a.occupancy(f, k).unwrap())
+                .collect();
+            (banks, occ)
+        };
+        let first = reports(&host);
+        assert_eq!(first.0.len(), 4);
+        assert_eq!(reports(&host), first);
+        let fresh = |text: &str| {
+            let mut h = AnalysisHost::new(AnalysisConfig::default());
+            h.set_file("/k.cu", text);
+            reports(&h)
+        };
+        assert_eq!(fresh(FILE), first);
+        // Same index, different blocks: different lanes.
+        let (x, y) = (first.0[0].as_ref().unwrap(), first.0[2].as_ref().unwrap());
+        assert_eq!(x.lowered, y.lowered);
+        assert_ne!(x.addresses, y.addresses);
+
+        let at = FILE.find("void launch").unwrap();
+        host.apply_edit("/k.cu", at..at, "// edited\n");
+        let edited = format!("{}// edited\n{}", &FILE[..at], &FILE[at..]);
+        assert_eq!(reports(&host), fresh(&edited));
+    }
 }
