@@ -170,3 +170,11 @@ impl<'a> RuleContext<'a> {
         }
     }
 }
+
+impl RuleContext<'_> {
+    /// The path of the file, as the host names it (`None` for a file checked outside a
+    /// host).
+    pub(crate) fn path(&self) -> Option<&str> {
+        self.model.host.map(|(_, p)| p)
+    }
+}

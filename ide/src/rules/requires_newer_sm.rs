@@ -17,7 +17,10 @@
 //! without an SM number) is trusted, as is a `..._SM90_ENABLED`-style macro for its SM. A
 //! `__device__` function whose every call in the file is guarded is guarded as its
 //! weakest call site. Functions and macros the file defines with the same name stay
-//! silent. Diagnostics cite the symbol's api page. Without a configured target
+//! silent. In a header (`.cuh`, `.h`, `.hpp`), a call inside a `__device__` function is a
+//! warning rather than an error: the header's functions are compiled only into the files
+//! that call them, where the guards around those calls are. Diagnostics cite the
+//! symbol's api page. Without a configured target
 //! (`--arch`, `arch` in `.kernaut.toml`) the rule is silent: code full of `wgmma` is
 //! written for sm_90a, and a default target would only flag every line of it.
 //!
@@ -149,9 +152,27 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     "`{symbol}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0` (`NV_IF_TARGET(NV_PROVIDES_SM_{major}{minor}, (...))`)",
                 ),
             };
+            // A `__device__` function of a header is compiled only into the files that
+            // call it, and the guard around those calls lives there: what the file
+            // alone shows is a warning.
+            let in_header_helper = in_header(ctx)
+                && ctx
+                    .facts
+                    .function_at(call.range.start)
+                    .is_some_and(|f| !f.is_kernel);
+            let (severity, message) = if in_header_helper {
+                (
+                    Severity::Warning,
+                    format!(
+                        "{message} (a warning: this `__device__` function is in a header, so it is compiled only into the files that call it, and it breaks the build there if a call reaches it on this target without a guard)"
+                    ),
+                )
+            } else {
+                (RULE.severity, message)
+            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity: RULE.severity,
+                severity,
                 range: call.callee_range.clone(),
                 message,
                 wiki: page.clone(),
@@ -159,6 +180,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
     }
+}
+
+/// Whether the file is a header (`.cuh`, `.h`, `.hpp`, `.hxx`, `.inl`), as the host
+/// names it; a file checked outside a host is not.
+fn in_header(ctx: &RuleContext) -> bool {
+    ctx.path().is_some_and(|p| {
+        let lower = p.to_ascii_lowercase();
+        [".cuh", ".h", ".hpp", ".hxx", ".inl"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+    })
 }
 
 /// Whether a guard of `level` keeps code that needs `needs` (`900` for sm_90) from the
