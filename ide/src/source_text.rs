@@ -36,6 +36,12 @@ impl Decoded {
     }
 }
 
+/// Whether a file is binary rather than text in some encoding: a NUL byte in its first
+/// 8 KiB, as git and grep decide (no C source holds one). Front ends skip such files.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
+
 /// Decodes `bytes` as UTF-8, lossily where they are not (a leading byte-order mark is
 /// dropped).
 pub fn decode(bytes: Vec<u8>) -> Decoded {

@@ -140,7 +140,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for path in &files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let shown = display_path(path);
-        if is_binary(&bytes) {
+        if kernaut_ide::source_text::is_binary(&bytes) {
             eprintln!("kernaut-lsp: note: {shown}: a binary file (it holds NUL bytes), skipped");
             continue;
         }
@@ -373,12 +373,6 @@ fn count(reports: &[FileReport], severity: Severity) -> usize {
         .flat_map(|r| &r.diagnostics)
         .filter(|d| d.severity == severity)
         .count()
-}
-
-/// Whether a file is binary rather than text in some encoding: a NUL byte in its first
-/// 8 KiB, as git and grep decide (no C source holds one).
-fn is_binary(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(8192)].contains(&0)
 }
 
 fn is_cuda(path: &Path) -> bool {

@@ -36,7 +36,7 @@ pub fn load(roots: &[(String, Arc<str>)], known: &HashMap<String, Arc<str>>) -> 
                 return t.clone();
             }
             let got = match std::fs::read(&key) {
-                Ok(bytes) if bytes[..bytes.len().min(8192)].contains(&0) => {
+                Ok(bytes) if source_text::is_binary(&bytes) => {
                     loaded.notes.push(format!(
                         "{key}: included from {root}, a binary file, skipped"
                     ));

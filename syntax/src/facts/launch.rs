@@ -284,7 +284,7 @@ fn fold_local(
 /// mention in a comment or a bitwise `x & name` also counts.
 fn mutated(body: &str, name: &str, declared: usize) -> bool {
     let bytes = body.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let is_ident = crate::util::is_ident_byte;
     for (i, _) in body.match_indices(name) {
         let end = i + name.len();
         if i == declared

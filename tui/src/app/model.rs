@@ -1260,7 +1260,7 @@ pub fn hover_at(
             return Some(root.clone());
         }
         let bytes = std::fs::read(p).ok()?;
-        if bytes[..bytes.len().min(8192)].contains(&0) {
+        if kernaut_ide::source_text::is_binary(&bytes) {
             return None;
         }
         Some(Arc::from(kernaut_ide::source_text::decode(bytes).text))
