@@ -125,38 +125,6 @@ fn parse_arch(text: &str) -> Option<Arch> {
     Arch::parse(text).ok()
 }
 
-/// Product names people type for `--arch`, and the compute capability each has.
-const PRODUCTS: &[(&str, &str)] = &[
-    ("b200", "sm_100"),
-    ("b100", "sm_100"),
-    ("gb200", "sm_100"),
-    ("h200", "sm_90"),
-    ("h100", "sm_90"),
-    ("h800", "sm_90"),
-    ("gh200", "sm_90"),
-    ("l40s", "sm_89"),
-    ("l40", "sm_89"),
-    ("l4", "sm_89"),
-    ("5090", "sm_120"),
-    ("5080", "sm_120"),
-    ("4090", "sm_89"),
-    ("4080", "sm_89"),
-    ("4070", "sm_89"),
-    ("a100", "sm_80"),
-    ("a800", "sm_80"),
-    ("a30", "sm_80"),
-    ("a10", "sm_86"),
-    ("a40", "sm_86"),
-    ("a6000", "sm_86"),
-    ("3090", "sm_86"),
-    ("3080", "sm_86"),
-    ("3070", "sm_86"),
-    ("t4", "sm_75"),
-    ("2080", "sm_75"),
-    ("v100", "sm_70"),
-    ("p100", "sm_60"),
-];
-
 /// An architecture as typed, with the product it was named by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArchChoice {
@@ -167,48 +135,13 @@ pub struct ArchChoice {
 
 impl ArchChoice {
     /// Parses `sm_90`, `9.0`, `90`, or a product name (`H200`, `h100`, `A100`, `4090`,
-    /// `RTX 4090`).
+    /// `RTX 4090`): the table is `kernaut-gpu`'s, as everywhere an architecture is read.
     pub fn parse(text: &str) -> Result<ArchChoice, String> {
-        let err = match Arch::parse(text) {
-            Ok(arch) => {
-                return Ok(ArchChoice {
-                    arch,
-                    product: None,
-                })
-            }
-            Err(e) => e,
-        };
-        let key: String = text
-            .to_ascii_lowercase()
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "nvidia" | "rtx" | "geforce" | "tesla" | "quadro"))
-            .collect::<Vec<_>>()
-            .join("");
-        let key = key.trim_start_matches("rtx").trim_end_matches("-sxm");
-        for (name, sm) in PRODUCTS {
-            if key == *name
-                || key
-                    .strip_prefix(name)
-                    .is_some_and(|r| r.starts_with(['-', 'p', 'n', 's']))
-            {
-                if let Some(arch) = parse_arch(sm) {
-                    return Ok(ArchChoice {
-                        arch,
-                        product: Some(name),
-                    });
-                }
-            }
-        }
-        if let kernaut_ide::gpu::arch::ArchError::Unknown { .. } = err {
-            return Err(err.to_string());
-        }
-        let names: Vec<&str> = PRODUCTS.iter().map(|(n, _)| *n).collect();
-        let hint = closest(key, names.iter().copied())
-            .map(|n| format!("; did you mean `{}`?", n.to_ascii_uppercase()))
-            .unwrap_or_default();
-        Err(format!(
-            "`{text}` is not an architecture (sm_90, 9.0, 90) or a known GPU (H200, A100, 4090){hint}"
-        ))
+        let arch = Arch::parse(text).map_err(|e| e.to_string())?;
+        Ok(ArchChoice {
+            arch,
+            product: kernaut_ide::gpu::target::product_name(text),
+        })
     }
 
     /// The architecture itself.
