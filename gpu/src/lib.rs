@@ -43,5 +43,5 @@ pub mod target;
 pub use arch::{Arch, ArchError, ArchLimits, ComputeCapability};
 pub use banks::{analyze, AccessKind, AccessWidth, BankError, BankReport, WarpAccess};
 pub use expr::{Expr, WarpContext};
-pub use target::{Target, TargetError, Variant};
 pub use occupancy::{occupancy, Occupancy, OccupancyError, OccupancyInput};
+pub use target::{Target, TargetError, Variant};

@@ -280,7 +280,10 @@ impl Target {
         let value = u64::from(self.cuda_arch());
         match self.variant {
             Variant::ArchSpecific => {
-                out.push((format!("__CUDA_ARCH_FEAT_SM{}{}_ALL", self.major, self.minor), 1));
+                out.push((
+                    format!("__CUDA_ARCH_FEAT_SM{}{}_ALL", self.major, self.minor),
+                    1,
+                ));
                 out.push(("__CUDA_ARCH_SPECIFIC__".to_string(), value));
                 out.push(("__CUDA_ARCH_FAMILY_SPECIFIC__".to_string(), value));
             }
@@ -428,7 +431,8 @@ mod tests {
             shown("H2000"),
             "error: `H2000` is not an architecture (sm_90, sm_90a, compute_90, 9.0, 90) or a known GPU (H200, A100, 4090); did you mean `H200`?"
         );
-        assert!(shown("sm_999").starts_with("error: `sm_999` names no CUDA architecture (known: sm_50,"));
+        assert!(shown("sm_999")
+            .starts_with("error: `sm_999` names no CUDA architecture (known: sm_50,"));
         assert!(shown("pizza").ends_with("4090)"));
     }
 
@@ -441,7 +445,10 @@ mod tests {
         assert!(!t("sm_100a").meets(9, 0, true));
         assert!(t("sm_103a").meets(10, 0, true));
         assert!(t("sm_100f").meets(10, 0, true));
-        assert_eq!(t("sm_90a").feature_macros()[0].0, "__CUDA_ARCH_FEAT_SM90_ALL");
+        assert_eq!(
+            t("sm_90a").feature_macros()[0].0,
+            "__CUDA_ARCH_FEAT_SM90_ALL"
+        );
         assert_eq!(t("sm_103a").arch(), None);
         assert_eq!(t("sm_90a").arch().unwrap().to_string(), "sm_90a");
     }

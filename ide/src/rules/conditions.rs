@@ -83,7 +83,7 @@ pub(crate) fn thread_dependent_branch(
 /// depends on the target architecture or the toolkit version (`__CUDA_ARCH__`,
 /// `CUTE_ARCH_MMA_SM90A_ENABLED`, `CUDART_VERSION`): code the author already guarded.
 pub(crate) fn arch_guarded_ranges(text: &str) -> Vec<TextRange> {
-    use super::arch_guards::mentions_arch;
+    use super::target_guards::mentions_arch;
     let mut out = Vec::new();
     // (start of the block, guarded)
     let mut stack: Vec<(usize, bool)> = Vec::new();

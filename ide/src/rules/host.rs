@@ -100,6 +100,9 @@ impl Analysis {
         let settings = RuleSettings {
             arch: fc.arch,
             arch_configured: fc.arch_configured,
+            targets: Some(&fc.targets),
+            defines: &fc.defines,
+            target_defines: &fc.target_defines,
             levels: &fc.rules,
         };
         let ctx = RuleContext::with_settings(&f.source, k, settings)
@@ -168,13 +171,5 @@ impl<'a> RuleContext<'a> {
                 lines: Some(&self.model.lines),
             },
         }
-    }
-}
-
-impl RuleContext<'_> {
-    /// The path of the file, as the host names it (`None` for a file checked outside a
-    /// host).
-    pub(crate) fn path(&self) -> Option<&str> {
-        self.model.host.map(|(_, p)| p)
     }
 }

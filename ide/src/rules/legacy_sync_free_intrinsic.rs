@@ -78,7 +78,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let mut guarded = arch_guarded_ranges(text);
-    guarded.extend(super::arch_guards::sm_dispatch_branches(text));
+    guarded.extend(super::target_guards::sm_dispatch_branches(text));
     let mut seen = HashSet::default();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
     let bodies = ctx.bodies_mentioning(&names);

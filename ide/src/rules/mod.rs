@@ -32,13 +32,13 @@ use kernaut_syntax::{
     CallSite, Enclosing, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange,
 };
 
-use crate::config::{RuleLevel, RulesConfig, Severity};
+use crate::config::{RuleLevel, RulesConfig, Severity, TargetSet};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
-mod arch_guards;
 mod host;
 mod ids;
+mod target_guards;
 pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};
 
 mod allow;
@@ -162,10 +162,16 @@ pub struct RuleContext<'a> {
     pub knowledge: &'a Knowledge,
     /// Per-rule levels.
     pub config: &'a RulesConfig,
-    /// Whether the user chose `arch` (`--arch`, `.kernaut.toml`, an editor setting) rather
-    /// than leaving the default; rules that compare the code with the target stay silent
-    /// on a default target.
+    /// Whether a setting or the build named the targets rather than leaving the assumed
+    /// `sm_90`; rules that compare the code with the target stay silent or give hints on
+    /// an assumed target.
     pub arch_configured: bool,
+    /// Every target the file is compiled for, and where they came from.
+    pub targets: std::borrow::Cow<'a, TargetSet>,
+    /// Macros the build defines for the file, as (name, body).
+    pub defines: &'a [(String, String)],
+    /// Macros the build defines for one target only.
+    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
     queries: Queries<'a>,
     /// Where the model reads launches, its default block and cache ([`crate::model`]).
     pub(crate) model: crate::model::RuleModel<'a>,
@@ -189,10 +195,22 @@ struct Queries<'a> {
 pub struct RuleSettings<'a> {
     /// The target architecture.
     pub arch: Arch,
-    /// Whether the user chose `arch` rather than leaving the default.
+    /// Whether a setting or the build named the targets.
     pub arch_configured: bool,
+    /// Every target of the file (`None`: `arch` alone, named by the user).
+    pub targets: Option<&'a TargetSet>,
+    /// Macros the build defines for the file.
+    pub defines: &'a [(String, String)],
+    /// Macros the build defines for one target only.
+    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
     /// Per-rule levels.
     pub levels: &'a RulesConfig,
+}
+
+/// The target set of a context built with one architecture the user chose.
+fn user_target(arch: Arch) -> TargetSet {
+    TargetSet::named(vec![kernaut_gpu::Target::of_arch(arch)], "")
+        .unwrap_or_else(TargetSet::assumed)
 }
 
 impl<'a> RuleContext<'a> {
@@ -209,6 +227,12 @@ impl<'a> RuleContext<'a> {
             knowledge,
             config: settings.levels,
             arch_configured: settings.arch_configured,
+            targets: match settings.targets {
+                Some(t) => std::borrow::Cow::Borrowed(t),
+                None => std::borrow::Cow::Owned(user_target(settings.arch)),
+            },
+            defines: settings.defines,
+            target_defines: settings.target_defines,
             queries: Queries::default(),
             model: crate::model::RuleModel::default(),
         }
@@ -228,6 +252,9 @@ impl<'a> RuleContext<'a> {
             knowledge,
             config,
             arch_configured: true,
+            targets: std::borrow::Cow::Owned(user_target(arch)),
+            defines: &[],
+            target_defines: &[],
             queries: Queries::default(),
             model: crate::model::RuleModel::default(),
         }
