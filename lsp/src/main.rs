@@ -7,10 +7,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod compile;
-mod config_file;
 mod convert;
 mod fix;
-mod includes;
 mod output;
 mod server;
 mod settings;

@@ -61,10 +61,7 @@ impl ProjectLoader {
         host: &mut AnalysisHost,
         paths: &[PathBuf],
     ) -> anyhow::Result<Vec<LoadedFile>> {
-        let mut change = Change::new();
-        let mut files = Vec::new();
-        let mut roots: Vec<(String, Arc<str>, Vec<String>)> = Vec::new();
-        let mut builds = Vec::new();
+        let mut sources = Vec::new();
         for path in paths {
             let bytes =
                 std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
@@ -88,27 +85,66 @@ impl ProjectLoader {
                 .unwrap_or_else(|_| path.clone())
                 .display()
                 .to_string();
-            if let Some((dir, config)) = self.dir_config(path)? {
-                change.set_dir_config(dir.display().to_string(), Some(config));
-            }
-            let build = self.file_build(path);
-            let id = host.file_id(&absolute);
-            change.set_file(id, decoded.text.clone());
-            roots.push((
-                absolute.clone(),
-                Arc::from(decoded.text.as_str()),
-                build.include_dirs.clone(),
-            ));
-            builds.push((absolute.clone(), build.clone()));
-            change.set_build(id, Some(build));
-            files.push(LoadedFile {
-                id,
+            sources.push(LoadedFile {
+                id: host.file_id(&absolute),
                 path: path.clone(),
                 absolute,
                 text: decoded.text,
                 lossy,
             });
         }
+        self.give(host, sources)
+    }
+
+    /// [`ProjectLoader::load`] for one text already read (an editor buffer, a file
+    /// `ktui` holds), named `key` in the host and found on disk at `path` (for its
+    /// `.kernaut.toml`, build and headers).
+    pub fn load_text(
+        &mut self,
+        host: &mut AnalysisHost,
+        key: &str,
+        path: &std::path::Path,
+        text: &str,
+    ) -> anyhow::Result<FileId> {
+        let file = LoadedFile {
+            id: host.file_id(key),
+            path: path.to_path_buf(),
+            absolute: path
+                .canonicalize()
+                .unwrap_or_else(|_| path.to_path_buf())
+                .display()
+                .to_string(),
+            text: text.to_string(),
+            lossy: false,
+        };
+        let id = file.id;
+        self.give(host, vec![file])?;
+        Ok(id)
+    }
+
+    fn give(
+        &mut self,
+        host: &mut AnalysisHost,
+        sources: Vec<LoadedFile>,
+    ) -> anyhow::Result<Vec<LoadedFile>> {
+        let mut change = Change::new();
+        let mut roots: Vec<(String, Arc<str>, Vec<String>)> = Vec::new();
+        let mut builds = Vec::new();
+        for f in &sources {
+            if let Some((dir, config)) = self.dir_config(&f.path)? {
+                change.set_dir_config(dir.display().to_string(), Some(config));
+            }
+            let build = self.file_build(&f.path);
+            change.set_file(f.id, f.text.clone());
+            roots.push((
+                f.absolute.clone(),
+                Arc::from(f.text.as_str()),
+                build.include_dirs.clone(),
+            ));
+            builds.push((f.absolute.clone(), build.clone()));
+            change.set_build(f.id, Some(build));
+        }
+        let files = sources;
         let known: std::collections::HashMap<String, Arc<str>> = roots
             .iter()
             .map(|(p, t, _)| (kernaut_ide::includes::normalize_path(p), t.clone()))

@@ -113,9 +113,9 @@ pub fn view(s: &State, f: &mut Frame) {
         Screen::File(fs) => (
             fs.ws.path().to_string(),
             if fs.ws.diagnostics_pending() {
-                format!("rules running… · {}", fs.ws.arch().describe())
+                format!("rules running… · {}", fs.ws.targets().describe())
             } else {
-                fs.ws.arch().describe()
+                fs.ws.targets().describe()
             },
         ),
     };
