@@ -117,6 +117,17 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
             ));
         }
     }
+    if let Some(id) = analysis.file_id(path) {
+        let targets = analysis.file_config(id).targets;
+        md.push_str(&if targets.assumed {
+            format!(
+                "\nTargets: {} (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).\n",
+                targets.names()
+            )
+        } else {
+            format!("\nTargets: {}.\n", targets.describe())
+        });
+    }
     if let Some(o) = &occ {
         md.push('\n');
         md.push_str(&occupancy_markdown(analysis, o, path));

@@ -1111,12 +1111,16 @@ impl Workspace {
                         BlockSource::LaunchBounds => "block from __launch_bounds__".to_string(),
                         BlockSource::Default => "block: no launch seen, default".to_string(),
                     });
+                    // The same source names as the hover and `ktui explain --json`.
                     sources.push(match o.regs_source {
                         RegsSource::LaunchBounds { .. } => {
                             "registers: __launch_bounds__ limit".to_string()
                         }
                         RegsSource::Default | RegsSource::Project | RegsSource::Comment => {
-                            "registers: assumed (ptxas knows)".to_string()
+                            format!(
+                                "registers: from {} (assumed until ptxas reports)",
+                                o.regs_source.label()
+                            )
                         }
                         RegsSource::Compiler => "registers: as ptxas reported".to_string(),
                     });
