@@ -73,7 +73,12 @@ fn check(setup: Setup, path: &str, text: &str, expect: Expect) {
         .filter(|d| d.rule == RULE)
         .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
         .collect();
-    expect.assert_eq(&(got.join("\n") + "\n"));
+    let shown = if got.is_empty() {
+        "(none)\n".to_string()
+    } else {
+        got.join("\n") + "\n"
+    };
+    expect.assert_eq(&shown);
 }
 
 #[test]
@@ -83,16 +88,16 @@ fn helpers_no_kernel_reaches_are_silent_in_headers_and_sources() {
         "/p/tile.cuh",
         HELPER,
         expect![[r#"
-
-    "#]],
+            (none)
+        "#]],
     );
     check(
         user("sm_80"),
         "/p/tile.cu",
         HELPER,
         expect![[r#"
-
-    "#]],
+            (none)
+        "#]],
     );
 }
 
@@ -227,7 +232,7 @@ fn the_setting_wins_over_kernaut_toml_which_wins_over_the_build() {
         "/p/k.cu",
         WGMMA,
         expect![[r#"
-
-    "#]],
+            (none)
+        "#]],
     );
 }

@@ -880,7 +880,12 @@ fn spawn_diagnostics(
 }
 
 /// The commands the server executes.
-pub const COMMANDS: [&str; 3] = ["kernaut.search", "kernaut.showPage", "kernaut.symbolPage"];
+pub const COMMANDS: [&str; 4] = [
+    "kernaut.search",
+    "kernaut.showPage",
+    "kernaut.symbolPage",
+    "kernaut.doctor",
+];
 
 impl LanguageServer for Server {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
@@ -1334,6 +1339,35 @@ impl LanguageServer for Server {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        if params.command == "kernaut.doctor" {
+            // What the server uses for the workspace, and why (reads the disk and asks
+            // the toolkit its version: off the request thread).
+            let (folder, options) = {
+                let s = lock(&self.state);
+                let folder = params
+                    .arguments
+                    .first()
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from)
+                    .or_else(|| s.root.clone())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                let options = kernaut_project::doctor::Options {
+                    nvcc: s.settings.nvcc.clone(),
+                    wiki: Some(wiki_config(&s.settings)),
+                    encoding: Some(format!("{:?}", s.encoding)),
+                    files: 8,
+                };
+                (folder, options)
+            };
+            let report = tokio::task::spawn_blocking(move || {
+                kernaut_project::doctor::examine(&folder, &options)
+            })
+            .await
+            .map_err(|e| internal(format!("kernaut.doctor: {e}")))?;
+            return Ok(Some(
+                json!({"markdown": report.markdown(), "text": report.text()}),
+            ));
+        }
         match catch_unwind(AssertUnwindSafe(|| {
             self.execute(&params.command, &params.arguments)
         })) {

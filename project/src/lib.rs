@@ -23,6 +23,7 @@
 
 pub mod build_files;
 pub mod compiled;
+pub mod doctor;
 mod loader;
 
 use std::path::PathBuf;

@@ -152,7 +152,7 @@ impl ProjectLoader {
         }
         for key in &config.ignored_tool_keys {
             self.note(format!(
-                "{}: `{key}` is ignored: a workspace file never chooses which compiler runs; set it in your editor or CUDA_HOME",
+                "{}: `{key}` is ignored: a workspace file never chooses which compiler runs; set `kernaut.nvcc` in your editor, or CUDA_HOME",
                 path.display()
             ));
         }
@@ -471,7 +471,24 @@ pub fn read_includes(
             read.insert(key, got.clone());
             got
         };
-        include_closure_in(root, dirs, &mut text_of);
+        let found = include_closure_in(root, dirs, &mut text_of);
+        // An include found next to no file and in no include folder is said once.
+        for (file, text) in std::iter::once((root.clone(), text.clone())).chain(found) {
+            for inc in kernaut_ide::syntax::quoted_includes(&text) {
+                let mut candidates =
+                    std::iter::once(kernaut_ide::includes::include_path(&file, &inc.name)).chain(
+                        dirs.iter().map(|d| {
+                            normalize_path(&format!("{}/{}", d.trim_end_matches('/'), inc.name))
+                        }),
+                    );
+                let there = candidates
+                    .any(|c| known.contains_key(&c) || read.get(&c).is_some_and(Option::is_some));
+                let note = format!("{}: included from {file}, not found", inc.name);
+                if !there && !loaded.notes.contains(&note) {
+                    loaded.notes.push(note);
+                }
+            }
+        }
     }
     loaded
 }

@@ -177,14 +177,13 @@ fn tui() -> Facts {
     )
     .unwrap()
     .unwrap();
-    assert!(hover.markdown.contains(&format!("Targets: {}.", ws.targets().describe())));
+    assert!(hover
+        .markdown
+        .contains(&format!("Targets: {}.", ws.targets().describe())));
     Facts {
         targets: ws.targets().describe(),
         registers: format!("{} from {registers}", kernel.found.regs),
-        occupancy: format!(
-            "{}",
-            (view.result.unwrap().occupancy * 100.0).round()
-        ),
+        occupancy: format!("{}", (view.result.unwrap().occupancy * 100.0).round()),
         findings,
     }
 }
@@ -219,18 +218,29 @@ fn server() -> Facts {
     };
     let root = format!("file://{}", project().display());
     let uri = format!("file://{}", source().display());
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "processId": null, "rootUri": root, "capabilities": {},
-        "initializationOptions": {"compile": false}}}));
+        "initializationOptions": {"compile": false}}}),
+    );
     send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text()}}}));
+    send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text()}}}),
+    );
     // The last diagnostics published for the file within a quiet second.
     let mut diagnostics: Option<Vec<Value>> = None;
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
-        match rx.recv_timeout(Duration::from_secs(if diagnostics.is_some() { 1 } else { 60 })) {
-            Ok(m) if m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri => {
+        match rx.recv_timeout(Duration::from_secs(if diagnostics.is_some() {
+            1
+        } else {
+            60
+        })) {
+            Ok(m)
+                if m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri =>
+            {
                 diagnostics = Some(m["params"]["diagnostics"].as_array().unwrap().clone());
             }
             Ok(m) if m.get("id").is_some() && m.get("method").is_some() => {
@@ -253,12 +263,17 @@ fn server() -> Facts {
         .collect();
     findings.sort();
     let line = line_of("__global__") - 1;
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": uri}, "position": {"line": line, "character": 17}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri}, "position": {"line": line, "character": 17}}}),
+    );
     let hover = loop {
         let m = rx.recv_timeout(Duration::from_secs(60)).expect("a hover");
         if m["id"] == 2 {
-            break m["result"]["contents"]["value"].as_str().unwrap().to_string();
+            break m["result"]["contents"]["value"]
+                .as_str()
+                .unwrap()
+                .to_string();
         }
     };
     send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
@@ -322,9 +337,15 @@ fn every_front_end_shows_the_same_facts() {
     // fence needs sm_90 and the build also targets sm_80.
     let read = line_of("= tile[threadIdx.x]");
     let fence = line_of("fence.proxy");
-    assert!(check.findings.contains(&(read, "bank-conflict".into())), "{:?}", check.findings);
     assert!(
-        check.findings.contains(&(fence, "arch/requires-newer-sm".into())),
+        check.findings.contains(&(read, "bank-conflict".into())),
+        "{:?}",
+        check.findings
+    );
+    assert!(
+        check
+            .findings
+            .contains(&(fence, "arch/requires-newer-sm".into())),
         "{:?}",
         check.findings
     );
