@@ -57,6 +57,7 @@ pub(crate) use words::{find_word, is_identifier};
 
 mod async_ops;
 mod bank_conflict;
+mod barriers;
 mod barrier_in_divergent_branch;
 mod bf16_explicit_packing;
 mod commit_in_divergent_branch;

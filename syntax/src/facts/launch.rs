@@ -544,6 +544,104 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
     vec![squash_ws(d)]
 }
 
+/// The uses of macro `def` in `text` outside `#` lines and line comments: where each
+/// starts, its arguments (none for an object-like macro) and where it ends.
+fn macro_uses(text: &str, def: &crate::MacroDef) -> Vec<(usize, Vec<String>, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(def.name.as_str()) {
+        let end = at + def.name.len();
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        if text[..at].ends_with(ident) || text[end..].starts_with(ident) {
+            continue;
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..at];
+        if line.trim_start().starts_with('#') || line.contains("//") {
+            continue;
+        }
+        match &def.params {
+            Some(_) => {
+                let Some(rest) = text[end..].trim_start().strip_prefix('(') else {
+                    continue;
+                };
+                let open = text.len() - rest.len();
+                let Some(close) = matching_paren(rest) else {
+                    continue;
+                };
+                out.push((at, split_args(&rest[..close]), open + close + 1));
+            }
+            None => out.push((at, Vec::new(), end)),
+        }
+    }
+    out
+}
+
+/// The `cudaFuncSetAttribute(k, attribute, value)` calls written in macros (the file's
+/// own and its headers'), as [`FuncAttributeCall`]s at each use of the macro, the use's
+/// arguments substituted for the parameters: `SET_SMEM(my_kernel, 64 * 1024);` with
+/// `#define SET_SMEM(k, n) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)`
+/// opts `my_kernel` in, as does a launch macro that raises the attribute before its
+/// `<<<>>>`.
+pub(crate) fn macro_func_attributes(file: &SourceFile, facts: &mut FileFacts) {
+    const CALL: &str = "cudaFuncSetAttribute";
+    let text = file.text();
+    let own = if text.contains("define") && text.contains(CALL) {
+        crate::macros::macro_definitions(text)
+    } else {
+        Vec::new()
+    };
+    let mut defs: Vec<&crate::MacroDef> = own.iter().filter(|m| m.body.contains(CALL)).collect();
+    if let Some(prelude) = &facts.prelude {
+        for m in &prelude.macros {
+            if m.body.contains(CALL) && !own.iter().any(|o| o.name == m.name) {
+                defs.push(m);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for def in defs {
+        // Each call in the body: its three arguments as written.
+        let calls: Vec<Vec<String>> = def
+            .body
+            .match_indices(CALL)
+            .filter_map(|(i, _)| {
+                let rest = def.body[i + CALL.len()..].trim_start().strip_prefix('(')?;
+                let args = split_args(&rest[..matching_paren(rest)?]);
+                (args.len() >= 3).then_some(args)
+            })
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        let params = def.params.clone().unwrap_or_default();
+        for (at, args, end) in macro_uses(text, def) {
+            for call in &calls {
+                let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
+                let k = sub(&call[0]);
+                let k = k
+                    .trim_start_matches('&')
+                    .trim_start_matches("(void*)")
+                    .trim_start_matches("(const void*)")
+                    .trim_start_matches('&')
+                    .trim();
+                let value_text = sub(&call[2]);
+                found.push(FuncAttributeCall {
+                    kernel: strip_template_args(k).trim().to_string(),
+                    attribute: sub(&call[1]),
+                    value: facts.env.fold(&from_text(&value_text), at),
+                    value_text,
+                    range: at..end,
+                });
+            }
+        }
+    }
+    if !found.is_empty() {
+        facts.func_attributes.extend(found);
+        facts.func_attributes.sort_by_key(|a| a.range.start);
+    }
+}
+
+
 /// Launches written inside the file's macros or its headers' (`#define LAUNCH(k, g, b)
 /// k<<<g, b>>>(…)`): each use of such a macro outside a directive is a [`LaunchSite`]
 /// whose kernel and dimensions are the body's with the call's arguments in place of the
@@ -576,30 +674,8 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
     }
     let mut found = Vec::new();
     for (def, l) in &launchers {
-        for (at, _) in text.match_indices(def.name.as_str()) {
-            let end = at + def.name.len();
+        for (at, args, range_end) in macro_uses(text, def) {
             let ident = |c: char| c.is_alphanumeric() || c == '_';
-            if text[..at].ends_with(ident) || text[end..].starts_with(ident) {
-                continue;
-            }
-            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-            let line = &text[line_start..at];
-            if line.trim_start().starts_with('#') || line.contains("//") {
-                continue;
-            }
-            let (args, range_end) = match &def.params {
-                Some(_) => {
-                    let Some(rest) = text[end..].trim_start().strip_prefix('(') else {
-                        continue;
-                    };
-                    let open = text.len() - rest.len();
-                    let Some(close) = matching_paren(rest) else {
-                        continue;
-                    };
-                    (split_args(&rest[..close]), open + close + 1)
-                }
-                None => (Vec::new(), end),
-            };
             let params = def.params.clone().unwrap_or_default();
             let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
             let kernel_text = sub(&l.kernel);
