@@ -134,8 +134,9 @@ impl SymbolTable {
             return Some((raw.to_string(), MatchKind::Exact));
         }
         // A qualified C++ name (`Mma::wgmma`, a user's method) never names a PTX
-        // instruction, whatever its last segment.
-        let cpp = raw.contains("::");
+        // instruction, whatever its last segment (a PTX name has dots:
+        // `fence.proxy.async.shared::cta`).
+        let cpp = raw.contains("::") && !raw.contains('.');
         let ptx = |k: &str| cpp && self.entries.get(k).is_some_and(|e| e.ptx);
         for candidate in candidates(raw) {
             if ptx(&candidate) {
