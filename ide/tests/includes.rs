@@ -409,7 +409,7 @@ void setup() {
         1,
         SMEM_RULE,
         expect![[r#"
-            12: Error `lonely<<<1, 128, 100 * 1024>>>(out)`: launch of `lonely` asks for 102400 bytes of dynamic shared memo
+            9: Error `lonely<<<1, 128, 100 * 1024>>>(out)`: launch of `lonely` asks for 102400 bytes of dynamic shared m
         "#]],
     );
 }
