@@ -33,7 +33,8 @@ pub struct SymbolMatch {
 struct Entry {
     api: Option<String>,
     related: BTreeSet<String>,
-    /// A PTX mnemonic (`wgmma`, `mma.sync`) of a page whose header is `ptx`.
+    /// A PTX mnemonic (`wgmma`, `mma.sync`) of a page whose header is `ptx`, not a C
+    /// intrinsic listed there (`__hfma2`).
     ptx: bool,
 }
 
@@ -64,7 +65,10 @@ impl SymbolTable {
                 let e = t.entries.entry(key.clone()).or_default();
                 if e.api.is_none() {
                     e.api = Some(page.id.clone());
-                    e.ptx = api.header.as_deref() == Some("ptx") && !key.contains("::");
+                    // A mnemonic has no `::` and no `_` (C intrinsics on a PTX page do).
+                    e.ptx = api.header.as_deref() == Some("ptx")
+                        && !key.contains("::")
+                        && !key.contains('_');
                 }
             }
         }
@@ -136,7 +140,7 @@ impl SymbolTable {
         // A qualified C++ name (`Mma::wgmma`, a user's method) never names a PTX
         // instruction, whatever its last segment (a PTX name has dots:
         // `fence.proxy.async.shared::cta`).
-        let cpp = raw.contains("::") && !raw.contains('.');
+        let cpp = raw.trim_start_matches("::").contains("::") && !raw.contains('.');
         let ptx = |k: &str| cpp && self.entries.get(k).is_some_and(|e| e.ptx);
         for candidate in candidates(raw) {
             if ptx(&candidate) {
