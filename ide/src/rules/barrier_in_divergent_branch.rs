@@ -405,6 +405,9 @@ __global__ void k(float* out, int n) {
         cg::coalesced_group active = cg::coalesced_threads();
         active.sync();
     }
+    cg::thread_group sixteen = cg::tiled_partition(block, 16);
+    if (threadIdx.x < 16) cg::sync(sixteen);
+    if (threadIdx.x < 8) cg::sync(sixteen);
 }
 "#,
             expect![[r#"
@@ -415,6 +418,7 @@ __global__ void k(float* out, int n) {
                 warning: `cg::sync(block)` inside `if (threadIdx.x < 128)`: threads of the block that skip the branch never reach the block barrier, so the block can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
                 warning: `grid.sync()` inside `if (blockIdx.x == 0)`: threads of the grid that skip the branch never reach the grid-wide barrier, so the grid can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
                 warning: `bar.sync 0;` inside `if (threadIdx.x < 128)`: threads of the block that skip the branch never reach the block barrier, so the block can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
+                warning: `cg::sync(sixteen)` inside `if (threadIdx.x < 8)`: threads of the tile that skip the branch never reach the tile barrier, so the tile can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
             "#]],
         );
     }

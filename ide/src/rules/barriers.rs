@@ -152,7 +152,8 @@ fn group_scope(
         return Some(BarrierScope::Tile(n));
     }
     if ty.contains("thread_block_tile") || r.contains("tiled_partition") {
-        return Some(BarrierScope::Tile(None));
+        let name = receiver.trim().rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+        return Some(BarrierScope::Tile(tile_size_of(ctx, name, at)));
     }
     if ty.contains("grid_group") || r.contains("this_grid()") {
         return Some(BarrierScope::Grid);
@@ -165,6 +166,10 @@ fn group_scope(
     }
     // A receiver of no known type: by the usual names only.
     let word = r.rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+    let name = receiver.trim().rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+    if let Some(n) = tile_size_of(ctx, name, at) {
+        return Some(BarrierScope::Tile(Some(n)));
+    }
     match word {
         "block" | "cta" | "tb" | "thread_block" => Some(BarrierScope::Block),
         "grid" => Some(BarrierScope::Grid),
@@ -172,6 +177,90 @@ fn group_scope(
         "tile" | "warp" | "tile32" | "warp_tile" => Some(BarrierScope::Tile(None)),
         _ => None,
     }
+}
+
+/// The size of the tile the variable `name` holds, from its initialiser before `at` in
+/// the function around it: `auto t = cg::tiled_partition<16>(block);` or
+/// `cg::thread_group t = cg::tiled_partition(block, 16);`.
+fn tile_size_of(ctx: &RuleContext, name: &str, at: usize) -> Option<u32> {
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    let f = ctx.facts.function_at(at)?;
+    let body = ctx.text().get(f.range.start..at)?;
+    let mut size = None;
+    let mut from = 0;
+    while let Some(i) = super::find_word(body, name, from) {
+        from = i + name.len();
+        let rest = body[from..].trim_start();
+        if !rest.starts_with(['=', '(', '{']) || rest.starts_with("==") {
+            continue;
+        }
+        let statement = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let Some(p) = statement.find("tiled_partition") else {
+            continue;
+        };
+        let after = statement[p + "tiled_partition".len()..].trim_start();
+        let written = if let Some(t) = after.strip_prefix('<') {
+            t.split('>').next()
+        } else if let Some(args) = after.strip_prefix('(') {
+            args.rsplit_once(')')
+                .map(|(a, _)| a)
+                .and_then(|a| a.split(',').nth(1))
+        } else {
+            None
+        };
+        size = written
+            .and_then(|w| ctx.facts.fold_text(w.trim(), at))
+            .and_then(|n| u32::try_from(n).ok());
+    }
+    size
+}
+
+/// Whether a thread-dependent condition is the same for all threads of each tile of
+/// `n` consecutive threads: it is warp-uniform, or compares the thread index with `<` or
+/// `>=` against multiples of `n` only (`idx < 16` for tiles of 16).
+fn tile_uniform(condition: &str, n: u32) -> bool {
+    if warp_uniform(condition) {
+        return true;
+    }
+    let c = condition.to_ascii_lowercase();
+    if n == 0 || c.contains("lane") || c.contains('%') || c.contains('&') {
+        return false;
+    }
+    let b = c.as_bytes();
+    let mut saw = false;
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'<' | b'>' | b'=' | b'!', Some(b'=')) => 2,
+            (b'<' | b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let op = &c[i..i + op_len];
+        let digits: String = c[i + op_len..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let ok = digits
+            .parse::<i64>()
+            .is_ok_and(|v| matches!(op, "<" | ">=") && v % i64::from(n) == 0);
+        if !ok {
+            return false;
+        }
+        saw = true;
+        i += op_len;
+    }
+    saw
 }
 
 /// Whether `__syncwarp(mask)` names every lane: no mask, or one that folds to all 32.
@@ -290,6 +379,7 @@ pub(crate) fn divergent_branch(
             BarrierScope::Grid | BarrierScope::Cluster => {
                 thread || super::find_word(condition, "blockIdx", 0).is_some()
             }
+            BarrierScope::Tile(Some(n)) if n < 32 => thread && !tile_uniform(condition, n),
             s if s.within_warp() => thread && !warp_uniform(condition),
             _ => thread,
         };
