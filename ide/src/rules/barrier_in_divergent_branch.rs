@@ -316,6 +316,39 @@ __device__ void stage(float* tile, const float* in, int mode, int n) {
     }
 
     #[test]
+    fn a_device_function_its_kernels_call_last() {
+        check(
+            RULE,
+            r#"
+__device__ void sort_tile(float* s, int len) {
+    if (threadIdx.x >= len) return;
+                         // ^^^^^^^ hint: `return` under `if (threadIdx.x >= len)` leaves this device function for some threads of the block before `__syncthreads()`, and its caller `sort`
+    s[threadIdx.x] *= 2.0f;
+    __syncthreads();
+    s[threadIdx.x] += s[len - 1 - threadIdx.x];
+}
+__device__ void stage(float* s, int len) {
+    if (threadIdx.x >= len) return;
+                         // ^^^^^^^ warning: `return` under `if (threadIdx.x >= len)` leaves this device function
+    s[threadIdx.x] *= 2.0f;
+    __syncthreads();
+}
+__global__ void sort(float* out, int len) {
+    __shared__ float s[256];
+    s[threadIdx.x] = out[threadIdx.x];
+    sort_tile(s, len);
+}
+__global__ void twice(float* out, int len) {
+    __shared__ float s[256];
+    stage(s, len);
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
     fn if_and_else_that_both_hold_the_barrier() {
         check(
             RULE,

@@ -33,10 +33,16 @@ pub(super) fn check(
         return;
     }
     let text = ctx.text();
-    let in_kernel = ctx
-        .facts
-        .function_at(flow.body.start)
-        .is_some_and(|f| f.is_kernel);
+    let function = ctx.facts.function_at(flow.body.start);
+    let in_kernel = function.is_some_and(|f| f.is_kernel);
+    // A device function whose callers (all kernels) meet no block barrier after the call:
+    // its early-returning threads go on to exit, as after a kernel `return`.
+    let mut ends_callers: Option<Option<String>> = None;
+    let mut callers_end = || {
+        ends_callers
+            .get_or_insert_with(|| function.and_then(|f| last_call_in_kernels(ctx, &f.name)))
+            .clone()
+    };
     for jump in &flow.jumps {
         let at = jump.range.start;
         // What the jump leaves: the loop of a `continue` or `break` (a `break` out of a
@@ -82,6 +88,13 @@ pub(super) fn check(
                     "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
                 ),
             ),
+            JumpKind::Return if callers_end().is_some() => (
+                Severity::Hint,
+                format!(
+                    "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it, and their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}",
+                    callers_end().unwrap_or_default()
+                ),
+            ),
             JumpKind::Return => (
                 RULE.severity,
                 format!(
@@ -110,4 +123,34 @@ pub(super) fn check(
             fixes: Vec::new(),
         });
     }
+}
+
+/// The kernels that call the device function `name`, where every call of it in the file
+/// is in a kernel whose control flow meets no block barrier after the call (joined with
+/// `, `); `None` otherwise, or where the file has no call.
+fn last_call_in_kernels(ctx: &RuleContext, name: &str) -> Option<String> {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    let calls = ctx.file.find_calls(short);
+    if calls.is_empty() {
+        return None;
+    }
+    let mut kernels: Vec<String> = Vec::new();
+    for call in &calls {
+        let caller = ctx.facts.function_at(call.range.start)?;
+        if !caller.is_kernel {
+            return None;
+        }
+        let flow = ctx.file.control_flow(call.range.start)?;
+        let barriers = super::super::barriers::barriers(ctx, &ctx.calls_in_body(flow.body.start));
+        let met = barriers.iter().any(|b| {
+            b.scope == BarrierScope::Block && flow.reaches_after(&call.range, b.range.start, None)
+        });
+        if met {
+            return None;
+        }
+        if !kernels.contains(&caller.name) {
+            kernels.push(caller.name.clone());
+        }
+    }
+    Some(kernels.join("`, `"))
 }
