@@ -559,14 +559,14 @@ fn loop_merged(
     }
     // The loop, and how far nvcc unrolls it.
     let chain = scope.file.enclosing(a.range.start);
-    let lp = chain.iter().find(|e| {
-        matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name)
-    })?;
-    let pragma = scope
-        .file
-        .unroll_pragmas()
-        .into_iter()
-        .find(|p| p.loop_range.as_ref().is_some_and(|r| r.start == lp.range.start));
+    let lp = chain
+        .iter()
+        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name))?;
+    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
+        p.loop_range
+            .as_ref()
+            .is_some_and(|r| r.start == lp.range.start)
+    });
     let unrolled = match pragma {
         Some(p) => match p.factor {
             None => trips,

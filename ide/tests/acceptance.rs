@@ -1060,9 +1060,21 @@ fn lookalikes_and_mma_shapes() {
         );
     }
     let shapes = [
-        ("mma.sync.aligned.m16n8k1|6", "mma.sync.aligned.m16n8k16", "sm_80"),
-        ("mma.sync.aligned.m16n8k|8", "mma.sync.aligned.m16n8k8", "sm_75"),
-        ("mma.sync.aligned.m8n8k|4", "mma.sync.aligned.m8n8k4", "sm_70"),
+        (
+            "mma.sync.aligned.m16n8k1|6",
+            "mma.sync.aligned.m16n8k16",
+            "sm_80",
+        ),
+        (
+            "mma.sync.aligned.m16n8k|8",
+            "mma.sync.aligned.m16n8k8",
+            "sm_75",
+        ),
+        (
+            "mma.sync.aligned.m8n8k|4",
+            "mma.sync.aligned.m8n8k4",
+            "sm_70",
+        ),
     ];
     for (needle, symbol, sm) in shapes {
         check(

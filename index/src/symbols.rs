@@ -274,7 +274,10 @@ x
         let found = |n: &str| t.lookup(n).map(|m| m.symbol);
         assert_eq!(found("Mma::wgmma"), None);
         assert_eq!(found("detail::Mma::WGMMA"), None);
-        assert_eq!(found("wgmma.fence.sync.aligned").as_deref(), Some("wgmma.fence"));
+        assert_eq!(
+            found("wgmma.fence.sync.aligned").as_deref(),
+            Some("wgmma.fence")
+        );
         assert_eq!(found("wgmma").as_deref(), Some("wgmma"));
         assert_eq!(
             found("cuda::ptx::wgmma_fence").as_deref(),

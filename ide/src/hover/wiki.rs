@@ -24,12 +24,14 @@ pub(crate) fn lookup(
         .find(|m| match &s.kind {
             SymbolKind::Identifier => {
                 // A call names a function: the user's own functions are looked up after
-                // the wiki, as before. Other plain names are checked against the file's
-                // declarations.
-                (s.is_call
-                    || !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start)))
-                    && !member_of_type(k, &m.symbol)
-                    && !(s.is_call && only_a_member_name(k, &m.symbol))
+                // the wiki, as before, but a free call never names a library type's
+                // member. Other plain names are checked against the file's declarations.
+                let named = if s.is_call {
+                    !only_a_member_name(k, &m.symbol)
+                } else {
+                    !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start))
+                };
+                named && !member_of_type(k, &m.symbol)
             }
             SymbolKind::Member { receiver_type, .. } => {
                 // `threadIdx.x` is documented with `threadIdx` itself.

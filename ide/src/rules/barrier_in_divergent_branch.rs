@@ -103,7 +103,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 /// number in each and every one passed by every thread that takes its branch: the threads
 /// of either side then arrive at a barrier of the scope as many times, and the barrier
 /// (one hardware barrier per scope, counted by arrivals) completes.
-fn balanced(flow: &ControlFlow, branch: &kernaut_syntax::TextRange, b: &Barrier, all: &[Barrier]) -> bool {
+fn balanced(
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+    b: &Barrier,
+    all: &[Barrier],
+) -> bool {
     let Some((then, Some(other))) = flow.branches(branch) else {
         return false;
     };
@@ -112,9 +117,7 @@ fn balanced(flow: &ControlFlow, branch: &kernaut_syntax::TextRange, b: &Barrier,
             .iter()
             .filter(|x| x.scope == b.scope && r.contains(&x.range.start))
             .collect();
-        let direct = inside
-            .iter()
-            .all(|x| flow.always_passes(r, x.range.start));
+        let direct = inside.iter().all(|x| flow.always_passes(r, x.range.start));
         (inside.len(), direct)
     };
     let (n, direct_then) = side(&then);

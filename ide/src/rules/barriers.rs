@@ -124,12 +124,7 @@ pub(crate) fn barrier_scope(ctx: &RuleContext, call: &CallSite) -> Option<Barrie
 
 /// The scope of a cooperative group, from its resolved type (`callee`, as in
 /// `cooperative_groups::thread_block_tile<32>::sync`) or its name as written.
-fn group_scope(
-    callee: &str,
-    receiver: &str,
-    ctx: &RuleContext,
-    at: usize,
-) -> Option<BarrierScope> {
+fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Option<BarrierScope> {
     let ty = callee.to_ascii_lowercase();
     let r = receiver.trim().to_ascii_lowercase();
     if ty.contains("coalesced_group") || r.contains("coalesced_threads") {
@@ -152,7 +147,11 @@ fn group_scope(
         return Some(BarrierScope::Tile(n));
     }
     if ty.contains("thread_block_tile") || r.contains("tiled_partition") {
-        let name = receiver.trim().rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+        let name = receiver
+            .trim()
+            .rsplit(['.', ':', '>', ' ', '('])
+            .next()
+            .unwrap_or("");
         return Some(BarrierScope::Tile(tile_size_of(ctx, name, at)));
     }
     if ty.contains("grid_group") || r.contains("this_grid()") {
@@ -166,7 +165,11 @@ fn group_scope(
     }
     // A receiver of no known type: by the usual names only.
     let word = r.rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
-    let name = receiver.trim().rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+    let name = receiver
+        .trim()
+        .rsplit(['.', ':', '>', ' ', '('])
+        .next()
+        .unwrap_or("");
     if let Some(n) = tile_size_of(ctx, name, at) {
         return Some(BarrierScope::Tile(Some(n)));
     }
@@ -310,12 +313,7 @@ pub(crate) fn certain_block(ctx: &RuleContext, offset: usize) -> Option<[u32; 3]
 /// Whether `condition` has the same value in every thread of `block` (only `threadIdx`
 /// and `blockDim` vary), where it folds for each of them: a guard the launch makes always
 /// true or always false.
-fn same_for_every_thread(
-    ctx: &RuleContext,
-    condition: &str,
-    at: usize,
-    block: [u32; 3],
-) -> bool {
+fn same_for_every_thread(ctx: &RuleContext, condition: &str, at: usize, block: [u32; 3]) -> bool {
     let [bx, by, bz] = block;
     let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
     if threads == 0 || threads > 1024 || !condition.contains("threadIdx") {

@@ -641,7 +641,6 @@ pub(crate) fn macro_func_attributes(file: &SourceFile, facts: &mut FileFacts) {
     }
 }
 
-
 /// Launches written inside the file's macros or its headers' (`#define LAUNCH(k, g, b)
 /// k<<<g, b>>>(…)`): each use of such a macro outside a directive is a [`LaunchSite`]
 /// whose kernel and dimensions are the body's with the call's arguments in place of the

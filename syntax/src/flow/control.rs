@@ -244,12 +244,7 @@ impl ControlFlow {
         i
     }
 
-    fn jump(
-        &mut self,
-        node: Node,
-        kind: JumpKind,
-        target: Option<(TextRange, bool)>,
-    ) -> Kind {
+    fn jump(&mut self, node: Node, kind: JumpKind, target: Option<(TextRange, bool)>) -> Kind {
         let leaves_switch = target.as_ref().is_some_and(|(_, s)| *s);
         self.jumps.push(Jump {
             kind,
@@ -457,7 +452,11 @@ impl ControlFlow {
                 true
             }
             Kind::SwitchBody | Kind::If | Kind::Loop | Kind::Switch => {
-                match s.children.iter().find(|c| self.stmts[**c].range.contains(&to)) {
+                match s
+                    .children
+                    .iter()
+                    .find(|c| self.stmts[**c].range.contains(&to))
+                {
                     Some(&c) => self.entry(c, to),
                     // In a condition or a loop header.
                     None => true,
@@ -518,7 +517,13 @@ mod tests {
         let kinds: Vec<_> = f
             .jumps
             .iter()
-            .map(|j| (j.kind, &text[j.target.clone().unwrap()][..6], j.leaves_switch))
+            .map(|j| {
+                (
+                    j.kind,
+                    &text[j.target.clone().unwrap()][..6],
+                    j.leaves_switch,
+                )
+            })
             .collect();
         assert_eq!(
             kinds,
