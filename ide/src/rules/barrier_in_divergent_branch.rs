@@ -62,6 +62,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let bodies = ctx.bodies_mentioning(&["sync"]);
     ctx.prefetch_calls(&bodies);
+    let errors = std::cell::OnceCell::new();
     for body in bodies {
         let found = barriers(ctx, &ctx.calls_in_body(body.start));
         if found.is_empty() {
@@ -76,7 +77,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             else {
                 continue;
             };
-            if balanced(&flow, &branch, b, &found) {
+            if balanced(&flow, &branch, b, &found)
+                || !parsed_cleanly(ctx, &(branch.start..b.range.end), &errors)
+            {
                 continue;
             }
             let written: String = ctx.text()[b.range.clone()]
@@ -95,8 +98,23 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 fixes: Vec::new(),
             });
         }
-        early_exit::check(ctx, &flow, &found, block, out);
+        early_exit::check(ctx, &flow, &found, block, &errors, out);
     }
+}
+
+/// Whether the file parses without an error in `range`: where the parser lost its way
+/// (`#if` inside an expression, an unknown macro), which statement holds the barrier is
+/// not known, and the rule stays silent. The errors are listed once per run, when a
+/// finding first asks.
+fn parsed_cleanly(
+    ctx: &RuleContext,
+    range: &kernaut_syntax::TextRange,
+    errors: &std::cell::OnceCell<Vec<kernaut_syntax::TextRange>>,
+) -> bool {
+    let errors = errors.get_or_init(|| ctx.file.errors().into_iter().map(|e| e.range).collect());
+    !errors
+        .iter()
+        .any(|e| e.start < range.end && range.start <= e.end)
 }
 
 /// Whether the `if` at `branch` holds barriers of `b`'s scope in both branches, the same
@@ -346,6 +364,25 @@ __global__ void twice(float* out, int len) {
     stage(s, len);
     __syncthreads();
     out[threadIdx.x] = s[threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_branch_the_parser_lost_stays_silent() {
+        // Where the parser recovers from an error (here a `(` never closed; in
+        // ThunderKittens' `rv.cuh`, `#if` blocks inside a call's arguments), which
+        // statement holds the barrier is not known.
+        check(
+            RULE,
+            r#"
+__device__ void show(float* v) {
+    unsigned lane = threadIdx.x % 32;
+    if (lane < 16) {
+        v[0] = (1.0f;
+        __syncwarp();
+    }
 }
 "#,
         );

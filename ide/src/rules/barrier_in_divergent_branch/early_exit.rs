@@ -23,6 +23,7 @@ pub(super) fn check(
     flow: &ControlFlow,
     barriers: &[Barrier],
     block: Option<[u32; 3]>,
+    errors: &std::cell::OnceCell<Vec<kernaut_syntax::TextRange>>,
     out: &mut Vec<RuleDiagnostic>,
 ) {
     let barriers: Vec<&Barrier> = barriers
@@ -76,6 +77,9 @@ pub(super) fn check(
         let Some(missed) = missed else {
             continue;
         };
+        if !super::parsed_cleanly(ctx, &(branch.start..missed.range.end.max(at)), errors) {
+            continue;
+        }
         let written: String = text[missed.range.clone()].split_whitespace().collect();
         let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
         let (severity, message) = match jump.kind {
