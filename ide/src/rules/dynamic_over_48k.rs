@@ -1,10 +1,13 @@
 //! `smem/dynamic-over-48k-without-opt-in`: a launch with more than 48 KB of shared memory
-//! (static plus dynamic) and no `cudaFuncSetAttribute(kernel,
+//! (static plus dynamic; a `<<<>>>` launch, one written in a macro, or
+//! `cudaLaunchKernelEx` with its config's `dynamicSmemBytes`) and no `cudaFuncSetAttribute(kernel,
 //! cudaFuncAttributeMaxDynamicSharedMemorySize, …)` before it.
 //!
 //! Without the opt-in the launch is rejected with `cudaErrorInvalidValue` before any
 //! thread runs, and `<<<>>>` returns nothing (`pitfall-dynamic-shared-memory#P1`). The
-//! rule stays silent when the file raises the attribute for that kernel anywhere, or
+//! rule stays silent when the file raises the attribute for that kernel anywhere (also
+//! through a macro of the file or of a header it includes, or in another file of the
+//! project), or
 //! raises it earlier for a kernel expression it cannot name (a function pointer), when the
 //! size is not a constant, and on targets without an opt-in above 48 KB (there
 //! `smem/over-capacity` reports the launch). It also fires when the file raises the
@@ -394,6 +397,29 @@ void launch(float* out) {
     SET_MAX_SMEM(a, 64 * 1024);
     c<<<1, 256, 64 * 1024>>>(out);
  // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `c` asks for 65536 bytes
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn launch_through_cuda_launch_kernel_ex() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void opted(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+void launch(float* out) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 64 * 1024;
+    cudaLaunchKernelEx(&cfg, k, out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 65536 bytes
+    cudaFuncSetAttribute(opted, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    cudaLaunchKernelEx(&cfg, opted, out);
+    cudaLaunchConfig_t small = {.gridDim = dim3(1), .blockDim = dim3(256), .dynamicSmemBytes = 16 * 1024};
+    cudaLaunchKernelEx(&small, k, out);
 }
 "#,
         );

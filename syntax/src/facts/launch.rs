@@ -189,6 +189,12 @@ pub(crate) fn call_facts<'t>(
         }
     }
     let callee = squash_ws(node_text(f, text));
+    if callee.trim_start_matches("::") == "cudaLaunchKernelEx" && args.len() >= 2 {
+        if let Some(l) = launch_ex(call, &args, text, function, env) {
+            facts.launches.push(l);
+        }
+        return;
+    }
     if callee.trim_start_matches("::") == "cudaFuncSetAttribute" && args.len() >= 3 {
         let k = squash_ws(node_text(args[0], text));
         let k = k
@@ -207,6 +213,107 @@ pub(crate) fn call_facts<'t>(
             range: call.byte_range(),
         });
     }
+}
+
+/// The launch `cudaLaunchKernelEx(&cfg, kernel, args…)` makes, its grid, block and
+/// dynamic shared memory read from the last assignments to `cfg.gridDim`,
+/// `cfg.blockDim` and `cfg.dynamicSmemBytes` (or `cfg->…`, or designated initialisers
+/// `.dynamicSmemBytes = …` in `cfg`'s declaration) before the call in its function.
+fn launch_ex(
+    call: Node,
+    args: &[Node],
+    text: &str,
+    function: Option<Node>,
+    env: &Env,
+) -> Option<LaunchSite> {
+    let at = call.start_byte();
+    let cfg = squash_ws(node_text(args[0], text));
+    let cfg = cfg.trim_start_matches('&').trim();
+    if cfg.is_empty() || !cfg.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let written = squash_ws(node_text(args[1], text));
+    let k = written
+        .trim_start_matches('&')
+        .trim_start_matches("(void*)")
+        .trim_start_matches("(const void*)")
+        .trim_start_matches('&')
+        .trim();
+    let (kernel, template_args) = match k.find('<').filter(|_| k.ends_with('>')) {
+        Some(open) => (k[..open].trim().to_string(), Some(k[open..].to_string())),
+        None => (k.to_string(), None),
+    };
+    if kernel.is_empty()
+        || !kernel
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+    {
+        return None;
+    }
+    let func = function?;
+    let before = text.get(func.start_byte()..at)?;
+    // The last `cfg.field = value;` (or `cfg->field`, or `.field = value` inside the
+    // declaration of `cfg`) before the call.
+    let field = |name: &str| -> Option<String> {
+        let mut found = None;
+        for (i, _) in before.match_indices(name) {
+            let head = before[..i].trim_end();
+            let owned = head.ends_with(&format!("{cfg}."))
+                || head.ends_with(&format!("{cfg}->"))
+                || (head.ends_with('.')
+                    && before[..i].rfind(cfg).is_some_and(|d| {
+                        !before[d..i].contains(';') && before[d..i].contains('{')
+                    }));
+            let end = i + name.len();
+            if !owned || before[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = before[end..].trim_start();
+            let Some(value) = rest.strip_prefix('=').filter(|r| !r.starts_with('=')) else {
+                continue;
+            };
+            let stop = value.find([';', '}']).unwrap_or(value.len());
+            let value = value[..stop].trim().trim_end_matches(',').trim();
+            found = Some(squash_ws(value));
+        }
+        found
+    };
+    let range = Some(func.byte_range());
+    let dim = |name: &str| match field(name) {
+        Some(written) => {
+            let parts = dim_parts_of_text(&written, text, at, range.clone());
+            LaunchDim {
+                value: fold_dim(&parts, at, env),
+                text: written,
+                parts,
+            }
+        }
+        None => LaunchDim {
+            text: String::new(),
+            value: None,
+            parts: Vec::new(),
+        },
+    };
+    let shared_bytes_text = field("dynamicSmemBytes");
+    Some(LaunchSite {
+        kernel,
+        template_args,
+        range: call.byte_range(),
+        grid: dim("gridDim"),
+        block: dim("blockDim"),
+        shared_bytes: shared_bytes_text
+            .as_deref()
+            .and_then(|t| env.fold(&from_text(t), at)),
+        shared_bytes_text,
+        stream: field("stream"),
+        args: args[2..]
+            .iter()
+            .map(|a| squash_ws(node_text(*a, text)))
+            .collect(),
+        function: function_name(func).map(|n| node_text(n, text).to_string()),
+        caller_params: Vec::new(),
+        caller_bound: Vec::new(),
+    })
 }
 
 /// The value of `n` when it names a local that is not `const` but holds a constant: declared
