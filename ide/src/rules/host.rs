@@ -86,7 +86,29 @@ impl Analysis {
         self.launch_index()
             .fingerprint(kernels.map(|k| short_name(&k.name)))
             .hash(&mut h);
+        // The dynamic shared-memory opt-ins, in other files, of the kernels `f` launches
+        // over the 48 KB default (`smem/dynamic-over-48k-without-opt-in` reads them).
+        for l in &f.facts().launches {
+            if l.shared_bytes.is_some_and(|b| b > 48 * 1024) {
+                self.dynamic_opt_ins(short_name(&l.kernel)).hash(&mut h);
+            }
+        }
         h.finish()
+    }
+
+    /// The files of the host that raise `cudaFuncAttributeMaxDynamicSharedMemorySize`
+    /// for a kernel whose name without namespaces is `short` (directly or through a
+    /// macro), with the values, by path.
+    pub(crate) fn dynamic_opt_ins(&self, short: &str) -> Vec<(&str, Option<i64>)> {
+        let mut out = Vec::new();
+        for (p, data) in self.sorted_files("") {
+            for a in data.attributes_named(short) {
+                if a.attribute.ends_with("MaxDynamicSharedMemorySize") {
+                    out.push((p, a.value));
+                }
+            }
+        }
+        out
     }
 
     fn run_rules(

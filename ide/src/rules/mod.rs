@@ -58,6 +58,7 @@ pub(crate) use words::{find_word, is_identifier};
 mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
+mod barriers;
 mod bf16_explicit_packing;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
