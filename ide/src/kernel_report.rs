@@ -70,6 +70,17 @@ pub struct ReportConfig {
     pub what_ifs: bool,
 }
 
+/// The "report" lens of one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportLens {
+    /// The kernel's name, where the lens sits.
+    pub range: TextRange,
+    /// The kernel.
+    pub kernel: String,
+    /// `report · 45% bank-conflict (line 16)`.
+    pub title: String,
+}
+
 /// Every modelled cost of one kernel.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelReport {
@@ -163,6 +174,13 @@ pub struct OccupancySummary {
     /// The block size (within the launch bounds) with the most resident threads, and
     /// its occupancy.
     pub best_block: Option<(u32, f64)>,
+    /// Occupancy against threads per block, the rest of the configuration fixed:
+    /// (threads, occupancy).
+    pub curve_threads: Vec<(u32, f64)>,
+    /// Occupancy against registers per thread: (registers, occupancy).
+    pub curve_registers: Vec<(u32, f64)>,
+    /// Occupancy against shared memory per block: (bytes, occupancy).
+    pub curve_shared: Vec<(u32, f64)>,
     /// The model's notes.
     pub notes: Vec<String>,
 }
@@ -394,6 +412,27 @@ impl Analysis {
         })
     }
 
+    /// A "report" lens above each kernel of `file`: its title names the costliest finding,
+    /// its command (`kernaut.kernelReport`) opens the whole report.
+    pub fn report_lenses(&self, file: FileId) -> Cancellable<Vec<ReportLens>> {
+        let (path, data) = self.data(file)?;
+        self.query("report_lenses", || {
+            let a = self.for_path(path);
+            data.facts()
+                .kernels
+                .iter()
+                .filter_map(|k| {
+                    let r = build(&a, path, &k.name, ReportConfig::default())?;
+                    Some(ReportLens {
+                        range: k.name_range.clone(),
+                        kernel: k.name.clone(),
+                        title: r.lens_title(),
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// The report without what-ifs, for features inside a query (the kernel hover).
     pub(crate) fn kernel_report_at(&self, path: &str, kernel: &str) -> Option<KernelReport> {
         guarded(|| build(self, path, kernel, ReportConfig::default())).flatten()
@@ -586,9 +625,19 @@ fn occupancy_summary(a: &Analysis, path: &str, o: &OccupancyReport) -> Occupancy
         ),
         Err(e) => (None, 0, 0, 0, Some(e.clone())),
     };
+    let curves = kernaut_gpu::occupancy::occupancy_curves(o.arch, &o.input).ok();
+    let points = |f: fn(&kernaut_gpu::occupancy::Curves) -> &Vec<kernaut_gpu::occupancy::CurvePoint>| {
+        curves
+            .as_ref()
+            .map(|c| f(c).iter().map(|p| (p.x, p.occupancy)).collect())
+            .unwrap_or_default()
+    };
     OccupancySummary {
+        curve_threads: points(|c| &c.threads),
+        curve_registers: points(|c| &c.registers),
+        curve_shared: points(|c| &c.shared_memory),
         block: o.block,
-        block_source: crate::hover::block_source_text(a, &o.block_source, path),
+        block_source: block_source_text(a, &o.block_source, path),
         registers: o.regs_per_thread,
         registers_source: match o.regs_source {
             RegsSource::LaunchBounds { .. } => "the `__launch_bounds__` limit".into(),
@@ -609,6 +658,23 @@ fn occupancy_summary(a: &Analysis, path: &str, o: &OccupancyReport) -> Occupancy
         at_registers,
         best_block,
         notes: o.notes.clone(),
+    }
+}
+
+/// Where the block came from, in words (as the kernel hover says it).
+fn block_source_text(a: &Analysis, src: &crate::reports::BlockSource, current: &str) -> String {
+    use crate::reports::BlockSource;
+    match src {
+        BlockSource::Launch { file, line, .. } => {
+            match file.and_then(|f| a.path(f)).filter(|p| *p != current) {
+                Some(p) => format!("from the launch at {p}:{line}"),
+                None => format!("from the launch at line {line}"),
+            }
+        }
+        BlockSource::LaunchBounds => {
+            "the `__launch_bounds__` maximum; no launch with a known block was found".into()
+        }
+        BlockSource::Default => "the configured default; no launch was found".into(),
     }
 }
 

@@ -52,6 +52,42 @@ impl KernelReport {
             .collect()
     }
 
+    /// The title of the "report" lens: the costliest finding, or that none is costed.
+    pub fn lens_title(&self) -> String {
+        match self.costs.iter().find(|c| c.share.is_some()) {
+            Some(c) => format!(
+                "report · top cost {} `{}` (line {})",
+                pct(c.share.unwrap_or(0.0)),
+                c.rule,
+                c.line
+            ),
+            None => "report · no costed finding".to_string(),
+        }
+    }
+
+    /// The hover's section: the costliest findings, one line each, and where the whole
+    /// report is.
+    pub fn hover_markdown(&self) -> String {
+        let lines = self.top_costs(HOVER_COSTS);
+        let mut md = String::from("**Top costs** (share of modelled memory transactions):
+
+");
+        if lines.is_empty() {
+            md.push_str("- no costed finding
+");
+        }
+        for l in lines {
+            let _ = writeln!(md, "- {l}");
+        }
+        let _ = writeln!(
+            md,
+            "
+The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE:{}`.",
+            self.kernel
+        );
+        md
+    }
+
     /// The whole report as Markdown.
     pub fn markdown(&self) -> String {
         let mut md = String::new();

@@ -12,6 +12,7 @@ mod convert;
 mod fix;
 mod includes;
 mod output;
+mod report;
 mod server;
 mod settings;
 mod transport;
@@ -33,6 +34,8 @@ enum Command {
     Serve(ServeArgs),
     /// Check .cu/.cuh files against the pitfall rules, like a compiler: exit 1 on errors.
     Check(check::Args),
+    /// The kernel report of FILE[:KERNEL]: every modelled cost, ranked, with what-ifs.
+    Report(report::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +75,7 @@ struct ServeArgs {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::Report(args)) => report::run(args),
         Some(Command::Serve(_)) | None => serve(),
     }
 }
