@@ -478,7 +478,8 @@ fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option
                 _ => None,
             };
             LaunchEntry {
-                file_name: (p != path).then(|| p.rsplit(['/', '\\']).next().unwrap_or(&p).to_string()),
+                file_name: (p != path)
+                    .then(|| p.rsplit(['/', '\\']).next().unwrap_or(&p).to_string()),
                 line,
                 grid: l.grid.text.clone(),
                 block_text: l.block.text.clone(),
@@ -517,21 +518,19 @@ fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option
 
     let (pipelines, loops) = pipelines_and_loops(a, path, &k, &diagnostics);
 
-    let compiled = a
-        .compiled_kernel(path, short)
-        .map(|(f, v)| {
-            let c = v[0];
-            CompiledEntry {
-                toolkit: f.toolkit.clone(),
-                name: c.name.clone(),
-                registers: c.registers,
-                spill_store_bytes: c.spill_store_bytes,
-                spill_load_bytes: c.spill_load_bytes,
-                stack_frame_bytes: c.stack_frame_bytes,
-                sass_instructions: c.sass.as_ref().map(|s| s.instructions),
-                sass_local: c.sass.as_ref().map(|s| (s.local_loads, s.local_stores)),
-            }
-        });
+    let compiled = a.compiled_kernel(path, short).map(|(f, v)| {
+        let c = v[0];
+        CompiledEntry {
+            toolkit: f.toolkit.clone(),
+            name: c.name.clone(),
+            registers: c.registers,
+            spill_store_bytes: c.spill_store_bytes,
+            spill_load_bytes: c.spill_load_bytes,
+            stack_frame_bytes: c.stack_frame_bytes,
+            sass_instructions: c.sass.as_ref().map(|s| s.instructions),
+            sass_local: c.sass.as_ref().map(|s| (s.local_loads, s.local_stores)),
+        }
+    });
 
     let spill_sectors = compiled
         .as_ref()
@@ -561,12 +560,17 @@ fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option
         &k,
         total_transactions,
     );
-    let unknown_trips = shared.iter().map(|s| &s.executions)
+    let unknown_trips = shared
+        .iter()
+        .map(|s| &s.executions)
         .chain(global.iter().map(|g| &g.executions))
         .chain(pipelines.iter().map(|p| &p.executions))
         .any(|e| e.unknown_loops > 0);
     if unknown_trips {
-        notes.push("A loop whose trip count the file does not fix counts each access inside it once.".into());
+        notes.push(
+            "A loop whose trip count the file does not fix counts each access inside it once."
+                .into(),
+        );
     }
     let mut report = KernelReport {
         kernel: k.name.clone(),
@@ -626,12 +630,13 @@ fn occupancy_summary(a: &Analysis, path: &str, o: &OccupancyReport) -> Occupancy
         Err(e) => (None, 0, 0, 0, Some(e.clone())),
     };
     let curves = kernaut_gpu::occupancy::occupancy_curves(o.arch, &o.input).ok();
-    let points = |f: fn(&kernaut_gpu::occupancy::Curves) -> &Vec<kernaut_gpu::occupancy::CurvePoint>| {
-        curves
-            .as_ref()
-            .map(|c| f(c).iter().map(|p| (p.x, p.occupancy)).collect())
-            .unwrap_or_default()
-    };
+    let points =
+        |f: fn(&kernaut_gpu::occupancy::Curves) -> &Vec<kernaut_gpu::occupancy::CurvePoint>| {
+            curves
+                .as_ref()
+                .map(|c| f(c).iter().map(|p| (p.x, p.occupancy)).collect())
+                .unwrap_or_default()
+        };
     OccupancySummary {
         curve_threads: points(|c| &c.threads),
         curve_registers: points(|c| &c.registers),
@@ -688,12 +693,12 @@ fn executions(src: &SourceFile, offset: usize, kernel: &TextRange) -> Executions
             continue;
         }
         match &e.kind {
-            EnclosingKind::For { .. } | EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. } => {
-                match trip_count(src, &e.kind, e.range.start) {
-                    Some(t) => count = count.saturating_mul(t),
-                    None => unknown_loops += 1,
-                }
-            }
+            EnclosingKind::For { .. }
+            | EnclosingKind::While { .. }
+            | EnclosingKind::DoWhile { .. } => match trip_count(src, &e.kind, e.range.start) {
+                Some(t) => count = count.saturating_mul(t),
+                None => unknown_loops += 1,
+            },
             _ => {}
         }
     }
@@ -857,7 +862,10 @@ fn global_entry(
         crate::model::ActiveLanes::All => u32::MAX,
         crate::model::ActiveLanes::Known { mask, .. } => mask,
         crate::model::ActiveLanes::Partial { .. } => {
-            e.unknown = Some("a condition leaves part of the warp idle in a way the model cannot evaluate".into());
+            e.unknown = Some(
+                "a condition leaves part of the warp idle in a way the model cannot evaluate"
+                    .into(),
+            );
             return e;
         }
     };
@@ -909,7 +917,9 @@ fn pipelines_and_loops(
     let functions = ctx.async_functions();
     let ops: Vec<_> = functions
         .iter()
-        .filter(|(r, _)| r.start <= body.start && body.end <= r.end || body.start <= r.start && r.end <= body.end)
+        .filter(|(r, _)| {
+            r.start <= body.start && body.end <= r.end || body.start <= r.start && r.end <= body.end
+        })
         .flat_map(|(_, ops)| ops.iter().cloned())
         .filter(|o| k.range.contains(&o.call.range.start))
         .collect();
@@ -933,7 +943,9 @@ fn pipelines_and_loops(
         for e in src.enclosing(o) {
             if matches!(
                 e.kind,
-                EnclosingKind::For { .. } | EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. }
+                EnclosingKind::For { .. }
+                    | EnclosingKind::While { .. }
+                    | EnclosingKind::DoWhile { .. }
             ) && k.range.start <= e.range.start
                 && e.range.end <= k.range.end
                 && !loop_ranges.iter().any(|(r, _)| *r == e.range)
@@ -955,7 +967,10 @@ fn pipelines_and_loops(
         let barriers = calls
             .iter()
             .filter(|c| {
-                let op = ops.iter().find(|o| o.call.range == c.range).map(|o| &o.kind);
+                let op = ops
+                    .iter()
+                    .find(|o| o.call.range == c.range)
+                    .map(|o| &o.kind);
                 is_barrier(&c.callee, op) && innermost(c.range.start).as_ref() == Some(r)
             })
             .count() as u32;
@@ -992,13 +1007,19 @@ fn pipelines_and_loops(
         }
         let drained = ops
             .iter()
-            .filter(|o| matches!(o.kind, OpKind::Wait { count: Some(0), .. }) && o.call.range.end <= l.start)
+            .filter(|o| {
+                matches!(o.kind, OpKind::Wait { count: Some(0), .. }) && o.call.range.end <= l.start
+            })
             .map(|o| o.call.range.end)
             .max()
             .unwrap_or(0);
         let prologue = ops
             .iter()
-            .filter(|o| o.kind == OpKind::Commit && o.call.range.end <= l.start && o.call.range.start >= drained)
+            .filter(|o| {
+                o.kind == OpKind::Commit
+                    && o.call.range.end <= l.start
+                    && o.call.range.start >= drained
+            })
             .filter(|o| innermost(o.call.range.start).is_none())
             .count() as i64;
         let flagged = diagnostics
@@ -1069,10 +1090,9 @@ fn rank(
             message: d.message.clone(),
             wiki: d.wiki.clone(),
         };
-        if let Some(s) = shared
-            .iter()
-            .find(|s| d.rule == "bank-conflict" && overlaps(&s.range, &d.range) && s.wavefronts.is_some())
-        {
+        if let Some(s) = shared.iter().find(|s| {
+            d.rule == "bank-conflict" && overlaps(&s.range, &d.range) && s.wavefronts.is_some()
+        }) {
             let (w, ideal) = (s.wavefronts.unwrap_or(0), s.ideal_wavefronts.unwrap_or(1));
             let extra = u64::from(w.saturating_sub(ideal)) * s.executions.count;
             entry.kind = CostKind::SharedWavefronts;
@@ -1084,7 +1104,9 @@ fn rank(
                 times(&s.executions)
             );
         } else if let Some(g) = global.iter().find(|g| {
-            d.rule == "coalescing/strided-global-access" && overlaps(&g.range, &d.range) && g.sectors.is_some()
+            d.rule == "coalescing/strided-global-access"
+                && overlaps(&g.range, &d.range)
+                && g.sectors.is_some()
         }) {
             let (s, ideal) = (g.sectors.unwrap_or(0), g.ideal_sectors.unwrap_or(0));
             let extra = u64::from(s.saturating_sub(ideal)) * g.executions.count;
@@ -1191,7 +1213,8 @@ fn what_ifs(
             let new_text = crate::rules::apply_edits(text, &fix.edits);
             let scratch = scratch_host(a, path, &new_text);
             let snapshot = scratch.analysis();
-            let Some(after) = build(&snapshot, path, &before.kernel, ReportConfig::default()) else {
+            let Some(after) = build(&snapshot, path, &before.kernel, ReportConfig::default())
+            else {
                 continue;
             };
             let moved = shift_through(d.range.start, &fix.edits);
@@ -1207,7 +1230,11 @@ fn what_ifs(
                 occupancy_before: before.occupancy.as_ref().and_then(|o| o.occupancy),
                 occupancy_after: after.occupancy.as_ref().and_then(|o| o.occupancy),
                 findings: (
-                    before.costs.iter().filter(|c| c.rule != "occupancy").count(),
+                    before
+                        .costs
+                        .iter()
+                        .filter(|c| c.rule != "occupancy")
+                        .count(),
                     after.costs.iter().filter(|c| c.rule != "occupancy").count(),
                 ),
             });
@@ -1276,17 +1303,32 @@ fn shift_through(offset: usize, edits: &[crate::diagnostic::TextEdit]) -> usize 
     (offset as isize + delta).max(0) as usize
 }
 
-fn what_if_summary(before: &KernelReport, after: &KernelReport, d: &RuleDiagnostic, moved: usize) -> String {
-    let plural = |n: u32, w: &str| if n == 1 { format!("1 {w}") } else { format!("{n} {w}s") };
+fn what_if_summary(
+    before: &KernelReport,
+    after: &KernelReport,
+    d: &RuleDiagnostic,
+    moved: usize,
+) -> String {
+    let plural = |n: u32, w: &str| {
+        if n == 1 {
+            format!("1 {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
     let totals = format!(
         "modelled memory transactions {} → {}",
         before.total_transactions, after.total_transactions
     );
-    if let Some(s) = before.shared.iter().find(|s| overlaps(&s.range, &d.range) && s.wavefronts.is_some()) {
-        let line_after = after
-            .shared
-            .iter()
-            .find(|x| x.range.start <= moved && moved < x.range.end.max(x.range.start + 1) || x.range.start == moved);
+    if let Some(s) = before
+        .shared
+        .iter()
+        .find(|s| overlaps(&s.range, &d.range) && s.wavefronts.is_some())
+    {
+        let line_after = after.shared.iter().find(|x| {
+            x.range.start <= moved && moved < x.range.end.max(x.range.start + 1)
+                || x.range.start == moved
+        });
         if let Some(x) = line_after.and_then(|x| x.wavefronts) {
             return format!(
                 "{} per request instead of {}; {totals}",
@@ -1295,7 +1337,11 @@ fn what_if_summary(before: &KernelReport, after: &KernelReport, d: &RuleDiagnost
             );
         }
     }
-    if let Some(g) = before.global.iter().find(|g| overlaps(&g.range, &d.range) && g.sectors.is_some()) {
+    if let Some(g) = before
+        .global
+        .iter()
+        .find(|g| overlaps(&g.range, &d.range) && g.sectors.is_some())
+    {
         let after_g = after.global.iter().find(|x| x.range.start == moved);
         if let Some(x) = after_g.and_then(|x| x.sectors) {
             return format!(
@@ -1314,5 +1360,9 @@ fn what_if_summary(before: &KernelReport, after: &KernelReport, d: &RuleDiagnost
         }
     }
     let f = |r: &KernelReport| r.costs.iter().filter(|c| c.rule != "occupancy").count();
-    format!("findings in the kernel {} → {}; {totals}", f(before), f(after))
+    format!(
+        "findings in the kernel {} → {}; {totals}",
+        f(before),
+        f(after)
+    )
 }

@@ -69,12 +69,16 @@ impl KernelReport {
     /// report is.
     pub fn hover_markdown(&self) -> String {
         let lines = self.top_costs(HOVER_COSTS);
-        let mut md = String::from("**Top costs** (share of modelled memory transactions):
+        let mut md = String::from(
+            "**Top costs** (share of modelled memory transactions):
 
-");
+",
+        );
         if lines.is_empty() {
-            md.push_str("- no costed finding
-");
+            md.push_str(
+                "- no costed finding
+",
+            );
         }
         for l in lines {
             let _ = writeln!(md, "- {l}");
@@ -123,7 +127,11 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                     w.title,
                     w.line,
                     w.rule,
-                    if w.safe { ", mechanical" } else { ", review it" },
+                    if w.safe {
+                        ", mechanical"
+                    } else {
+                        ", review it"
+                    },
                     w.summary
                 );
             }
@@ -206,7 +214,11 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                 );
             }
             if let Some((b, v)) = o.best_block {
-                let _ = writeln!(md, "\nBest block size for these resources: {b} threads ({}).", pct(v));
+                let _ = writeln!(
+                    md,
+                    "\nBest block size for these resources: {b} threads ({}).",
+                    pct(v)
+                );
             }
         }
         md.push('\n');
@@ -214,7 +226,9 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
             md.push_str("## Shared-memory accesses\n\n| line | access | op | bytes | runs | wavefronts | ideal | conflict | colliding lanes |\n|---|---|---|---|---|---|---|---|---|\n");
             for s in &self.shared {
                 let (w, i, d) = match (s.wavefronts, s.ideal_wavefronts, s.conflict_degree) {
-                    (Some(w), Some(i), Some(d)) => (w.to_string(), i.to_string(), format!("{d}-way")),
+                    (Some(w), Some(i), Some(d)) => {
+                        (w.to_string(), i.to_string(), format!("{d}-way"))
+                    }
                     _ => (
                         "?".into(),
                         "?".into(),
@@ -243,8 +257,14 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
             md.push_str("## Global accesses\n\n| line | access | op | bytes | runs | sectors | ideal | bytes used per sector | lanes |\n|---|---|---|---|---|---|---|---|---|\n");
             for g in &self.global {
                 let (s, i, b) = match (g.sectors, g.ideal_sectors, g.bytes_per_sector) {
-                    (Some(s), Some(i), Some(b)) => (s.to_string(), i.to_string(), format!("{b:.1} of 32")),
-                    _ => ("?".into(), "?".into(), g.unknown.clone().unwrap_or_default()),
+                    (Some(s), Some(i), Some(b)) => {
+                        (s.to_string(), i.to_string(), format!("{b:.1} of 32"))
+                    }
+                    _ => (
+                        "?".into(),
+                        "?".into(),
+                        g.unknown.clone().unwrap_or_default(),
+                    ),
                 };
                 let _ = writeln!(
                     md,
@@ -312,7 +332,9 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                     }
                 );
             }
-            None => md.push_str("No compiled facts: spills, stack and SASS need a CUDA toolkit.\n\n"),
+            None => {
+                md.push_str("No compiled facts: spills, stack and SASS need a CUDA toolkit.\n\n")
+            }
         }
         if !self.notes.is_empty() || self.occupancy.as_ref().is_some_and(|o| !o.notes.is_empty()) {
             md.push_str("## Notes\n\n");

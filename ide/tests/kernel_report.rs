@@ -84,7 +84,10 @@ fn the_known_bottleneck_ranks_first() {
     let pipeline = report("pipeline_wait_all.cu", "pipelined_sum");
     assert_eq!(
         first(&pipeline),
-        ("async-copy/wait-all-in-pipelined-loop", CostKind::SerializedCopies)
+        (
+            "async-copy/wait-all-in-pipelined-loop",
+            CostKind::SerializedCopies
+        )
     );
     let spilling = report_with("spilling.cu", "spill_heavy", Some(spilling_facts()));
     assert_eq!(first(&spilling), ("resources/spills", CostKind::Spills));
@@ -111,7 +114,11 @@ fn what_ifs_give_the_figures_after_each_fix() {
     let pipeline = report("pipeline_wait_all.cu", "pipelined_sum");
     let w = &pipeline.what_ifs[0];
     assert_eq!(w.rule, "async-copy/wait-all-in-pipelined-loop");
-    assert!(w.summary.contains("copy and compute overlap"), "{}", w.summary);
+    assert!(
+        w.summary.contains("copy and compute overlap"),
+        "{}",
+        w.summary
+    );
 }
 
 #[test]
@@ -199,12 +206,19 @@ fn hover_and_lens_show_the_reports_numbers() {
     let top = r.top_costs(3);
     assert_eq!(top.len(), 2);
     for line in &top {
-        assert!(hover.markdown.contains(line.as_str()), "{line}\n{}", hover.markdown);
+        assert!(
+            hover.markdown.contains(line.as_str()),
+            "{line}\n{}",
+            hover.markdown
+        );
     }
     assert!(top[0].starts_with("45% of memory transactions · `bank-conflict` (line 16)"));
     let lenses = a.report_lenses(id).unwrap();
     assert_eq!(lenses.len(), 1);
-    assert_eq!(lenses[0].title, "report · top cost 45% `bank-conflict` (line 16)");
+    assert_eq!(
+        lenses[0].title,
+        "report · top cost 45% `bank-conflict` (line 16)"
+    );
     assert_eq!(lenses[0].title, r.lens_title());
     assert!(r.markdown().contains(&top[0]));
 }

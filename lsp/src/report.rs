@@ -128,7 +128,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 change.set_compiled(id, Some(crate::compile::to_compiled(&out)));
                 host.apply_change(change);
             }
-            Err(e) => eprintln!("kernaut-lsp: warning: compiling {} failed: {e}", path.display()),
+            Err(e) => eprintln!(
+                "kernaut-lsp: warning: compiling {} failed: {e}",
+                path.display()
+            ),
         }
     }
     let analysis = host.analysis();
@@ -332,22 +335,26 @@ fn kernel_html(h: &mut String, r: &KernelReport) {
         h.push_str("<div>");
         curve(h, "threads per block", &o.curve_threads, threads);
         curve(h, "registers per thread", &o.curve_registers, o.registers);
-        curve(h, "shared memory per block (bytes)", &o.curve_shared, o.static_smem + o.dynamic_smem);
+        curve(
+            h,
+            "shared memory per block (bytes)",
+            &o.curve_shared,
+            o.static_smem + o.dynamic_smem,
+        );
         h.push_str("</div>\n");
     }
     if !r.shared.is_empty() {
         h.push_str("<h2>Shared-memory accesses</h2>\n<table><tr><th>line</th><th>access</th><th>op</th><th>runs</th><th>wavefronts</th><th>ideal</th><th>conflict</th><th>bank map (distinct words per bank, warp 0)</th></tr>\n");
         for s in &r.shared {
-            let conflict = s.conflict_degree.map_or(
-                esc(s.unknown.as_deref().unwrap_or("?")),
-                |d| {
-                    if d > 1 {
-                        format!("<span class=\"bad\">{d}-way</span>")
-                    } else {
-                        "1-way".into()
-                    }
-                },
-            );
+            let conflict =
+                s.conflict_degree
+                    .map_or(esc(s.unknown.as_deref().unwrap_or("?")), |d| {
+                        if d > 1 {
+                            format!("<span class=\"bad\">{d}-way</span>")
+                        } else {
+                            "1-way".into()
+                        }
+                    });
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{conflict}</td><td>",
@@ -465,7 +472,10 @@ fn bank_map(h: &mut String, words: &[u32]) {
         return;
     }
     let max = words.iter().copied().max().unwrap_or(1).max(1);
-    let _ = write!(h, "<svg width=\"260\" height=\"44\" role=\"img\" aria-label=\"bank map\">");
+    let _ = write!(
+        h,
+        "<svg width=\"260\" height=\"44\" role=\"img\" aria-label=\"bank map\">"
+    );
     for (b, &n) in words.iter().enumerate() {
         let bar = f64::from(n) / f64::from(max) * 32.0;
         let color = if n > 1 { "#cf222e" } else { "#2da44e" };

@@ -717,8 +717,9 @@ impl Server {
                 let arg = args
                     .first()
                     .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
-                let uri: Uri = serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
-                    .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
+                let uri: Uri =
+                    serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
+                        .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
                 let kernel = arg
                     .get("kernel")
                     .and_then(Value::as_str)

@@ -446,7 +446,10 @@ fn lenses_hints_symbols_completion_and_signature_help() {
     );
     assert_eq!(report["kernel"], "transpose");
     let md = report["markdown"].as_str().unwrap();
-    assert!(md.starts_with("# Kernel report: `transpose` on sm_90\n"), "{md}");
+    assert!(
+        md.starts_with("# Kernel report: `transpose` on sm_90\n"),
+        "{md}"
+    );
     assert!(
         md.contains("1. 41% of memory transactions · `bank-conflict` (line 10)"),
         "{md}"

@@ -74,7 +74,10 @@ fn hover_lens_markdown_json_and_html_show_the_same_numbers() {
     }
     assert_eq!(v["shared"][1]["wavefronts"], 32);
     assert_eq!(v["global"][1]["sectors"], 32);
-    assert_eq!(v["what_ifs"][0]["transactions_after"], r.what_ifs[0].transactions_after);
+    assert_eq!(
+        v["what_ifs"][0]["transactions_after"],
+        r.what_ifs[0].transactions_after
+    );
     // HTML: the same lines (code spans as <code>), the cost bars, bank maps and curves.
     let (code, html, err) = report(&[&target, "--format", "html"]);
     assert_eq!(code, 0, "{err}");
@@ -84,9 +87,15 @@ fn hover_lens_markdown_json_and_html_show_the_same_numbers() {
         assert!(html.contains(&c.summary), "{}", c.summary);
     }
     assert!(html.contains(&r.what_ifs[0].summary));
-    assert_eq!(html.matches("aria-label=\"bank map\"").count(), r.shared.len());
+    assert_eq!(
+        html.matches("aria-label=\"bank map\"").count(),
+        r.shared.len()
+    );
     assert_eq!(html.matches("aria-label=\"occupancy against").count(), 3);
-    assert!(!html.contains("http://") && !html.contains("https://"), "self-contained");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "self-contained"
+    );
 }
 
 #[test]
@@ -104,7 +113,12 @@ fn report_of_every_kernel_and_errors() {
 fn html_renders_in_headless_chromium() {
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
     let Some(chromium) = chromium else {
         println!("skipped: no chromium on PATH (Debian: apt-get install chromium)");
         return;
@@ -132,7 +146,10 @@ fn html_renders_in_headless_chromium() {
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("Kernel report: <code>transpose_naive</code>"), "{dom}");
+    assert!(
+        dom.contains("Kernel report: <code>transpose_naive</code>"),
+        "{dom}"
+    );
     assert!(dom.matches("<svg").count() >= 6, "{dom}");
     let png = dir.join("report.png");
     let shot = Command::new(chromium)
@@ -143,9 +160,16 @@ fn html_renders_in_headless_chromium() {
         .output()
         .unwrap();
     let bytes = std::fs::read(&png).unwrap_or_else(|e| {
-        panic!("no screenshot ({e}): {}", String::from_utf8_lossy(&shot.stderr))
+        panic!(
+            "no screenshot ({e}): {}",
+            String::from_utf8_lossy(&shot.stderr)
+        )
     });
     assert_eq!(&bytes[1..4], b"PNG");
-    assert!(bytes.len() > 20_000, "a blank page is smaller: {} bytes", bytes.len());
+    assert!(
+        bytes.len() > 20_000,
+        "a blank page is smaller: {} bytes",
+        bytes.len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

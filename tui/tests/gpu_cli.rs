@@ -636,9 +636,17 @@ fn coalescing_replays_every_measured_row() {
             v["l2_sectors"].as_u64().unwrap(),
         );
         let (req, sec, l2) = if dir == "ld" {
-            ("l1tex__t_requests_pipe_lsu_mem_global_op_ld", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld", "lts__t_sectors_srcunit_tex_op_read")
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld",
+                "lts__t_sectors_srcunit_tex_op_read",
+            )
         } else {
-            ("l1tex__t_requests_pipe_lsu_mem_global_op_st", "l1tex__t_sectors_pipe_lsu_mem_global_op_st", "lts__t_sectors_srcunit_tex_op_write")
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st",
+                "lts__t_sectors_srcunit_tex_op_write",
+            )
         };
         let want: (u64, u64, u64) = (
             col(row, req).parse().unwrap(),

@@ -111,7 +111,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let op = if args.store { "store" } else { "load" };
     let out = if args.json {
-        format!("{}\n", report_json(&arch.to_string(), width, args.store, &reports))
+        format!(
+            "{}\n",
+            report_json(&arch.to_string(), width, args.store, &reports)
+        )
     } else {
         report_text(&arch.to_string(), width, op, block, args.warp, &reports)
     };
@@ -273,7 +276,11 @@ fn report_text(
         } else {
             String::new()
         };
-        let _ = writeln!(s, "sectors touched: {}{more} (from the base)", shown.join(", "));
+        let _ = writeln!(
+            s,
+            "sectors touched: {}{more} (from the base)",
+            shown.join(", ")
+        );
     }
     if reports.len() > 1 {
         let total = |f: fn(&SectorReport) -> u32| reports.iter().map(|(_, r)| f(r)).sum::<u32>();
