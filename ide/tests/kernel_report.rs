@@ -222,3 +222,138 @@ fn hover_and_lens_show_the_reports_numbers() {
     assert_eq!(lenses[0].title, r.lens_title());
     assert!(r.markdown().contains(&top[0]));
 }
+
+/// The C type of an element of `bytes` bytes.
+fn ctype(bytes: u64) -> &'static str {
+    match bytes {
+        1 => "unsigned char",
+        2 => "unsigned short",
+        4 => "float",
+        8 => "double",
+        16 => "float4",
+        _ => unreachable!(),
+    }
+}
+
+/// `(pattern, op, elem_bytes, stride, base_bytes, measured)` for each `stride_eE_sS[_mM]`
+/// row of a ground-truth CSV.
+fn stride_rows(
+    csv: &str,
+    measured: &dyn Fn(&[(&str, &str)]) -> u64,
+) -> Vec<(String, String, u64, u64, u64, u64)> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .filter_map(|l| {
+            let row: Vec<(&str, &str)> = header.iter().copied().zip(l.split(',')).collect();
+            let get = |k: &str| row.iter().find(|(h, _)| *h == k).unwrap().1;
+            let id = get("pattern_id");
+            let rest = id.strip_prefix("stride_e")?;
+            let mut parts = rest.split('_');
+            let e: u64 = parts.next()?.parse().ok()?;
+            let s: u64 = parts.next()?.strip_prefix('s')?.parse().ok()?;
+            let m: u64 = match parts.next() {
+                Some(m) => m.strip_prefix('m')?.parse().ok()?,
+                None => 0,
+            };
+            Some((
+                id.to_string(),
+                get("op").to_string(),
+                e,
+                s,
+                m,
+                measured(&row),
+            ))
+        })
+        .collect()
+}
+
+/// One kernel per measured stride pattern, each with the one access the probe measured;
+/// the report's figure for that access is the measured one, for every row: sectors per
+/// request for global loads and stores, wavefronts for shared ones.
+#[test]
+fn the_reports_per_access_figures_equal_the_measured_stride_rows() {
+    let col = |row: &[(&str, &str)], k: &str| -> u64 {
+        row.iter()
+            .find(|(h, _)| *h == k)
+            .unwrap()
+            .1
+            .parse()
+            .unwrap()
+    };
+    let global = stride_rows(
+        include_str!("../../gpu/tests/data/coalescing_sm90.csv"),
+        &|r| {
+            col(r, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld")
+                + col(r, "l1tex__t_sectors_pipe_lsu_mem_global_op_st")
+        },
+    );
+    let shared = stride_rows(
+        include_str!("../../gpu/tests/data/bank_conflicts_sm90.csv"),
+        &|r| col(r, "wavefronts"),
+    );
+    assert!(
+        global.len() > 400 && shared.len() > 50,
+        "{} {}",
+        global.len(),
+        shared.len()
+    );
+    let mut text = String::new();
+    let mut kernels = Vec::new();
+    for (i, (id, op, e, s, m, want)) in global.iter().enumerate() {
+        let (t, index) = (ctype(*e), format!("threadIdx.x * {s} + {}", m / e));
+        let body = if op == "ld" {
+            format!("{t} v = p[{index}];\n    (void)v;")
+        } else {
+            format!("p[{index}] = v;")
+        };
+        text.push_str(&format!(
+            "__global__ void g{i}({t}* p, {t} v) {{\n    {body}\n}}\n"
+        ));
+        kernels.push((format!("g{i}"), id.clone(), op.clone(), *want, false));
+    }
+    for (i, (id, op, e, s, _, want)) in shared.iter().enumerate() {
+        let (t, index) = (ctype(*e), format!("threadIdx.x * {s}"));
+        let body = if op == "ld" {
+            format!("{t} w = s[{index}];\n    out[0] = w;")
+        } else {
+            format!("s[{index}] = v;")
+        };
+        text.push_str(&format!(
+            "__global__ void b{i}({t}* out, {t} v) {{\n    __shared__ {t} s[4096];\n    {body}\n}}\n"
+        ));
+        kernels.push((format!("b{i}"), id.clone(), op.clone(), *want, true));
+    }
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let id = host.set_file("/r/probes.cu", &text);
+    let a = host.analysis();
+    let mut failures = Vec::new();
+    for (k, pattern, op, want, is_shared) in &kernels {
+        let r = a
+            .kernel_report(id, k, ReportConfig::default())
+            .unwrap()
+            .unwrap();
+        let got = if *is_shared {
+            r.shared
+                .iter()
+                .find(|x| x.text.starts_with("s["))
+                .and_then(|x| x.wavefronts)
+        } else {
+            r.global
+                .iter()
+                .find(|x| x.text.starts_with("p["))
+                .and_then(|x| x.sectors)
+        };
+        if got.map(u64::from) != Some(*want) {
+            failures.push(format!("{pattern} {op}: report {got:?}, measured {want}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        kernels.len(),
+        failures.join("\n")
+    );
+}
