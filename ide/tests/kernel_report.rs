@@ -235,12 +235,14 @@ fn ctype(bytes: u64) -> &'static str {
     }
 }
 
+/// One row of a ground-truth CSV: (column, value) pairs.
+type Row<'a> = [(&'a str, &'a str)];
+/// A measured stride pattern: (pattern, op, elem_bytes, stride, base_bytes, measured).
+type StrideRow = (String, String, u64, u64, u64, u64);
+
 /// `(pattern, op, elem_bytes, stride, base_bytes, measured)` for each `stride_eE_sS[_mM]`
 /// row of a ground-truth CSV.
-fn stride_rows(
-    csv: &str,
-    measured: &dyn Fn(&[(&str, &str)]) -> u64,
-) -> Vec<(String, String, u64, u64, u64, u64)> {
+fn stride_rows(csv: &str, measured: &dyn Fn(&Row) -> u64) -> Vec<StrideRow> {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     lines
