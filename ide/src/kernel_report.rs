@@ -47,6 +47,8 @@
 use kernaut_gpu::banks::{AccessWidth, WARP_LANES};
 use kernaut_gpu::occupancy::{max_potential_block_size, OccupancyInput};
 use kernaut_syntax::{AccessKind, EnclosingKind, SharedAccess, SourceFile, TextRange};
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::analysis::{guarded, Analysis, Cancellable, FileId};
@@ -418,11 +420,14 @@ impl Analysis {
         let (path, data) = self.data(file)?;
         self.query("report_lenses", || {
             let a = self.for_path(path);
+            let Some(prepared) = prepare(&a, path) else {
+                return Vec::new();
+            };
             data.facts()
                 .kernels
                 .iter()
                 .filter_map(|k| {
-                    let r = build(&a, path, &k.name, ReportConfig::default())?;
+                    let r = build_with(&a, path, &k.name, ReportConfig::default(), &prepared)?;
                     Some(ReportLens {
                         range: k.name_range.clone(),
                         kernel: k.name.clone(),
@@ -433,13 +438,74 @@ impl Analysis {
         })
     }
 
-    /// The report without what-ifs, for features inside a query (the kernel hover).
+    /// The report without what-ifs, for features inside a query (the kernel hover), of a
+    /// kernel with findings: a kernel without one has no finding to cost, and its hover
+    /// pays nothing for the report.
     pub(crate) fn kernel_report_at(&self, path: &str, kernel: &str) -> Option<KernelReport> {
-        guarded(|| build(self, path, kernel, ReportConfig::default())).flatten()
+        guarded(|| {
+            let range = self.file(path)?.facts().kernel(kernel)?.range.clone();
+            let diagnostics = self.diagnostics_at(path, true)?;
+            if !diagnostics
+                .iter()
+                .any(|d| range.start <= d.range.start && d.range.end <= range.end)
+            {
+                return None;
+            }
+            build(self, path, kernel, ReportConfig::default())
+        })
+        .flatten()
     }
 }
 
+/// What every kernel's report of one file reads: computed once per file, so that the
+/// lenses of a file with many kernels cost one pass over it.
+struct Prepared {
+    /// The file's global accesses.
+    globals: Vec<SharedAccess>,
+    /// The file's functions with async-copy operations or barriers, classified.
+    async_functions: Arc<[crate::rules::async_ops::AsyncFunction]>,
+    /// The file's diagnostics (the cached rules run).
+    diagnostics: Arc<Vec<RuleDiagnostic>>,
+}
+
+fn prepare(a: &Analysis, path: &str) -> Option<Prepared> {
+    let data = a.file(path)?;
+    let async_functions = match a.knowledge.as_deref() {
+        Some(knowledge) => {
+            let fc = a.config_for_path(path);
+            crate::rules::RuleContext::with_settings(
+                &data.source,
+                knowledge,
+                crate::rules::RuleSettings {
+                    arch: fc.arch,
+                    arch_configured: fc.arch_configured,
+                    levels: &fc.rules,
+                },
+            )
+            .in_host(a, path)
+            .with_shared_accesses(data.accesses_slot())
+            .async_functions()
+        }
+        None => Arc::from(Vec::new()),
+    };
+    Some(Prepared {
+        globals: data.source.global_accesses(),
+        async_functions,
+        diagnostics: a.diagnostics_at(path, true).unwrap_or_default(),
+    })
+}
+
 fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option<KernelReport> {
+    build_with(a, path, kernel, config, &prepare(a, path)?)
+}
+
+fn build_with(
+    a: &Analysis,
+    path: &str,
+    kernel: &str,
+    config: ReportConfig,
+    prepared: &Prepared,
+) -> Option<KernelReport> {
     let data = a.file(path)?;
     let facts = data.facts();
     let k = facts
@@ -503,7 +569,7 @@ fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option
     // Global accesses through the sector model, as the coalescing rule evaluates them.
     let shape = crate::rules::strided_global_access::launch_shape(facts, Some(&k.name));
     let mut global = Vec::new();
-    for access in src.global_accesses().iter().filter(|x| inside(&x.range)) {
+    for access in prepared.globals.iter().filter(|x| inside(&x.range)) {
         if access.kind == AccessKind::AddressOf {
             continue;
         }
@@ -511,12 +577,14 @@ fn build(a: &Analysis, path: &str, kernel: &str, config: ReportConfig) -> Option
         global.push(global_entry(data, text, src, access, shape, executions));
     }
 
-    let diagnostics: Vec<RuleDiagnostic> = a
-        .diagnostics_at(path, true)
-        .map(|d| d.iter().filter(|d| inside(&d.range)).cloned().collect())
-        .unwrap_or_default();
+    let diagnostics: Vec<RuleDiagnostic> = prepared
+        .diagnostics
+        .iter()
+        .filter(|d| inside(&d.range))
+        .cloned()
+        .collect();
 
-    let (pipelines, loops) = pipelines_and_loops(a, path, &k, &diagnostics);
+    let (pipelines, loops) = pipelines_and_loops(a, path, &k, &diagnostics, prepared);
 
     let compiled = a.compiled_kernel(path, short).map(|(f, v)| {
         let c = v[0];
@@ -893,29 +961,15 @@ fn pipelines_and_loops(
     path: &str,
     k: &kernaut_syntax::Function,
     diagnostics: &[RuleDiagnostic],
+    prepared: &Prepared,
 ) -> (Vec<PipelineEntry>, Vec<LoopEntry>) {
     let Some(data) = a.file(path) else {
         return (Vec::new(), Vec::new());
     };
-    let Some(knowledge) = a.knowledge.as_deref() else {
-        return (Vec::new(), Vec::new());
-    };
     let src = &data.source;
-    let fc = a.config_for_path(path);
-    let ctx = crate::rules::RuleContext::with_settings(
-        src,
-        knowledge,
-        crate::rules::RuleSettings {
-            arch: fc.arch,
-            arch_configured: fc.arch_configured,
-            levels: &fc.rules,
-        },
-    )
-    .in_host(a, path)
-    .with_shared_accesses(data.accesses_slot());
     let body = k.body_range.clone().unwrap_or(k.range.clone());
-    let functions = ctx.async_functions();
-    let ops: Vec<_> = functions
+    let ops: Vec<_> = prepared
+        .async_functions
         .iter()
         .filter(|(r, _)| {
             r.start <= body.start && body.end <= r.end || body.start <= r.start && r.end <= body.end
@@ -932,12 +986,11 @@ fn pipelines_and_loops(
     };
     // The loops around every call and access of the kernel.
     let mut loop_ranges: Vec<(TextRange, EnclosingKind)> = Vec::new();
-    let globals = src.global_accesses();
     let offsets = calls
         .iter()
         .map(|c| c.range.start)
         .chain(data.accesses().iter().map(|x| x.range.start))
-        .chain(globals.iter().map(|x| x.range.start))
+        .chain(prepared.globals.iter().map(|x| x.range.start))
         .filter(|o| k.range.contains(o));
     for o in offsets {
         for e in src.enclosing(o) {

@@ -359,3 +359,25 @@ fn the_reports_per_access_figures_equal_the_measured_stride_rows() {
         failures.join("\n")
     );
 }
+
+/// The lenses of a 10,000-line file: one report per kernel, each without what-ifs.
+#[test]
+fn report_lenses_of_a_large_file() {
+    let text = kernaut_test_utils::gen::generated(10_000);
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let id = host.set_file("/r/big.cu", &text);
+    let a = host.analysis();
+    let _ = a.diagnostics(id).unwrap();
+    let t = std::time::Instant::now();
+    let lenses = a.report_lenses(id).unwrap();
+    let took = t.elapsed();
+    println!("{} report lenses in {took:?}", lenses.len());
+    assert!(!lenses.is_empty());
+    let t = std::time::Instant::now();
+    let r = a
+        .kernel_report(id, &lenses[0].kernel, ReportConfig::default())
+        .unwrap();
+    println!("one report in {:?}", t.elapsed());
+    assert!(r.is_some());
+}
