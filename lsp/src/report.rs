@@ -34,8 +34,9 @@ pub enum Format {
 /// The arguments of `report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The file, and optionally the kernel: `FILE` (every kernel) or `FILE:KERNEL`.
-    #[arg(value_name = "FILE[:KERNEL]")]
+    /// The file, and optionally the kernel: `FILE` (every kernel), `FILE:KERNEL`, or
+    /// `FILE:LINE` (the kernel defined or launched on that 1-based line).
+    #[arg(value_name = "FILE[:KERNEL|:LINE]")]
     pub target: String,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
@@ -54,8 +55,8 @@ pub struct Args {
     pub nvcc: Option<PathBuf>,
 }
 
-/// `FILE:KERNEL` split from the right when the part after the colon is an identifier
-/// and `FILE` exists.
+/// `FILE:KERNEL` (or `FILE:LINE`) split from the right when the part after the colon is
+/// an identifier (or a line number) and `FILE` exists.
 fn split_target(target: &str) -> (PathBuf, Option<String>) {
     if let Some((file, kernel)) = target.rsplit_once(':') {
         let ident = !kernel.is_empty()
@@ -136,6 +137,31 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let analysis = host.analysis();
     let names: Vec<String> = match &kernel {
+        Some(line) if line.chars().all(|c| c.is_ascii_digit()) => {
+            let lines = analysis
+                .line_index(id)
+                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            let n: u32 = line.parse().unwrap_or(0);
+            // The line's first character that is not blank.
+            let start = lines.line_start(n.saturating_sub(1));
+            let offset = start
+                + decoded.text[start..]
+                    .find(|c: char| !c.is_whitespace() || c == '\n')
+                    .unwrap_or(0);
+            match analysis
+                .kernel_at(id, offset)
+                .map_err(|e| anyhow::anyhow!("{e:?}"))?
+            {
+                Some(k) => vec![k],
+                None => {
+                    eprintln!(
+                        "kernaut-lsp: line {line} of {} is in no kernel and launches none",
+                        path.display()
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
         Some(k) => vec![k.clone()],
         None => analysis
             .kernel_facts(id)

@@ -104,6 +104,15 @@ fn report_of_every_kernel_and_errors() {
     let (code, md, _) = report(&[&path.display().to_string()]);
     assert_eq!(code, 0);
     assert!(md.starts_with("# Kernel report: `transpose_naive` on sm_90\n"));
+    // A line inside the kernel, or the line of its launch, names it.
+    for line in [14, 25] {
+        let (code, by_line, err) = report(&[&format!("{}:{line}", path.display())]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(by_line, md, "line {line}");
+    }
+    let (code, _, err) = report(&[&format!("{}:3", path.display())]);
+    assert_eq!(code, 1);
+    assert!(err.contains("line 3 of"), "{err}");
     let (code, _, err) = report(&[&format!("{}:no_such_kernel", path.display())]);
     assert_eq!(code, 1);
     assert!(err.contains("defines no kernel `no_such_kernel`"), "{err}");
