@@ -182,3 +182,30 @@ fn html_renders_in_headless_chromium() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With a CUDA toolkit (found as the server finds it: `CUDA_HOME`, `PATH` or a Python
+/// environment with NVIDIA's wheels), `--resources` compiles the spilling known case and
+/// the report ranks its spills first.
+#[test]
+fn a_spilling_kernel_with_a_toolkit_ranks_its_spills_first() {
+    if let Err(e) = kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default())
+    {
+        println!("skipped: no CUDA toolkit here ({e})");
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ide/tests/data/report/spilling.cu");
+    let (code, json, err) = report(&[
+        &format!("{}:spill_heavy", path.display()),
+        "--resources",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["costs"][0]["rule"], "resources/spills", "{json}");
+    assert_eq!(v["costs"][0]["kind"], "spills");
+    assert!(
+        v["compiled"]["spill_store_bytes"].as_u64().unwrap() > 0,
+        "{json}"
+    );
+}
