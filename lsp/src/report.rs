@@ -4,6 +4,8 @@
 //! self-contained page with inline SVG (bank maps, occupancy curves, cost bars) drawn
 //! here from the same data.
 //!
+//! With one kernel the JSON is its report; for every kernel of a file, an array of them.
+//!
 //! Exit codes: 0 with a report, 1 when the file defines no such kernel, 2 for errors.
 
 use std::fmt::Write as _;
