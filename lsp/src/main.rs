@@ -10,6 +10,7 @@ mod compile;
 mod convert;
 mod fix;
 mod output;
+mod report;
 mod server;
 mod settings;
 mod transport;
@@ -31,6 +32,8 @@ enum Command {
     Serve(ServeArgs),
     /// Check .cu/.cuh files against the pitfall rules, like a compiler: exit 1 on errors.
     Check(check::Args),
+    /// The kernel report of FILE[:KERNEL]: every modelled cost, ranked, with what-ifs.
+    Report(report::Args),
     /// What kernaut would use for a folder, and why: targets and their source,
     /// .kernaut.toml files, compile_commands.json, the CUDA toolkit, the wiki, clangd.
     Doctor(DoctorArgs),
@@ -91,6 +94,7 @@ struct ServeArgs {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::Report(args)) => report::run(args),
         Some(Command::Doctor(args)) => {
             if !args.folder.is_dir() {
                 anyhow::bail!("{}: not a folder", args.folder.display());

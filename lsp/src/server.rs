@@ -726,6 +726,32 @@ impl Server {
                     json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown})
                 }))
             }
+            "kernaut.kernelReport" => {
+                let arg = args
+                    .first()
+                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+                let uri: Uri =
+                    serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
+                        .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
+                let kernel = arg
+                    .get("kernel")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+                let id = {
+                    let s = lock(&self.state);
+                    let Some(doc) = s.docs.get(&doc_key(&uri)) else {
+                        return Ok(None);
+                    };
+                    doc.id
+                };
+                let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
+                match analysis.kernel_report(id, kernel, config) {
+                    Ok(Some(r)) => Ok(Some(json!({"kernel": r.kernel, "markdown": r.markdown()}))),
+                    Ok(None) => Ok(None),
+                    Err(QueryError::Cancelled) => Err(Error::content_modified()),
+                    Err(e) => Err(internal(e.to_string())),
+                }
+            }
             other => Err(invalid(&format!("unknown command `{other}`"))),
         }
     }
@@ -880,11 +906,12 @@ fn spawn_diagnostics(
 }
 
 /// The commands the server executes.
-pub const COMMANDS: [&str; 4] = [
+pub const COMMANDS: [&str; 5] = [
     "kernaut.search",
     "kernaut.showPage",
     "kernaut.symbolPage",
     "kernaut.doctor",
+    "kernaut.kernelReport",
 ];
 
 impl LanguageServer for Server {
@@ -1212,11 +1239,19 @@ impl LanguageServer for Server {
             if !s.settings.code_lens {
                 return Ok(Vec::new());
             }
-            Ok(s.analysis
+            let mut lenses: Vec<CodeLens> = s
+                .analysis
                 .code_lenses(s.id)?
                 .iter()
                 .map(|l| convert::code_lens(&s.lines, s.enc, l))
-                .collect())
+                .collect();
+            lenses.extend(
+                s.analysis
+                    .report_lenses(s.id)?
+                    .iter()
+                    .map(|l| convert::report_lens(&s.lines, s.enc, &s.uri, l)),
+            );
+            Ok(lenses)
         })
         .await
     }

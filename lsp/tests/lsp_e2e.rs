@@ -426,7 +426,34 @@ fn lenses_hints_symbols_completion_and_signature_help() {
         .iter()
         .map(|l| l["command"]["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles.len(), 3, "{titles:?}");
+    // An occupancy lens and a report lens per kernel.
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert_eq!(
+        &titles[3..],
+        [
+            "report · top cost 41% `bank-conflict` (line 10)",
+            "report · no costed finding",
+            "report · no costed finding",
+        ],
+        "{titles:?}"
+    );
+    // The report lens's command returns the report as Markdown, its first line the lens's.
+    let report_lens = &lenses.as_array().unwrap()[3]["command"];
+    assert_eq!(report_lens["command"], "kernaut.kernelReport");
+    let report = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.kernelReport", "arguments": report_lens["arguments"]}),
+    );
+    assert_eq!(report["kernel"], "transpose");
+    let md = report["markdown"].as_str().unwrap();
+    assert!(
+        md.starts_with("# Kernel report: `transpose` on sm_90\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("1. 41% of memory transactions · `bank-conflict` (line 10)"),
+        "{md}"
+    );
     assert!(
         titles[0].starts_with("occupancy ") && titles[0].contains("blocks/SM")
             || titles[0].contains("block/SM"),

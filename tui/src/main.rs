@@ -49,6 +49,8 @@ enum Command {
     Occupancy(cmd::occupancy::Args),
     /// Shared-memory bank conflicts of one warp-wide access.
     Banks(cmd::banks::Args),
+    /// Global-memory sectors of one warp-wide load or store (coalescing).
+    Coalescing(cmd::coalescing::Args),
     /// What the hover shows at FILE:LINE[:COL]: the symbol, its wiki entry, occupancy or banks.
     Explain(cmd::explain::Args),
 }
@@ -60,6 +62,7 @@ const SUBCOMMANDS: &[&str] = &[
     "wiki",
     "occupancy",
     "banks",
+    "coalescing",
     "explain",
     "help",
 ];
@@ -75,6 +78,7 @@ kernel. From scripts and pipes, use the subcommands:
   ktui symbol __hfma2                                         the symbol table's answer
   ktui occupancy --arch H200 --threads 256 --regs 64          occupancy and its limiter
   ktui banks --elem-bytes 4 --index 'lane*33'                 shared-memory bank map
+  ktui coalescing --elem-bytes 4 --index 'lane*2'             global-memory sectors
   ktui explain kernel.cu:42:7                                 what the editor's hover shows
   ktui wiki check                                             validate the wiki
 
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Some(Command::Wiki(a)) => cmd::wiki::run(a),
         Some(Command::Occupancy(a)) => cmd::occupancy::run(a),
         Some(Command::Banks(a)) => cmd::banks::run(a),
+        Some(Command::Coalescing(a)) => cmd::coalescing::run(a),
         Some(Command::Explain(a)) => cmd::explain::run(a),
         None => interactive(&cli),
     };

@@ -595,3 +595,64 @@ fn occupancy_replays_sampled_measured_rows() {
     }
     assert_eq!(checked, 357 + 38 + 238);
 }
+
+#[test]
+fn coalescing_text_for_every_other_float() {
+    let run = ktui(&["coalescing", "--elem-bytes", "4", "--index", "lane*2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "sm_90: 4-byte load, 32 active lanes, block 32x1x1, warp 0\n\
+         requests:        1\n\
+         sectors:         8 of 32 bytes (L2 sectors on a cold L1: 8)\n\
+         ideal:           4 for its 128 distinct bytes (2.0x)\n\
+         bytes used:      16.0 per sector fetched (50% of the traffic)\n\
+         sectors touched: 0, 1, 2, 3, 4, 5, 6, 7 (from the base)\n"
+    );
+}
+
+#[test]
+fn coalescing_replays_every_measured_row() {
+    let rows = csv_rows(include_str!("../../gpu/tests/data/coalescing_sm90.csv"));
+    assert_eq!(rows.len(), 588);
+    for row in &rows {
+        let offsets = format!("--offsets={}", col(row, "byte_offsets"));
+        let mut args = vec![
+            "coalescing",
+            "--elem-bytes",
+            col(row, "elem_bytes"),
+            offsets.as_str(),
+            "--json",
+        ];
+        let dir = col(row, "op");
+        if dir == "st" {
+            args.push("--store");
+        }
+        let (code, v) = ktui_json(&args);
+        assert_eq!(code, 0);
+        let got = (
+            v["requests"].as_u64().unwrap(),
+            v["sectors"].as_u64().unwrap(),
+            v["l2_sectors"].as_u64().unwrap(),
+        );
+        let (req, sec, l2) = if dir == "ld" {
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld",
+                "lts__t_sectors_srcunit_tex_op_read",
+            )
+        } else {
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st",
+                "lts__t_sectors_srcunit_tex_op_write",
+            )
+        };
+        let want: (u64, u64, u64) = (
+            col(row, req).parse().unwrap(),
+            col(row, sec).parse().unwrap(),
+            col(row, l2).parse().unwrap(),
+        );
+        assert_eq!(got, want, "{} {dir}", col(row, "pattern_id"));
+    }
+}

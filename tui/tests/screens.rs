@@ -220,6 +220,17 @@ fn file_occupancy_calculator_with_edited_inputs() {
     insta::assert_snapshot!("occupancy_smem_chart", screen(&s));
 }
 
+/// On a kernel with a costed finding, Tab after the occupancy calculator shows the
+/// kernel report: the ranked costs and the what-ifs, the figures of the hover and of
+/// `kernaut-lsp report`.
+#[test]
+fn the_kernel_report_follows_the_occupancy_panel() {
+    let mut s = file(4, 17, true);
+    update(&mut s, Action::Resize(100, 40));
+    keys(&mut s, "<Tab>");
+    insta::assert_snapshot!(screen(&s));
+}
+
 /// A template kernel whose shared tile the launch sizes (`TILE = 32`).
 const TEMPLATE: &str = r#"// The launch's template argument sizes the shared tile.
 template <int TILE>

@@ -49,7 +49,7 @@ pub struct Analysis {
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<FxHashMap<String, Arc<FileData>>>,
     pub(crate) file_set: Arc<FileSet>,
-    pub(super) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
+    pub(crate) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     pub(crate) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
     pub(super) builds: Arc<FxHashMap<String, Arc<crate::config::FileBuild>>>,
     pub(crate) cache: Arc<ReportCache>,

@@ -138,6 +138,15 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         md.push('\n');
         md.push_str(&compiled[0].markdown(&facts.toolkit));
     }
+    // The costliest findings, when the model costs any (a kernel without one says nothing
+    // more).
+    if let Some(r) = analysis
+        .kernel_report_at(kpath, &function.name)
+        .filter(|r| !r.top_costs(1).is_empty())
+    {
+        md.push('\n');
+        md.push_str(&r.hover_markdown());
+    }
     Some(HoverResult {
         markdown: md,
         range: s.range.clone(),

@@ -55,7 +55,7 @@ pub(crate) use conditions::{arch_guarded_ranges, thread_dependent_branch, warp_u
 mod words;
 pub(crate) use words::{find_word, is_identifier};
 
-mod async_ops;
+pub(crate) mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
 mod barriers;
@@ -72,7 +72,7 @@ mod over_unroll;
 mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
-mod strided_global_access;
+pub(crate) mod strided_global_access;
 mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;

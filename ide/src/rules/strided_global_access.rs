@@ -208,11 +208,20 @@ struct Cost {
 
 /// The block shape of kernel `function` when every launch of it in the file agrees.
 fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
+    launch_shape(ctx.facts, function)
+}
+
+/// The block shape of kernel `function` when every launch of it in `facts` agrees (the
+/// shape the rule and the kernel report evaluate warp 0 in).
+pub(crate) fn launch_shape(
+    facts: &kernaut_syntax::FileFacts,
+    function: Option<&str>,
+) -> [Option<i64>; 3] {
     let Some(f) = function else {
         return [None; 3];
     };
     let mut shape = None;
-    for l in ctx.facts.launches.iter().filter(|l| l.kernel == f) {
+    for l in facts.launches.iter().filter(|l| l.kernel == f) {
         match (shape, l.block.value) {
             (_, None) => return [None; 3],
             (None, Some(v)) => shape = Some(v),
@@ -252,6 +261,19 @@ fn cost(
         }
     }
     result
+}
+
+/// The sector model's answer for one global access of warp 0 under `shape` and the
+/// active-lane `mask`, exactly as this rule computes it: the report and the byte distance
+/// between neighbouring lanes when it is constant. The kernel report calls this, so a
+/// finding and the report's figure for the same access agree.
+pub(crate) fn warp_sectors(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    mask: u32,
+) -> Option<(SectorReport, Option<i64>)> {
+    cost(offset, width, shape, mask).map(|c| (c.report, c.stride))
 }
 
 /// Whether other accesses of the same array in the same function, of the same width,

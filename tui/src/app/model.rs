@@ -1081,6 +1081,18 @@ impl Workspace {
                         markdown: format!("```\n{text}\n```\n"),
                     });
                 }
+                // The kernel report, when the model costs a finding of the kernel (the
+                // hover lists the same top costs).
+                let report = analysis.file_id(&self.path).and_then(|id| {
+                    let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
+                    analysis.kernel_report(id, &h.symbol, config).ok().flatten()
+                });
+                if let Some(r) = report.filter(|r| !r.top_costs(1).is_empty()) {
+                    out.push(Panel::Note {
+                        title: format!("report · {}", r.kernel),
+                        markdown: r.markdown(),
+                    });
+                }
             }
         }
         let line = self.line_of(offset);
