@@ -259,16 +259,25 @@ impl Target {
     }
 
     /// Whether code compiled for this target may use a feature that needs
-    /// `major.minor`, arch-specific (`9.0a`) when `specific` is set. A generic
-    /// requirement is met by every newer capability; an arch-specific one only by an
-    /// `a` or `f` target of the same major version at or above the minor one
-    /// (`tcgen05` needs `sm_100a`, and `sm_103a` has it too; `wgmma` needs `sm_90a`,
-    /// which no later chip has).
-    pub fn meets(&self, major: u32, minor: u32, specific: bool) -> bool {
+    /// `major.minor`, arch-specific (`9.0a`) when `specific` is set: `Some(true)` or
+    /// `Some(false)` where the capabilities decide, `None` where they do not. A generic
+    /// requirement is met by every newer capability. An arch-specific one is met by an
+    /// `a` or `f` target of the same major version at or above the minor one (`tcgen05`
+    /// needs `sm_100a`, and `sm_103a` has it too), never by a generic target or an older
+    /// one; whether an `a`/`f` target of a later major version keeps the instruction
+    /// differs per instruction (`wgmma` is gone on sm_100a, `setmaxnreg` is not), so
+    /// that is `None`.
+    pub fn meets(&self, major: u32, minor: u32, specific: bool) -> Option<bool> {
         if !specific {
-            return (self.major, self.minor) >= (major, minor);
+            return Some((self.major, self.minor) >= (major, minor));
         }
-        self.variant != Variant::Generic && self.major == major && self.minor >= minor
+        if self.variant == Variant::Generic || (self.major, self.minor) < (major, minor) {
+            return Some(false);
+        }
+        if self.major == major {
+            return Some(true);
+        }
+        None
     }
 
     /// The feature macros nvcc defines for this target besides `__CUDA_ARCH__`, as
@@ -439,12 +448,15 @@ mod tests {
     #[test]
     fn requirements_by_variant() {
         let t = |s| Target::parse(s).unwrap();
-        assert!(t("sm_90").meets(8, 0, false));
-        assert!(!t("sm_90").meets(9, 0, true));
-        assert!(t("sm_90a").meets(9, 0, true));
-        assert!(!t("sm_100a").meets(9, 0, true));
-        assert!(t("sm_103a").meets(10, 0, true));
-        assert!(t("sm_100f").meets(10, 0, true));
+        assert_eq!(t("sm_90").meets(8, 0, false), Some(true));
+        assert_eq!(t("sm_90").meets(9, 0, true), Some(false));
+        assert_eq!(t("sm_90a").meets(9, 0, true), Some(true));
+        assert_eq!(t("sm_100a").meets(9, 0, true), None);
+        assert_eq!(t("sm_100").meets(9, 0, true), Some(false));
+        assert_eq!(t("sm_80").meets(9, 0, true), Some(false));
+        assert_eq!(t("sm_103a").meets(10, 0, true), Some(true));
+        assert_eq!(t("sm_100f").meets(10, 0, true), Some(true));
+        assert_eq!(t("sm_120a").meets(10, 0, true), None);
         assert_eq!(
             t("sm_90a").feature_macros()[0].0,
             "__CUDA_ARCH_FEAT_SM90_ALL"

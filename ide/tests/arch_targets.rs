@@ -135,8 +135,8 @@ fn an_assumed_target_gives_hints_that_say_so() {
             .replace("#ifdef MYLIB_HOPPER\n", "")
             .replace("#endif\n", ""),
         expect![[r#"
-        hint: `wgmma.fence` needs sm_90a, but the target is sm_90 (assumed): the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing), or build for sm_90a only (assuming sm_90: no setting or build file names the targets; set `arch` in .kernaut.toml, or keep CMakeLists.txt, compile_commands.json, setup.py or a Makefile where kernaut can read them)
-    "#]],
+            hint: `wgmma.fence` needs sm_90a, but the target is sm_90 (assumed): the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`), or build for sm_90a only (assuming sm_90: no setting or build file names the targets; set `arch` in .kernaut.toml, or keep CMakeLists.txt, compile_commands.json, setup.py or a Makefile where kernaut can read them)
+        "#]],
     );
 }
 
@@ -199,9 +199,9 @@ fn build_macros_make_guards_known_per_target() {
         "/p/k.cu",
         WGMMA,
         expect![[r#"
-        error: `wgmma.fence` needs sm_90a, but this file is also built for sm_80 (from /p/compile_commands.json), and the guard `#ifdef MYLIB_HOPPER` holds there: the call is compiled for sm_80, where it does not compile; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing)
-        error: `fence.proxy.async` needs sm_90, but this file is also built for sm_80 (from /p/compile_commands.json): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`), or build for sm_90 only
-    "#]],
+            error: `wgmma.fence` needs sm_90a, but this file is also built for sm_80 (from /p/compile_commands.json): the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`), or build for sm_90a only
+            error: `fence.proxy.async` needs sm_90, but this file is also built for sm_80 (from /p/compile_commands.json): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`), or build for sm_90 only
+        "#]],
     );
 }
 

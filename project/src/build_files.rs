@@ -288,6 +288,17 @@ pub fn cmake_targets(text: &str) -> Option<Found> {
     })
 }
 
+/// Whether a CMake text names the folder `first` (a word of its code: in
+/// `add_subdirectory(first)`, a source `first/k.cu`, a glob `first/*.cu`).
+pub fn cmake_mentions(text: &str, first: &str) -> bool {
+    let code = strip_cmake_comments(text);
+    let edge =
+        |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    code.match_indices(first).any(|(at, _)| {
+        edge(code[..at].chars().next_back()) && edge(code[at + first.len()..].chars().next())
+    })
+}
+
 /// `text` with `# …` comments blanked (kept in length, so offsets and lines hold).
 fn strip_cmake_comments(text: &str) -> String {
     text.lines()
@@ -332,11 +343,24 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
         let Some(at) = line.find("TORCH_CUDA_ARCH_LIST") else {
             continue;
         };
-        let rest = &line[at + "TORCH_CUDA_ARCH_LIST".len()..];
-        let Some(eq) = rest.find(['=', ',', ':']) else {
+        // An assignment (`…["TORCH_CUDA_ARCH_LIST"] = "…"`, `TORCH_CUDA_ARCH_LIST = "…"`)
+        // or a default (`get("TORCH_CUDA_ARCH_LIST", "…")`, `setdefault`); never a
+        // comparison or a membership test.
+        let rest =
+            line[at + "TORCH_CUDA_ARCH_LIST".len()..].trim_start_matches(['"', '\'', ']', ' ']);
+        let value = if let Some(v) = rest.strip_prefix('=') {
+            if v.starts_with('=') {
+                continue;
+            }
+            v.trim()
+        } else if let Some(v) = rest.strip_prefix(',') {
+            if !line[..at].trim_end().ends_with(['(', '"', '\'']) {
+                continue;
+            }
+            v.trim()
+        } else {
             continue;
         };
-        let value = rest[eq + 1..].trim();
         let Some(q) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
             continue;
         };
@@ -393,8 +417,23 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
     };
     let mut targets = Vec::new();
     let mut first = None;
+    // Lines inside `ifeq`/`ifdef` blocks hold one branch's flags, chosen when make runs:
+    // not known.
+    let mut depth = 0usize;
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");
+        match line.split_whitespace().next().unwrap_or("") {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
+                depth += 1;
+                continue;
+            }
+            "endif" => {
+                depth = depth.saturating_sub(1);
+                continue;
+            }
+            _ if depth > 0 => continue,
+            _ => {}
+        }
         if !(line.contains("-arch")
             || line.contains("gpu-architecture")
             || line.contains("gencode")
@@ -523,6 +562,20 @@ mod tests {
             "sm_80 sm_86 sm_90a"
         );
         assert_eq!(names(&torch_arch_list("7.5 8.0 9.0")), "sm_75 sm_80 sm_90");
+        let t = "arch_list = os.environ.get(\"TORCH_CUDA_ARCH_LIST\", \"9.0a;10.0a\")\n";
+        assert_eq!(
+            names(&python_build_targets(t).unwrap().targets),
+            "sm_90a sm_100a"
+        );
+        assert_eq!(
+            python_build_targets("if os.environ[\"TORCH_CUDA_ARCH_LIST\"] != '9.0':\n    pass\n"),
+            None
+        );
+        assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));
+        assert!(!cmake_mentions(
+            "add_subdirectory(src)\n# contrib\n",
+            "contrib"
+        ));
     }
 
     #[test]
@@ -534,5 +587,8 @@ mod tests {
             "GENCODE = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90\n";
         assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_80 sm_90");
         assert_eq!(makefile_targets("all:\n\tgcc x.c\n"), None);
+        // One branch's flags are chosen when make runs: not known.
+        let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nelse\nNVCCFLAGS += -arch=sm_80\nendif\n";
+        assert_eq!(makefile_targets(t), None);
     }
 }

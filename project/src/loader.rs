@@ -212,9 +212,29 @@ impl ProjectLoader {
         }
         let mut result = None;
         'dirs: for d in self.ancestors(&dir) {
-            let mut candidates: Vec<(PathBuf, fn(&str) -> Option<Found>)> =
-                vec![(d.join("CMakeLists.txt"), build_files::cmake_targets)];
-            if let Ok(read) = std::fs::read_dir(d.join("cmake")) {
+            // A CMakeLists.txt above the file's folder builds it only if it names the
+            // way down (`add_subdirectory(src)`, `src/…` in a source list or a glob).
+            let cmake = d.join("CMakeLists.txt");
+            let builds_here = d == dir || {
+                let first = dir
+                    .strip_prefix(&d)
+                    .ok()
+                    .and_then(|r| r.components().next())
+                    .map(|c| c.as_os_str().to_string_lossy().to_string());
+                match (first, std::fs::read_to_string(&cmake)) {
+                    (Some(first), Ok(text)) => build_files::cmake_mentions(&text, &first),
+                    _ => false,
+                }
+            };
+            let mut candidates: Vec<(PathBuf, fn(&str) -> Option<Found>)> = Vec::new();
+            if builds_here {
+                candidates.push((cmake, build_files::cmake_targets));
+            }
+            let cmake_dir = d.join("cmake");
+            if let Some(read) = builds_here
+                .then(|| std::fs::read_dir(&cmake_dir).ok())
+                .flatten()
+            {
                 let mut extra: Vec<PathBuf> = read
                     .filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension().is_some_and(|e| e == "cmake"))
@@ -395,7 +415,18 @@ fn defines_of(args: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `-I<dir>` and `-isystem <dir>` of translated flags, normalised.
+/// Whether an include folder belongs to the toolkit or the system (`/usr/include`,
+/// `/usr/local/cuda/include`, a Python environment's NVIDIA wheels): never read.
+fn is_system_dir(d: &str) -> bool {
+    d.starts_with("/usr/")
+        || d.starts_with("/opt/")
+        || d.contains("site-packages")
+        || d.contains("/cuda/include")
+        || d.contains("/cuda-")
+}
+
+/// `-I<dir>` and `-isystem <dir>` of translated flags, normalised, without the toolkit's
+/// and the system's.
 fn include_dirs_of(args: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -410,6 +441,7 @@ fn include_dirs_of(args: &[String]) -> Vec<String> {
         }
         i += 1;
     }
+    out.retain(|d| !is_system_dir(d));
     out
 }
 
@@ -475,6 +507,10 @@ pub fn read_includes(
         // An include found next to no file and in no include folder is said once.
         for (file, text) in std::iter::once((root.clone(), text.clone())).chain(found) {
             for inc in kernaut_ide::syntax::quoted_includes(&text) {
+                if inc.angled {
+                    // The toolkit's and the system's headers are never read.
+                    continue;
+                }
                 let mut candidates =
                     std::iter::once(kernaut_ide::includes::include_path(&file, &inc.name)).chain(
                         dirs.iter().map(|d| {

@@ -103,7 +103,9 @@ pub fn include_closure_in(
             return;
         }
         for inc in quoted_includes(text) {
-            let candidates = std::iter::once(include_path(path, &inc.name)).chain(
+            // `<…>` only in the include folders; `"…"` next to the file first.
+            let beside = (!inc.angled).then(|| include_path(path, &inc.name));
+            let candidates = beside.into_iter().chain(
                 dirs.iter()
                     .filter(|_| !inc.name.starts_with('/'))
                     .map(|d| normalize_path(&format!("{}/{}", d.trim_end_matches('/'), inc.name))),
@@ -161,7 +163,11 @@ pub(crate) fn refresh_preludes(
                     .collect()
             })
             .unwrap_or_default();
-        let has_includes = text.contains("include") && !quoted_includes(text).is_empty();
+        let dirs_of = builds.get(path).map(|b| !b.include_dirs.is_empty());
+        let has_includes = text.contains("include")
+            && quoted_includes(text)
+                .iter()
+                .any(|i| !i.angled || dirs_of == Some(true));
         if !has_includes && macros.is_empty() {
             if data.source.prelude().is_some() {
                 updates.push((path.clone(), None));

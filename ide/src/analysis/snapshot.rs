@@ -51,7 +51,7 @@ pub struct Analysis {
     pub(crate) file_set: Arc<FileSet>,
     pub(crate) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     pub(crate) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
-    pub(super) builds: Arc<FxHashMap<String, Arc<crate::config::FileBuild>>>,
+    pub(crate) builds: Arc<FxHashMap<String, Arc<crate::config::FileBuild>>>,
     pub(crate) cache: Arc<ReportCache>,
     pub(super) revision: Arc<AtomicU64>,
     pub(super) at: u64,

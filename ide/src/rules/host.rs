@@ -195,3 +195,49 @@ impl<'a> RuleContext<'a> {
         }
     }
 }
+
+impl RuleContext<'_> {
+    /// The names the file's quoted headers define (their kernels, `__device__` functions
+    /// and macros, short names), as the host holds the headers: a call to one of them is
+    /// the project's own function, not a library symbol of the same name.
+    pub(crate) fn header_definitions(&self) -> Vec<String> {
+        let Some((analysis, path)) = self.model.host else {
+            return Vec::new();
+        };
+        let dirs = analysis
+            .builds
+            .get(path)
+            .map(|b| b.include_dirs.clone())
+            .unwrap_or_default();
+        let by_norm: rustc_hash::FxHashMap<String, &str> = analysis
+            .files
+            .keys()
+            .map(|p| (crate::includes::normalize_path(p), p.as_str()))
+            .collect();
+        let mut text_of = |p: &str| -> Option<std::sync::Arc<str>> {
+            let key = by_norm.get(&crate::includes::normalize_path(p))?;
+            Some(std::sync::Arc::from(
+                analysis.files.get(*key)?.source.text(),
+            ))
+        };
+        let mut out = Vec::new();
+        for (header, _) in crate::includes::include_closure_in(path, &dirs, &mut text_of) {
+            let Some(key) = by_norm.get(&header) else {
+                continue;
+            };
+            let Some(data) = analysis.file(key) else {
+                continue;
+            };
+            let facts = data.facts();
+            out.extend(
+                facts
+                    .kernels
+                    .iter()
+                    .chain(&facts.device_functions)
+                    .map(|f| short_name(&f.name).to_string()),
+            );
+            out.extend(facts.macros.iter().cloned());
+        }
+        out
+    }
+}

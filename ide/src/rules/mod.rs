@@ -50,7 +50,7 @@ pub use edit::apply_edits;
 pub(crate) use edit::{indent_at, line_start, statement_end};
 
 mod conditions;
-pub(crate) use conditions::{arch_guarded_ranges, thread_dependent_branch, warp_uniform};
+pub(crate) use conditions::{thread_dependent_branch, warp_uniform};
 
 mod words;
 pub(crate) use words::{find_word, is_identifier};

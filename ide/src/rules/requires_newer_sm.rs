@@ -40,8 +40,8 @@ use kernaut_wiki::parse_requires_sm;
 
 use kernaut_gpu::Target;
 
-use super::target_guards::{TargetGuards, Tri};
-use super::{Rule, RuleContext, RuleDiagnostic, TextRange};
+use super::target_guards::{Compiled, Tri};
+use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -54,6 +54,9 @@ pub(crate) const RULE: Rule = Rule {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let targets = &ctx.targets.targets;
+    // The file's own functions and macros, and its headers': calls to them are the
+    // project's, whatever library symbol shares the name.
+    let from_headers = ctx.header_definitions();
     let defined: HashSet<&str> = ctx
         .facts
         .kernels
@@ -61,6 +64,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .chain(&ctx.facts.device_functions)
         .map(|f| short_name(&f.name))
         .chain(ctx.facts.macros.iter().map(String::as_str))
+        .chain(from_headers.iter().map(String::as_str))
         .collect();
     let risky = unmet_names(ctx);
     if risky.is_empty() {
@@ -99,7 +103,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 continue;
             };
             let failing: Vec<usize> = (0..targets.len())
-                .filter(|i| !targets[*i].meets(req.major, req.minor, req.specific))
+                .filter(|i| targets[*i].meets(req.major, req.minor, req.specific) == Some(false))
                 .collect();
             if failing.is_empty() {
                 continue;
@@ -154,7 +158,7 @@ fn message(ctx: &RuleContext, req: &Requirement, target: &Target, guard: Option<
     let (major, minor) = (req.major, req.minor);
     let works = if req.specific {
         format!(
-            "`#if defined(__CUDA_ARCH_FEAT_SM{major}{minor}_ALL)` (`__CUDA_ARCH__ >= {major}{minor}0` is also true where {needed}'s arch-specific instructions are missing)"
+            "`#if defined(__CUDA_ARCH_FEAT_SM{major}{minor}_ALL)` (`__CUDA_ARCH__ >= {major}{minor}0` is also true where {needed}'s arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`)"
         )
     } else {
         format!(
@@ -175,100 +179,6 @@ fn message(ctx: &RuleContext, req: &Requirement, target: &Target, guard: Option<
         ));
     }
     m
-}
-
-/// Which code each target compiles: the guards, and which functions a kernel compiled
-/// for the target reaches through calls compiled for it.
-struct Compiled {
-    guards: TargetGuards,
-    /// Per target, the start of each function surely compiled for it.
-    surely: Vec<HashSet<usize>>,
-}
-
-impl Compiled {
-    fn scan(ctx: &RuleContext) -> Compiled {
-        let mut defines: Vec<(String, String)> = ctx.defines.to_vec();
-        if let Some(p) = ctx.file.prelude() {
-            defines.extend(
-                p.macros
-                    .iter()
-                    .filter(|m| m.params.is_none())
-                    .map(|m| (m.name.clone(), m.body.clone())),
-            );
-        }
-        let targets = &ctx.targets.targets;
-        let guards = TargetGuards::scan(ctx.text(), targets, &defines, ctx.target_defines);
-        let functions: Vec<&kernaut_syntax::Function> = ctx
-            .facts
-            .kernels
-            .iter()
-            .chain(&ctx.facts.device_functions)
-            .collect();
-        let bodies: Vec<TextRange> = functions
-            .iter()
-            .filter_map(|f| f.body_range.clone())
-            .collect();
-        ctx.prefetch_calls(&bodies);
-        // Device functions by short name.
-        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
-        for f in &ctx.facts.device_functions {
-            by_name
-                .entry(short_name(&f.name))
-                .or_default()
-                .push(f.range.start);
-        }
-        let mut surely = Vec::new();
-        for i in 0..targets.len() {
-            let mut set: HashSet<usize> = HashSet::default();
-            let mut work: Vec<&kernaut_syntax::Function> = Vec::new();
-            for k in &ctx.facts.kernels {
-                if guards.at(i, k.name_range.start).0 == Tri::True && set.insert(k.range.start) {
-                    work.push(k);
-                }
-            }
-            while let Some(f) = work.pop() {
-                let Some(body) = &f.body_range else { continue };
-                for call in ctx.calls_in_body(body.start).iter() {
-                    let Some(starts) = by_name.get(short_name(&call.callee)) else {
-                        continue;
-                    };
-                    if guards.at(i, call.range.start).0 != Tri::True {
-                        continue;
-                    }
-                    for start in starts {
-                        if set.insert(*start) {
-                            if let Some(g) = ctx
-                                .facts
-                                .device_functions
-                                .iter()
-                                .find(|g| g.range.start == *start)
-                            {
-                                work.push(g);
-                            }
-                        }
-                    }
-                }
-            }
-            surely.push(set);
-        }
-        Compiled { guards, surely }
-    }
-
-    /// Whether the code at `offset` is compiled for the `i`th target: its guards hold,
-    /// and its function is a kernel or a function such a kernel reaches. A function no
-    /// kernel of the file reaches is compiled only if another file or `-rdc` calls it,
-    /// which the file does not show.
-    fn at(&self, ctx: &RuleContext, i: usize, offset: usize) -> Tri {
-        let here = self.guards.at(i, offset).0;
-        let Some(f) = ctx.facts.function_at(offset) else {
-            return Tri::Unknown.min(here);
-        };
-        if self.surely[i].contains(&f.range.start) {
-            here
-        } else {
-            Tri::Unknown.min(here)
-        }
-    }
 }
 
 /// What a callee needs: the wiki symbol, its page, and the architecture.
@@ -352,7 +262,9 @@ fn unmet_names(ctx: &RuleContext) -> Vec<String> {
     let targets = &ctx.targets.targets;
     let unmet = |req: &str| {
         parse_requires_sm(req).is_some_and(|(major, minor, specific)| {
-            targets.iter().any(|t| !t.meets(major, minor, specific))
+            targets
+                .iter()
+                .any(|t| t.meets(major, minor, specific) == Some(false))
         })
     };
     let mut out: Vec<String> = Vec::new();
@@ -423,7 +335,7 @@ __device__ void mma() {
 __global__ void k() { mma(); }
 "#,
             expect![[r#"
-                error: `wgmma.fence` needs sm_90a, but the target is sm_90: the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing), or build for sm_90a only (api-wgmma)
+                error: `wgmma.fence` needs sm_90a, but the target is sm_90: the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`), or build for sm_90a only (api-wgmma)
             "#]],
         );
     }

@@ -22,9 +22,103 @@
 //! `NV_IS_EXACTLY_SM_90`, `NV_HAS_FEATURE_SM_90a`, `NV_IS_DEVICE`, `NV_IS_HOST`).
 
 use kernaut_gpu::{Target, Variant};
-use kernaut_syntax::FxHashMap as HashMap;
+use kernaut_syntax::{short_name, FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::TextRange;
+use super::{RuleContext, TextRange};
+
+/// Which code each target compiles: the guards, and which functions a kernel compiled
+/// for the target reaches through calls compiled for it.
+pub(crate) struct Compiled {
+    pub(crate) guards: TargetGuards,
+    /// Per target, the start of each function surely compiled for it.
+    surely: Vec<HashSet<usize>>,
+}
+
+impl Compiled {
+    pub(crate) fn scan(ctx: &RuleContext) -> Compiled {
+        let mut defines: Vec<(String, String)> = ctx.defines.to_vec();
+        if let Some(p) = ctx.file.prelude() {
+            defines.extend(
+                p.macros
+                    .iter()
+                    .filter(|m| m.params.is_none())
+                    .map(|m| (m.name.clone(), m.body.clone())),
+            );
+        }
+        let targets = &ctx.targets.targets;
+        let guards = TargetGuards::scan(ctx.text(), targets, &defines, ctx.target_defines);
+        let functions: Vec<&kernaut_syntax::Function> = ctx
+            .facts
+            .kernels
+            .iter()
+            .chain(&ctx.facts.device_functions)
+            .collect();
+        let bodies: Vec<TextRange> = functions
+            .iter()
+            .filter_map(|f| f.body_range.clone())
+            .collect();
+        ctx.prefetch_calls(&bodies);
+        // Device functions by short name.
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
+        for f in &ctx.facts.device_functions {
+            by_name
+                .entry(short_name(&f.name))
+                .or_default()
+                .push(f.range.start);
+        }
+        let mut surely = Vec::new();
+        for i in 0..targets.len() {
+            let mut set: HashSet<usize> = HashSet::default();
+            let mut work: Vec<&kernaut_syntax::Function> = Vec::new();
+            for k in &ctx.facts.kernels {
+                if guards.at(i, k.name_range.start).0 == Tri::True && set.insert(k.range.start) {
+                    work.push(k);
+                }
+            }
+            while let Some(f) = work.pop() {
+                let Some(body) = &f.body_range else { continue };
+                for call in ctx.calls_in_body(body.start).iter() {
+                    let Some(starts) = by_name.get(short_name(&call.callee)) else {
+                        continue;
+                    };
+                    if guards.at(i, call.range.start).0 != Tri::True {
+                        continue;
+                    }
+                    for start in starts {
+                        if set.insert(*start) {
+                            if let Some(g) = ctx
+                                .facts
+                                .device_functions
+                                .iter()
+                                .find(|g| g.range.start == *start)
+                            {
+                                work.push(g);
+                            }
+                        }
+                    }
+                }
+            }
+            surely.push(set);
+        }
+        Compiled { guards, surely }
+    }
+
+    /// Whether the code at `offset` is compiled for the `i`th target: its guards hold,
+    /// and its function is a kernel or a function such a kernel reaches. A function no
+    /// kernel of the file reaches is compiled only if another file or `-rdc` calls it,
+    /// which the file does not show.
+    pub(crate) fn at(&self, ctx: &RuleContext, i: usize, offset: usize) -> Tri {
+        let here = self.guards.at(i, offset).0;
+        let Some(f) = ctx.facts.function_at(offset) else {
+            return Tri::Unknown.min(here);
+        };
+        if self.surely[i].contains(&f.range.start) {
+            here
+        } else {
+            Tri::Unknown.min(here)
+        }
+    }
+}
 
 /// Whether code is compiled: ordered from "no" to "yes", so that the weakest of several
 /// conditions is their `min`.
@@ -88,8 +182,9 @@ impl TargetGuards {
                 for (_, d) in target_defines.iter().filter(|(x, _)| x == t) {
                     all.extend(d.iter().cloned());
                 }
-                let mut regions = preprocess(text, t, &all);
+                let (mut regions, env) = preprocess(text, t, &all);
                 regions.extend(target_macro_regions(text, t));
+                regions.extend(constexpr_regions(text, &env));
                 regions
             })
             .collect();
@@ -108,12 +203,17 @@ impl TargetGuards {
         best
     }
 
-    /// The innermost guard around `offset` that holds for the `i`th target, as written.
+    /// The innermost guard on the architecture around `offset` that holds for the `i`th
+    /// target, as written (an include guard or a feature switch is not one).
     pub(crate) fn innermost(&self, i: usize, offset: usize) -> Option<&str> {
         self.per_target
             .get(i)?
             .iter()
-            .filter(|r| r.range.contains(&offset) && r.state == Tri::True)
+            .filter(|r| {
+                r.range.contains(&offset)
+                    && r.state == Tri::True
+                    && (mentions_arch(&r.guard) || r.guard.contains("NV_"))
+            })
             .min_by_key(|r| r.range.len())
             .map(|r| r.guard.as_str())
     }
@@ -167,7 +267,7 @@ impl Env {
 }
 
 /// Runs the directives for one target: the regions of every branch with their state.
-fn preprocess(text: &str, target: &Target, defines: &[(String, String)]) -> Vec<Region> {
+fn preprocess(text: &str, target: &Target, defines: &[(String, String)]) -> (Vec<Region>, Env) {
     struct Open {
         /// Whether the enclosing code is compiled.
         parent: Tri,
@@ -263,7 +363,131 @@ fn preprocess(text: &str, target: &Target, defines: &[(String, String)]) -> Vec<
             guard: top.guard,
         });
     }
+    (out, env)
+}
+
+/// The branches of every `if constexpr (cond)` whose condition the target decides:
+/// `__CUDA_ARCH__` comparisons, the macros known for the target, and `constexpr`
+/// variables of the file initialised from them. A condition with anything else in it (a
+/// trait such as `is_blackwell<__CUDA_ARCH__>()`, a template parameter) leaves both
+/// branches unknown: nothing under them is reported.
+fn constexpr_regions(text: &str, env: &Env) -> Vec<Region> {
+    let mut out = Vec::new();
+    if !text.contains("constexpr") {
+        return out;
+    }
+    // `constexpr bool NAME = EXPR;` (also `static`, `const`, `int`) of the file.
+    let mut locals: Vec<(String, String)> = Vec::new();
+    for (at, _) in text.match_indices("constexpr") {
+        let rest = &text[at + "constexpr".len()..];
+        let Some(end) = rest.find(';') else { continue };
+        let decl = &rest[..end];
+        let Some((lhs, rhs)) = decl.split_once('=') else {
+            continue;
+        };
+        if rhs.starts_with('=') || lhs.contains('(') {
+            continue;
+        }
+        let name = lhs
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            locals.push((name.to_string(), rhs.trim().to_string()));
+        }
+    }
+    let mut env = Env {
+        macros: env.macros.clone(),
+    };
+    for (name, value) in locals {
+        env.macros.entry(name).or_insert(Macro::Body(value));
+    }
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = super::find_word(text, "constexpr", from) {
+        from = at + "constexpr".len();
+        let before = text[..at].trim_end();
+        if !before.ends_with("if")
+            || super::find_word(before, "if", before.len() - 2) != Some(before.len() - 2)
+        {
+            continue;
+        }
+        let after = text[from..].trim_start();
+        if !after.starts_with('(') {
+            continue;
+        }
+        let open = text.len() - after.len();
+        let Some(args) = split_args(text, open) else {
+            continue;
+        };
+        let [cond] = args.as_slice() else { continue };
+        let value = match eval(&env, &text[cond.clone()], 0) {
+            Val::Known(v) => Tri::of(v != 0),
+            Val::Unknown => Tri::Unknown,
+        };
+        let guard = format!("if constexpr ({})", text[cond.clone()].trim());
+        let then_start = cond.end + 1;
+        let Some(then) = statement_at(b, then_start) else {
+            continue;
+        };
+        out.push(Region {
+            range: then.clone(),
+            state: value,
+            guard: guard.clone(),
+        });
+        // `else` after the branch.
+        let rest = &text[then.end..];
+        let skipped = rest.len() - rest.trim_start().len();
+        if rest.trim_start().starts_with("else")
+            && !rest.trim_start()[4..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        {
+            if let Some(other) = statement_at(b, then.end + skipped + 4) {
+                out.push(Region {
+                    range: other,
+                    state: value.not(),
+                    guard: format!("else of {guard}"),
+                });
+            }
+        }
+    }
     out
+}
+
+/// The statement starting at the first non-blank byte at or after `start`: a `{ … }`
+/// block (to its closing brace) or a simple statement (to its `;`).
+fn statement_at(b: &[u8], start: usize) -> Option<TextRange> {
+    let mut i = start;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let first = i;
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 && b[i] == b'}' && b[first] == b'{' {
+                    return Some(first..i + 1);
+                }
+            }
+            b';' if depth == 0 => return Some(first..i + 1),
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// One directive: its word (`if`, `define`), the rest with comments and line
@@ -727,22 +951,6 @@ fn target_macro_regions(text: &str, t: &Target) -> Vec<Region> {
         .collect()
 }
 
-/// The branches of the `<nv/target>` macros whose queries name an SM
-/// (`NV_IF_ELSE_TARGET(NV_PROVIDES_SM_70, (...), (...))`): code the author wrote per
-/// architecture, whichever branch it is in.
-pub(crate) fn sm_dispatch_branches(text: &str) -> Vec<TextRange> {
-    nv_branches(text)
-        .into_iter()
-        .filter(|b| {
-            b.query
-                .iter()
-                .chain(&b.earlier)
-                .any(|q| text[q.clone()].contains("_SM_"))
-        })
-        .map(|b| b.branch)
-        .collect()
-}
-
 /// Whether a name or condition is about the architecture or the toolkit version.
 pub(crate) fn mentions_arch(cond: &str) -> bool {
     let c = cond.to_ascii_uppercase();
@@ -908,6 +1116,27 @@ mod tests {
         assert_eq!(
             states(text, &["sm_80", "sm_90"], &[], "tma()"),
             "sm_80:False sm_90:True"
+        );
+    }
+
+    #[test]
+    fn if_constexpr_on_the_architecture() {
+        let text = "__global__ void k() {\n  constexpr bool bw = __CUDA_ARCH__ >= 1000;\n  if constexpr (__CUDA_ARCH__ >= 1000) {\n    tma();\n  } else {\n    plain();\n  }\n  if constexpr (bw) { bwonly(); }\n  if constexpr (is_bw<__CUDA_ARCH__>()) { trait(); }\n}\n";
+        assert_eq!(
+            states(text, &["sm_80", "sm_100a"], &[], "tma"),
+            "sm_80:False sm_100a:True"
+        );
+        assert_eq!(
+            states(text, &["sm_80", "sm_100a"], &[], "plain"),
+            "sm_80:True sm_100a:False"
+        );
+        assert_eq!(
+            states(text, &["sm_80", "sm_100a"], &[], "bwonly"),
+            "sm_80:False sm_100a:True"
+        );
+        assert_eq!(
+            states(text, &["sm_80", "sm_100a"], &[], "trait"),
+            "sm_80:Unknown sm_100a:Unknown"
         );
     }
 
