@@ -81,3 +81,8 @@ fn check(file: &str, min_queries: usize) {
 fn heldout_queries_reach_the_targets() {
     check("heldout_queries.tsv", 40);
 }
+
+#[test]
+fn second_heldout_set_reaches_the_targets() {
+    check("heldout_after.tsv", 20);
+}
