@@ -332,6 +332,13 @@ impl WikiIndex {
         let typing_last = !query.ends_with(char::is_whitespace);
         let searcher = self.reader.searcher();
         let f = &self.fields;
+        // The word being typed, as typed: a prefix of some word of a hit ("stagin").
+        let last_raw = query
+            .split_whitespace()
+            .next_back()
+            .unwrap_or_default()
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
         let mut known: Vec<bool> = words
             .iter()
             .map(|w| self.known_word(&searcher, f, w))
@@ -347,6 +354,7 @@ impl WikiIndex {
             while let Some(t) = stream.next() {
                 stems.insert(t.text.clone());
             }
+            let lower = text.to_lowercase();
             let mut covered = 0;
             for (i, w) in words.iter().enumerate() {
                 let hit_has = stems.contains(w)
@@ -354,7 +362,8 @@ impl WikiIndex {
                     || (i + 1 == words.len()
                         && typing_last
                         && w.len() >= 2
-                        && stems.iter().any(|s| s.starts_with(w.as_str())))
+                        && (stems.iter().any(|s| s.starts_with(w.as_str()))
+                            || (last_raw.len() >= 2 && lower.contains(last_raw.as_str()))))
                     || (!known[i]
                         && w.chars().count() >= 5
                         && stems.iter().any(|s| within_one_edit(s, w)));
