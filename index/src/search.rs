@@ -573,7 +573,7 @@ impl WikiIndex {
                 continue;
             }
             for (field, boost) in [
-                (f.title, PHRASE_BOOST),
+                (f.title, PHRASE_BOOST * 0.5),
                 (f.symptom, PHRASE_BOOST),
                 (f.body, PHRASE_BOOST * 0.5),
             ] {

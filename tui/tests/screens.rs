@@ -151,7 +151,7 @@ fn search_filters_by_kind() {
 #[test]
 fn a_search_hit_opens_at_its_anchor_and_links_follow() {
     let mut s = browse();
-    keys(&mut s, "/transpose column bank conflict<Enter>");
+    keys(&mut s, "/column read of my transpose tile is slow<Enter>");
     let opened = screen(&s);
     insta::assert_snapshot!("hit_opened_at_anchor", opened);
     keys(&mut s, "<Tab>");
@@ -169,7 +169,7 @@ fn a_search_hit_opens_at_its_anchor_and_links_follow() {
 #[test]
 fn a_page_jumps_to_an_anchor_typed_after_hash() {
     let mut s = browse();
-    keys(&mut s, "/bank conflict tile transpose<Enter>");
+    keys(&mut s, "/slow transpose column bank conflict<Enter>");
     keys(&mut s, "#p4");
     insta::assert_snapshot!("anchor_typed", screen(&s));
     keys(&mut s, "<Enter>");
