@@ -201,8 +201,9 @@ pub(crate) fn occupancy_markdown(
         Ok(occ) => {
             let lim = o.limiter_names();
             md.push_str(&format!(
-                "{} blocks/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
+                "{} block{}/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
                 occ.blocks_per_sm,
+                if occ.blocks_per_sm == 1 { "" } else { "s" },
                 occ.active_warps,
                 occ.max_warps_per_sm,
                 occ.occupancy * 100.0,

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context};
 use kernaut_ide::gpu::arch::Arch;
 use kernaut_ide::gpu::occupancy::{
-    max_potential_block_size, occupancy, occupancy_curve, BlockLimits, CurveAxis, CurvePoint,
+    occupancy, occupancy_curve, smallest_best_block_size, BlockLimits, CurveAxis, CurvePoint,
     Limiters, Occupancy, OccupancyError, OccupancyInput,
 };
 use kernaut_tui::app::model::{parse_bytes, ArchChoice};
@@ -113,7 +113,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let result = match args.curve {
         None => occupancy(arch, &input).map(|occ| {
-            let best = max_potential_block_size(arch, &input).ok().flatten();
+            // The smallest block that reaches the best occupancy, offered only when it
+            // beats this configuration.
+            let best = smallest_best_block_size(arch, &input)
+                .ok()
+                .flatten()
+                .filter(|b| b.occupancy > occ.occupancy);
             if args.json {
                 let mut v = occupancy_json(arch, &occ);
                 if let Some(b) = best {
@@ -197,10 +202,6 @@ fn percent(fraction: f64) -> String {
     format!("{:.1}%", fraction * 100.0)
 }
 
-fn limit_text(v: Option<u32>) -> String {
-    v.map_or_else(|| "unlimited".to_string(), |v| v.to_string())
-}
-
 fn occupancy_text(
     arch: Arch,
     input: &OccupancyInput,
@@ -223,22 +224,41 @@ fn occupancy_text(
     );
     let _ = writeln!(s, "occupancy:      {}", percent(occ.occupancy));
     let _ = writeln!(s, "limiter:        {limiter}");
+    // Each resource's own limit, capped at the per-SM block limit: "shared memory 45"
+    // would promise blocks the SM can never hold.
+    let capped = |v: Option<u32>| match v {
+        None => "unlimited".to_string(),
+        Some(v) if v > l.blocks => format!("{} (capped from {v})", l.blocks),
+        Some(v) => v.to_string(),
+    };
     let _ = writeln!(
         s,
-        "blocks allowed: warps {}, registers {}, shared memory {}, blocks {}, barriers {}",
-        l.warps,
-        limit_text(l.registers),
-        limit_text(l.shared_memory),
-        l.blocks,
-        limit_text(l.barriers)
+        "blocks allowed: warps {}, registers {}, shared memory {}, barriers {}; at most {} per SM",
+        capped(Some(l.warps)),
+        capped(l.registers),
+        capped(l.shared_memory),
+        capped(l.barriers),
+        l.blocks
     );
     let _ = writeln!(
         s,
         "allocated:      {} registers per warp, {} B shared memory per block of {} B per SM",
         occ.regs_per_warp, occ.smem_per_block, occ.smem_per_sm
     );
-    if let Some((size, fraction)) = best {
-        let _ = writeln!(s, "best block:     {size} threads ({})", percent(fraction));
+    match best {
+        Some((size, fraction)) => {
+            let _ = writeln!(
+                s,
+                "best block:     {size} threads ({}), the smallest block that reaches it",
+                percent(fraction)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "best block:     this one; no block size gives more with these registers and shared memory"
+            );
+        }
     }
     s
 }
