@@ -593,8 +593,8 @@ __global__ void k(float* out) {
             32 × 33 × 4 B = **4224 bytes** (4.1 KiB).
 
             **Occupancy on sm_90** at 256×1×1 = 256 threads (the configured default; no launch was found); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 44 blocks/SM
-            - with all 4224 B of `k`'s shared memory: 44 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 44)
+            - with all 4224 B of `k`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 44)
             - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -644,8 +644,8 @@ void run(float* out) { k<<<8, 256, 256 * sizeof(float)>>>(out); }
             Dynamic shared memory of `float` (4 B each), sized at launch: 1024 B at the launch found.
 
             **Occupancy on sm_90** at 256×1×1 = 256 threads (from the launch at line 5); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 114 blocks/SM
-            - with all 1024 B of `k`'s shared memory: 114 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 114)
+            - with all 1024 B of `k`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 114)
             - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -1673,8 +1673,8 @@ void run(const float* in, float* out) {
             Template arguments: `BM = 32, BN = 32`, the instantiation the file launches.
 
             **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 45 blocks/SM
-            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
+            - with all 4096 B of `tk`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
             - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -1763,8 +1763,8 @@ void run(const float* in, float* out) {
             32 × 32 × 4 B = **4096 bytes** (4.0 KiB).
 
             **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 45 blocks/SM
-            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
+            - with all 4096 B of `tk`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
             - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -2095,6 +2095,37 @@ __global__ void k(float* out) {
             header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
 
             The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
+
+// Issue 28: a block whose registers do not fit showed "0 blocks/SM"; the launch fails.
+#[test]
+fn kernel_whose_block_cannot_launch_says_so() {
+    check_hover(
+        r#"
+//- /k.cu block:1024
+// kernaut: registers=65
+__global__ void bi$0g(float* x) { x[threadIdx.x] = 0.0f; }
+"#,
+        expect![[r#"
+            kernel `big` at `big`
+            ---
+            **kernel `big`**
+
+            ```cuda
+            __global__ void big(float* x)
+            ```
+
+            No `__launch_bounds__`.
+
+            No launch site in the open files.
+
+            **Occupancy on sm_90**: block 1024×1×1 = 1024 threads (the configured default; no launch was found), 65 registers per thread (assumed: the `kernaut: registers=` comment), 0 B static + 0 B dynamic shared memory.
+
+            The configuration cannot launch: too many resources requested for launch: 1024 threads × 65 registers = 66,560 registers per block (73,728 as allocated) > 65,536.
+
+            Registers: 65 per thread, as the `// kernaut: registers=` comment above the kernel sets; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }

@@ -1,8 +1,9 @@
 //! `ktui occupancy`: the occupancy of one kernel configuration, or a curve of it.
 //!
-//! Exit codes: 0 with a result (zero blocks per SM included: the limiter says why),
-//! 1 when the model rejects the configuration (more threads than a block may have,
-//! shared memory over the opt-in maximum, a block over `--launch-bounds`, ...; the
+//! Exit codes: 0 with a result, 1 when the configuration cannot launch (more threads
+//! than a block may have, registers per block over the register file ("too many
+//! resources requested for launch"), shared memory over the opt-in maximum, a block
+//! over `--launch-bounds`, ...; the
 //! reason goes to stderr, and with `--json` a JSON object with `"error"` and
 //! `"blocks_per_sm": 0` goes to stdout), 2 for usage errors.
 use super::{out, outln};
