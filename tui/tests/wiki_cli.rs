@@ -207,7 +207,13 @@ fn wiki_check_reports_problems_and_exit_codes() {
     let d = dir.to_str().unwrap();
     let out = ktui(&["wiki", "check", "--no-builtin", "--wiki", d]);
     assert!(out.status.success(), "{}", stdout(&out));
-    assert!(stdout(&out).contains("2 pages loaded"));
+    // Issue 28: "1 api pages", "1 warnings".
+    assert!(
+        stdout(&out).contains("2 pages loaded (1 api page, 2 symbols, 3 search documents)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains(": 0 errors, 0 warnings"));
 
     std::fs::write(dir.join("broken.md"), "---\nid: [oops\n---\n").unwrap();
     let out = ktui(&["wiki", "check", "--no-builtin", "--wiki", d]);
@@ -217,6 +223,7 @@ fn wiki_check_reports_problems_and_exit_codes() {
         "{}",
         stdout(&out)
     );
+    assert!(stdout(&out).contains(": 1 error, 0 warnings"), "{}", stdout(&out));
     assert!(stdout(&out).contains("2 pages loaded"));
 
     let out = ktui(&[
