@@ -217,7 +217,7 @@ pub enum OccupancyError {
         max: u32,
     },
     /// More threads than the kernel's `__launch_bounds__` allow.
-    #[error("{threads} threads per block is over the kernel's __launch_bounds__ of {bound}; the launch would fail")]
+    #[error("{threads} threads per block is over the kernel's `__launch_bounds__` of {bound}; the launch would fail")]
     LaunchBoundsExceeded {
         /// Threads asked for.
         threads: u32,

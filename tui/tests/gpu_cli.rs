@@ -176,7 +176,7 @@ fn occupancy_invalid_configuration_exits_1_with_the_broken_limit() {
     assert_eq!(v["blocks_per_sm"], 0);
     assert_eq!(
         v["error"],
-        "256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail"
+        "256 threads per block is over the kernel's `__launch_bounds__` of 128; the launch would fail"
     );
 
     let (code, v) = ktui_json(&[

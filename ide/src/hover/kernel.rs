@@ -46,7 +46,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         format!("template <{}> ", ps.join(", "))
     };
     md.push_str(&format!(
-        "**kernel `{}`**\n\n```cuda\n{template}__global__ void {}({})\n```\n",
+        "**kernel** `{}`\n\n```cuda\n{template}__global__ void {}({})\n```\n",
         function.name,
         function.name,
         params.join(", ")

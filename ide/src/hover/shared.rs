@@ -73,7 +73,7 @@ pub(crate) fn shared_hover(
 
     let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
     let mut md = format!(
-        "**`{}__shared__ {} {}{dims}`**",
+        "`{}__shared__ {} {}{dims}`",
         if d.is_extern { "extern " } else { "" },
         d.element_type,
         d.name
@@ -251,7 +251,7 @@ pub(crate) fn access_hover(
         .width
         .map_or("unknown width".to_string(), |w| format!("{w} B per lane"));
     let mut md = format!(
-        "**shared {kind} `{written}`** · {width} · warp 0 of a {} block ({})\n\n",
+        "**shared {kind}** `{written}` · {width} · warp 0 of a {} block ({})\n\n",
         block_text(bank.block),
         block_source_text(analysis, &bank.block_source, path)
     );
