@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use kernaut_wiki::{Page, PageKind, Wiki};
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, QueryParser,
-    TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, PhraseQuery, Query,
+    QueryParser, TermQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -320,7 +320,9 @@ impl WikiIndex {
         while let Some(t) = stream.next() {
             let w = &t.text;
             let numeric = w.bytes().all(|b| b.is_ascii_digit())
-                || (w.starts_with("0x") && w.len() > 2 && w[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+                || (w.starts_with("0x")
+                    && w.len() > 2
+                    && w[2..].bytes().all(|b| b.is_ascii_hexdigit()));
             if !numeric && !words.contains(w) {
                 words.push(w.clone());
             }
@@ -376,8 +378,7 @@ impl WikiIndex {
         }
         let known = known.iter().filter(|k| **k).count();
         let names_topic = || self.topics.weigh(query).weights.iter().any(|w| *w > 0.0);
-        best >= need
-            && (2 * known > words.len() || (2 * known == words.len() && names_topic()))
+        best >= need && (2 * known > words.len() || (2 * known == words.len() && names_topic()))
     }
 
     /// Whether the wiki contains a (stemmed) word in a title, symptom or body.
@@ -412,7 +413,14 @@ impl WikiIndex {
         let f = &self.fields;
         let mut text = String::new();
         for field in [
-            f.title, f.symptom, f.cause, f.fix, f.detection, f.body, f.tags, f.symbols,
+            f.title,
+            f.symptom,
+            f.cause,
+            f.fix,
+            f.detection,
+            f.body,
+            f.tags,
+            f.symbols,
         ] {
             for v in doc.get_all(field) {
                 if let Some(s) = v.as_str() {
@@ -786,11 +794,19 @@ pub fn min_covered(n: usize) -> usize {
 /// Whether two words differ by at most one inserted, deleted or replaced character.
 fn within_one_edit(a: &str, b: &str) -> bool {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
     if long.len() - short.len() > 1 {
         return false;
     }
-    let prefix = short.iter().zip(long.iter()).take_while(|(x, y)| x == y).count();
+    let prefix = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
     if prefix == long.len() {
         true
     } else if short.len() == long.len() {
@@ -807,16 +823,25 @@ fn within_one_edit(a: &str, b: &str) -> bool {
 pub(crate) fn metric_base(word: &str) -> Option<&str> {
     let (unit, rest) = word.split_once("__")?;
     if unit.is_empty()
-        || !unit.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        || !unit
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         || rest.is_empty()
     {
         return None;
     }
     let name = word.split('.').next().unwrap_or(word);
-    let name = ["_op_ld", "_op_st", "_op_atom", "_op_red", "_op_ldsm", "_op_ldgsts"]
-        .iter()
-        .find_map(|op| name.strip_suffix(op))
-        .unwrap_or(name);
+    let name = [
+        "_op_ld",
+        "_op_st",
+        "_op_atom",
+        "_op_red",
+        "_op_ldsm",
+        "_op_ldgsts",
+    ]
+    .iter()
+    .find_map(|op| name.strip_suffix(op))
+    .unwrap_or(name);
     (name.len() > unit.len() + 2).then_some(name)
 }
 

@@ -261,10 +261,19 @@ fn an_id_or_id_with_anchor_opens_exactly_that_first() {
             .map(|h| h.target())
     };
     assert_eq!(first("skill-staging").as_deref(), Some("skill-staging"));
-    assert_eq!(first("pitfall-staging#P2").as_deref(), Some("pitfall-staging#P2"));
-    assert_eq!(first("Pitfall-Staging#p3").as_deref(), Some("pitfall-staging#P3"));
+    assert_eq!(
+        first("pitfall-staging#P2").as_deref(),
+        Some("pitfall-staging#P2")
+    );
+    assert_eq!(
+        first("Pitfall-Staging#p3").as_deref(),
+        Some("pitfall-staging#P3")
+    );
     // An anchor the page does not have falls back to the page.
-    assert_eq!(first("pitfall-staging#P9").as_deref(), Some("pitfall-staging"));
+    assert_eq!(
+        first("pitfall-staging#P9").as_deref(),
+        Some("pitfall-staging")
+    );
     // The kind filter still applies.
     let api_only = idx.search(
         "pitfall-staging#P2",
@@ -273,7 +282,10 @@ fn an_id_or_id_with_anchor_opens_exactly_that_first() {
             kind: Some(PageKind::Api),
         },
     );
-    assert!(api_only.iter().all(|h| h.kind == PageKind::Api), "{api_only:?}");
+    assert!(
+        api_only.iter().all(|h| h.kind == PageKind::Api),
+        "{api_only:?}"
+    );
 }
 
 // Issue 28: "pizza recipe" got seven confident hits.
@@ -284,10 +296,18 @@ fn nonsense_has_no_good_match_but_closest_pages() {
     assert!(found.hits.is_empty(), "{:?}", found.hits);
     assert!(idx.search("pizza", &SearchOptions::default()).is_empty());
     assert!(idx
-        .search("chocolate cake with strawberries", &SearchOptions::default())
+        .search(
+            "chocolate cake with strawberries",
+            &SearchOptions::default()
+        )
         .is_empty());
     // Real questions, typos and half-typed words still answer.
-    for q in ["copies never overlap", "race sometimes", "acumulator saturates", "doubl"] {
+    for q in [
+        "copies never overlap",
+        "race sometimes",
+        "acumulator saturates",
+        "doubl",
+    ] {
         assert!(
             !idx.search(q, &SearchOptions::default()).is_empty(),
             "{q} found nothing"
@@ -308,8 +328,22 @@ fn nonsense_has_no_good_match_but_closest_pages() {
 fn a_long_paste_answers_in_well_under_a_second() {
     let builtin = WikiIndex::build(&Wiki::load(&kernaut_wiki::WikiConfig::builtin())).unwrap();
     let words = [
-        "shared", "memory", "bank", "conflict", "kernel", "slow", "0x7f3a00000400", "=========",
-        "warp", "thread", "block", "register", "spill", "occupancy", "launch", "error",
+        "shared",
+        "memory",
+        "bank",
+        "conflict",
+        "kernel",
+        "slow",
+        "0x7f3a00000400",
+        "=========",
+        "warp",
+        "thread",
+        "block",
+        "register",
+        "spill",
+        "occupancy",
+        "launch",
+        "error",
     ];
     let paste: Vec<String> = (0..15_000)
         .map(|i| format!("{}{}", words[i % words.len()], i / 7))
@@ -332,7 +366,13 @@ fn metric_names_match_across_operation_and_rollup() {
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.max",
     ] {
-        let hits = builtin.search(q, &SearchOptions { limit: 3, kind: None });
+        let hits = builtin.search(
+            q,
+            &SearchOptions {
+                limit: 3,
+                kind: None,
+            },
+        );
         assert!(
             hits.iter().any(|h| h.id.ends_with("bank-conflict")),
             "{q}: {:?}",

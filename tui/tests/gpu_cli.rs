@@ -65,8 +65,7 @@ fn occupancy_suggests_the_smallest_better_block() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let best = run.stdout.lines().last().unwrap();
     assert_eq!(
-        best,
-        "best block:     64 threads (75.0%), the smallest block that reaches it",
+        best, "best block:     64 threads (75.0%), the smallest block that reaches it",
         "{}",
         run.stdout
     );

@@ -126,10 +126,15 @@ fn search_says_no_good_match_opens_ids_and_rejects_an_empty_query() {
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
     assert!(
-        err.starts_with("no good match for `pizza recipe`; the closest pages, in case one is meant:\n  "),
+        err.starts_with(
+            "no good match for `pizza recipe`; the closest pages, in case one is meant:\n  "
+        ),
         "{err}"
     );
-    assert!(err.lines().count() >= 2 && err.lines().count() <= 4, "{err}");
+    assert!(
+        err.lines().count() >= 2 && err.lines().count() <= 4,
+        "{err}"
+    );
 
     let out = ktui(&["search", "skill-occupancy"]);
     assert!(out.status.success());
@@ -223,7 +228,11 @@ fn wiki_check_reports_problems_and_exit_codes() {
         "{}",
         stdout(&out)
     );
-    assert!(stdout(&out).contains(": 1 error, 0 warnings"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(": 1 error, 0 warnings"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("2 pages loaded"));
 
     let out = ktui(&[

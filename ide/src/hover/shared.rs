@@ -131,7 +131,10 @@ pub(crate) fn shared_hover(
     let cap = limits.max_blocks_per_sm;
     let capped = |n: u32| {
         if n > cap {
-            format!("{} (the per-SM block limit; shared memory alone would fit {n})", per_sm(cap))
+            format!(
+                "{} (the per-SM block limit; shared memory alone would fit {n})",
+                per_sm(cap)
+            )
         } else {
             per_sm(n)
         }
@@ -147,7 +150,10 @@ pub(crate) fn shared_hover(
         ));
     }
     if let Some(w) = warps {
-        md.push_str(&format!("- warps allow {} at this block size", per_sm(w.min(cap))));
+        md.push_str(&format!(
+            "- warps allow {} at this block size",
+            per_sm(w.min(cap))
+        ));
         match with_all.or(alone) {
             Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
             Some(_) => md.push_str(", so shared memory is not the limit\n"),

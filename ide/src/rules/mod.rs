@@ -525,7 +525,11 @@ mod tests {
             assert!(!summary.is_empty() && !summary.contains('\n'), "{}", r.id);
             assert!(!summary.starts_with(&format!("`{}`", r.id)), "{}", r.id);
             // Issue 28: `check --explain` showed `[`crate::model::bank`]`.
-            assert!(!doc.contains("[`") && !doc.contains("crate::"), "{}: {doc}", r.id);
+            assert!(
+                !doc.contains("[`") && !doc.contains("crate::"),
+                "{}: {doc}",
+                r.id
+            );
         }
         assert_eq!(
             super::without_rustdoc_links(

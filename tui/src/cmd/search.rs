@@ -11,10 +11,12 @@ use super::wiki_args::WikiArgs;
 
 /// Arguments of `ktui search`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 with hits; 1 when nothing matches well (the closest \
+#[command(
+    after_help = "Exit status: 0 with hits; 1 when nothing matches well (the closest \
     pages are printed on stderr as suggestions); 2 on a usage error, such as an empty query.\n\
     A page id or `ID#ANCHOR` (`pitfall-bank-conflict#P1`) comes first as typed. Snippets mark \
-    the matched words in bold on a terminal, and are plain text when piped.")]
+    the matched words in bold on a terminal, and are plain text when piped."
+)]
 pub struct Args {
     /// What to look for: a symptom in your own words, pasted tool output, a symbol, a
     /// page id or `ID#ANCHOR`.
