@@ -433,3 +433,18 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
     update(&mut s, Action::ScrollDown(40, 10));
     assert!(screen(&s).contains("4/") || screen(&s).contains("/"));
 }
+
+// Issue 28: nonsense got confident hits in the `/` search too.
+#[test]
+fn search_says_no_good_match_for_nonsense() {
+    let mut s = browse();
+    keys(&mut s, "/pizza recipe");
+    let text = screen(&s);
+    assert!(
+        text.contains("no good match: try other words, a symbol or a page id"),
+        "{text}"
+    );
+    keys(&mut s, "<Esc>/skill-occupancy");
+    let text = screen(&s);
+    assert!(text.contains("▶ skill-occupancy  Occupancy"), "{text}");
+}
