@@ -77,6 +77,8 @@ fn check_row(
         > u64::from(arch.limits().smem_per_block_optin);
     match got {
         Err(OccupancyError::SharedMemoryOverOptIn { .. }) if over_optin && expected == 0 => Ok(()),
+        // The CUDA API answers 0 blocks for a block whose registers do not fit.
+        Err(OccupancyError::TooManyResources { .. }) if expected == 0 => Ok(()),
         Err(e) => Err(format!(
             "{input:?}: error `{e}`, expected {expected} blocks"
         )),

@@ -792,7 +792,7 @@ __global__ void k(const float* g, float* out, int n) {
     assert_eq!(d.rule, "async-copy/wait-all-in-pipelined-loop");
     assert!(
         h.markdown
-            .starts_with("**warning `async-copy/wait-all-in-pipelined-loop`**"),
+            .starts_with("**warning** `async-copy/wait-all-in-pipelined-loop`:"),
         "{}",
         h.markdown
     );

@@ -16,7 +16,7 @@ mod search;
 mod symbols;
 mod topics;
 
-pub use search::{Hit, SearchOptions, WikiIndex};
+pub use search::{min_covered, Found, Hit, SearchOptions, WikiIndex, MAX_QUERY_WORDS};
 pub use symbols::{
     candidates, normalize, strip_template_args, MatchKind, SymbolMatch, SymbolTable,
 };

@@ -595,6 +595,28 @@ fn wiki_commands_and_workspace_symbols() {
         .as_str()
         .unwrap()
         .starts_with("kernaut://wiki/"));
+    // Issue 28: an id opens exactly that page first; nonsense has no good match.
+    let hits = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.search", "arguments": ["skill-occupancy", 5]}),
+    );
+    assert_eq!(hits[0]["target"], "skill-occupancy", "{hits}");
+    let hits = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.search", "arguments": ["pizza recipe", 5]}),
+    );
+    assert_eq!(hits, json!([]));
+    let symbols = c.request(
+        "workspace/symbol",
+        json!({"query": "pitfall-bank-conflict#P1"}),
+    );
+    assert!(
+        symbols[0]["location"]["uri"]
+            .as_str()
+            .unwrap()
+            .contains("pitfall-bank-conflict"),
+        "{symbols}"
+    );
     c.shutdown();
 }
 

@@ -151,7 +151,7 @@ fn search_filters_by_kind() {
 #[test]
 fn a_search_hit_opens_at_its_anchor_and_links_follow() {
     let mut s = browse();
-    keys(&mut s, "/transpose column bank conflict<Enter>");
+    keys(&mut s, "/column read of my transpose tile is slow<Enter>");
     let opened = screen(&s);
     insta::assert_snapshot!("hit_opened_at_anchor", opened);
     keys(&mut s, "<Tab>");
@@ -169,7 +169,7 @@ fn a_search_hit_opens_at_its_anchor_and_links_follow() {
 #[test]
 fn a_page_jumps_to_an_anchor_typed_after_hash() {
     let mut s = browse();
-    keys(&mut s, "/bank conflict tile transpose<Enter>");
+    keys(&mut s, "/slow transpose column bank conflict<Enter>");
     keys(&mut s, "#p4");
     insta::assert_snapshot!("anchor_typed", screen(&s));
     keys(&mut s, "<Enter>");
@@ -443,4 +443,19 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
     );
     update(&mut s, Action::ScrollDown(40, 10));
     assert!(screen(&s).contains("4/") || screen(&s).contains("/"));
+}
+
+// Issue 28: nonsense got confident hits in the `/` search too.
+#[test]
+fn search_says_no_good_match_for_nonsense() {
+    let mut s = browse();
+    keys(&mut s, "/pizza recipe");
+    let text = screen(&s);
+    assert!(
+        text.contains("no good match: try other words, a symbol or a page id"),
+        "{text}"
+    );
+    keys(&mut s, "<Esc>/skill-occupancy");
+    let text = screen(&s);
+    assert!(text.contains("▶ skill-occupancy  Occupancy"), "{text}");
 }

@@ -46,7 +46,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         format!("template <{}> ", ps.join(", "))
     };
     md.push_str(&format!(
-        "**kernel `{}`**\n\n```cuda\n{template}__global__ void {}({})\n```\n",
+        "**kernel** `{}`\n\n```cuda\n{template}__global__ void {}({})\n```\n",
         function.name,
         function.name,
         params.join(", ")
@@ -221,8 +221,9 @@ pub(crate) fn occupancy_markdown(
         Ok(occ) => {
             let lim = o.limiter_names();
             md.push_str(&format!(
-                "{} blocks/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
+                "{} block{}/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
                 occ.blocks_per_sm,
+                if occ.blocks_per_sm == 1 { "" } else { "s" },
                 occ.active_warps,
                 occ.max_warps_per_sm,
                 occ.occupancy * 100.0,

@@ -2,7 +2,7 @@
 //!
 //! Each access goes through the one bank model the hover shows ([`crate::model::bank`]):
 //! a warning from a 4-way conflict, a hint at 2- and 3-way, nothing for broadcasts. The
-//! block comes from the launches of the kernel in every file of the host; without one,
+//! block comes from the launches of the kernel in every open file; without one,
 //! the configured default is assumed, and a conflict is reported only when it also holds
 //! under the other plausible blocks (rows narrower than a warp where the kernel uses
 //! `threadIdx.y`). An index whose conflict depends on a value the file does not show (a

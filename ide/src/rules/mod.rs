@@ -122,6 +122,10 @@ pub struct Rule {
 impl Rule {
     /// The rule's documentation: the leading `//!` block of its file, without the `//!`
     /// markers (Markdown, with a before/after example in a ```` ```cuda ```` block).
+    ///
+    /// Rustdoc links are for contributors, not users: a parenthesised one
+    /// (`([`crate::model::bank`])`) is dropped, and a bare one (`[`Level`]`) becomes
+    /// plain code (`` `Level` ``).
     pub fn doc(&self) -> String {
         let mut out = String::new();
         for line in self.source.lines() {
@@ -131,7 +135,7 @@ impl Rule {
             out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
             out.push('\n');
         }
-        out
+        without_rustdoc_links(&out)
     }
 
     /// One line on what the rule finds: the first paragraph of [`Rule::doc`] without the
@@ -147,6 +151,32 @@ impl Rule {
         let prefix = format!("`{}`: ", self.id);
         line.strip_prefix(&prefix).unwrap_or(&line).to_string()
     }
+}
+
+/// Documentation text without rustdoc's intra-doc links (see [`Rule::doc`]).
+fn without_rustdoc_links(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut rest = doc;
+    while let Some(start) = rest.find("[`") {
+        let Some(len) = rest[start..].find("`]") else {
+            break;
+        };
+        let end = start + len + 2;
+        let name = &rest[start + 2..end - 2];
+        let parenthesised = rest[..start].ends_with('(') && rest[end..].starts_with(')');
+        if parenthesised {
+            out.push_str(rest[..start - 1].trim_end_matches(' '));
+            rest = &rest[end + 1..];
+        } else {
+            out.push_str(&rest[..start]);
+            out.push('`');
+            out.push_str(name);
+            out.push('`');
+            rest = &rest[end..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What the rules read. The syntax queries several rules share (shared accesses, the
@@ -522,7 +552,19 @@ mod tests {
             let summary = r.summary();
             assert!(!summary.is_empty() && !summary.contains('\n'), "{}", r.id);
             assert!(!summary.starts_with(&format!("`{}`", r.id)), "{}", r.id);
+            // Issue 28: `check --explain` showed `[`crate::model::bank`]`.
+            assert!(
+                !doc.contains("[`") && !doc.contains("crate::"),
+                "{}: {doc}",
+                r.id
+            );
         }
+        assert_eq!(
+            super::without_rustdoc_links(
+                "the bank model ([`crate::model::bank`]): read as [`Level`], then [`Level::Silent`]."
+            ),
+            "the bank model: read as `Level`, then `Level::Silent`."
+        );
     }
 
     #[test]

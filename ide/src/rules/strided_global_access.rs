@@ -10,7 +10,7 @@
 //! baseline, which is slow on purpose, or for a short per-thread chunk of at most 8
 //! elements whose next loop iterations read the rest of each sector, mostly from L1). Uniform and broadcast addresses need one sector and
 //! never fire. Under a guard the model evaluates for each lane (`if (lane < 16)`,
-//! `if (threadIdx.x < 8)`, `crate::model::active_lanes`) only the lanes that pass issue
+//! `if (threadIdx.x < 8)`) only the lanes that pass issue
 //! the request, and the message says how many; 8 lanes or fewer get a hint at most.
 //! Neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
 //! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
