@@ -18,8 +18,9 @@
 //! branch or loop the model cannot decide (its accesses are not used as evidence, and a
 //! barrier inside one makes the kernel not modelled), threads that reach different numbers
 //! of barriers. A value the file does not fix but that a race needs (a kernel parameter,
-//! the grid, a block no launch gives) is sampled, and the race is reported with that
-//! assumption named ([`Race::assumption`]) so that the rules give a hint, not a warning.
+//! the grid) is sampled, and the race is reported with that assumption named
+//! ([`Race::assumption`]) so that the rules give a hint, not a warning. A kernel that no
+//! launch gives a block is not run: the block's shape decides which threads collide.
 //! A shared histogram bumped with `++` at an index loaded from memory is reported as a
 //! hint ([`RaceKind::DataDependentUpdate`]): which threads collide depends on the data.
 
@@ -198,13 +199,11 @@ struct Config {
     block: [i64; 3],
     grid: Option<[i64; 3]>,
     params: Vec<(String, i64)>,
-    /// Why the block is assumed, when no launch gives it.
-    block_assumed: Option<String>,
     launch_line: Option<u32>,
 }
 
 /// The launch configurations of `kernel` that the host code shows (distinct ones, at most
-/// [`MAX_CONFIGS`]); with no launch of known block, the block the model assumes, said so.
+/// [`MAX_CONFIGS`]); none when no launch fixes the block.
 fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<Config> {
     let mut out: Vec<Config> = Vec::new();
     for (path, site) in scope.launches(&kernel.name) {
@@ -227,7 +226,6 @@ fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<C
             block,
             grid: site.grid.value,
             params,
-            block_assumed: None,
             launch_line: Some(scope.line_of(path, site.range.start)),
         };
         if !out.iter().any(|o| (&o.block, &o.grid, &o.params) == (&c.block, &c.grid, &c.params)) {
@@ -237,25 +235,10 @@ fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<C
             break;
         }
     }
-    if out.is_empty() {
-        let b = launch.block.map(i64::from);
-        out.push(Config {
-            block: b,
-            grid: None,
-            params: Vec::new(),
-            block_assumed: Some(format!(
-                "a block of {}×{}×{} threads ({})",
-                b[0],
-                b[1],
-                b[2],
-                launch
-                    .uncertain
-                    .as_deref()
-                    .unwrap_or("no launch of the kernel was found")
-            )),
-            launch_line: None,
-        });
-    }
+    // Without a launch that fixes the block, the shape that decides which threads collide
+    // is not known: no configuration, no finding (a default block would turn every test
+    // snippet's `out[0] = v` into a report).
+    let _ = launch;
     out
 }
 
@@ -283,7 +266,8 @@ struct Site {
 #[derive(Clone, Copy, Debug)]
 enum Event {
     Access(u32),
-    Barrier(Barrier),
+    /// A barrier, and where its call starts.
+    Barrier(Barrier, usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -370,6 +354,8 @@ struct Run<'m, 'a> {
     capture: Option<(u32, Option<String>)>,
     /// Whether shared accesses are recorded (the first block only).
     record_shared: bool,
+    /// A hash of the block barriers the thread has passed, in order.
+    barriers: u64,
 }
 
 impl<'a> Model<'a> {
@@ -435,9 +421,15 @@ impl<'a> Model<'a> {
                 .iter()
                 .any(|t| reads_modified(t, &modified, &locals, 0));
             let idx = sites.len() as u32;
+            // A histogram bump: the index is loaded from memory, and no part of it outside
+            // the loads names the thread (`rows[tid][w[k]]` is a private row per thread).
             if space == Space::Shared
                 && op == Op::ReadWrite
                 && a.byte_offset.unknown_reason().is_some_and(|r| r.contains("loaded from memory"))
+                && !a
+                    .index_texts
+                    .iter()
+                    .any(|t| names_thread(&outside_brackets(t), &locals, 0))
             {
                 data_updates.push(idx);
             }
@@ -478,7 +470,7 @@ impl<'a> Model<'a> {
                 Some(stmt) => per_stmt
                     .entry(stmt)
                     .or_default()
-                    .push((c.range.start, 3, Event::Barrier(b))),
+                    .push((c.range.start, 3, Event::Barrier(b, c.range.start))),
                 // A barrier in a condition or a loop header: not modelled.
                 None => return None,
             }
@@ -527,6 +519,45 @@ impl<'a> Model<'a> {
             0,
         )
     }
+}
+
+/// `text` without the parts inside `[...]`: `in[i] & 255` gives `in & 255`.
+fn outside_brackets(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|c| {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth = depth.saturating_sub(1);
+                    return false;
+                }
+                _ => {}
+            }
+            depth == 0
+        })
+        .collect()
+}
+
+/// Whether `text` reads the thread index, directly or through the initialisers of the
+/// locals it names.
+fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: usize) -> bool {
+    if depth > 6 {
+        return true;
+    }
+    text.contains("threadIdx")
+        || text.contains("thread_rank")
+        || text.contains("lane")
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .any(|w| {
+                locals
+                    .get(w)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|i| i != text && names_thread(i, locals, depth + 1))
+            })
 }
 
 /// Whether `text` names a local in `modified`, directly or through the initialisers of
@@ -747,6 +778,7 @@ impl<'m, 'a> Run<'m, 'a> {
             path_mask: 0,
             maybe: 0,
             record_shared: true,
+            barriers: 0,
         }
     }
 
@@ -976,9 +1008,17 @@ impl<'m, 'a> Run<'m, 'a> {
 
     fn event(&mut self, e: Event) -> Result<(), Abort> {
         match e {
-            Event::Barrier(b) => {
+            Event::Barrier(b, at) => {
                 if self.maybe > 0 {
                     return Err(Abort);
+                }
+                if b != Barrier::Warp {
+                    // Which block barriers the thread passed, in order: threads that pass
+                    // different ones (a named barrier for half the block) are not modelled.
+                    self.barriers = self
+                        .barriers
+                        .wrapping_mul(0x100_0000_01b3)
+                        .wrapping_add(at as u64 + 1);
                 }
                 match b {
                     Barrier::Block | Barrier::Unknown => self.phase += 1,
@@ -1052,6 +1092,7 @@ impl<'m, 'a> Run<'m, 'a> {
         self.thread = linear;
         self.block = block;
         self.phase = 0;
+        self.barriers = 0;
         self.wphase = 0;
         self.gphase = 0;
         self.seq = 0;
@@ -1199,13 +1240,13 @@ fn rank(r: &Race) -> (bool, bool, bool, std::cmp::Reverse<usize>) {
 fn run_blocks(run: &mut Run<'_, '_>, blocks: &[[i64; 3]], threads: u32) -> Result<(), Abort> {
     for (bi, bid) in blocks.iter().enumerate() {
         run.record_shared = bi == 0;
-        let mut phases: Option<(u32, u32)> = None;
+        let mut phases: Option<(u32, u32, u64)> = None;
         for t in 0..threads {
             if t % 64 == 0 {
                 kernaut_syntax::cancel::checkpoint();
             }
             if run.thread(t, bi as u32, *bid)? == Flow::Normal {
-                let p = (run.phase, run.gphase);
+                let p = (run.phase, run.gphase, run.barriers);
                 if *phases.get_or_insert(p) != p {
                     return Err(Abort);
                 }
@@ -1374,9 +1415,6 @@ fn witnesses(
         };
         let mask = f.mask | s.mask;
         let mut assumed: Vec<String> = Vec::new();
-        if let Some(b) = &config.block_assumed {
-            assumed.push(b.clone());
-        }
         for (i, name) in run.assumed.iter().enumerate() {
             if mask & (1u32.checked_shl(i as u32).unwrap_or(1 << 31)) != 0 {
                 let v = if name.starts_with("gridDim") {
@@ -1486,24 +1524,6 @@ impl Model<'_> {
             .iter()
             .map(|(n, i)| (n.as_str(), i.as_deref()))
             .collect();
-        fn go(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: usize) -> bool {
-            if depth > 6 {
-                return true;
-            }
-            text.contains("threadIdx")
-                || text.contains("thread_rank")
-                || text.contains("lane")
-                || text
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .filter(|w| !w.is_empty())
-                    .any(|w| {
-                        locals
-                            .get(w)
-                            .copied()
-                            .flatten()
-                            .is_some_and(|i| i != text && go(i, locals, depth + 1))
-                    })
-        }
-        go(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
+        names_thread(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
     }
 }

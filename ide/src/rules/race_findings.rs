@@ -74,7 +74,7 @@ pub(super) fn context(race: &Race) -> String {
         b[0].to_string()
     };
     match (&race.assumption, race.launch_line) {
-        (Some(a), _) => format!(" (assuming {a})"),
+        (Some(a), _) => format!(" (assuming {a}, which the launch does not fix)"),
         (None, Some(l)) => format!(" (block of {block} from the launch at line {l})"),
         (None, None) => String::new(),
     }

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
 }
 "#,
             expect![[r#"
-                hint: thread 31 of block 0 reads `a[32]` at line 3 and thread 32 of block 0 writes it at line 3 (assuming `n` = 4096): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
+                hint: thread 31 of block 0 reads `a[32]` at line 3 and thread 32 of block 0 writes it at line 3 (assuming `n` = 4096, which the launch does not fix): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
             "#]],
         );
     }

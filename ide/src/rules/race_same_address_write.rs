@@ -9,8 +9,9 @@
 //! in a 2-D block, every `y` row writes the same elements) or the grid (`out[threadIdx.x]`
 //! in every block), a shared histogram bumped with `++`. The message names the two threads
 //! and the line (`pitfall-data-race#P1`). A warning when the launch fixes everything the
-//! collision needs; a hint stating the assumption otherwise (no launch: the default block;
-//! a kernel argument the launch does not fold). An increment at an index loaded from memory
+//! collision needs; a hint stating the assumption when it needs a kernel argument the
+//! launch does not fold; nothing for a kernel no launch gives a block (its shape decides
+//! which threads collide). An increment at an index loaded from memory
 //! (`hist[in[i] % 256]++`) is a hint: which threads collide depends on the data
 //! (`pitfall-data-race#P4`). A store of one constant from every thread (`found = 1;`) is a
 //! formal race whose result is the same whichever thread wins; it is not reported.
@@ -136,7 +137,7 @@ __global__ void hist(int* out, const int* in, int n) {
     flag = threadIdx.x;
  // ^^^^ warning: thread 1 writes `flag` at line 4; thread 0 writes it too
     bins[threadIdx.x % 16]++;
- // ^^^^^^^^^^^^^^^^^^^^^^ warning: thread 16 updates `bins[0]` at line 6; thread 0 updates it too
+ // ^^^^^^^^^^^^^^^^^^^^^^ warning: thread 16 updates `bins[0]` at line 5; thread 0 updates it too
     bins[in[threadIdx.x] & 255] += 1;
  // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: `bins[in[threadIdx.x] & 255]` is updated by every thread
 }
@@ -171,22 +172,36 @@ int main() {
         );
     }
 
-    /// Without a launch the block is the configured default: a hint that says so.
+    /// An argument the launch does not fold is sampled: a hint that names it. Without a
+    /// launch there is no block shape, and no finding.
     #[test]
-    fn unknown_block_is_a_hint() {
+    fn unknown_shape_or_argument() {
         check_messages(
+            RULE,
+            r#"
+__global__ void scalar(int* out, int n) {
+    __shared__ int last;
+    if (threadIdx.x < n) last = threadIdx.x;
+    if (threadIdx.x == 0) out[blockIdx.x] = last;
+}
+int main(int argc, char** argv) {
+    int* o;
+    scalar<<<1, 64>>>(o, argc);
+}
+"#,
+            expect![[r#"
+                hint: thread 1 writes `last` at line 3; thread 0 writes it too (assuming `n` = 4096, which the launch does not fix): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+        check(
             RULE,
             r#"
 __global__ void scalar(int* out) {
     __shared__ int last;
     last = threadIdx.x;
-    out[blockIdx.x] = last;
+    out[0] = last;
 }
 "#,
-            expect![[r#"
-                hint: thread 1 writes `last` at line 3; thread 0 writes it too (assuming a block of 256×1×1 threads (no launch of the kernel was found)): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
-                hint: thread 1 writes `out[0]` at line 4; thread 0 writes it too (assuming a block of 256×1×1 threads (no launch of the kernel was found)): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
-            "#]],
         );
     }
 
