@@ -228,7 +228,10 @@ fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<C
             params,
             launch_line: Some(scope.line_of(path, site.range.start)),
         };
-        if !out.iter().any(|o| (&o.block, &o.grid, &o.params) == (&c.block, &c.grid, &c.params)) {
+        if !out
+            .iter()
+            .any(|o| (&o.block, &o.grid, &o.params) == (&c.block, &c.grid, &c.params))
+        {
             out.push(c);
         }
         if out.len() == MAX_CONFIGS {
@@ -375,7 +378,9 @@ impl<'a> Model<'a> {
         collect_stmts(&steps.steps, &mut stmts);
         stmts.sort_by_key(|r| r.start);
         let stmt_at = |offset: usize| -> Option<TextRange> {
-            let i = stmts.partition_point(|r| r.start <= offset).checked_sub(1)?;
+            let i = stmts
+                .partition_point(|r| r.start <= offset)
+                .checked_sub(1)?;
             (stmts[i].contains(&offset)).then(|| stmts[i].clone())
         };
         let stmt_of = |offset: usize| stmt_at(offset).map(|r| r.start);
@@ -425,7 +430,9 @@ impl<'a> Model<'a> {
             // the loads names the thread (`rows[tid][w[k]]` is a private row per thread).
             if space == Space::Shared
                 && op == Op::ReadWrite
-                && a.byte_offset.unknown_reason().is_some_and(|r| r.contains("loaded from memory"))
+                && a.byte_offset
+                    .unknown_reason()
+                    .is_some_and(|r| r.contains("loaded from memory"))
                 && !a
                     .index_texts
                     .iter()
@@ -467,10 +474,11 @@ impl<'a> Model<'a> {
             };
             with_barrier_at.push(c.range.start);
             match stmt_of(c.range.start) {
-                Some(stmt) => per_stmt
-                    .entry(stmt)
-                    .or_default()
-                    .push((c.range.start, 3, Event::Barrier(b, c.range.start))),
+                Some(stmt) => per_stmt.entry(stmt).or_default().push((
+                    c.range.start,
+                    3,
+                    Event::Barrier(b, c.range.start),
+                )),
                 // A barrier in a condition or a loop header: not modelled.
                 None => return None,
             }
@@ -575,11 +583,9 @@ fn reads_modified(
         .filter(|w| !w.is_empty())
         .any(|w| {
             modified.contains(w)
-                || locals
-                    .get(w)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|init| init != text && reads_modified(init, modified, locals, depth + 1))
+                || locals.get(w).copied().flatten().is_some_and(|init| {
+                    init != text && reads_modified(init, modified, locals, depth + 1)
+                })
         })
 }
 
@@ -698,7 +704,10 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
     let written = call.callee_text.to_ascii_lowercase();
     if call.kind == kernaut_syntax::SymbolKind::Ptx {
         return match callee {
-            c if c.starts_with("bar.sync") || c.starts_with("barrier.sync") || c.starts_with("bar.red") => {
+            c if c.starts_with("bar.sync")
+                || c.starts_with("barrier.sync")
+                || c.starts_with("bar.red") =>
+            {
                 if call.args.len() > 1 {
                     Some(Barrier::Unknown)
                 } else {
@@ -739,7 +748,10 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
         return Some(Barrier::Unknown);
     }
     // CUB's block collectives synchronise inside.
-    if callee.contains("cub::Block") || written.contains("blockreduce") || written.contains("blockscan") {
+    if callee.contains("cub::Block")
+        || written.contains("blockreduce")
+        || written.contains("blockscan")
+    {
         return Some(Barrier::Unknown);
     }
     // A device function of the file whose body synchronises.
@@ -749,7 +761,11 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
         .iter()
         .find(|f| kernaut_syntax::short_name(&f.name) == short)
     {
-        let body = f.body_range.clone().and_then(|b| file.text().get(b)).unwrap_or("");
+        let body = f
+            .body_range
+            .clone()
+            .and_then(|b| file.text().get(b))
+            .unwrap_or("");
         if body.contains("sync") || body.contains("barrier") {
             return Some(Barrier::Unknown);
         }
@@ -1110,8 +1126,7 @@ trait ApplyChecked {
 
 impl ApplyChecked for BinOp {
     fn apply_checked(self, l: i64, r: i64) -> Option<i64> {
-        IndexExpr::binary(IndexExpr::Int(l), self, IndexExpr::Int(r))
-            .eval(&|_| None)
+        IndexExpr::binary(IndexExpr::Int(l), self, IndexExpr::Int(r)).eval(&|_| None)
     }
 }
 
@@ -1188,7 +1203,9 @@ pub(crate) fn kernel_races(
         // `hist[bin]++` at an index loaded from memory, by more than one thread.
         for &i in &model.data_updates {
             if run.executed[i as usize] < 2
-                || found.iter().any(|r| r.second.range == model.sites[i as usize].access.range)
+                || found
+                    .iter()
+                    .any(|r| r.second.range == model.sites[i as usize].access.range)
             {
                 continue;
             }
@@ -1349,7 +1366,11 @@ fn witnesses(
                 );
                 let key = (kind as u8, f.site, s.site);
                 let x_first = std::ptr::eq(f, x);
-                let pick = (score, if x_first { xi } else { yi }, if x_first { yi } else { xi });
+                let pick = (
+                    score,
+                    if x_first { xi } else { yi },
+                    if x_first { yi } else { xi },
+                );
                 match best.get_mut(&key) {
                     Some((b, other_warps, _)) => {
                         *other_warps |= !same_warp;

@@ -106,7 +106,10 @@ fn races_are_found_and_clean_twins_stay_silent() {
             println!("| {name} | {rule} line {line} | {shown} |");
         }
         if expect.is_empty() {
-            println!("| {name} | clean | {} |", if got.is_empty() { "silent" } else { "REPORTED" });
+            println!(
+                "| {name} | clean | {} |",
+                if got.is_empty() { "silent" } else { "REPORTED" }
+            );
         }
         for (rule, line, severity, message) in &got {
             if !expect.iter().any(|(r, l)| r == rule && l == line) {
@@ -121,8 +124,15 @@ fn races_are_found_and_clean_twins_stay_silent() {
         "\n{racy} racy files, {clean} clean; {found} of {labelled} labelled races found ({as_warning} as warnings); {} reports on unlabelled lines",
         wrong.len()
     );
-    assert!(racy >= 16 && clean >= 16, "the set has {racy} racy and {clean} clean files");
-    assert!(wrong.is_empty(), "reports no label marks:\n{}", wrong.join("\n"));
+    assert!(
+        racy >= 16 && clean >= 16,
+        "the set has {racy} racy and {clean} clean files"
+    );
+    assert!(
+        wrong.is_empty(),
+        "reports no label marks:\n{}",
+        wrong.join("\n")
+    );
     assert!(
         found * 10 >= labelled * 9,
         "found {found} of {labelled}; missed:\n{}",

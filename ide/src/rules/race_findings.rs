@@ -145,8 +145,7 @@ pub(super) fn single_thread_fix(text: &str, race: &Race) -> Option<Fix> {
     // Index words that are locals may hide the thread index; only plain subscripts (or a
     // scalar) get a guard.
     let plain = b.index_text.is_empty()
-        || b
-            .index_text
+        || b.index_text
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
             .filter(|w| !w.is_empty())
             .all(|w| {
@@ -154,7 +153,8 @@ pub(super) fn single_thread_fix(text: &str, race: &Race) -> Option<Fix> {
                     || w.starts_with("blockIdx.")
                     || w.starts_with("blockDim.")
                     || w.chars().all(|c| c.is_ascii_digit())
-                    || w.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+                    || w.chars()
+                        .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
             });
     if !plain {
         return None;

@@ -185,11 +185,19 @@ int main() {
 
     #[test]
     fn tiled_loop_without_its_second_barrier() {
-        check_messages(RULE, TILED, expect![[r#"
+        check_messages(
+            RULE,
+            TILED,
+            expect![[r#"
             warning: thread (1,0) reads `a[0][0]` at line 12 and thread (0,0) writes it at line 9 in the next iteration with no barrier between (write after read) (block of 16×16 from the launch at line 18): both are in warp 0; put `__syncwarp()` between them (pitfall-data-race#P2)
             warning: thread (0,2) reads `b[0][0]` at line 12 and thread (0,0) writes it at line 10 in the next iteration with no barrier between (write after read) (block of 16×16 from the launch at line 18): put `__syncthreads()` between them (pitfall-data-race#P2)
-        "#]]);
-        check_fix(RULE, TILED, 0, expect![[r#"
+        "#]],
+        );
+        check_fix(
+            RULE,
+            TILED,
+            0,
+            expect![[r#"
             // Insert `__syncwarp();` at the end of the loop body
             #define T 16
             __global__ void matmul(float* C, const float* A, const float* B, int n) {
@@ -211,7 +219,8 @@ int main() {
                 float *c, *a, *b;
                 matmul<<<dim3(8, 8), dim3(T, T)>>>(c, a, b, 128);
             }
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]

@@ -123,7 +123,10 @@ impl SourceFile {
         }
         let tree = Ancestry::few(roots.clone(), text.len());
         let low = Lowerer::new(text, facts, &tree);
-        let walk = StepWalk { file: self, low: &low };
+        let walk = StepWalk {
+            file: self,
+            low: &low,
+        };
         let steps = walk.block(body, 0);
         let mut out = BodySteps {
             function: function.name.clone(),
@@ -167,10 +170,13 @@ impl<'a> StepWalk<'_, 'a> {
         match node.kind_name() {
             "compound_statement" => out.extend(self.block(node, d)),
             "comment" => {}
-            "expression_statement" | "declaration" | "type_definition" | "alias_declaration"
-            | "static_assert_declaration" | "using_declaration" | "asm_statement" => {
-                out.push(Step::Stmt { range })
-            }
+            "expression_statement"
+            | "declaration"
+            | "type_definition"
+            | "alias_declaration"
+            | "static_assert_declaration"
+            | "using_declaration"
+            | "asm_statement" => out.push(Step::Stmt { range }),
             "if_statement" => {
                 let Some(cond) = node.field("condition") else {
                     out.push(self.opaque(node, d));
@@ -203,7 +209,10 @@ impl<'a> StepWalk<'_, 'a> {
                 });
             }
             "for_statement" => {
-                let body = node.field("body").map(|b| self.sub(b, d)).unwrap_or_default();
+                let body = node
+                    .field("body")
+                    .map(|b| self.sub(b, d))
+                    .unwrap_or_default();
                 let header = self.low.for_header(node, "");
                 let (var, start) = match &header {
                     Some((start, var, _, _)) => (
@@ -228,7 +237,10 @@ impl<'a> StepWalk<'_, 'a> {
                 });
             }
             "while_statement" | "do_statement" | "for_range_loop" => {
-                let body = node.field("body").map(|b| self.sub(b, d)).unwrap_or_default();
+                let body = node
+                    .field("body")
+                    .map(|b| self.sub(b, d))
+                    .unwrap_or_default();
                 out.push(Step::Loop { range, body });
             }
             "return_statement" => out.push(Step::Exit {
@@ -360,8 +372,7 @@ impl<'a> StepWalk<'_, 'a> {
         preorder(body, |node| {
             match node.kind_name() {
                 "assignment_expression" => {
-                    if let Some(l) = node.field("left").filter(|l| l.kind_name() == "identifier")
-                    {
+                    if let Some(l) = node.field("left").filter(|l| l.kind_name() == "identifier") {
                         mark(node_text(l, text), node);
                     }
                 }
@@ -522,7 +533,9 @@ mod tests {
 }
 "#;
         let file = SourceFile::parse(text);
-        let steps = file.body_steps(text.find("__syncthreads").unwrap()).unwrap();
+        let steps = file
+            .body_steps(text.find("__syncthreads").unwrap())
+            .unwrap();
         let mut out = Vec::new();
         shape(&steps.steps, text, &mut out, 0);
         expect_test::expect![[r#"
@@ -546,9 +559,16 @@ mod tests {
               stmt out[blockIdx.x] = s[0];"#]]
         .assert_eq(&out.join("\n"));
         assert_eq!(steps.modified, ["flag", "j"]);
-        assert_eq!(steps.scalar_accesses.len(), 1, "{:?}", steps.scalar_accesses);
+        assert_eq!(
+            steps.scalar_accesses.len(),
+            1,
+            "{:?}",
+            steps.scalar_accesses
+        );
         assert_eq!(steps.scalar_accesses[0].kind, crate::AccessKind::Store);
-        assert!(steps.locals.iter().any(|(n, i)| n == "i"
-            && i.as_deref() == Some("blockIdx.x * 256 + tid")));
+        assert!(steps
+            .locals
+            .iter()
+            .any(|(n, i)| n == "i" && i.as_deref() == Some("blockIdx.x * 256 + tid")));
     }
 }
