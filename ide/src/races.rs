@@ -36,8 +36,16 @@ use crate::model::{LaunchConfig, Scope};
 
 /// Launch configurations run per kernel.
 pub const MAX_CONFIGS: usize = 3;
-/// Iterations of one loop a thread runs before the model stops following that thread.
-const MAX_ITERATIONS: usize = 64;
+/// Iterations of one loop a thread runs. After them, a loop without barriers or exits is
+/// left (its later iterations' accesses are not recorded, which loses findings but none
+/// of the ones kept); a loop with one stops the thread there (the barriers still to come
+/// are not known).
+const MAX_ITERATIONS: usize = 8;
+/// Steps (statements and accesses) one configuration may take, all threads together.
+const MAX_STEPS: usize = 100_000;
+/// Steps the kernels of one file may take together: past it, the kernels not yet run
+/// are not modelled (a 10,000-line file of kernels stays within the rules' budget).
+pub const FILE_STEPS: usize = 120_000;
 /// Accesses recorded per configuration before the model gives up on the kernel.
 const MAX_INSTANCES: usize = 400_000;
 /// The value tried for a kernel parameter the launch does not fix.
@@ -206,7 +214,27 @@ struct Config {
 /// [`MAX_CONFIGS`]); none when no launch fixes the block.
 fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<Config> {
     let mut out: Vec<Config> = Vec::new();
-    for (path, site) in scope.launches(&kernel.name) {
+    // The kernel's own file's launches; another file's only when the kernel's file has none
+    // and exactly one other file launches a kernel of that name (samples that each define
+    // their own `testKernel` do not lend each other blocks).
+    let all = scope.launches(&kernel.name);
+    let own: Vec<_> = all
+        .iter()
+        .filter(|(p, _)| *p == scope.path)
+        .copied()
+        .collect();
+    let chosen = if own.is_empty() {
+        let mut files: Vec<&str> = all.iter().map(|(p, _)| *p).collect();
+        files.dedup();
+        if files.len() == 1 {
+            all
+        } else {
+            Vec::new()
+        }
+    } else {
+        own
+    };
+    for (path, site) in chosen {
         let Some(block) = site.block.value else {
             continue;
         };
@@ -359,6 +387,10 @@ struct Run<'m, 'a> {
     record_shared: bool,
     /// A hash of the block barriers the thread has passed, in order.
     barriers: u64,
+    /// Statements walked so far, all threads together.
+    steps: usize,
+    /// The most statements this run may walk.
+    limit: usize,
 }
 
 impl<'a> Model<'a> {
@@ -795,6 +827,8 @@ impl<'m, 'a> Run<'m, 'a> {
             maybe: 0,
             record_shared: true,
             barriers: 0,
+            steps: 0,
+            limit: MAX_STEPS,
         }
     }
 
@@ -912,6 +946,10 @@ impl<'m, 'a> Run<'m, 'a> {
     fn step(&mut self, s: &'m Step) -> Result<Flow, Abort> {
         match s {
             Step::Stmt { range } => {
+                self.steps += 1;
+                if self.steps > self.limit {
+                    return Err(Abort);
+                }
                 if let Some(events) = self.model.events.get(&range.start) {
                     for &e in events {
                         self.event(e)?;
@@ -985,7 +1023,9 @@ impl<'m, 'a> Run<'m, 'a> {
                     }
                     iterations += 1;
                     if iterations > MAX_ITERATIONS {
-                        break Flow::Stop;
+                        let plain = !self.model.with_barrier.contains(&range.start)
+                            && !self.model.with_exit.contains(&range.start);
+                        break if plain { Flow::Normal } else { Flow::Stop };
                     }
                     match self.walk(body)? {
                         Flow::Break => break Flow::Normal,
@@ -1157,7 +1197,11 @@ pub(crate) fn kernel_races(
     shared: &[SharedAccess],
     global: &[SharedAccess],
     calls: &[kernaut_syntax::CallSite],
+    budget: &std::cell::Cell<usize>,
 ) -> Vec<Race> {
+    if budget.get() == 0 {
+        return Vec::new();
+    }
     let line_of = |offset: usize| scope.line_of(scope.path, offset);
     let Some(model) = Model::new(scope.file, kernel, shared, global, calls, &line_of) else {
         return Vec::new();
@@ -1183,7 +1227,10 @@ pub(crate) fn kernel_races(
             }
         }
         let mut run = Run::new(&model, &config);
-        if run_blocks(&mut run, &blocks, threads as u32).is_err() {
+        run.limit = MAX_STEPS.min(budget.get());
+        let outcome = run_blocks(&mut run, &blocks, threads as u32);
+        budget.set(budget.get().saturating_sub(run.steps.max(1)));
+        if outcome.is_err() {
             continue;
         }
         let multi_block = config.grid.is_some_and(|g| g.iter().any(|d| *d > 1));

@@ -26,15 +26,21 @@ impl RuleContext<'_> {
                 }
                 let scope = self.scope();
                 let global = self.file.global_accesses();
+                let budget = std::cell::Cell::new(crate::races::FILE_STEPS);
                 let mut out = Vec::new();
                 for k in kernels {
+                    if budget.get() == 0 {
+                        break;
+                    }
                     let Some(body) = k.body_range.clone() else {
                         continue;
                     };
                     let launch = crate::model::launch_config(&scope, Some(k));
                     let calls = self.calls_in_body(body.start);
                     let shared = self.shared_accesses_from(body.clone());
-                    out.extend(kernel_races(&scope, k, &launch, shared, &global, &calls));
+                    out.extend(kernel_races(
+                        &scope, k, &launch, shared, &global, &calls, &budget,
+                    ));
                 }
                 out.into()
             })
