@@ -1332,7 +1332,9 @@ fn witnesses(
     multi_block: bool,
 ) -> Vec<Race> {
     let insts = &run.insts;
-    let mut buckets: FxHashMap<(u32, u32, i64), Vec<u32>> = FxHashMap::default();
+    // Accesses by (buffer, block for shared memory, byte offset).
+    type Key = (u32, u32, i64);
+    let mut buckets: FxHashMap<Key, Vec<u32>> = FxHashMap::default();
     for (i, x) in insts.iter().enumerate() {
         let site = &model.sites[x.site as usize];
         let block = if site.space == Space::Shared {
@@ -1351,7 +1353,7 @@ fn witnesses(
     type Best = ((u32, u8, u64), u32, u32);
     let mut best: FxHashMap<(u8, u32, u32), (Best, bool, bool)> = FxHashMap::default();
     let mut keys: Vec<(u8, u32, u32)> = Vec::new();
-    let mut buckets: Vec<(&(u32, u32, i64), &Vec<u32>)> = buckets.iter().collect();
+    let mut buckets: Vec<(&Key, &Vec<u32>)> = buckets.iter().collect();
     buckets.sort_by_key(|(k, _)| **k);
     for (_, bucket) in buckets {
         if bucket.len() < 2 {

@@ -384,14 +384,14 @@ impl<'a> StepWalk<'_, 'a> {
                         mark(node_text(a, text), node);
                     }
                 }
-                "pointer_expression" => {
-                    if node.field("operator").map(|o| node_text(o, text)) == Some("&") {
-                        if let Some(a) = node
-                            .field("argument")
-                            .filter(|a| a.kind_name() == "identifier")
-                        {
-                            mark(node_text(a, text), node);
-                        }
+                "pointer_expression"
+                    if node.field("operator").map(|o| node_text(o, text)) == Some("&") =>
+                {
+                    if let Some(a) = node
+                        .field("argument")
+                        .filter(|a| a.kind_name() == "identifier")
+                    {
+                        mark(node_text(a, text), node);
                     }
                 }
                 "init_declarator" => {
