@@ -2,16 +2,16 @@
 //! written) by another at another place of the same kernel, with no grid-wide barrier
 //! between.
 //!
-//! The kernel is run for every thread of the first blocks its launch gives
-//! (`crate::races`): `A[i] = A[i + 1]` with `i` from the thread index has thread `i`
-//! reading the element thread `i + 1` writes. Nothing orders the two threads (a block
-//! barrier does not order threads of different blocks; only the end of the kernel or a
-//! cooperative `grid.sync()` does), so the reader gets the old or the new value depending
-//! on scheduling: results that change with the block size, the GPU or the run
-//! (`pitfall-data-race#P3`). The message names both threads and both lines; a warning when
-//! the launch fixes everything the collision needs, a hint that states the assumption
-//! otherwise. There is no automatic fix: write to a second buffer (ping-pong) or split the
-//! kernel at the dependency.
+//! The kernel is run for every thread of the first blocks its launch gives: `A[i] = A[i +
+//! 1]` with `i` from the thread index has thread `i` reading the element thread `i + 1`
+//! writes. Nothing orders the two threads (a block barrier does not order threads of
+//! different blocks; only the end of the kernel or a cooperative `grid.sync()` does), so
+//! the reader gets the old or the new value depending on scheduling: results that change
+//! with the block size, the GPU or the run (`pitfall-data-race#P3`). The message names
+//! both threads and both lines; a warning when the launch fixes everything the collision
+//! needs, a hint that states the assumption otherwise; nothing for a kernel no launch
+//! gives a block. There is no automatic fix: write to a second buffer (ping-pong) or
+//! split the kernel at the dependency.
 //!
 //! ```cuda
 //! // Before

@@ -1,20 +1,20 @@
 //! `race/same-address-write`: one store, `++` or `+=` executed by several threads of a
 //! launch at the same address, with nothing ordering them.
 //!
-//! The kernel is run for every thread of the blocks its launches give
-//! (`crate::races`): when two different threads execute the same non-atomic store at one
-//! address, one value is lost (`=`: which thread's value remains is undefined; `++`/`+=`:
-//! an increment disappears). Typical causes: a `__shared__` scalar written by every thread
-//! (`flag = threadIdx.x`), an index that ignores a dimension of the block (`out[threadIdx.x]`
-//! in a 2-D block, every `y` row writes the same elements) or the grid (`out[threadIdx.x]`
-//! in every block), a shared histogram bumped with `++`. The message names the two threads
-//! and the line (`pitfall-data-race#P1`). A warning when the launch fixes everything the
+//! The kernel is run for every thread of the blocks its launches give: when two different
+//! threads execute the same non-atomic store at one address, one value is lost (`=`:
+//! which thread's value remains is undefined; `++`/`+=`: an increment disappears).
+//! Typical causes: a `__shared__` scalar written by every thread (`flag = threadIdx.x`),
+//! an index that ignores a dimension of the block (`out[threadIdx.x]` in a 2-D block,
+//! every `y` row writes the same elements) or the grid (`out[threadIdx.x]` in every
+//! block), a shared histogram bumped with `++`. The message names the two threads and the
+//! line (`pitfall-data-race#P1`). A warning when the launch fixes everything the
 //! collision needs; a hint stating the assumption when it needs a kernel argument the
 //! launch does not fold; nothing for a kernel no launch gives a block (its shape decides
 //! which threads collide). An increment at an index loaded from memory
 //! (`hist[in[i] % 256]++`) is a hint: which threads collide depends on the data
-//! (`pitfall-data-race#P4`). A store of one constant from every thread (`found = 1;`) is a
-//! formal race whose result is the same whichever thread wins; it is not reported.
+//! (`pitfall-data-race#P4`). A store of one constant from every thread (`found = 1;`) is
+//! a formal race whose result is the same whichever thread wins; it is not reported.
 //!
 //! Fixes: an atomic for `++`, `--`, `+=`, `-=`, `|=`, `&=`, `^=`; for `=`, a guard that lets
 //! one thread store (`if (threadIdx.y == 0)`) when the two threads differ only in

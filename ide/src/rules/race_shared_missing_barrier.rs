@@ -1,17 +1,17 @@
 //! `race/shared-missing-barrier`: two threads touch one shared-memory address in the same
 //! barrier interval, at least one of them writing.
 //!
-//! The kernel is run for every thread of the block its launch gives (`crate::races`),
-//! counting the barriers each thread passes: two accesses at different places of the code
-//! that reach the same bytes from different threads with no `__syncthreads()` between
-//! them (or, for two threads of one warp, no `__syncwarp()`) race. This finds a tile read
-//! before the other threads wrote it (read after write), a tile overwritten by the next
-//! loop iteration while other threads still read it (write after read across the loop's
-//! back edge: the missing second barrier of a tiled loop), a tree reduction that lost the
-//! barrier inside its loop, and the "last warp" unrolled with no `__syncwarp()` between its
-//! steps. The message names both threads and both lines (`pitfall-data-race#P2`); a warning
-//! when the launch fixes everything the collision needs, a hint that states the assumption
-//! otherwise.
+//! The kernel is run for every thread of the block its launch gives, counting the
+//! barriers each thread passes: two accesses at different places of the code that reach
+//! the same bytes from different threads with no `__syncthreads()` between them (or, for
+//! two threads of one warp, no `__syncwarp()`) race. This finds a tile read before the
+//! other threads wrote it (read after write), a tile overwritten by the next loop
+//! iteration while other threads still read it (write after read across the loop's back
+//! edge: the missing second barrier of a tiled loop), a tree reduction that lost the
+//! barrier inside its loop, and the "last warp" unrolled with no `__syncwarp()` between
+//! its steps. The message names both threads and both lines (`pitfall-data-race#P2`); a
+//! warning when the launch fixes everything the collision needs, a hint that states the
+//! assumption otherwise; nothing for a kernel no launch gives a block.
 //!
 //! The fix inserts the barrier where every thread passes it: before the statement of the
 //! second access, or at the end of the loop body for a pair that meets across iterations;
