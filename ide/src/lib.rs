@@ -20,6 +20,7 @@ mod line_index;
 pub mod lower;
 pub mod model;
 mod model_cache;
+pub mod races;
 pub mod reports;
 pub mod rules;
 mod shared_bytes;

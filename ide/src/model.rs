@@ -70,7 +70,7 @@ impl<'a> Scope<'a> {
 
     /// The launches of `kernel` (by its name without namespaces where it has none):
     /// those of this file first, then the other files of the host by path.
-    fn launches(&self, kernel: &'a str) -> Vec<(&'a str, &'a LaunchSite)> {
+    pub(crate) fn launches(&self, kernel: &'a str) -> Vec<(&'a str, &'a LaunchSite)> {
         match self.host {
             Some(a) => a.launches_of_ref(self.path, kernel).collect(),
             None => {
@@ -88,7 +88,7 @@ impl<'a> Scope<'a> {
     }
 
     /// The 1-based line of `offset` in the file at `path`.
-    fn line_of(&self, path: &str, offset: usize) -> u32 {
+    pub(crate) fn line_of(&self, path: &str, offset: usize) -> u32 {
         if let Some(f) = self.host.and_then(|a| a.file(path)) {
             return f.line_of(offset);
         }

@@ -1888,7 +1888,7 @@ __global__ void tk(const float* in, float* out) {
     __shared__ float t[BM][BN];
     t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
     __syncthreads();
-    out[threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
+    out[threadIdx.y * 32 + threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
 }
 void run(const float* in, float* out) {
     dim3 block(32, 8);
@@ -1925,7 +1925,7 @@ __global__ void tk(const float* in, float* out) {
     __shared__ float t[BM][BN];
     t[threadIdx.y][threadIdx.x] = in[threadIdx.x];
     __syncthreads();
-    out[threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
+    out[threadIdx.y * 32 + threadIdx.x] = t[threadIdx.$0x][threadIdx.y];
 }
 void run(const float* in, float* out) {
     dim3 block(32, 8);

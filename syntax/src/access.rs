@@ -34,6 +34,9 @@ pub(crate) use vector_macros::{is_modified, vector_macros};
 mod lower;
 pub(crate) use lower::Lowerer;
 
+mod steps;
+pub use steps::{BodySteps, Step};
+
 /// One comparison of a guard ([`SourceFile::guard_comparisons`]): `left op right`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GuardComparison {

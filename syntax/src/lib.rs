@@ -58,7 +58,7 @@ mod taint;
 mod types;
 mod util;
 
-pub use access::GuardComparison;
+pub use access::{BodySteps, GuardComparison, Step};
 pub use data::{
     AccessData, AccessKind, Axis, BinOp, CallData, CallSite, Enclosing, EnclosingKind, IndexExpr,
     SharedAccess, SymbolKind,

@@ -223,6 +223,13 @@ fn server() -> Facts {
         "processId": null, "rootUri": root, "capabilities": {},
         "initializationOptions": {"compile": false}}}),
     );
+    // Notifications before the answer to `initialize` are not for the server.
+    loop {
+        let m = rx.recv_timeout(Duration::from_secs(60)).expect("initialize answered");
+        if m["id"] == 1 {
+            break;
+        }
+    }
     send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
     send(
         json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {

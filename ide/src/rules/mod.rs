@@ -77,6 +77,11 @@ mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 
+mod race_findings;
+mod race_global_neighbour;
+mod race_same_address_write;
+mod race_shared_missing_barrier;
+
 #[cfg(test)]
 mod testing;
 
@@ -100,6 +105,9 @@ pub const RULES: &[Rule] = &[
     unaligned_carve::RULE,
     strided_global_access::RULE,
     implicit_warp_synchronous::RULE,
+    race_same_address_write::RULE,
+    race_shared_missing_barrier::RULE,
+    race_global_neighbour::RULE,
 ];
 
 /// One rule: its id, the wiki anchors it cites, and the function that runs it.
@@ -219,6 +227,9 @@ struct Queries<'a> {
     accesses_sorted: OnceLock<bool>,
     calls: Mutex<HashMap<usize, Arc<[CallSite]>>>,
     async_functions: OnceLock<Arc<[AsyncFunction]>>,
+    /// The races of the file's kernels ([`race_findings`]), computed once for the three
+    /// race rules.
+    races: OnceLock<Arc<[crate::races::Race]>>,
 }
 
 /// The settings one run of the rules uses, built whole.

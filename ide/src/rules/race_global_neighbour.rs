@@ -1,0 +1,123 @@
+//! `race/global-neighbour`: a global-memory element written by one thread and read (or
+//! written) by another at another place of the same kernel, with no grid-wide barrier
+//! between.
+//!
+//! The kernel is run for every thread of the first blocks its launch gives: `A[i] = A[i +
+//! 1]` with `i` from the thread index has thread `i` reading the element thread `i + 1`
+//! writes. Nothing orders the two threads (a block barrier does not order threads of
+//! different blocks; only the end of the kernel or a cooperative `grid.sync()` does), so
+//! the reader gets the old or the new value depending on scheduling: results that change
+//! with the block size, the GPU or the run (`pitfall-data-race#P3`). The message names
+//! both threads and both lines; a warning when the launch fixes everything the collision
+//! needs, a hint that states the assumption otherwise; nothing for a kernel no launch
+//! gives a block. There is no automatic fix: write to a second buffer (ping-pong) or
+//! split the kernel at the dependency.
+//!
+//! ```cuda
+//! // Before
+//! a[i] = a[i + 1];
+//! // After
+//! b[i] = a[i + 1];   // then swap a and b on the host
+//! ```
+
+use super::race_findings::{context, says, severity};
+use super::{Rule, RuleContext, RuleDiagnostic};
+use crate::config::Severity;
+use crate::races::RaceKind;
+
+pub(crate) const RULE: Rule = Rule {
+    source: include_str!("race_global_neighbour.rs"),
+    id: "race/global-neighbour",
+    severity: Severity::Warning,
+    wiki: &["pitfall-data-race#P3"],
+    run,
+};
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    for race in ctx.races().iter() {
+        if race.kind != RaceKind::GlobalNeighbour {
+            continue;
+        }
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity: severity(race, RULE.severity),
+            range: race.second.range.clone(),
+            message: format!(
+                "{} and {} {} it at line {}{}: no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel",
+                says(race, &race.first),
+                race.thread_name(&race.second),
+                race.second.op.verb(),
+                race.second.line,
+                context(race),
+            ),
+            wiki: RULE.wiki[0].to_string(),
+            fixes: Vec::new(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_messages};
+
+    const RULE: &str = "race/global-neighbour";
+
+    #[test]
+    fn shift_in_place() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void shift(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - 1) a[i] = a[i + 1];
+}
+int main() {
+    float* a;
+    shift<<<4, 128>>>(a, 512);
+}
+"#,
+            expect![[r#"
+                warning: thread 31 of block 0 reads `a[32]` at line 3 and thread 32 of block 0 writes it at line 3 (block of 128 from the launch at line 7): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn ping_pong_stays_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void shift(float* b, const float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - 1) b[i] = a[i + 1];
+}
+int main() {
+    float *a, *b;
+    shift<<<4, 128>>>(b, a, 512);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn unknown_size_is_a_hint() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void shift(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n - 1) a[i] = a[i + 1];
+}
+int main(int argc, char** argv) {
+    float* a;
+    shift<<<4, 128>>>(a, argc);
+}
+"#,
+            expect![[r#"
+                hint: thread 31 of block 0 reads `a[32]` at line 3 and thread 32 of block 0 writes it at line 3 (assuming `n` = 4096, which the launch does not fix): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
+            "#]],
+        );
+    }
+}

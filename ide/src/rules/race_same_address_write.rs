@@ -1,0 +1,290 @@
+//! `race/same-address-write`: one store, `++` or `+=` executed by several threads of a
+//! launch at the same address, with nothing ordering them.
+//!
+//! The kernel is run for every thread of the blocks its launches give: when two different
+//! threads execute the same non-atomic store at one address, one value is lost (`=`:
+//! which thread's value remains is undefined; `++`/`+=`: an increment disappears).
+//! Typical causes: a `__shared__` scalar written by every thread (`flag = threadIdx.x`),
+//! an index that ignores a dimension of the block (`out[threadIdx.x]` in a 2-D block,
+//! every `y` row writes the same elements) or the grid (`out[threadIdx.x]` in every
+//! block), a shared histogram bumped with `++`. The message names the two threads and the
+//! line (`pitfall-data-race#P1`). A warning when the launch fixes everything the
+//! collision needs; a hint stating the assumption when it needs a kernel argument the
+//! launch does not fold; nothing for a kernel no launch gives a block (its shape decides
+//! which threads collide). An increment at an index loaded from memory
+//! (`hist[in[i] % 256]++`) is a hint: which threads collide depends on the data
+//! (`pitfall-data-race#P4`). A store of one constant from every thread (`found = 1;`) is
+//! a formal race whose result is the same whichever thread wins; it is not reported.
+//!
+//! Fixes: an atomic for `++`, `--`, `+=`, `-=`, `|=`, `&=`, `^=`; for `=`, a guard that lets
+//! one thread store (`if (threadIdx.y == 0)`) when the two threads differ only in
+//! dimensions the index does not use.
+//!
+//! ```cuda
+//! // Before (block 32×8)
+//! out[threadIdx.x] = v;
+//! __shared__ int hist[256];
+//! hist[bin]++;
+//! // After
+//! if (threadIdx.y == 0) out[threadIdx.x] = v;
+//! atomicAdd(&hist[bin], 1);
+//! ```
+
+use super::race_findings::{atomic_fix, context, says, severity, single_thread_fix};
+use super::{Rule, RuleContext, RuleDiagnostic};
+use crate::config::Severity;
+use crate::races::{Op, RaceKind};
+
+pub(crate) const RULE: Rule = Rule {
+    source: include_str!("race_same_address_write.rs"),
+    id: "race/same-address-write",
+    severity: Severity::Warning,
+    wiki: &["pitfall-data-race#P1", "pitfall-data-race#P4"],
+    run,
+};
+
+fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    let text = ctx.text();
+    for race in ctx.races().iter() {
+        let (message, wiki, severity) = match race.kind {
+            RaceKind::SameAddressWrite => {
+                let (what, cure) = if race.second.op == Op::Write {
+                    (
+                        "which value remains is undefined",
+                        "let one thread store, or index by every thread dimension",
+                    )
+                } else {
+                    ("one update is lost", "use an atomic")
+                };
+                let grid = if race.first.thread == race.second.thread {
+                    " (the index does not use `blockIdx`)"
+                } else {
+                    ""
+                };
+                (
+                    format!(
+                        "{}; {} {} it too{grid}{}: {what}; {cure}",
+                        says(race, &race.second),
+                        race.thread_name(&race.first),
+                        race.first.op.verb(),
+                        context(race),
+                    ),
+                    RULE.wiki[0],
+                    severity(race, RULE.severity),
+                )
+            }
+            RaceKind::DataDependentUpdate => (
+                format!(
+                    "`{}` is updated by every thread at an index loaded from memory: two threads with the same `{}` lose an update; use an atomic",
+                    text.get(race.second.range.clone()).unwrap_or(""),
+                    race.second.index_text,
+                ),
+                RULE.wiki[1],
+                Severity::Hint,
+            ),
+            _ => continue,
+        };
+        let fixes = match race.second.op {
+            Op::Write => single_thread_fix(text, race),
+            _ => atomic_fix(text, &race.second),
+        };
+        out.push(RuleDiagnostic {
+            rule: RULE.id,
+            severity,
+            range: race.second.range.clone(),
+            message,
+            wiki: wiki.to_string(),
+            fixes: fixes.into_iter().collect(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
+
+    const RULE: &str = "race/same-address-write";
+
+    #[test]
+    fn row_index_in_a_two_dimensional_block() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void rows(float* out, const float* in) {
+    out[threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];
+}
+int main() {
+    float *o, *i;
+    rows<<<1, dim3(32, 8)>>>(o, i);
+}
+"#,
+            expect![[r#"
+                warning: thread (0,1) writes `out[0]` at line 2; thread (0,0) writes it too (block of 32×8 from the launch at line 6): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn shared_scalar_and_histogram() {
+        check(
+            RULE,
+            r#"
+__global__ void hist(int* out, const int* in, int n) {
+    __shared__ int flag;
+    __shared__ int bins[256];
+    flag = threadIdx.x;
+ // ^^^^ warning: thread 1 writes `flag` at line 4; thread 0 writes it too
+    bins[threadIdx.x % 16]++;
+ // ^^^^^^^^^^^^^^^^^^^^^^ warning: thread 16 updates `bins[0]` at line 5; thread 0 updates it too
+    bins[in[threadIdx.x] & 255] += 1;
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: `bins[in[threadIdx.x] & 255]` is updated by every thread
+}
+int main() {
+    int *o, *i;
+    hist<<<4, 256>>>(o, i, 1024);
+}
+"#,
+        );
+    }
+
+    /// The clean twins: one thread stores, every dimension indexes, atomics, one constant.
+    #[test]
+    fn clean_twins_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void clean(float* out, int* count, const float* in) {
+    __shared__ int flag;
+    __shared__ int bins[256];
+    if (threadIdx.x == 0 && threadIdx.y == 0) flag = 7;
+    out[(blockIdx.x * blockDim.y + threadIdx.y) * 32 + threadIdx.x] = in[threadIdx.x];
+    atomicAdd(&bins[threadIdx.x % 16], 1);
+    if (threadIdx.y == 0) out[threadIdx.x] = 1.0f;
+    count[0] = 1;
+}
+int main() {
+    float *o, *i; int* c;
+    clean<<<4, dim3(32, 8)>>>(o, c, i);
+}
+"#,
+        );
+    }
+
+    /// An argument the launch does not fold is sampled: a hint that names it. Without a
+    /// launch there is no block shape, and no finding.
+    #[test]
+    fn unknown_shape_or_argument() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void scalar(int* out, int n) {
+    __shared__ int last;
+    if (threadIdx.x < n) last = threadIdx.x;
+    if (threadIdx.x == 0) out[blockIdx.x] = last;
+}
+int main(int argc, char** argv) {
+    int* o;
+    scalar<<<1, 64>>>(o, argc);
+}
+"#,
+            expect![[r#"
+                hint: thread 1 writes `last` at line 3; thread 0 writes it too (assuming `n` = 4096, which the launch does not fix): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+        check(
+            RULE,
+            r#"
+__global__ void scalar(int* out) {
+    __shared__ int last;
+    last = threadIdx.x;
+    out[0] = last;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn every_block_writes_the_same_elements() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void copy(float* out, const float* in) {
+    out[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+}
+int main() {
+    float *o, *i;
+    copy<<<64, 128>>>(o, i);
+}
+"#,
+            expect![[r#"
+                warning: thread 0 of block 1 writes `out[0]` at line 2; thread 0 of block 0 writes it too (the index does not use `blockIdx`) (block of 128 from the launch at line 6): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void copy(float* out, const float* in) {
+    out[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+}
+int main() {
+    float *o, *i;
+    copy<<<64, 128>>>(o, i);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fixes() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void rows(float* out, const float* in) {
+    out[threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];
+}
+int main() {
+    float *o, *i;
+    rows<<<1, dim3(32, 8)>>>(o, i);
+}
+"#,
+            0,
+            expect![[r#"
+                // Let one thread store: `if (threadIdx.y == 0)`
+                __global__ void rows(float* out, const float* in) {
+                    if (threadIdx.y == 0) out[threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];
+                }
+                int main() {
+                    float *o, *i;
+                    rows<<<1, dim3(32, 8)>>>(o, i);
+                }
+            "#]],
+        );
+        check_fix(
+            RULE,
+            r#"
+__global__ void hist(int* out, const int* in) {
+    __shared__ int bins[16];
+    bins[threadIdx.x % 16] += in[threadIdx.x];
+}
+int main() {
+    int *o, *i;
+    hist<<<1, 64>>>(o, i);
+}
+"#,
+            0,
+            expect![[r#"
+                // Make it `atomicAdd(&bins[threadIdx.x % 16], in[threadIdx.x])`
+                __global__ void hist(int* out, const int* in) {
+                    __shared__ int bins[16];
+                    atomicAdd(&bins[threadIdx.x % 16], in[threadIdx.x]);
+                }
+                int main() {
+                    int *o, *i;
+                    hist<<<1, 64>>>(o, i);
+                }
+            "#]],
+        );
+    }
+}

@@ -1,0 +1,574 @@
+//! A function body as the steps one thread takes ([`SourceFile::body_steps`]): its
+//! statements with the `if`s, loops and exits around them, each loop's header lowered, for
+//! the race analysis in `ide`, which walks the steps once per thread of a block.
+
+use super::*;
+
+/// A kernel's or device function's body as the steps one thread takes, in document order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BodySteps {
+    /// The function's name.
+    pub function: String,
+    /// The body's range.
+    pub body: TextRange,
+    /// The top-level steps of the body.
+    pub steps: Vec<Step>,
+    /// Reads and writes of `__shared__` scalars (`__shared__ int flag;`), which are no
+    /// subscripts: the array is the scalar, the index and byte offset 0.
+    pub scalar_accesses: Vec<SharedAccess>,
+    /// Locals declared in the body, with their initialiser as written.
+    pub locals: Vec<(String, Option<String>)>,
+    /// Names assigned, incremented or whose address is taken after their declaration, other
+    /// than a `for` loop's own variable in its header: their initialiser does not say
+    /// their value.
+    pub modified: Vec<String>,
+}
+
+/// One step of a [`BodySteps`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A statement without statements inside (an expression, a declaration): its
+    /// accesses and calls run in it.
+    Stmt {
+        /// Its range.
+        range: TextRange,
+    },
+    /// An `if` (`else` steps empty when there is none).
+    If {
+        /// The whole statement.
+        range: TextRange,
+        /// The condition as written.
+        condition: String,
+        /// The condition's range.
+        condition_range: TextRange,
+        /// The condition as comparisons that all hold ([`SourceFile::guard_comparisons`]),
+        /// `None` when it is anything else.
+        comparisons: Option<Vec<GuardComparison>>,
+        /// The steps when it holds.
+        then_steps: Vec<Step>,
+        /// The steps of the `else` branch.
+        else_steps: Vec<Step>,
+    },
+    /// A `for` loop.
+    For {
+        /// The whole statement.
+        range: TextRange,
+        /// The variable its initialiser sets.
+        var: Option<String>,
+        /// Its start value, lowered.
+        start: Option<IndexExpr>,
+        /// The condition as comparisons that all hold; `None` when it is anything else.
+        condition: Option<Vec<GuardComparison>>,
+        /// The update, `var = var op value`; `None` when it is anything else.
+        update: Option<(BinOp, IndexExpr)>,
+        /// The body's steps.
+        body: Vec<Step>,
+    },
+    /// A `while` or `do` loop, or a range `for`: how often it runs is not modelled.
+    Loop {
+        /// The whole statement.
+        range: TextRange,
+        /// The body's steps.
+        body: Vec<Step>,
+    },
+    /// `return`, `break` or `continue`.
+    Exit {
+        /// The statement.
+        range: TextRange,
+        /// `return`, `break` or `continue`.
+        kind: &'static str,
+    },
+    /// A statement whose paths are not modelled (`switch`, `goto`, a label, `#if` inside the
+    /// body): its steps may or may not run.
+    Other {
+        /// The whole statement.
+        range: TextRange,
+        /// The steps inside.
+        body: Vec<Step>,
+    },
+}
+
+impl Step {
+    /// The step's range.
+    pub fn range(&self) -> &TextRange {
+        match self {
+            Step::Stmt { range }
+            | Step::If { range, .. }
+            | Step::For { range, .. }
+            | Step::Loop { range, .. }
+            | Step::Exit { range, .. }
+            | Step::Other { range, .. } => range,
+        }
+    }
+}
+
+/// How deep statements nest before the rest is taken as one opaque step.
+const MAX_NESTING: usize = 64;
+
+impl SourceFile {
+    /// The body of the kernel or device function that contains `offset` as the steps one
+    /// thread takes. `None` outside a function with a body.
+    pub fn body_steps(&self, offset: usize) -> Option<BodySteps> {
+        let facts = self.facts();
+        let function = facts.function_at(offset)?;
+        let body_range = function.body_range.clone()?;
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= body_range.start && body_range.end <= r.end_byte())?;
+        let body = root.descendant_for_byte_range(body_range.start, body_range.end)?;
+        if body.kind_name() != "compound_statement" {
+            return None;
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, facts, &tree);
+        let walk = StepWalk {
+            file: self,
+            low: &low,
+        };
+        let steps = walk.block(body, 0);
+        let mut out = BodySteps {
+            function: function.name.clone(),
+            body: body_range,
+            steps,
+            scalar_accesses: Vec::new(),
+            locals: Vec::new(),
+            modified: Vec::new(),
+        };
+        walk.names(body, &function.name, &mut out);
+        Some(out)
+    }
+}
+
+struct StepWalk<'s, 'a> {
+    file: &'s SourceFile,
+    low: &'s Lowerer<'a>,
+}
+
+impl<'a> StepWalk<'_, 'a> {
+    /// The steps of a statement list (a compound statement's children).
+    fn block(&self, node: Node<'a>, depth: usize) -> Vec<Step> {
+        let mut out = Vec::new();
+        for c in named_children(node) {
+            self.statement(c, depth, &mut out);
+        }
+        out
+    }
+
+    /// The steps of one statement, appended to `out`.
+    fn statement(&self, node: Node<'a>, depth: usize, out: &mut Vec<Step>) {
+        let range = node.byte_range();
+        if depth > MAX_NESTING {
+            out.push(Step::Other {
+                range: range.clone(),
+                body: vec![Step::Stmt { range }],
+            });
+            return;
+        }
+        let d = depth + 1;
+        match node.kind_name() {
+            "compound_statement" => out.extend(self.block(node, d)),
+            "comment" => {}
+            "expression_statement"
+            | "declaration"
+            | "type_definition"
+            | "alias_declaration"
+            | "static_assert_declaration"
+            | "using_declaration"
+            | "asm_statement" => out.push(Step::Stmt { range }),
+            "if_statement" => {
+                let Some(cond) = node.field("condition") else {
+                    out.push(self.opaque(node, d));
+                    return;
+                };
+                // `if constexpr` and `if` with an initialiser are still conditions; the
+                // comparisons come from the condition's value.
+                let value = cond.field("value").unwrap_or(cond);
+                let then_steps = node
+                    .field("consequence")
+                    .map(|c| self.sub(c, d))
+                    .unwrap_or_default();
+                let else_steps = node
+                    .field("alternative")
+                    .map(|a| {
+                        let inner = named_children(a);
+                        match inner.as_slice() {
+                            [one] if a.kind_name() == "else_clause" => self.sub(*one, d),
+                            _ => self.sub(a, d),
+                        }
+                    })
+                    .unwrap_or_default();
+                out.push(Step::If {
+                    range,
+                    condition: squash_ws(node_text(value, self.low.text)),
+                    condition_range: value.byte_range(),
+                    comparisons: self.file.guard_comparisons(&value.byte_range()),
+                    then_steps,
+                    else_steps,
+                });
+            }
+            "for_statement" => {
+                let body = node
+                    .field("body")
+                    .map(|b| self.sub(b, d))
+                    .unwrap_or_default();
+                let header = self.low.for_header(node, "");
+                let (var, start) = match &header {
+                    Some((start, var, _, _)) => (
+                        Some(var.clone()),
+                        start.as_ref().map(|(e, at)| self.low.lower(e, *at, 0)),
+                    ),
+                    None => (None, None),
+                };
+                let condition = node
+                    .field("condition")
+                    .and_then(|c| self.file.guard_comparisons(&c.byte_range()));
+                let update = var
+                    .as_deref()
+                    .and_then(|v| node.field("update").and_then(|u| self.update(u, v)));
+                out.push(Step::For {
+                    range,
+                    var,
+                    start,
+                    condition,
+                    update,
+                    body,
+                });
+            }
+            "while_statement" | "do_statement" | "for_range_loop" => {
+                let body = node
+                    .field("body")
+                    .map(|b| self.sub(b, d))
+                    .unwrap_or_default();
+                out.push(Step::Loop { range, body });
+            }
+            "return_statement" => out.push(Step::Exit {
+                range,
+                kind: "return",
+            }),
+            "break_statement" => out.push(Step::Exit {
+                range,
+                kind: "break",
+            }),
+            "continue_statement" => out.push(Step::Exit {
+                range,
+                kind: "continue",
+            }),
+            "attributed_statement" => {
+                let inner = named_children(node);
+                match inner.last() {
+                    Some(s) => self.statement(*s, d, out),
+                    None => out.push(Step::Stmt { range }),
+                }
+            }
+            k if k.starts_with("preproc_") && !has_statement(node) => {}
+            _ => out.push(self.opaque(node, d)),
+        }
+    }
+
+    /// The steps of a branch or loop body.
+    fn sub(&self, node: Node<'a>, depth: usize) -> Vec<Step> {
+        let mut out = Vec::new();
+        self.statement(node, depth, &mut out);
+        out
+    }
+
+    /// A statement whose paths are not modelled, with the steps of the statements inside.
+    fn opaque(&self, node: Node<'a>, depth: usize) -> Step {
+        let mut body = Vec::new();
+        for c in named_children(node) {
+            if is_statement(c) {
+                self.statement(c, depth, &mut body);
+            } else if c.kind_name().ends_with("_expression") {
+                body.push(Step::Stmt {
+                    range: c.byte_range(),
+                });
+            } else {
+                // A `case` body's statements and the like.
+                for g in named_children(c) {
+                    if is_statement(g) {
+                        self.statement(g, depth, &mut body);
+                    }
+                }
+            }
+        }
+        if body.is_empty() {
+            body.push(Step::Stmt {
+                range: node.byte_range(),
+            });
+        }
+        Step::Other {
+            range: node.byte_range(),
+            body,
+        }
+    }
+
+    /// A `for` update of `var` as `var = var op value`: `++`, `--`, `+=`, `-=`, `*=`,
+    /// `/=`, `<<=`, `>>=`, or `var = var op value` written out.
+    fn update(&self, u: Node<'a>, var: &str) -> Option<(BinOp, IndexExpr)> {
+        let text = self.low.text;
+        match u.kind_name() {
+            "update_expression" => {
+                let arg = u.field("argument")?;
+                if node_text(arg, text) != var {
+                    return None;
+                }
+                let op = u.field("operator").map(|o| node_text(o, text))?;
+                Some(match op {
+                    "++" => (BinOp::Add, IndexExpr::Int(1)),
+                    "--" => (BinOp::Sub, IndexExpr::Int(1)),
+                    _ => return None,
+                })
+            }
+            "assignment_expression" => {
+                let left = u.field("left")?;
+                if node_text(left, text) != var {
+                    return None;
+                }
+                let right = u.field("right")?;
+                let op = node_text(u.field("operator")?, text);
+                if op == "=" {
+                    // `s = s / 2`.
+                    if let Expr::Binary(l, bop, r) = from_node(right, text, 0) {
+                        if matches!(&*l, Expr::Name(n) if n == var) {
+                            let bop = BinOp::from_symbol(bop)?;
+                            return Some((bop, self.low.lower(&r, right, 0)));
+                        }
+                    }
+                    return None;
+                }
+                let bop = BinOp::from_symbol(op.strip_suffix('=')?)?;
+                Some((bop, self.low.lower(&from_node(right, text, 0), right, 0)))
+            }
+            "comma_expression" | "parenthesized_expression" => None,
+            _ => None,
+        }
+    }
+
+    /// The body's locals, the names modified after their declaration, and the accesses
+    /// of `__shared__` scalars.
+    fn names(&self, body: Node<'a>, function: &str, out: &mut BodySteps) {
+        let text = self.low.text;
+        let facts = self.low.facts;
+        let mut modified: Vec<String> = Vec::new();
+        let mut mark = |name: &str, node: Node<'a>| {
+            // A `for` loop's own variable, set in its header, is the loop's.
+            let in_header = self.low.ancestors(node).iter().any(|a| {
+                a.kind_name() == "for_statement"
+                    && [a.field("initializer"), a.field("update")]
+                        .into_iter()
+                        .flatten()
+                        .any(|h| h.byte_range().contains(&node.start_byte()))
+                    && self
+                        .low
+                        .for_header(*a, "")
+                        .is_some_and(|(_, v, _, _)| v == name)
+            });
+            if !in_header && !modified.iter().any(|m| m == name) {
+                modified.push(name.to_string());
+            }
+        };
+        preorder(body, |node| {
+            match node.kind_name() {
+                "assignment_expression" => {
+                    if let Some(l) = node.field("left").filter(|l| l.kind_name() == "identifier") {
+                        mark(node_text(l, text), node);
+                    }
+                }
+                "update_expression" => {
+                    if let Some(a) = node
+                        .field("argument")
+                        .filter(|a| a.kind_name() == "identifier")
+                    {
+                        mark(node_text(a, text), node);
+                    }
+                }
+                "pointer_expression"
+                    if node.field("operator").map(|o| node_text(o, text)) == Some("&") =>
+                {
+                    if let Some(a) = node
+                        .field("argument")
+                        .filter(|a| a.kind_name() == "identifier")
+                    {
+                        mark(node_text(a, text), node);
+                    }
+                }
+                "init_declarator" => {
+                    if let Some(n) = node.field("declarator").and_then(declarator_name) {
+                        let init = node.field("value").map(|v| squash_ws(node_text(v, text)));
+                        out.locals.push((node_text(n, text).to_string(), init));
+                    }
+                }
+                "identifier" => {
+                    let name = node_text(node, text);
+                    let scalar = facts.shared_named(name, node.start_byte()).filter(|d| {
+                        d.dims.is_empty() && !d.is_extern && d.function.as_deref() == Some(function)
+                    });
+                    if let Some(d) = scalar {
+                        let above = self.low.ancestors(node);
+                        let is_decl = d.name_range == node.byte_range()
+                            || above.first().is_some_and(|p| {
+                                matches!(p.kind_name(), "field_expression" | "init_declarator")
+                                    && p.field("declarator") != Some(node)
+                                    && p.field("argument") != Some(node)
+                            });
+                        if !is_decl && !d.range.contains(&node.start_byte()) {
+                            let kind = access_kind(&above, node, text);
+                            out.scalar_accesses.push(SharedAccess::new(
+                                node.byte_range(),
+                                AccessData {
+                                    array: name.to_string(),
+                                    root: name.to_string(),
+                                    kind,
+                                    index_texts: Vec::new(),
+                                    indices: Vec::new(),
+                                    element_size: d.element_size,
+                                    width: d.element_size,
+                                    cast_type: None,
+                                    byte_offset: IndexExpr::Int(0),
+                                    function: Some(function.to_string()),
+                                },
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            true
+        });
+        out.modified = modified;
+    }
+}
+
+/// Whether `node` is a statement.
+fn is_statement(node: Node) -> bool {
+    let k = node.kind_name();
+    k.ends_with("_statement") || k == "declaration" || k == "for_range_loop"
+}
+
+/// Whether a preprocessor node holds statements (`#if` around code).
+fn has_statement(node: Node) -> bool {
+    named_children(node).into_iter().any(is_statement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step;
+    use crate::source::SourceFile;
+
+    fn shape(steps: &[Step], text: &str, out: &mut Vec<String>, depth: usize) {
+        for s in steps {
+            let pad = "  ".repeat(depth);
+            match s {
+                Step::Stmt { range } => out.push(format!("{pad}stmt {}", &text[range.clone()])),
+                Step::If {
+                    condition,
+                    comparisons,
+                    then_steps,
+                    else_steps,
+                    ..
+                } => {
+                    out.push(format!(
+                        "{pad}if {condition} ({} comparisons)",
+                        comparisons.as_ref().map_or(0, Vec::len)
+                    ));
+                    shape(then_steps, text, out, depth + 1);
+                    if !else_steps.is_empty() {
+                        out.push(format!("{pad}else"));
+                        shape(else_steps, text, out, depth + 1);
+                    }
+                }
+                Step::For {
+                    var,
+                    start,
+                    condition,
+                    update,
+                    body,
+                    ..
+                } => {
+                    out.push(format!(
+                        "{pad}for {var:?} from {} while {} comparisons, update {}",
+                        start.as_ref().map_or("?".into(), |s| s.to_string()),
+                        condition.as_ref().map_or(0, Vec::len),
+                        update
+                            .as_ref()
+                            .map_or("?".into(), |(op, by)| format!("{} {by}", op.symbol()))
+                    ));
+                    shape(body, text, out, depth + 1);
+                }
+                Step::Loop { body, .. } => {
+                    out.push(format!("{pad}loop"));
+                    shape(body, text, out, depth + 1);
+                }
+                Step::Exit { kind, .. } => out.push(format!("{pad}{kind}")),
+                Step::Other { body, .. } => {
+                    out.push(format!("{pad}other"));
+                    shape(body, text, out, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// A reduction's steps: the loop header lowered, the guard read as comparisons, the
+    /// early exit and the shared scalar's accesses.
+    #[test]
+    fn reduction_steps() {
+        let text = r#"__global__ void reduce(float* out, const float* in, int n) {
+    __shared__ float s[256];
+    __shared__ int flag;
+    int tid = threadIdx.x;
+    int i = blockIdx.x * 256 + tid;
+    if (i >= n) return;
+    s[tid] = in[i];
+    flag = tid;
+    __syncthreads();
+    for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (tid < k) s[tid] += s[tid + k];
+        __syncthreads();
+    }
+    int j = 0;
+    while (j < 4) { j++; }
+    if (tid == 0) out[blockIdx.x] = s[0]; else { }
+}
+"#;
+        let file = SourceFile::parse(text);
+        let steps = file
+            .body_steps(text.find("__syncthreads").unwrap())
+            .unwrap();
+        let mut out = Vec::new();
+        shape(&steps.steps, text, &mut out, 0);
+        expect_test::expect![[r#"
+            stmt __shared__ float s[256];
+            stmt __shared__ int flag;
+            stmt int tid = threadIdx.x;
+            stmt int i = blockIdx.x * 256 + tid;
+            if i >= n (1 comparisons)
+              return
+            stmt s[tid] = in[i];
+            stmt flag = tid;
+            stmt __syncthreads();
+            for Some("k") from (blockDim.x / 2) while 1 comparisons, update >> 1
+              if tid < k (1 comparisons)
+                stmt s[tid] += s[tid + k];
+              stmt __syncthreads();
+            stmt int j = 0;
+            loop
+              stmt j++;
+            if tid == 0 (1 comparisons)
+              stmt out[blockIdx.x] = s[0];"#]]
+        .assert_eq(&out.join("\n"));
+        assert_eq!(steps.modified, ["flag", "j"]);
+        assert_eq!(
+            steps.scalar_accesses.len(),
+            1,
+            "{:?}",
+            steps.scalar_accesses
+        );
+        assert_eq!(steps.scalar_accesses[0].kind, crate::AccessKind::Store);
+        assert!(steps
+            .locals
+            .iter()
+            .any(|(n, i)| n == "i" && i.as_deref() == Some("blockIdx.x * 256 + tid")));
+    }
+}
