@@ -495,6 +495,8 @@ void run(float* out, const float* in, int n) {
             Launch sites (1):
             - line 9: `transpose<<<dim3(n / 32, n / 32), block>>>`: block 32×8×1 = 256 threads
 
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
+
             **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 4224 B static + 0 B dynamic shared memory.
 
             8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
@@ -523,6 +525,8 @@ __global__ void sc$0ale(float* x, float a) { x[threadIdx.x] *= a; }
             No `__launch_bounds__`.
 
             No launch site in the open files.
+
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
 
             **Occupancy on sm_90**: block 128×1×1 = 128 threads (the configured default; no launch was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
@@ -562,6 +566,8 @@ void run(const float* in, float* out) {
             Launch sites (1):
             - line 2: `reduce<<<64, 128, 128 * sizeof(float)>>>`: block 128×1×1 = 128 threads
 
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
+
             **Occupancy on sm_90**: block 128×1×1 = 128 threads (from the launch at line 2), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 512 B dynamic shared memory.
 
             16 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
@@ -593,6 +599,8 @@ void run(float* x) { k<<<1, 256>>>(x); }
 
             Launch sites (1):
             - line 2: `k<<<1, 256>>>`: block 256×1×1 = 256 threads
+
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
 
             **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 2), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
@@ -1342,6 +1350,8 @@ __global__ void __launch_bounds__(256) sc$0ale(float* a) {
 
             No launch site in the open files.
 
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
+
             **Occupancy on sm_90**: block 256×1×1 = 256 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
             8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
@@ -1372,6 +1382,8 @@ __global__ void __launch_bounds__(256) sc$0ale(float* a) {
             `__launch_bounds__(256)`: at most 256 threads per block and at least 1 block per SM, so the compiler keeps to at most 248 registers per thread on sm_90.
 
             No launch site in the open files.
+
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
 
             **Occupancy on sm_90**: block 256×1×1 = 256 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 128 registers per thread (assumed: the `kernaut: registers=` comment), 0 B static + 0 B dynamic shared memory.
 
@@ -1829,6 +1841,8 @@ void run(const float* in, float* out) {
             Launch sites (1):
             - line 9: `tk<<<1, dim3(32, 8)>>>`: block 32×8×1 = 256 threads
 
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
+
             **Occupancy on sm_90**: block 32×8×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 16384 B static + 0 B dynamic shared memory.
 
             8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
@@ -1865,6 +1879,8 @@ void run(float* out, dim3 block) {
 
             Launch sites (1):
             - line 6: `tk<<<1, block>>>`: block not known from the file
+
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
 
             **Occupancy on sm_90**: block 512×1×1 = 512 threads (the `__launch_bounds__` maximum; no launch with a known block was found), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
@@ -2069,6 +2085,8 @@ void run(const float* a, float* c, int m, int n) {
             Launch sites (1):
             - line 12: `gemm<<<grid, block>>>`: block 16×16×1 = 256 threads (with `BM = 128, BN = 64, TM = 8, TN = 4` as the file's call of `launch_gemm` binds them)
 
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
+
             **Occupancy on sm_90**: block 16×16×1 = 256 threads (from the launch at line 12), 32 registers per thread (assumed: a typical count, not measured), 4096 B static + 0 B dynamic shared memory.
 
             8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers.
@@ -2150,6 +2168,8 @@ __global__ void bi$0g(float* x) { x[threadIdx.x] = 0.0f; }
             No `__launch_bounds__`.
 
             No launch site in the open files.
+
+            Targets: sm_90 (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).
 
             **Occupancy on sm_90**: block 1024×1×1 = 1024 threads (the configured default; no launch was found), 65 registers per thread (assumed: the `kernaut: registers=` comment), 0 B static + 0 B dynamic shared memory.
 

@@ -988,6 +988,16 @@ impl Workspace {
         &self.targets
     }
 
+    /// The title's target: the `--arch` choice as typed (`sm_90 (H200)`), else the
+    /// project's targets and their source.
+    pub fn target_title(&self) -> String {
+        if self.targets.origin == "--arch" {
+            self.arch.describe()
+        } else {
+            self.targets.describe()
+        }
+    }
+
     /// Whether the file or a `.kernaut.toml` above it changed on disk since it was read.
     pub fn changed_on_disk(&self) -> bool {
         stamps(&self.path) != self.stamps

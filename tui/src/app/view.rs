@@ -113,9 +113,9 @@ pub fn view(s: &State, f: &mut Frame) {
         Screen::File(fs) => (
             fs.ws.path().to_string(),
             if fs.ws.diagnostics_pending() {
-                format!("rules running… · {}", fs.ws.targets().describe())
+                format!("rules running… · {}", fs.ws.target_title())
             } else {
-                fs.ws.targets().describe()
+                fs.ws.target_title()
             },
         ),
     };
