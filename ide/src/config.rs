@@ -20,7 +20,7 @@
 //! use kernaut_ide::config::{parse_config, RuleLevel};
 //!
 //! let config = parse_config("arch = \"sm_80\"\n[rules]\nbank-conflict = \"off\"\n").unwrap();
-//! assert_eq!(config.arch.unwrap().to_string(), "sm_80");
+//! assert_eq!(config.arch().unwrap().to_string(), "sm_80");
 //! assert_eq!(config.rules.level("bank-conflict"), Some(RuleLevel::Off));
 //! ```
 

@@ -167,7 +167,7 @@ fn the_naive_transpose_report() {
 
         **Occupancy 100%**: 2 blocks/SM, 64 of 64 warps, limited by warps and registers.
 
-        The register count is assumed; occupancy at other counts: 32: 100% · 64: 50% · 128: 0% · 255: 0%.
+        The register count is assumed; occupancy at other counts: 32: 100% · 64: 50% · 128: cannot launch · 255: cannot launch.
 
         Best block size for these resources: 1024 threads (100%).
 

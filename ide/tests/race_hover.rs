@@ -47,7 +47,7 @@ int main() {
 }
 "#,
         expect![[r#"
-            **warning `race/same-address-write`**: thread (0,1) writes `out[0]` at line 2; thread (0,0) writes it too (block of 32×8 from the launch at line 6): which value remains is undefined; let one thread store, or index by every thread dimension
+            **warning** `race/same-address-write`: thread (0,1) writes `out[0]` at line 2; thread (0,0) writes it too (block of 32×8 from the launch at line 6): which value remains is undefined; let one thread store, or index by every thread dimension
 
             Fix: Let one thread store: `if (threadIdx.y == 0)`
 
@@ -77,7 +77,7 @@ int main() {
 }
 "#,
         expect![[r#"
-            **warning `race/shared-missing-barrier`**: thread 32 updates `s[32]` at line 7 and thread 0 reads it at line 7 in the next iteration with no barrier between (read after write) (block of 256 from the launch at line 13): put `__syncthreads()` between them
+            **warning** `race/shared-missing-barrier`: thread 32 updates `s[32]` at line 7 and thread 0 reads it at line 7 in the next iteration with no barrier between (read after write) (block of 256 from the launch at line 13): put `__syncthreads()` between them
 
             Fix: Insert `__syncthreads();` at the end of the loop body
 

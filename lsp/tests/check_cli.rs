@@ -19,6 +19,13 @@ fn temp_tree(name: &str) -> PathBuf {
     std::fs::write(dir.join("src/notes.txt"), LEGACY).unwrap();
     std::fs::write(dir.join("build/generated.cu"), LEGACY).unwrap();
     std::fs::write(dir.join(".gitignore"), "build/\n").unwrap();
+    // The project builds for sm_90: architecture findings are errors, not the hints
+    // of an assumed target.
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "add_subdirectory(src)\nset(CMAKE_CUDA_ARCHITECTURES 90)\n",
+    )
+    .unwrap();
     dir
 }
 

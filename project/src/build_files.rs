@@ -288,15 +288,33 @@ pub fn cmake_targets(text: &str) -> Option<Found> {
     })
 }
 
-/// Whether a CMake text names the folder `first` (a word of its code: in
-/// `add_subdirectory(first)`, a source `first/k.cu`, a glob `first/*.cu`).
-pub fn cmake_mentions(text: &str, first: &str) -> bool {
+/// Whether a CMake text names the way down to the folder `rel` (its path below the
+/// CMake file's folder, `/`-separated): a path in its code that runs along `rel`
+/// (`add_subdirectory(src)`, a source `src/k.cu`, a glob `src/*.cu`), not one that only
+/// shares its first folder (`contrib/other` does not build `contrib/mine`).
+pub fn cmake_mentions(text: &str, rel: &str) -> bool {
     let code = strip_cmake_comments(text);
-    let edge =
-        |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
-    code.match_indices(first).any(|(at, _)| {
-        edge(code[..at].chars().next_back()) && edge(code[at + first.len()..].chars().next())
-    })
+    let want: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+    if want.is_empty() {
+        return true;
+    }
+    let is_path = |c: char| c.is_ascii_alphanumeric() || "_-./*${}".contains(c);
+    code.split(|c: char| !is_path(c))
+        .filter(|t| !t.is_empty())
+        .any(|token| {
+            let token = token
+                .trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")
+                .trim_start_matches("${PROJECT_SOURCE_DIR}/")
+                .trim_start_matches("./");
+            let parts: Vec<&str> = token.split('/').filter(|c| !c.is_empty()).collect();
+            let n = parts.len().min(want.len());
+            n > 0
+                && parts[0] == want[0]
+                && parts[..n]
+                    .iter()
+                    .zip(&want[..n])
+                    .all(|(p, w)| p == w || p.contains('*'))
+        })
 }
 
 /// `text` with `# …` comments blanked (kept in length, so offsets and lines hold).

@@ -15,6 +15,9 @@ use kernaut_ide::source_text;
 
 use crate::build_files::{self, Found};
 
+/// A build file's reader: its text to the targets it names.
+type Reader = fn(&str) -> Option<Found>;
+
 /// A parsed compile database: its entries by the canonical path of their file.
 #[derive(Debug, Default)]
 struct CompileDb {
@@ -216,17 +219,18 @@ impl ProjectLoader {
             // way down (`add_subdirectory(src)`, `src/…` in a source list or a glob).
             let cmake = d.join("CMakeLists.txt");
             let builds_here = d == dir || {
-                let first = dir
-                    .strip_prefix(&d)
-                    .ok()
-                    .and_then(|r| r.components().next())
-                    .map(|c| c.as_os_str().to_string_lossy().to_string());
-                match (first, std::fs::read_to_string(&cmake)) {
-                    (Some(first), Ok(text)) => build_files::cmake_mentions(&text, &first),
+                let rel = dir.strip_prefix(&d).ok().map(|r| {
+                    r.components()
+                        .map(|c| c.as_os_str().to_string_lossy().to_string())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                });
+                match (rel, std::fs::read_to_string(&cmake)) {
+                    (Some(rel), Ok(text)) => build_files::cmake_mentions(&text, &rel),
                     _ => false,
                 }
             };
-            let mut candidates: Vec<(PathBuf, fn(&str) -> Option<Found>)> = Vec::new();
+            let mut candidates: Vec<(PathBuf, Reader)> = Vec::new();
             if builds_here {
                 candidates.push((cmake, build_files::cmake_targets));
             }
@@ -243,7 +247,7 @@ impl ProjectLoader {
                 candidates.extend(
                     extra
                         .into_iter()
-                        .map(|p| (p, build_files::cmake_targets as fn(&str) -> Option<Found>)),
+                        .map(|p| (p, build_files::cmake_targets as Reader)),
                 );
             }
             candidates.push((d.join("setup.py"), build_files::python_build_targets));

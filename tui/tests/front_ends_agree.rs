@@ -225,7 +225,9 @@ fn server() -> Facts {
     );
     // Notifications before the answer to `initialize` are not for the server.
     loop {
-        let m = rx.recv_timeout(Duration::from_secs(60)).expect("initialize answered");
+        let m = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("initialize answered");
         if m["id"] == 1 {
             break;
         }
@@ -297,11 +299,9 @@ fn server() -> Facts {
         .find(|l| l.contains("Occupancy on"))
         .unwrap_or_else(|| panic!("{hover}"));
     let regs = occupancy_line
-        .split("threads), ")
-        .nth(1)
-        .unwrap()
-        .split(" registers")
+        .split(" registers per thread")
         .next()
+        .and_then(|before| before.rsplit(' ').next())
         .unwrap()
         .to_string();
     let source = if occupancy_line.contains("`registers` in `.kernaut.toml`") {

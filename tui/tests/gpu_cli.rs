@@ -216,7 +216,7 @@ fn occupancy_usage_errors_exit_2() {
     ]);
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("compute capability 9.1 is not known"),
+        run.stderr.contains("`sm_91` names no CUDA architecture"),
         "{}",
         run.stderr
     );

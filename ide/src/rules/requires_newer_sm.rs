@@ -1,13 +1,15 @@
 //! `arch/requires-newer-sm`: an API or PTX instruction whose wiki page says it needs a
-//! newer architecture than the configured target.
+//! newer architecture than a target the file is compiled for.
 //!
 //! Every call in device code (kernels and `__device__` functions) is looked up in the
 //! wiki's symbol table; the page's `requires_sm` (or the symbol's own entry in
-//! `symbol_requires_sm`) is compared with the target. An arch-specific requirement
-//! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target.
+//! `symbol_requires_sm`) is compared with each target. An arch-specific requirement
+//! (`>=9.0a`: `wgmma`, `setmaxnreg`) is met by an `a`/`f` target of that chip's major
+//! version; whether a later `a`/`f` chip keeps it differs per instruction, so such a
+//! target is not reported.
 //!
-//! The file is checked against every target it is compiled for (the project loader's
-//! [`crate::config::TargetSet`]: a setting, `.kernaut.toml`, or the build). A call is
+//! The file is checked against every target it is compiled for (its target set: a
+//! setting, `.kernaut.toml`, or the build, as the project loader finds them). A call is
 //! reported for the first target that surely compiles it and lacks what it needs
 //! (`target_guards.rs`): the preprocessor's conditions and the `<nv/target>` macros are
 //! evaluated for that target (`__CUDA_ARCH__`, the `a`/`f` feature macros, the build's
