@@ -104,13 +104,14 @@ fn serve() -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
         // Messages pass through a guard that keeps one malformed message from ending the
-        // library's reader (and with it the server).
-        let (guarded, input) = tokio::io::duplex(1 << 20);
-        tokio::spawn(transport::sanitize(tokio::io::stdin(), guarded));
-        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
+        // library's reader (and with it the server), and answers it.
+        let (input, output, writer) = transport::guard(tokio::io::stdin(), tokio::io::stdout());
+        tower_lsp_server::Server::new(input, output, socket)
             .concurrency_level(1)
             .serve(service)
             .await;
+        // The library's last messages are still on their way to stdout.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     });
     // The reader of stdin sits in a blocking read that nothing can cancel: leave it.
     runtime.shutdown_background();
