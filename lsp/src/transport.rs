@@ -634,4 +634,90 @@ mod tests {
             assert_eq!(f[1], Frame::Message(B.into()));
         });
     }
+
+    /// Bytes that hold no header (junk a client may write between frames).
+    fn junk() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        proptest::collection::vec(any::<u8>(), 0..40).prop_map(|mut b| {
+            b.retain(|c| !matches!(c, b'C' | b'c'));
+            b
+        })
+    }
+
+    /// A well-formed message with an id and some text (quotes, backslashes, a
+    /// `Content-Length` inside a string).
+    fn message(id: i64, text: &str) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "m", "params": {"text": text}}).to_string()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// Well-formed frames with junk between them, delivered in chunks of any size:
+        /// every message comes out, in order, unchanged.
+        #[test]
+        fn framing_survives_junk_between_frames(
+            texts in proptest::collection::vec("[a-z \"\\\\]{0,30}(Content-Length: 9)?", 1..6),
+            junks in proptest::collection::vec(junk(), 6),
+            chunk in 1usize..64,
+        ) {
+            let msgs: Vec<String> = texts.iter().enumerate().map(|(i, t)| message(i as i64, t)).collect();
+            let mut input = Vec::new();
+            for (m, j) in msgs.iter().zip(&junks) {
+                input.extend_from_slice(j);
+                input.extend_from_slice(format!("Content-Length: {}\r\n\r\n{m}", m.len()).as_bytes());
+            }
+            let frames = rt().block_on(async {
+                let (mut tx, rx) = tokio::io::duplex(64);
+                let feed = tokio::spawn(async move {
+                    for c in input.chunks(chunk) {
+                        tx.write_all(c).await.unwrap();
+                    }
+                });
+                let mut r = FrameReader::new(rx);
+                let mut out = Vec::new();
+                while let Some(f) = r.next().await {
+                    out.push(f);
+                }
+                feed.await.unwrap();
+                out
+            });
+            let got: Vec<Frame> = frames
+                .into_iter()
+                .filter(|f| !matches!(f, Frame::Malformed { why: Malformation::BadHeader(_), .. }))
+                .collect();
+            let want: Vec<Frame> = msgs.iter().map(|m| Frame::Message(m.clone().into_bytes())).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// A declared length off by any amount, in either direction: the message after
+        /// it still comes out whole.
+        #[test]
+        fn a_wrong_length_costs_at_most_its_own_message(
+            first in "[a-z ]{0,40}",
+            delta in -30i64..30,
+        ) {
+            let (a, b) = (message(1, &first), message(2, "after"));
+            let declared = (a.len() as i64 + delta).max(0);
+            let input = format!("Content-Length: {declared}\r\n\r\n{a}Content-Length: {}\r\n\r\n{b}", b.len());
+            let frames = rt().block_on(frames_of(input.as_bytes()));
+            proptest::prop_assert_eq!(frames.last(), Some(&Frame::Message(b.into_bytes())));
+            if delta != 0 {
+                // The first is recovered, or reported; never merged into the second.
+                proptest::prop_assert!(frames.len() == 2, "{:?}", frames);
+            }
+        }
+
+        /// Arbitrary bytes: the reader ends without a panic, and what it passes on is
+        /// well formed.
+        #[test]
+        fn arbitrary_bytes_end_cleanly(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+            let frames = rt().block_on(frames_of(&bytes));
+            for f in frames {
+                if let Frame::Message(body) = f {
+                    proptest::prop_assert!(well_formed(&body).is_ok());
+                }
+            }
+        }
+    }
 }
