@@ -396,13 +396,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             from = p + 1;
         }
         // The declared length may be too short: the body would go on up to the next
-        // header, which may not have come yet.
-        let mut scanned = declared;
+        // header, which may not have come yet. (Or one byte too long: the next header
+        // then starts just before `declared`.)
+        let mut scanned = declared.saturating_sub(13);
         loop {
             if let Some(p) = find_header(&self.buf[scanned..]).map(|p| p + scanned) {
                 return self.short_or_malformed(declared, p, why);
             }
-            scanned = self.buf.len().saturating_sub(14).max(declared);
+            scanned = self.buf.len().saturating_sub(14).max(scanned);
             if !matches!(self.fill(Some(SETTLE)).await, Fill::Data) {
                 let end = self.buf.len();
                 return self.short_or_malformed(declared, end, why);
@@ -410,10 +411,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// The body ends at `end` rather than at `declared` if that makes it a message.
+    /// The body ends at `end` rather than at `declared` if that makes it a message;
+    /// otherwise it is malformed, and what is skipped never reaches into a header at `end`.
     fn short_or_malformed(&mut self, declared: usize, end: usize, why: Malformation) -> Frame {
         let candidate = trim_end(&self.buf[..end]);
-        if end > declared && well_formed(candidate).is_ok() {
+        if end != declared && well_formed(candidate).is_ok() {
             eprintln!(
                 "kernaut-lsp: warn: a message declared {declared} bytes but held {}; read as {}",
                 candidate.len(),
@@ -423,8 +425,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             self.buf.drain(..end);
             return Frame::Message(body);
         }
-        let head = self.buf[..declared.min(4096)].to_vec();
-        self.buf.drain(..declared);
+        let cut = declared.min(end);
+        let head = self.buf[..cut.min(4096)].to_vec();
+        self.buf.drain(..cut);
         Frame::Malformed { why, head }
     }
 }
