@@ -14,6 +14,7 @@ mod includes;
 mod output;
 mod server;
 mod settings;
+mod setup_clangd;
 mod transport;
 
 #[derive(Debug, Parser)]
@@ -33,6 +34,9 @@ enum Command {
     Serve(ServeArgs),
     /// Check .cu/.cuh files against the pitfall rules, like a compiler: exit 1 on errors.
     Check(check::Args),
+    /// Write a .clangd that lets clangd parse CUDA with NVIDIA's headers (shows the diff,
+    /// writes only with --yes or after you agree).
+    SetupClangd(setup_clangd::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +76,7 @@ struct ServeArgs {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::SetupClangd(args)) => setup_clangd::run(args),
         Some(Command::Serve(_)) | None => serve(),
     }
 }
