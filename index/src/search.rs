@@ -84,9 +84,7 @@ impl std::fmt::Debug for WikiIndex {
 }
 
 /// A new, empty index with the schema in `dir`.
-pub(crate) fn new_index(
-    dir: impl Into<Box<dyn tantivy::Directory>>,
-) -> Result<Index, IndexError> {
+pub(crate) fn new_index(dir: impl Into<Box<dyn tantivy::Directory>>) -> Result<Index, IndexError> {
     let (schema, _) = schema::schema();
     // Stored fields are read a few at a time: compressing them on a separate thread
     // costs more than it saves.

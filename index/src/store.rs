@@ -198,7 +198,8 @@ mod tests {
     #[test]
     fn a_cached_index_answers_like_a_fresh_one_and_is_reused() {
         let wiki = wiki();
-        let cache = std::env::temp_dir().join(format!("kernaut-index-cache-{}", std::process::id()));
+        let cache =
+            std::env::temp_dir().join(format!("kernaut-index-cache-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&cache);
         let fresh = WikiIndex::build(&wiki).unwrap();
         let first = WikiIndex::build_cached(&wiki, &cache, "k1").unwrap();
@@ -236,7 +237,10 @@ mod tests {
             .map(|f| {
                 let name = f.file_name().unwrap().to_string_lossy().into_owned();
                 let bytes = std::fs::read(f).unwrap();
-                (&*Box::leak(name.into_boxed_str()), &*Box::leak(bytes.into_boxed_slice()))
+                (
+                    &*Box::leak(name.into_boxed_str()),
+                    &*Box::leak(bytes.into_boxed_slice()),
+                )
             })
             .collect();
         assert!(files.iter().any(|(n, _)| *n == "meta.json"), "{files:?}");

@@ -140,8 +140,9 @@ pub fn well_formed(body: &[u8]) -> Result<(), Malformation> {
         (Some(_), _) => bad("a method that is not a string"),
         (None, Some(_)) if probe.result => Ok(()),
         (None, Some(_)) => match &probe.error {
-            Some(e) if e.get("code").is_some_and(Value::is_i64)
-                && e.get("message").is_some_and(Value::is_string) =>
+            Some(e)
+                if e.get("code").is_some_and(Value::is_i64)
+                    && e.get("message").is_some_and(Value::is_string) =>
             {
                 Ok(())
             }
@@ -439,7 +440,10 @@ pub fn recover_id(head: &[u8]) -> Option<Value> {
         return v.get("id").filter(|id| valid_id(id)).cloned();
     }
     let i = memmem::find(head, b"\"id\"")?;
-    let rest = head[i + 4..].trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
+    let rest = head[i + 4..]
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start();
     let end = if rest.first() == Some(&b'"') {
         1 + memchr::memchr(b'"', &rest[1..])? + 1
     } else {
@@ -568,7 +572,9 @@ mod tests {
     fn tells_messages_from_junk() {
         assert!(well_formed(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#).is_ok());
         assert!(well_formed(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
-        assert!(well_formed(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).is_ok());
+        assert!(
+            well_formed(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).is_ok()
+        );
         assert!(well_formed(br#"{"jsonrpc":"2.0","method":"n","params":{"a":[1]}}"#).is_ok());
         assert!(matches!(
             well_formed(br#"{"jsonrpc":"2.0","id":1,"method":"#),
@@ -617,23 +623,35 @@ mod tests {
     fn a_wrong_content_length_loses_no_message() {
         rt().block_on(async {
             // Shorter than the body.
-            let input = format!("Content-Length: 10\r\n\r\n{A}Content-Length: {}\r\n\r\n{B}", B.len());
-            let f = frames_of(input.as_bytes()).await;
-            assert_eq!(
-                f,
-                vec![Frame::Message(A.into()), Frame::Message(B.into())]
+            let input = format!(
+                "Content-Length: 10\r\n\r\n{A}Content-Length: {}\r\n\r\n{B}",
+                B.len()
             );
+            let f = frames_of(input.as_bytes()).await;
+            assert_eq!(f, vec![Frame::Message(A.into()), Frame::Message(B.into())]);
             // Longer than the body.
-            let input = format!("Content-Length: 60\r\n\r\n{A}Content-Length: {}\r\n\r\n{B}", B.len());
-            let f = frames_of(input.as_bytes()).await;
-            assert_eq!(
-                f,
-                vec![Frame::Message(A.into()), Frame::Message(B.into())]
+            let input = format!(
+                "Content-Length: 60\r\n\r\n{A}Content-Length: {}\r\n\r\n{B}",
+                B.len()
             );
-            // Junk and a header without a length, then a message.
-            let input = format!("garbage\r\nContent-Length: x\r\n\r\nContent-Length: {}\r\n\r\n{B}", B.len());
             let f = frames_of(input.as_bytes()).await;
-            assert!(matches!(f[0], Frame::Malformed { why: Malformation::BadHeader(_), .. }), "{f:?}");
+            assert_eq!(f, vec![Frame::Message(A.into()), Frame::Message(B.into())]);
+            // Junk and a header without a length, then a message.
+            let input = format!(
+                "garbage\r\nContent-Length: x\r\n\r\nContent-Length: {}\r\n\r\n{B}",
+                B.len()
+            );
+            let f = frames_of(input.as_bytes()).await;
+            assert!(
+                matches!(
+                    f[0],
+                    Frame::Malformed {
+                        why: Malformation::BadHeader(_),
+                        ..
+                    }
+                ),
+                "{f:?}"
+            );
             assert_eq!(f[1], Frame::Message(B.into()));
         });
     }

@@ -224,11 +224,15 @@ fn invalid_json_and_non_messages_are_answered_with_errors() {
     let r = s.response(json!(7));
     assert_eq!(r["error"]["code"], -32700, "{r}");
     // JSON but not JSON-RPC (no version): InvalidRequest.
-    s.raw(kernaut_test_utils::lsp::frame(r#"{"id": 8, "method": "textDocument/hover"}"#).as_bytes());
+    s.raw(
+        kernaut_test_utils::lsp::frame(r#"{"id": 8, "method": "textDocument/hover"}"#).as_bytes(),
+    );
     let r = s.response(json!(8));
     assert_eq!(r["error"]["code"], -32600, "{r}");
     // An id the protocol library cannot read (an object): InvalidRequest with id null.
-    s.raw(kernaut_test_utils::lsp::frame(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"a"}"#).as_bytes());
+    s.raw(
+        kernaut_test_utils::lsp::frame(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"a"}"#).as_bytes(),
+    );
     let r = s.response(Value::Null);
     assert_eq!(r["error"]["code"], -32600, "{r}");
     // Junk between frames, a header without a length, a length that is no number.
@@ -257,9 +261,18 @@ fn a_message_over_the_limit_is_read_past_and_reported() {
     s.raw(kernaut_test_utils::lsp::frame(&body).as_bytes());
     drop(body);
     let m = s.notification("window/showMessage", |p| {
-        p["message"].as_str().unwrap_or("").contains("a file was not opened")
+        p["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("a file was not opened")
     });
-    assert!(m["message"].as_str().unwrap().contains("over the limit of 64 MB"), "{m}");
+    assert!(
+        m["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit of 64 MB"),
+        "{m}"
+    );
     s.assert_serving();
     if let Some(mb) = s.peak_rss_mb() {
         assert!(mb < 200, "peak RSS {mb} MB after a skipped 65 MiB message");
@@ -277,7 +290,13 @@ fn a_50_mb_file_is_kept_but_not_analysed_and_the_user_is_told() {
     let m = s.notification("window/showMessage", |p| {
         p["message"].as_str().unwrap_or("").contains("big.cu")
     });
-    assert!(m["message"].as_str().unwrap().contains("over the 8 MB kernaut analyses"), "{m}");
+    assert!(
+        m["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the 8 MB kernaut analyses"),
+        "{m}"
+    );
     let r = s.request(
         "textDocument/hover",
         json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 3}}),
@@ -296,7 +315,8 @@ fn a_50_mb_file_is_kept_but_not_analysed_and_the_user_is_told() {
     drop(text);
     let d = s.diagnostics(uri, 2);
     assert!(
-        d.iter().any(|d| d["code"] == "smem/bank-conflict-transpose" || d["message"].as_str().unwrap_or("").contains("bank")),
+        d.iter().any(|d| d["code"] == "smem/bank-conflict-transpose"
+            || d["message"].as_str().unwrap_or("").contains("bank")),
         "{d:?}"
     );
     if let Some(mb) = s.peak_rss_mb() {
@@ -310,7 +330,10 @@ fn a_file_of_one_long_line_and_a_nul_filled_file_are_served() {
     let mut s = Server::start();
     let long = "/tmp/kernaut-hostile/long.cu";
     let uri = format!("file://{long}");
-    let text = format!("__global__ void k(float* a) {{ a[0] = 0{}; }}\n", " + 1".repeat(250_000));
+    let text = format!(
+        "__global__ void k(float* a) {{ a[0] = 0{}; }}\n",
+        " + 1".repeat(250_000)
+    );
     s.open(&uri, &text);
     s.diagnostics(&uri, 1);
     let r = s.request(
@@ -368,7 +391,10 @@ fn edits_out_of_range_and_stale_versions_keep_the_document_consistent() {
             {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "x"},
         ]}),
     );
-    let r = s.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
+    let r = s.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri}}),
+    );
     let names: Vec<&str> = r["result"]
         .as_array()
         .unwrap()
@@ -380,7 +406,13 @@ fn edits_out_of_range_and_stale_versions_keep_the_document_consistent() {
         "textDocument/hover",
         json!({"textDocument": {"uri": uri}, "position": {"line": 10, "character": 22}}),
     );
-    assert!(r["result"]["contents"]["value"].as_str().unwrap().contains("__hfma2"), "{r}");
+    assert!(
+        r["result"]["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("__hfma2"),
+        "{r}"
+    );
     s.assert_serving();
     s.shutdown();
 }

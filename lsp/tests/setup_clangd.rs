@@ -78,9 +78,18 @@ fn setup_clangd_makes_clangd_parse_cuda_without_a_toolkit() {
         .unwrap();
     assert!(wrote.status.success(), "{wrote:?}");
     let clangd = std::fs::read_to_string(dir.join(".clangd")).unwrap();
-    assert!(clangd.contains("--cuda-gpu-arch=sm_90") && clangd.contains("-nocudalib"), "{clangd}");
-    let after: Vec<Vec<String>> = KERNELS.iter().map(|(f, _)| clangd_errors(&dir, f)).collect();
-    eprintln!("clangd-19 errors before: {before:?}, after: {:?}", after.iter().map(Vec::len).collect::<Vec<_>>());
+    assert!(
+        clangd.contains("--cuda-gpu-arch=sm_90") && clangd.contains("-nocudalib"),
+        "{clangd}"
+    );
+    let after: Vec<Vec<String>> = KERNELS
+        .iter()
+        .map(|(f, _)| clangd_errors(&dir, f))
+        .collect();
+    eprintln!(
+        "clangd-19 errors before: {before:?}, after: {:?}",
+        after.iter().map(Vec::len).collect::<Vec<_>>()
+    );
     // What is left is what clang itself makes of the code with NVIDIA's headers (the
     // same with an installed toolkit): never a missing installation, header or CUDA
     // keyword.
@@ -95,7 +104,10 @@ fn setup_clangd_makes_clangd_parse_cuda_without_a_toolkit() {
         assert!(before[i] >= 3, "{name}: {} errors before", before[i]);
         assert!(after[i].len() < before[i], "{name}: {:?}", after[i]);
         for e in &after[i] {
-            assert!(!toolkit_problems.iter().any(|p| e.contains(p)), "{name}: {e}");
+            assert!(
+                !toolkit_problems.iter().any(|p| e.contains(p)),
+                "{name}: {e}"
+            );
         }
     }
     assert!(after[0].is_empty(), "hover.cu: {:?}", after[0]);

@@ -79,7 +79,11 @@ fn parse_and_check(text: &str) {
     let parsed = parse_page("fuzz.md", Origin::External, text, "fuzz");
     let lines = text.lines().count() as u32 + 1;
     for d in &parsed.diagnostics {
-        assert!(d.line <= lines, "line {} of a {lines}-line file: {d}", d.line);
+        assert!(
+            d.line <= lines,
+            "line {} of a {lines}-line file: {d}",
+            d.line
+        );
     }
     if let Some(page) = &parsed.page {
         assert!(!page.id.is_empty());
