@@ -656,6 +656,14 @@ mod tests {
         });
     }
 
+    /// `PROPTEST_CASES` when set (longer local runs), else `default` (CI).
+    fn cases(default: u32) -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
     /// Bytes that hold no header (junk a client may write between frames).
     fn junk() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         use proptest::prelude::*;
@@ -672,7 +680,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(cases(128)))]
 
         /// Well-formed frames with junk between them, delivered in chunks of any size:
         /// every message comes out, in order, unchanged.

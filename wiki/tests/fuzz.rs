@@ -97,8 +97,16 @@ fn parse_and_check(text: &str) {
     let _ = check(&wiki, CheckConfig::default());
 }
 
+/// `PROPTEST_CASES` when set (longer local runs), else `default` (CI).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
     #[test]
     fn mutated_pages_parse_or_are_reported(page in 0..PAGES.len(), edits in edits()) {
