@@ -273,6 +273,9 @@ Show the page chosen among the results."
     (let ((result (cl-call-next-method)))
       (when (and result (equal (format "%s" command) "kernaut.showPage"))
         (kernaut--display-page (aref arguments 0) result))
+      ;; The "report" lens: the kernel report in a Markdown buffer.
+      (when (and result (equal (format "%s" command) "kernaut.kernelReport"))
+        (kernaut--display-page (format "report %s" (kernaut--get result "kernel")) result))
       result)))
 
 (defun kernaut--eglot-contact (&rest _)
@@ -306,6 +309,13 @@ Unless NO-ENSURE, also start it in every CUDA buffer (`eglot-ensure')."
 (declare-function make-lsp-client "lsp-mode")
 (declare-function lsp-stdio-connection "lsp-mode")
 
+(defun kernaut--lsp-kernel-report-action (action)
+  "lsp-mode handler for the kernaut.kernelReport command ACTION (the report lens)."
+  (let* ((arg (aref (vconcat (kernaut--get action "arguments")) 0))
+         (result (kernaut--execute "kernaut.kernelReport" arg)))
+    (when result
+      (kernaut--display-page (format "report %s" (kernaut--get result "kernel")) result))))
+
 (defun kernaut--lsp-show-page-action (action)
   "lsp-mode handler for the kernaut.showPage command ACTION."
   (let ((target (aref (vconcat (kernaut--get action "arguments")) 0)))
@@ -319,6 +329,7 @@ Unless NO-ENSURE, also start it in every CUDA buffer (`eglot-ensure')."
     (add-to-list 'lsp-language-id-configuration (cons m "cuda")))
   (let ((handlers (make-hash-table :test #'equal)))
     (puthash "kernaut.showPage" #'kernaut--lsp-show-page-action handlers)
+    (puthash "kernaut.kernelReport" #'kernaut--lsp-kernel-report-action handlers)
     (lsp-register-client
      (make-lsp-client
       :new-connection (lsp-stdio-connection #'kernaut--server-command)

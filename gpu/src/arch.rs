@@ -114,16 +114,15 @@ pub struct Arch {
 /// Why an architecture name was not understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArchError {
-    /// The text is not an architecture name in any accepted spelling.
-    #[error("`{0}` is not an architecture name (try sm_90, sm_90a, compute_90, 9.0 or 90)")]
-    Syntax(String),
-    /// The name is well formed but the compute capability is not in the table.
-    #[error("compute capability {major}.{minor} is not known (known: {known})")]
-    Unknown {
-        /// The major version that was asked for.
-        major: u32,
-        /// The minor version that was asked for.
-        minor: u32,
+    /// The text is not an architecture name in any accepted spelling, nor a GPU, or it
+    /// names no compute capability.
+    #[error(transparent)]
+    Target(crate::target::TargetError),
+    /// The name is a real target, but the tables hold no limits for its capability.
+    #[error("kernaut has no occupancy limits for `{text}` (known: {known})")]
+    NoLimits {
+        /// The text as written.
+        text: String,
         /// The known capabilities, comma-separated.
         known: String,
     },
@@ -139,7 +138,8 @@ impl Arch {
     }
 
     /// Parses an architecture as users write it: `sm_90`, `sm_90a`, `compute_90`,
-    /// `compute_90a`, `9.0`, `90`, `sm90`, in any letter case.
+    /// `compute_90a`, `9.0`, `90`, `sm90`, in any letter case, or a GPU product name
+    /// (`H200`, `A100`, `RTX 4090`; see [`crate::target::PRODUCTS`]).
     ///
     /// ```
     /// use kernaut_gpu::arch::{Arch, ComputeCapability};
@@ -147,44 +147,14 @@ impl Arch {
     /// assert_eq!(a.cc, ComputeCapability::Sm90);
     /// assert!(a.arch_specific);
     /// assert_eq!(Arch::parse("8.6").unwrap().to_string(), "sm_86");
+    /// assert_eq!(Arch::parse("A100").unwrap().to_string(), "sm_80");
     /// ```
     pub fn parse(text: &str) -> Result<Arch, ArchError> {
-        let syntax = || ArchError::Syntax(text.to_string());
-        let lower = text.trim().to_ascii_lowercase();
-        let mut rest = lower.as_str();
-        for prefix in ["compute_", "compute", "sm_", "sm"] {
-            if let Some(r) = rest.strip_prefix(prefix) {
-                rest = r;
-                break;
-            }
-        }
-        let (rest, arch_specific) = match rest.strip_suffix('a') {
-            Some(r) => (r, true),
-            None => (rest, false),
-        };
-        let (major, minor) = if let Some((ma, mi)) = rest.split_once('.') {
-            (
-                parse_digits(ma).ok_or_else(syntax)?,
-                parse_digits(mi).ok_or_else(syntax)?,
-            )
-        } else {
-            if rest.len() < 2 {
-                return Err(syntax());
-            }
-            let (ma, mi) = rest.split_at(rest.len() - 1);
-            (
-                parse_digits(ma).ok_or_else(syntax)?,
-                parse_digits(mi).ok_or_else(syntax)?,
-            )
-        };
-        let cc = ComputeCapability::from_major_minor(major, minor).ok_or_else(|| {
-            ArchError::Unknown {
-                major,
-                minor,
-                known: ComputeCapability::ALL.map(|cc| cc.to_string()).join(", "),
-            }
-        })?;
-        Ok(Arch { cc, arch_specific })
+        let target = crate::target::Target::parse(text).map_err(ArchError::Target)?;
+        target.arch().ok_or_else(|| ArchError::NoLimits {
+            text: text.trim().to_string(),
+            known: known_names(),
+        })
     }
 
     /// The limits of this architecture.
@@ -221,11 +191,10 @@ impl fmt::Display for Arch {
     }
 }
 
-fn parse_digits(s: &str) -> Option<u32> {
-    if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
+fn known_names() -> String {
+    ComputeCapability::ALL
+        .map(|cc| format!("sm_{}{}", cc.major(), cc.minor()))
+        .join(", ")
 }
 
 /// What one streaming multiprocessor of an architecture offers, and how it allocates.

@@ -38,8 +38,10 @@ pub mod banks;
 pub mod expr;
 pub mod occupancy;
 pub mod sectors;
+pub mod target;
 
 pub use arch::{Arch, ArchError, ArchLimits, ComputeCapability};
 pub use banks::{analyze, AccessKind, AccessWidth, BankError, BankReport, WarpAccess};
 pub use expr::{Expr, WarpContext};
 pub use occupancy::{occupancy, Occupancy, OccupancyError, OccupancyInput};
+pub use target::{Target, TargetError, Variant};

@@ -179,8 +179,8 @@ impl BlockLimits {
 /// The occupancy of one configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Occupancy {
-    /// Resident blocks per SM. Zero means the block cannot launch (its registers do not
-    /// fit); [`Occupancy::limiters`] says why.
+    /// Resident blocks per SM. A block that cannot launch is an error
+    /// ([`OccupancyError::TooManyResources`] and others), never zero blocks here.
     pub blocks_per_sm: u32,
     /// Warps per block.
     pub warps_per_block: u32,
@@ -217,7 +217,7 @@ pub enum OccupancyError {
         max: u32,
     },
     /// More threads than the kernel's `__launch_bounds__` allow.
-    #[error("{threads} threads per block is over the kernel's __launch_bounds__ of {bound}; the launch would fail")]
+    #[error("{threads} threads per block is over the kernel's `__launch_bounds__` of {bound}; the launch would fail")]
     LaunchBoundsExceeded {
         /// Threads asked for.
         threads: u32,
@@ -230,6 +230,19 @@ pub enum OccupancyError {
         /// Registers asked for.
         regs: u32,
         /// The architecture's maximum.
+        max: u32,
+    },
+    /// The block's registers, as allocated, do not fit in the register file a block may
+    /// use: the launch fails with `cudaErrorLaunchOutOfResources`.
+    #[error("{}", too_many_resources(.threads, .regs, .allocated, .max))]
+    TooManyResources {
+        /// Threads per block.
+        threads: u32,
+        /// Registers per thread.
+        regs: u32,
+        /// Registers per block as allocated (per warp, in allocation units).
+        allocated: u64,
+        /// The architecture's registers per block.
         max: u32,
     },
     /// A carveout preference outside 0 to 100 percent.
@@ -271,7 +284,9 @@ impl OccupancyError {
             OccupancyError::ZeroThreads
             | OccupancyError::TooManyThreads { .. }
             | OccupancyError::LaunchBoundsExceeded { .. } => Some(Limiter::Warps),
-            OccupancyError::TooManyRegisters { .. } => Some(Limiter::Registers),
+            OccupancyError::TooManyRegisters { .. } | OccupancyError::TooManyResources { .. } => {
+                Some(Limiter::Registers)
+            }
             OccupancyError::CarveoutOutOfRange { .. } => None,
             OccupancyError::StaticSharedMemoryTooLarge { .. }
             | OccupancyError::SharedMemoryOverOptIn { .. }
@@ -280,6 +295,47 @@ impl OccupancyError {
             }
         }
     }
+}
+
+/// A count with thousands separators: `66,560`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The message of [`OccupancyError::TooManyResources`], in the runtime's words:
+/// `too many resources requested for launch: 1024 threads × 65 registers = 66,560
+/// registers per block (73,728 as allocated) > 65,536`.
+fn too_many_resources(threads: &u32, regs: &u32, allocated: &u64, max: &u32) -> String {
+    let plain = u64::from(*threads) * u64::from(*regs);
+    let note = if *allocated > plain {
+        format!(" ({} as allocated)", group(*allocated))
+    } else {
+        String::new()
+    };
+    format!(
+        "too many resources requested for launch: {threads} threads × {regs} registers = {} registers per block{note} > {}",
+        group(plain),
+        group(u64::from(*max))
+    )
+}
+
+/// Registers per block as allocated: per warp, rounded to the allocation unit, for the
+/// block's warps rounded to the sub-partitions.
+fn block_registers(l: &ArchLimits, threads: u32, regs: u32) -> u64 {
+    let warps = u64::from(threads.div_ceil(l.warp_size));
+    let per_warp = round_up(
+        u64::from(regs) * u64::from(l.warp_size),
+        u64::from(l.reg_alloc_unit),
+    );
+    per_warp * round_up(warps, u64::from(l.sub_partitions))
 }
 
 fn round_up(value: u64, unit: u64) -> u64 {
@@ -331,6 +387,17 @@ fn validate(l: &ArchLimits, input: &OccupancyInput) -> Result<(), OccupancyError
             return Err(OccupancyError::DynamicSharedMemoryOverAttribute {
                 bytes: input.dynamic_smem,
                 attribute,
+            });
+        }
+    }
+    if input.regs_per_thread > 0 {
+        let allocated = block_registers(l, threads, input.regs_per_thread);
+        if allocated > u64::from(l.regs_per_block) {
+            return Err(OccupancyError::TooManyResources {
+                threads,
+                regs: input.regs_per_thread,
+                allocated,
+                max: l.regs_per_block,
             });
         }
     }
@@ -612,7 +679,9 @@ pub fn max_potential_block_size_with(
         .unwrap_or(l.max_threads_per_block)
         .min(l.max_threads_per_block);
     let mut probe = input.clone();
-    probe.threads_per_block = limit.max(1);
+    // The smallest block: whether the largest one fits its registers is what the search
+    // below finds out.
+    probe.threads_per_block = l.warp_size.min(limit).max(1);
     probe.dynamic_smem = 0;
     // Validate what does not depend on the block size, so a bad register count or
     // carveout is reported rather than skipped.
@@ -645,4 +714,35 @@ pub fn max_potential_block_size_with(
         }
     }
     Ok(best)
+}
+
+/// The smallest block size that reaches the best occupancy
+/// [`max_potential_block_size`] finds: a block of 256 threads that already gives 50 %
+/// is a better suggestion than 1024 threads for the same 50 % (smaller blocks leave the
+/// scheduler more freedom and waste less at the grid's tail). Sizes are multiples of the
+/// warp size up to the same limit. Returns `Ok(None)` when no block size can launch.
+pub fn smallest_best_block_size(
+    arch: Arch,
+    input: &OccupancyInput,
+) -> Result<Option<BlockSizeSuggestion>, OccupancyError> {
+    let Some(best) = max_potential_block_size(arch, input)? else {
+        return Ok(None);
+    };
+    let l = arch.limits();
+    let mut size = l.warp_size;
+    while size < best.block_size {
+        let mut cfg = input.clone();
+        cfg.threads_per_block = size;
+        if let Ok(occ) = occupancy(arch, &cfg) {
+            if occ.occupancy >= best.occupancy {
+                return Ok(Some(BlockSizeSuggestion {
+                    block_size: size,
+                    blocks_per_sm: occ.blocks_per_sm,
+                    occupancy: occ.occupancy,
+                }));
+            }
+        }
+        size += l.warp_size;
+    }
+    Ok(Some(best))
 }

@@ -25,6 +25,17 @@ pub struct SectorReport {
     pub ideal: u32,
     /// Distinct bytes the active lanes access.
     pub bytes: u64,
+    /// Requests the warp instruction makes: one, for every width and pattern measured.
+    pub requests: u32,
+}
+
+impl SectorReport {
+    /// The sectors L1 requests from L2 for this access when L1 holds none of them (a
+    /// first touch, as measured: `lts__t_sectors_srcunit_tex_op_{read,write}` equalled
+    /// the L1 sectors on every row): every sector of the request.
+    pub fn l2_sectors(&self) -> u32 {
+        self.sectors
+    }
 }
 
 /// The sectors touched by lanes reading or writing `width` bytes at the byte addresses
@@ -60,6 +71,7 @@ pub fn sectors(addresses: &[Option<u64>; WARP_LANES], width: AccessWidth) -> Opt
         sectors: touched.len() as u32,
         ideal: bytes.div_ceil(SECTOR_BYTES) as u32,
         bytes,
+        requests: 1,
     })
 }
 

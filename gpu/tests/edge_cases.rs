@@ -7,7 +7,8 @@ use kernaut_gpu::arch::{Arch, ComputeCapability};
 use kernaut_gpu::banks::{analyze, AccessKind, AccessWidth, WarpAccess};
 use kernaut_gpu::expr::{Expr, WarpContext};
 use kernaut_gpu::occupancy::{
-    max_potential_block_size, occupancy, occupancy_curve, CurveAxis, OccupancyInput,
+    max_potential_block_size, occupancy, occupancy_curve, smallest_best_block_size, CurveAxis,
+    OccupancyInput,
 };
 
 fn render_occupancy(arch: &str, input: &OccupancyInput) -> String {
@@ -124,14 +125,11 @@ fn all_binding_limiters_are_reported() {
 }
 
 #[test]
-fn registers_that_do_not_fit_one_block_give_zero_blocks_named_as_registers() {
+fn registers_that_do_not_fit_one_block_cannot_launch() {
     check_occupancy(
         "sm_90",
         occ(1024, 255),
-        expect![[r#"
-            0 blocks/SM, 0/64 warps (0.0000), limited by registers
-            limits: warps 2 regs 0 smem 228 blocks 32 barriers 64
-            alloc: 8192 regs/warp, 1024 B smem/block, 233472 B smem/SM"#]],
+        expect!["error: too many resources requested for launch: 1024 threads × 255 registers = 261,120 registers per block (262,144 as allocated) > 65,536"],
     );
 }
 
@@ -235,7 +233,7 @@ fn block_larger_than_launch_bounds_is_an_error() {
             ..occ(256, 128)
         },
         expect![[
-            r#"error: 256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail"#
+            r#"error: 256 threads per block is over the kernel's `__launch_bounds__` of 128; the launch would fail"#
         ]],
     );
     check_occupancy(
@@ -746,21 +744,19 @@ fn arch_names_in_every_spelling() {
 fn arch_name_errors() {
     check_arch(
         "sm_91",
-        expect![[
-            r#"error: compute capability 9.1 is not known (known: 5.0, 5.2, 5.3, 6.0, 6.1, 6.2, 7.0, 7.2, 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, 10.0, 12.0)"#
-        ]],
+        expect!["error: `sm_91` names no CUDA architecture (known: sm_50, sm_52, sm_53, sm_60, sm_61, sm_62, sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_101, sm_103, sm_110, sm_120, sm_121)"],
+    );
+    check_arch(
+        "sm_103a",
+        expect!["error: kernaut has no occupancy limits for `sm_103a` (known: sm_50, sm_52, sm_53, sm_60, sm_61, sm_62, sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120)"],
     );
     check_arch(
         "hopper",
-        expect![[
-            r#"error: `hopper` is not an architecture name (try sm_90, sm_90a, compute_90, 9.0 or 90)"#
-        ]],
+        expect!["error: `hopper` is not an architecture (sm_90, sm_90a, compute_90, 9.0, 90) or a known GPU (H200, A100, 4090)"],
     );
     check_arch(
         "9",
-        expect![[
-            r#"error: `9` is not an architecture name (try sm_90, sm_90a, compute_90, 9.0 or 90)"#
-        ]],
+        expect!["error: `9` is not an architecture (sm_90, sm_90a, compute_90, 9.0, 90) or a known GPU (H200, A100, 4090)"],
     );
 }
 
@@ -811,4 +807,19 @@ fn bank_words_are_grouped_by_bank_and_ascending() {
         assert!(words.windows(2).all(|p| p[0] < p[1]), "bank {b}: {words:?}");
     }
     expect![[r#"[0, 288]"#]].assert_eq(&format!("{:?}", r.bank_words(0)));
+}
+
+// Issue 28: "best block: 1024 threads (50 %)" when 256 threads already gave 50 %.
+#[test]
+fn the_smallest_block_reaching_the_best_occupancy_is_suggested() {
+    let arch = Arch::parse("sm_90").unwrap();
+    let show = |input: OccupancyInput| match smallest_best_block_size(arch, &input) {
+        Err(e) => format!("error: {e}"),
+        Ok(None) => "no block size can launch".to_string(),
+        Ok(Some(s)) => format!("{} threads ({:.4})", s.block_size, s.occupancy),
+    };
+    // 64 registers: every multiple of 128 threads gives 50 %; 128 is the smallest.
+    expect!["32 threads (0.5000)"].assert_eq(&show(occ(256, 64)));
+    // 32 registers: full occupancy needs at least 64 threads (32 blocks × 2 warps).
+    expect![[r#"64 threads (1.0000)"#]].assert_eq(&show(occ(256, 32)));
 }

@@ -102,6 +102,26 @@ pub struct CompiledFacts {
     pub toolkit: String,
     /// Every kernel and instantiation it reported.
     pub kernels: Vec<CompiledKernel>,
+    /// What nvcc, ptxas and the host compiler said about this file (errors, warnings,
+    /// notes), for the front ends to show beside the rules' diagnostics.
+    pub messages: Vec<CompilerNote>,
+}
+
+/// One message of the compiler about the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompilerNote {
+    /// 1-based line (`None`: about the whole file).
+    pub line: Option<u32>,
+    /// 1-based column in characters, when the compiler showed one.
+    pub column: Option<u32>,
+    /// How bad it is (a note is a [`Severity::Hint`]).
+    pub severity: Severity,
+    /// The diagnostic number, when printed (`177-D`).
+    pub code: Option<String>,
+    /// The message.
+    pub message: String,
+    /// Which tool spoke: `nvcc`, `ptxas` or `host`.
+    pub tool: String,
 }
 
 impl CompiledFacts {

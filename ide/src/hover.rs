@@ -279,7 +279,7 @@ pub fn finding_on_line(range: &TextRange, line: TextRange) -> bool {
 /// A rule's finding: severity, rule, message, the fixes' titles and the wiki section.
 fn finding_markdown(analysis: &Analysis, d: &RuleDiagnostic) -> String {
     let mut md = format!(
-        "**{} `{}`**: {}\n\n",
+        "**{}** `{}`: {}\n\n",
         d.severity.as_str(),
         d.rule,
         d.message.trim_end()
@@ -300,7 +300,7 @@ fn finding_markdown(analysis: &Analysis, d: &RuleDiagnostic) -> String {
             }
         });
         match title {
-            Some(t) => md.push_str(&format!("Wiki: `{}` ({t})\n\n", d.wiki)),
+            Some(t) => md.push_str(&format!("Wiki: `{}` ({})\n\n", d.wiki, code_names(&t))),
             None => md.push_str(&format!("Wiki: `{}`\n\n", d.wiki)),
         }
     }
@@ -398,9 +398,9 @@ fn constant_hover(
         ConstantKind::TemplateDefault => format!("template parameter {} = {}", c.name, c.text),
     };
     let md = match value {
-        Some(v) => format!("**`{}` = {v}**\n\n```cuda\n{origin}\n```\n", c.name),
+        Some(v) => format!("`{}` = **{v}**\n\n```cuda\n{origin}\n```\n", c.name),
         None => format!(
-            "**`{}`**: its value is not known from the file.\n\n```cuda\n{origin}\n```\n",
+            "`{}`: its value is not known from the file.\n\n```cuda\n{origin}\n```\n",
             c.name
         ),
     };
@@ -453,7 +453,7 @@ fn device_function_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Opti
         .collect::<Vec<_>>()
         .join(" ");
     let md = format!(
-        "**device function `{}`**\n\n```cuda\n{head} {}({})\n```\n\nDefined at {}; the wiki has no entry for it.\n",
+        "**device function** `{}`\n\n```cuda\n{head} {}({})\n```\n\nDefined at {}; the wiki has no entry for it.\n",
         f.name,
         f.name,
         params.join(", "),
@@ -489,12 +489,13 @@ fn symbol_hover(
     } else {
         format!("`{}`", s.text)
     };
-    md.push_str(&format!("**{written}**"));
+    // No bold around code: Neovim 0.7 renders `**`__hfma2`**` as "`_hfma2`**".
+    md.push_str(&written);
     if info.symbol != s.name {
         md.push_str(&format!(" (wiki: `{}`)", info.symbol));
     }
     if let (Some(id), Some(t)) = (&info.page, &info.title) {
-        md.push_str(&format!(" · {t} · `{id}`"));
+        md.push_str(&format!(" · {} · `{id}`", code_names(t)));
     }
     md.push_str("\n\n");
     if !info.signatures.is_empty() {
@@ -560,7 +561,7 @@ fn symbol_hover(
         md.push_str("**Pitfalls**\n");
         for p in &info.pitfalls {
             match &p.title {
-                Some(t) => md.push_str(&format!("- `{}`: {t}\n", p.id)),
+                Some(t) => md.push_str(&format!("- `{}`: {}\n", p.id, code_names(t))),
                 None => md.push_str(&format!("- `{}`\n", p.id)),
             }
         }
@@ -571,7 +572,7 @@ fn symbol_hover(
             .related_pages
             .iter()
             .map(|id| match k.wiki.page(id) {
-                Some(p) => format!("`{id}` ({})", p.title),
+                Some(p) => format!("`{id}` ({})", code_names(&p.title)),
                 None => format!("`{id}`"),
             })
             .collect();
@@ -604,4 +605,41 @@ impl crate::analysis::Analysis {
             crate::hover::hover(&self.for_path(path), path, offset)
         })
     }
+}
+
+/// Text from a page (a title) with every name that holds `__` put in a code span
+/// (`__hfma2`, `__launch_bounds__`), where no Markdown renderer reads the underscores
+/// as emphasis; names already in backticks stay as they are.
+pub(crate) fn code_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(part);
+            continue;
+        }
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            if word.contains("__") {
+                out.push('`');
+                out.push_str(word);
+                out.push('`');
+            } else {
+                out.push_str(word);
+            }
+            word.clear();
+        };
+        for c in part.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+    }
+    out
 }

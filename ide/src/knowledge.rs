@@ -1,6 +1,6 @@
 //! The wiki and its index together: search, symbol look-up, page rendering, checking.
 
-use kernaut_index::{Hit, SearchOptions, SymbolMatch, WikiIndex};
+use kernaut_index::{Found, Hit, SearchOptions, SymbolMatch, WikiIndex};
 use kernaut_wiki::{
     check, split_link, CheckConfig, Diagnostic, Page, PageKind, Severity, Wiki, WikiConfig,
 };
@@ -64,6 +64,12 @@ impl Knowledge {
     /// Ranked search.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
         self.index.search(query, opts)
+    }
+
+    /// Ranked search, with the closest pages when nothing matches well
+    /// ([`WikiIndex::search_report`]).
+    pub fn search_report(&self, query: &str, opts: &SearchOptions) -> Found {
+        self.index.search_report(query, opts)
     }
 
     /// What the symbol table returns for a name as written in code.

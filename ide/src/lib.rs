@@ -13,6 +13,8 @@ pub mod editor;
 pub mod hover;
 
 pub mod instances;
+pub mod kernel_report;
+pub mod kernel_report_md;
 pub mod knowledge;
 mod line_index;
 pub mod lower;

@@ -35,6 +35,20 @@ pub enum RegsSource {
     Compiler,
 }
 
+impl RegsSource {
+    /// Where the count came from, as every front end shows it: `ptxas`,
+    /// `.kernaut.toml`, `comment`, `__launch_bounds__`, `assumed`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            RegsSource::Compiler => "ptxas",
+            RegsSource::Project => ".kernaut.toml",
+            RegsSource::Comment => "comment",
+            RegsSource::LaunchBounds { .. } => "__launch_bounds__",
+            RegsSource::Default => "assumed",
+        }
+    }
+}
+
 /// The occupancy of a kernel at the launch configuration found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OccupancyReport {

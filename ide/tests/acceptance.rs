@@ -792,7 +792,7 @@ __global__ void k(const float* g, float* out, int n) {
     assert_eq!(d.rule, "async-copy/wait-all-in-pipelined-loop");
     assert!(
         h.markdown
-            .starts_with("**warning `async-copy/wait-all-in-pipelined-loop`**"),
+            .starts_with("**warning** `async-copy/wait-all-in-pipelined-loop`:"),
         "{}",
         h.markdown
     );
@@ -1030,4 +1030,58 @@ __global__ void k(float* out) {
     );
     let h = try_hover(code, "pad|ded[x][y];").expect("a hover");
     assert!(h.findings.is_empty(), "{:#?}", h.findings);
+}
+
+/// A library's own helpers named like library members or PTX instructions, and
+/// `mma.sync` shapes with their own minimum architectures.
+const LOOKALIKES: &str = r#"
+template <typename T>
+__device__ T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+struct Mma {
+    __device__ static void wgmma(float* d) { d[0] += 1.0f; }
+};
+__global__ void k(float* d, unsigned a0, unsigned b0) {
+    float v = shfl_xor(d[threadIdx.x], 16);
+    Mma::wgmma(d);
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a0), "r"(a0), "r"(a0), "r"(a0), "r"(b0), "r"(b0));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a0), "r"(a0), "r"(b0));
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%0,%1,%2,%3,%4,%5,%6,%7};" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]) : "r"(a0), "r"(a0), "r"(b0), "r"(b0));
+    d[1] = v;
+}
+"#;
+
+#[test]
+fn lookalikes_and_mma_shapes() {
+    for needle in ["float v = shfl|_xor(", "Mma::wg|mma(d)"] {
+        let h = hover(LOOKALIKES, needle, "sm_90");
+        assert!(
+            h.wiki.is_none(),
+            "at `{needle}` the user's helper got a wiki page: {h:#?}"
+        );
+    }
+    let shapes = [
+        (
+            "mma.sync.aligned.m16n8k1|6",
+            "mma.sync.aligned.m16n8k16",
+            "sm_80",
+        ),
+        (
+            "mma.sync.aligned.m16n8k|8",
+            "mma.sync.aligned.m16n8k8",
+            "sm_75",
+        ),
+        (
+            "mma.sync.aligned.m8n8k|4",
+            "mma.sync.aligned.m8n8k4",
+            "sm_70",
+        ),
+    ];
+    for (needle, symbol, sm) in shapes {
+        check(
+            LOOKALIKES,
+            needle,
+            "sm_90",
+            Want::Api(symbol, "api-ptx-mma", "mma.sync.aligned", sm),
+        );
+    }
 }

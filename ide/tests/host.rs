@@ -156,6 +156,7 @@ fn compiler_facts_drive_occupancy_and_the_spills_diagnostic() {
                 spill_load_bytes: 120,
                 ..CompiledKernel::default()
             }],
+            ..CompiledFacts::default()
         }),
     );
     host.apply_change(change);
@@ -229,6 +230,7 @@ fn sass_facts_confirm_or_clear_the_l1_guess_and_reach_the_kernel_hover() {
             }),
             ..CompiledKernel::default()
         }],
+        ..CompiledFacts::default()
     };
     let mut change = Change::new();
     change.set_compiled(f, Some(facts(0, 1)));

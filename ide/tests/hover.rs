@@ -27,6 +27,32 @@ fn knowledge() -> Arc<Knowledge> {
     .clone()
 }
 
+/// Markdown that every client renders as meant (issue 28): Neovim 0.7 garbles bold
+/// around a code span (`**`__hfma2`**` shows as "`_hfma2`**") and reads a bare `__` as
+/// emphasis, so neither appears outside code spans and code blocks.
+fn assert_renders_everywhere(md: &str) {
+    assert!(
+        !md.contains("**`") && !md.contains("`**"),
+        "bold around a code span:\n{md}"
+    );
+    let mut in_block = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            continue;
+        }
+        for (i, part) in line.split('`').enumerate() {
+            assert!(
+                i % 2 == 1 || !part.contains("__"),
+                "a bare `__` outside code in `{line}`:\n{md}"
+            );
+        }
+    }
+}
+
 /// Hovers at the fixture's `$0` and compares the kind, symbol, hovered text and Markdown.
 /// `arch:` and `block:` in the cursor file's header set the target and the default block.
 fn check_hover(fixture: &str, expect: Expect) {
@@ -53,7 +79,11 @@ fn check_hover(fixture: &str, expect: Expect) {
     let id = analysis
         .file_id(&cursor_file.path)
         .expect("the cursor file is open");
-    let actual = match analysis.hover(id, offset).expect("the hover query answers") {
+    let hover = analysis.hover(id, offset).expect("the hover query answers");
+    if let Some(h) = &hover {
+        assert_renders_everywhere(&h.markdown);
+    }
+    let actual = match hover {
         None => "no hover\n".to_string(),
         Some(h) => format!(
             "{} `{}` at `{}`\n---\n{}",
@@ -80,7 +110,7 @@ __device__ float warp_sum(float v) {
         expect![[r#"
             symbol `__shfl_xor_sync` at `__shfl_xor_sync`
             ---
-            **`__shfl_xor_sync`** · Warp shuffle intrinsics · `api-warp-shuffle`
+            `__shfl_xor_sync` · Warp shuffle intrinsics · `api-warp-shuffle`
 
             ```cuda
             T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize);
@@ -107,7 +137,7 @@ __global__ void k() {
         expect![[r#"
             symbol `__syncthreads` at `__syncthreads`
             ---
-            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+            `__syncthreads` · Block-wide barriers · `api-block-sync`
 
             ```cuda
             void __syncthreads();
@@ -130,7 +160,7 @@ __device__ __half2 f(__half2 a, __half2 b, __half2 c) { return __hf$0ma2(a, b, c
         expect![[r#"
             symbol `__hfma2` at `__hfma2`
             ---
-            **`__hfma2`** · Half-precision arithmetic · `api-fp16-arithmetic`
+            `__hfma2` · Half-precision arithmetic · `api-fp16-arithmetic`
 
             ```cuda
             __half2 __hfma2(const __half2 a, const __half2 b, const __half2 c);
@@ -155,7 +185,7 @@ __device__ __half2 f(__half2 a, __half2 b, __half2 c) { return __hfma2$0(a, b, c
         expect![[r#"
             symbol `__hfma2` at `__hfma2`
             ---
-            **`__hfma2`** · Half-precision arithmetic · `api-fp16-arithmetic`
+            `__hfma2` · Half-precision arithmetic · `api-fp16-arithmetic`
 
             ```cuda
             __half2 __hfma2(const __half2 a, const __half2 b, const __half2 c);
@@ -185,7 +215,7 @@ __global__ void k(float* dst, const float* src) {
         expect![[r#"
             symbol `cuda::memcpy_async` at `cuda::memcpy_async`
             ---
-            **`cuda::memcpy_async`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+            `cuda::memcpy_async` · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
 
             ```cuda
             void cuda::memcpy_async(void* dst, const void* src, Shape size, cuda::pipeline<Scope>& pipe);
@@ -215,7 +245,7 @@ __global__ void k() {
         expect![[r#"
             symbol `cuda::pipeline::producer_commit` at `pipe.producer_commit`
             ---
-            **`pipe.producer_commit` → `cuda::pipeline::producer_commit`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+            `pipe.producer_commit` → `cuda::pipeline::producer_commit` · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
 
             ```cuda
             void cuda::pipeline<Scope>::producer_commit();
@@ -246,7 +276,7 @@ __global__ void k() {
         expect![[r#"
             symbol `cuda::pipeline_consumer_wait_prior` at `cuda::pipeline_consumer_wait_prior`
             ---
-            **`cuda::pipeline_consumer_wait_prior`** · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
+            `cuda::pipeline_consumer_wait_prior` · cuda::memcpy_async and cuda::pipeline · `api-cuda-memcpy-async-pipeline`
 
             ```cuda
             template <uint8_t Prior> void cuda::pipeline_consumer_wait_prior(cuda::pipeline<cuda::thread_scope_thread>& pipe);
@@ -279,7 +309,7 @@ __global__ void k() {
         expect![[r#"
             symbol `cooperative_groups::thread_block::sync` at `block.sync`
             ---
-            **`block.sync` → `cooperative_groups::thread_block::sync`** · Cooperative groups thread_block · `api-cg-groups`
+            `block.sync` → `cooperative_groups::thread_block::sync` · Cooperative groups thread_block · `api-cg-groups`
 
             ```cuda
             void thread_block::sync() const;
@@ -305,7 +335,7 @@ __global__ void k() {
         expect![[r#"
             symbol `cooperative_groups::tiled_partition` at `cg::tiled_partition`
             ---
-            **`cg::tiled_partition` → `cooperative_groups::tiled_partition`** · Cooperative groups thread_block · `api-cg-groups`
+            `cg::tiled_partition` → `cooperative_groups::tiled_partition` · Cooperative groups thread_block · `api-cg-groups`
 
             ```cuda
             template <unsigned Size> thread_block_tile<Size> cooperative_groups::tiled_partition(const thread_block& parent);
@@ -331,7 +361,7 @@ __device__ void wait() {
         expect![[r#"
             symbol `cp.async.wait_group` at `cp.async.wait_group`
             ---
-            **`cp.async.wait_group`** · PTX cp.async · `api-ptx-cp-async`
+            `cp.async.wait_group` · PTX cp.async · `api-ptx-cp-async`
 
             ```ptx
             cp.async.wait_group N;
@@ -362,7 +392,7 @@ __device__ void copy(unsigned dst, const void* src) {
         expect![[r#"
             symbol `cp.async.commit_group` at `cp.async.commit_group`
             ---
-            **`cp.async.commit_group`** · PTX cp.async · `api-ptx-cp-async`
+            `cp.async.commit_group` · PTX cp.async · `api-ptx-cp-async`
 
             ```ptx
             cp.async.commit_group;
@@ -388,7 +418,7 @@ __device__ void b() { asm volatile("barrier.sy$0nc 0;"); }
         expect![[r#"
             symbol `barrier.sync` at `barrier.sync`
             ---
-            **`barrier.sync`** · Block-wide barriers · `api-block-sync`
+            `barrier.sync` · Block-wide barriers · `api-block-sync`
 
             ```ptx
             barrier.sync{.aligned} a{, b};
@@ -419,7 +449,7 @@ __global__ void k(const half* a, const half* b, float* c) {
         expect![[r#"
             symbol `wmma::mma_sync` at `wmma::mma_sync`
             ---
-            **`wmma::mma_sync`** (wiki: `nvcuda::wmma::mma_sync`) · Warp matrix functions (wmma) · `api-wmma`
+            `wmma::mma_sync` (wiki: `nvcuda::wmma::mma_sync`) · Warp matrix functions (wmma) · `api-wmma`
 
             ```cuda
             void mma_sync(fragment<accumulator, m, n, k, Tc>& d, const fragment<matrix_a, m, n, k, Ta, La>& a, const fragment<matrix_b, m, n, k, Tb, Lb>& b, const fragment<accumulator, m, n, k, Tc>& c);
@@ -454,7 +484,7 @@ void run(float* out, const float* in, int n) {
         expect![[r#"
             kernel `transpose` at `transpose`
             ---
-            **kernel `transpose`**
+            **kernel** `transpose`
 
             ```cuda
             __global__ void transpose(float* out, const float* in)
@@ -484,7 +514,7 @@ __global__ void sc$0ale(float* x, float a) { x[threadIdx.x] *= a; }
         expect![[r#"
             kernel `scale` at `scale`
             ---
-            **kernel `scale`**
+            **kernel** `scale`
 
             ```cuda
             __global__ void scale(float* x, float a)
@@ -521,7 +551,7 @@ void run(const float* in, float* out) {
         expect![[r#"
             kernel `reduce` at `reduce`
             ---
-            **kernel `reduce`**
+            **kernel** `reduce`
 
             ```cuda
             template <typename T, int BLOCK = 128> __global__ void reduce(const T* in, T* out)
@@ -553,7 +583,7 @@ void run(float* x) { k<<<1, 256>>>(x); }
         expect![[r#"
             kernel `k` at `k`
             ---
-            **kernel `k`**
+            **kernel** `k`
 
             ```cuda
             __global__ void k(float* x)
@@ -566,7 +596,7 @@ void run(float* x) { k<<<1, 256>>>(x); }
 
             **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 2), 32 registers per thread (assumed: a typical count, not measured), 0 B static + 0 B dynamic shared memory.
 
-            The configuration cannot launch: 256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail.
+            The configuration cannot launch: 256 threads per block is over the kernel's `__launch_bounds__` of 128; the launch would fail.
 
             Registers: 32 per thread is an assumption, a typical count (`__launch_bounds__` allows up to 248); set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
@@ -588,13 +618,13 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-declaration `tile` at `tile`
             ---
-            **`__shared__ float tile[TILE_DIM][TILE_DIM + 1]`** in `k`
+            `__shared__ float tile[TILE_DIM][TILE_DIM + 1]` in `k`
 
             32 × 33 × 4 B = **4224 bytes** (4.1 KiB).
 
             **Occupancy on sm_90** at 256×1×1 = 256 threads (the configured default; no launch was found); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 44 blocks/SM
-            - with all 4224 B of `k`'s shared memory: 44 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 44)
+            - with all 4224 B of `k`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 44)
             - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -614,7 +644,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-declaration `buf` at `buf`
             ---
-            **`__shared__ double buf[4096]`** in `k`
+            `__shared__ double buf[4096]` in `k`
 
             4096 × 8 B = **32768 bytes** (32.0 KiB).
 
@@ -639,13 +669,13 @@ void run(float* out) { k<<<8, 256, 256 * sizeof(float)>>>(out); }
         expect![[r#"
             shared-declaration `dyn` at `dyn`
             ---
-            **`extern __shared__ float dyn[]`** in `k`
+            `extern __shared__ float dyn[]` in `k`
 
             Dynamic shared memory of `float` (4 B each), sized at launch: 1024 B at the launch found.
 
             **Occupancy on sm_90** at 256×1×1 = 256 threads (from the launch at line 5); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 114 blocks/SM
-            - with all 1024 B of `k`'s shared memory: 114 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 114)
+            - with all 1024 B of `k`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 114)
             - warps allow 8 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -668,7 +698,7 @@ void launch(float* out) { k<1><<<1, 32>>>(out); }
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
-            **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 32×1×1 block (from the launch at line 6)
+            **shared load** `tile[threadIdx.x][0]` · 4 B per lane · warp 0 of a 32×1×1 block (from the launch at line 6)
 
             In the instantiation the file launches: `OFFSET = 1`. There `tile` is 32 × 33 × 4 B = 4224 bytes.
 
@@ -700,7 +730,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
-            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -708,7 +738,7 @@ __global__ void k(float* out) {
 
             ---
 
-            **shared load `tile[threadIdx.x][0]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `tile[threadIdx.x][0]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Template defaults assumed: `OFFSET = 0` (no launch in the file instantiates the kernel).
 
@@ -741,7 +771,7 @@ void launch(const float* in) { k<<<1, 128>>>(in); }
         expect![[r#"
             shared-access `s[4 * threadIdx.x]` at `s[4 * threadIdx.x]`
             ---
-            **shared store `s[4 * threadIdx.x]`** · 16 B per lane · warp 0 of a 128×1×1 block (from the launch at line 6)
+            **shared store** `s[4 * threadIdx.x]` · 16 B per lane · warp 0 of a 128×1×1 block (from the launch at line 6)
 
             Byte offset: `4 * threadIdx.x * 4`
 
@@ -770,7 +800,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **warning `bank-conflict`**: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -778,7 +808,7 @@ __global__ void k(float* out) {
 
             ---
 
-            **shared load `tile[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
+            **shared load** `tile[threadIdx.x][threadIdx.y]` · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
 
             Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
 
@@ -809,7 +839,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **shared load `tile[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
+            **shared load** `tile[threadIdx.x][threadIdx.y]` · 4 B per lane · warp 0 of a 32×8×1 block (the configured default; no launch was found)
 
             Byte offset: `(threadIdx.x * 33 + threadIdx.y) * 4`
 
@@ -846,7 +876,7 @@ __global__ void gemm(float* c) {
         expect![[r#"
             shared-access `Bs[k][tx]` at `Bs[k][tx]`
             ---
-            **shared load `Bs[k][tx]`** · 4 B per lane · warp 0 of a 16×16×1 block (the configured default; no launch was found)
+            **shared load** `Bs[k][tx]` · 4 B per lane · warp 0 of a 16×16×1 block (the configured default; no launch was found)
 
             Byte offset: `(0 * 16 + threadIdx.x) * 4`
 
@@ -876,7 +906,7 @@ __global__ void k(float4* out) {
         expect![[r#"
             shared-access `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]` at `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]`
             ---
-            **shared load `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]`** · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `reinterpret_cast<float4*>(&buf[threadIdx.x * 4])[0]` · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * 4 * 4`
 
@@ -904,7 +934,7 @@ __global__ void k(const int* idx, float* out) {
         expect![[r#"
             shared-access `buf[idx[threadIdx.x]]` at `buf[idx[threadIdx.x]]`
             ---
-            **shared load `buf[idx[threadIdx.x]]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `buf[idx[threadIdx.x]]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             **Cannot be modelled**: `idx[threadIdx.x]` is loaded from memory.
         "#]],
@@ -923,7 +953,7 @@ __global__ void k(float* out, int stride) {
         expect![[r#"
             shared-access `buf[threadIdx.x * stride]` at `buf[threadIdx.x * stride]`
             ---
-            **shared load `buf[threadIdx.x * stride]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `buf[threadIdx.x * stride]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * stride * 4`
 
@@ -944,7 +974,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `buf[blockIdx.x * 32 + threadIdx.x]` at `buf[blockIdx.x * 32 + threadIdx.x]`
             ---
-            **shared load `buf[blockIdx.x * 32 + threadIdx.x]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `buf[blockIdx.x * 32 + threadIdx.x]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `(blockIdx.x * 32 + threadIdx.x) * 4`
 
@@ -991,7 +1021,7 @@ __global__ void k(float* x {
         expect![[r#"
             symbol `__syncthreads` at `__syncthreads`
             ---
-            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+            `__syncthreads` · Block-wide barriers · `api-block-sync`
 
             ```cuda
             void __syncthreads();
@@ -1017,7 +1047,7 @@ __global__ void k(float* o) { o[0] = warp_s$0um(o[1]); }
         expect![[r#"
             device-function `warp_sum` at `warp_sum`
             ---
-            **device function `warp_sum`**
+            **device function** `warp_sum`
 
             ```cuda
             template <typename T> __device__ __forceinline__ T warp_sum(T v)
@@ -1042,7 +1072,7 @@ __global__ void k(float* o) {
         expect![[r#"
             constant `PAD` at `PAD`
             ---
-            **`PAD` = 33**
+            `PAD` = **33**
 
             ```cuda
             #define PAD (TILE_DIM + 1)
@@ -1066,13 +1096,13 @@ __global__ void k(float* o) {
         expect![[r#"
             shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
             ---
-            **hint `bank-conflict`**: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Wiki: `pitfall-bank-conflict#P5`
 
             ---
 
-            **shared load `b[threadIdx.x * 2]`** · 4 B per lane · warp 0 of a 128×1×1 block (the configured default; no launch was found)
+            **shared load** `b[threadIdx.x * 2]` · 4 B per lane · warp 0 of a 128×1×1 block (the configured default; no launch was found)
 
             Byte offset: `512 + threadIdx.x * 2 * 4`
 
@@ -1100,7 +1130,7 @@ __global__ void k(double* o) {
         expect![[r#"
             shared-access `d[threadIdx.x]` at `d[threadIdx.x]`
             ---
-            **shared load `d[threadIdx.x]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `d[threadIdx.x]` · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * 8`
 
@@ -1140,7 +1170,7 @@ __global__ void k(const float* g, float* out, int n) {
         expect![[r#"
             finding `async-copy/wait-all-in-pipelined-loop` at `__pipeline_wait_prior(0)`
             ---
-            **warning `async-copy/wait-all-in-pipelined-loop`**: `__pipeline_wait_prior(0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
+            **warning** `async-copy/wait-all-in-pipelined-loop`: `__pipeline_wait_prior(0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
 
             Fix: Wait for all but the 1 most recent group (stages - 1)
 
@@ -1171,7 +1201,7 @@ __global__ void k(const float* g, float* out, int n) {
         expect![[r#"
             symbol `__syncthreads` at `__syncthreads`
             ---
-            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+            `__syncthreads` · Block-wide barriers · `api-block-sync`
 
             ```cuda
             void __syncthreads();
@@ -1216,7 +1246,7 @@ __device__ void f(float* p) {
         expect![[r#"
             symbol `wmma::fragment::x` at `acc.x`
             ---
-            **`acc.x` → `wmma::fragment::x`** (wiki: `nvcuda::wmma::fragment::x`) · Warp matrix functions (wmma) · `api-wmma`
+            `acc.x` → `wmma::fragment::x` (wiki: `nvcuda::wmma::fragment::x`) · Warp matrix functions (wmma) · `api-wmma`
 
             ```cuda
             element_type fragment::x[num_elements];
@@ -1276,7 +1306,7 @@ __global__ void k(float* out) {
         expect![[r#"
             symbol `cooperative_groups::thread_block::size` at `block.size`
             ---
-            **`block.size` → `cooperative_groups::thread_block::size`** · Cooperative groups thread_block · `api-cg-groups`
+            `block.size` → `cooperative_groups::thread_block::size` · Cooperative groups thread_block · `api-cg-groups`
 
             ```cuda
             unsigned long long thread_block::size() const;
@@ -1302,7 +1332,7 @@ __global__ void __launch_bounds__(256) sc$0ale(float* a) {
         expect![[r#"
             kernel `scale` at `scale`
             ---
-            **kernel `scale`**
+            **kernel** `scale`
 
             ```cuda
             __global__ void scale(float* a)
@@ -1333,7 +1363,7 @@ __global__ void __launch_bounds__(256) sc$0ale(float* a) {
         expect![[r#"
             kernel `scale` at `scale`
             ---
-            **kernel `scale`**
+            **kernel** `scale`
 
             ```cuda
             __global__ void scale(float* a)
@@ -1369,7 +1399,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `sub[threadIdx.x][threadIdx.y]` at `sub[threadIdx.x][threadIdx.y]`
             ---
-            **shared load `sub[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `sub[threadIdx.x][threadIdx.y]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `(threadIdx.x * 8 + threadIdx.y) * 4`
 
@@ -1404,7 +1434,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `s[2 * t + 1]` at `s[2 * t + 1]`
             ---
-            **shared load `s[2 * t + 1]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `s[2 * t + 1]` · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * 2 * 4`
 
@@ -1440,13 +1470,13 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `p[2 * t + 1]` at `p[2 * t + 1]`
             ---
-            **hint `bank-conflict`**: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Wiki: `pitfall-bank-conflict#P5`
 
             ---
 
-            **shared load `p[2 * t + 1]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `p[2 * t + 1]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `4 + (2 * threadIdx.x + 1) * 4`
 
@@ -1479,7 +1509,7 @@ __global__ void k(const __half* in) {
         expect![[r#"
             shared-access `s[2 * t + 1]` at `s[2 * t + 1]`
             ---
-            **shared store `s[2 * t + 1]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared store** `s[2 * t + 1]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * 2 * 2`
 
@@ -1508,7 +1538,7 @@ __global__ void k(double* out) {
         expect![[r#"
             shared-access `s[2 * t]` at `s[2 * t]`
             ---
-            **shared load `s[2 * t]`** · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `s[2 * t]` · 16 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `threadIdx.x * 2 * 8`
 
@@ -1544,7 +1574,7 @@ __global__ void k(__half* out) {
         expect![[r#"
             shared-access `s[2 * t]` at `s[2 * t]`
             ---
-            **shared load `s[2 * t]`** · 2 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `s[2 * t]` · 2 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `2 * threadIdx.x * 2`
 
@@ -1579,13 +1609,13 @@ __global__ void k(float* out, int off) {
         expect![[r#"
             shared-access `p[2 * t]` at `p[2 * t]`
             ---
-            **hint `bank-conflict`**: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
 
             Wiki: `pitfall-bank-conflict#P5`
 
             ---
 
-            **shared load `p[2 * t]`** · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `p[2 * t]` · 4 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `off * 4 + 2 * threadIdx.x * 4`
 
@@ -1624,7 +1654,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `p[2 * t]` at `p[2 * t]`
             ---
-            **shared load `p[2 * t]`** · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
+            **shared load** `p[2 * t]` · 8 B per lane · warp 0 of a 256×1×1 block (the configured default; no launch was found)
 
             Byte offset: `blockIdx.x * 64 * 4 + threadIdx.x * 2 * 4`
 
@@ -1666,15 +1696,15 @@ void run(const float* in, float* out) {
         expect![[r#"
             shared-declaration `t` at `t`
             ---
-            **`__shared__ float t[BM][BN]`** in `tk`
+            `__shared__ float t[BM][BN]` in `tk`
 
             32 × 32 × 4 B = **4096 bytes** (4.0 KiB).
 
             Template arguments: `BM = 32, BN = 32`, the instantiation the file launches.
 
             **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 45 blocks/SM
-            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
+            - with all 4096 B of `tk`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
             - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -1699,7 +1729,7 @@ void run(const float* in, float* out) {
         expect![[r#"
             shared-declaration `t` at `t`
             ---
-            **`__shared__ float t[BM][BN]`** in `tk`
+            `__shared__ float t[BM][BN]` in `tk`
 
             64 × 128 × 4 B = **32768 bytes** (32.0 KiB).
 
@@ -1729,7 +1759,7 @@ __global__ void tk(const float* in, float* out) {
         expect![[r#"
             shared-declaration `t` at `t`
             ---
-            **`__shared__ float t[BM][BN]`** in `tk`
+            `__shared__ float t[BM][BN]` in `tk`
 
             Size not known from the file (dimensions ? × 16, element 4 B).
 
@@ -1758,13 +1788,13 @@ void run(const float* in, float* out) {
         expect![[r#"
             shared-declaration `t` at `t`
             ---
-            **`__shared__ float t[TILE][TILE]`** in `tk`
+            `__shared__ float t[TILE][TILE]` in `tk`
 
             32 × 32 × 4 B = **4096 bytes** (4.0 KiB).
 
             **Occupancy on sm_90** at 64×1×1 = 64 threads (from the launch at line 9); 228 KiB of shared memory per SM, 1024 B reserved per block:
-            - this buffer alone allows 45 blocks/SM
-            - with all 4096 B of `tk`'s shared memory: 45 blocks/SM
+            - this buffer alone allows 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
+            - with all 4096 B of `tk`'s shared memory: 32 blocks/SM (the per-SM block limit; shared memory alone would fit 45)
             - warps allow 32 blocks/SM at this block size, so shared memory is not the limit
         "#]],
     );
@@ -1788,7 +1818,7 @@ void run(const float* in, float* out) {
         expect![[r#"
             kernel `tk` at `tk`
             ---
-            **kernel `tk`**
+            **kernel** `tk`
 
             ```cuda
             template <int BM, int BN> __global__ void tk(const float* in, float* out)
@@ -1825,7 +1855,7 @@ void run(float* out, dim3 block) {
         expect![[r#"
             kernel `tk` at `tk`
             ---
-            **kernel `tk`**
+            **kernel** `tk`
 
             ```cuda
             template <int THREADS> __global__ void tk(float* out)
@@ -1868,7 +1898,7 @@ void run(const float* in, float* out) {
         expect![[r#"
             shared-access `t[threadIdx.x][threadIdx.y]` at `t[threadIdx.x][threadIdx.y]`
             ---
-            **shared load `t[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
+            **shared load** `t[threadIdx.x][threadIdx.y]` · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
 
             In the instantiation the file launches: `BM = 32, BN = 32`. There `t` is 32 × 32 × 4 B = 4096 bytes.
 
@@ -1905,7 +1935,7 @@ void run(const float* in, float* out) {
         expect![[r#"
             shared-access `t[threadIdx.x][threadIdx.y]` at `t[threadIdx.x][threadIdx.y]`
             ---
-            **shared load `t[threadIdx.x][threadIdx.y]`** · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
+            **shared load** `t[threadIdx.x][threadIdx.y]` · 4 B per lane · warp 0 of a 32×8×1 block (from the launch at line 10)
 
             In the instantiation the file launches: `BM = 32, BN = 33`. There `t` is 32 × 33 × 4 B = 4224 bytes.
 
@@ -1947,7 +1977,7 @@ __global__ void k(const float* g, float* out, int n) {
         expect![[r#"
             symbol `__syncthreads` at `__syncthreads`
             ---
-            **warning `async-copy/wait-all-in-pipelined-loop`**: `__pipeline_wait_prior( 0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
+            **warning** `async-copy/wait-all-in-pipelined-loop`: `__pipeline_wait_prior( 0)` waits for every copy, including the next tile's group committed earlier in this iteration, so the prefetch no longer overlaps the compute; leave 1 group pending
 
             Fix: Wait for all but the 1 most recent group (stages - 1)
 
@@ -1955,7 +1985,7 @@ __global__ void k(const float* g, float* out, int n) {
 
             ---
 
-            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+            `__syncthreads` · Block-wide barriers · `api-block-sync`
 
             ```cuda
             void __syncthreads();
@@ -1991,7 +2021,7 @@ __global__ void k(const float* g, float* out, int n) {
         expect![[r#"
             symbol `__syncthreads` at `__syncthreads`
             ---
-            **`__syncthreads`** · Block-wide barriers · `api-block-sync`
+            `__syncthreads` · Block-wide barriers · `api-block-sync`
 
             ```cuda
             void __syncthreads();
@@ -2028,7 +2058,7 @@ void run(const float* a, float* c, int m, int n) {
         expect![[r#"
             kernel `gemm` at `gemm`
             ---
-            **kernel `gemm`**
+            **kernel** `gemm`
 
             ```cuda
             template <int BM, int BN> __global__ void gemm(const float* a, float* c)
@@ -2086,7 +2116,7 @@ __global__ void k(float* out) {
         expect![[r#"
             symbol `cooperative_groups::thread_block::size` at `cg::thread_block::size`
             ---
-            **`cg::thread_block::size` → `cooperative_groups::thread_block::size`** · Cooperative groups thread_block · `api-cg-groups`
+            `cg::thread_block::size` → `cooperative_groups::thread_block::size` · Cooperative groups thread_block · `api-cg-groups`
 
             ```cuda
             unsigned long long thread_block::size() const;
@@ -2095,6 +2125,37 @@ __global__ void k(float* out) {
             header: `cooperative_groups.h` · requires sm_50; target sm_90 has it
 
             The block as a group object; `sync()` is `__syncthreads()`.
+        "#]],
+    );
+}
+
+// Issue 28: a block whose registers do not fit showed "0 blocks/SM"; the launch fails.
+#[test]
+fn kernel_whose_block_cannot_launch_says_so() {
+    check_hover(
+        r#"
+//- /k.cu block:1024
+// kernaut: registers=65
+__global__ void bi$0g(float* x) { x[threadIdx.x] = 0.0f; }
+"#,
+        expect![[r#"
+            kernel `big` at `big`
+            ---
+            **kernel** `big`
+
+            ```cuda
+            __global__ void big(float* x)
+            ```
+
+            No `__launch_bounds__`.
+
+            No launch site in the open files.
+
+            **Occupancy on sm_90**: block 1024×1×1 = 1024 threads (the configured default; no launch was found), 65 registers per thread (assumed: the `kernaut: registers=` comment), 0 B static + 0 B dynamic shared memory.
+
+            The configuration cannot launch: too many resources requested for launch: 1024 threads × 65 registers = 66,560 registers per block (73,728 as allocated) > 65,536.
+
+            Registers: 65 per thread, as the `// kernaut: registers=` comment above the kernel sets; ptxas (`-Xptxas -v`) reports the real count.
         "#]],
     );
 }

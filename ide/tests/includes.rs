@@ -377,3 +377,39 @@ fn launch_macro_of_a_header_that_is_not_included_is_not_seen() {
         "#]],
     );
 }
+
+const SMEM_RULE: &str = "smem/dynamic-over-48k-without-opt-in";
+
+#[test]
+fn dynamic_smem_opt_in_through_a_header_macro_or_another_file() {
+    let fixture = r#"
+//- /csrc/launch.cuh
+#pragma once
+#define OPT_IN_SMEM(k, bytes) \
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+//- /csrc/gemm.cu
+#include "launch.cuh"
+__global__ void gemm(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void other(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void lonely(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+void run(float* out) {
+    OPT_IN_SMEM(gemm, 100 * 1024);
+    gemm<<<1, 128, 100 * 1024>>>(out);
+    other<<<1, 128, 100 * 1024>>>(out);
+    lonely<<<1, 128, 100 * 1024>>>(out);
+}
+//- /csrc/setup.cu
+__global__ void other(float* out);
+void setup() {
+    cudaFuncSetAttribute(other, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024);
+}
+"#;
+    check(
+        fixture,
+        1,
+        SMEM_RULE,
+        expect![[r#"
+            9: Error `lonely<<<1, 128, 100 * 1024>>>(out)`: launch of `lonely` asks for 102400 bytes of dynamic shared m
+        "#]],
+    );
+}

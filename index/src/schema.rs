@@ -138,11 +138,13 @@ pub fn schema() -> (Schema, Fields) {
             opts
         }
     };
-    let symbol = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(SYMBOL)
-            .set_index_option(IndexRecordOption::WithFreqs),
-    );
+    let symbol = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(SYMBOL)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        )
+        .set_stored();
     let fields = Fields {
         id: b.add_text_field("id", STRING | STORED),
         anchor: b.add_text_field("anchor", STRING | STORED),
@@ -151,9 +153,9 @@ pub fn schema() -> (Schema, Fields) {
         symptom: b.add_text_field("symptom", prose(true)),
         cause: b.add_text_field("cause", prose(true)),
         fix: b.add_text_field("fix", prose(true)),
-        detection: b.add_text_field("detection", prose(false)),
+        detection: b.add_text_field("detection", prose(true)),
         body: b.add_text_field("body", prose(true)),
-        tags: b.add_text_field("tags", prose(false)),
+        tags: b.add_text_field("tags", prose(true)),
         symbols: b.add_text_field("symbols", symbol),
         symbols_raw: b.add_text_field("symbols_raw", STRING),
         target: b.add_text_field("target", STRING),

@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use kernaut_wiki::{Page, PageKind, Wiki};
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, PhraseQuery, Query,
+    QueryParser, TermQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -60,6 +61,18 @@ impl Hit {
             None => self.id.clone(),
         }
     }
+}
+
+/// What a search found: the hits, or, when no hit is a good match for the query, nothing
+/// but the closest topics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    /// The ranked hits; empty when nothing matches well enough (see
+    /// [`WikiIndex::search_report`]).
+    pub hits: Vec<Hit>,
+    /// When `hits` is empty because no hit was a good match: the closest pages (at most
+    /// three, one hit per page), to offer as suggestions, not as answers.
+    pub closest: Vec<Hit>,
 }
 
 /// The search index over a wiki: tantivy for ranked search, plus the symbol table.
@@ -135,6 +148,9 @@ pub(crate) fn write_documents(index: &Index, wiki: &Wiki) -> Result<usize, Index
             );
             for s in d.symbols.split_whitespace() {
                 doc.add_text(fields.symbols_raw, s);
+                if let Some(base) = metric_base(s) {
+                    doc.add_text(fields.symbols_raw, base);
+                }
             }
             writer.add_document(doc)?;
             docs += 1;
@@ -216,11 +232,234 @@ impl WikiIndex {
         self.docs
     }
 
-    /// Ranked search. Half-typed and odd queries never fail: they return fewer hits.
+    /// Ranked search. Half-typed and odd queries never fail: they return fewer hits, and
+    /// a query that nothing matches well returns none ([`WikiIndex::search_report`] says
+    /// which pages came closest).
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
+        self.search_report(query, opts).hits
+    }
+
+    /// Ranked search, with the closest pages when nothing matches well.
+    ///
+    /// - A query that is a page id or `id#anchor` (`skill-occupancy`,
+    ///   `pitfall-bank-conflict#P1`) puts exactly that page or section first; an unknown
+    ///   anchor falls back to the page.
+    /// - Only the first [`MAX_QUERY_WORDS`] distinct words count, so a pasted log of
+    ///   thousands of words answers as fast as a sentence.
+    /// - A good match needs two things of the query's distinct meaningful words (stop
+    ///   words, numbers and hex addresses do not count): more than half of them are words
+    ///   the wiki uses (as typed, stemmed, as a synonym, or within one typo of a word of a
+    ///   top hit), and one of the first three hits contains [`min_covered`] of them.
+    ///   "pizza recipe" fails the first (the wiki never says "pizza"), a query whose hits
+    ///   share one incidental word with it fails the second. Otherwise the query has no
+    ///   good match: `hits` is empty and `closest` holds the hits that came nearest.
+    pub fn search_report(&self, query: &str, opts: &SearchOptions) -> Found {
         if opts.limit == 0 {
-            return Vec::new();
+            return Found::default();
         }
+        let query = &reduce_query(query);
+        let pinned = self.exact_target(query, opts.kind);
+        let mut hits = self.ranked(query, opts);
+        if let Some(first) = pinned {
+            hits.retain(|h| h.target() != first.target());
+            hits.insert(0, first);
+            hits.truncate(opts.limit);
+            return Found {
+                hits,
+                closest: Vec::new(),
+            };
+        }
+        if hits.is_empty() || self.covers(query, &hits) {
+            return Found {
+                hits,
+                closest: Vec::new(),
+            };
+        }
+        let mut closest: Vec<Hit> = Vec::new();
+        for h in hits {
+            if closest.len() < 3 && !closest.iter().any(|c| c.id == h.id) {
+                closest.push(h);
+            }
+        }
+        Found {
+            hits: Vec::new(),
+            closest,
+        }
+    }
+
+    /// The page or section a query names by its id (`skill-occupancy`,
+    /// `pitfall-bank-conflict#P1`, case as the user typed it), as a hit.
+    fn exact_target(&self, query: &str, kind: Option<PageKind>) -> Option<Hit> {
+        let word = query.trim();
+        if word.is_empty() || word.contains(char::is_whitespace) {
+            return None;
+        }
+        let (id, anchor) = match word.split_once('#') {
+            Some((i, a)) => (i.to_ascii_lowercase(), Some(a.to_ascii_uppercase())),
+            None => (word.to_ascii_lowercase(), None),
+        };
+        let searcher = self.reader.searcher();
+        let find = |target: &str| -> Option<Hit> {
+            let term = Term::from_field_text(self.fields.target, target);
+            let q = TermQuery::new(term, IndexRecordOption::Basic);
+            let (_, addr) = searcher
+                .search(&q, &TopDocs::with_limit(1).order_by_score())
+                .ok()?
+                .into_iter()
+                .next()?;
+            let doc = searcher.doc::<TantivyDocument>(addr).ok()?;
+            let get = |f| {
+                doc.get_first(f)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let body = get(self.fields.symptom);
+            let body = if body.is_empty() {
+                get(self.fields.body)
+            } else {
+                body
+            };
+            let anchor = get(self.fields.anchor);
+            Some(Hit {
+                id: get(self.fields.id),
+                anchor: (!anchor.is_empty()).then_some(anchor),
+                title: get(self.fields.title),
+                kind: PageKind::parse(&get(self.fields.kind)).unwrap_or(PageKind::Skill),
+                score: PAGE_FIRST_BOOST,
+                snippet: one_line(&kernaut_wiki::first_paragraph(&body).replace("**", ""), 200),
+            })
+        };
+        let hit = anchor
+            .and_then(|a| find(&format!("{id}#{a}")))
+            .or_else(|| find(&id))?;
+        kind.is_none_or(|k| k == hit.kind).then_some(hit)
+    }
+
+    /// Whether one of the first three hits covers enough of the query's words (see
+    /// [`WikiIndex::search_report`]).
+    fn covers(&self, query: &str, hits: &[Hit]) -> bool {
+        let mut prose = self.prose.clone();
+        let mut words: Vec<String> = Vec::new();
+        let text = sanitize(query);
+        let mut stream = prose.token_stream(&text);
+        while let Some(t) = stream.next() {
+            let w = &t.text;
+            let numeric = w.bytes().all(|b| b.is_ascii_digit())
+                || (w.starts_with("0x")
+                    && w.len() > 2
+                    && w[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+            if !numeric && !words.contains(w) {
+                words.push(w.clone());
+            }
+        }
+        if words.is_empty() {
+            return true;
+        }
+        let need = min_covered(words.len());
+        let typing_last = !query.ends_with(char::is_whitespace);
+        let searcher = self.reader.searcher();
+        let f = &self.fields;
+        // The word being typed, as typed: a prefix of some word of a hit ("stagin").
+        let last_raw = query
+            .split_whitespace()
+            .next_back()
+            .unwrap_or_default()
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        let mut known: Vec<bool> = words
+            .iter()
+            .map(|w| self.known_word(&searcher, f, w))
+            .collect();
+        let mut best = 0;
+        for hit in hits.iter().take(3) {
+            let Some(text) = self.hit_text(&searcher, hit) else {
+                continue;
+            };
+            let mut stems: HashSet<String> = HashSet::new();
+            let mut prose = self.prose.clone();
+            let mut stream = prose.token_stream(&text);
+            while let Some(t) = stream.next() {
+                stems.insert(t.text.clone());
+            }
+            let lower = text.to_lowercase();
+            let mut covered = 0;
+            for (i, w) in words.iter().enumerate() {
+                let hit_has = stems.contains(w)
+                    || synonyms(w).iter().any(|s| stems.contains(s))
+                    || (i + 1 == words.len()
+                        && typing_last
+                        && w.len() >= 2
+                        && (stems.iter().any(|s| s.starts_with(w.as_str()))
+                            || (last_raw.len() >= 2 && lower.contains(last_raw.as_str()))))
+                    || (!known[i]
+                        && w.chars().count() >= 5
+                        && stems.iter().any(|s| within_one_edit(s, w)));
+                if hit_has {
+                    covered += 1;
+                    known[i] = true;
+                }
+            }
+            best = best.max(covered);
+        }
+        let known = known.iter().filter(|k| **k).count();
+        let names_topic = || self.topics.weigh(query).weights.iter().any(|w| *w > 0.0);
+        best >= need && (2 * known > words.len() || (2 * known == words.len() && names_topic()))
+    }
+
+    /// Whether the wiki contains a (stemmed) word in a title, symptom or body.
+    fn known_word(&self, searcher: &tantivy::Searcher, f: &Fields, word: &str) -> bool {
+        [
+            f.title,
+            f.symptom,
+            f.cause,
+            f.fix,
+            f.detection,
+            f.body,
+            f.tags,
+        ]
+        .into_iter()
+        .any(|field| {
+            searcher
+                .doc_freq(&Term::from_field_text(field, word))
+                .is_ok_and(|n| n > 0)
+        })
+    }
+
+    /// The stored text of a hit's document, every prose field and its symbols.
+    fn hit_text(&self, searcher: &tantivy::Searcher, hit: &Hit) -> Option<String> {
+        let term = Term::from_field_text(self.fields.target, &hit.target());
+        let q = TermQuery::new(term, IndexRecordOption::Basic);
+        let (_, addr) = searcher
+            .search(&q, &TopDocs::with_limit(1).order_by_score())
+            .ok()?
+            .into_iter()
+            .next()?;
+        let doc = searcher.doc::<TantivyDocument>(addr).ok()?;
+        let f = &self.fields;
+        let mut text = String::new();
+        for field in [
+            f.title,
+            f.symptom,
+            f.cause,
+            f.fix,
+            f.detection,
+            f.body,
+            f.tags,
+            f.symbols,
+        ] {
+            for v in doc.get_all(field) {
+                if let Some(s) = v.as_str() {
+                    text.push_str(s);
+                    text.push('\n');
+                }
+            }
+        }
+        Some(text)
+    }
+
+    /// The ranked hits of the text search.
+    fn ranked(&self, query: &str, opts: &SearchOptions) -> Vec<Hit> {
         let mut topics = self.topics.weigh(query);
         // A single word that is a documented symbol (`dp4a`, `wgmma`) answers with its api
         // page, not with a topic's skill page.
@@ -292,7 +531,7 @@ impl WikiIndex {
                     break;
                 }
                 if snippet.is_empty() && *f == self.fields.symptom {
-                    snippet = s.fragment().to_string();
+                    snippet = s.fragment().replace("**", "");
                 }
             }
             if snippet.is_empty() {
@@ -302,7 +541,7 @@ impl WikiIndex {
                 } else {
                     body
                 };
-                snippet = kernaut_wiki::first_paragraph(&body);
+                snippet = kernaut_wiki::first_paragraph(&body).replace("**", "");
             }
             hits.push(Hit {
                 id,
@@ -353,8 +592,37 @@ impl WikiIndex {
         let mut prose = self.prose.clone();
         let mut stream = prose.token_stream(&text);
         let mut terms = Vec::new();
+        let mut positions = Vec::new();
         while let Some(t) = stream.next() {
             terms.push(t.text.clone());
+            positions.push(t.position);
+        }
+        // Words next to each other in the query that stand next to each other in a page
+        // ("too much shared data", "illegal memory access", "bank conflicts"): a pasted
+        // message or a phrase the page quotes outranks pages that only share its words.
+        let mut seen_pairs = HashSet::new();
+        for i in 1..terms.len() {
+            let gap = positions[i].saturating_sub(positions[i - 1]);
+            if gap == 0 || gap > MAX_PHRASE_GAP || !seen_pairs.insert((&terms[i - 1], &terms[i])) {
+                continue;
+            }
+            for (field, boost) in [
+                (f.title, PHRASE_BOOST * 0.5),
+                (f.symptom, PHRASE_BOOST),
+                (f.body, PHRASE_BOOST * 0.5),
+            ] {
+                let pair = vec![
+                    (0, Term::from_field_text(field, &terms[i - 1])),
+                    (gap, Term::from_field_text(field, &terms[i])),
+                ];
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(PhraseQuery::new_with_offset(pair)),
+                        boost,
+                    )),
+                ));
+            }
         }
         let typing_last = !query.ends_with(char::is_whitespace);
         let n = terms.len();
@@ -471,14 +739,17 @@ impl WikiIndex {
             .split_whitespace()
             .filter(|w| single || is_identifier_shaped(w))
         {
-            let term = Term::from_field_text(f.symbols_raw, word);
-            should.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
-                    6.0,
-                )),
-            ));
+            let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+            for w in std::iter::once(word).chain(metric_base(word)) {
+                let term = Term::from_field_text(f.symbols_raw, w);
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                        6.0,
+                    )),
+                ));
+            }
         }
         if should.is_empty() {
             return None;
@@ -498,6 +769,106 @@ impl WikiIndex {
             }
         })
     }
+}
+
+/// The most distinct words of a query that count: a pasted log or source file of
+/// thousands of words is cut to its first words (after dropping repeats), which keeps a
+/// query well under a second however long the paste.
+pub const MAX_QUERY_WORDS: usize = 64;
+
+/// The query as searched: its first [`MAX_QUERY_WORDS`] distinct words (compared without
+/// case), in their order, without hex addresses (`0x7f3a00000400`) and the rule lines of
+/// tool output (`=========`), which match nothing and only cost time.
+fn reduce_query(query: &str) -> String {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<&str> = Vec::new();
+    for w in query.split_whitespace() {
+        let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
+        let hex = bare.len() > 2
+            && (bare.starts_with("0x") || bare.starts_with("0X"))
+            && bare[2..].bytes().all(|b| b.is_ascii_hexdigit());
+        if bare.is_empty() || hex || !seen.insert(w.to_lowercase()) {
+            continue;
+        }
+        out.push(w);
+        if out.len() == MAX_QUERY_WORDS {
+            break;
+        }
+    }
+    let mut reduced = out.join(" ");
+    // A query being typed keeps its state: the last word is still a prefix.
+    if query.ends_with(char::is_whitespace) && !reduced.is_empty() {
+        reduced.push(' ');
+    }
+    reduced
+}
+
+/// The most positions between two query words (stop words between them count) for
+/// them to count as a phrase.
+const MAX_PHRASE_GAP: usize = 2;
+/// The weight of a phrase of two query words found as such in a title or symptom (half
+/// that in a body).
+const PHRASE_BOOST: f32 = 1.5;
+
+/// How many of a query's `n` distinct meaningful words one of the first hits must
+/// contain for a good match: a third of them, rounded up, and never more than three (a
+/// long question or a pasted log names more than any one section says).
+pub fn min_covered(n: usize) -> usize {
+    n.div_ceil(3).min(3)
+}
+
+/// Whether two words differ by at most one inserted, deleted or replaced character.
+fn within_one_edit(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let prefix = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    if prefix == long.len() {
+        true
+    } else if short.len() == long.len() {
+        short[prefix + 1..] == long[prefix + 1..]
+    } else {
+        short[prefix..] == long[prefix + 1..]
+    }
+}
+
+/// The counter an Nsight Compute metric name measures, without its operation and roll-up
+/// (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared` for
+/// `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum`), so that the `_op_ld` and
+/// `_op_st` variants, and `.sum`, `.avg` or `.ratio`, find the same pages.
+pub(crate) fn metric_base(word: &str) -> Option<&str> {
+    let (unit, rest) = word.split_once("__")?;
+    if unit.is_empty()
+        || !unit
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        || rest.is_empty()
+    {
+        return None;
+    }
+    let name = word.split('.').next().unwrap_or(word);
+    let name = [
+        "_op_ld",
+        "_op_st",
+        "_op_atom",
+        "_op_red",
+        "_op_ldsm",
+        "_op_ldgsts",
+    ]
+    .iter()
+    .find_map(|op| name.strip_suffix(op))
+    .unwrap_or(name);
+    (name.len() > unit.len() + 2).then_some(name)
 }
 
 // The topic weights below were tuned on `tests/data/user_queries.tsv` and checked against
@@ -837,6 +1208,9 @@ fn fragment_offset(source: &str, fragment: &str) -> Option<usize> {
     source.find(fragment)
 }
 
+/// The fragment with each range marked `**like this**`. The page's own bold markers
+/// (`**Symptom**:`) are dropped first, so that in a snippet `**` marks a match and
+/// nothing else.
 fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
     let mut out = String::with_capacity(fragment.len() + ranges.len() * 4);
     let mut last = 0;
@@ -844,13 +1218,13 @@ fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
         if r.start < last || r.end > fragment.len() {
             continue;
         }
-        out.push_str(&fragment[last..r.start]);
+        out.push_str(&fragment[last..r.start].replace("**", ""));
         out.push_str("**");
-        out.push_str(&fragment[r.clone()]);
+        out.push_str(&fragment[r.clone()].replace("**", ""));
         out.push_str("**");
         last = r.end;
     }
-    out.push_str(&fragment[last..]);
+    out.push_str(&fragment[last..].replace("**", ""));
     out
 }
 

@@ -33,6 +33,9 @@ pub struct SymbolMatch {
 struct Entry {
     api: Option<String>,
     related: BTreeSet<String>,
+    /// A PTX mnemonic (`wgmma`, `mma.sync`) of a page whose header is `ptx`, not a C
+    /// intrinsic listed there (`__hfma2`).
+    ptx: bool,
 }
 
 /// Symbol → entries, with the normalisation needed to find names as written in code.
@@ -62,6 +65,10 @@ impl SymbolTable {
                 let e = t.entries.entry(key.clone()).or_default();
                 if e.api.is_none() {
                     e.api = Some(page.id.clone());
+                    // A mnemonic has no `::` and no `_` (C intrinsics on a PTX page do).
+                    e.ptx = api.header.as_deref() == Some("ptx")
+                        && !key.contains("::")
+                        && !key.contains('_');
                 }
             }
         }
@@ -130,12 +137,22 @@ impl SymbolTable {
         if self.entries.contains_key(raw) {
             return Some((raw.to_string(), MatchKind::Exact));
         }
+        // A qualified C++ name (`Mma::wgmma`, a user's method) never names a PTX
+        // instruction, whatever its last segment (a PTX name has dots:
+        // `fence.proxy.async.shared::cta`).
+        let cpp = raw.trim_start_matches("::").contains("::") && !raw.contains('.');
+        let ptx = |k: &str| cpp && self.entries.get(k).is_some_and(|e| e.ptx);
         for candidate in candidates(raw) {
+            if ptx(&candidate) {
+                continue;
+            }
             if self.entries.contains_key(&candidate) {
                 return Some((candidate, MatchKind::Normalized));
             }
             if let Some(k) = self.lowercase.get(&candidate.to_lowercase()) {
-                return Some((k.clone(), MatchKind::Normalized));
+                if !ptx(k) {
+                    return Some((k.clone(), MatchKind::Normalized));
+                }
             }
             // A bare name that only one qualified symbol ends with.
             if !candidate.contains("::") && !candidate.contains('.') {
@@ -248,6 +265,24 @@ x
 
     fn table() -> SymbolTable {
         SymbolTable::build(&Wiki::from_files([("a.md", API), ("s.md", SKILL)]))
+    }
+
+    #[test]
+    fn a_users_method_named_like_a_ptx_instruction_is_not_the_instruction() {
+        let page = "---\nid: api-wgmma\ntype: api\ntitle: W\nsymbols: [wgmma, wgmma.fence, cuda::ptx::wgmma_fence]\nsignatures: ['x']\nheader: ptx\nrequires_sm: '>=9.0a'\n---\n## Semantics\nx\n";
+        let t = SymbolTable::build(&Wiki::from_files([("w.md", page)]));
+        let found = |n: &str| t.lookup(n).map(|m| m.symbol);
+        assert_eq!(found("Mma::wgmma"), None);
+        assert_eq!(found("detail::Mma::WGMMA"), None);
+        assert_eq!(
+            found("wgmma.fence.sync.aligned").as_deref(),
+            Some("wgmma.fence")
+        );
+        assert_eq!(found("wgmma").as_deref(), Some("wgmma"));
+        assert_eq!(
+            found("cuda::ptx::wgmma_fence").as_deref(),
+            Some("cuda::ptx::wgmma_fence")
+        );
     }
 
     #[test]

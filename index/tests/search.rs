@@ -249,3 +249,151 @@ fn limit_zero_returns_no_hits() {
     );
     assert!(hits.is_empty());
 }
+
+// Issue 28: a page's own id found a different page first (`skill-occupancy` opened
+// `pitfall-occupancy#P7`).
+#[test]
+fn an_id_or_id_with_anchor_opens_exactly_that_first() {
+    let idx = index();
+    let first = |q: &str| {
+        idx.search(q, &SearchOptions::default())
+            .first()
+            .map(|h| h.target())
+    };
+    assert_eq!(first("skill-staging").as_deref(), Some("skill-staging"));
+    assert_eq!(
+        first("pitfall-staging#P2").as_deref(),
+        Some("pitfall-staging#P2")
+    );
+    assert_eq!(
+        first("Pitfall-Staging#p3").as_deref(),
+        Some("pitfall-staging#P3")
+    );
+    // An anchor the page does not have falls back to the page.
+    assert_eq!(
+        first("pitfall-staging#P9").as_deref(),
+        Some("pitfall-staging")
+    );
+    // The kind filter still applies.
+    let api_only = idx.search(
+        "pitfall-staging#P2",
+        &SearchOptions {
+            limit: 3,
+            kind: Some(PageKind::Api),
+        },
+    );
+    assert!(
+        api_only.iter().all(|h| h.kind == PageKind::Api),
+        "{api_only:?}"
+    );
+}
+
+// Issue 28: "pizza recipe" got seven confident hits.
+#[test]
+fn nonsense_has_no_good_match_but_closest_pages() {
+    let idx = index();
+    let found = idx.search_report("pizza recipe", &SearchOptions::default());
+    assert!(found.hits.is_empty(), "{:?}", found.hits);
+    assert!(idx.search("pizza", &SearchOptions::default()).is_empty());
+    assert!(idx
+        .search(
+            "chocolate cake with strawberries",
+            &SearchOptions::default()
+        )
+        .is_empty());
+    // Real questions, typos and half-typed words still answer.
+    for q in [
+        "copies never overlap",
+        "race sometimes",
+        "acumulator saturates",
+        "doubl",
+    ] {
+        assert!(
+            !idx.search(q, &SearchOptions::default()).is_empty(),
+            "{q} found nothing"
+        );
+    }
+    // On the built-in wiki the closest pages are offered, one hit per page.
+    let builtin = WikiIndex::build(&Wiki::load(&kernaut_wiki::WikiConfig::builtin())).unwrap();
+    let found = builtin.search_report("pizza recipe", &SearchOptions::default());
+    assert!(found.hits.is_empty(), "{:?}", found.hits);
+    assert!(!found.closest.is_empty() && found.closest.len() <= 3);
+    let mut ids: Vec<&str> = found.closest.iter().map(|h| h.id.as_str()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), found.closest.len());
+}
+
+// Issue 28: a 15,000-word paste took 6.8 s.
+#[test]
+fn a_long_paste_answers_in_well_under_a_second() {
+    let builtin = WikiIndex::build(&Wiki::load(&kernaut_wiki::WikiConfig::builtin())).unwrap();
+    let words = [
+        "shared",
+        "memory",
+        "bank",
+        "conflict",
+        "kernel",
+        "slow",
+        "0x7f3a00000400",
+        "=========",
+        "warp",
+        "thread",
+        "block",
+        "register",
+        "spill",
+        "occupancy",
+        "launch",
+        "error",
+    ];
+    let paste: Vec<String> = (0..15_000)
+        .map(|i| format!("{}{}", words[i % words.len()], i / 7))
+        .collect();
+    let paste = paste.join(" ");
+    let start = std::time::Instant::now();
+    let _ = builtin.search(&paste, &SearchOptions::default());
+    let took = start.elapsed();
+    // Debug builds are several times slower than release; the bound holds for both.
+    assert!(took.as_millis() < 1000, "took {took:?}");
+}
+
+// Issue 28: `_op_st` variants of Nsight Compute's shared-memory metrics found nothing
+// related, although the pages quote the `_op_ld` one.
+#[test]
+fn metric_names_match_across_operation_and_rollup() {
+    let builtin = WikiIndex::build(&Wiki::load(&kernaut_wiki::WikiConfig::builtin())).unwrap();
+    for q in [
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.max",
+    ] {
+        let hits = builtin.search(
+            q,
+            &SearchOptions {
+                limit: 3,
+                kind: None,
+            },
+        );
+        assert!(
+            hits.iter().any(|h| h.id.ends_with("bank-conflict")),
+            "{q}: {:?}",
+            hits.iter().map(|h| h.target()).collect::<Vec<_>>()
+        );
+    }
+}
+
+// Issue 28: a snippet mixed the page's `**Symptom**` bold with the match marks.
+#[test]
+fn snippets_mark_matches_only() {
+    let page = "---
+id: pitfall-bold
+type: pitfall
+title: Bold pitfalls
+---
+## P1: A gizmo stalls
+**Symptom**: the kernel **stalls** whenever a **gizmo** is waited on, and the gizmo never arms.
+";
+    let idx = WikiIndex::build(&Wiki::from_files([("b.md", page)])).unwrap();
+    let hits = idx.search("gizmo never arms", &SearchOptions::default());
+    expect![[r#"the kernel stalls whenever a **gizmo** is waited on, and the **gizmo** **never** **arms**."#]]
+        .assert_eq(&hits[0].snippet);
+}

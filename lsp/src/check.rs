@@ -8,17 +8,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use kernaut_ide::config::Severity;
-use kernaut_ide::gpu::Arch;
-use kernaut_ide::source_text;
+use kernaut_ide::gpu::Target;
 use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge};
+use kernaut_project::ProjectLoader;
 
-use crate::config_file::ConfigCache;
 use crate::fix;
 use crate::output::{self, FileReport};
-
-/// The architecture checked when neither `--arch` nor `.kernaut.toml` names one.
-pub const DEFAULT_ARCH: &str = "sm_90";
 
 /// How diagnostics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -51,8 +47,10 @@ pub struct Args {
     /// is pending (0 when there is none).
     #[arg(long, requires = "fix")]
     pub dry_run: bool,
-    /// Target architecture (sm_80, sm_90a, …); overrides `arch` in .kernaut.toml
-    /// [default: .kernaut.toml's, else sm_90].
+    /// Target architectures, comma-separated (sm_80, sm_90a, compute_90, or GPU names such
+    /// as H200 or A100); overrides `.kernaut.toml` and the build [default: `arch` of the
+    /// nearest .kernaut.toml, else the targets of compile_commands.json, CMakeLists.txt,
+    /// setup.py or a Makefile, else sm_90, assumed].
     #[arg(long)]
     pub arch: Option<String>,
     /// Output format.
@@ -106,12 +104,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let arch_flag = args
-        .arch
-        .as_deref()
-        .map(Arch::parse)
-        .transpose()
-        .context("--arch")?;
+    let flag_targets = match args.arch.as_deref() {
+        Some(list) => Some(
+            list.split(',')
+                .map(|t| Target::parse(t.trim()))
+                .collect::<Result<Vec<_>, _>>()
+                .context("--arch")?,
+        ),
+        None => None,
+    };
     let files = collect_files(&args.paths)?;
     let mut wiki_config =
         WikiConfig::builtin().with_env_paths(std::env::var_os("KERNAUT_WIKI").as_deref());
@@ -122,66 +123,40 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     let knowledge = Knowledge::load(&wiki_config).context("loading the wiki")?;
-    let default_arch = Arch::parse(DEFAULT_ARCH).context("the default architecture")?;
-    let mut host = AnalysisHost::new(AnalysisConfig {
-        arch: arch_flag.unwrap_or(default_arch),
-        arch_configured: arch_flag.is_some(),
+    let mut config = AnalysisConfig {
         wiki: wiki_config,
         ..AnalysisConfig::default()
-    });
+    };
+    if let Some(targets) = &flag_targets {
+        let set = kernaut_ide::config::TargetSet::named(targets.clone(), "--arch")
+            .context("--arch names no target")?;
+        config.arch = set.primary();
+        config.arch_configured = true;
+        config.targets = set.targets;
+        config.arch_origin = "--arch".into();
+    }
+    let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
-    let mut configs = ConfigCache::default();
-    let mut reports = Vec::new();
-    let mut change = Change::new();
-    let mut ids = Vec::new();
-    let mut lossy = std::collections::HashSet::new();
-    let mut checked_files = Vec::new();
-    let mut roots: Vec<(String, Arc<str>)> = Vec::new();
-    for path in &files {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let shown = display_path(path);
-        if kernaut_ide::source_text::is_binary(&bytes) {
-            eprintln!("kernaut-lsp: note: {shown}: a binary file (it holds NUL bytes), skipped");
-            continue;
-        }
-        let decoded = source_text::decode(bytes);
-        if let Some(note) = decoded.note(&shown) {
+    // Every file with its `.kernaut.toml`, its build's targets and macros, and the
+    // headers it includes: the project loader, as in the editor and `ktui`.
+    let mut loader = ProjectLoader::new(None);
+    let loaded = loader.load(&mut host, &files)?;
+    for note in loader.take_notes() {
+        if args.verbose || !note.contains("included from") {
             eprintln!("kernaut-lsp: note: {note}");
-            lossy.insert(shown.clone());
         }
-        checked_files.push(path.clone());
-        // Files are named by their absolute paths, and each `.kernaut.toml` applies to
-        // the folder that holds it, as in the editor.
-        let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if let Some((dir, config)) = configs.for_file(path)? {
-            change.set_dir_config(dir.display().to_string(), Some(config));
-        }
-        let id = host.file_id(&absolute.display().to_string());
-        change.set_file(id, decoded.text.clone());
-        roots.push((
-            absolute.display().to_string(),
-            Arc::from(decoded.text.as_str()),
-        ));
-        ids.push((id, shown, decoded.text));
     }
-    // The quoted includes of the checked files that are not checked themselves (a `.h`
-    // next to the `.cu`, a header outside the folder), read from disk: the host gives
-    // their macros to the files that include them; they are not reported on.
-    let known: std::collections::HashMap<String, Arc<str>> = roots
+    let lossy: std::collections::HashSet<String> = loaded
         .iter()
-        .map(|(p, t)| (kernaut_ide::includes::normalize_path(p), t.clone()))
+        .filter(|f| f.lossy)
+        .map(|f| display_path(&f.path))
         .collect();
-    let loaded = crate::includes::load(&roots, &known);
-    for (path, text) in loaded.headers {
-        let id = host.file_id(&path);
-        change.set_file(id, text);
-    }
-    if args.verbose {
-        for note in &loaded.notes {
-            eprintln!("kernaut-lsp: note: {note}");
-        }
-    }
-    host.apply_change(change);
+    let checked_files: Vec<PathBuf> = loaded.iter().map(|f| f.path.clone()).collect();
+    let ids: Vec<(kernaut_ide::FileId, String, String)> = loaded
+        .iter()
+        .map(|f| (f.id, display_path(&f.path), f.text.clone()))
+        .collect();
+    let mut reports = Vec::new();
     let mut budget_failures = 0;
     let mut resource_rows = Vec::new();
     if args.resources {
@@ -196,9 +171,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         for (i, (id, shown, text)) in ids.iter().enumerate() {
             let path = &checked_files[i];
             let arch = arch_of(&host, *id);
-            let db = kernaut_compiler::find_compile_commands(path, None);
-            let flags = kernaut_compiler::flags_for(path, db.as_deref(), &arch)
-                .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
+            let flags = loader.compile_flags(path, &arch);
             let mut request =
                 kernaut_compiler::CompileRequest::new(path.clone(), text.clone(), flags);
             request.sass = toolkit.has_sass_tools();
@@ -215,7 +188,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                             );
                         }
                     }
-                    change.set_compiled(*id, Some(crate::compile::to_compiled(&out)));
+                    change.set_compiled(
+                        *id,
+                        Some(kernaut_project::compiled::to_compiled(&out, path)),
+                    );
                 }
                 Err(e) => eprintln!("kernaut-lsp: warning: compiling {shown} failed: {e}"),
             }
@@ -341,6 +317,25 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let errors = count(&reports, Severity::Error);
     if args.format == Format::Text {
+        // The targets the files were checked against, and where they came from.
+        let analysis = host.analysis();
+        let mut sets: Vec<kernaut_ide::config::TargetSet> = Vec::new();
+        for (id, _, _) in &ids {
+            let t = analysis.file_config(*id).targets;
+            if !sets.contains(&t) {
+                sets.push(t);
+            }
+        }
+        for set in &sets {
+            if set.assumed {
+                eprintln!(
+                    "targets: {} (assumed: no setting or build file names them; set `arch` in .kernaut.toml or pass --arch)",
+                    set.names()
+                );
+            } else {
+                eprintln!("targets: {}", set.describe());
+            }
+        }
         let warnings = count(&reports, Severity::Warning);
         let hints = count(&reports, Severity::Hint);
         eprintln!(

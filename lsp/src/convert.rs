@@ -212,6 +212,25 @@ pub fn code_lens(lines: &LineIndex, enc: PositionEncoding, l: &KernelLens) -> ls
     }
 }
 
+/// A "report" lens above a kernel; its command, `kernaut.kernelReport`, returns the
+/// report as Markdown (the editor plugins open it).
+pub fn report_lens(
+    lines: &LineIndex,
+    enc: PositionEncoding,
+    uri: &lsp::Uri,
+    l: &kernaut_ide::kernel_report::ReportLens,
+) -> lsp::CodeLens {
+    lsp::CodeLens {
+        range: range(lines, enc, &l.range),
+        command: Some(lsp::Command {
+            title: l.title.clone(),
+            command: "kernaut.kernelReport".into(),
+            arguments: Some(vec![serde_json::json!({"uri": uri, "kernel": l.kernel})]),
+        }),
+        data: None,
+    }
+}
+
 /// An inlay hint.
 pub fn inlay_hint(lines: &LineIndex, enc: PositionEncoding, h: &InlayHintData) -> lsp::InlayHint {
     lsp::InlayHint {

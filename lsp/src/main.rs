@@ -7,11 +7,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod compile;
-mod config_file;
 mod convert;
 mod fix;
-mod includes;
 mod output;
+mod report;
 mod server;
 mod settings;
 mod setup_clangd;
@@ -34,9 +33,32 @@ enum Command {
     Serve(ServeArgs),
     /// Check .cu/.cuh files against the pitfall rules, like a compiler: exit 1 on errors.
     Check(check::Args),
+    /// The kernel report of FILE[:KERNEL]: every modelled cost, ranked, with what-ifs.
+    Report(report::Args),
+    /// What kernaut would use for a folder, and why: targets and their source,
+    /// .kernaut.toml files, compile_commands.json, the CUDA toolkit, the wiki, clangd.
+    Doctor(DoctorArgs),
     /// Write a .clangd that lets clangd parse CUDA with NVIDIA's headers (shows the diff,
     /// writes only with --yes or after you agree).
     SetupClangd(setup_clangd::Args),
+}
+
+/// The arguments of `doctor`.
+#[derive(Debug, clap::Args)]
+struct DoctorArgs {
+    /// The folder [default: the current one].
+    #[arg(default_value = ".")]
+    folder: std::path::PathBuf,
+    /// Print Markdown (as the editors' `kernaut.doctor` command shows it).
+    #[arg(long)]
+    markdown: bool,
+    /// How many CUDA files to show the targets of.
+    #[arg(long, default_value_t = 8)]
+    files: usize,
+    /// The nvcc to look at [default: $CUDA_HOME, PATH, or a Python environment with
+    /// NVIDIA's nvidia-cuda-nvcc wheel].
+    #[arg(long, value_name = "PATH")]
+    nvcc: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -77,6 +99,32 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
         Some(Command::SetupClangd(args)) => setup_clangd::run(args),
+        Some(Command::Report(args)) => report::run(args),
+        Some(Command::Doctor(args)) => {
+            if !args.folder.is_dir() {
+                anyhow::bail!("{}: not a folder", args.folder.display());
+            }
+            let wiki = kernaut_ide::wiki::WikiConfig::builtin()
+                .with_env_paths(std::env::var_os("KERNAUT_WIKI").as_deref());
+            let report = kernaut_project::doctor::examine(
+                &args.folder,
+                &kernaut_project::doctor::Options {
+                    nvcc: args.nvcc.clone(),
+                    wiki: Some(wiki),
+                    encoding: None,
+                    files: args.files,
+                },
+            );
+            print!(
+                "{}",
+                if args.markdown {
+                    report.markdown()
+                } else {
+                    report.text()
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Serve(_)) | None => serve(),
     }
 }

@@ -12,9 +12,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use kernaut_ide::config::{parse_config, KernautConfig, CONFIG_FILE_NAME};
+use kernaut_ide::config::CONFIG_FILE_NAME;
 use kernaut_ide::editor::InlayConfig;
-use kernaut_ide::gpu::Arch;
 use kernaut_ide::source_text::too_large_note;
 use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{
@@ -27,7 +26,8 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::convert;
-use crate::settings::{arch_from_compile_commands, Settings};
+use crate::settings::Settings;
+use kernaut_project::ProjectLoader;
 
 /// How loud the server's log is (`KERNAUT_LOG=error|warn|info|debug`, default `warn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,14 +80,15 @@ struct State {
     docs: HashMap<String, Doc>,
     encoding: PositionEncoding,
     settings: Settings,
-    /// The target `compile_commands.json` names, when the settings name none.
-    compile_db_arch: Option<Arch>,
     root: Option<PathBuf>,
     generation: u64,
-    /// Directories whose `.kernaut.toml` has been read (the file, when one was found).
-    configs_read: HashMap<PathBuf, Option<PathBuf>>,
-    /// What the compiler said about each document at its last compile.
-    compiler_messages: HashMap<String, Vec<kernaut_compiler::CompilerMessage>>,
+    /// The project loader: `.kernaut.toml`, the build's targets and macros, include
+    /// folders and compile flags of each file, read once per folder and build file.
+    loader: ProjectLoader,
+    /// The folders given a `.kernaut.toml`, to clear when one is saved.
+    config_dirs: std::collections::HashSet<String>,
+    /// Problems already shown, so that each is shown once.
+    shown_problems: std::collections::HashSet<String>,
     /// The text of open documents too large to analyse
     /// (`kernaut_ide::source_text::MAX_ANALYSED_BYTES`), kept here for their edits and
     /// not given to the host.
@@ -96,10 +97,11 @@ struct State {
 
 impl State {
     fn analysis_config(&self) -> AnalysisConfig {
-        let arch = self.settings.arch.or(self.compile_db_arch);
+        let arch = self.settings.arch;
         AnalysisConfig {
             arch: arch.unwrap_or(AnalysisConfig::default().arch),
             arch_configured: arch.is_some(),
+            arch_origin: "the kernaut.arch setting".into(),
             default_block: self.settings.default_block,
             wiki: wiki_config(&self.settings),
             rules: self.settings.rules.clone(),
@@ -192,7 +194,6 @@ pub struct Server {
 /// The toolkit in use and its job queue.
 struct Compiler {
     jobs: kernaut_compiler::CompileJobs,
-    root: Option<PathBuf>,
     /// Whether `cuobjdump`/`nvdisasm` are there to read the SASS.
     sass: bool,
 }
@@ -232,11 +233,11 @@ impl Server {
                 docs: HashMap::new(),
                 encoding: PositionEncoding::Utf16,
                 settings: Settings::default(),
-                compile_db_arch: None,
                 root: None,
                 generation: 0,
-                configs_read: HashMap::new(),
-                compiler_messages: HashMap::new(),
+                loader: ProjectLoader::new(None),
+                config_dirs: Default::default(),
+                shown_problems: Default::default(),
                 oversized: HashMap::new(),
             })),
             compiler: Arc::new(Mutex::new(None)),
@@ -339,7 +340,7 @@ impl Server {
     /// Finds a CUDA toolkit and starts the background compiles; without one, everything
     /// else works and the log says why compiling is off.
     async fn start_compiler(&self) {
-        let (config, root, explicit) = {
+        let (config, explicit) = {
             let s = lock(&self.state);
             if !s.settings.compile {
                 return;
@@ -348,7 +349,7 @@ impl Server {
                 nvcc: s.settings.nvcc.clone(),
                 ..kernaut_compiler::ToolkitConfig::default()
             };
-            (config, s.root.clone(), s.settings.nvcc.is_some())
+            (config, s.settings.nvcc.is_some())
         };
         let found =
             tokio::task::spawn_blocking(move || kernaut_compiler::Toolkit::discover(&config)).await;
@@ -387,7 +388,7 @@ impl Server {
             },
         );
         *self.compiler.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Compiler { jobs, root, sass });
+            Some(Compiler { jobs, sass });
         let state = self.state.clone();
         let preload = self.preload.clone();
         let client = self.client.clone();
@@ -421,10 +422,14 @@ impl Server {
                         continue;
                     };
                     let mut change = Change::new();
-                    change.set_compiled(doc.id, Some(crate::compile::to_compiled(&output)));
+                    change.set_compiled(
+                        doc.id,
+                        Some(kernaut_project::compiled::to_compiled(
+                            &output,
+                            Path::new(&key),
+                        )),
+                    );
                     s.host.apply_change(change);
-                    s.compiler_messages
-                        .insert(key.clone(), output.messages.clone());
                     // The compile changes what diagnostics say: they run again.
                     s.generation += 1;
                     let g = s.generation;
@@ -454,20 +459,21 @@ impl Server {
         let Some(compiler) = guard.as_ref() else {
             return;
         };
-        let (text, arch) = {
-            let s = lock(&self.state);
-            let Some(doc) = s.docs.get(key) else { return };
+        let path = PathBuf::from(key);
+        let (text, flags) = {
+            let mut s = lock(&self.state);
+            let Some(doc) = s.docs.get(key).cloned() else {
+                return;
+            };
             if doc.uri.scheme().as_str() != "file" {
                 return;
             }
             let a = s.host.analysis();
             let Ok(text) = a.text(doc.id) else { return };
-            (text.to_string(), a.file_config(doc.id).arch.to_string())
+            let text = text.to_string();
+            let arch = a.file_config(doc.id).arch.to_string();
+            (text, s.loader.compile_flags(&path, &arch))
         };
-        let path = PathBuf::from(key);
-        let db = kernaut_compiler::find_compile_commands(&path, compiler.root.as_deref());
-        let flags = kernaut_compiler::flags_for(&path, db.as_deref(), &arch)
-            .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(&arch));
         let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
         request.sass = compiler.sass;
         compiler.jobs.submit_after(request, debounce);
@@ -491,9 +497,22 @@ impl Server {
         if roots.is_empty() {
             return false;
         }
-        let loaded =
-            tokio::task::spawn_blocking(move || crate::includes::load(&roots, &HashMap::new()))
-                .await;
+        // Each root with its include folders and targets (the project loader's).
+        let (roots, targets): (Vec<(String, Arc<str>, Vec<String>)>, Vec<_>) = {
+            let mut s = lock(&self.state);
+            roots
+                .into_iter()
+                .map(|(p, t)| {
+                    let b = s.loader.file_build(Path::new(&p));
+                    ((p, t, b.include_dirs), b.targets)
+                })
+                .unzip()
+        };
+        let first_targets = targets.into_iter().flatten().next();
+        let loaded = tokio::task::spawn_blocking(move || {
+            kernaut_project::read_includes(&roots, &HashMap::new())
+        })
+        .await;
         let Ok(loaded) = loaded else {
             return false;
         };
@@ -513,7 +532,14 @@ impl Server {
                 if s.host.analysis().text(id).ok() == Some(text.as_str()) {
                     continue;
                 }
+                // A header is compiled as part of its includer: its targets, unless its
+                // own build names some.
+                let mut build = s.loader.file_build(Path::new(&path));
+                if build.targets.is_none() {
+                    build.targets = first_targets.clone();
+                }
                 change.set_file(id, text);
+                change.set_build(id, Some(build));
                 changed = true;
             }
             if changed {
@@ -536,46 +562,33 @@ impl Server {
             .collect()
     }
 
-    fn read_dir_config(state: &mut State, path: &Path, change: &mut Change) -> Vec<String> {
-        let Some(dir) = path.parent() else {
-            return Vec::new();
-        };
-        if state.configs_read.contains_key(dir) {
-            return Vec::new();
-        }
-        let found = crate::config_file::find_config(dir);
-        state.configs_read.insert(dir.to_path_buf(), found.clone());
-        let Some(file) = found else {
-            return Vec::new();
-        };
-        let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        match std::fs::read_to_string(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|t| parse_config(&t).map_err(|e| e.to_string()))
-        {
-            Ok(config) => {
-                let mut problems: Vec<String> = config
-                    .problems()
-                    .into_iter()
-                    .map(|p| format!("{}: {p}", file.display()))
-                    .collect();
-                for key in &config.ignored_tool_keys {
-                    problems.push(format!(
-                        "{}: `{key}` is ignored: a workspace file never chooses which compiler runs; set `kernaut.nvcc` in your editor or CUDA_HOME",
-                        file.display()
-                    ));
-                }
-                change.set_dir_config(folder.display().to_string(), Some(config));
-                problems
+    /// Gives the host what the project says about the file at `path` (id `id`): its
+    /// `.kernaut.toml`, and its build's targets, macros and include folders. Returns the
+    /// problems not shown before (a broken `.kernaut.toml`, unreadable build files,
+    /// conflicting targets).
+    fn read_project(
+        state: &mut State,
+        path: &Path,
+        id: FileId,
+        change: &mut Change,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        match state.loader.dir_config(path) {
+            Ok(Some((folder, config))) => {
+                let folder = folder.display().to_string();
+                state.config_dirs.insert(folder.clone());
+                change.set_dir_config(folder, Some(config));
             }
-            Err(e) => {
-                change.set_dir_config(folder.display().to_string(), Some(KernautConfig::default()));
-                vec![format!(
-                    "{}: {e}; kernaut uses its defaults for the files below it",
-                    file.display()
-                )]
-            }
+            Ok(None) => {}
+            Err(e) => problems.push(format!(
+                "{e:#}; kernaut uses its defaults for the files below it"
+            )),
         }
+        let build = state.loader.file_build(path);
+        change.set_build(id, Some(build));
+        problems.extend(state.loader.take_notes());
+        problems.retain(|p| state.shown_problems.insert(p.clone()));
+        problems
     }
 
     /// Loads the wiki the settings name, with `$/progress` when external folders are
@@ -719,6 +732,32 @@ impl Server {
                     json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown})
                 }))
             }
+            "kernaut.kernelReport" => {
+                let arg = args
+                    .first()
+                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+                let uri: Uri =
+                    serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
+                        .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
+                let kernel = arg
+                    .get("kernel")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+                let id = {
+                    let s = lock(&self.state);
+                    let Some(doc) = s.docs.get(&doc_key(&uri)) else {
+                        return Ok(None);
+                    };
+                    doc.id
+                };
+                let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
+                match analysis.kernel_report(id, kernel, config) {
+                    Ok(Some(r)) => Ok(Some(json!({"kernel": r.kernel, "markdown": r.markdown()}))),
+                    Ok(None) => Ok(None),
+                    Err(QueryError::Cancelled) => Err(Error::content_modified()),
+                    Err(e) => Err(internal(e.to_string())),
+                }
+            }
             other => Err(invalid(&format!("unknown command `{other}`"))),
         }
     }
@@ -793,19 +832,15 @@ fn spawn_diagnostics(
                 let _ =
                     tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
             }
-            let (analysis, doc, enc, messages) = {
+            let (analysis, doc, enc) = {
                 let s = lock(&state);
                 match s.docs.get(&key) {
-                    Some(d) if d.generation == generation => (
-                        s.host.analysis(),
-                        d.clone(),
-                        s.encoding,
-                        s.compiler_messages.get(&key).cloned().unwrap_or_default(),
-                    ),
+                    Some(d) if d.generation == generation => {
+                        (s.host.analysis(), d.clone(), s.encoding)
+                    }
                     _ => return,
                 }
             };
-            let path = PathBuf::from(&key);
             let uri = doc.uri.clone();
             let computed = tokio::task::spawn_blocking(move || {
                 catch_unwind(AssertUnwindSafe(|| -> Cancellable<Vec<Diagnostic>> {
@@ -815,7 +850,9 @@ fn spawn_diagnostics(
                         .iter()
                         .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
                         .collect();
-                    out.extend(crate::compile::diagnostics(&messages, &path, &lines, enc));
+                    if let Some(compiled) = analysis.compiled(doc.id) {
+                        out.extend(crate::compile::diagnostics(&compiled.messages, &lines, enc));
+                    }
                     Ok(out)
                 }))
             })
@@ -875,7 +912,13 @@ fn spawn_diagnostics(
 }
 
 /// The commands the server executes.
-pub const COMMANDS: [&str; 3] = ["kernaut.search", "kernaut.showPage", "kernaut.symbolPage"];
+pub const COMMANDS: [&str; 5] = [
+    "kernaut.search",
+    "kernaut.showPage",
+    "kernaut.symbolPage",
+    "kernaut.doctor",
+    "kernaut.kernelReport",
+];
 
 impl LanguageServer for Server {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
@@ -899,9 +942,7 @@ impl LanguageServer for Server {
             if let Some(opts) = &params.initialization_options {
                 problems = s.settings.merge_json(opts);
             }
-            if let Some(r) = &root {
-                s.compile_db_arch = arch_from_compile_commands(r).map(|(a, _)| a);
-            }
+            s.loader = ProjectLoader::new(root.clone());
             s.root = root;
             let config = s.analysis_config();
             let mut change = Change::new();
@@ -1017,12 +1058,12 @@ impl LanguageServer for Server {
         self.guard("didOpen", || {
             let mut s = lock(&state);
             let mut change = Change::new();
+            let id = s.host.file_id(&key);
             let problems = if doc.uri.scheme().as_str() == "file" {
-                Self::read_dir_config(&mut s, Path::new(&key), &mut change)
+                Self::read_project(&mut s, Path::new(&key), id, &mut change)
             } else {
                 Vec::new()
             };
-            let id = s.host.file_id(&key);
             change.set_parsed_file(id, parsed);
             s.host.apply_change(change);
             s.generation += 1;
@@ -1130,17 +1171,21 @@ impl LanguageServer for Server {
             let state = self.state.clone();
             self.guard("didSave", || {
                 let mut s = lock(&state);
-                let dirs: Vec<PathBuf> = s.configs_read.keys().cloned().collect();
                 let mut change = Change::new();
-                for (folder, file) in s.configs_read.drain().collect::<Vec<_>>() {
-                    let _ = folder;
-                    if let Some(f) = file.and_then(|f| f.parent().map(Path::to_path_buf)) {
-                        change.set_dir_config(f.display().to_string(), None);
-                    }
+                for folder in std::mem::take(&mut s.config_dirs) {
+                    change.set_dir_config(folder, None);
                 }
+                s.loader.forget();
+                s.shown_problems.clear();
+                let docs: Vec<(String, FileId)> = s
+                    .docs
+                    .iter()
+                    .filter(|(_, d)| d.uri.scheme().as_str() == "file")
+                    .map(|(k, d)| (k.clone(), d.id))
+                    .collect();
                 let mut problems = Vec::new();
-                for d in dirs {
-                    problems.extend(Self::read_dir_config(&mut s, &d.join("x.cu"), &mut change));
+                for (k, id) in docs {
+                    problems.extend(Self::read_project(&mut s, Path::new(&k), id, &mut change));
                 }
                 s.host.apply_change(change);
                 problems
@@ -1254,11 +1299,19 @@ impl LanguageServer for Server {
             if !s.settings.code_lens {
                 return Ok(Vec::new());
             }
-            Ok(s.analysis
+            let mut lenses: Vec<CodeLens> = s
+                .analysis
                 .code_lenses(s.id)?
                 .iter()
                 .map(|l| convert::code_lens(&s.lines, s.enc, l))
-                .collect())
+                .collect();
+            lenses.extend(
+                s.analysis
+                    .report_lenses(s.id)?
+                    .iter()
+                    .map(|l| convert::report_lens(&s.lines, s.enc, &s.uri, l)),
+            );
+            Ok(lenses)
         })
         .await
     }
@@ -1381,6 +1434,35 @@ impl LanguageServer for Server {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        if params.command == "kernaut.doctor" {
+            // What the server uses for the workspace, and why (reads the disk and asks
+            // the toolkit its version: off the request thread).
+            let (folder, options) = {
+                let s = lock(&self.state);
+                let folder = params
+                    .arguments
+                    .first()
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from)
+                    .or_else(|| s.root.clone())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                let options = kernaut_project::doctor::Options {
+                    nvcc: s.settings.nvcc.clone(),
+                    wiki: Some(wiki_config(&s.settings)),
+                    encoding: Some(format!("{:?}", s.encoding)),
+                    files: 8,
+                };
+                (folder, options)
+            };
+            let report = tokio::task::spawn_blocking(move || {
+                kernaut_project::doctor::examine(&folder, &options)
+            })
+            .await
+            .map_err(|e| internal(format!("kernaut.doctor: {e}")))?;
+            return Ok(Some(
+                json!({"markdown": report.markdown(), "text": report.text()}),
+            ));
+        }
         match catch_unwind(AssertUnwindSafe(|| {
             self.execute(&params.command, &params.arguments)
         })) {

@@ -1,8 +1,8 @@
 //! The server's settings: from `initializationOptions`, from
-//! `workspace/didChangeConfiguration` (the `kernaut` section) and from the workspace's
-//! `compile_commands.json`. A `.kernaut.toml` is read per directory (see `server.rs`).
+//! `workspace/didChangeConfiguration` (the `kernaut` section). What the project says
+//! (`.kernaut.toml`, the build's targets) comes from `kernaut-project`'s loader.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kernaut_ide::config::{RuleLevel, RulesConfig};
 use kernaut_ide::gpu::Arch;
@@ -65,8 +65,9 @@ impl Settings {
             match v.as_str().map(Arch::parse) {
                 Some(Ok(a)) => self.arch = Some(a),
                 _ if v.is_null() || v.as_str() == Some("") => self.arch = None,
-                _ => problems.push(format!(
-                    "kernaut.arch: {v} is not an architecture such as \"sm_90\""
+                Some(Err(e)) => problems.push(format!("kernaut.arch: {e}")),
+                None => problems.push(format!(
+                    "kernaut.arch: {v} is not an architecture such as \"sm_90\" or a GPU such as \"H200\""
                 )),
             }
         }
@@ -184,66 +185,6 @@ fn block(v: &Value) -> Option<[u32; 3]> {
     Some(out)
 }
 
-/// The architecture `compile_commands.json` compiles for: the first `-arch=sm_XX`,
-/// `--gpu-architecture=sm_XX`, `-arch sm_XX` or `-gencode arch=compute_XX,code=sm_XX`
-/// of a CUDA entry. Looked for in the root and in `build/`.
-pub fn arch_from_compile_commands(root: &Path) -> Option<(Arch, PathBuf)> {
-    for candidate in [
-        root.join("compile_commands.json"),
-        root.join("build/compile_commands.json"),
-    ] {
-        let Ok(text) = std::fs::read_to_string(&candidate) else {
-            continue;
-        };
-        if let Some(a) = arch_in_compile_commands(&text) {
-            return Some((a, candidate));
-        }
-    }
-    None
-}
-
-/// [`arch_from_compile_commands`] on the text of the file.
-pub fn arch_in_compile_commands(text: &str) -> Option<Arch> {
-    let entries: Value = serde_json::from_str(text).ok()?;
-    for e in entries.as_array()? {
-        let args: Vec<String> = match (e.get("arguments"), e.get("command")) {
-            (Some(Value::Array(a)), _) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect(),
-            (_, Some(Value::String(c))) => c.split_whitespace().map(String::from).collect(),
-            _ => continue,
-        };
-        let mut it = args.iter().peekable();
-        while let Some(a) = it.next() {
-            let value = if let Some(v) = a
-                .strip_prefix("-arch=")
-                .or_else(|| a.strip_prefix("--gpu-architecture="))
-                .or_else(|| a.strip_prefix("--cuda-gpu-arch="))
-            {
-                Some(v.to_string())
-            } else if a == "-arch" || a == "--gpu-architecture" || a == "-gencode" {
-                it.next().cloned()
-            } else {
-                a.strip_prefix("-gencode=").map(String::from)
-            };
-            let Some(value) = value else { continue };
-            // `arch=compute_80,code=sm_80` or `sm_80` or `compute_80`.
-            let name = value
-                .split(',')
-                .find_map(|p| p.strip_prefix("code=").or_else(|| p.strip_prefix("arch=")))
-                .unwrap_or(&value)
-                .trim_matches(['[', ']', '"']);
-            let name = name.replace("compute_", "sm_");
-            if let Ok(arch) = Arch::parse(&name) {
-                return Some(arch);
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,15 +219,5 @@ mod tests {
         assert_eq!(s.default_block, [128, 1, 1]);
         assert!(s.merge_json(&json!({"compile": "off"})).is_empty());
         assert!(!s.compile);
-    }
-
-    #[test]
-    fn arch_from_the_compile_database() {
-        let db = r#"[{"directory": "/b", "file": "k.cu", "arguments": ["nvcc", "-gencode", "arch=compute_80,code=sm_80", "-c", "k.cu"]}]"#;
-        assert_eq!(arch_in_compile_commands(db).unwrap().to_string(), "sm_80");
-        let db = r#"[{"directory": "/b", "file": "k.cu", "command": "nvcc --gpu-architecture=sm_90a -c k.cu"}]"#;
-        assert_eq!(arch_in_compile_commands(db).unwrap().to_string(), "sm_90a");
-        let db = r#"[{"directory": "/b", "file": "k.cpp", "command": "g++ -c k.cpp"}]"#;
-        assert!(arch_in_compile_commands(db).is_none());
     }
 }

@@ -426,7 +426,34 @@ fn lenses_hints_symbols_completion_and_signature_help() {
         .iter()
         .map(|l| l["command"]["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles.len(), 3, "{titles:?}");
+    // An occupancy lens and a report lens per kernel.
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert_eq!(
+        &titles[3..],
+        [
+            "report · top cost 41% `bank-conflict` (line 10)",
+            "report · no costed finding",
+            "report · no costed finding",
+        ],
+        "{titles:?}"
+    );
+    // The report lens's command returns the report as Markdown, its first line the lens's.
+    let report_lens = &lenses.as_array().unwrap()[3]["command"];
+    assert_eq!(report_lens["command"], "kernaut.kernelReport");
+    let report = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.kernelReport", "arguments": report_lens["arguments"]}),
+    );
+    assert_eq!(report["kernel"], "transpose");
+    let md = report["markdown"].as_str().unwrap();
+    assert!(
+        md.starts_with("# Kernel report: `transpose` on sm_90\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("1. 41% of memory transactions · `bank-conflict` (line 10)"),
+        "{md}"
+    );
     assert!(
         titles[0].starts_with("occupancy ") && titles[0].contains("blocks/SM")
             || titles[0].contains("block/SM"),
@@ -568,6 +595,28 @@ fn wiki_commands_and_workspace_symbols() {
         .as_str()
         .unwrap()
         .starts_with("kernaut://wiki/"));
+    // Issue 28: an id opens exactly that page first; nonsense has no good match.
+    let hits = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.search", "arguments": ["skill-occupancy", 5]}),
+    );
+    assert_eq!(hits[0]["target"], "skill-occupancy", "{hits}");
+    let hits = c.request(
+        "workspace/executeCommand",
+        json!({"command": "kernaut.search", "arguments": ["pizza recipe", 5]}),
+    );
+    assert_eq!(hits, json!([]));
+    let symbols = c.request(
+        "workspace/symbol",
+        json!({"query": "pitfall-bank-conflict#P1"}),
+    );
+    assert!(
+        symbols[0]["location"]["uri"]
+            .as_str()
+            .unwrap()
+            .contains("pitfall-bank-conflict"),
+        "{symbols}"
+    );
     c.shutdown();
 }
 

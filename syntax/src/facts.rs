@@ -345,6 +345,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
     bind_callers(&mut facts);
     launch::macro_launches(file, &mut facts);
+    launch::macro_func_attributes(file, &mut facts);
     Some(facts)
 }
 
@@ -469,14 +470,18 @@ fn masks_in(file: &SourceFile, range: TextRange) -> &[crate::MaskedMacro] {
 /// the second step reads.
 fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFacts) -> Walk<'t> {
     let mut walk = Walk::default();
-    // Inside expressions only launches and `cudaFuncSetAttribute` calls matter (and the
+    // Inside expressions only launches (`<<<>>>`, `cudaLaunchKernelEx`) and
+    // `cudaFuncSetAttribute` calls matter (and the
     // declarations in a lambda's body), so an expression whose text has neither is not
     // walked: most of a file's nodes are in expressions.
     // `>(`: a call with template arguments, which may bind a host function template's
     // parameters that a launch inside it depends on.
     let has_calls = |n: Node| {
         let t = node_text(n, text);
-        t.contains("<<<") || t.contains("cudaFuncSetAttribute") || t.contains(">(")
+        t.contains("<<<")
+            || t.contains("cudaFuncSetAttribute")
+            || t.contains("cudaLaunchKernelEx")
+            || t.contains(">(")
     };
     preorder(root, |node| {
         let kind = node.kind_name();

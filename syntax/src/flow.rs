@@ -34,6 +34,9 @@ pub use pragmas::UnrollPragma;
 mod allow;
 pub use allow::AllowComment;
 
+mod control;
+pub use control::{ControlFlow, Jump, JumpKind};
+
 mod scan;
 pub(crate) use scan::{shown_range, CONSTRUCTS};
 

@@ -68,7 +68,7 @@ pub use data::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use facts::split_template_args;
-pub use flow::{AllowComment, UnrollPragma};
+pub use flow::{AllowComment, ControlFlow, Jump, JumpKind, UnrollPragma};
 pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.

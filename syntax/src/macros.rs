@@ -11,16 +11,20 @@ use std::hash::{Hash, Hasher};
 
 use crate::TextRange;
 
-/// A quoted include, `#include "ptx.h"`: the name as written between the quotes and the
-/// range of the whole directive line (without its newline). Angle-bracket includes
-/// (`#include <cuda.h>`) are not recorded: they name the toolkit's or the system's
-/// headers, which no host holds.
+/// An include directive: `#include "ptx.h"` (quoted: next to the including file, then
+/// in the include folders) or `#include <mylib/ptx.cuh>` (angled: in the include folders
+/// only, where a project's `-I` puts its own headers; the toolkit's and the system's are
+/// never there), with the name as written and the range of the whole directive line
+/// (without its newline).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Include {
     /// The path as written, `../common/x.cuh`.
     pub name: String,
     /// The directive.
     pub range: TextRange,
+    /// Written `#include <name>`: searched only in the include folders (`-I`), never
+    /// next to the including file.
+    pub angled: bool,
 }
 
 /// A `#define`, object-like (`params` is `None`) or function-like.
@@ -115,7 +119,7 @@ fn directives(text: &str) -> Vec<(usize, usize, String)> {
     out
 }
 
-/// The quoted includes of `text`, in order.
+/// The include directives of `text`, quoted and angled, in order.
 pub fn quoted_includes(text: &str) -> Vec<Include> {
     if !text.contains("include") {
         return Vec::new();
@@ -124,11 +128,15 @@ pub fn quoted_includes(text: &str) -> Vec<Include> {
         .into_iter()
         .filter_map(|(start, end, d)| {
             let rest = d.strip_prefix("include")?.trim_start();
-            let rest = rest.strip_prefix('"')?;
-            let name = &rest[..rest.find('"')?];
+            let (rest, close, angled) = match rest.strip_prefix('"') {
+                Some(r) => (r, '"', false),
+                None => (rest.strip_prefix('<')?, '>', true),
+            };
+            let name = &rest[..rest.find(close)?];
             (!name.is_empty()).then(|| Include {
                 name: name.to_string(),
                 range: start..end,
+                angled,
             })
         })
         .collect()
@@ -260,8 +268,9 @@ mod tests {
         let text = "#include <cuda.h>\n#include \"ptx.h\"\n  #  include \"../common/x.cuh\" // c\n/* #include \"no.h\" */\n#include_next \"n.h\"\n";
         let inc = quoted_includes(text);
         let names: Vec<&str> = inc.iter().map(|i| i.name.as_str()).collect();
-        assert_eq!(names, ["ptx.h", "../common/x.cuh"]);
-        assert_eq!(&text[inc[0].range.clone()], "#include \"ptx.h\"");
+        assert_eq!(names, ["cuda.h", "ptx.h", "../common/x.cuh"]);
+        assert!(inc[0].angled && !inc[1].angled);
+        assert_eq!(&text[inc[1].range.clone()], "#include \"ptx.h\"");
     }
 
     #[test]

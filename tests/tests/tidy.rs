@@ -19,8 +19,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("kernaut-compiler", &[]),
-    ("kernaut-lsp", &["kernaut-ide", "kernaut-compiler"]),
-    ("kernaut-tui", &["kernaut-ide", "kernaut-compiler"]),
+    ("kernaut-project", &["kernaut-ide", "kernaut-compiler"]),
+    (
+        "kernaut-lsp",
+        &["kernaut-ide", "kernaut-project", "kernaut-compiler"],
+    ),
+    (
+        "kernaut-tui",
+        &["kernaut-ide", "kernaut-project", "kernaut-compiler"],
+    ),
     ("kernaut-test-utils", &[]),
 ];
 

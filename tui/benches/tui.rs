@@ -69,7 +69,7 @@ fn file_state_with(
             text,
             line,
             col: Some(col),
-            arch: ArchChoice::parse("sm_90").unwrap(),
+            arch: Some(ArchChoice::parse("sm_90").unwrap()),
             background,
         },
         (80, 24),

@@ -26,9 +26,11 @@ struct Cli {
     /// A CUDA file to analyse interactively: FILE, FILE:LINE or FILE:LINE:COL.
     #[arg(value_name = "FILE[:LINE[:COL]]")]
     file: Option<String>,
-    /// The target architecture for FILE: sm_90, 9.0, or a GPU (H200, A100, 4090).
-    #[arg(long, default_value = "sm_90")]
-    arch: String,
+    /// The target architecture for FILE: sm_90, 9.0, or a GPU (H200, A100, 4090)
+    /// [default: the project's, from .kernaut.toml or the build, as in the editor; else
+    /// sm_90, assumed].
+    #[arg(long)]
+    arch: Option<String>,
     #[command(flatten)]
     wiki: cmd::wiki_args::WikiArgs,
 }
@@ -47,6 +49,8 @@ enum Command {
     Occupancy(cmd::occupancy::Args),
     /// Shared-memory bank conflicts of one warp-wide access.
     Banks(cmd::banks::Args),
+    /// Global-memory sectors of one warp-wide load or store (coalescing).
+    Coalescing(cmd::coalescing::Args),
     /// What the hover shows at FILE:LINE[:COL]: the symbol, its wiki entry, occupancy or banks.
     Explain(cmd::explain::Args),
 }
@@ -58,6 +62,7 @@ const SUBCOMMANDS: &[&str] = &[
     "wiki",
     "occupancy",
     "banks",
+    "coalescing",
     "explain",
     "help",
 ];
@@ -73,6 +78,7 @@ kernel. From scripts and pipes, use the subcommands:
   ktui symbol __hfma2                                         the symbol table's answer
   ktui occupancy --arch H200 --threads 256 --regs 64          occupancy and its limiter
   ktui banks --elem-bytes 4 --index 'lane*33'                 shared-memory bank map
+  ktui coalescing --elem-bytes 4 --index 'lane*2'             global-memory sectors
   ktui explain kernel.cu:42:7                                 what the editor's hover shows
   ktui wiki check                                             validate the wiki
 
@@ -109,6 +115,7 @@ fn main() -> ExitCode {
         Some(Command::Wiki(a)) => cmd::wiki::run(a),
         Some(Command::Occupancy(a)) => cmd::occupancy::run(a),
         Some(Command::Banks(a)) => cmd::banks::run(a),
+        Some(Command::Coalescing(a)) => cmd::coalescing::run(a),
         Some(Command::Explain(a)) => cmd::explain::run(a),
         None => interactive(&cli),
     };
@@ -169,7 +176,7 @@ fn interactive(cli: &Cli) -> anyhow::Result<ExitCode> {
 
 fn file_start(cli: &Cli, target: &str) -> anyhow::Result<Start> {
     let (path, line, col) = cmd::split_position(target);
-    let text = match std::fs::read_to_string(&path) {
+    let bytes = match std::fs::read(&path) {
         Ok(t) => t,
         Err(e) => {
             if let Some(s) = closest(target, SUBCOMMANDS.iter().copied()) {
@@ -178,9 +185,23 @@ fn file_start(cli: &Cli, target: &str) -> anyhow::Result<Start> {
             return Err(e).with_context(|| format!("reading {path}"));
         }
     };
-    let arch = ArchChoice::parse(&cli.arch)
-        .map_err(anyhow::Error::msg)
-        .context("reading --arch")?;
+    // Read as every front end reads a file: UTF-8, or lossily with a note; never binary.
+    if kernaut_ide::source_text::is_binary(&bytes) {
+        anyhow::bail!("{path} is a binary file (it holds NUL bytes); open a CUDA source file");
+    }
+    let decoded = kernaut_ide::source_text::decode(bytes);
+    if let Some(note) = decoded.note(&path) {
+        eprintln!("ktui: note: {note}");
+    }
+    let text = decoded.text;
+    let arch = match &cli.arch {
+        Some(a) => Some(
+            ArchChoice::parse(a)
+                .map_err(anyhow::Error::msg)
+                .context("reading --arch")?,
+        ),
+        None => None,
+    };
     Ok(Start::File {
         path,
         text,

@@ -50,10 +50,36 @@ blocks per SM:  4
 active warps:   32 of 64
 occupancy:      50.0%
 limiter:        registers
-blocks allowed: warps 8, registers 4, shared memory 228, blocks 32, barriers 64
+blocks allowed: warps 8, registers 4, shared memory 32 (capped from 228), barriers 32 (capped from 64); at most 32 per SM
 allocated:      2048 registers per warp, 1024 B shared memory per block of 233472 B per SM
-best block:     1024 threads (50.0%)
+best block:     this one; no block size gives more with these registers and shared memory
 "
+    );
+}
+
+// Issue 28: "best block: 1024 threads (50 %)" when 256 threads already gave 50 %; the
+// suggestion is the smallest block that reaches the best, and only when it helps.
+#[test]
+fn occupancy_suggests_the_smallest_better_block() {
+    let run = ktui(&["occupancy", "--threads", "1024", "--regs", "40"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let best = run.stdout.lines().last().unwrap();
+    assert_eq!(
+        best, "best block:     64 threads (75.0%), the smallest block that reaches it",
+        "{}",
+        run.stdout
+    );
+}
+
+// Issue 28: `--threads 1024 --regs 65` printed "0 blocks, 0 %" and exited 0.
+#[test]
+fn occupancy_that_cannot_launch_says_so_and_exits_1() {
+    let run = ktui(&["occupancy", "--threads", "1024", "--regs", "65"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "ktui: no occupancy on sm_90: too many resources requested for launch: 1024 threads × 65 registers = 66,560 registers per block (73,728 as allocated) > 65,536\n"
     );
 }
 
@@ -104,7 +130,8 @@ fn occupancy_json_reproduces_measured_rows() {
         let mut all = vec!["occupancy", "--json"];
         all.extend_from_slice(args);
         let (code, v) = ktui_json(&all);
-        assert_eq!(code, 0, "{args:?}");
+        // The runtime's 0 blocks is a block that cannot launch: an error, exit 1.
+        assert_eq!(code, i32::from(blocks == 0), "{args:?}");
         assert_eq!(v["blocks_per_sm"], blocks, "{args:?}");
         assert_eq!(v["limiter"], limiter, "{args:?}");
     }
@@ -148,7 +175,7 @@ fn occupancy_invalid_configuration_exits_1_with_the_broken_limit() {
     assert_eq!(v["blocks_per_sm"], 0);
     assert_eq!(
         v["error"],
-        "256 threads per block is over the kernel's __launch_bounds__ of 128; the launch would fail"
+        "256 threads per block is over the kernel's `__launch_bounds__` of 128; the launch would fail"
     );
 
     let (code, v) = ktui_json(&[
@@ -594,4 +621,65 @@ fn occupancy_replays_sampled_measured_rows() {
         }
     }
     assert_eq!(checked, 357 + 38 + 238);
+}
+
+#[test]
+fn coalescing_text_for_every_other_float() {
+    let run = ktui(&["coalescing", "--elem-bytes", "4", "--index", "lane*2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "sm_90: 4-byte load, 32 active lanes, block 32x1x1, warp 0\n\
+         requests:        1\n\
+         sectors:         8 of 32 bytes (L2 sectors on a cold L1: 8)\n\
+         ideal:           4 for its 128 distinct bytes (2.0x)\n\
+         bytes used:      16.0 per sector fetched (50% of the traffic)\n\
+         sectors touched: 0, 1, 2, 3, 4, 5, 6, 7 (from the base)\n"
+    );
+}
+
+#[test]
+fn coalescing_replays_every_measured_row() {
+    let rows = csv_rows(include_str!("../../gpu/tests/data/coalescing_sm90.csv"));
+    assert_eq!(rows.len(), 588);
+    for row in &rows {
+        let offsets = format!("--offsets={}", col(row, "byte_offsets"));
+        let mut args = vec![
+            "coalescing",
+            "--elem-bytes",
+            col(row, "elem_bytes"),
+            offsets.as_str(),
+            "--json",
+        ];
+        let dir = col(row, "op");
+        if dir == "st" {
+            args.push("--store");
+        }
+        let (code, v) = ktui_json(&args);
+        assert_eq!(code, 0);
+        let got = (
+            v["requests"].as_u64().unwrap(),
+            v["sectors"].as_u64().unwrap(),
+            v["l2_sectors"].as_u64().unwrap(),
+        );
+        let (req, sec, l2) = if dir == "ld" {
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld",
+                "lts__t_sectors_srcunit_tex_op_read",
+            )
+        } else {
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st",
+                "lts__t_sectors_srcunit_tex_op_write",
+            )
+        };
+        let want: (u64, u64, u64) = (
+            col(row, req).parse().unwrap(),
+            col(row, sec).parse().unwrap(),
+            col(row, l2).parse().unwrap(),
+        );
+        assert_eq!(got, want, "{} {dir}", col(row, "pattern_id"));
+    }
 }

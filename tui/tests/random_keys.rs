@@ -78,7 +78,7 @@ fn random_actions_never_panic() {
                 text: SOURCE.into(),
                 line: 4,
                 col: Some(3),
-                arch: ArchChoice::parse("A100").unwrap(),
+                arch: Some(ArchChoice::parse("A100").unwrap()),
                 background: false,
             }
         };

@@ -52,7 +52,7 @@ fn file(line: usize, col: usize, color: bool) -> State {
             text: TRANSPOSE.into(),
             line,
             col: Some(col),
-            arch: ArchChoice::parse("H200").unwrap(),
+            arch: Some(ArchChoice::parse("H200").unwrap()),
             background: false,
         },
         (80, 24),
@@ -151,7 +151,7 @@ fn search_filters_by_kind() {
 #[test]
 fn a_search_hit_opens_at_its_anchor_and_links_follow() {
     let mut s = browse();
-    keys(&mut s, "/transpose column bank conflict<Enter>");
+    keys(&mut s, "/column read of my transpose tile is slow<Enter>");
     let opened = screen(&s);
     insta::assert_snapshot!("hit_opened_at_anchor", opened);
     keys(&mut s, "<Tab>");
@@ -169,7 +169,7 @@ fn a_search_hit_opens_at_its_anchor_and_links_follow() {
 #[test]
 fn a_page_jumps_to_an_anchor_typed_after_hash() {
     let mut s = browse();
-    keys(&mut s, "/bank conflict tile transpose<Enter>");
+    keys(&mut s, "/slow transpose column bank conflict<Enter>");
     keys(&mut s, "#p4");
     insta::assert_snapshot!("anchor_typed", screen(&s));
     keys(&mut s, "<Enter>");
@@ -220,6 +220,17 @@ fn file_occupancy_calculator_with_edited_inputs() {
     insta::assert_snapshot!("occupancy_smem_chart", screen(&s));
 }
 
+/// On a kernel with a costed finding, Tab after the occupancy calculator shows the
+/// kernel report: the ranked costs and the what-ifs, the figures of the hover and of
+/// `kernaut-lsp report`.
+#[test]
+fn the_kernel_report_follows_the_occupancy_panel() {
+    let mut s = file(4, 17, true);
+    update(&mut s, Action::Resize(100, 40));
+    keys(&mut s, "<Tab>");
+    insta::assert_snapshot!(screen(&s));
+}
+
 /// A template kernel whose shared tile the launch sizes (`TILE = 32`).
 const TEMPLATE: &str = r#"// The launch's template argument sizes the shared tile.
 template <int TILE>
@@ -247,7 +258,7 @@ fn the_occupancy_panel_of_a_template_kernel_shows_the_hovers_figures() {
             text: TEMPLATE.into(),
             line: 3,
             col: Some(17),
-            arch,
+            arch: Some(arch),
             background: false,
         },
         (80, 24),
@@ -354,7 +365,7 @@ fn diagnostics_from_the_background_arrive_in_the_gutter_and_panel() {
             text: TRANSPOSE.into(),
             line: 10,
             col: Some(22),
-            arch: ArchChoice::parse("H200").unwrap(),
+            arch: Some(ArchChoice::parse("H200").unwrap()),
             background: true,
         },
         (80, 24),
@@ -432,4 +443,19 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
     );
     update(&mut s, Action::ScrollDown(40, 10));
     assert!(screen(&s).contains("4/") || screen(&s).contains("/"));
+}
+
+// Issue 28: nonsense got confident hits in the `/` search too.
+#[test]
+fn search_says_no_good_match_for_nonsense() {
+    let mut s = browse();
+    keys(&mut s, "/pizza recipe");
+    let text = screen(&s);
+    assert!(
+        text.contains("no good match: try other words, a symbol or a page id"),
+        "{text}"
+    );
+    keys(&mut s, "<Esc>/skill-occupancy");
+    let text = screen(&s);
+    assert!(text.contains("▶ skill-occupancy  Occupancy"), "{text}");
 }

@@ -173,6 +173,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
           if (page) await openPage(args[0], page);
           return page;
         }
+        // The "report" lens: the kernel report as Markdown, opened in the preview.
+        if (command === "kernaut.kernelReport") {
+          const report = (await next(command, args)) as KernelReport | null;
+          if (report) await openReport(report);
+          return report;
+        }
         return next(command, args);
       },
       // `kernaut://wiki/<id>#<anchor>` in a diagnostic's code → the page as a virtual document.
@@ -199,6 +205,17 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   }
   updateStatus();
   context.subscriptions.push({ dispose: () => void client?.stop() });
+}
+
+/** What `kernaut.kernelReport` returns. */
+interface KernelReport {
+  kernel: string;
+  markdown: string;
+}
+
+async function openReport(report: KernelReport): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: report.markdown });
+  await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
 }
 
 async function restartClient(context: vscode.ExtensionContext): Promise<void> {

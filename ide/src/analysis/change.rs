@@ -69,6 +69,7 @@ pub(super) enum ChangeOp {
     Config(Box<AnalysisConfig>),
     DirConfig(String, Option<KernautConfig>),
     Compiled(FileId, Option<CompiledFacts>),
+    Build(FileId, Option<crate::config::FileBuild>),
 }
 
 /// Everything that changes between two revisions, applied in order by
@@ -132,6 +133,17 @@ impl Change {
     /// compiles again on save).
     pub fn set_compiled(&mut self, file: FileId, facts: Option<CompiledFacts>) -> &mut Change {
         self.ops.push(ChangeOp::Compiled(file, facts));
+        self
+    }
+
+    /// Sets (or with `None` forgets) what the build says about a file (its targets, `-D`
+    /// macros and include folders), as the project loader found it.
+    pub fn set_build(
+        &mut self,
+        file: FileId,
+        build: Option<crate::config::FileBuild>,
+    ) -> &mut Change {
+        self.ops.push(ChangeOp::Build(file, build));
         self
     }
 

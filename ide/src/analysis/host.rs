@@ -28,6 +28,7 @@ pub struct AnalysisHost {
     files: Arc<FxHashMap<String, Arc<FileData>>>,
     dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
+    builds: Arc<FxHashMap<String, Arc<crate::config::FileBuild>>>,
     /// Model results by their inputs, shared by every snapshot and kept across edits.
     cache: Arc<ReportCache>,
     /// The revision counter: bumped by every change, read by snapshots to see whether
@@ -52,6 +53,7 @@ impl AnalysisHost {
             files: Arc::new(FxHashMap::default()),
             dir_configs: Arc::new(BTreeMap::new()),
             compiled: Arc::new(FxHashMap::default()),
+            builds: Arc::new(FxHashMap::default()),
             cache: Arc::new(ReportCache::default()),
             revision: Arc::new(AtomicU64::new(0)),
             launches: Arc::default(),
@@ -136,6 +138,16 @@ impl AnalysisHost {
                         };
                     }
                 }
+                ChangeOp::Build(id, build) => {
+                    if let Some(path) = self.file_set.path(id) {
+                        let path = path.to_string();
+                        let table = Arc::make_mut(&mut self.builds);
+                        match build {
+                            Some(b) => table.insert(path, Arc::new(b)),
+                            None => table.remove(&path),
+                        };
+                    }
+                }
                 ChangeOp::DirConfig(dir, config) => {
                     let dir = dir.trim_end_matches('/').to_string();
                     let table = Arc::make_mut(&mut self.dir_configs);
@@ -146,7 +158,7 @@ impl AnalysisHost {
                 }
             }
         }
-        super::includes::refresh_preludes(&mut self.files);
+        super::includes::refresh_preludes(&mut self.files, &self.builds);
     }
 
     fn put(&mut self, id: FileId, data: FileData) {
@@ -225,6 +237,7 @@ impl AnalysisHost {
             file_set: self.file_set.clone(),
             dir_configs: self.dir_configs.clone(),
             compiled: self.compiled.clone(),
+            builds: self.builds.clone(),
             cache: self.cache.clone(),
             revision: self.revision.clone(),
             at: self.revision.load(Ordering::SeqCst),

@@ -79,10 +79,22 @@ pub fn include_closure(
     path: &str,
     text_of: &mut dyn FnMut(&str) -> Option<Arc<str>>,
 ) -> Vec<(String, Arc<str>)> {
+    include_closure_in(path, &[], text_of)
+}
+
+/// [`include_closure`] with include folders: a quoted include is looked up next to the
+/// including file first, then in each of `dirs` in order (as `-I` folders are), and the
+/// first that `text_of` finds is taken.
+pub fn include_closure_in(
+    path: &str,
+    dirs: &[String],
+    text_of: &mut dyn FnMut(&str) -> Option<Arc<str>>,
+) -> Vec<(String, Arc<str>)> {
     fn visit(
         path: &str,
         text: &str,
         depth: usize,
+        dirs: &[String],
         seen: &mut FxHashSet<String>,
         text_of: &mut dyn FnMut(&str) -> Option<Arc<str>>,
         out: &mut Vec<(String, Arc<str>)>,
@@ -91,15 +103,25 @@ pub fn include_closure(
             return;
         }
         for inc in quoted_includes(text) {
-            let target = include_path(path, &inc.name);
-            if !seen.insert(target.clone()) {
-                continue;
+            // `<…>` only in the include folders; `"…"` next to the file first.
+            let beside = (!inc.angled).then(|| include_path(path, &inc.name));
+            let candidates = beside.into_iter().chain(
+                dirs.iter()
+                    .filter(|_| !inc.name.starts_with('/'))
+                    .map(|d| normalize_path(&format!("{}/{}", d.trim_end_matches('/'), inc.name))),
+            );
+            for target in candidates {
+                if seen.contains(&target) {
+                    break;
+                }
+                let Some(header) = text_of(&target) else {
+                    continue;
+                };
+                seen.insert(target.clone());
+                visit(&target, &header, depth + 1, dirs, seen, text_of, out);
+                out.push((target, header));
+                break;
             }
-            let Some(header) = text_of(&target) else {
-                continue;
-            };
-            visit(&target, &header, depth + 1, seen, text_of, out);
-            out.push((target, header));
         }
     }
     let Some(text) = text_of(path) else {
@@ -108,13 +130,16 @@ pub fn include_closure(
     let mut seen = FxHashSet::default();
     seen.insert(normalize_path(path));
     let mut out = Vec::new();
-    visit(path, &text, 0, &mut seen, text_of, &mut out);
+    visit(path, &text, 0, dirs, &mut seen, text_of, &mut out);
     out
 }
 
 /// Gives every file of `files` the prelude of the headers it includes (see the module
 /// documentation). Called by the host after each change.
-pub(crate) fn refresh_preludes(files: &mut Arc<FxHashMap<String, Arc<FileData>>>) {
+pub(crate) fn refresh_preludes(
+    files: &mut Arc<FxHashMap<String, Arc<FileData>>>,
+    builds: &FxHashMap<String, Arc<crate::config::FileBuild>>,
+) {
     // Paths normalised, for include look-ups; the table keeps the front end's spelling.
     let by_norm: FxHashMap<String, &str> = files
         .keys()
@@ -124,8 +149,26 @@ pub(crate) fn refresh_preludes(files: &mut Arc<FxHashMap<String, Arc<FileData>>>
     let mut updates: Vec<(String, Option<Arc<Prelude>>)> = Vec::new();
     for (path, data) in files.iter() {
         let text = data.source.text();
-        let has_includes = text.contains("include") && !quoted_includes(text).is_empty();
-        if !has_includes {
+        let build = builds.get(path);
+        // Macros the build defines come first: the command line is read before the file.
+        let mut macros: Vec<MacroDef> = build
+            .map(|b| {
+                b.defines
+                    .iter()
+                    .map(|(name, body)| MacroDef {
+                        name: name.clone(),
+                        params: None,
+                        body: body.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let dirs_of = builds.get(path).map(|b| !b.include_dirs.is_empty());
+        let has_includes = text.contains("include")
+            && quoted_includes(text)
+                .iter()
+                .any(|i| !i.angled || dirs_of == Some(true));
+        if !has_includes && macros.is_empty() {
             if data.source.prelude().is_some() {
                 updates.push((path.clone(), None));
             }
@@ -135,8 +178,12 @@ pub(crate) fn refresh_preludes(files: &mut Arc<FxHashMap<String, Arc<FileData>>>
             let key = by_norm.get(&normalize_path(p))?;
             Some(Arc::from(files.get(*key)?.source.text()))
         };
-        let headers = include_closure(path, &mut text_of);
-        let mut macros = Vec::new();
+        let dirs = build.map(|b| b.include_dirs.as_slice()).unwrap_or_default();
+        let headers = if has_includes {
+            include_closure_in(path, dirs, &mut text_of)
+        } else {
+            Vec::new()
+        };
         for (header, text) in &headers {
             let defs = defs_of
                 .entry(header.clone())

@@ -51,10 +51,17 @@ pub use snapshot::{Analysis, FileConfig, KernelFacts};
 pub struct AnalysisConfig {
     /// The target architecture: minimum-architecture checks and every model use it.
     pub arch: Arch,
-    /// Whether the user chose `arch` (a flag, `.kernaut.toml`, an editor setting) rather
-    /// than leaving the default; rules that compare the code with the target stay silent
-    /// on a default target.
+    /// Whether the user chose `arch` in the front end (a flag, an editor setting). Such a
+    /// choice wins over `.kernaut.toml` and the build; without one, each file's targets
+    /// come from its `.kernaut.toml`, then its build ([`crate::config::FileBuild`]),
+    /// else `sm_90` is assumed ([`crate::config::TargetSet::assumed`]).
     pub arch_configured: bool,
+    /// With `arch_configured`: every target the user named (`--arch sm_80,sm_90a`);
+    /// empty means `arch` alone.
+    pub targets: Vec<kernaut_gpu::Target>,
+    /// With `arch_configured`: where the choice was made, as users see it (`--arch`,
+    /// `kernaut.arch`).
+    pub arch_origin: String,
     /// The block size (x, y, z) used when no launch of a kernel is seen.
     pub default_block: [u32; 3],
     /// Registers per thread when a kernel has no `__launch_bounds__` to derive a limit
@@ -80,6 +87,8 @@ impl Default for AnalysisConfig {
                 arch_specific: false,
             }),
             arch_configured: false,
+            targets: Vec::new(),
+            arch_origin: String::new(),
             default_block: [256, 1, 1],
             default_regs_per_thread: 32,
             wiki: WikiConfig::builtin(),

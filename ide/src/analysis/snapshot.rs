@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::launches::LaunchIndex;
 
-use kernaut_gpu::Arch;
+use kernaut_gpu::{Arch, Target};
 use kernaut_syntax::cancel::CancelToken;
 use kernaut_syntax::{
     FileFacts, Function, LaunchSite, SharedAccess, SharedDecl, SourceFile, SymbolRef, SyntaxError,
@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use super::file_data::*;
 use super::*;
 use crate::compiled::{CompiledFacts, CompiledKernel};
-use crate::config::{KernautConfig, RulesConfig};
+use crate::config::{KernautConfig, RulesConfig, TargetSet};
 use crate::knowledge::Knowledge;
 use crate::line_index::LineIndex;
 use crate::model_cache::ReportCache;
@@ -49,8 +49,9 @@ pub struct Analysis {
     pub(crate) knowledge: Option<Arc<Knowledge>>,
     pub(crate) files: Arc<FxHashMap<String, Arc<FileData>>>,
     pub(crate) file_set: Arc<FileSet>,
-    pub(super) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
+    pub(crate) dir_configs: Arc<BTreeMap<String, KernautConfig>>,
     pub(crate) compiled: Arc<FxHashMap<String, Arc<CompiledFacts>>>,
+    pub(crate) builds: Arc<FxHashMap<String, Arc<crate::config::FileBuild>>>,
     pub(crate) cache: Arc<ReportCache>,
     pub(super) revision: Arc<AtomicU64>,
     pub(super) at: u64,
@@ -65,13 +66,21 @@ const _: () = {
 };
 
 /// The settings that apply to one file: the host's configuration with the nearest
-/// `.kernaut.toml` above the file laid over it.
+/// `.kernaut.toml` above the file laid over it, and what the build says of the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileConfig {
-    /// The target architecture.
+    /// The architecture the models use: [`TargetSet::primary`] of `targets`.
     pub arch: Arch,
-    /// Whether the user chose it (a setting, a flag, or a `.kernaut.toml`).
+    /// Whether a setting or the build named the targets (`!targets.assumed`).
     pub arch_configured: bool,
+    /// Every target the file is compiled for, and where they came from: the front end's
+    /// setting, else the nearest `.kernaut.toml`, else the build, else assumed.
+    pub targets: TargetSet,
+    /// Macros the build defines for the file (`.kernaut.toml`'s `defines`, then the
+    /// compile command's `-D`s).
+    pub defines: Vec<(String, String)>,
+    /// Macros the build defines for one target only.
+    pub target_defines: Vec<(Target, Vec<(String, String)>)>,
     /// The rule levels.
     pub rules: RulesConfig,
     /// Registers per thread to assume, when the `.kernaut.toml` sets it (otherwise
@@ -161,13 +170,31 @@ impl Analysis {
     }
 
     pub(crate) fn config_for_path(&self, path: &str) -> FileConfig {
+        let build = self.builds.get(path);
         let mut out = FileConfig {
             arch: self.config.arch,
             arch_configured: self.config.arch_configured,
+            targets: TargetSet::assumed(),
+            defines: Vec::new(),
+            target_defines: Vec::new(),
             rules: self.config.rules.clone(),
             registers: None,
             config_dir: None,
         };
+        let mut targets = None;
+        if self.config.arch_configured {
+            let named = if self.config.targets.is_empty() {
+                vec![Target::of_arch(self.config.arch)]
+            } else {
+                self.config.targets.clone()
+            };
+            let origin = if self.config.arch_origin.is_empty() {
+                "the editor's setting"
+            } else {
+                self.config.arch_origin.as_str()
+            };
+            targets = TargetSet::named(named, origin);
+        }
         // The nearest directory above the file with a configuration.
         let mut dir = path;
         let found = loop {
@@ -183,22 +210,45 @@ impl Analysis {
             out.config_dir = Some(dir.to_string());
             // A target the user chose in the front end (a flag, an editor setting) wins
             // over the file's.
-            if let (Some(arch), false) = (c.arch, self.config.arch_configured) {
-                out.arch = arch;
-                out.arch_configured = true;
+            if targets.is_none() {
+                let shown = if dir.is_empty() {
+                    crate::config::CONFIG_FILE_NAME.to_string()
+                } else {
+                    format!("{dir}/{}", crate::config::CONFIG_FILE_NAME)
+                };
+                let origin = match c.arch_line {
+                    Some(l) => format!("{shown}:{l}"),
+                    None => shown,
+                };
+                targets = TargetSet::named(c.targets.clone(), origin);
             }
+            out.defines.extend(c.defines.iter().cloned());
             for (rule, level) in &c.rules.levels {
                 out.rules.levels.insert(rule.clone(), *level);
             }
             out.registers = c.registers;
         }
+        if let Some(b) = build {
+            if targets.is_none() {
+                targets = b.targets.clone();
+            }
+            out.defines.extend(b.defines.iter().cloned());
+            out.target_defines = b.target_defines.clone();
+        }
+        out.targets = targets.unwrap_or_else(TargetSet::assumed);
+        out.arch_configured = !out.targets.assumed;
+        out.arch = if self.config.arch_configured && self.config.targets.is_empty() {
+            self.config.arch
+        } else {
+            out.targets.primary()
+        };
         out
     }
 
     /// This snapshot with the configuration of `path`'s directory (itself when nothing
     /// differs).
     pub(crate) fn for_path(&self, path: &str) -> std::borrow::Cow<'_, Analysis> {
-        if self.dir_configs.is_empty() {
+        if self.dir_configs.is_empty() && self.builds.is_empty() {
             return std::borrow::Cow::Borrowed(self);
         }
         let fc = self.config_for_path(path);
@@ -208,6 +258,8 @@ impl Analysis {
         let mut config = (*self.config).clone();
         config.arch = fc.arch;
         config.arch_configured = fc.arch_configured;
+        config.targets = fc.targets.targets;
+        config.arch_origin = fc.targets.origin;
         let mut a = self.clone();
         a.config = Arc::new(config);
         std::borrow::Cow::Owned(a)

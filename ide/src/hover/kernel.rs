@@ -46,7 +46,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
         format!("template <{}> ", ps.join(", "))
     };
     md.push_str(&format!(
-        "**kernel `{}`**\n\n```cuda\n{template}__global__ void {}({})\n```\n",
+        "**kernel** `{}`\n\n```cuda\n{template}__global__ void {}({})\n```\n",
         function.name,
         function.name,
         params.join(", ")
@@ -117,6 +117,17 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
             ));
         }
     }
+    if let Some(id) = analysis.file_id(path) {
+        let targets = analysis.file_config(id).targets;
+        md.push_str(&if targets.assumed {
+            format!(
+                "\nTargets: {} (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).\n",
+                targets.names()
+            )
+        } else {
+            format!("\nTargets: {}.\n", targets.describe())
+        });
+    }
     if let Some(o) = &occ {
         md.push('\n');
         md.push_str(&occupancy_markdown(analysis, o, path));
@@ -126,6 +137,15 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
     {
         md.push('\n');
         md.push_str(&compiled[0].markdown(&facts.toolkit));
+    }
+    // The costliest findings, when the model costs any (a kernel without one says nothing
+    // more).
+    if let Some(r) = analysis
+        .kernel_report_at(kpath, &function.name)
+        .filter(|r| !r.top_costs(1).is_empty())
+    {
+        md.push('\n');
+        md.push_str(&r.hover_markdown());
     }
     Some(HoverResult {
         markdown: md,
@@ -201,8 +221,9 @@ pub(crate) fn occupancy_markdown(
         Ok(occ) => {
             let lim = o.limiter_names();
             md.push_str(&format!(
-                "{} blocks/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
+                "{} block{}/SM · {} of {} warps active ({:.0}%) · limited by {}.\n",
                 occ.blocks_per_sm,
+                if occ.blocks_per_sm == 1 { "" } else { "s" },
                 occ.active_warps,
                 occ.max_warps_per_sm,
                 occ.occupancy * 100.0,

@@ -73,7 +73,7 @@ pub(crate) fn shared_hover(
 
     let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
     let mut md = format!(
-        "**`{}__shared__ {} {}{dims}`**",
+        "`{}__shared__ {} {}{dims}`",
         if d.is_extern { "extern " } else { "" },
         d.element_type,
         d.name
@@ -126,17 +126,34 @@ pub(crate) fn shared_hover(
         limits.smem_per_sm / 1024,
         limits.reserved_smem_per_block
     ));
+    // A resource's own limit above the SM's block limit is capped, and the cap named:
+    // "45 blocks/SM" would promise blocks no SM holds.
+    let cap = limits.max_blocks_per_sm;
+    let capped = |n: u32| {
+        if n > cap {
+            format!(
+                "{} (the per-SM block limit; shared memory alone would fit {n})",
+                per_sm(cap)
+            )
+        } else {
+            per_sm(n)
+        }
+    };
     if let Some(a) = alone {
-        md.push_str(&format!("- this buffer alone allows {a} blocks/SM\n"));
+        md.push_str(&format!("- this buffer alone allows {}\n", capped(a)));
     }
     if let (Some(t), Some(w)) = (total, with_all) {
         md.push_str(&format!(
-            "- with all {t} B of `{}`'s shared memory: {w} blocks/SM\n",
-            d.function.as_deref().unwrap_or("the function")
+            "- with all {t} B of `{}`'s shared memory: {}\n",
+            d.function.as_deref().unwrap_or("the function"),
+            capped(w)
         ));
     }
     if let Some(w) = warps {
-        md.push_str(&format!("- warps allow {w} blocks/SM at this block size"));
+        md.push_str(&format!(
+            "- warps allow {} at this block size",
+            per_sm(w.min(cap))
+        ));
         match with_all.or(alone) {
             Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
             Some(_) => md.push_str(", so shared memory is not the limit\n"),
@@ -240,7 +257,7 @@ pub(crate) fn access_hover(
         .width
         .map_or("unknown width".to_string(), |w| format!("{w} B per lane"));
     let mut md = format!(
-        "**shared {kind} `{written}`** · {width} · warp 0 of a {} block ({})\n\n",
+        "**shared {kind}** `{written}` · {width} · warp 0 of a {} block ({})\n\n",
         block_text(bank.block),
         block_source_text(analysis, &bank.block_source, path)
     );
@@ -392,4 +409,13 @@ pub(crate) fn bank_map(words: &[u32; BANKS]) -> String {
     row(&mut out, 16);
     out.push_str("```\n");
     out
+}
+
+/// `1 block/SM`, `4 blocks/SM`.
+fn per_sm(n: u32) -> String {
+    if n == 1 {
+        "1 block/SM".to_string()
+    } else {
+        format!("{n} blocks/SM")
+    }
 }

@@ -24,11 +24,14 @@ pub(crate) fn lookup(
         .find(|m| match &s.kind {
             SymbolKind::Identifier => {
                 // A call names a function: the user's own functions are looked up after
-                // the wiki, as before. Other plain names are checked against the file's
-                // declarations.
-                (s.is_call
-                    || !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start)))
-                    && !member_of_type(k, &m.symbol)
+                // the wiki, as before, but a free call never names a library type's
+                // member. Other plain names are checked against the file's declarations.
+                let named = if s.is_call {
+                    !only_a_member_name(k, &m.symbol)
+                } else {
+                    !*user_name.get_or_insert_with(|| file.is_user_name_at(s.range.start))
+                };
+                named && !member_of_type(k, &m.symbol)
             }
             SymbolKind::Member { receiver_type, .. } => {
                 // `threadIdx.x` is documented with `threadIdx` itself.
@@ -42,6 +45,29 @@ pub(crate) fn lookup(
             }
             _ => true,
         })
+}
+
+/// Whether a bare wiki symbol (`shfl_xor`, `thread_rank`) names only members of types
+/// the wiki documents (`cooperative_groups::thread_block_tile::shfl_xor`): a free call of
+/// that name (`shfl_xor(v, 16)`) is some library's or the user's own function, never the
+/// member.
+fn only_a_member_name(k: &Knowledge, symbol: &str) -> bool {
+    if symbol.contains("::") || symbol.contains('.') {
+        return false;
+    }
+    let suffix = format!("::{symbol}");
+    let mut member = false;
+    for s in k.index.symbols().symbols() {
+        if let Some(owner) = s.strip_suffix(suffix.as_str()) {
+            if k.symbol(owner).is_some_and(|o| o.symbol == owner) {
+                member = true;
+            } else {
+                // A free function of that name in a namespace (`cooperative_groups::sync`).
+                return false;
+            }
+        }
+    }
+    member
 }
 
 /// Whether a qualified name (`x128::size`) matched a bare wiki symbol (`size`, a

@@ -2,7 +2,7 @@
 //!
 //! Each access goes through the one bank model the hover shows ([`crate::model::bank`]):
 //! a warning from a 4-way conflict, a hint at 2- and 3-way, nothing for broadcasts. The
-//! block comes from the launches of the kernel in every file of the host; without one,
+//! block comes from the launches of the kernel in every open file; without one,
 //! the configured default is assumed, and a conflict is reported only when it also holds
 //! under the other plausible blocks (rows narrower than a warp where the kernel uses
 //! `threadIdx.y`). An index whose conflict depends on a value the file does not show (a
@@ -724,6 +724,69 @@ __global__ void carved(float* out) {
     float a = p[2 * t];
     float b = p[2 * t + 1];
     out[t] = a + b;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn loops_over_consecutive_elements_that_nvcc_merges() {
+        // nvcc 13.5, sm_90 (`-O3 -cubin`, `cuobjdump -sass`; see `crate::model::Merged`):
+        // `s[row * 128 + 4 * lane + e]` over `e < 4` is one `LDS.128 R4, [R4]` with or
+        // without `#pragma unroll`, conflict-free, its stores one `STS.128 [R0], R8`;
+        // `s[8 * lane + e]` over `e < 8` two `LDS.128`, each 2-way (lanes 32 bytes
+        // apart: lanes 0 and 4 of a phase share bank 0), not the 8-way of eight 4-byte
+        // loads at a 32-byte stride; `#pragma unroll 1` one `LDS` per
+        // iteration (4-way at a 16-byte stride), and a loop that also stores to the
+        // array four `LDS` and four `STS`.
+        check(
+            RULE,
+            r#"
+__global__ void loads(float* out) {
+    __shared__ float s[32 * 128];
+    int lane = threadIdx.x & 31, row = threadIdx.x >> 5;
+    float acc = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc += s[row * 128 + 4 * lane + e];
+    for (int e = 0; e < 8; ++e) acc += s[8 * lane + e];
+                                    // ^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `s` takes 8 wavefronts instead of 4
+    out[threadIdx.x] = acc;
+}
+__global__ void transpose_store(const float* in, float* out) {
+    __shared__ float s[32 * 128];
+    int lane = threadIdx.x & 31, row = threadIdx.x >> 5;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[row * 128 + 4 * lane + e] = in[threadIdx.x * 4 + e];
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+__global__ void not_unrolled(float* out) {
+    __shared__ float s[32 * 128];
+    int lane = threadIdx.x & 31;
+    float acc = 0.f;
+#pragma unroll 1
+    for (int e = 0; e < 4; ++e) acc += s[4 * lane + e];
+                                    // ^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this load from `s`
+    out[threadIdx.x] = acc;
+}
+__global__ void aliased(float* out) {
+    __shared__ float s[32 * 128];
+    int lane = threadIdx.x & 31;
+    float acc = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        acc += s[4 * lane + e];
+            // ^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this load from `s`
+        s[2048 + 4 * lane + e] = acc;
+     // ^^^^^^^^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this store to `s`
+    }
+    out[threadIdx.x] = acc;
+}
+void launch(float* out, const float* in) {
+    loads<<<1, 256>>>(out);
+    transpose_store<<<1, 256>>>(in, out);
+    not_unrolled<<<1, 32>>>(out);
+    aliased<<<1, 32>>>(out);
 }
 "#,
         );

@@ -1,10 +1,13 @@
 //! `smem/dynamic-over-48k-without-opt-in`: a launch with more than 48 KB of shared memory
-//! (static plus dynamic) and no `cudaFuncSetAttribute(kernel,
+//! (static plus dynamic; a `<<<>>>` launch, one written in a macro, or
+//! `cudaLaunchKernelEx` with its config's `dynamicSmemBytes`) and no `cudaFuncSetAttribute(kernel,
 //! cudaFuncAttributeMaxDynamicSharedMemorySize, …)` before it.
 //!
 //! Without the opt-in the launch is rejected with `cudaErrorInvalidValue` before any
 //! thread runs, and `<<<>>>` returns nothing (`pitfall-dynamic-shared-memory#P1`). The
-//! rule stays silent when the file raises the attribute for that kernel anywhere, or
+//! rule stays silent when the file raises the attribute for that kernel anywhere (also
+//! through a macro of the file or of a header it includes, or in another file of the
+//! project), or
 //! raises it earlier for a kernel expression it cannot name (a function pointer), when the
 //! size is not a constant, and on targets without an opt-in above 48 KB (there
 //! `smem/over-capacity` reports the launch). It also fires when the file raises the
@@ -25,6 +28,7 @@
 use super::over_capacity::{base_kernel, StaticBytes};
 use super::{indent_at, line_start, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
+use kernaut_syntax::short_name;
 
 pub(crate) const RULE: Rule = Rule {
     source: include_str!("dynamic_over_48k.rs"),
@@ -83,6 +87,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             && by_name
                 .iter()
                 .all(|a| a.value.is_some_and(|v| v >= 0 && (v as u64) < dynamic));
+        // An opt-in for the kernel in another file of the project (a helper that sets
+        // the attribute once, a launcher in another translation unit): the attribute is
+        // per kernel for the whole program, so this launch may well be covered.
+        let elsewhere = ctx.model.host.is_some_and(|(a, path)| {
+            a.dynamic_opt_ins(short_name(name))
+                .iter()
+                .any(|(p, _)| *p != path)
+        });
+        if elsewhere {
+            continue;
+        }
         if too_small {
             let largest = by_name.iter().filter_map(|a| a.value).max().unwrap_or(0);
             let a = by_name
@@ -355,6 +370,56 @@ void launch(float* out) {
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, STAGES * 32 * 1024);
     k<<<1, 256, STAGES * 32 * 1024>>>(out);
     k<<<1, 256, 64 * 1024>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn opt_in_written_in_a_macro() {
+        check(
+            RULE,
+            r#"
+#define SET_MAX_SMEM(kernel, bytes) \
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+#define LAUNCH_WITH_SMEM(kernel, bytes, ...)                                              \
+    do {                                                                                  \
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes); \
+        kernel<<<1, 256, bytes>>>(__VA_ARGS__);                                           \
+    } while (0)
+__global__ void a(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void b(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void c(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+void launch(float* out) {
+    SET_MAX_SMEM(a, 96 * 1024);
+    a<<<1, 256, 96 * 1024>>>(out);
+    LAUNCH_WITH_SMEM(b, 80 * 1024, out);
+    SET_MAX_SMEM(a, 64 * 1024);
+    c<<<1, 256, 64 * 1024>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `c` asks for 65536 bytes
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn launch_through_cuda_launch_kernel_ex() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+__global__ void opted(float* out) { extern __shared__ float s[]; out[0] = s[threadIdx.x]; }
+void launch(float* out) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 64 * 1024;
+    cudaLaunchKernelEx(&cfg, k, out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k` asks for 65536 bytes
+    cudaFuncSetAttribute(opted, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    cudaLaunchKernelEx(&cfg, opted, out);
+    cudaLaunchConfig_t small = {.gridDim = dim3(1), .blockDim = dim3(256), .dynamicSmemBytes = 16 * 1024};
+    cudaLaunchKernelEx(&small, k, out);
 }
 "#,
         );

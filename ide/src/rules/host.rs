@@ -86,7 +86,29 @@ impl Analysis {
         self.launch_index()
             .fingerprint(kernels.map(|k| short_name(&k.name)))
             .hash(&mut h);
+        // The dynamic shared-memory opt-ins, in other files, of the kernels `f` launches
+        // over the 48 KB default (`smem/dynamic-over-48k-without-opt-in` reads them).
+        for l in &f.facts().launches {
+            if l.shared_bytes.is_some_and(|b| b > 48 * 1024) {
+                self.dynamic_opt_ins(short_name(&l.kernel)).hash(&mut h);
+            }
+        }
         h.finish()
+    }
+
+    /// The files of the host that raise `cudaFuncAttributeMaxDynamicSharedMemorySize`
+    /// for a kernel whose name without namespaces is `short` (directly or through a
+    /// macro), with the values, by path.
+    pub(crate) fn dynamic_opt_ins(&self, short: &str) -> Vec<(&str, Option<i64>)> {
+        let mut out = Vec::new();
+        for (p, data) in self.sorted_files("") {
+            for a in data.attributes_named(short) {
+                if a.attribute.ends_with("MaxDynamicSharedMemorySize") {
+                    out.push((p, a.value));
+                }
+            }
+        }
+        out
     }
 
     fn run_rules(
@@ -100,6 +122,9 @@ impl Analysis {
         let settings = RuleSettings {
             arch: fc.arch,
             arch_configured: fc.arch_configured,
+            targets: Some(&fc.targets),
+            defines: &fc.defines,
+            target_defines: &fc.target_defines,
             levels: &fc.rules,
         };
         let ctx = RuleContext::with_settings(&f.source, k, settings)
@@ -172,9 +197,47 @@ impl<'a> RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
-    /// The path of the file, as the host names it (`None` for a file checked outside a
-    /// host).
-    pub(crate) fn path(&self) -> Option<&str> {
-        self.model.host.map(|(_, p)| p)
+    /// The names the file's quoted headers define (their kernels, `__device__` functions
+    /// and macros, short names), as the host holds the headers: a call to one of them is
+    /// the project's own function, not a library symbol of the same name.
+    pub(crate) fn header_definitions(&self) -> Vec<String> {
+        let Some((analysis, path)) = self.model.host else {
+            return Vec::new();
+        };
+        let dirs = analysis
+            .builds
+            .get(path)
+            .map(|b| b.include_dirs.clone())
+            .unwrap_or_default();
+        let by_norm: rustc_hash::FxHashMap<String, &str> = analysis
+            .files
+            .keys()
+            .map(|p| (crate::includes::normalize_path(p), p.as_str()))
+            .collect();
+        let mut text_of = |p: &str| -> Option<std::sync::Arc<str>> {
+            let key = by_norm.get(&crate::includes::normalize_path(p))?;
+            Some(std::sync::Arc::from(
+                analysis.files.get(*key)?.source.text(),
+            ))
+        };
+        let mut out = Vec::new();
+        for (header, _) in crate::includes::include_closure_in(path, &dirs, &mut text_of) {
+            let Some(key) = by_norm.get(&header) else {
+                continue;
+            };
+            let Some(data) = analysis.file(key) else {
+                continue;
+            };
+            let facts = data.facts();
+            out.extend(
+                facts
+                    .kernels
+                    .iter()
+                    .chain(&facts.device_functions)
+                    .map(|f| short_name(&f.name).to_string()),
+            );
+            out.extend(facts.macros.iter().cloned());
+        }
+        out
     }
 }

@@ -36,9 +36,8 @@ use kernaut_syntax::FxHashSet as HashSet;
 
 use kernaut_syntax::SymbolKind;
 
-use super::{
-    arch_guarded_ranges, thread_dependent_branch, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit,
-};
+use super::target_guards::{Compiled, Tri};
+use super::{thread_dependent_branch, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -60,7 +59,8 @@ const LEGACY: &[&str] = &[
 ];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    if ctx.arch.cc.major() < 7 {
+    let targets = &ctx.targets.targets;
+    if !targets.iter().any(|t| t.major >= 7) {
         return;
     }
     let defined: HashSet<&str> = ctx
@@ -77,8 +77,28 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     {
         return;
     }
-    let mut guarded = arch_guarded_ranges(text);
-    guarded.extend(super::arch_guards::sm_dispatch_branches(text));
+    // Which code each target compiles (the `#if`s, `if constexpr` and `<nv/target>`
+    // branches, per target); read only when a call is found.
+    let compiled = std::cell::OnceCell::new();
+    // The first sm_70+ target that surely compiles the call at `offset`. An undeclared
+    // `__shfl*` stops the front end in any function it parses; a deprecated vote or PTX
+    // fails only where code is emitted, in a kernel or a function a kernel reaches.
+    let failing = |offset: usize, emitted_only: bool| -> Option<&kernaut_gpu::Target> {
+        let c: &Compiled = compiled.get_or_init(|| Compiled::scan(ctx));
+        targets.iter().enumerate().find_map(|(i, t)| {
+            let state = if emitted_only {
+                c.at(ctx, i, offset)
+            } else {
+                c.guards.at(i, offset).0
+            };
+            (t.major >= 7 && state == Tri::True).then_some(t)
+        })
+    };
+    let severity = if ctx.targets.assumed {
+        Severity::Hint
+    } else {
+        RULE.severity
+    };
     let mut seen = HashSet::default();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
     let bodies = ctx.bodies_mentioning(&names);
@@ -87,17 +107,21 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         for call in ctx.calls_in_body(body.start).iter() {
             if call.kind == SymbolKind::Ptx {
                 let m = call.callee.as_str();
-                let legacy = (m.starts_with("shfl.") || m.starts_with("vote."))
-                    && !m.contains(".sync")
-                    && !guarded.iter().any(|g| g.contains(&call.range.start));
-                if legacy && seen.insert(call.range.clone()) {
+                let legacy =
+                    (m.starts_with("shfl.") || m.starts_with("vote.")) && !m.contains(".sync");
+                let target = if legacy {
+                    failing(call.range.start, true)
+                } else {
+                    None
+                };
+                if let (Some(target), true) = (target, seen.insert(call.range.clone())) {
                     out.push(RuleDiagnostic {
                         rule: RULE.id,
-                        severity: RULE.severity,
+                        severity,
                         range: call.callee_range.clone(),
                         message: format!(
-                            "PTX `{m}` without `.sync` is rejected by ptxas for {} (not supported on .target sm_70 and higher, whose lanes are scheduled independently): use `{}.sync` with a member mask",
-                            ctx.arch,
+                            "PTX `{m}` without `.sync` is rejected by ptxas for {target}{} (not supported on .target sm_70 and higher, whose lanes are scheduled independently): use `{}.sync` with a member mask",
+                            origin(ctx),
                             m.split('.').next().unwrap_or(m)
                         ),
                         wiki: RULE.wiki[0].to_string(),
@@ -107,13 +131,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 continue;
             }
             let name = call.callee_text.as_str();
-            if !LEGACY.contains(&name)
-                || defined.contains(name)
-                || !seen.insert(call.range.clone())
-                || guarded.iter().any(|g| g.contains(&call.range.start))
-            {
+            if !LEGACY.contains(&name) || defined.contains(name) || seen.contains(&call.range) {
                 continue;
             }
+            let Some(target) = failing(call.range.start, !name.starts_with("__shfl")) else {
+                continue;
+            };
+            seen.insert(call.range.clone());
             let mut fixes = Vec::new();
             if let Some(first) = call.arg_ranges.first() {
                 // The full mask is what the mask-free form meant where the whole warp
@@ -130,23 +154,35 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             }
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity: RULE.severity,
+                severity,
                 range: call.callee_range.clone(),
                 message: if name.starts_with("__shfl") {
                     format!(
-                        "`{name}` has no participation mask and is not declared for compute capability 7.0 and newer: nvcc stops with `identifier \"{name}\" is undefined` on {}; use `{name}_sync` with the mask of the lanes that reach it",
-                        ctx.arch
+                        "`{name}` has no participation mask and is not declared for compute capability 7.0 and newer: nvcc stops with `identifier \"{name}\" is undefined` on {target}{}; use `{name}_sync` with the mask of the lanes that reach it",
+                        origin(ctx)
                     )
                 } else {
                     format!(
-                        "`{name}` has no participation mask and is deprecated: nvcc warns that it is not valid on compute_70 and above, and ptxas rejects the `vote` without `.sync` it becomes on {}; without a mask its result is undefined under independent thread scheduling, so use `{name}_sync` with the mask of the lanes that reach it",
-                        ctx.arch
+                        "`{name}` has no participation mask and is deprecated: nvcc warns that it is not valid on compute_70 and above, and ptxas rejects the `vote` without `.sync` it becomes on {target}{}; without a mask its result is undefined under independent thread scheduling, so use `{name}_sync` with the mask of the lanes that reach it",
+                        origin(ctx)
                     )
                 },
                 wiki: RULE.wiki[0].to_string(),
                 fixes,
             });
         }
+    }
+}
+
+/// ` (assumed)`, ` (from CMakeLists.txt:4)`, or nothing for a target named alone.
+fn origin(ctx: &RuleContext) -> String {
+    let set = &*ctx.targets;
+    if set.assumed {
+        " (assumed: no setting or build file names the targets)".to_string()
+    } else if set.origin.is_empty() {
+        String::new()
+    } else {
+        format!(" (from {})", set.origin)
     }
 }
 
@@ -174,6 +210,27 @@ __device__ float reduce(float v) {
     asm("shfl.sync.down.b32 %0, %0, 1, 0x1f, 0xffffffff;" : "+f"(v));
     return v;
 }
+__global__ void k(float* p) { p[0] = reduce(p[0]); }
+"#,
+        );
+    }
+
+    /// Code the preprocessor drops for every target (`#if 0`, the `#else` of a macro
+    /// the toolkit defines), and votes in a helper no kernel calls, are not compiled.
+    #[test]
+    fn code_no_target_compiles_stays_silent() {
+        check(
+            RULE,
+            r#"
+__device__ float r(float v) {
+#if 0
+    return v + __shfl_xor(v, 16, 32);
+#else
+    return v + __shfl_xor_sync(0xffffffff, v, 16);
+#endif
+}
+__device__ bool unused(float v) { return __any(v > 0.0f); }
+__global__ void k(float* p) { p[threadIdx.x] = r(p[threadIdx.x]); }
 "#,
         );
     }

@@ -32,13 +32,13 @@ use kernaut_syntax::{
     CallSite, Enclosing, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange,
 };
 
-use crate::config::{RuleLevel, RulesConfig, Severity};
+use crate::config::{RuleLevel, RulesConfig, Severity, TargetSet};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
-mod arch_guards;
 mod host;
 mod ids;
+mod target_guards;
 pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};
 
 mod allow;
@@ -50,14 +50,15 @@ pub use edit::apply_edits;
 pub(crate) use edit::{indent_at, line_start, statement_end};
 
 mod conditions;
-pub(crate) use conditions::{arch_guarded_ranges, thread_dependent_branch, warp_uniform};
+pub(crate) use conditions::{thread_dependent_branch, warp_uniform};
 
 mod words;
 pub(crate) use words::{find_word, is_identifier};
 
-mod async_ops;
+pub(crate) mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
+mod barriers;
 mod bf16_explicit_packing;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
@@ -71,7 +72,7 @@ mod over_unroll;
 mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
-mod strided_global_access;
+pub(crate) mod strided_global_access;
 mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
@@ -121,6 +122,10 @@ pub struct Rule {
 impl Rule {
     /// The rule's documentation: the leading `//!` block of its file, without the `//!`
     /// markers (Markdown, with a before/after example in a ```` ```cuda ```` block).
+    ///
+    /// Rustdoc links are for contributors, not users: a parenthesised one
+    /// (`([`crate::model::bank`])`) is dropped, and a bare one (`[`Level`]`) becomes
+    /// plain code (`` `Level` ``).
     pub fn doc(&self) -> String {
         let mut out = String::new();
         for line in self.source.lines() {
@@ -130,7 +135,7 @@ impl Rule {
             out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
             out.push('\n');
         }
-        out
+        without_rustdoc_links(&out)
     }
 
     /// One line on what the rule finds: the first paragraph of [`Rule::doc`] without the
@@ -148,6 +153,32 @@ impl Rule {
     }
 }
 
+/// Documentation text without rustdoc's intra-doc links (see [`Rule::doc`]).
+fn without_rustdoc_links(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut rest = doc;
+    while let Some(start) = rest.find("[`") {
+        let Some(len) = rest[start..].find("`]") else {
+            break;
+        };
+        let end = start + len + 2;
+        let name = &rest[start + 2..end - 2];
+        let parenthesised = rest[..start].ends_with('(') && rest[end..].starts_with(')');
+        if parenthesised {
+            out.push_str(rest[..start - 1].trim_end_matches(' '));
+            rest = &rest[end + 1..];
+        } else {
+            out.push_str(&rest[..start]);
+            out.push('`');
+            out.push_str(name);
+            out.push('`');
+            rest = &rest[end..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// What the rules read. The syntax queries several rules share (shared accesses, the
 /// calls of a function) are computed once per context.
 #[derive(Debug)]
@@ -162,10 +193,16 @@ pub struct RuleContext<'a> {
     pub knowledge: &'a Knowledge,
     /// Per-rule levels.
     pub config: &'a RulesConfig,
-    /// Whether the user chose `arch` (`--arch`, `.kernaut.toml`, an editor setting) rather
-    /// than leaving the default; rules that compare the code with the target stay silent
-    /// on a default target.
+    /// Whether a setting or the build named the targets rather than leaving the assumed
+    /// `sm_90`; rules that compare the code with the target stay silent or give hints on
+    /// an assumed target.
     pub arch_configured: bool,
+    /// Every target the file is compiled for, and where they came from.
+    pub targets: std::borrow::Cow<'a, TargetSet>,
+    /// Macros the build defines for the file, as (name, body).
+    pub defines: &'a [(String, String)],
+    /// Macros the build defines for one target only.
+    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
     queries: Queries<'a>,
     /// Where the model reads launches, its default block and cache ([`crate::model`]).
     pub(crate) model: crate::model::RuleModel<'a>,
@@ -189,10 +226,22 @@ struct Queries<'a> {
 pub struct RuleSettings<'a> {
     /// The target architecture.
     pub arch: Arch,
-    /// Whether the user chose `arch` rather than leaving the default.
+    /// Whether a setting or the build named the targets.
     pub arch_configured: bool,
+    /// Every target of the file (`None`: `arch` alone, named by the user).
+    pub targets: Option<&'a TargetSet>,
+    /// Macros the build defines for the file.
+    pub defines: &'a [(String, String)],
+    /// Macros the build defines for one target only.
+    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
     /// Per-rule levels.
     pub levels: &'a RulesConfig,
+}
+
+/// The target set of a context built with one architecture the user chose.
+fn user_target(arch: Arch) -> TargetSet {
+    TargetSet::named(vec![kernaut_gpu::Target::of_arch(arch)], "")
+        .unwrap_or_else(TargetSet::assumed)
 }
 
 impl<'a> RuleContext<'a> {
@@ -209,6 +258,12 @@ impl<'a> RuleContext<'a> {
             knowledge,
             config: settings.levels,
             arch_configured: settings.arch_configured,
+            targets: match settings.targets {
+                Some(t) => std::borrow::Cow::Borrowed(t),
+                None => std::borrow::Cow::Owned(user_target(settings.arch)),
+            },
+            defines: settings.defines,
+            target_defines: settings.target_defines,
             queries: Queries::default(),
             model: crate::model::RuleModel::default(),
         }
@@ -228,6 +283,9 @@ impl<'a> RuleContext<'a> {
             knowledge,
             config,
             arch_configured: true,
+            targets: std::borrow::Cow::Owned(user_target(arch)),
+            defines: &[],
+            target_defines: &[],
             queries: Queries::default(),
             model: crate::model::RuleModel::default(),
         }
@@ -494,7 +552,19 @@ mod tests {
             let summary = r.summary();
             assert!(!summary.is_empty() && !summary.contains('\n'), "{}", r.id);
             assert!(!summary.starts_with(&format!("`{}`", r.id)), "{}", r.id);
+            // Issue 28: `check --explain` showed `[`crate::model::bank`]`.
+            assert!(
+                !doc.contains("[`") && !doc.contains("crate::"),
+                "{}: {doc}",
+                r.id
+            );
         }
+        assert_eq!(
+            super::without_rustdoc_links(
+                "the bank model ([`crate::model::bank`]): read as [`Level`], then [`Level::Silent`]."
+            ),
+            "the bank model: read as `Level`, then `Level::Silent`."
+        );
     }
 
     #[test]

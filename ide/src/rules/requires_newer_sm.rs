@@ -6,23 +6,20 @@
 //! `symbol_requires_sm`) is compared with the target. An arch-specific requirement
 //! (`>=9.0a`: `wgmma`, `setmaxnreg`) needs exactly that `a` target.
 //!
-//! Guarded calls are read with the least SM their guard ensures (`arch_guards.rs`):
-//! `#if __CUDA_ARCH__ >= 900`, `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900`, the
-//! `#else` of `#if __CUDA_ARCH__ < 900`, `#elif` chains, `NV_IF_TARGET(NV_PROVIDES_SM_90,
-//! (...))`, the first branch of `NV_IF_ELSE_TARGET` (not the second), each branch of
-//! `NV_DISPATCH_TARGET` (guarded by its own query and the negation of the earlier ones),
-//! and the host branches of `NV_IS_HOST`/`NV_IS_DEVICE`. A guard that ensures the SM the
-//! call needs silences it; a guard for a lower SM is reported as too low. A guard on the
-//! architecture whose level cannot be read (a toolkit-version test, a `..._ENABLED` macro
-//! without an SM number) is trusted, as is a `..._SM90_ENABLED`-style macro for its SM. A
-//! `__device__` function whose every call in the file is guarded is guarded as its
-//! weakest call site. Functions and macros the file defines with the same name stay
-//! silent. In a header (`.cuh`, `.h`, `.hpp`), a call inside a `__device__` function is a
-//! warning rather than an error: the header's functions are compiled only into the files
-//! that call them, where the guards around those calls are. Diagnostics cite the
-//! symbol's api page. Without a configured target
-//! (`--arch`, `arch` in `.kernaut.toml`) the rule is silent: code full of `wgmma` is
-//! written for sm_90a, and a default target would only flag every line of it.
+//! The file is checked against every target it is compiled for (the project loader's
+//! [`crate::config::TargetSet`]: a setting, `.kernaut.toml`, or the build). A call is
+//! reported for the first target that surely compiles it and lacks what it needs
+//! (`target_guards.rs`): the preprocessor's conditions and the `<nv/target>` macros are
+//! evaluated for that target (`__CUDA_ARCH__`, the `a`/`f` feature macros, the build's
+//! `-D` macros), and the call's function must be a kernel or a `__device__` function
+//! that a kernel compiled for the target reaches through calls compiled for it. A guard
+//! whose value is unknown (a macro only the build might define, a toolkit-version test),
+//! or a helper no kernel of the file reaches (nvcc emits no code for it unless another
+//! file or `-rdc` calls it), leaves the call unreported. Functions and macros the file
+//! defines with the same name stay silent. When no setting and no build file names the
+//! targets, `sm_90` is assumed and findings are hints that say so. Diagnostics cite the
+//! symbol's api page; the fix names the guard that works (`__CUDA_ARCH_FEAT_SM90_ALL`
+//! for an `sm_90a` instruction, not `__CUDA_ARCH__ >= 900`).
 //!
 //! ```cuda
 //! // Before, with arch = "sm_75": cp.async needs sm_80.
@@ -41,7 +38,9 @@ use kernaut_index::MatchKind;
 use kernaut_syntax::{CallSite, SymbolKind};
 use kernaut_wiki::parse_requires_sm;
 
-use super::arch_guards::{ArchGuards, Level};
+use kernaut_gpu::Target;
+
+use super::target_guards::{Compiled, Tri};
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
@@ -54,14 +53,10 @@ pub(crate) const RULE: Rule = Rule {
 };
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    if !ctx.arch_configured {
-        return;
-    }
-    let text = ctx.text();
-    // Read only for a call that would be reported: most files have none.
-    let guards = OnceCell::new();
-    // By function start: how far every call of that function is guarded.
-    let mut callers = HashMap::default();
+    let targets = &ctx.targets.targets;
+    // The file's own functions and macros, and its headers': calls to them are the
+    // project's, whatever library symbol shares the name.
+    let from_headers = ctx.header_definitions();
     let defined: HashSet<&str> = ctx
         .facts
         .kernels
@@ -69,16 +64,18 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .chain(&ctx.facts.device_functions)
         .map(|f| short_name(&f.name))
         .chain(ctx.facts.macros.iter().map(String::as_str))
+        .chain(from_headers.iter().map(String::as_str))
         .collect();
-    let target = (ctx.arch.cc.major(), ctx.arch.cc.minor());
-    let risky = unmet_names(ctx, target);
+    let risky = unmet_names(ctx);
     if risky.is_empty() {
         return;
     }
     let risky: Vec<&str> = risky.iter().map(String::as_str).collect();
+    // Read only for a call that would be reported: most files have none.
+    let compiled = OnceCell::new();
     let mut seen = HashSet::default();
     // By callee, for calls and for PTX instructions.
-    let mut verdicts: [HashMap<String, Option<Verdict>>; 2] = Default::default();
+    let mut requirements: [HashMap<String, Option<Requirement>>; 2] = Default::default();
     let bodies = ctx.bodies_mentioning(&risky);
     ctx.prefetch_calls(&bodies);
     for body in bodies {
@@ -93,175 +90,113 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 continue;
             }
             // Most calls repeat a few callees: each is looked up in the wiki once.
-            let known = &mut verdicts[usize::from(call.kind == SymbolKind::Ptx)];
+            let known = &mut requirements[usize::from(call.kind == SymbolKind::Ptx)];
             if !known.contains_key(call.callee.as_str()) {
-                known.insert(call.callee.clone(), verdict(ctx, call, target));
+                known.insert(call.callee.clone(), requirement(ctx, call));
             }
-            // Where the callee's own requirement is met, the overload its argument
-            // types pick may not be (`atomicAdd` on `float4*`).
-            let overloaded =
-                if known[call.callee.as_str()].is_none() && call.kind != SymbolKind::Ptx {
-                    overload_verdict(ctx, call, target)
-                } else {
-                    None
-                };
-            let verdict = &overloaded.or_else(|| known[call.callee.as_str()].clone());
-            let Some(Verdict {
-                symbol,
-                page,
-                needed,
-                major,
-                minor,
-                too_old,
-            }) = verdict
+            // The overload the argument types pick may need more than the callee's
+            // other overloads (`atomicAdd` on `float4*`).
+            let overload = (call.kind != SymbolKind::Ptx)
+                .then(|| overload_requirement(ctx, call))
+                .flatten();
+            let Some(req) = overload.or_else(|| known[call.callee.as_str()].clone()) else {
+                continue;
+            };
+            let failing: Vec<usize> = (0..targets.len())
+                .filter(|i| targets[*i].meets(req.major, req.minor, req.specific) == Some(false))
+                .collect();
+            if failing.is_empty() {
+                continue;
+            }
+            let compiled = compiled.get_or_init(|| Compiled::scan(ctx));
+            // The first target that surely compiles this call and lacks what it needs;
+            // where the guards or the callers leave it unknown, nothing is said.
+            let Some(i) = failing
+                .into_iter()
+                .find(|i| compiled.at(ctx, *i, call.range.start) == Tri::True)
             else {
                 continue;
             };
-            let (major, minor, too_old) = (*major, *minor, *too_old);
-            let needs = major * 100 + minor * 10;
-            let guards = guards.get_or_init(|| ArchGuards::scan(text));
-            let (mut level, mut guard) = guards.at(call.range.start);
-            let mut from_callers = false;
-            if !ensures(level, needs) {
-                let (lc, gc) = helper_level(ctx, guards, &mut callers, call.range.start, 0);
-                if lc > level {
-                    (level, guard, from_callers) = (lc, gc, true);
-                }
-            }
-            if ensures(level, needs) {
-                continue;
-            }
-            let why = if too_old {
-                format!("the target is {}", ctx.arch)
-            } else {
-                format!(
-                    "the target {} lacks the arch-specific features of {needed}",
-                    ctx.arch
-                )
-            };
-            let message = match (level, guard) {
-                (Level::AtLeast(n), Some(guard)) => format!(
-                    "`{symbol}` needs {needed} but the guard `{guard}`{} only ensures sm_{}{}, and {why}: the guarded code is still compiled for sm_{}{}, which lacks `{symbol}`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= {major}{minor}0` (`NV_PROVIDES_SM_{major}{minor}`)",
-                    if from_callers { " around every call of this function" } else { "" },
-                    n / 100,
-                    n % 100 / 10,
-                    n / 100,
-                    n % 100 / 10,
-                ),
-                _ => format!(
-                    "`{symbol}` needs {needed} but {why}: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= {major}{minor}0` (`NV_IF_TARGET(NV_PROVIDES_SM_{major}{minor}, (...))`)",
-                ),
-            };
-            // A `__device__` function of a header is compiled only into the files that
-            // call it, and the guard around those calls lives there: what the file
-            // alone shows is a warning.
-            let in_header_helper = in_header(ctx)
-                && ctx
-                    .facts
-                    .function_at(call.range.start)
-                    .is_some_and(|f| !f.is_kernel);
-            let (severity, message) = if in_header_helper {
-                (
-                    Severity::Warning,
-                    format!(
-                        "{message} (a warning: this `__device__` function is in a header, so it is compiled only into the files that call it, and it breaks the build there if a call reaches it on this target without a guard)"
-                    ),
-                )
-            } else {
-                (RULE.severity, message)
-            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity,
+                severity: if ctx.targets.assumed {
+                    Severity::Hint
+                } else {
+                    RULE.severity
+                },
                 range: call.callee_range.clone(),
-                message,
-                wiki: page.clone(),
+                message: message(
+                    ctx,
+                    &req,
+                    &targets[i],
+                    compiled.guards.innermost(i, call.range.start),
+                ),
+                wiki: req.page.clone(),
                 fixes: Vec::new(),
             });
         }
     }
 }
 
-/// Whether the file is a header (`.cuh`, `.h`, `.hpp`, `.hxx`, `.inl`), as the host
-/// names it; a file checked outside a host is not.
-fn in_header(ctx: &RuleContext) -> bool {
-    ctx.path().is_some_and(|p| {
-        let lower = p.to_ascii_lowercase();
-        [".cuh", ".h", ".hpp", ".hxx", ".inl"]
-            .iter()
-            .any(|e| lower.ends_with(e))
-    })
-}
-
-/// Whether a guard of `level` keeps code that needs `needs` (`900` for sm_90) from the
-/// SMs that lack it.
-fn ensures(level: Level, needs: u32) -> bool {
-    match level {
-        Level::Nothing => false,
-        Level::AtLeast(n) => n >= needs,
-        Level::Silent => true,
-    }
-}
-
-/// How far every call, in this file, of the `__device__` function around `offset` is
-/// guarded (the weakest guard of its call sites, each strengthened by its own callers'
-/// guards, three calls deep): a helper called only from guarded code is guarded too. A
-/// kernel, a function the file never calls, or one called from unguarded code is not.
-fn helper_level<'g>(
-    ctx: &RuleContext,
-    guards: &'g ArchGuards,
-    memo: &mut HashMap<usize, (Level, Option<&'g str>)>,
-    offset: usize,
-    depth: usize,
-) -> (Level, Option<&'g str>) {
-    let Some(f) = ctx.facts.function_at(offset) else {
-        return (Level::Nothing, None);
+/// The message for a call that needs `req` and is compiled for `target`.
+fn message(ctx: &RuleContext, req: &Requirement, target: &Target, guard: Option<&str>) -> String {
+    let set = &*ctx.targets;
+    let needed = &req.needed;
+    let symbol = &req.symbol;
+    let from = if set.origin.is_empty() {
+        String::new()
+    } else {
+        format!(" (from {})", set.origin)
     };
-    if f.is_kernel || depth > 3 {
-        return (Level::Nothing, None);
+    let built = if set.assumed {
+        format!("the target is {target} (assumed)")
+    } else if set.targets.len() == 1 {
+        format!("the target is {target}{from}")
+    } else {
+        format!("this file is also built for {target}{from}")
+    };
+    let (major, minor) = (req.major, req.minor);
+    let works = if req.specific {
+        format!(
+            "`#if defined(__CUDA_ARCH_FEAT_SM{major}{minor}_ALL)` (`__CUDA_ARCH__ >= {major}{minor}0` is also true where {needed}'s arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`)"
+        )
+    } else {
+        format!(
+            "`#if __CUDA_ARCH__ >= {major}{minor}0` (`NV_IF_TARGET(NV_PROVIDES_SM_{major}{minor}, (...))`)"
+        )
+    };
+    let mut m = match guard {
+        Some(guard) => format!(
+            "`{symbol}` needs {needed}, but {built}, and the guard `{guard}` holds there: the call is compiled for {target}, where it does not compile; guard it with {works}"
+        ),
+        None => format!(
+            "`{symbol}` needs {needed}, but {built}: the call does not compile there; guard it with {works}, or build for {needed} only"
+        ),
+    };
+    if set.assumed {
+        m.push_str(&format!(
+            " (assuming {target}: no setting or build file names the targets; set `arch` in .kernaut.toml, or keep CMakeLists.txt, compile_commands.json, setup.py or a Makefile where kernaut can read them)"
+        ));
     }
-    if let Some(known) = memo.get(&f.range.start) {
-        return *known;
-    }
-    // A recursive call sees the function as unguarded.
-    memo.insert(f.range.start, (Level::Nothing, None));
-    let (range, name) = (f.range.clone(), short_name(&f.name).to_string());
-    let mut weakest: Option<(Level, Option<&str>)> = None;
-    for site in ctx.file.find_calls(&name) {
-        if range.contains(&site.range.start) || short_name(&site.callee) != name {
-            continue;
-        }
-        let mut here = guards.at(site.range.start);
-        if here.0 != Level::Silent {
-            let up = helper_level(ctx, guards, memo, site.range.start, depth + 1);
-            if up.0 > here.0 {
-                here = up;
-            }
-        }
-        if weakest.is_none_or(|w| here.0 < w.0) {
-            weakest = Some(here);
-        }
-    }
-    let level = weakest.unwrap_or((Level::Nothing, None));
-    memo.insert(range.start, level);
-    level
+    m
 }
 
-/// Why a callee does not compile for the target: the wiki symbol, its page, the
-/// architecture it needs and whether the target is older than that.
+/// What a callee needs: the wiki symbol, its page, and the architecture.
 #[derive(Clone)]
-struct Verdict {
+struct Requirement {
     symbol: String,
     page: String,
+    /// `sm_80`, `sm_90a`.
     needed: String,
     major: u32,
     minor: u32,
-    too_old: bool,
+    /// Arch-specific (`>=9.0a`).
+    specific: bool,
 }
 
-/// The [`Verdict`] on the overload `call` picks by its first argument's type, where the
+/// The requirement of the overload `call` picks by its first argument's type, where the
 /// page gives that overload a requirement of its own and the file shows the type.
-fn overload_verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> Option<Verdict> {
+fn overload_requirement(ctx: &RuleContext, call: &CallSite) -> Option<Requirement> {
     let m = ctx.knowledge.symbol(&call.callee)?;
     if m.matched != MatchKind::Exact && !call.callee.contains("::") {
         return None;
@@ -283,23 +218,20 @@ fn overload_verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> O
     }
     let args = ctx.file.call_argument_types(call.callee_range.start)?;
     let (key, req) = crate::hover::overload_requirement(page, &m.symbol, &args)?;
-    let (major, minor, _) = parse_requires_sm(req)?;
-    if (major, minor) <= target {
-        return None;
-    }
-    Some(Verdict {
+    let (major, minor, specific) = parse_requires_sm(req)?;
+    Some(Requirement {
         symbol: key,
         page: page.id.clone(),
-        needed: format!("sm_{major}{minor}"),
+        needed: format!("sm_{major}{minor}{}", if specific { "a" } else { "" }),
         major,
         minor,
-        too_old: true,
+        specific,
     })
 }
 
-/// The [`Verdict`] on `call`'s callee (`None` when the target meets its requirement or
-/// the wiki has none). It depends only on the callee and whether it is PTX.
-fn verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> Option<Verdict> {
+/// The requirement of `call`'s callee, when the wiki gives one. It depends only on the
+/// callee and whether it is PTX.
+fn requirement(ctx: &RuleContext, call: &CallSite) -> Option<Requirement> {
     let m = ctx.knowledge.symbol(&call.callee)?;
     let trusted =
         m.matched == MatchKind::Exact || call.kind == SymbolKind::Ptx || call.callee.contains("::");
@@ -310,28 +242,31 @@ fn verdict(ctx: &RuleContext, call: &CallSite, target: (u32, u32)) -> Option<Ver
         .api
         .as_deref()
         .and_then(|id| ctx.knowledge.wiki.page(id))?;
-    let requirement = page.requires_sm_for(&m.symbol);
-    let (major, minor, specific) = requirement.and_then(parse_requires_sm)?;
-    let needed = format!("sm_{major}{minor}{}", if specific { "a" } else { "" });
-    let too_old = (major, minor) > target;
-    let not_specific = specific && (!ctx.arch.arch_specific || (major, minor) != target);
-    if !too_old && !not_specific {
-        return None;
-    }
-    Some(Verdict {
+    let (major, minor, specific) = page
+        .requires_sm_for(&m.symbol)
+        .and_then(parse_requires_sm)?;
+    Some(Requirement {
         symbol: m.symbol.clone(),
         page: page.id.clone(),
-        needed,
+        needed: format!("sm_{major}{minor}{}", if specific { "a" } else { "" }),
         major,
         minor,
-        too_old,
+        specific,
     })
 }
 
 /// The short names (last `::` segment, first PTX segment) of every wiki symbol whose
-/// requirement the target does not meet: a function that mentions none of them has
-/// nothing to report.
-fn unmet_names(ctx: &RuleContext, target: (u32, u32)) -> Vec<String> {
+/// requirement one of the file's targets does not meet: a function that mentions none of
+/// them has nothing to report.
+fn unmet_names(ctx: &RuleContext) -> Vec<String> {
+    let targets = &ctx.targets.targets;
+    let unmet = |req: &str| {
+        parse_requires_sm(req).is_some_and(|(major, minor, specific)| {
+            targets
+                .iter()
+                .any(|t| t.meets(major, minor, specific) == Some(false))
+        })
+    };
     let mut out: Vec<String> = Vec::new();
     for page in ctx.knowledge.wiki.pages() {
         let Some(api) = &page.api else {
@@ -342,20 +277,12 @@ fn unmet_names(ctx: &RuleContext, target: (u32, u32)) -> Vec<String> {
             let Some((name, _)) = key.split_once('(') else {
                 continue;
             };
-            let unmet =
-                parse_requires_sm(req).is_some_and(|(major, minor, _)| (major, minor) > target);
-            if unmet && !out.iter().any(|o| o == name) {
+            if unmet(req) && !out.iter().any(|o| o == name) {
                 out.push(name.to_string());
             }
         }
         for sym in &api.symbols {
-            let requirement = page.requires_sm_for(sym);
-            let Some((major, minor, specific)) = requirement.and_then(parse_requires_sm) else {
-                continue;
-            };
-            let unmet = (major, minor) > target
-                || (specific && (!ctx.arch.arch_specific || (major, minor) != target));
-            if !unmet {
+            if !page.requires_sm_for(sym).is_some_and(unmet) {
                 continue;
             }
             let base = sym.split('<').next().unwrap_or(sym);
@@ -405,9 +332,10 @@ __global__ void k(const float* in) {
 __device__ void mma() {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
+__global__ void k() { mma(); }
 "#,
             expect![[r#"
-                error: `wgmma.fence` needs sm_90a but the target sm_90 lacks the arch-specific features of sm_90a: it does not compile for this target; raise the target or guard the call with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`) (api-wgmma)
+                error: `wgmma.fence` needs sm_90a, but the target is sm_90: the call does not compile there; guard it with `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)` (`__CUDA_ARCH__ >= 900` is also true where sm_90a's arch-specific instructions are missing; later `a`/`f` targets that keep it are named by `__CUDA_ARCH_SPECIFIC__`/`__CUDA_ARCH_FAMILY_SPECIFIC__`), or build for sm_90a only (api-wgmma)
             "#]],
         );
     }
@@ -438,6 +366,7 @@ __global__ void k(const float* in) {
 __device__ void mma() {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
+__global__ void k() { mma(); }
 "#,
         );
     }
@@ -487,11 +416,12 @@ __device__ void regions() {
     @
 #endif
 }
-// Called only from guarded code: guarded too.
+// Called only from guarded code: not compiled for sm_80.
 __device__ void fence_helper() {
     @
 }
 __global__ void k() {
+    publish(); fence_or_sync(); dispatch(); regions();
     NV_IF_TARGET(NV_PROVIDES_SM_90, (fence_helper();));
 #if __CUDA_ARCH__ >= 900
     fence_helper();
@@ -511,12 +441,12 @@ __global__ void k() {
 __device__ void f() {
     NV_IF_ELSE_TARGET(NV_PROVIDES_SM_90, (__syncthreads();),
         (asm volatile("fence.proxy.async.shared::cta;");));
-                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90, but the target is sm_80
     NV_IF_TARGET(NV_IS_DEVICE, (asm volatile("fence.proxy.async.shared::cta;");));
-                                           // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+                                           // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90, but the target is sm_80
 #if __CUDA_ARCH__ < 900
     asm volatile("fence.proxy.async.shared::cta;");
-               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90, but the target is sm_80
 #else
     __syncthreads();
 #endif
@@ -524,9 +454,10 @@ __device__ void f() {
 // Called from one guarded and one unguarded place.
 __device__ void helper() {
     asm volatile("fence.proxy.async.shared::cta;");
-               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90 but the target is sm_80
+               // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: `fence.proxy.async` needs sm_90, but the target is sm_80
 }
 __global__ void k() {
+    f();
     NV_IF_TARGET(NV_PROVIDES_SM_90, (helper();));
     helper();
 }
@@ -550,14 +481,55 @@ __device__ void helper() {
     asm volatile("fence.proxy.async.shared::cta;");
 }
 __global__ void k() {
+    f();
     NV_DISPATCH_TARGET(NV_PROVIDES_SM_100, (__syncthreads();), NV_PROVIDES_SM_80, (helper();));
 }
 "#,
             expect![[r#"
-                error: `fence.proxy.async` needs sm_90 but the guard `NV_PROVIDES_SM_80` only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
-                error: `fence.proxy.async` needs sm_90 but the guard `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800` only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
-                error: `fence.proxy.async` needs sm_90 but the guard `NV_PROVIDES_SM_80` around every call of this function only ensures sm_80, and the target is sm_80: the guarded code is still compiled for sm_80, which lacks `fence.proxy.async`, and does not compile there; raise the guard to `__CUDA_ARCH__ >= 900` (`NV_PROVIDES_SM_90`) (api-ptx-cp-async-bulk)
+                error: `fence.proxy.async` needs sm_90, but the target is sm_80, and the guard `NV_PROVIDES_SM_80` holds there: the call is compiled for sm_80, where it does not compile; guard it with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`) (api-ptx-cp-async-bulk)
+                error: `fence.proxy.async` needs sm_90, but the target is sm_80, and the guard `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800` holds there: the call is compiled for sm_80, where it does not compile; guard it with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`) (api-ptx-cp-async-bulk)
+                error: `fence.proxy.async` needs sm_90, but the target is sm_80: the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 900` (`NV_IF_TARGET(NV_PROVIDES_SM_90, (...))`), or build for sm_90 only (api-ptx-cp-async-bulk)
             "#]],
+        );
+    }
+
+    /// nvcc emits no code for a `__device__` function that no kernel reaches (or that
+    /// only another file may call): nothing is said about it.
+    #[test]
+    fn helpers_no_kernel_reaches_stay_silent() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_80
+__device__ void unused() {
+    asm volatile("fence.proxy.async.shared::cta;");
+}
+struct Mma { __device__ void run() { asm volatile("fence.proxy.async.shared::cta;"); } };
+__global__ void k() {}
+"#,
+        );
+    }
+
+    /// A guard on a macro neither the file nor the build defines may hold or not: the
+    /// call under it is not an error. The build's own macros are known.
+    #[test]
+    fn unknown_macros_are_silent_and_feature_macros_work() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void k() {
+#ifdef MYLIB_HOPPER
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+#if __CUDA_ARCH__ >= 900 && !defined(USE_ROCM)
+    asm volatile("fence.proxy.async.shared::cta;");
+#endif
+}
+"#,
         );
     }
 }

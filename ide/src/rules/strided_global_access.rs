@@ -10,7 +10,7 @@
 //! baseline, which is slow on purpose, or for a short per-thread chunk of at most 8
 //! elements whose next loop iterations read the rest of each sector, mostly from L1). Uniform and broadcast addresses need one sector and
 //! never fire. Under a guard the model evaluates for each lane (`if (lane < 16)`,
-//! `if (threadIdx.x < 8)`, `crate::model::active_lanes`) only the lanes that pass issue
+//! `if (threadIdx.x < 8)`) only the lanes that pass issue
 //! the request, and the message says how many; 8 lanes or fewer get a hint at most.
 //! Neither do gathers (`A[idx[i]]`), strided accesses whose siblings fill the
 //! gaps (`p[3 * i]`, `p[3 * i + 1]`, `p[3 * i + 2]`: L1 serves the rest), accesses under a
@@ -208,11 +208,20 @@ struct Cost {
 
 /// The block shape of kernel `function` when every launch of it in the file agrees.
 fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
+    launch_shape(ctx.facts, function)
+}
+
+/// The block shape of kernel `function` when every launch of it in `facts` agrees (the
+/// shape the rule and the kernel report evaluate warp 0 in).
+pub(crate) fn launch_shape(
+    facts: &kernaut_syntax::FileFacts,
+    function: Option<&str>,
+) -> [Option<i64>; 3] {
     let Some(f) = function else {
         return [None; 3];
     };
     let mut shape = None;
-    for l in ctx.facts.launches.iter().filter(|l| l.kernel == f) {
+    for l in facts.launches.iter().filter(|l| l.kernel == f) {
         match (shape, l.block.value) {
             (_, None) => return [None; 3],
             (None, Some(v)) => shape = Some(v),
@@ -252,6 +261,19 @@ fn cost(
         }
     }
     result
+}
+
+/// The sector model's answer for one global access of warp 0 under `shape` and the
+/// active-lane `mask`, exactly as this rule computes it: the report and the byte distance
+/// between neighbouring lanes when it is constant. The kernel report calls this, so a
+/// finding and the report's figure for the same access agree.
+pub(crate) fn warp_sectors(
+    offset: &IndexExpr,
+    width: AccessWidth,
+    shape: [Option<i64>; 3],
+    mask: u32,
+) -> Option<(SectorReport, Option<i64>)> {
+    cost(offset, width, shape, mask).map(|c| (c.report, c.stride))
 }
 
 /// Whether other accesses of the same array in the same function, of the same width,

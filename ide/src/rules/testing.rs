@@ -152,7 +152,7 @@ mod tests {
         let ctx = RuleContext::new(
             &file,
             config
-                .arch
+                .arch()
                 .unwrap_or(kernaut_gpu::Arch::parse("sm_90").unwrap()),
             knowledge(),
             &config.rules,

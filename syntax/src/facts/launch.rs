@@ -189,6 +189,12 @@ pub(crate) fn call_facts<'t>(
         }
     }
     let callee = squash_ws(node_text(f, text));
+    if callee.trim_start_matches("::") == "cudaLaunchKernelEx" && args.len() >= 2 {
+        if let Some(l) = launch_ex(call, &args, text, function, env) {
+            facts.launches.push(l);
+        }
+        return;
+    }
     if callee.trim_start_matches("::") == "cudaFuncSetAttribute" && args.len() >= 3 {
         let k = squash_ws(node_text(args[0], text));
         let k = k
@@ -207,6 +213,107 @@ pub(crate) fn call_facts<'t>(
             range: call.byte_range(),
         });
     }
+}
+
+/// The launch `cudaLaunchKernelEx(&cfg, kernel, args…)` makes, its grid, block and
+/// dynamic shared memory read from the last assignments to `cfg.gridDim`,
+/// `cfg.blockDim` and `cfg.dynamicSmemBytes` (or `cfg->…`, or designated initialisers
+/// `.dynamicSmemBytes = …` in `cfg`'s declaration) before the call in its function.
+fn launch_ex(
+    call: Node,
+    args: &[Node],
+    text: &str,
+    function: Option<Node>,
+    env: &Env,
+) -> Option<LaunchSite> {
+    let at = call.start_byte();
+    let cfg = squash_ws(node_text(args[0], text));
+    let cfg = cfg.trim_start_matches('&').trim();
+    if cfg.is_empty() || !cfg.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let written = squash_ws(node_text(args[1], text));
+    let k = written
+        .trim_start_matches('&')
+        .trim_start_matches("(void*)")
+        .trim_start_matches("(const void*)")
+        .trim_start_matches('&')
+        .trim();
+    let (kernel, template_args) = match k.find('<').filter(|_| k.ends_with('>')) {
+        Some(open) => (k[..open].trim().to_string(), Some(k[open..].to_string())),
+        None => (k.to_string(), None),
+    };
+    if kernel.is_empty()
+        || !kernel
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+    {
+        return None;
+    }
+    let func = function?;
+    let before = text.get(func.start_byte()..at)?;
+    // The last `cfg.field = value;` (or `cfg->field`, or `.field = value` inside the
+    // declaration of `cfg`) before the call.
+    let field = |name: &str| -> Option<String> {
+        let mut found = None;
+        for (i, _) in before.match_indices(name) {
+            let head = before[..i].trim_end();
+            let owned = head.ends_with(&format!("{cfg}."))
+                || head.ends_with(&format!("{cfg}->"))
+                || (head.ends_with('.')
+                    && before[..i].rfind(cfg).is_some_and(|d| {
+                        !before[d..i].contains(';') && before[d..i].contains('{')
+                    }));
+            let end = i + name.len();
+            if !owned || before[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = before[end..].trim_start();
+            let Some(value) = rest.strip_prefix('=').filter(|r| !r.starts_with('=')) else {
+                continue;
+            };
+            let stop = value.find([';', '}']).unwrap_or(value.len());
+            let value = value[..stop].trim().trim_end_matches(',').trim();
+            found = Some(squash_ws(value));
+        }
+        found
+    };
+    let range = Some(func.byte_range());
+    let dim = |name: &str| match field(name) {
+        Some(written) => {
+            let parts = dim_parts_of_text(&written, text, at, range.clone());
+            LaunchDim {
+                value: fold_dim(&parts, at, env),
+                text: written,
+                parts,
+            }
+        }
+        None => LaunchDim {
+            text: String::new(),
+            value: None,
+            parts: Vec::new(),
+        },
+    };
+    let shared_bytes_text = field("dynamicSmemBytes");
+    Some(LaunchSite {
+        kernel,
+        template_args,
+        range: call.byte_range(),
+        grid: dim("gridDim"),
+        block: dim("blockDim"),
+        shared_bytes: shared_bytes_text
+            .as_deref()
+            .and_then(|t| env.fold(&from_text(t), at)),
+        shared_bytes_text,
+        stream: field("stream"),
+        args: args[2..]
+            .iter()
+            .map(|a| squash_ws(node_text(*a, text)))
+            .collect(),
+        function: function_name(func).map(|n| node_text(n, text).to_string()),
+        caller_params: Vec::new(),
+        caller_bound: Vec::new(),
+    })
 }
 
 /// The value of `n` when it names a local that is not `const` but holds a constant: declared
@@ -544,6 +651,103 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
     vec![squash_ws(d)]
 }
 
+/// The uses of macro `def` in `text` outside `#` lines and line comments: where each
+/// starts, its arguments (none for an object-like macro) and where it ends.
+fn macro_uses(text: &str, def: &crate::MacroDef) -> Vec<(usize, Vec<String>, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(def.name.as_str()) {
+        let end = at + def.name.len();
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        if text[..at].ends_with(ident) || text[end..].starts_with(ident) {
+            continue;
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..at];
+        if line.trim_start().starts_with('#') || line.contains("//") {
+            continue;
+        }
+        match &def.params {
+            Some(_) => {
+                let Some(rest) = text[end..].trim_start().strip_prefix('(') else {
+                    continue;
+                };
+                let open = text.len() - rest.len();
+                let Some(close) = matching_paren(rest) else {
+                    continue;
+                };
+                out.push((at, split_args(&rest[..close]), open + close + 1));
+            }
+            None => out.push((at, Vec::new(), end)),
+        }
+    }
+    out
+}
+
+/// The `cudaFuncSetAttribute(k, attribute, value)` calls written in macros (the file's
+/// own and its headers'), as [`FuncAttributeCall`]s at each use of the macro, the use's
+/// arguments substituted for the parameters: `SET_SMEM(my_kernel, 64 * 1024);` with
+/// `#define SET_SMEM(k, n) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)`
+/// opts `my_kernel` in, as does a launch macro that raises the attribute before its
+/// `<<<>>>`.
+pub(crate) fn macro_func_attributes(file: &SourceFile, facts: &mut FileFacts) {
+    const CALL: &str = "cudaFuncSetAttribute";
+    let text = file.text();
+    let own = if text.contains("define") && text.contains(CALL) {
+        crate::macros::macro_definitions(text)
+    } else {
+        Vec::new()
+    };
+    let mut defs: Vec<&crate::MacroDef> = own.iter().filter(|m| m.body.contains(CALL)).collect();
+    if let Some(prelude) = &facts.prelude {
+        for m in &prelude.macros {
+            if m.body.contains(CALL) && !own.iter().any(|o| o.name == m.name) {
+                defs.push(m);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for def in defs {
+        // Each call in the body: its three arguments as written.
+        let calls: Vec<Vec<String>> = def
+            .body
+            .match_indices(CALL)
+            .filter_map(|(i, _)| {
+                let rest = def.body[i + CALL.len()..].trim_start().strip_prefix('(')?;
+                let args = split_args(&rest[..matching_paren(rest)?]);
+                (args.len() >= 3).then_some(args)
+            })
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        let params = def.params.clone().unwrap_or_default();
+        for (at, args, end) in macro_uses(text, def) {
+            for call in &calls {
+                let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
+                let k = sub(&call[0]);
+                let k = k
+                    .trim_start_matches('&')
+                    .trim_start_matches("(void*)")
+                    .trim_start_matches("(const void*)")
+                    .trim_start_matches('&')
+                    .trim();
+                let value_text = sub(&call[2]);
+                found.push(FuncAttributeCall {
+                    kernel: strip_template_args(k).trim().to_string(),
+                    attribute: sub(&call[1]),
+                    value: facts.env.fold(&from_text(&value_text), at),
+                    value_text,
+                    range: at..end,
+                });
+            }
+        }
+    }
+    if !found.is_empty() {
+        facts.func_attributes.extend(found);
+        facts.func_attributes.sort_by_key(|a| a.range.start);
+    }
+}
+
 /// Launches written inside the file's macros or its headers' (`#define LAUNCH(k, g, b)
 /// k<<<g, b>>>(…)`): each use of such a macro outside a directive is a [`LaunchSite`]
 /// whose kernel and dimensions are the body's with the call's arguments in place of the
@@ -576,30 +780,8 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
     }
     let mut found = Vec::new();
     for (def, l) in &launchers {
-        for (at, _) in text.match_indices(def.name.as_str()) {
-            let end = at + def.name.len();
+        for (at, args, range_end) in macro_uses(text, def) {
             let ident = |c: char| c.is_alphanumeric() || c == '_';
-            if text[..at].ends_with(ident) || text[end..].starts_with(ident) {
-                continue;
-            }
-            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-            let line = &text[line_start..at];
-            if line.trim_start().starts_with('#') || line.contains("//") {
-                continue;
-            }
-            let (args, range_end) = match &def.params {
-                Some(_) => {
-                    let Some(rest) = text[end..].trim_start().strip_prefix('(') else {
-                        continue;
-                    };
-                    let open = text.len() - rest.len();
-                    let Some(close) = matching_paren(rest) else {
-                        continue;
-                    };
-                    (split_args(&rest[..close]), open + close + 1)
-                }
-                None => (Vec::new(), end),
-            };
             let params = def.params.clone().unwrap_or_default();
             let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
             let kernel_text = sub(&l.kernel);

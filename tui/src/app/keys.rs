@@ -57,6 +57,8 @@ pub enum Action {
     Top,
     /// To the bottom.
     Bottom,
+    /// Read the file and its `.kernaut.toml` again.
+    Reload,
     /// Open the selection / follow the link.
     Open,
     /// Select the next link (page) or panel (file).
@@ -149,6 +151,7 @@ const fn b(
 
 use KeyCode::{
     BackTab, Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
+    F,
 };
 
 /// The key map.
@@ -296,6 +299,13 @@ pub const KEYMAP: &[Binding] = &[
         Scope::File,
         Action::Open,
         "open the panel's wiki page",
+    ),
+    b(
+        "F5",
+        &[F(5)],
+        Scope::File,
+        Action::Reload,
+        "read the file and its .kernaut.toml again",
     ),
     b(
         "n",

@@ -107,6 +107,24 @@ pub struct FileState {
     pub padded: bool,
     /// How far the side panel is scrolled.
     pub panel_scroll: u16,
+    /// The `--arch` given on the command line (`None`: the project's), kept for reloads.
+    pub arch_flag: Option<model::ArchChoice>,
+}
+
+impl FileState {
+    /// Reads the file and its project again (F5, or a change on disk), keeping the
+    /// cursor where it can.
+    pub fn reload(&mut self) -> bool {
+        let Some(ws) = self.ws.reloaded(self.arch_flag) else {
+            return false;
+        };
+        self.comments = highlight::comment_states((0..ws.line_count()).map(|i| ws.line(i)));
+        self.line = self.line.min(ws.line_count().saturating_sub(1));
+        self.ws = ws;
+        self.inputs = None;
+        refresh_panels(self);
+        true
+    }
 }
 
 /// One screen of the back stack.
@@ -169,8 +187,8 @@ pub enum Start {
         line: usize,
         /// The column.
         col: Option<usize>,
-        /// The architecture.
-        arch: model::ArchChoice,
+        /// The architecture named on the command line (`None`: the project's).
+        arch: Option<model::ArchChoice>,
         /// Whether the pitfall rules run on a worker thread, the file shown before its
         /// diagnostics arrive (the terminal UI); tests ask for them at once.
         background: bool,
@@ -234,6 +252,7 @@ impl State {
                 chart: 0,
                 padded: false,
                 panel_scroll: 0,
+                arch_flag: arch,
             };
             let h = view::file_height(s.size);
             f.scroll = line.saturating_sub(h / 3);
@@ -249,6 +268,9 @@ impl State {
         let Screen::File(f) = &mut self.screen else {
             return false;
         };
+        if f.ws.changed_on_disk() && f.reload() {
+            return true;
+        }
         if !f.ws.poll() {
             return false;
         }
@@ -921,6 +943,9 @@ fn update_file(s: &mut State, a: Action) {
                 (f.panel + n - 1) % n
             };
             refresh_occ(f);
+        }
+        Action::Reload => {
+            f.reload();
         }
         Action::TogglePadded => match f.panels.get_mut(f.panel) {
             Some(Panel::Bank(b)) if b.padding.is_some() => {

@@ -125,38 +125,6 @@ fn parse_arch(text: &str) -> Option<Arch> {
     Arch::parse(text).ok()
 }
 
-/// Product names people type for `--arch`, and the compute capability each has.
-const PRODUCTS: &[(&str, &str)] = &[
-    ("b200", "sm_100"),
-    ("b100", "sm_100"),
-    ("gb200", "sm_100"),
-    ("h200", "sm_90"),
-    ("h100", "sm_90"),
-    ("h800", "sm_90"),
-    ("gh200", "sm_90"),
-    ("l40s", "sm_89"),
-    ("l40", "sm_89"),
-    ("l4", "sm_89"),
-    ("5090", "sm_120"),
-    ("5080", "sm_120"),
-    ("4090", "sm_89"),
-    ("4080", "sm_89"),
-    ("4070", "sm_89"),
-    ("a100", "sm_80"),
-    ("a800", "sm_80"),
-    ("a30", "sm_80"),
-    ("a10", "sm_86"),
-    ("a40", "sm_86"),
-    ("a6000", "sm_86"),
-    ("3090", "sm_86"),
-    ("3080", "sm_86"),
-    ("3070", "sm_86"),
-    ("t4", "sm_75"),
-    ("2080", "sm_75"),
-    ("v100", "sm_70"),
-    ("p100", "sm_60"),
-];
-
 /// An architecture as typed, with the product it was named by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArchChoice {
@@ -167,48 +135,13 @@ pub struct ArchChoice {
 
 impl ArchChoice {
     /// Parses `sm_90`, `9.0`, `90`, or a product name (`H200`, `h100`, `A100`, `4090`,
-    /// `RTX 4090`).
+    /// `RTX 4090`): the table is `kernaut-gpu`'s, as everywhere an architecture is read.
     pub fn parse(text: &str) -> Result<ArchChoice, String> {
-        let err = match Arch::parse(text) {
-            Ok(arch) => {
-                return Ok(ArchChoice {
-                    arch,
-                    product: None,
-                })
-            }
-            Err(e) => e,
-        };
-        let key: String = text
-            .to_ascii_lowercase()
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "nvidia" | "rtx" | "geforce" | "tesla" | "quadro"))
-            .collect::<Vec<_>>()
-            .join("");
-        let key = key.trim_start_matches("rtx").trim_end_matches("-sxm");
-        for (name, sm) in PRODUCTS {
-            if key == *name
-                || key
-                    .strip_prefix(name)
-                    .is_some_and(|r| r.starts_with(['-', 'p', 'n', 's']))
-            {
-                if let Some(arch) = parse_arch(sm) {
-                    return Ok(ArchChoice {
-                        arch,
-                        product: Some(name),
-                    });
-                }
-            }
-        }
-        if let kernaut_ide::gpu::arch::ArchError::Unknown { .. } = err {
-            return Err(err.to_string());
-        }
-        let names: Vec<&str> = PRODUCTS.iter().map(|(n, _)| *n).collect();
-        let hint = closest(key, names.iter().copied())
-            .map(|n| format!("; did you mean `{}`?", n.to_ascii_uppercase()))
-            .unwrap_or_default();
-        Err(format!(
-            "`{text}` is not an architecture (sm_90, 9.0, 90) or a known GPU (H200, A100, 4090){hint}"
-        ))
+        let arch = Arch::parse(text).map_err(|e| e.to_string())?;
+        Ok(ArchChoice {
+            arch,
+            product: kernaut_ide::gpu::target::product_name(text),
+        })
     }
 
     /// The architecture itself.
@@ -702,6 +635,12 @@ pub struct Workspace {
     /// Each kernel's SASS by base name, with its architecture.
     sass: Vec<(String, String, String)>,
     arch: ArchChoice,
+    /// The file's targets and where they came from (the project loader's answer).
+    targets: kernaut_ide::config::TargetSet,
+    /// The flags a background compile uses (the loader's, from the compile database).
+    flags: kernaut_compiler::CompileFlags,
+    /// When the file and its `.kernaut.toml` were last read, to reload on a change.
+    stamps: Vec<(std::path::PathBuf, Option<std::time::SystemTime>)>,
 }
 
 /// The rules' diagnostics of the file `path` in `analysis`, with the wiki text each
@@ -889,7 +828,12 @@ fn level(s: kernaut_ide::config::Severity) -> Level {
 
 impl Workspace {
     /// Analyses `text` as the file at `path` on `arch`.
-    pub fn open(lib: &Library, path: &str, text: String, arch: ArchChoice) -> Workspace {
+    pub fn open(
+        lib: &Library,
+        path: &str,
+        text: String,
+        arch: impl Into<Option<ArchChoice>>,
+    ) -> Workspace {
         let mut ws = Workspace::analysed(lib, path, text, arch);
         ws.diags = diagnostics_of(&ws.host.analysis(), lib, path, &ws.text, &ws.line_starts);
         ws
@@ -901,7 +845,7 @@ impl Workspace {
         lib: &Library,
         path: &str,
         text: String,
-        arch: ArchChoice,
+        arch: impl Into<Option<ArchChoice>>,
     ) -> Workspace {
         let mut ws = Workspace::analysed(lib, path, text, arch);
         let (tx, rx) = mpsc::channel();
@@ -919,9 +863,9 @@ impl Workspace {
         // With a CUDA toolkit, the file is compiled on a third thread: the occupancy
         // panel then uses ptxas' register count and a kernel's panels include its SASS.
         let (ctx, crx) = mpsc::channel();
-        let (path, text, target) = (ws.path.clone(), ws.text.clone(), ws.arch.arch.to_string());
+        let (path, text, flags) = (ws.path.clone(), ws.text.clone(), ws.flags.clone());
         std::thread::spawn(move || {
-            if let Some(c) = compile(&path, &text, &target) {
+            if let Some(c) = compile(&path, &text, flags) {
                 let _ = ctx.send(c);
             }
         });
@@ -991,15 +935,35 @@ impl Workspace {
         }
     }
 
-    fn analysed(lib: &Library, path: &str, text: String, arch: ArchChoice) -> Workspace {
-        let config = AnalysisConfig {
-            arch: arch.arch,
-            arch_configured: true,
-            ..AnalysisConfig::default()
-        };
+    fn analysed(
+        lib: &Library,
+        path: &str,
+        text: String,
+        arch: impl Into<Option<ArchChoice>>,
+    ) -> Workspace {
+        let arch: Option<ArchChoice> = arch.into();
+        let mut config = AnalysisConfig::default();
+        if let Some(a) = arch {
+            config.arch = a.arch;
+            config.arch_configured = true;
+            config.arch_origin = "--arch".into();
+        }
         let mut host = AnalysisHost::new(config);
         host.set_knowledge(lib.k.clone());
-        host.set_file(path, &text);
+        // The file with its `.kernaut.toml`, its build's targets and macros, and its
+        // headers: the project loader, as the editor and `check` load it.
+        let mut loader = kernaut_project::ProjectLoader::new(None);
+        let disk = std::path::Path::new(path);
+        let id = match loader.load_text(&mut host, path, disk, &text) {
+            Ok(id) => id,
+            Err(_) => host.set_file(path, &text),
+        };
+        let fc = host.analysis().file_config(id);
+        let arch = arch.unwrap_or(ArchChoice {
+            arch: fc.arch,
+            product: None,
+        });
+        let flags = loader.compile_flags(disk, &fc.arch.to_string());
         let line_starts = line_starts(&text);
         Workspace {
             lib: lib.clone(),
@@ -1012,7 +976,37 @@ impl Workspace {
             compiling: None,
             sass: Vec::new(),
             arch,
+            targets: fc.targets,
+            flags,
+            stamps: stamps(path),
         }
+    }
+
+    /// The file's targets and where they came from: `sm_80, sm_90a (from
+    /// CMakeLists.txt:3)`, `sm_90 (assumed)`.
+    pub fn targets(&self) -> &kernaut_ide::config::TargetSet {
+        &self.targets
+    }
+
+    /// Whether the file or a `.kernaut.toml` above it changed on disk since it was read.
+    pub fn changed_on_disk(&self) -> bool {
+        stamps(&self.path) != self.stamps
+    }
+
+    /// The file read again from disk (the same decoder as `check`), with the same
+    /// `--arch` choice; `None` when it cannot be read or is binary.
+    pub fn reloaded(&self, explicit_arch: Option<ArchChoice>) -> Option<Workspace> {
+        let bytes = std::fs::read(&self.path).ok()?;
+        if kernaut_ide::source_text::is_binary(&bytes) {
+            return None;
+        }
+        let text = kernaut_ide::source_text::decode(bytes).text;
+        Some(Workspace::open_in_background(
+            &self.lib,
+            &self.path,
+            text,
+            explicit_arch,
+        ))
     }
 
     /// The file's path as given.
@@ -1087,6 +1081,18 @@ impl Workspace {
                         markdown: format!("```\n{text}\n```\n"),
                     });
                 }
+                // The kernel report, when the model costs a finding of the kernel (the
+                // hover lists the same top costs).
+                let report = analysis.file_id(&self.path).and_then(|id| {
+                    let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
+                    analysis.kernel_report(id, &h.symbol, config).ok().flatten()
+                });
+                if let Some(r) = report.filter(|r| !r.top_costs(1).is_empty()) {
+                    out.push(Panel::Note {
+                        title: format!("report · {}", r.kernel),
+                        markdown: r.markdown(),
+                    });
+                }
             }
         }
         let line = self.line_of(offset);
@@ -1117,12 +1123,16 @@ impl Workspace {
                         BlockSource::LaunchBounds => "block from __launch_bounds__".to_string(),
                         BlockSource::Default => "block: no launch seen, default".to_string(),
                     });
+                    // The same source names as the hover and `ktui explain --json`.
                     sources.push(match o.regs_source {
                         RegsSource::LaunchBounds { .. } => {
                             "registers: __launch_bounds__ limit".to_string()
                         }
                         RegsSource::Default | RegsSource::Project | RegsSource::Comment => {
-                            "registers: assumed (ptxas knows)".to_string()
+                            format!(
+                                "registers: from {} (assumed until ptxas reports)",
+                                o.regs_source.label()
+                            )
                         }
                         RegsSource::Compiler => "registers: as ptxas reported".to_string(),
                     });
@@ -1239,41 +1249,29 @@ impl Workspace {
 pub fn hover_at(
     knowledge: Knowledge,
     wiki: WikiConfig,
-    arch: ArchChoice,
+    arch: impl Into<Option<ArchChoice>>,
     path: &str,
     text: &str,
     offset: usize,
 ) -> Result<Option<(HoverResult, Analysis)>, kernaut_ide::QueryError> {
-    let config = AnalysisConfig {
-        arch: arch.arch,
-        arch_configured: true,
+    let mut config = AnalysisConfig {
         wiki,
         ..AnalysisConfig::default()
     };
+    if let Some(a) = arch.into() {
+        config.arch = a.arch;
+        config.arch_configured = true;
+        config.arch_origin = "--arch".into();
+    }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
-    // The project's headers the file includes with `#include "…"`, from disk, as
-    // `kernaut-lsp check` reads them: their macros reach the hover.
-    let root: Arc<str> = Arc::from(text);
-    let mut text_of = |p: &str| -> Option<Arc<str>> {
-        if kernaut_ide::includes::normalize_path(p) == kernaut_ide::includes::normalize_path(path) {
-            return Some(root.clone());
-        }
-        let bytes = std::fs::read(p).ok()?;
-        if kernaut_ide::source_text::is_binary(&bytes) {
-            return None;
-        }
-        Some(Arc::from(kernaut_ide::source_text::decode(bytes).text))
+    // The file with its `.kernaut.toml`, build and headers: the project loader, as
+    // `kernaut-lsp check` and the editor load it.
+    let mut loader = kernaut_project::ProjectLoader::new(None);
+    let id = match loader.load_text(&mut host, path, std::path::Path::new(path), text) {
+        Ok(id) => id,
+        Err(_) => host.set_file(path, text),
     };
-    let headers = kernaut_ide::includes::include_closure(path, &mut text_of);
-    let mut change = kernaut_ide::Change::new();
-    for (header, header_text) in headers {
-        let id = host.file_id(&header);
-        change.set_file(id, header_text.to_string());
-    }
-    let id = host.file_id(path);
-    change.set_file(id, text.to_string());
-    host.apply_change(change);
     let analysis = host.analysis();
     Ok(analysis.hover(id, offset)?.map(|h| (h, analysis)))
 }
@@ -1337,42 +1335,32 @@ struct Compiled {
     sass: Vec<(String, String, String)>,
 }
 
-/// Compiles `text` (as the file `path`) for `target` with the CUDA toolkit found as
-/// `kernaut-lsp` finds it; `None` without a toolkit or when the compile fails.
-fn compile(path: &str, text: &str, target: &str) -> Option<Compiled> {
+/// When `path` and each `.kernaut.toml` above it were last modified (`None`: absent).
+fn stamps(path: &str) -> Vec<(std::path::PathBuf, Option<std::time::SystemTime>)> {
+    let file = std::path::Path::new(path);
+    let abs = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    let mut out = vec![(abs.clone(), modified(&abs))];
+    for d in abs.ancestors().skip(1) {
+        let c = d.join(kernaut_ide::config::CONFIG_FILE_NAME);
+        out.push((c.clone(), modified(&c)));
+    }
+    out
+}
+
+fn modified(p: &std::path::Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Compiles `text` (as the file `path`) with `flags` (the project loader's) and the CUDA
+/// toolkit found as `kernaut-lsp` finds it; `None` without a toolkit or when the compile
+/// fails. The facts are converted as everywhere else (`kernaut_project::compiled`).
+fn compile(path: &str, text: &str, flags: kernaut_compiler::CompileFlags) -> Option<Compiled> {
     let toolkit =
         kernaut_compiler::Toolkit::discover(&kernaut_compiler::ToolkitConfig::default()).ok()?;
-    let file = std::path::Path::new(path);
-    let db = kernaut_compiler::find_compile_commands(file, None);
-    let flags = kernaut_compiler::flags_for(file, db.as_deref(), target)
-        .unwrap_or_else(|_| kernaut_compiler::CompileFlags::default_for(target));
     let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
     request.sass = toolkit.has_sass_tools();
     let out = toolkit.compile(&request, &std::sync::Arc::default()).ok()?;
-    let facts = kernaut_ide::compiled::CompiledFacts {
-        toolkit: out
-            .toolkit
-            .split(" at ")
-            .next()
-            .unwrap_or(&out.toolkit)
-            .to_string(),
-        kernels: out
-            .kernels
-            .iter()
-            .map(|k| kernaut_ide::compiled::CompiledKernel {
-                name: k.name.clone(),
-                base_name: k.base_name.clone(),
-                arch: k.arch.clone(),
-                registers: k.registers,
-                spill_store_bytes: k.spill_store_bytes,
-                spill_load_bytes: k.spill_load_bytes,
-                stack_frame_bytes: k.stack_frame_bytes,
-                static_shared_bytes: k.static_shared_bytes,
-                constant_bytes: k.constant_bytes,
-                sass: None,
-            })
-            .collect(),
-    };
+    let facts = kernaut_project::compiled::to_compiled(&out, std::path::Path::new(path));
     let sass = out
         .kernels
         .iter()

@@ -113,9 +113,9 @@ pub fn view(s: &State, f: &mut Frame) {
         Screen::File(fs) => (
             fs.ws.path().to_string(),
             if fs.ws.diagnostics_pending() {
-                format!("rules running… · {}", fs.ws.arch().describe())
+                format!("rules running… · {}", fs.ws.targets().describe())
             } else {
-                fs.ws.arch().describe()
+                fs.ws.targets().describe()
             },
         ),
     };
@@ -852,7 +852,7 @@ fn draw_search(f: &mut Frame, q: &SearchState, size: (u16, u16), t: &Theme) {
         let msg = if q.input.trim().is_empty() {
             ""
         } else {
-            "no hits"
+            "no good match: try other words, a symbol or a page id"
         };
         lines.push(Line::styled(msg, t.s(Role::Dim)));
     }

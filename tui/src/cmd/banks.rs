@@ -193,7 +193,7 @@ const THREAD_INDEX_NAMES: &[&str] = &[
 /// thread's index gets the expression rewritten with `threadIdx.x`; holding it at a
 /// constant (`-D NAME=VALUE`) would give every lane the same address, so that is only
 /// offered for names that read as a value the warp shares.
-fn unknown_name(text: &str, name: &str) -> String {
+pub(crate) fn unknown_name(text: &str, name: &str) -> String {
     let rewrite = |with: &str| {
         let mut out = String::new();
         let mut rest = text;
@@ -227,7 +227,7 @@ fn unknown_name(text: &str, name: &str) -> String {
     }
 }
 
-fn parse_block(text: &str) -> anyhow::Result<[u32; 3]> {
+pub(crate) fn parse_block(text: &str) -> anyhow::Result<[u32; 3]> {
     let parts: Vec<&str> = text.split(['x', 'X', ',']).collect();
     if parts.is_empty() || parts.len() > 3 {
         bail!("`{text}` is not a block shape like 32, 32x8 or 8x8x4");
@@ -245,7 +245,7 @@ fn parse_block(text: &str) -> anyhow::Result<[u32; 3]> {
 }
 
 /// Parses `0-15`, `0-7,24-31` or `3` into a mask of lanes.
-fn parse_lanes(text: &str) -> anyhow::Result<u32> {
+pub(crate) fn parse_lanes(text: &str) -> anyhow::Result<u32> {
     let mut mask = 0u32;
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));

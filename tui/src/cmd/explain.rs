@@ -19,7 +19,8 @@ pub struct Args {
     /// characters and defaults to the first non-blank one of the line).
     pub position: String,
     /// The target architecture (`sm_90`, `sm_80`, `sm_90a`, `9.0`) or a GPU (`H200`,
-    /// `A100`, `4090`) [default: `arch` of the `.kernaut.toml` above the file, else sm_90].
+    /// `A100`, `4090`) [default: the project's: `arch` of the `.kernaut.toml` above the
+    /// file, else the build's targets, else sm_90, assumed].
     #[arg(long)]
     pub arch: Option<String>,
     /// Print the structured result as JSON instead of the hover text.
@@ -89,39 +90,21 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// The `arch` of the nearest `.kernaut.toml` at or above `file`'s folder.
-fn config_arch(file: &std::path::Path) -> anyhow::Result<Option<String>> {
-    let dir = file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let Some(config) = dir
-        .ancestors()
-        .map(|d| d.join(kernaut_ide::config::CONFIG_FILE_NAME))
-        .find(|p| p.is_file())
-    else {
-        return Ok(None);
-    };
-    let text = std::fs::read_to_string(&config)
-        .with_context(|| format!("reading {}", config.display()))?;
-    let parsed = kernaut_ide::config::parse_config(&text)
-        .with_context(|| format!("in {}", config.display()))?;
-    Ok(parsed.arch.map(|a| a.to_string()))
-}
-
 /// Runs `ktui explain`.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let pos = parse_position(&args.position)?;
-    // The target: --arch, else the `.kernaut.toml` above the file (as `kernaut-lsp
-    // check` reads it), else sm_90.
-    let arch_text = match &args.arch {
-        Some(a) => a.clone(),
-        None => config_arch(&pos.file)?.unwrap_or_else(|| "sm_90".to_string()),
+    // The target: --arch, else the project's (its `.kernaut.toml`, else its build), as
+    // the editor and `kernaut-lsp check` read it, else sm_90 (assumed).
+    let arch = match &args.arch {
+        Some(a) => Some(
+            ArchChoice::parse(a)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("reading --arch {a}"))?,
+        ),
+        None => None,
     };
-    let arch = ArchChoice::parse(&arch_text)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("reading --arch {arch_text}"))?;
+    // A broken `.kernaut.toml` is said with its file and line, as `check` says it.
+    kernaut_project::ProjectLoader::new(None).dir_config(&pos.file)?;
     // Read as every front end reads a file: UTF-8, or lossily with a note.
     let bytes =
         std::fs::read(&pos.file).with_context(|| format!("reading {}", pos.file.display()))?;
@@ -151,7 +134,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     if args.json {
-        let v = to_json(&analysis, &hover, &text, &path, &arch.name());
+        let v = to_json(&analysis, &hover, &text, &path);
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         out!("{}", hover.markdown);
@@ -171,7 +154,11 @@ fn symbol_kind(k: &SymbolKind) -> &'static str {
 }
 
 /// The structured hover: the same fields the Markdown was written from.
-fn to_json(analysis: &Analysis, h: &HoverResult, text: &str, path: &str, arch: &str) -> Value {
+fn to_json(analysis: &Analysis, h: &HoverResult, text: &str, path: &str) -> Value {
+    let targets = analysis
+        .file_id(path)
+        .or_else(|| analysis.files().into_iter().next())
+        .map(|id| analysis.file_config(id).targets);
     let (sl, sc) = line_col(text, h.range.start);
     let (el, ec) = line_col(text, h.range.end);
     let wiki = h.wiki.as_ref();
@@ -189,6 +176,8 @@ fn to_json(analysis: &Analysis, h: &HoverResult, text: &str, path: &str, arch: &
             "block": o.block,
             "regs_per_thread": o.regs_per_thread,
             "regs_from_launch_bounds": matches!(o.regs_source, kernaut_ide::reports::RegsSource::LaunchBounds { .. }),
+            "regs_source": o.regs_source.label(),
+            "arch": o.arch.to_string(),
             "static_smem": o.static_smem,
             "dynamic_smem": o.dynamic_smem,
             "error": err,
@@ -263,7 +252,9 @@ fn to_json(analysis: &Analysis, h: &HoverResult, text: &str, path: &str, arch: &
         "signatures": wiki.map(|w| w.signatures.clone()).unwrap_or_default(),
         "header": wiki.and_then(|w| w.header.clone()),
         "requires_sm": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.required.clone())),
-        "target": arch,
+        "target": targets.as_ref().map(|t| t.primary().to_string()),
+        "targets": targets.as_ref().map(|t| t.names()),
+        "targets_origin": targets.as_ref().map(|t| if t.assumed { "assumed".to_string() } else { t.origin.clone() }),
         "target_satisfies": wiki.and_then(|w| w.requires_sm.as_ref().map(|r| r.satisfied)),
         "summary": wiki.and_then(|w| w.summary.clone()),
         "pitfalls": wiki.map(|w| w.pitfalls.iter().map(|p| json!({"id": p.id, "title": p.title})).collect::<Vec<_>>()).unwrap_or_default(),

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 pub mod banks;
+pub mod coalescing;
 pub mod explain;
 pub mod occupancy;
 pub mod search;

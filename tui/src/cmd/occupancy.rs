@@ -1,8 +1,9 @@
 //! `ktui occupancy`: the occupancy of one kernel configuration, or a curve of it.
 //!
-//! Exit codes: 0 with a result (zero blocks per SM included: the limiter says why),
-//! 1 when the model rejects the configuration (more threads than a block may have,
-//! shared memory over the opt-in maximum, a block over `--launch-bounds`, ...; the
+//! Exit codes: 0 with a result, 1 when the configuration cannot launch (more threads
+//! than a block may have, registers per block over the register file ("too many
+//! resources requested for launch"), shared memory over the opt-in maximum, a block
+//! over `--launch-bounds`, ...; the
 //! reason goes to stderr, and with `--json` a JSON object with `"error"` and
 //! `"blocks_per_sm": 0` goes to stdout), 2 for usage errors.
 use super::{out, outln};
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context};
 use kernaut_ide::gpu::arch::Arch;
 use kernaut_ide::gpu::occupancy::{
-    max_potential_block_size, occupancy, occupancy_curve, BlockLimits, CurveAxis, CurvePoint,
+    occupancy, occupancy_curve, smallest_best_block_size, BlockLimits, CurveAxis, CurvePoint,
     Limiters, Occupancy, OccupancyError, OccupancyInput,
 };
 use kernaut_tui::app::model::{parse_bytes, ArchChoice};
@@ -113,7 +114,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let result = match args.curve {
         None => occupancy(arch, &input).map(|occ| {
-            let best = max_potential_block_size(arch, &input).ok().flatten();
+            // The smallest block that reaches the best occupancy, offered only when it
+            // beats this configuration.
+            let best = smallest_best_block_size(arch, &input)
+                .ok()
+                .flatten()
+                .filter(|b| b.occupancy > occ.occupancy);
             if args.json {
                 let mut v = occupancy_json(arch, &occ);
                 if let Some(b) = best {
@@ -197,10 +203,6 @@ fn percent(fraction: f64) -> String {
     format!("{:.1}%", fraction * 100.0)
 }
 
-fn limit_text(v: Option<u32>) -> String {
-    v.map_or_else(|| "unlimited".to_string(), |v| v.to_string())
-}
-
 fn occupancy_text(
     arch: Arch,
     input: &OccupancyInput,
@@ -223,22 +225,41 @@ fn occupancy_text(
     );
     let _ = writeln!(s, "occupancy:      {}", percent(occ.occupancy));
     let _ = writeln!(s, "limiter:        {limiter}");
+    // Each resource's own limit, capped at the per-SM block limit: "shared memory 45"
+    // would promise blocks the SM can never hold.
+    let capped = |v: Option<u32>| match v {
+        None => "unlimited".to_string(),
+        Some(v) if v > l.blocks => format!("{} (capped from {v})", l.blocks),
+        Some(v) => v.to_string(),
+    };
     let _ = writeln!(
         s,
-        "blocks allowed: warps {}, registers {}, shared memory {}, blocks {}, barriers {}",
-        l.warps,
-        limit_text(l.registers),
-        limit_text(l.shared_memory),
-        l.blocks,
-        limit_text(l.barriers)
+        "blocks allowed: warps {}, registers {}, shared memory {}, barriers {}; at most {} per SM",
+        capped(Some(l.warps)),
+        capped(l.registers),
+        capped(l.shared_memory),
+        capped(l.barriers),
+        l.blocks
     );
     let _ = writeln!(
         s,
         "allocated:      {} registers per warp, {} B shared memory per block of {} B per SM",
         occ.regs_per_warp, occ.smem_per_block, occ.smem_per_sm
     );
-    if let Some((size, fraction)) = best {
-        let _ = writeln!(s, "best block:     {size} threads ({})", percent(fraction));
+    match best {
+        Some((size, fraction)) => {
+            let _ = writeln!(
+                s,
+                "best block:     {size} threads ({}), the smallest block that reaches it",
+                percent(fraction)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "best block:     this one; no block size gives more with these registers and shared memory"
+            );
+        }
     }
     s
 }

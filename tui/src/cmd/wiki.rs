@@ -17,16 +17,19 @@ pub struct Args {
 /// `ktui wiki` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum WikiCommand {
-    /// Parse and validate every page (ids, links, required pitfall parts, api fields);
-    /// print every problem; exit 1 if there is any.
+    /// Parse and validate every page (ids, links, required pitfall parts, api fields) and
+    /// print every problem. Exit status: 0 when there is no error and no warning, 1 when
+    /// there is any (with or without `--strict`), 2 on a usage error.
     Check(CheckArgs),
 }
 
 /// Arguments of `ktui wiki check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Hold external pages to kernaut's authoring standard too (every pitfall part,
-    /// `When NOT to use`, `source_refs`).
+    /// Hold pages from `--wiki` folders to the built-in pages' authoring standard too:
+    /// without it, an external page that lacks a pitfall part, a `When NOT to use`
+    /// section or `source_refs` is not reported; with it, each such gap is a warning, so
+    /// the exit status is 1.
     #[arg(long)]
     pub strict: bool,
     #[command(flatten)]
@@ -67,15 +70,26 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .filter(|p| p.kind == kernaut_ide::wiki::PageKind::Api)
         .count();
     outln!(
-        "{} pages loaded ({} api pages, {} symbols, {} search documents): {errors} errors, {warnings} warnings",
-        k.wiki.pages().len(),
-        apis,
-        k.index.symbols().len(),
-        k.index.num_docs()
+        "{} loaded ({}, {}, {}): {}, {}",
+        count(k.wiki.pages().len(), "page"),
+        count(apis, "api page"),
+        count(k.index.symbols().len(), "symbol"),
+        count(k.index.num_docs(), "search document"),
+        count(errors, "error"),
+        count(warnings, "warning")
     );
     Ok(if errors + warnings > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `1 warning`, `0 warnings`, `3 pages`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -298,6 +298,14 @@ function M.setup(opts)
   vim.lsp.commands["kernaut.showPage"] = function(command)
     M.show_page(command.arguments[1])
   end
+  -- The "report" lens carries `kernaut.kernelReport`: the kernel report in a scratch buffer.
+  vim.lsp.commands["kernaut.kernelReport"] = function(command)
+    execute("kernaut.kernelReport", command.arguments, function(report)
+      if report and report ~= vim.NIL then
+        show_markdown("report-" .. report.kernel, report)
+      end
+    end)
+  end
 
   if cfg.commands then
     vim.api.nvim_create_user_command("KernautSearch", function(a)

@@ -9,100 +9,109 @@
 //! `__device__` function, a `continue` and a `break` leave the thread alive past the
 //! barrier it skipped: a warning.
 
-use kernaut_syntax::{EnclosingKind, TextRange};
+use kernaut_syntax::{ControlFlow, JumpKind};
 
-use super::{thread_dependent_branch, RuleContext, RuleDiagnostic, RULE};
+use super::super::barriers::{divergent_branch, Barrier, BarrierScope};
+use super::{RuleContext, RuleDiagnostic, RULE};
 use crate::config::Severity;
 
-/// Reports the early exits of the function body `body`, whose block barriers (in
-/// document order) are `barriers`.
+/// Reports the early exits of the function whose control flow is `flow` and whose
+/// barriers (in document order) are `barriers`; `block` is the block every launch of the
+/// kernel gives, where known.
 pub(super) fn check(
     ctx: &RuleContext,
-    body: &TextRange,
-    barriers: &[TextRange],
+    flow: &ControlFlow,
+    barriers: &[Barrier],
+    block: Option<[u32; 3]>,
+    errors: &std::cell::OnceCell<Vec<kernaut_syntax::TextRange>>,
     out: &mut Vec<RuleDiagnostic>,
 ) {
+    let barriers: Vec<&Barrier> = barriers
+        .iter()
+        .filter(|b| b.scope == BarrierScope::Block)
+        .collect();
     if barriers.is_empty() {
         return;
     }
     let text = ctx.text();
-    for (word, at) in jumps(text, body.clone()) {
-        let chain = ctx.enclosing(at);
-        // The loop a `continue` or `break` leaves (a `break` in a `switch` leaves the
-        // `switch`), or the function a `return` leaves.
-        let left = if word == "return" {
-            body.clone()
-        } else {
-            let target = chain.iter().find(|e| match e.kind {
-                EnclosingKind::For { .. }
-                | EnclosingKind::While { .. }
-                | EnclosingKind::DoWhile { .. }
-                | EnclosingKind::Function { .. } => true,
-                EnclosingKind::Switch { .. } => word == "break",
-                _ => false,
-            });
-            match target {
-                Some(e)
-                    if !matches!(
-                        e.kind,
-                        EnclosingKind::Function { .. } | EnclosingKind::Switch { .. }
-                    ) =>
-                {
-                    e.range.clone()
-                }
-                _ => continue,
-            }
+    let function = ctx.facts.function_at(flow.body.start);
+    let in_kernel = function.is_some_and(|f| f.is_kernel);
+    // A device function whose callers (all kernels) meet no block barrier after the call:
+    // its early-returning threads go on to exit, as after a kernel `return`.
+    let mut ends_callers: Option<Option<String>> = None;
+    let mut callers_end = || {
+        ends_callers
+            .get_or_insert_with(|| function.and_then(|f| last_call_in_kernels(ctx, &f.name)))
+            .clone()
+    };
+    for jump in &flow.jumps {
+        let at = jump.range.start;
+        // What the jump leaves: the loop of a `continue` or `break` (a `break` out of a
+        // `switch` stays in the iteration), or the function.
+        let left = match (jump.kind, &jump.target) {
+            (JumpKind::Return, _) => flow.body.clone(),
+            (_, Some(t)) if !jump.leaves_switch => t.clone(),
+            _ => continue,
         };
-        // The barrier the leaving threads miss: for `return` and `continue` one after the
-        // exit (in the function, in the loop body), for `break` any in the loop.
-        let missed = barriers
-            .iter()
-            .find(|b| left.contains(&b.start) && (word == "break" || b.start > at));
-        let Some(missed) = missed else {
-            continue;
-        };
-        // The branch that makes the exit thread-dependent must be inside what is left.
-        let Some((branch, condition)) = thread_dependent_branch(ctx, at) else {
+        // The branch that makes the exit thread-dependent, inside what is left.
+        let Some((branch, condition)) = divergent_branch(ctx, at, BarrierScope::Block, block)
+        else {
             continue;
         };
         if !left.contains(&branch.start) || branch.start == left.start {
             continue;
         }
-        let end = statement_end(text, at);
-        let written: String = text[missed.clone()].split_whitespace().collect();
-        let in_kernel = chain.iter().any(|e| {
-            matches!(
-                e.kind,
-                EnclosingKind::Function {
-                    is_kernel: true,
-                    ..
+        // The barrier the leaving threads miss and the others reach after the branch:
+        // for `continue`, later in the same iteration; for `break`, in the loop; for
+        // `return`, anywhere after.
+        let missed = barriers.iter().find(|b| {
+            let b = b.range.start;
+            match jump.kind {
+                JumpKind::Return => flow.reaches_after(&branch, b, None),
+                JumpKind::Continue => {
+                    left.contains(&b) && flow.reaches_after(&branch, b, Some(&left))
                 }
-            )
+                JumpKind::Break => left.contains(&b) && flow.reaches_after(&branch, b, None),
+            }
         });
+        let Some(missed) = missed else {
+            continue;
+        };
+        if !super::parsed_cleanly(ctx, &(branch.start..missed.range.end.max(at)), errors) {
+            continue;
+        }
+        let written: String = text[missed.range.clone()].split_whitespace().collect();
         let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
-        let (severity, message) = match word {
+        let (severity, message) = match jump.kind {
             // The thread exits. PTX `exit` releases a block barrier that only exited
             // threads hold up, so this does not hang today, but it is outside what the
             // programming guide allows, and the work of the exited threads is not done.
-            "return" if in_kernel => (
+            JumpKind::Return if in_kernel => (
                 Severity::Hint,
                 format!(
                     "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
                 ),
             ),
-            "return" => (
+            JumpKind::Return if callers_end().is_some() => (
+                Severity::Hint,
+                format!(
+                    "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it, and their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}",
+                    callers_end().unwrap_or_default()
+                ),
+            ),
+            JumpKind::Return => (
                 RULE.severity,
                 format!(
                     "`return` under `if ({condition})` leaves this device function for some threads of the block, which skip `{written}` below but keep running in the caller: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or this barrier pairs with a later one); keep every thread to the barrier and {guard}"
                 ),
             ),
-            "continue" => (
+            JumpKind::Continue => (
                 RULE.severity,
                 format!(
                     "`continue` under `if ({condition})` skips `{written}` later in this iteration for some threads of the block, which stay alive and reach the barrier of the next iteration instead: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread to the barrier and {guard}"
                 ),
             ),
-            _ => (
+            JumpKind::Break => (
                 RULE.severity,
                 format!(
                     "`break` under `if ({condition})` leaves the loop for some threads of the block, which stay alive and miss `{written}` in every later iteration: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread in the loop and {guard}"
@@ -112,7 +121,7 @@ pub(super) fn check(
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity,
-            range: at..end,
+            range: jump.range.clone(),
             message,
             wiki: RULE.wiki[0].to_string(),
             fixes: Vec::new(),
@@ -120,66 +129,32 @@ pub(super) fn check(
     }
 }
 
-/// The end of the statement that starts at `at`: after its `;` (outside brackets), or
-/// the end of the line.
-fn statement_end(text: &str, at: usize) -> usize {
-    let mut depth = 0i32;
-    for (i, c) in text[at..].char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ';' if depth <= 0 => return at + i + 1,
-            '\n' if depth <= 0 => return at + i,
-            _ => {}
+/// The kernels that call the device function `name`, where every call of it in the file
+/// is in a kernel whose control flow meets no block barrier after the call (joined with
+/// `, `); `None` otherwise, or where the file has no call.
+fn last_call_in_kernels(ctx: &RuleContext, name: &str) -> Option<String> {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    let calls = ctx.file.find_calls(short);
+    if calls.is_empty() {
+        return None;
+    }
+    let mut kernels: Vec<String> = Vec::new();
+    for call in &calls {
+        let caller = ctx.facts.function_at(call.range.start)?;
+        if !caller.is_kernel {
+            return None;
+        }
+        let flow = ctx.file.control_flow(call.range.start)?;
+        let barriers = super::super::barriers::barriers(ctx, &ctx.calls_in_body(flow.body.start));
+        let met = barriers.iter().any(|b| {
+            b.scope == BarrierScope::Block && flow.reaches_after(&call.range, b.range.start, None)
+        });
+        if met {
+            return None;
+        }
+        if !kernels.contains(&caller.name) {
+            kernels.push(caller.name.clone());
         }
     }
-    text.len()
-}
-
-/// The `return`, `continue` and `break` keywords in `range` of `text`, outside comments,
-/// strings and character literals.
-fn jumps(text: &str, range: TextRange) -> Vec<(&'static str, usize)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = range.start;
-    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    while i < range.end.min(b.len()) {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            c if is_ident(c) => {
-                let start = i;
-                while i < b.len() && is_ident(b[i]) {
-                    i += 1;
-                }
-                for word in ["return", "continue", "break"] {
-                    if &text[start..i] == word {
-                        out.push((word, start));
-                    }
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    out
+    Some(kernels.join("`, `"))
 }

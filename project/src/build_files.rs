@@ -1,0 +1,594 @@
+//! Reading the targets out of the files a build keeps: a compile command's words,
+//! `CMakeLists.txt` and `*.cmake`, `setup.py`/`pyproject.toml` and
+//! `TORCH_CUDA_ARCH_LIST`, Makefiles. Pure functions of text, so each format is tested
+//! on its own; [`crate::ProjectLoader`] finds the files.
+//!
+//! Values a build computes at configure time (`native`, `all`, `${SOME_VAR}` the file
+//! does not set) are not known: such a statement gives no targets, and a later source
+//! is tried.
+
+use kernaut_ide::gpu::Target;
+
+/// Targets found in one file, with the 1-based line of the first statement that named
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The targets, in order, without repeats.
+    pub targets: Vec<Target>,
+    /// Where the first of them is written.
+    pub line: usize,
+}
+
+fn push_unique(out: &mut Vec<Target>, t: Target) {
+    if !out.contains(&t) {
+        out.push(t);
+    }
+}
+
+/// The targets of one compile command (its words, as `compile_commands.json` or a
+/// Makefile gives them): `-arch=sm_80`, `-arch sm_80`, `--gpu-architecture=compute_90a`,
+/// `-code=sm_80,sm_86`, every `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`
+/// (also `--generate-code=…`), and clang's `--cuda-gpu-arch=sm_80`/`--offload-arch`.
+/// `-arch=native`, `all` and `all-major` name no target the text can know.
+pub fn targets_in_command(words: &[String]) -> Vec<Target> {
+    let mut arch: Vec<Target> = Vec::new();
+    let mut code: Vec<Target> = Vec::new();
+    let mut gencode: Vec<Target> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        i += 1;
+        let mut value_of = |names: &[&str]| -> Option<String> {
+            for n in names {
+                if let Some(v) = w.strip_prefix(n) {
+                    if let Some(v) = v.strip_prefix('=') {
+                        return Some(v.to_string());
+                    }
+                    if v.is_empty() {
+                        let v = words.get(i).cloned();
+                        i += 1;
+                        return v;
+                    }
+                }
+            }
+            None
+        };
+        if let Some(v) = value_of(&["-gencode", "--generate-code"]) {
+            for t in gencode_targets(&v) {
+                push_unique(&mut gencode, t);
+            }
+        } else if let Some(v) = value_of(&["-arch", "--gpu-architecture"]) {
+            for t in v.split(',').filter_map(|s| Target::parse(s).ok()) {
+                push_unique(&mut arch, t);
+            }
+        } else if let Some(v) = value_of(&["-code", "--gpu-code"]) {
+            for t in v.split(',').filter_map(|s| Target::parse(s).ok()) {
+                push_unique(&mut code, t);
+            }
+        } else if let Some(v) = value_of(&["--cuda-gpu-arch", "--offload-arch"]) {
+            for t in v.split(',').filter_map(|s| Target::parse(s).ok()) {
+                push_unique(&mut arch, t);
+            }
+        }
+    }
+    let mut out = gencode;
+    // `-arch=compute_80 -code=sm_80,sm_86` compiles for the codes; `-arch=sm_80` alone
+    // for sm_80 (and embeds compute_80 PTX, which has the same features).
+    let plain = if code.is_empty() { arch } else { code };
+    for t in plain {
+        push_unique(&mut out, t);
+    }
+    // A PTX-only target next to the real one of the same capability adds nothing.
+    let reals: Vec<(u32, u32, kernaut_ide::gpu::Variant)> = out
+        .iter()
+        .filter(|t| !t.virtual_only)
+        .map(|t| (t.major, t.minor, t.variant))
+        .collect();
+    out.retain(|t| !t.virtual_only || !reals.contains(&(t.major, t.minor, t.variant)));
+    out
+}
+
+/// The targets of one `-gencode` value: `arch=compute_90a,code=[sm_90a,compute_90a]`,
+/// `arch=compute_80,code=sm_80`, `arch=compute_80,code="sm_80,compute_80"`.
+pub fn gencode_targets(value: &str) -> Vec<Target> {
+    let v = value.trim_matches(['"', '\'']);
+    let mut out = Vec::new();
+    let Some(code) = v.split_once("code=").map(|(_, c)| c) else {
+        // `arch=` alone: the virtual architecture, compiled at run time.
+        if let Some(a) = v.strip_prefix("arch=") {
+            if let Ok(t) = Target::parse(a.split(',').next().unwrap_or(a)) {
+                out.push(t);
+            }
+        }
+        return out;
+    };
+    for c in code
+        .trim_matches(['[', ']', '"', '\''])
+        .split(',')
+        .map(|c| c.trim_matches(['[', ']', '"', '\'', ' ']))
+    {
+        if let Ok(t) = Target::parse(c) {
+            push_unique(&mut out, t);
+        }
+    }
+    out
+}
+
+/// Every `arch=compute_XX,code=…` written in a text (a `setup.py`'s flag lists, a
+/// Makefile's `GENCODE` variables), as one command's `-gencode` values.
+fn gencodes_in_text(text: &str) -> Vec<(usize, Vec<Target>)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("arch=compute_") {
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')'))
+                .unwrap_or(tail.len());
+            // `code=[a,b]` may hold spaces: take the bracket whole.
+            let end = match (tail.find('['), tail.find(']')) {
+                (Some(o), Some(c)) if o < end && c > o => c + 1,
+                _ => end,
+            };
+            let targets = gencode_targets(&tail[..end]);
+            if !targets.is_empty() {
+                out.push((n + 1, targets));
+            }
+            rest = &tail[end.max(1)..];
+        }
+    }
+    out
+}
+
+/// A CMake list: `80;90a`, `80 90a`, `"80-real;90a-virtual"`. `None` where a value is
+/// computed at configure time (`native`, `all`, `all-major`, `OFF`, a variable).
+fn cmake_list(values: &str) -> Option<Vec<Target>> {
+    let mut out = Vec::new();
+    for v in values
+        .split(|c: char| c == ';' || c.is_whitespace())
+        .map(|v| v.trim_matches(['"', '\'']))
+        .filter(|v| !v.is_empty())
+    {
+        if v.contains("${") || v.contains("$ENV") || v.contains("$<") {
+            return None;
+        }
+        match Target::parse(v) {
+            Ok(t) => push_unique(&mut out, t),
+            Err(_) => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The text of a CMake command's arguments from `open` (the `(`), to its `)`.
+fn cmake_args(text: &str, open: usize) -> Option<&str> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[open + 1..open + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `${VAR}` replaced by what `set(VAR …)` in the same text gives it, where it does.
+fn expand_cmake_vars(args: &str, text: &str) -> String {
+    let mut out = args.to_string();
+    for _ in 0..4 {
+        let Some(start) = out.find("${") else { break };
+        let Some(len) = out[start..].find('}') else {
+            break;
+        };
+        let name = out[start + 2..start + len].to_string();
+        let Some(value) = cmake_set_value(text, &name) else {
+            break;
+        };
+        out.replace_range(start..start + len + 1, &value);
+    }
+    out
+}
+
+/// The value of `set(NAME value…)` in `text`, when it is set exactly once.
+fn cmake_set_value(text: &str, name: &str) -> Option<String> {
+    let mut found = None;
+    for (at, _) in text.match_indices("set(") {
+        let Some(args) = cmake_args(text, at + 3) else {
+            continue;
+        };
+        let mut words = args.split_whitespace();
+        if words.next() != Some(name) {
+            continue;
+        }
+        let rest: Vec<&str> = words
+            .take_while(|w| !matches!(*w, "CACHE" | "PARENT_SCOPE"))
+            .collect();
+        if found.is_some() {
+            return None;
+        }
+        found = Some(rest.join(";"));
+    }
+    found
+}
+
+/// The targets a `CMakeLists.txt` or `*.cmake` text names: `set(CMAKE_CUDA_ARCHITECTURES
+/// …)`, `CUDA_ARCHITECTURES …` in `set_target_properties`/`set_property`. Where several
+/// statements name different lists (per target, or per CUDA version), only the targets
+/// every one of them names are sure: their intersection.
+pub fn cmake_targets(text: &str) -> Option<Found> {
+    let mut lists: Vec<(usize, Vec<Target>)> = Vec::new();
+    let code = strip_cmake_comments(text);
+    for key in ["CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"] {
+        for (at, _) in code.match_indices(key) {
+            // The whole key, not `CMAKE_CUDA_ARCHITECTURES` found again as its tail.
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let after = &code[at + key.len()..];
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            // The statement: from the command's `(` to its `)`.
+            let Some(open) = code[..at].rfind('(') else {
+                continue;
+            };
+            let Some(args) = cmake_args(&code, open) else {
+                continue;
+            };
+            let command = code[..open]
+                .trim_end()
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if !matches!(
+                command.as_str(),
+                "set" | "set_target_properties" | "set_property" | "set_source_files_properties"
+            ) {
+                continue;
+            }
+            let offset_in_args = at - (open + 1);
+            let Some(values) = args.get(offset_in_args + key.len()..) else {
+                continue;
+            };
+            // Up to the next property name or keyword.
+            let values: Vec<&str> = values
+                .split_whitespace()
+                .take_while(|w| {
+                    !w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                        || w.trim_matches('"').chars().any(|c| c.is_ascii_digit())
+                })
+                .filter(|w| !matches!(*w, "CACHE" | "STRING" | "PARENT_SCOPE" | "FORCE"))
+                .collect();
+            let values = expand_cmake_vars(&values.join(" "), &code);
+            if let Some(list) = cmake_list(&values) {
+                let line = text[..at].matches('\n').count() + 1;
+                lists.push((line, list));
+            }
+        }
+    }
+    let (line, first) = lists.first()?.clone();
+    let sure: Vec<Target> = first
+        .into_iter()
+        .filter(|t| lists.iter().all(|(_, l)| l.contains(t)))
+        .collect();
+    (!sure.is_empty()).then_some(Found {
+        targets: sure,
+        line,
+    })
+}
+
+/// Whether a CMake text names the folder `first` (a word of its code: in
+/// `add_subdirectory(first)`, a source `first/k.cu`, a glob `first/*.cu`).
+pub fn cmake_mentions(text: &str, first: &str) -> bool {
+    let code = strip_cmake_comments(text);
+    let edge =
+        |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    code.match_indices(first).any(|(at, _)| {
+        edge(code[..at].chars().next_back()) && edge(code[at + first.len()..].chars().next())
+    })
+}
+
+/// `text` with `# …` comments blanked (kept in length, so offsets and lines hold).
+fn strip_cmake_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find('#') {
+            Some(i) => format!("{}{}", &l[..i], " ".repeat(l.len() - i)),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `TORCH_CUDA_ARCH_LIST`'s value: `8.0;8.6+PTX;9.0a`, spaces or semicolons.
+pub fn torch_arch_list(value: &str) -> Vec<Target> {
+    let mut out = Vec::new();
+    for v in value
+        .split(|c: char| c == ';' || c.is_whitespace() || c == ',')
+        .filter(|v| !v.is_empty())
+    {
+        if let Ok(t) = Target::parse(v) {
+            push_unique(&mut out, t);
+        }
+    }
+    out
+}
+
+/// The targets a Python build script (`setup.py`, `pyproject.toml`) names: the
+/// `-gencode` values it passes (`arch=compute_90a,code=sm_90a`, in one string or
+/// appended in pieces), else a `TORCH_CUDA_ARCH_LIST` it sets.
+pub fn python_build_targets(text: &str) -> Option<Found> {
+    let gencodes = gencodes_in_text(text);
+    if let Some((line, _)) = gencodes.first() {
+        let mut targets = Vec::new();
+        for t in gencodes.iter().flat_map(|(_, t)| t) {
+            push_unique(&mut targets, *t);
+        }
+        return Some(Found {
+            targets,
+            line: *line,
+        });
+    }
+    for (n, line) in text.lines().enumerate() {
+        let Some(at) = line.find("TORCH_CUDA_ARCH_LIST") else {
+            continue;
+        };
+        // An assignment (`…["TORCH_CUDA_ARCH_LIST"] = "…"`, `TORCH_CUDA_ARCH_LIST = "…"`)
+        // or a default (`get("TORCH_CUDA_ARCH_LIST", "…")`, `setdefault`); never a
+        // comparison or a membership test.
+        let rest =
+            line[at + "TORCH_CUDA_ARCH_LIST".len()..].trim_start_matches(['"', '\'', ']', ' ']);
+        let value = if let Some(v) = rest.strip_prefix('=') {
+            if v.starts_with('=') {
+                continue;
+            }
+            v.trim()
+        } else if let Some(v) = rest.strip_prefix(',') {
+            if !line[..at].trim_end().ends_with(['(', '"', '\'']) {
+                continue;
+            }
+            v.trim()
+        } else {
+            continue;
+        };
+        let Some(q) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let Some(end) = value[1..].find(q) else {
+            continue;
+        };
+        let targets = torch_arch_list(&value[1..1 + end]);
+        if !targets.is_empty() {
+            return Some(Found {
+                targets,
+                line: n + 1,
+            });
+        }
+    }
+    None
+}
+
+/// The targets a Makefile names: `-arch=sm_80`, `-arch sm_80`, `--gpu-architecture`,
+/// `-gencode …` in any variable or rule, with `$(VAR)`/`${VAR}` replaced by a simple
+/// `VAR = value` (`:=`, `?=`) of the same file.
+pub fn makefile_targets(text: &str) -> Option<Found> {
+    let vars: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let (name, value) = l.split_once('=')?;
+            let name = name.trim_end_matches([':', '?', '+']).trim();
+            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then(|| (name.to_string(), value.trim().to_string()))
+        })
+        .collect();
+    let expand = |line: &str| -> String {
+        let mut out = line.to_string();
+        for _ in 0..4 {
+            let Some(start) = out.find("$(").or_else(|| out.find("${")) else {
+                break;
+            };
+            let close = if out[start + 1..].starts_with('(') {
+                ')'
+            } else {
+                '}'
+            };
+            let Some(len) = out[start..].find(close) else {
+                break;
+            };
+            let name = &out[start + 2..start + len];
+            let value = vars
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            out.replace_range(start..start + len + 1, &value);
+        }
+        out
+    };
+    let mut targets = Vec::new();
+    let mut first = None;
+    // Lines inside `ifeq`/`ifdef` blocks hold one branch's flags, chosen when make runs:
+    // not known.
+    let mut depth = 0usize;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        match line.split_whitespace().next().unwrap_or("") {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
+                depth += 1;
+                continue;
+            }
+            "endif" => {
+                depth = depth.saturating_sub(1);
+                continue;
+            }
+            _ if depth > 0 => continue,
+            _ => {}
+        }
+        if !(line.contains("-arch")
+            || line.contains("gpu-architecture")
+            || line.contains("gencode")
+            || line.contains("generate-code")
+            || line.contains("$(")
+            || line.contains("${"))
+        {
+            continue;
+        }
+        let expanded = expand(line);
+        let words: Vec<String> = expanded.split_whitespace().map(str::to_string).collect();
+        let found = targets_in_command(&words);
+        let mut found = found;
+        for (_, t) in gencodes_in_text(&expanded) {
+            for t in t {
+                push_unique(&mut found, t);
+            }
+        }
+        if !found.is_empty() {
+            first.get_or_insert(n + 1);
+            for t in found {
+                push_unique(&mut targets, t);
+            }
+        }
+    }
+    Some(Found {
+        targets,
+        line: first?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(t: &[Target]) -> String {
+        t.iter()
+            .map(Target::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn compile_commands_words() {
+        assert_eq!(
+            names(&targets_in_command(&words("nvcc -arch=sm_80 -c k.cu"))),
+            "sm_80"
+        );
+        assert_eq!(
+            names(&targets_in_command(&words("nvcc -arch sm_90a k.cu"))),
+            "sm_90a"
+        );
+        assert_eq!(
+            names(&targets_in_command(&words(
+                "nvcc -gencode arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=[sm_90a,compute_90a] k.cu"
+            ))),
+            "sm_80 sm_90a"
+        );
+        assert_eq!(
+            names(&targets_in_command(&words(
+                "nvcc --generate-code=arch=compute_100a,code=sm_100a"
+            ))),
+            "sm_100a"
+        );
+        assert_eq!(
+            names(&targets_in_command(&words(
+                "nvcc -arch=compute_80 -code=sm_80,sm_86"
+            ))),
+            "sm_80 sm_86"
+        );
+        assert_eq!(
+            names(&targets_in_command(&words("nvcc -arch=native k.cu"))),
+            ""
+        );
+        assert_eq!(
+            names(&targets_in_command(&words(
+                "clang++ --cuda-gpu-arch=sm_80 k.cu"
+            ))),
+            "sm_80"
+        );
+    }
+
+    #[test]
+    fn cmake_forms() {
+        let t = "cmake_minimum_required(VERSION 3.24)\nproject(p LANGUAGES CXX CUDA)\nadd_library(k k.cu)\nset_target_properties(k PROPERTIES CUDA_ARCHITECTURES \"80;90a\" POSITION_INDEPENDENT_CODE ON)\n";
+        let f = cmake_targets(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_80 sm_90a".to_string(), 4));
+        let t = "# archs\nset(CMAKE_CUDA_ARCHITECTURES 80 90a)\n";
+        assert_eq!(names(&cmake_targets(t).unwrap().targets), "sm_80 sm_90a");
+        let t = "set(ARCHS 80-real 90-virtual)\nset(CMAKE_CUDA_ARCHITECTURES ${ARCHS})\n";
+        assert_eq!(
+            names(&cmake_targets(t).unwrap().targets),
+            "sm_80 compute_90"
+        );
+        let t = "set_property(TARGET k PROPERTY CUDA_ARCHITECTURES 90a 100a)\n";
+        assert_eq!(names(&cmake_targets(t).unwrap().targets), "sm_90a sm_100a");
+        // Computed at configure time: not known.
+        assert_eq!(
+            cmake_targets("set(CMAKE_CUDA_ARCHITECTURES native)\n"),
+            None
+        );
+        assert_eq!(
+            cmake_targets("set(CMAKE_CUDA_ARCHITECTURES ${GPU_ARCHS})\n"),
+            None
+        );
+        // Two lists: only what both name is sure.
+        let t = "if(CUDA_VERSION VERSION_GREATER 12.0)\n  set(CMAKE_CUDA_ARCHITECTURES 80 90a)\nelse()\n  set(CMAKE_CUDA_ARCHITECTURES 80)\nendif()\n";
+        assert_eq!(names(&cmake_targets(t).unwrap().targets), "sm_80");
+    }
+
+    #[test]
+    fn python_build_scripts() {
+        let t = "cc_flag = []\ncc_flag.append(\"-gencode\")\ncc_flag.append(\"arch=compute_90a,code=sm_90a\")\nif True:\n    cc_flag += [\"-gencode\", \"arch=compute_100a,code=sm_100a\"]\n";
+        let f = python_build_targets(t).unwrap();
+        assert_eq!(
+            (names(&f.targets), f.line),
+            ("sm_90a sm_100a".to_string(), 3)
+        );
+        let t = "import os\nos.environ[\"TORCH_CUDA_ARCH_LIST\"] = \"8.0;8.6+PTX;9.0a\"\n";
+        assert_eq!(
+            names(&python_build_targets(t).unwrap().targets),
+            "sm_80 sm_86 sm_90a"
+        );
+        assert_eq!(names(&torch_arch_list("7.5 8.0 9.0")), "sm_75 sm_80 sm_90");
+        let t = "arch_list = os.environ.get(\"TORCH_CUDA_ARCH_LIST\", \"9.0a;10.0a\")\n";
+        assert_eq!(
+            names(&python_build_targets(t).unwrap().targets),
+            "sm_90a sm_100a"
+        );
+        assert_eq!(
+            python_build_targets("if os.environ[\"TORCH_CUDA_ARCH_LIST\"] != '9.0':\n    pass\n"),
+            None
+        );
+        assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));
+        assert!(!cmake_mentions(
+            "add_subdirectory(src)\n# contrib\n",
+            "contrib"
+        ));
+    }
+
+    #[test]
+    fn makefiles() {
+        let t = "NVCC ?= nvcc\nARCH := sm_86\nNVCCFLAGS = -O3 -arch=$(ARCH)\nall:\n\t$(NVCC) $(NVCCFLAGS) k.cu\n";
+        let f = makefile_targets(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_86".to_string(), 3));
+        let t =
+            "GENCODE = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90\n";
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_80 sm_90");
+        assert_eq!(makefile_targets("all:\n\tgcc x.c\n"), None);
+        // One branch's flags are chosen when make runs: not known.
+        let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nelse\nNVCCFLAGS += -arch=sm_80\nendif\n";
+        assert_eq!(makefile_targets(t), None);
+    }
+}

@@ -1,0 +1,530 @@
+//! [`ProjectLoader`]: what a file's project says about it, read once per directory and
+//! per build file, for every front end.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use kernaut_compiler::flags::CompileEntry;
+use kernaut_compiler::CompileFlags;
+use kernaut_ide::config::{parse_config, FileBuild, KernautConfig, TargetSet, CONFIG_FILE_NAME};
+use kernaut_ide::gpu::Target;
+use kernaut_ide::includes::{include_closure_in, normalize_path};
+use kernaut_ide::source_text;
+
+use crate::build_files::{self, Found};
+
+/// A parsed compile database: its entries by the canonical path of their file.
+#[derive(Debug, Default)]
+struct CompileDb {
+    entries: HashMap<PathBuf, Vec<CompileEntry>>,
+}
+
+impl CompileDb {
+    fn parse(text: &str) -> Result<CompileDb, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let list = value
+            .as_array()
+            .ok_or_else(|| "the top level is not an array".to_string())?;
+        let mut db = CompileDb::default();
+        for e in list {
+            let Some(file) = e.get("file").and_then(|f| f.as_str()) else {
+                continue;
+            };
+            let directory =
+                PathBuf::from(e.get("directory").and_then(|d| d.as_str()).unwrap_or(""));
+            let arguments = if let Some(a) = e.get("arguments").and_then(|a| a.as_array()) {
+                a.iter()
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect()
+            } else if let Some(c) = e.get("command").and_then(|c| c.as_str()) {
+                kernaut_compiler::flags::split_command(c)
+            } else {
+                continue;
+            };
+            let path = directory.join(file);
+            let key = path.canonicalize().unwrap_or(path);
+            db.entries.entry(key).or_default().push(CompileEntry {
+                directory,
+                arguments,
+            });
+        }
+        Ok(db)
+    }
+}
+
+/// Finds, for each file, the `.kernaut.toml` that applies, the targets and macros the
+/// build gives it, its include folders and its compile flags: one answer for the editor,
+/// `check`, `ktui explain` and `ktui FILE.cu`. Each directory and build file is read once;
+/// problems become [`ProjectLoader::take_notes`] lines, never failures, except a broken
+/// `.kernaut.toml` ([`ProjectLoader::dir_config`]).
+#[derive(Debug, Default)]
+pub struct ProjectLoader {
+    root: Option<PathBuf>,
+    /// Folder → the `.kernaut.toml` found at or above it.
+    config_of_dir: HashMap<PathBuf, Option<PathBuf>>,
+    configs: HashMap<PathBuf, KernautConfig>,
+    /// Folder → the compile database found at or above it.
+    db_of_dir: HashMap<PathBuf, Option<PathBuf>>,
+    dbs: HashMap<PathBuf, Option<Arc<CompileDb>>>,
+    /// Folder → the build file's targets found at or above it.
+    build_of_dir: HashMap<PathBuf, Option<(Found, PathBuf)>>,
+    notes: Vec<String>,
+}
+
+impl ProjectLoader {
+    /// A loader for the project at `root` (the editor's workspace folder); without one,
+    /// the search for build files stops at a folder holding `.git`.
+    pub fn new(root: Option<PathBuf>) -> ProjectLoader {
+        ProjectLoader {
+            root,
+            ..ProjectLoader::default()
+        }
+    }
+
+    /// Notes since the last call: unreadable build files, conflicting targets. Each is
+    /// given once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    pub(crate) fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    /// Forgets what was read about `path`'s folder and above (a `.kernaut.toml` or a
+    /// build file changed on disk).
+    pub fn forget(&mut self) {
+        self.config_of_dir.clear();
+        self.configs.clear();
+        self.db_of_dir.clear();
+        self.dbs.clear();
+        self.build_of_dir.clear();
+    }
+
+    /// The folders from `dir` up to the project's root.
+    fn ancestors(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for d in dir.ancestors() {
+            out.push(d.to_path_buf());
+            if Some(d) == self.root.as_deref() || d.join(".git").exists() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The `.kernaut.toml` that applies to `file`, as (its folder, its settings). A file
+    /// that cannot be read or parsed is an error naming the file and line.
+    pub fn dir_config(&mut self, file: &Path) -> anyhow::Result<Option<(PathBuf, KernautConfig)>> {
+        let dir = folder_of(file);
+        let found = match self.config_of_dir.get(&dir) {
+            Some(f) => f.clone(),
+            None => {
+                let f = dir
+                    .ancestors()
+                    .map(|d| d.join(CONFIG_FILE_NAME))
+                    .find(|p| p.is_file());
+                self.config_of_dir.insert(dir.clone(), f.clone());
+                f
+            }
+        };
+        let Some(path) = found else {
+            return Ok(None);
+        };
+        let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if let Some(c) = self.configs.get(&path) {
+            return Ok(Some((folder, c.clone())));
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let config = parse_config(&text).map_err(|e| match e.line() {
+            Some(line) => anyhow::anyhow!("{}:{line}: {e}", path.display()),
+            None => anyhow::anyhow!("{}: {e}", path.display()),
+        })?;
+        // A misspelled rule id would configure nothing, silently: refuse the file.
+        let problems = config.problems();
+        if !problems.is_empty() {
+            anyhow::bail!("{}: {}", path.display(), problems.join("; "));
+        }
+        for key in &config.ignored_tool_keys {
+            self.note(format!(
+                "{}: `{key}` is ignored: a workspace file never chooses which compiler runs; set `kernaut.nvcc` in your editor, or CUDA_HOME",
+                path.display()
+            ));
+        }
+        self.configs.insert(path, config.clone());
+        Ok(Some((folder, config)))
+    }
+
+    /// The nearest `compile_commands.json` at or above `file` (also in `build/`).
+    pub fn compile_commands(&mut self, file: &Path) -> Option<PathBuf> {
+        let dir = folder_of(file);
+        if let Some(found) = self.db_of_dir.get(&dir) {
+            return found.clone();
+        }
+        let found =
+            kernaut_compiler::find_compile_commands(&dir.join("x.cu"), self.root.as_deref());
+        self.db_of_dir.insert(dir, found.clone());
+        found
+    }
+
+    fn db(&mut self, path: &Path) -> Option<Arc<CompileDb>> {
+        if let Some(db) = self.dbs.get(path) {
+            return db.clone();
+        }
+        let parsed = match std::fs::read_to_string(path) {
+            Ok(text) => match CompileDb::parse(&text) {
+                Ok(db) => Some(Arc::new(db)),
+                Err(e) => {
+                    self.note(format!("{}: not read: {e}", path.display()));
+                    None
+                }
+            },
+            Err(e) => {
+                self.note(format!("{}: not read: {e}", path.display()));
+                None
+            }
+        };
+        self.dbs.insert(path.to_path_buf(), parsed.clone());
+        parsed
+    }
+
+    /// The compile database's entries for `file` (one per target the build compiles it
+    /// for separately), with the database's path.
+    fn entries(&mut self, file: &Path) -> Option<(PathBuf, Vec<CompileEntry>)> {
+        let db_path = self.compile_commands(file)?;
+        let db = self.db(&db_path)?;
+        let key = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+        let entries = db.entries.get(&key)?.clone();
+        Some((db_path, entries))
+    }
+
+    /// The targets the nearest build file names (CMake, then Python build scripts, then
+    /// Makefiles, at the nearest folder that has any), with that file.
+    fn build_file_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
+        let dir = folder_of(file);
+        if let Some(found) = self.build_of_dir.get(&dir) {
+            return found.clone();
+        }
+        let mut result = None;
+        'dirs: for d in self.ancestors(&dir) {
+            // A CMakeLists.txt above the file's folder builds it only if it names the
+            // way down (`add_subdirectory(src)`, `src/…` in a source list or a glob).
+            let cmake = d.join("CMakeLists.txt");
+            let builds_here = d == dir || {
+                let first = dir
+                    .strip_prefix(&d)
+                    .ok()
+                    .and_then(|r| r.components().next())
+                    .map(|c| c.as_os_str().to_string_lossy().to_string());
+                match (first, std::fs::read_to_string(&cmake)) {
+                    (Some(first), Ok(text)) => build_files::cmake_mentions(&text, &first),
+                    _ => false,
+                }
+            };
+            let mut candidates: Vec<(PathBuf, fn(&str) -> Option<Found>)> = Vec::new();
+            if builds_here {
+                candidates.push((cmake, build_files::cmake_targets));
+            }
+            let cmake_dir = d.join("cmake");
+            if let Some(read) = builds_here
+                .then(|| std::fs::read_dir(&cmake_dir).ok())
+                .flatten()
+            {
+                let mut extra: Vec<PathBuf> = read
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "cmake"))
+                    .collect();
+                extra.sort();
+                candidates.extend(
+                    extra
+                        .into_iter()
+                        .map(|p| (p, build_files::cmake_targets as fn(&str) -> Option<Found>)),
+                );
+            }
+            candidates.push((d.join("setup.py"), build_files::python_build_targets));
+            candidates.push((d.join("pyproject.toml"), build_files::python_build_targets));
+            for name in ["Makefile", "makefile", "GNUmakefile"] {
+                candidates.push((d.join(name), build_files::makefile_targets));
+            }
+            for (path, read) in candidates {
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                let text = source_text::decode(bytes).text;
+                if let Some(found) = read(&text) {
+                    result = Some((found, path));
+                    break 'dirs;
+                }
+            }
+            // A torch extension's build reads TORCH_CUDA_ARCH_LIST from the environment.
+            if d.join("setup.py").is_file() {
+                if let Ok(list) = std::env::var("TORCH_CUDA_ARCH_LIST") {
+                    let targets = build_files::torch_arch_list(&list);
+                    if !targets.is_empty() {
+                        result = Some((
+                            Found { targets, line: 0 },
+                            PathBuf::from("$TORCH_CUDA_ARCH_LIST"),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+        self.build_of_dir.insert(dir, result.clone());
+        result
+    }
+
+    /// What the build says about `file`: its targets (the compile database's entries,
+    /// else the nearest build file), the macros each compile defines, and its include
+    /// folders (`.kernaut.toml`'s `include_dirs`, then the compile command's `-I` and
+    /// `-isystem`).
+    pub fn file_build(&mut self, file: &Path) -> FileBuild {
+        let mut build = FileBuild::default();
+        if let Ok(Some((folder, config))) = self.dir_config(file) {
+            for d in &config.include_dirs {
+                let p = Path::new(d);
+                let abs = if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    folder.join(p)
+                };
+                build
+                    .include_dirs
+                    .push(normalize_path(&abs.display().to_string()));
+            }
+        }
+        let from_db = self.entries(file).map(|(db, entries)| {
+            let per_entry: Vec<(Vec<Target>, CompileFlags)> = entries
+                .iter()
+                .map(|e| {
+                    let (args, dropped) =
+                        kernaut_compiler::flags::translate(&e.arguments, &e.directory);
+                    (
+                        build_files::targets_in_command(&e.arguments),
+                        CompileFlags {
+                            args,
+                            dropped,
+                            origin: kernaut_compiler::FlagsOrigin::CompileCommands(db.clone()),
+                        },
+                    )
+                })
+                .collect();
+            (db, per_entry)
+        });
+        let mut db_targets: Vec<Target> = Vec::new();
+        if let Some((db, per_entry)) = &from_db {
+            // Macros every compile defines apply to every target; the others to the
+            // targets of their own compile.
+            let defines: Vec<Vec<(String, String)>> =
+                per_entry.iter().map(|(_, f)| defines_of(&f.args)).collect();
+            let common: Vec<(String, String)> = defines
+                .first()
+                .map(|first| {
+                    first
+                        .iter()
+                        .filter(|d| defines.iter().all(|o| o.contains(d)))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            for ((targets, flags), own) in per_entry.iter().zip(&defines) {
+                let extra: Vec<(String, String)> = own
+                    .iter()
+                    .filter(|d| !common.contains(d))
+                    .cloned()
+                    .collect();
+                for t in targets {
+                    if !db_targets.contains(t) {
+                        db_targets.push(*t);
+                    }
+                    if !extra.is_empty() {
+                        build.target_defines.push((*t, extra.clone()));
+                    }
+                }
+                for dir in include_dirs_of(&flags.args) {
+                    if !build.include_dirs.contains(&dir) {
+                        build.include_dirs.push(dir);
+                    }
+                }
+            }
+            build.defines = common;
+            if !db_targets.is_empty() {
+                build.targets = TargetSet::named(db_targets.clone(), db.display().to_string());
+            }
+        }
+        let from_file = self.build_file_targets(file);
+        match (&build.targets, from_file) {
+            (None, Some((found, path))) => {
+                let origin = if found.line == 0 {
+                    path.display().to_string()
+                } else {
+                    format!("{}:{}", path.display(), found.line)
+                };
+                build.targets = TargetSet::named(found.targets, origin);
+            }
+            (Some(set), Some((found, path))) => {
+                let mut a = set.targets.clone();
+                let mut b = found.targets.clone();
+                a.sort();
+                b.sort();
+                if a != b {
+                    self.note(format!(
+                        "targets differ: {} says {}, {}:{} says {}; kernaut uses {}",
+                        set.origin,
+                        set.names(),
+                        path.display(),
+                        found.line,
+                        found
+                            .targets
+                            .iter()
+                            .map(Target::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        set.origin
+                    ));
+                }
+            }
+            _ => {}
+        }
+        build
+    }
+
+    /// The flags to compile `file` with: its compile database entry through the
+    /// compiler crate's allow-list (the one parser of compile commands), else the
+    /// defaults; `arch` is added when the entry names none.
+    pub fn compile_flags(&mut self, file: &Path, arch: &str) -> CompileFlags {
+        let db = self.compile_commands(file);
+        kernaut_compiler::flags_for(file, db.as_deref(), arch)
+            .unwrap_or_else(|_| CompileFlags::default_for(arch))
+    }
+}
+
+/// `-DNAME=value` / `-DNAME` of translated flags.
+fn defines_of(args: &[String]) -> Vec<(String, String)> {
+    args.iter()
+        .filter_map(|a| a.strip_prefix("-D"))
+        .map(|d| match d.split_once('=') {
+            Some((n, v)) => (n.to_string(), v.to_string()),
+            None => (d.to_string(), "1".to_string()),
+        })
+        .collect()
+}
+
+/// Whether an include folder belongs to the toolkit or the system (`/usr/include`,
+/// `/usr/local/cuda/include`, a Python environment's NVIDIA wheels): never read.
+fn is_system_dir(d: &str) -> bool {
+    d.starts_with("/usr/")
+        || d.starts_with("/opt/")
+        || d.contains("site-packages")
+        || d.contains("/cuda/include")
+        || d.contains("/cuda-")
+}
+
+/// `-I<dir>` and `-isystem <dir>` of translated flags, normalised, without the toolkit's
+/// and the system's.
+fn include_dirs_of(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if let Some(d) = args[i].strip_prefix("-I") {
+            out.push(normalize_path(d));
+        } else if args[i] == "-isystem" {
+            if let Some(d) = args.get(i + 1) {
+                out.push(normalize_path(d));
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    out.retain(|d| !is_system_dir(d));
+    out
+}
+
+/// The folder of `file`, absolute where it can be made so.
+fn folder_of(file: &Path) -> PathBuf {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// Headers read from disk, and notes about those that could not be read.
+#[derive(Debug, Default)]
+pub struct Includes {
+    /// (absolute path, text) of each header read, in the order found.
+    pub headers: Vec<(String, String)>,
+    /// One line per include that named an unreadable (binary) file.
+    pub notes: Vec<String>,
+}
+
+/// The quoted includes of `roots` (absolute path, text, include folders), transitively,
+/// that `known` (normalised absolute paths → texts) does not hold, read from disk: next to
+/// the including file first, then in each include folder.
+pub fn read_includes(
+    roots: &[(String, Arc<str>, Vec<String>)],
+    known: &HashMap<String, Arc<str>>,
+) -> Includes {
+    let mut read: HashMap<String, Option<Arc<str>>> = HashMap::new();
+    let mut loaded = Includes::default();
+    for (root, text, dirs) in roots {
+        let root_key = normalize_path(root);
+        let mut text_of = |p: &str| -> Option<Arc<str>> {
+            let key = normalize_path(p);
+            if key == root_key {
+                return Some(text.clone());
+            }
+            if let Some(t) = known.get(&key) {
+                return Some(t.clone());
+            }
+            if let Some(t) = read.get(&key) {
+                return t.clone();
+            }
+            let got = match std::fs::read(&key) {
+                Ok(bytes) if source_text::is_binary(&bytes) => {
+                    loaded.notes.push(format!(
+                        "{key}: included from {root}, a binary file, skipped"
+                    ));
+                    None
+                }
+                Ok(bytes) => {
+                    let text: Arc<str> = Arc::from(source_text::decode(bytes).text);
+                    loaded.headers.push((key.clone(), text.to_string()));
+                    Some(text)
+                }
+                // Not there: the next include folder may have it.
+                Err(_) => None,
+            };
+            read.insert(key, got.clone());
+            got
+        };
+        let found = include_closure_in(root, dirs, &mut text_of);
+        // An include found next to no file and in no include folder is said once.
+        for (file, text) in std::iter::once((root.clone(), text.clone())).chain(found) {
+            for inc in kernaut_ide::syntax::quoted_includes(&text) {
+                if inc.angled {
+                    // The toolkit's and the system's headers are never read.
+                    continue;
+                }
+                let mut candidates =
+                    std::iter::once(kernaut_ide::includes::include_path(&file, &inc.name)).chain(
+                        dirs.iter().map(|d| {
+                            normalize_path(&format!("{}/{}", d.trim_end_matches('/'), inc.name))
+                        }),
+                    );
+                let there = candidates
+                    .any(|c| known.contains_key(&c) || read.get(&c).is_some_and(Option::is_some));
+                let note = format!("{}: included from {file}, not found", inc.name);
+                if !there && !loaded.notes.contains(&note) {
+                    loaded.notes.push(note);
+                }
+            }
+        }
+    }
+    loaded
+}

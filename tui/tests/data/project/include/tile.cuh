@@ -1,0 +1,3 @@
+#pragma once
+#define TILE 32
+#define ROWS 8
