@@ -19,16 +19,45 @@ pub struct Knowledge {
 #[error("building the wiki index: {0}")]
 pub struct KnowledgeError(#[from] kernaut_index::IndexError);
 
+/// The built-in wiki's index, written by `build.rs`.
+mod builtin_index {
+    include!(concat!(env!("OUT_DIR"), "/builtin_index.rs"));
+}
+
 impl Knowledge {
-    /// Loads the wiki and builds the index. Load problems are in `wiki.diagnostics`.
+    /// Loads the wiki and its index. Load problems are in `wiki.diagnostics`.
+    ///
+    /// The built-in pages' index was written when kernaut was built and is read in place;
+    /// a wiki with user folders is indexed once and cached on disk by a hash of its files
+    /// (see [`cache_dir`]), so later processes open it without indexing.
     pub fn load(config: &WikiConfig) -> Result<Knowledge, KnowledgeError> {
         let wiki = Wiki::load(config);
-        Knowledge::from_wiki(wiki)
+        if let Some(index) = builtin_index(&wiki) {
+            return Ok(Knowledge { wiki, index });
+        }
+        let index = match cache_dir() {
+            Some(dir) if !config.dirs.is_empty() && !rebuild_requested() => {
+                let key = format!(
+                    "{:016x}",
+                    kernaut_wiki::stable_hash(&[
+                        &wiki.content_hash().to_le_bytes(),
+                        &builtin_index::INDEX_HASH.to_le_bytes(),
+                        env!("CARGO_PKG_VERSION").as_bytes(),
+                    ])
+                );
+                WikiIndex::build_cached(&wiki, &dir, &key)?
+            }
+            _ => WikiIndex::build(&wiki)?,
+        };
+        Ok(Knowledge { wiki, index })
     }
 
-    /// Indexes an already loaded wiki.
+    /// Indexes an already loaded wiki (in RAM, unless it is exactly the built-in one).
     pub fn from_wiki(wiki: Wiki) -> Result<Knowledge, KnowledgeError> {
-        let index = WikiIndex::build(&wiki)?;
+        let index = match builtin_index(&wiki) {
+            Some(i) => i,
+            None => WikiIndex::build(&wiki)?,
+        };
         Ok(Knowledge { wiki, index })
     }
 
@@ -79,6 +108,33 @@ impl Knowledge {
         }
         out
     }
+}
+
+/// The prebuilt index, when `wiki` holds exactly the pages it was built from.
+/// `KERNAUT_INDEX=rebuild` builds every index in RAM at start, as kernaut did before it
+/// shipped one (for measurements, and to rule the prebuilt index out).
+fn rebuild_requested() -> bool {
+    std::env::var("KERNAUT_INDEX").is_ok_and(|v| v.trim() == "rebuild")
+}
+
+fn builtin_index(wiki: &Wiki) -> Option<WikiIndex> {
+    if rebuild_requested() || wiki.content_hash() != builtin_index::WIKI_HASH {
+        return None;
+    }
+    WikiIndex::open_static(wiki, builtin_index::FILES).ok()
+}
+
+/// Where the indexes of user wikis are cached: `KERNAUT_CACHE_DIR` (empty: no cache),
+/// else `$XDG_CACHE_HOME/kernaut`, else `~/.cache/kernaut`.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(v) = std::env::var_os("KERNAUT_CACHE_DIR") {
+        return (!v.is_empty()).then(|| PathBuf::from(v));
+    }
+    nonempty("XDG_CACHE_HOME")
+        .map(|x| PathBuf::from(x).join("kernaut"))
+        .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".cache/kernaut")))
 }
 
 /// Renders a page, or one of its sections, as plain text for a terminal: title,

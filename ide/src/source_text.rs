@@ -67,3 +67,30 @@ pub fn decode(bytes: Vec<u8>) -> Decoded {
         }
     }
 }
+
+/// The largest text the analysis takes: 8 MiB, twice a generated 100,000-line file. The
+/// syntax trees and facts of a file take tens of times its text, so a larger file (a
+/// generated table, a concatenated build) is left out rather than taking gigabytes.
+pub const MAX_ANALYSED_BYTES: usize = 8 << 20;
+
+/// The note for a file too large to analyse (see [`MAX_ANALYSED_BYTES`]); `None` when it
+/// is not.
+///
+/// ```
+/// use kernaut_ide::source_text::too_large_note;
+///
+/// assert!(too_large_note("k.cu", 1000).is_none());
+/// assert_eq!(
+///     too_large_note("big.cu", 50_000_000).unwrap(),
+///     "big.cu: 50.0 MB is over the 8 MB kernaut analyses; no hovers or diagnostics for this file"
+/// );
+/// ```
+pub fn too_large_note(path: &str, len: usize) -> Option<String> {
+    (len > MAX_ANALYSED_BYTES).then(|| {
+        format!(
+            "{path}: {:.1} MB is over the {} MB kernaut analyses; no hovers or diagnostics for this file",
+            len as f64 / 1e6,
+            MAX_ANALYSED_BYTES >> 20
+        )
+    })
+}

@@ -13,10 +13,12 @@
 
 pub mod schema;
 mod search;
+mod store;
 mod symbols;
 mod topics;
 
 pub use search::{min_covered, Found, Hit, SearchOptions, WikiIndex, MAX_QUERY_WORDS};
+pub use store::{index_files, StaticDirectory};
 pub use symbols::{
     candidates, normalize, strip_template_args, MatchKind, SymbolMatch, SymbolTable,
 };

@@ -226,3 +226,10 @@ pub fn register(manager: &TokenizerManager) {
     manager.register(PROSE, prose_analyzer());
     manager.register(SYMBOL, symbol_analyzer());
 }
+
+/// The field handles of an index whose schema is [`schema`]'s; `None` for an index
+/// written with another schema (a cache from another version of kernaut).
+pub fn fields_of(index_schema: &Schema) -> Option<Fields> {
+    let (current, fields) = schema();
+    (*index_schema == current).then_some(fields)
+}

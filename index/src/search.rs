@@ -96,6 +96,71 @@ impl std::fmt::Debug for WikiIndex {
     }
 }
 
+/// A new, empty index with the schema in `dir`.
+pub(crate) fn new_index(dir: impl Into<Box<dyn tantivy::Directory>>) -> Result<Index, IndexError> {
+    let (schema, _) = schema::schema();
+    // Stored fields are read a few at a time: compressing them on a separate thread
+    // costs more than it saves.
+    let settings = tantivy::IndexSettings {
+        docstore_compression: tantivy::store::Compressor::None,
+        docstore_compress_dedicated_thread: false,
+        ..tantivy::IndexSettings::default()
+    };
+    let index = Index::builder()
+        .schema(schema)
+        .settings(settings)
+        .open_or_create(dir)?;
+    schema::register(index.tokenizers());
+    Ok(index)
+}
+
+/// Writes one document per page of `wiki`, plus one per pitfall and sub-skill, into
+/// `index` as a single segment; returns how many.
+pub(crate) fn write_documents(index: &Index, wiki: &Wiki) -> Result<usize, IndexError> {
+    let (_, fields) = schema::schema();
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+    writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+    let mut docs = 0;
+    let topics = Topics::build(wiki);
+    for page in wiki.pages() {
+        let topic = topics.of_page(page).map_or(0, |t| t as u64 + 1);
+        for d in documents(page) {
+            let target = if d.anchor.is_empty() {
+                page.id.clone()
+            } else {
+                format!("{}#{}", page.id, d.anchor)
+            };
+            let mut doc = doc!(
+                fields.id => page.id.as_str(),
+                fields.anchor => d.anchor.as_str(),
+                fields.kind => page.kind.as_str(),
+                fields.title => d.title.as_str(),
+                fields.symptom => d.symptom.as_str(),
+                fields.cause => d.cause.as_str(),
+                fields.fix => d.fix.as_str(),
+                fields.detection => d.detection.as_str(),
+                fields.body => d.body.as_str(),
+                fields.tags => d.tags.as_str(),
+                fields.symbols => d.symbols.as_str(),
+                fields.target => target.as_str(),
+                fields.topic => topic,
+                fields.skill => u64::from(matches!(page.kind, PageKind::Skill | PageKind::SkillCard)),
+            );
+            for s in d.symbols.split_whitespace() {
+                doc.add_text(fields.symbols_raw, s);
+                if let Some(base) = metric_base(s) {
+                    doc.add_text(fields.symbols_raw, base);
+                }
+            }
+            writer.add_document(doc)?;
+            docs += 1;
+        }
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    Ok(docs)
+}
+
 /// A document before it goes into tantivy.
 #[derive(Default)]
 struct DocText {
@@ -113,62 +178,23 @@ struct DocText {
 impl WikiIndex {
     /// Builds the index in RAM for every page of `wiki`.
     pub fn build(wiki: &Wiki) -> Result<WikiIndex, IndexError> {
-        let (schema, fields) = schema::schema();
-        // The index lives in RAM and is rebuilt at start: compressing its stored fields
-        // on a separate thread costs more than it saves.
-        let settings = tantivy::IndexSettings {
-            docstore_compression: tantivy::store::Compressor::None,
-            docstore_compress_dedicated_thread: false,
-            ..tantivy::IndexSettings::default()
-        };
-        let index = Index::builder()
-            .schema(schema)
-            .settings(settings)
-            .create_in_ram()?;
+        let index = new_index(tantivy::directory::RamDirectory::create())?;
+        write_documents(&index, wiki)?;
+        WikiIndex::open_index(index, wiki)
+    }
+
+    /// The search index over `index`, which holds the documents of `wiki` (written by
+    /// [`write_documents`], now or when the binary was built).
+    pub(crate) fn open_index(index: Index, wiki: &Wiki) -> Result<WikiIndex, IndexError> {
         schema::register(index.tokenizers());
-        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        let mut docs = 0;
-        let topics = Topics::build(wiki);
-        for page in wiki.pages() {
-            let topic = topics.of_page(page).map_or(0, |t| t as u64 + 1);
-            for d in documents(page) {
-                let target = if d.anchor.is_empty() {
-                    page.id.clone()
-                } else {
-                    format!("{}#{}", page.id, d.anchor)
-                };
-                let mut doc = doc!(
-                    fields.id => page.id.as_str(),
-                    fields.anchor => d.anchor.as_str(),
-                    fields.kind => page.kind.as_str(),
-                    fields.title => d.title.as_str(),
-                    fields.symptom => d.symptom.as_str(),
-                    fields.cause => d.cause.as_str(),
-                    fields.fix => d.fix.as_str(),
-                    fields.detection => d.detection.as_str(),
-                    fields.body => d.body.as_str(),
-                    fields.tags => d.tags.as_str(),
-                    fields.symbols => d.symbols.as_str(),
-                    fields.target => target.as_str(),
-                    fields.topic => topic,
-                    fields.skill => u64::from(matches!(page.kind, PageKind::Skill | PageKind::SkillCard)),
-                );
-                for s in d.symbols.split_whitespace() {
-                    doc.add_text(fields.symbols_raw, s);
-                    if let Some(base) = metric_base(s) {
-                        doc.add_text(fields.symbols_raw, base);
-                    }
-                }
-                writer.add_document(doc)?;
-                docs += 1;
-            }
-        }
-        writer.commit()?;
-        let reader = index
+        let fields = schema::fields_of(&index.schema()).ok_or_else(|| {
+            IndexError::Tantivy("the index was written with another schema".into())
+        })?;
+        let reader: IndexReader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
+        let docs = reader.searcher().num_docs() as usize;
         let mut parser = QueryParser::for_index(
             &index,
             vec![
@@ -191,7 +217,7 @@ impl WikiIndex {
             reader,
             fields,
             symbols: SymbolTable::build(wiki),
-            topics,
+            topics: Topics::build(wiki),
             docs,
         })
     }

@@ -13,6 +13,7 @@ mod output;
 mod report;
 mod server;
 mod settings;
+mod setup_clangd;
 mod transport;
 
 #[derive(Debug, Parser)]
@@ -37,6 +38,9 @@ enum Command {
     /// What kernaut would use for a folder, and why: targets and their source,
     /// .kernaut.toml files, compile_commands.json, the CUDA toolkit, the wiki, clangd.
     Doctor(DoctorArgs),
+    /// Write a .clangd that lets clangd parse CUDA with NVIDIA's headers (shows the diff,
+    /// writes only with --yes or after you agree).
+    SetupClangd(setup_clangd::Args),
 }
 
 /// The arguments of `doctor`.
@@ -94,6 +98,7 @@ struct ServeArgs {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::SetupClangd(args)) => setup_clangd::run(args),
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Doctor(args)) => {
             if !args.folder.is_dir() {
@@ -152,13 +157,14 @@ fn serve() -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
         // Messages pass through a guard that keeps one malformed message from ending the
-        // library's reader (and with it the server).
-        let (guarded, input) = tokio::io::duplex(1 << 20);
-        tokio::spawn(transport::sanitize(tokio::io::stdin(), guarded));
-        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
+        // library's reader (and with it the server), and answers it.
+        let (input, output, writer) = transport::guard(tokio::io::stdin(), tokio::io::stdout());
+        tower_lsp_server::Server::new(input, output, socket)
             .concurrency_level(1)
             .serve(service)
             .await;
+        // The library's last messages are still on their way to stdout.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     });
     // The reader of stdin sits in a blocking read that nothing can cancel: leave it.
     runtime.shutdown_background();

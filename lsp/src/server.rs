@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kernaut_ide::config::CONFIG_FILE_NAME;
 use kernaut_ide::editor::InlayConfig;
+use kernaut_ide::source_text::too_large_note;
 use kernaut_ide::wiki::WikiConfig;
 use kernaut_ide::{
     Analysis, AnalysisConfig, AnalysisHost, Cancellable, Change, FileId, Knowledge, LineIndex,
@@ -88,6 +89,10 @@ struct State {
     config_dirs: std::collections::HashSet<String>,
     /// Problems already shown, so that each is shown once.
     shown_problems: std::collections::HashSet<String>,
+    /// The text of open documents too large to analyse
+    /// (`kernaut_ide::source_text::MAX_ANALYSED_BYTES`), kept here for their edits and
+    /// not given to the host.
+    oversized: HashMap<String, String>,
 }
 
 impl State {
@@ -233,6 +238,7 @@ impl Server {
                 loader: ProjectLoader::new(None),
                 config_dirs: Default::default(),
                 shown_problems: Default::default(),
+                oversized: HashMap::new(),
             })),
             compiler: Arc::new(Mutex::new(None)),
             preload: Preload::start(),
@@ -1010,6 +1016,33 @@ impl LanguageServer for Server {
         let doc = params.text_document;
         let key = doc_key(&doc.uri);
         let text = doc.text;
+        if let Some(note) = too_large_note(&key, text.len()) {
+            // Kept for its edits, not analysed; the user is told why it stays silent.
+            {
+                let mut s = lock(&self.state);
+                let id = s.host.file_id(&key);
+                let mut change = Change::new();
+                change.remove_file(id);
+                s.host.apply_change(change);
+                s.generation += 1;
+                let generation = s.generation;
+                s.docs.insert(
+                    key.clone(),
+                    Doc {
+                        id,
+                        uri: doc.uri.clone(),
+                        version: doc.version,
+                        generation,
+                    },
+                );
+                s.oversized.insert(key.clone(), text);
+            }
+            self.client
+                .show_message(MessageType::WARNING, format!("kernaut: {note}"))
+                .await;
+            self.log(LogLevel::Warn, note).await;
+            return;
+        }
         let root: Arc<str> = Arc::from(text.as_str());
         // A large file's parse runs on a blocking thread.
         let parsed = tokio::task::spawn_blocking(move || ParsedFile::parse(&text)).await;
@@ -1073,6 +1106,32 @@ impl LanguageServer for Server {
             };
             known = true;
             let enc = s.encoding;
+            if let Some(mut text) = s.oversized.remove(&key) {
+                // Edited as text; analysed again once it is small enough.
+                for c in params.content_changes {
+                    match c.range {
+                        Some(r) => {
+                            let range = convert::text_range(&LineIndex::new(&text), enc, r);
+                            text.replace_range(range, &c.text);
+                        }
+                        None => text = c.text,
+                    }
+                }
+                if too_large_note(&key, text.len()).is_some() {
+                    s.oversized.insert(key.clone(), text);
+                } else {
+                    let mut change = Change::new();
+                    change.set_file(doc.id, text);
+                    s.host.apply_change(change);
+                }
+                s.generation += 1;
+                let generation = s.generation;
+                if let Some(d) = s.docs.get_mut(&key) {
+                    d.version = params.text_document.version;
+                    d.generation = generation;
+                }
+                return Vec::new();
+            }
             for c in params.content_changes {
                 let mut change = Change::new();
                 match c.range {
@@ -1156,6 +1215,7 @@ impl LanguageServer for Server {
         let state = self.state.clone();
         self.guard("didClose", || {
             let mut s = lock(&state);
+            s.oversized.remove(&key);
             if let Some(doc) = s.docs.remove(&key) {
                 let mut change = Change::new();
                 change.remove_file(doc.id);

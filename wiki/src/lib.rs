@@ -19,7 +19,7 @@ mod parse;
 mod validate;
 
 pub use diag::{Diagnostic, Severity};
-pub use load::{split_link, Wiki, WikiConfig};
+pub use load::{split_link, stable_hash, Wiki, WikiConfig};
 pub use model::{
     first_paragraph, ApiEntry, Frontmatter, Origin, Page, PageKind, Pitfall, Section, SourceRef,
 };

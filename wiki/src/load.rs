@@ -47,6 +47,8 @@ pub struct Wiki {
     by_id: HashMap<String, usize>,
     /// Problems found while loading (parse errors, duplicates, overrides).
     pub diagnostics: Vec<Diagnostic>,
+    /// A hash of every file read, in load order (see [`Wiki::content_hash`]).
+    content_hash: u64,
 }
 
 /// One file to parse: its display path, origin, text bytes and stem.
@@ -95,6 +97,13 @@ impl Wiki {
 
     fn add_layer(&mut self, mut sources: Vec<Source>) {
         sources.sort_by(|a, b| a.path.cmp(&b.path));
+        for src in &sources {
+            self.content_hash = stable_hash(&[
+                &self.content_hash.to_le_bytes(),
+                src.path.as_bytes(),
+                &src.bytes,
+            ]);
+        }
         // Ids first seen in this layer, to tell duplicates (same layer) from overrides.
         let mut this_layer: HashMap<String, String> = HashMap::new();
         for src in sources {
@@ -156,6 +165,12 @@ impl Wiki {
         }
     }
 
+    /// A hash of the path and bytes of every file loaded, in order: two wikis with the
+    /// same hash were loaded from the same files (for cache keys).
+    pub fn content_hash(&self) -> u64 {
+        self.content_hash
+    }
+
     /// Every page, in load order.
     pub fn pages(&self) -> &[Page] {
         &self.pages
@@ -190,6 +205,27 @@ impl Wiki {
             .iter()
             .filter(move |d| d.severity >= at_least)
     }
+}
+
+/// A 64-bit FNV-1a hash of `parts`, stable across runs, platforms and Rust versions
+/// (for cache keys).
+///
+/// ```
+/// use kernaut_wiki::stable_hash;
+/// assert_ne!(stable_hash(&[b"ab", b"c"]), stable_hash(&[b"a", b"bc"]));
+/// ```
+pub fn stable_hash(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Separates ["ab", "c"] from ["a", "bc"].
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// Splits `id#anchor`.

@@ -119,6 +119,14 @@ async function readyClient(): Promise<LanguageClient> {
   return client;
 }
 
+const SOURCE_WORDS = {
+  setting: "the kernaut.server.path setting",
+  env: "$KERNAUT_LSP",
+  bundled: "the server bundled with this extension",
+  PATH: "found on PATH",
+  cargo: "found in ~/.cargo/bin",
+} as const;
+
 async function showMissing(message: string): Promise<void> {
   const settingsBtn = "Open Settings";
   const copyBtn = "Copy install command";
@@ -139,6 +147,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     platform: process.platform,
     home: os.homedir(),
     isExecutable,
+    bundledDir: context.asAbsolutePath("server"),
   }, expandContext());
   if (!res.found) {
     missingMessage = res.message;
@@ -148,7 +157,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     return;
   }
   missingMessage = undefined;
-  output.appendLine(`kernaut: starting ${res.path} (found through ${res.source})`);
+  output.appendLine(`kernaut: starting ${res.path} (${SOURCE_WORDS[res.source]})`);
 
   const serverOptions: ServerOptions = { command: res.path, args: [], options: { env: process.env } };
   const clientOptions: LanguageClientOptions = {

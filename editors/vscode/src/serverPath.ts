@@ -5,7 +5,8 @@ import { expandPath, ExpandContext } from "./config";
 
 export const SERVER_NAME = "kernaut-lsp";
 export const INSTALL_HINT =
-  "Install it with `cargo install --path lsp` from a kernaut checkout (it lands in ~/.cargo/bin), " +
+  "Install the kernaut extension for your platform (it bundles the server), or a prebuilt archive, " +
+  "or run `cargo install --path lsp` from a kernaut checkout (it lands in ~/.cargo/bin), " +
   "or set `kernaut.server.path` to the binary.";
 
 export interface Host {
@@ -14,10 +15,12 @@ export interface Host {
   home: string;
   /** true when the path is a file this user may execute */
   isExecutable(p: string): boolean;
+  /** the folder of the server bundled in a platform-specific .vsix (`<extension>/server`) */
+  bundledDir?: string;
 }
 
 export type Resolution =
-  | { found: true; path: string; source: "setting" | "env" | "PATH" | "cargo"; tried: string[] }
+  | { found: true; path: string; source: "setting" | "env" | "bundled" | "PATH" | "cargo"; tried: string[] }
   | { found: false; tried: string[]; message: string };
 
 function exeName(platform: NodeJS.Platform): string {
@@ -47,6 +50,10 @@ export function resolveServerPath(setting: string | undefined, host: Host, ctx: 
   if (fromEnv && fromEnv.trim() !== "") {
     const p = expandPath(fromEnv, fullCtx, host.env);
     if (check(p)) return { found: true, path: p, source: "env", tried };
+  }
+  if (host.bundledDir) {
+    const p = pathMod.join(host.bundledDir, exeName(host.platform));
+    if (check(p)) return { found: true, path: p, source: "bundled", tried };
   }
   const sep = host.platform === "win32" ? ";" : ":";
   const pathVar = host.env.PATH ?? host.env.Path ?? "";

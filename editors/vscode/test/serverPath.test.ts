@@ -45,6 +45,24 @@ describe("resolveServerPath", () => {
     });
   });
 
+  it("prefers the setting and $KERNAUT_LSP, then the bundled server, over PATH", () => {
+    const files = ["/ext/server/kernaut-lsp", "/usr/bin/kernaut-lsp", "/mine/kernaut-lsp"];
+    const h = (env: NodeJS.ProcessEnv) => ({ ...host(files, env), bundledDir: "/ext/server" });
+    expect(resolveServerPath("/mine/kernaut-lsp", h({ PATH: "/usr/bin" }))).toMatchObject({ source: "setting" });
+    expect(resolveServerPath("", h({ PATH: "/usr/bin" }))).toMatchObject({
+      path: "/ext/server/kernaut-lsp",
+      source: "bundled",
+    });
+    // A .vsix without a server (the universal one): PATH as before.
+    expect(resolveServerPath("", { ...host(["/usr/bin/kernaut-lsp"], { PATH: "/usr/bin" }), bundledDir: "/ext/server" })).toMatchObject({
+      path: "/usr/bin/kernaut-lsp",
+      source: "PATH",
+      tried: ["/ext/server/kernaut-lsp", "/usr/bin/kernaut-lsp"],
+    });
+    const win = { ...host(["C:\\ext\\server\\kernaut-lsp.exe"], {}, "win32"), bundledDir: "C:\\ext\\server" };
+    expect(resolveServerPath("", win)).toMatchObject({ source: "bundled" });
+  });
+
   it("explains a missing binary with the install command", () => {
     const r = resolveServerPath(undefined, host([], { PATH: "/usr/bin" }));
     expect(r.found).toBe(false);
