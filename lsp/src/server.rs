@@ -498,7 +498,7 @@ impl Server {
             return false;
         }
         // Each root with its include folders and targets (the project loader's).
-        let (roots, targets): (Vec<(String, Arc<str>, Vec<String>)>, Vec<_>) = {
+        let (roots, targets): (Vec<kernaut_project::IncludeRoot>, Vec<_>) = {
             let mut s = lock(&self.state);
             roots
                 .into_iter()

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use kernaut_ide::{AnalysisHost, Change, FileId};
 
-pub use loader::{read_includes, Includes, ProjectLoader};
+pub use loader::{read_includes, IncludeRoot, Includes, ProjectLoader};
 
 /// A file given to the host by [`ProjectLoader::load`].
 #[derive(Clone, Debug)]
@@ -129,7 +129,7 @@ impl ProjectLoader {
         sources: Vec<LoadedFile>,
     ) -> anyhow::Result<Vec<LoadedFile>> {
         let mut change = Change::new();
-        let mut roots: Vec<(String, Arc<str>, Vec<String>)> = Vec::new();
+        let mut roots: Vec<IncludeRoot> = Vec::new();
         let mut builds = Vec::new();
         for f in &sources {
             if let Some((dir, config)) = self.dir_config(&f.path)? {

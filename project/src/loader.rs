@@ -458,6 +458,9 @@ fn folder_of(file: &Path) -> PathBuf {
     dir.canonicalize().unwrap_or(dir)
 }
 
+/// A file whose includes are read: its absolute path, its text and its include folders.
+pub type IncludeRoot = (String, Arc<str>, Vec<String>);
+
 /// Headers read from disk, and notes about those that could not be read.
 #[derive(Debug, Default)]
 pub struct Includes {
@@ -470,10 +473,7 @@ pub struct Includes {
 /// The quoted includes of `roots` (absolute path, text, include folders), transitively,
 /// that `known` (normalised absolute paths → texts) does not hold, read from disk: next to
 /// the including file first, then in each include folder.
-pub fn read_includes(
-    roots: &[(String, Arc<str>, Vec<String>)],
-    known: &HashMap<String, Arc<str>>,
-) -> Includes {
+pub fn read_includes(roots: &[IncludeRoot], known: &HashMap<String, Arc<str>>) -> Includes {
     let mut read: HashMap<String, Option<Arc<str>>> = HashMap::new();
     let mut loaded = Includes::default();
     for (root, text, dirs) in roots {
