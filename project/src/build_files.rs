@@ -299,8 +299,19 @@ pub fn cmake_mentions(text: &str, rel: &str) -> bool {
         return true;
     }
     let is_path = |c: char| c.is_ascii_alphanumeric() || "_-./*${}".contains(c);
+    // A path (`src/k.cu`, `src/*.cu`), or a folder named alone by `add_subdirectory`: a
+    // bare word elsewhere (`"Build the contrib library"`) names no folder.
+    let subdirs: Vec<&str> = code
+        .match_indices("add_subdirectory")
+        .filter_map(|(at, _)| {
+            let rest = code[at + "add_subdirectory".len()..]
+                .trim_start()
+                .strip_prefix('(')?;
+            rest.split(|c: char| !is_path(c)).find(|t| !t.is_empty())
+        })
+        .collect();
     code.split(|c: char| !is_path(c))
-        .filter(|t| !t.is_empty())
+        .filter(|t| t.contains('/') || subdirs.contains(t))
         .any(|token| {
             let token = token
                 .trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")
