@@ -37,9 +37,44 @@ pub struct Args {
 
 /// The GPU targets clangd should compile the project's device code for.
 ///
-/// For now the default target; the project loader will give the project's own.
-pub fn targets_for(_dir: &Path) -> Vec<String> {
-    vec!["sm_90".to_string()]
+/// The targets the project loader finds for the folder's CUDA files (their
+/// `.kernaut.toml`, else their build), the real ones, as clang spells them (`sm_90a`;
+/// a family target as its base); `sm_90` when nothing names one.
+pub fn targets_for(dir: &Path) -> Vec<String> {
+    let mut loader = kernaut_project::ProjectLoader::new(Some(dir.to_path_buf()));
+    let mut out: Vec<String> = Vec::new();
+    let files = ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .take(64);
+    for file in files {
+        let from_config = loader
+            .dir_config(&file)
+            .ok()
+            .flatten()
+            .map(|(_, c)| c.targets)
+            .filter(|t| !t.is_empty());
+        let targets = from_config
+            .or_else(|| loader.file_build(&file).targets.map(|t| t.targets))
+            .unwrap_or_default();
+        for t in targets.into_iter().filter(|t| !t.virtual_only) {
+            let name = if t.variant == kernaut_ide::gpu::Variant::FamilySpecific {
+                kernaut_ide::gpu::Target::new(t.major, t.minor).to_string()
+            } else {
+                t.to_string()
+            };
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push("sm_90".to_string());
+    }
+    out
 }
 
 /// The folder with `include/cuda_runtime.h` that clangd's `--cuda-path` should name.
