@@ -87,12 +87,28 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 .collect::<Vec<_>>()
                 .join(" ");
             let (threads, barrier) = (b.scope.threads(), b.scope.barrier());
+            // Within a warp, a condition that reads the thread index only through locals
+            // may well be the same for every lane (`warp_id = threadIdx.x / 32` and what is
+            // computed from it): the lanes differ only where the condition names the lane.
+            let names_lane = ["threadIdx", "lane", "thread_rank", "laneid"]
+                .iter()
+                .any(|w| condition.contains(w));
+            let (severity, assumption) = if b.scope.within_warp() && !names_lane {
+                (
+                    Severity::Hint,
+                    format!(
+                        " (assuming `{condition}` differs between the lanes of a warp: it reads the thread index through locals, and one derived from `threadIdx.x / 32` is the same for the whole warp)"
+                    ),
+                )
+            } else {
+                (RULE.severity, String::new())
+            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity: RULE.severity,
+                severity,
                 range: b.range.clone(),
                 message: format!(
-                    "`{written}` inside `if ({condition})`: threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch"
+                    "`{written}` inside `if ({condition})`: threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch{assumption}"
                 ),
                 wiki: RULE.wiki[0].to_string(),
                 fixes: Vec::new(),
@@ -493,6 +509,25 @@ __global__ void k(float* out, int n) {
                 warning: `bar.sync 0;` inside `if (threadIdx.x < 128)`: threads of the block that skip the branch never reach the block barrier, so the block can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
                 warning: `cg::sync(sixteen)` inside `if (threadIdx.x < 8)`: threads of the tile that skip the branch never reach the tile barrier, so the tile can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
             "#]],
+        );
+    }
+
+    /// `expert` is computed from the warp index: the same for every lane of a warp, as
+    /// far as the file shows. Only a hint, which says what it assumes.
+    #[test]
+    fn a_warp_barrier_under_a_local_derived_from_the_thread_is_a_hint() {
+        check(
+            RULE,
+            r#"
+__global__ void k(int n) {
+    const int warp_id = threadIdx.x / 32;
+    const int expert = blockIdx.x * 4 + warp_id;
+    if (expert < n) {
+        __syncwarp();
+     // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (expert < n)`
+    }
+}
+"#,
         );
     }
 

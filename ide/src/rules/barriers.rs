@@ -59,7 +59,7 @@ impl BarrierScope {
 
     /// Whether threads of one warp (and so of one tile of a warp) must all arrive, but
     /// not the warps of the block.
-    fn within_warp(self) -> bool {
+    pub(crate) fn within_warp(self) -> bool {
         match self {
             BarrierScope::Warp => true,
             BarrierScope::Tile(n) => n.is_none_or(|n| n <= 32),
