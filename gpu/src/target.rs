@@ -245,6 +245,12 @@ impl Target {
         })
     }
 
+    /// A comma-separated list of targets (`sm_80,sm_90a`, `A100, H200`), as `--arch`
+    /// takes it.
+    pub fn parse_list(text: &str) -> Result<Vec<Target>, TargetError> {
+        text.split(',').map(|t| Target::parse(t.trim())).collect()
+    }
+
     /// The value of `__CUDA_ARCH__` while compiling for this target (900 for sm_90).
     pub fn cuda_arch(&self) -> u32 {
         self.major * 100 + self.minor * 10

@@ -104,15 +104,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let flag_targets = match args.arch.as_deref() {
-        Some(list) => Some(
-            list.split(',')
-                .map(|t| Target::parse(t.trim()))
-                .collect::<Result<Vec<_>, _>>()
-                .context("--arch")?,
-        ),
-        None => None,
-    };
+    let flag_targets = args
+        .arch
+        .as_deref()
+        .map(Target::parse_list)
+        .transpose()
+        .context("--arch")?;
     let files = collect_files(&args.paths)?;
     let mut wiki_config =
         WikiConfig::builtin().with_env_paths(std::env::var_os("KERNAUT_WIKI").as_deref());
@@ -127,13 +124,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         wiki: wiki_config,
         ..AnalysisConfig::default()
     };
-    if let Some(targets) = &flag_targets {
-        let set = kernaut_ide::config::TargetSet::named(targets.clone(), "--arch")
-            .context("--arch names no target")?;
-        config.arch = set.primary();
-        config.arch_configured = true;
-        config.targets = set.targets;
-        config.arch_origin = "--arch".into();
+    if let Some(targets) = flag_targets {
+        anyhow::ensure!(
+            config.choose_targets(targets, "--arch"),
+            "--arch names no target"
+        );
     }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));

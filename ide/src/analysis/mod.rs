@@ -98,6 +98,23 @@ impl Default for AnalysisConfig {
     }
 }
 
+impl AnalysisConfig {
+    /// Takes the targets the user chose in the front end (`--arch`, an editor setting):
+    /// they win over `.kernaut.toml` and the build, and the models use their
+    /// [`crate::config::TargetSet::primary`]. Returns false (and changes nothing) when
+    /// `targets` is empty.
+    pub fn choose_targets(&mut self, targets: Vec<kernaut_gpu::Target>, origin: &str) -> bool {
+        let Some(set) = crate::config::TargetSet::named(targets, origin) else {
+            return false;
+        };
+        self.arch = set.primary();
+        self.arch_configured = true;
+        self.targets = set.targets;
+        self.arch_origin = set.origin;
+        true
+    }
+}
+
 /// Why a query gave no answer.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {

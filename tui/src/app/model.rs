@@ -944,9 +944,7 @@ impl Workspace {
         let arch: Option<ArchChoice> = arch.into();
         let mut config = AnalysisConfig::default();
         if let Some(a) = arch {
-            config.arch = a.arch;
-            config.arch_configured = true;
-            config.arch_origin = "--arch".into();
+            config.choose_targets(vec![kernaut_ide::gpu::Target::of_arch(a.arch)], "--arch");
         }
         let mut host = AnalysisHost::new(config);
         host.set_knowledge(lib.k.clone());
@@ -1269,9 +1267,7 @@ pub fn hover_at(
         ..AnalysisConfig::default()
     };
     if let Some(a) = arch.into() {
-        config.arch = a.arch;
-        config.arch_configured = true;
-        config.arch_origin = "--arch".into();
+        config.choose_targets(vec![kernaut_ide::gpu::Target::of_arch(a.arch)], "--arch");
     }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
