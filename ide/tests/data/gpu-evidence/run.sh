@@ -22,20 +22,30 @@ ls "$data"/races/*.cu "$data"/report/*.cu | xargs -P 16 -I{} sh -c \
 
 printf 'file\tlabel\tracecheck_hazards\tracecheck_errors\tsynccheck_errors\texit\n' > "$out/races.tsv"
 : > "$out/racecheck.txt"
-for src in "$data"/races/*.cu; do
+# One race program: racecheck (shared-memory hazards), synccheck, and a plain run.
+one_race() {
+  src="$1"; work="$2"
   n=$(basename "$src" .cu)
   bin="$work/races-$n"
-  [ -x "$bin" ] || { printf '%s\t-\tbuild failed\n' "$n" >> "$out/races.tsv"; continue; }
+  row="$work/row-$n"; rep="$work/rep-$n"
+  [ -x "$bin" ] || { printf '%s\t-\tbuild failed\n' "$n" > "$row"; : > "$rep"; return; }
   if grep -q '// race:' "$src"; then label=racy; else label=clean; fi
-  rc=$(timeout 120 compute-sanitizer --tool racecheck --racecheck-report hazard "$bin" 2>&1)
-  hazards=$(printf '%s\n' "$rc" | grep -c 'Race reported\|hazard detected' || true)
+  rc=$(timeout 150 compute-sanitizer --tool racecheck --racecheck-report hazard "$bin" 2>&1)
   summary=$(printf '%s\n' "$rc" | grep -o 'RACECHECK SUMMARY: [0-9]* hazard[s]* displayed ([0-9]* error[s]*, [0-9]* warning[s]*)' | head -1)
   errors=$(printf '%s\n' "$summary" | grep -o '([0-9]* error' | grep -o '[0-9]*' || echo 0)
-  sc=$(timeout 120 compute-sanitizer --tool synccheck "$bin" 2>&1)
+  sc=$(timeout 150 compute-sanitizer --tool synccheck "$bin" 2>&1)
   sync_errors=$(printf '%s\n' "$sc" | grep -o 'ERROR SUMMARY: [0-9]*' | grep -o '[0-9]*$' | head -1)
-  "$bin" > /dev/null 2>&1; code=$?
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$label" "${summary:-none}" "${errors:-0}" "${sync_errors:-?}" "$code" >> "$out/races.tsv"
-  { echo "=== $n ($label)"; printf '%s\n' "$rc" | grep -E 'RACECHECK SUMMARY|(Error|Warning): Race reported|Write Thread|Read Thread|at .*\.cu:[0-9]+' | head -12; } >> "$out/racecheck.txt"
+  timeout 60 "$bin" > /dev/null 2>&1; code=$?
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$label" "${summary:-none}" "${errors:-0}" "${sync_errors:-?}" "$code" > "$row"
+  { echo "=== $n ($label)"; printf '%s\n' "$rc" | grep -E 'RACECHECK SUMMARY|(Error|Warning): Race reported|Write Thread|Read Thread|at .*\.cu:[0-9]+' | head -12;
+    printf '%s\n' "$sc" | grep -E 'Barrier error|Divergent|at .*\.cu:[0-9]+|ERROR SUMMARY' | head -6 | sed 's/^/synccheck: /'; } > "$rep"
+}
+export -f one_race
+ls "$data"/races/*.cu | xargs -P 8 -I{} bash -c 'one_race "$1" "$2"' _ {} "$work"
+for src in "$data"/races/*.cu; do
+  n=$(basename "$src" .cu)
+  cat "$work/row-$n" >> "$out/races.tsv" 2>/dev/null
+  cat "$work/rep-$n" >> "$out/racecheck.txt" 2>/dev/null
 done
 
 # Nsight Compute: per-kernel counters and per-line source counters of the report's cases.
@@ -50,6 +60,6 @@ for src in "$data"/report/*.cu; do
     | grep -v '^==' | sed "s/^/$n,/" >> "$out/report_metrics.csv"
   timeout 180 ncu --clock-control none --set full --import-source yes -o "$work/$n" "$bin" > /dev/null 2>&1 \
     && { echo "=== $n"; ncu -i "$work/$n.ncu-rep" --page source --csv --print-source cuda 2>/dev/null \
-         | grep -E 'Source|shared|tile|\[|out|in' | cut -c1-400 | head -60; } >> "$out/report_source.txt"
+         | cut -c1-600 | head -200; } >> "$out/report_source.txt"
 done
 echo "done: $(wc -l < "$out/races.tsv") race rows, $(wc -l < "$out/report_metrics.csv") metric rows"
