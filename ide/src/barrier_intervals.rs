@@ -10,7 +10,9 @@
 //! come next. Loops are followed around their back edge, so the interval a barrier at the
 //! top of a loop body opens also holds what the previous iteration does after the last
 //! barrier of the body (the missing second barrier of a double-buffered loop). An `if`
-//! joins both branches. A warp barrier (`__syncwarp()`) orders the lanes of one warp
+//! joins both branches, and a loop is taken to possibly run no iteration (its trip
+//! count is not folded here), so an interval may list an access that only a path the
+//! launch never takes reaches: membership means "may share", never "races". A warp barrier (`__syncwarp()`) orders the lanes of one warp
 //! only: it is listed inside the interval, which it does not close.
 //!
 //! Which accesses conflict comes from the race model itself ([`crate::races`]): two
@@ -268,9 +270,7 @@ fn intervals_of(a: &Analysis, path: &str, kernel: &str) -> Option<BarrierInterva
                 let conflicts = races
                     .iter()
                     .filter(|r| {
-                        let has = |x: &TextRange| {
-                            held.iter().any(|&j| accesses[j].0 == *x)
-                        };
+                        let has = |x: &TextRange| held.iter().any(|&j| accesses[j].0 == *x);
                         has(&r.first.range)
                             && has(&r.second.range)
                             && (r.first.range == range || r.second.range == range)

@@ -39,7 +39,13 @@ fn check(fixture: &str, expect: Expect) {
     let mut out = String::new();
     let _ = writeln!(out, "kernel {} (launched: {})", b.kernel, b.launched);
     for x in &b.barriers {
-        let _ = writeln!(out, "barrier line {}: {} ({})", x.line, x.text, x.scope.as_str());
+        let _ = writeln!(
+            out,
+            "barrier line {}: {} ({})",
+            x.line,
+            x.text,
+            x.scope.as_str()
+        );
     }
     for (n, i) in b.intervals.iter().enumerate() {
         let closes: Vec<String> = i.closes.iter().map(|e| b.edge_name(*e)).collect();
@@ -58,7 +64,11 @@ fn check(fixture: &str, expect: Expect) {
             }
         }
         for w in &i.warp_barriers {
-            let _ = writeln!(out, "    warp barrier: {}", b.edge_name(kernaut_ide::barrier_intervals::Edge::Barrier(*w)));
+            let _ = writeln!(
+                out,
+                "    warp barrier: {}",
+                b.edge_name(kernaut_ide::barrier_intervals::Edge::Barrier(*w))
+            );
         }
     }
     expect.assert_eq(&out);
@@ -90,7 +100,25 @@ int main() {
     dot_tiles<<<4, TILE>>>(out, x, w);
 }
 "#,
-        expect![["(none)"]],
+        expect![[r#"
+            kernel dot_tiles (launched: true)
+            barrier line 8: __syncthreads() (block)
+            barrier line 12: __syncthreads() (block)
+            1. kernel entry -> __syncthreads() (line 8)
+                7 writes shared buf[0][tid]
+            2. __syncthreads() (line 8) -> __syncthreads() (line 12) | kernel exit
+              ! 10 writes shared buf[t % 2][tid]
+                  thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
+              ! 11 reads shared buf[t % 2][k]
+                  thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
+                14 writes global out[blockIdx.x * TILE + tid]
+            3. __syncthreads() (line 12) -> __syncthreads() (line 12) | kernel exit
+              ! 10 writes shared buf[t % 2][tid]
+                  thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
+              ! 11 reads shared buf[t % 2][k]
+                  thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
+                14 writes global out[blockIdx.x * TILE + tid]
+        "#]],
     );
 }
 
@@ -118,7 +146,19 @@ int main() {
     sum_tiles<<<4, TILE>>>(out, x, 4);
 }
 "#,
-        expect![["(none)"]],
+        expect![[r#"
+            kernel sum_tiles (launched: true)
+            barrier line 8: __syncthreads() (block)
+            barrier line 10: __syncthreads() (block)
+            1. kernel entry -> __syncthreads() (line 8) | kernel exit
+                7 writes shared tile[tid]
+                12 writes global out[blockIdx.x * TILE + tid]
+            2. __syncthreads() (line 8) -> __syncthreads() (line 10)
+                9 reads shared tile[(tid + 1) % TILE]
+            3. __syncthreads() (line 10) -> __syncthreads() (line 8) | kernel exit
+                7 writes shared tile[tid]
+                12 writes global out[blockIdx.x * TILE + tid]
+        "#]],
     );
 }
 
@@ -135,7 +175,12 @@ int main() {
     rows<<<1, dim3(32, 8)>>>(o, i);
 }
 "#,
-        expect![["(none)"]],
+        expect![[r#"
+            kernel rows (launched: true)
+            1. kernel entry -> kernel exit
+              ! 2 writes global out[threadIdx.x]
+                  thread (0,0) writes `out[0]` at line 2; thread (0,1) writes it too
+        "#]],
     );
 }
 
@@ -154,6 +199,18 @@ __global__ void warp$0_sum(float* out) {
     if (threadIdx.x == 0) out[blockIdx.x] = s[0];
 }
 "#,
-        expect![["(none)"]],
+        expect![[r#"
+            kernel warp_sum (launched: false)
+            barrier line 4: __syncwarp() (warp)
+            barrier line 6: __syncthreads() (block)
+            1. kernel entry -> __syncthreads() (line 6)
+                3 writes shared s[threadIdx.x]
+                5 updates shared s[threadIdx.x]
+                5 reads shared s[threadIdx.x + 16]
+                warp barrier: __syncwarp() (line 4)
+            2. __syncthreads() (line 6) -> kernel exit
+                7 writes global out[blockIdx.x]
+                7 reads shared s[0]
+        "#]],
     );
 }

@@ -533,7 +533,10 @@ fn w_writes_the_fixed_file_and_nothing_before() {
         .contains("__shared__ float tile[32][33];"));
     assert!(!screen(&s).contains("(modified"));
     keys(&mut s, "u");
-    assert!(screen(&s).contains("(modified"), "undoing a written fix is a change");
+    assert!(
+        screen(&s).contains("(modified"),
+        "undoing a written fix is a change"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -590,7 +593,17 @@ fn eighty_columns_keep_the_keys_hint_and_underscores() {
 fn up_and_down_keep_the_column() {
     let mut s = file(8, 40, false);
     keys(&mut s, "<Down><Down>");
-    let pos = |s: &State| screen(s).lines().last().unwrap_or("").trim_end().rsplit(' ').next().unwrap_or("").to_string();
+    let pos = |s: &State| {
+        screen(s)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
     assert_eq!(pos(&s), "10:40");
     keys(&mut s, "<Down>");
     assert_eq!(pos(&s), "11:2", "line 11 is `}}`");

@@ -125,10 +125,14 @@ fn search_styles_a_terminal_and_prints_plain_text_into_a_pipe() {
     let dir = fixture_wiki("search-color");
     let d = dir.to_str().unwrap();
     let base = ["search", "--no-builtin", "--wiki", d];
-    let styled = stdout(&ktui(&[&base[..], &["--color", "always", "gizmo waited"]].concat()));
+    let styled = stdout(&ktui(
+        &[&base[..], &["--color", "always", "gizmo waited"]].concat(),
+    ));
     assert!(styled.contains("\u{1b}[1;93mgizmo\u{1b}[0m"), "{styled:?}");
     assert!(!styled.contains("**"), "{styled:?}");
-    let never = stdout(&ktui(&[&base[..], &["--color", "never", "gizmo waited"]].concat()));
+    let never = stdout(&ktui(
+        &[&base[..], &["--color", "never", "gizmo waited"]].concat(),
+    ));
     let piped = stdout(&ktui(&[&base[..], &["gizmo waited"]].concat()));
     assert_eq!(never, piped);
     assert!(!piped.contains('\u{1b}'), "{piped:?}");

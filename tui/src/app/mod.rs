@@ -203,7 +203,10 @@ impl FileState {
             return "this report has no what-if to apply".into();
         };
         if w.edits.is_empty() {
-            return format!("{}: a change to make in the host code, not a fix to apply", w.title);
+            return format!(
+                "{}: a change to make in the host code, not a fix to apply",
+                w.title
+            );
         }
         let before = self.ws.text().to_string();
         let after = model::apply_fix(&before, &w.edits);

@@ -560,6 +560,9 @@ pub struct KernelPanel {
     pub sources: Vec<String>,
     /// The analysis' caveats.
     pub notes: Vec<String>,
+    /// Whether the register count is assumed (not from ptxas or `__launch_bounds__`), as
+    /// the hover marks it.
+    pub regs_assumed: bool,
     /// The model's report, which the what-if starts from.
     report: kernaut_ide::reports::OccupancyReport,
 }
@@ -1288,6 +1291,10 @@ impl Workspace {
                             launch_bounds: input.launch_bounds_max_threads,
                         },
                         sources,
+                        regs_assumed: matches!(
+                            o.regs_source,
+                            RegsSource::Default | RegsSource::Project | RegsSource::Comment
+                        ),
                         notes: o.notes.clone(),
                         report: o.clone(),
                     })
@@ -1409,7 +1416,9 @@ fn report_panel(r: &kernaut_ide::kernel_report::KernelReport) -> ReportPanel {
     let markdown = match md.find("\n## What if\n") {
         Some(start) => {
             let rest = &md[start + 1..];
-            let end = rest[3..].find("\n## ").map_or(md.len(), |e| start + 1 + 3 + e + 1);
+            let end = rest[3..]
+                .find("\n## ")
+                .map_or(md.len(), |e| start + 1 + 3 + e + 1);
             format!("{}{}", &md[..start + 1], &md[end..])
         }
         None => md,

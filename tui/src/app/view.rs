@@ -201,8 +201,8 @@ fn hints(s: &State, width: usize) -> String {
             "Enter open",
             "/ search",
             "f filter",
-            "Tab pane",
             "q quit",
+            "Tab pane",
         ],
         Scope::Page => vec![
             "Tab link",
@@ -215,13 +215,32 @@ fn hints(s: &State, width: usize) -> String {
         Scope::File => match &s.screen {
             Screen::File(f) => match f.panels.get(f.panel) {
                 Some(Panel::Report(_)) => {
-                    vec!["] [ what-if", "Enter apply", "u undo", "w write", "Tab panel", "z zoom"]
+                    vec![
+                        "] [ what-if",
+                        "Enter apply",
+                        "u undo",
+                        "w write",
+                        "Tab panel",
+                        "z zoom",
+                    ]
                 }
                 Some(Panel::Kernel(_)) => {
-                    vec!["Tab panel", "t/r/s/a edit", "c chart", "n next diag", "z zoom"]
+                    vec![
+                        "Tab panel",
+                        "t/r/s/a edit",
+                        "c chart",
+                        "n next diag",
+                        "z zoom",
+                    ]
                 }
                 Some(Panel::Bank(_)) => vec!["Tab panel", "p padded", "n next diag", "z zoom"],
-                _ => vec!["Tab panel", "n next diag", "Enter wiki", "z zoom", "/ search"],
+                _ => vec![
+                    "Tab panel",
+                    "n next diag",
+                    "Enter wiki",
+                    "z zoom",
+                    "/ search",
+                ],
             },
             _ => Vec::new(),
         },
@@ -667,13 +686,23 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
 }
 
 /// `text` wrapped to `width` after a first-line prefix, later lines indented to match.
-fn wrapped(prefix: &str, text: &str, width: usize, style: Style, pstyle: Style) -> Vec<Line<'static>> {
+fn wrapped(
+    prefix: &str,
+    text: &str,
+    width: usize,
+    style: Style,
+    pstyle: Style,
+) -> Vec<Line<'static>> {
     let indent = " ".repeat(prefix.width());
     wrap_words(text, width.saturating_sub(prefix.width()))
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
-            let p = if i == 0 { prefix.to_string() } else { indent.clone() };
+            let p = if i == 0 {
+                prefix.to_string()
+            } else {
+                indent.clone()
+            };
             Line::from(vec![Span::styled(p, pstyle), Span::styled(l, style)])
         })
         .collect()
@@ -685,14 +714,14 @@ fn draw_report(f: &mut Frame, r: &ReportPanel, fs: &FileState, area: Rect, t: &T
     let w = usize::from(area.width);
     let mut lines: Vec<Line<'static>> = Vec::new();
     if r.what_ifs.is_empty() {
-        lines.push(Line::styled("No what-if: no finding has a fix.", t.s(Role::Dim)));
+        lines.push(Line::styled(
+            "No what-if: no finding has a fix.",
+            t.s(Role::Dim),
+        ));
     } else {
         lines.extend(wrapped(
             "",
-            &format!(
-                "What if ({}): ] [ choose, Enter applies",
-                r.what_ifs.len()
-            ),
+            &format!("What if ({}): ] [ choose, Enter applies", r.what_ifs.len()),
             w,
             t.s(Role::Heading),
             t.s(Role::Heading),
@@ -700,7 +729,11 @@ fn draw_report(f: &mut Frame, r: &ReportPanel, fs: &FileState, area: Rect, t: &T
         for (i, wi) in r.what_ifs.iter().enumerate() {
             let sel = i == fs.what_if;
             let mark = if sel { "▶ " } else { "  " };
-            let style = if sel { t.s(Role::Selected) } else { t.s(Role::Strong) };
+            let style = if sel {
+                t.s(Role::Selected)
+            } else {
+                t.s(Role::Strong)
+            };
             // Inline code in the titles reads as plain text in a list.
             let head = format!("{} (line {})", wi.title.replace('`', ""), wi.line);
             lines.extend(wrapped(mark, &head, w, style, t.s(Role::Key)));
@@ -735,7 +768,11 @@ fn draw_intervals(f: &mut Frame, p: &IntervalsPanel, fs: &FileState, area: Rect,
     if p.barriers.is_empty() {
         lines.push(Line::styled("No barrier: one interval.", t.s(Role::Dim)));
     }
-    let conflicts = p.intervals.iter().filter(|i| i.accesses.iter().any(|a| !a.conflicts.is_empty())).count();
+    let conflicts = p
+        .intervals
+        .iter()
+        .filter(|i| i.accesses.iter().any(|a| !a.conflicts.is_empty()))
+        .count();
     if !p.launched {
         lines.extend(wrapped(
             "",
@@ -763,20 +800,44 @@ fn draw_intervals(f: &mut Frame, p: &IntervalsPanel, fs: &FileState, area: Rect,
             i.closes.join(" or ")
         };
         let head = format!("{}. {} → {}", n + 1, i.opens, closes);
-        lines.extend(wrapped("", &head, w, t.s(Role::Heading), t.s(Role::Heading)));
+        lines.extend(wrapped(
+            "",
+            &head,
+            w,
+            t.s(Role::Heading),
+            t.s(Role::Heading),
+        ));
         for a in &i.accesses {
             let bad = !a.conflicts.is_empty();
             let mark = match (bad, a.line == here) {
-                (true, _) => if t.color { "✗" } else { "X" },
+                (true, _) => {
+                    if t.color {
+                        "✗"
+                    } else {
+                        "X"
+                    }
+                }
                 (false, true) => "▸",
                 _ => " ",
             };
-            let style = if bad { t.s(Role::Error) } else if a.line == here { t.s(Role::Strong) } else { t.s(Role::Text) };
+            let style = if bad {
+                t.s(Role::Error)
+            } else if a.line == here {
+                t.s(Role::Strong)
+            } else {
+                t.s(Role::Text)
+            };
             let prefix = format!("{mark}{:>4} ", a.line);
             let text = format!("{} {} {}", a.op, a.space, a.text);
             lines.extend(wrapped(&prefix, &text, w, style, style));
             for c in &a.conflicts {
-                lines.extend(wrapped("      ", c, w, t.s(Role::Warning), t.s(Role::Warning)));
+                lines.extend(wrapped(
+                    "      ",
+                    c,
+                    w,
+                    t.s(Role::Warning),
+                    t.s(Role::Warning),
+                ));
             }
         }
         for wb in &i.warp_barriers {
@@ -827,7 +888,17 @@ fn draw_kernel(f: &mut Frame, k: &KernelPanel, o: &OccView, chart: usize, area: 
             t,
             "r",
             "regs",
-            format!("{}{}", i.regs, edited(i.regs != k.found.regs)),
+            format!(
+                "{}{}",
+                i.regs,
+                if i.regs != k.found.regs {
+                    " *"
+                } else if k.regs_assumed {
+                    " (assumed)"
+                } else {
+                    ""
+                }
+            ),
         ),
         kv(
             t,
