@@ -29,31 +29,7 @@ use serde::Serialize;
 use crate::analysis::{Analysis, Cancellable, FileId};
 use crate::races::{BodyEvent, Op, Race, RaceKind, Space};
 
-/// Which threads a barrier orders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum BarrierScope {
-    /// Every thread of the block (`__syncthreads()`, `block.sync()`).
-    Block,
-    /// The lanes of one warp (`__syncwarp()`, a tile's `sync()`).
-    Warp,
-    /// Every thread of the grid (`grid.sync()`).
-    Grid,
-    /// A barrier whose set of threads the model does not know (a named barrier with a
-    /// count, a device function that synchronises); taken to order the block.
-    Other,
-}
-
-impl BarrierScope {
-    /// `block`, `warp`, `grid`, `other`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BarrierScope::Block => "block",
-            BarrierScope::Warp => "warp",
-            BarrierScope::Grid => "grid",
-            BarrierScope::Other => "other",
-        }
-    }
-}
+pub use crate::races::BarrierScope;
 
 /// A barrier call of the kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

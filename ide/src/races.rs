@@ -1598,6 +1598,32 @@ impl Model<'_> {
     }
 }
 
+/// Which threads a barrier orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum BarrierScope {
+    /// Every thread of the block (`__syncthreads()`, `block.sync()`).
+    Block,
+    /// The lanes of one warp (`__syncwarp()`, a tile's `sync()`).
+    Warp,
+    /// Every thread of the grid (`grid.sync()`).
+    Grid,
+    /// A barrier whose set of threads the model does not know (a named barrier with a
+    /// count, a device function that synchronises); taken to order the block.
+    Other,
+}
+
+impl BarrierScope {
+    /// `block`, `warp`, `grid`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BarrierScope::Block => "block",
+            BarrierScope::Warp => "warp",
+            BarrierScope::Grid => "grid",
+            BarrierScope::Other => "other",
+        }
+    }
+}
+
 /// One thing that happens in a statement of a kernel body, in program order, as the race
 /// model sees it: for the barrier-interval query ([`crate::barrier_intervals`]).
 #[derive(Clone, Debug)]
@@ -1618,7 +1644,7 @@ pub(crate) enum BodyEvent {
         /// Where the call starts.
         at: usize,
         /// Which threads it orders.
-        scope: crate::barrier_intervals::BarrierScope,
+        scope: BarrierScope,
     },
 }
 
@@ -1634,7 +1660,6 @@ pub(crate) fn body_events(
     calls: &[kernaut_syntax::CallSite],
     line_of: &dyn Fn(usize) -> u32,
 ) -> Option<(BodySteps, FxHashMap<usize, Vec<BodyEvent>>)> {
-    use crate::barrier_intervals::BarrierScope;
     let m = Model::new(file, kernel, shared, global, calls, line_of)?;
     let mut out: FxHashMap<usize, Vec<BodyEvent>> = FxHashMap::default();
     for (stmt, evs) in &m.events {
