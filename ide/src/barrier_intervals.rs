@@ -10,9 +10,9 @@
 //! come next. Loops are followed around their back edge, so the interval a barrier at the
 //! top of a loop body opens also holds what the previous iteration does after the last
 //! barrier of the body (the missing second barrier of a double-buffered loop). An `if`
-//! joins both branches, and a loop is taken to possibly run no iteration (its trip
-//! count is not folded here), so an interval may list an access that only a path the
-//! launch never takes reaches: membership means "may share", never "races". A warp barrier (`__syncwarp()`) orders the lanes of one warp
+//! joins both branches, and a loop is taken to possibly run no iteration unless it is a
+//! `for` whose first test holds on constants, so an interval may list an access that only
+//! a path the launch never takes reaches: membership means "may share", never "races". A warp barrier (`__syncwarp()`) orders the lanes of one warp
 //! only: it is listed inside the interval, which it does not close.
 //!
 //! Which accesses conflict comes from the race model itself ([`crate::races`]): two
@@ -329,6 +329,29 @@ fn race_words(r: &Race) -> String {
     format!("{first}{what}{assumed}")
 }
 
+/// Whether a `for` loop's condition holds for its start value, all on constants (`for
+/// (int t = 0; t < 4; ++t)`, `TILE` a macro): then it runs at least once.
+fn runs_once(
+    var: Option<&str>,
+    start: Option<&kernaut_syntax::IndexExpr>,
+    condition: Option<&[kernaut_syntax::GuardComparison]>,
+) -> bool {
+    let (Some(var), Some(start), Some(cond)) = (var, start, condition) else {
+        return false;
+    };
+    let Some(v0) = start.eval(&|_| None) else {
+        return false;
+    };
+    let leaf = |x: &kernaut_syntax::IndexExpr| match x {
+        kernaut_syntax::IndexExpr::LoopVar { name, .. } if name == var => Some(v0),
+        _ => None,
+    };
+    !cond.is_empty()
+        && cond.iter().all(|c| {
+            matches!((c.left.eval(&leaf), c.right.eval(&leaf)), (Some(l), Some(r)) if c.holds(l, r))
+        })
+}
+
 /// An interval being collected.
 #[derive(Debug, Default)]
 struct Open {
@@ -434,15 +457,29 @@ impl Walk<'_> {
                 }
             }
             Step::For { body, .. } | Step::Loop { body, .. } => {
+                // A `for` whose first test holds on constants runs at least once: its
+                // entry does not fall through to what follows.
+                let once = match s {
+                    Step::For {
+                        var,
+                        start,
+                        condition,
+                        ..
+                    } => runs_once(var.as_deref(), start.as_ref(), condition.as_deref()),
+                    _ => false,
+                };
                 // Around the back edge until the intervals open at the loop's head settle
                 // (they only grow, and there are finitely many).
                 let mut head = live.clone();
                 let mut breaks = BTreeSet::new();
+                let mut ends = BTreeSet::new();
                 loop {
                     let mut inner = head.clone();
                     let f = self.steps(body, &mut inner);
                     breaks.extend(f.breaks);
                     out.exits.extend(f.exits);
+                    ends.extend(f.normal.iter().copied());
+                    ends.extend(f.continues.iter().copied());
                     let mut next = head.clone();
                     next.extend(f.normal);
                     next.extend(f.continues);
@@ -451,7 +488,7 @@ impl Walk<'_> {
                     }
                     head = next;
                 }
-                out.normal = head;
+                out.normal = if once { ends } else { head };
                 out.normal.extend(breaks);
             }
             Step::Other { body, .. } => {

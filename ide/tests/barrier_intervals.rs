@@ -106,12 +106,11 @@ int main() {
             barrier line 12: __syncthreads() (block)
             1. kernel entry -> __syncthreads() (line 8)
                 7 writes shared buf[0][tid]
-            2. __syncthreads() (line 8) -> __syncthreads() (line 12) | kernel exit
+            2. __syncthreads() (line 8) -> __syncthreads() (line 12)
               ! 10 writes shared buf[t % 2][tid]
                   thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
               ! 11 reads shared buf[t % 2][k]
                   thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
-                14 writes global out[blockIdx.x * TILE + tid]
             3. __syncthreads() (line 12) -> __syncthreads() (line 12) | kernel exit
               ! 10 writes shared buf[t % 2][tid]
                   thread 0 writes `buf[0][0]` at line 10 and thread 32 reads it at line 11
@@ -150,9 +149,8 @@ int main() {
             kernel sum_tiles (launched: true)
             barrier line 8: __syncthreads() (block)
             barrier line 10: __syncthreads() (block)
-            1. kernel entry -> __syncthreads() (line 8) | kernel exit
+            1. kernel entry -> __syncthreads() (line 8)
                 7 writes shared tile[tid]
-                12 writes global out[blockIdx.x * TILE + tid]
             2. __syncthreads() (line 8) -> __syncthreads() (line 10)
                 9 reads shared tile[(tid + 1) % TILE]
             3. __syncthreads() (line 10) -> __syncthreads() (line 8) | kernel exit
