@@ -1058,7 +1058,7 @@ fn draw_bank(f: &mut Frame, b: &BankPanel, padded: bool, area: Rect, t: &Theme) 
             ));
             lines.extend(bank_rows(m, t));
             let n = m.conflicting.count_ones();
-            let mut key = vec![Span::styled("lanes ↓ · banks 0-31 →", t.s(Role::Dim))];
+            let mut key = vec![Span::styled("lanes ↓ · banks →", t.s(Role::Dim))];
             if n > 0 {
                 key.push(Span::styled(
                     format!(" · {n} in conflict"),
