@@ -378,6 +378,10 @@ pub struct WhatIf {
     pub occupancy_after: Option<f64>,
     /// Findings inside the kernel before and after.
     pub findings: (usize, usize),
+    /// The fix's edits, for a front end that applies it (`ktui FILE.cu`); empty for a
+    /// change the report only describes (a launch's block size).
+    #[serde(skip)]
+    pub edits: Vec<crate::diagnostic::TextEdit>,
 }
 
 impl Analysis {
@@ -1293,6 +1297,7 @@ fn what_ifs(
                         .count(),
                     after.costs.iter().filter(|c| c.rule != "occupancy").count(),
                 ),
+                edits: fix.edits.clone(),
             });
         }
     }
@@ -1315,6 +1320,7 @@ fn what_ifs(
                     occupancy_before: Some(now),
                     occupancy_after: Some(best_occ),
                     findings: (before.costs.len() - 1, before.costs.len() - 1),
+                    edits: Vec::new(),
                 });
             }
         }

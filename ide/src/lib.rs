@@ -6,6 +6,7 @@
 
 mod analysis;
 pub use analysis::includes;
+pub mod barrier_intervals;
 pub mod compiled;
 pub mod config;
 pub mod diagnostic;

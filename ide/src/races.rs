@@ -1597,3 +1597,98 @@ impl Model<'_> {
         names_thread(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
     }
 }
+
+/// Which threads a barrier orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum BarrierScope {
+    /// Every thread of the block (`__syncthreads()`, `block.sync()`).
+    Block,
+    /// The lanes of one warp (`__syncwarp()`, a tile's `sync()`).
+    Warp,
+    /// Every thread of the grid (`grid.sync()`).
+    Grid,
+    /// A barrier whose set of threads the model does not know (a named barrier with a
+    /// count, a device function that synchronises); taken to order the block.
+    Other,
+}
+
+impl BarrierScope {
+    /// `block`, `warp`, `grid`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BarrierScope::Block => "block",
+            BarrierScope::Warp => "warp",
+            BarrierScope::Grid => "grid",
+            BarrierScope::Other => "other",
+        }
+    }
+}
+
+/// One thing that happens in a statement of a kernel body, in program order, as the race
+/// model sees it: for the barrier-interval query ([`crate::barrier_intervals`]).
+#[derive(Clone, Debug)]
+pub(crate) enum BodyEvent {
+    /// A memory access.
+    Access {
+        /// The access expression.
+        range: TextRange,
+        /// Its 1-based line.
+        line: u32,
+        /// The memory.
+        space: Space,
+        /// Read, write or both.
+        op: Op,
+    },
+    /// A barrier call starting at `at`.
+    Barrier {
+        /// Where the call starts.
+        at: usize,
+        /// Which threads it orders.
+        scope: BarrierScope,
+    },
+}
+
+/// The body of `kernel` as the race model walks it: its steps and the events of each
+/// statement, by the statement's start. Global accesses are those of buffers the kernel
+/// writes (a buffer it only reads cannot race). `None` where the model does not run the
+/// kernel (a barrier in a condition or a loop header).
+pub(crate) fn body_events(
+    file: &SourceFile,
+    kernel: &Function,
+    shared: &[SharedAccess],
+    global: &[SharedAccess],
+    calls: &[kernaut_syntax::CallSite],
+    line_of: &dyn Fn(usize) -> u32,
+) -> Option<(BodySteps, FxHashMap<usize, Vec<BodyEvent>>)> {
+    let m = Model::new(file, kernel, shared, global, calls, line_of)?;
+    let mut out: FxHashMap<usize, Vec<BodyEvent>> = FxHashMap::default();
+    for (stmt, evs) in &m.events {
+        let list = evs
+            .iter()
+            .filter_map(|e| match *e {
+                Event::Access(i) => {
+                    let s = &m.sites[i as usize];
+                    (s.space == Space::Shared || m.written[s.buffer as usize]).then(|| {
+                        BodyEvent::Access {
+                            range: s.access.range.clone(),
+                            line: s.line,
+                            space: s.space,
+                            op: s.op,
+                        }
+                    })
+                }
+                Event::Barrier(b, at) => Some(BodyEvent::Barrier {
+                    at,
+                    scope: match b {
+                        Barrier::Block => BarrierScope::Block,
+                        Barrier::Warp => BarrierScope::Warp,
+                        Barrier::Grid => BarrierScope::Grid,
+                        Barrier::Unknown => BarrierScope::Other,
+                    },
+                }),
+            })
+            .collect();
+        out.insert(*stmt, list);
+    }
+    Some((m.steps, out))
+}

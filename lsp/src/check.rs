@@ -274,6 +274,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let mut out = stdout.lock();
             out.write_all(diff.as_bytes())?;
             out.flush()?;
+            if diff.is_empty() {
+                eprintln!("kernaut-lsp: nothing to fix: no safe fixes to apply");
+            }
             // Like `cargo fmt --check`: a CI step fails while a safe fix is pending.
             return Ok(if diff.is_empty() {
                 ExitCode::SUCCESS

@@ -442,6 +442,11 @@ fn fix_applies_safe_fixes_and_dry_run_prints_the_diff() {
     let o = check(&dir, &["src", "--fix", "--dry-run"]);
     assert_eq!(stdout(&o), "");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing to fix: no safe fixes to apply"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(check(&dir, &["src", "--dry-run"]).status.code(), Some(2));
 }
 

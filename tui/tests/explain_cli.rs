@@ -151,6 +151,31 @@ fn shared_declaration_and_text_output() {
     assert!(text.contains("4096 bytes"), "{text}");
 }
 
+/// Issue 28: piped, `explain` prints the hover as plain text (no Markdown syntax, no
+/// escape codes, one paragraph a line); on a terminal (`--color always`) it renders the
+/// Markdown with styles, as the TUI's panel does.
+#[test]
+fn explain_prints_plain_text_into_a_pipe_and_styles_a_terminal() {
+    let f = TempFile::new("render.cu", KERNEL);
+    let pos = f.at(19, Some(30));
+    let (code, piped, _) = ktui(&["explain", &pos, "--arch", "sm_75"]);
+    assert_eq!(code, 0);
+    let (_, never, _) = ktui(&["explain", &pos, "--arch", "sm_75", "--color", "never"]);
+    assert_eq!(piped, never);
+    let markdown = explain_json(&pos, "sm_75")["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(markdown.contains('`'), "{markdown}");
+    assert!(!piped.contains('`'), "{piped}");
+    assert!(!piped.contains("**"), "{piped}");
+    assert!(!piped.contains('\u{1b}'), "{piped:?}");
+    assert!(piped.contains("cp.async.wait_group"), "{piped}");
+    let (_, styled, _) = ktui(&["explain", &pos, "--arch", "sm_75", "--color", "always"]);
+    assert!(styled.contains("\u{1b}["), "{styled:?}");
+    assert!(!styled.contains("**"), "{styled:?}");
+}
+
 #[test]
 fn nothing_to_explain_and_bad_positions() {
     let f = TempFile::new("blank.cu", KERNEL);

@@ -56,6 +56,10 @@ fn action(r: &mut Lcg) -> Action {
         PrevSection,
         PanelDown,
         PanelUp,
+        NextWhatIf,
+        PrevWhatIf,
+        Undo,
+        Zoom,
     ];
     match r.next(10) {
         0 => Input(b"ab #:kP3x q"[r.next(11) as usize] as char),

@@ -459,3 +459,154 @@ fn search_says_no_good_match_for_nonsense() {
     let text = screen(&s);
     assert!(text.contains("▶ skill-occupancy  Occupancy"), "{text}");
 }
+
+fn file_at(path: &str, text: &str, line: usize, col: usize) -> State {
+    State::new(
+        lib(),
+        Start::File {
+            path: path.into(),
+            text: text.into(),
+            line,
+            col: Some(col),
+            arch: Some(ArchChoice::parse("H200").unwrap()),
+            background: false,
+        },
+        (80, 24),
+        Theme { color: false },
+    )
+}
+
+fn text_shown(s: &State) -> String {
+    match &s.screen {
+        kernaut_tui::app::Screen::File(f) => f.ws.text().to_string(),
+        _ => panic!("not a file screen"),
+    }
+}
+
+/// Issue 27: the report's what-ifs are a list; Enter applies the selected fix to the text
+/// shown (in memory: the title says it is modified), the report is computed again on the
+/// new text, and `u` undoes it.
+#[test]
+fn a_what_if_applies_and_undoes_in_the_report_panel() {
+    let mut s = file(4, 17, false);
+    keys(&mut s, "<Tab>");
+    let before = screen(&s);
+    insta::assert_snapshot!("what_if_before", before);
+    assert!(before.contains("▶ Pad the rows of tile to 33"), "{before}");
+    keys(&mut s, "<Enter>");
+    let after = screen(&s);
+    insta::assert_snapshot!("what_if_applied", after);
+    assert!(text_shown(&s).contains("__shared__ float tile[32][33];"));
+    assert!(after.contains("(modified: w writes, u undoes)"), "{after}");
+    assert!(after.contains("applied: Pad the rows of tile"), "{after}");
+    // The report of the fixed kernel no longer has the conflict to fix.
+    assert!(!after.contains("▶ Pad the rows"), "{after}");
+    keys(&mut s, "u");
+    let undone = screen(&s);
+    insta::assert_snapshot!("what_if_undone", undone);
+    assert_eq!(text_shown(&s), TRANSPOSE);
+    assert!(undone.contains("undone: Pad the rows of tile"), "{undone}");
+    // Apart from the status line, the screen is the one before the fix.
+    let body = |t: &str| t.lines().take(23).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&undone), body(&before));
+}
+
+/// The applied fix reaches the disk only through `w`.
+#[test]
+fn w_writes_the_fixed_file_and_nothing_before() {
+    let dir = std::env::temp_dir().join(format!("ktui-whatif-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("transpose.cu");
+    std::fs::write(&path, TRANSPOSE).unwrap();
+    let p = path.display().to_string();
+    let mut s = file_at(&p, TRANSPOSE, 4, 17);
+    keys(&mut s, "<Tab><Enter>");
+    assert!(text_shown(&s).contains("tile[32][33]"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), TRANSPOSE);
+    // No reload from disk drops the change while it is not written.
+    s.poll_background();
+    assert!(text_shown(&s).contains("tile[32][33]"));
+    keys(&mut s, "w");
+    assert!(screen(&s).contains(&format!("wrote {p}")), "{}", screen(&s));
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("__shared__ float tile[32][33];"));
+    assert!(!screen(&s).contains("(modified"));
+    keys(&mut s, "u");
+    assert!(
+        screen(&s).contains("(modified"),
+        "undoing a written fix is a change"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A reduction whose loop lost its barrier.
+const REDUCE: &str = r#"// A tree reduction whose loop lost its barrier.
+__global__ void reduce(float* out, const float* in) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (tid < k) s[tid] += s[tid + k];
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+
+int main() {
+    float *o, *i;
+    reduce<<<128, 256>>>(o, i);
+}
+"#;
+
+/// Issue 26: anywhere in a kernel, a panel lists its barrier intervals and marks the
+/// accesses that race inside one, with the two threads.
+#[test]
+fn the_barrier_intervals_of_the_kernel_around_the_cursor() {
+    let s = file_at("reduce.cu", REDUCE, 4, 5);
+    let shown = screen(&s);
+    insta::assert_snapshot!(shown);
+    assert!(shown.contains("barrier intervals · reduce"), "{shown}");
+}
+
+/// Issue 28: at 80×24 the status line keeps "? keys", the panel's title keeps the
+/// underscores of `__global__`, and `z` gives the source the whole width.
+#[test]
+fn eighty_columns_keep_the_keys_hint_and_underscores() {
+    let mut s = file(4, 2, false);
+    let shown = screen(&s);
+    let status = shown.lines().last().unwrap_or("");
+    assert!(status.contains("? keys"), "{status}");
+    assert!(shown.contains("__global__"), "{shown}");
+    keys(&mut s, "z");
+    let wide = screen(&s);
+    assert!(
+        wide.contains("out[x * n + y] = tile[threadIdx.x][threadIdx.y]; // kernaut: allow"),
+        "{wide}"
+    );
+    keys(&mut s, "z");
+    insta::assert_snapshot!("panel_zoomed", screen(&s));
+}
+
+/// Up and Down keep the cursor's column across a shorter line.
+#[test]
+fn up_and_down_keep_the_column() {
+    let mut s = file(8, 40, false);
+    keys(&mut s, "<Down><Down>");
+    let pos = |s: &State| {
+        screen(s)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(pos(&s), "10:40");
+    keys(&mut s, "<Down>");
+    assert_eq!(pos(&s), "11:2", "line 11 is `}}`");
+    keys(&mut s, "<Up>");
+    assert_eq!(pos(&s), "10:40", "back to the column it had");
+}

@@ -117,6 +117,36 @@ fn search_prints_ranked_hits_and_json() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 28: on a terminal (`--color always` stands in for one) the matched words are in
+/// the UI's match style (bold yellow, not the plain bold a page uses) and inline code in
+/// its code style without backticks; `--color never` and a pipe print plain text.
+#[test]
+fn search_styles_a_terminal_and_prints_plain_text_into_a_pipe() {
+    let dir = fixture_wiki("search-color");
+    let d = dir.to_str().unwrap();
+    let base = ["search", "--no-builtin", "--wiki", d];
+    let styled = stdout(&ktui(
+        &[&base[..], &["--color", "always", "gizmo waited"]].concat(),
+    ));
+    assert!(styled.contains("\u{1b}[1;93mgizmo\u{1b}[0m"), "{styled:?}");
+    assert!(!styled.contains("**"), "{styled:?}");
+    let never = stdout(&ktui(
+        &[&base[..], &["--color", "never", "gizmo waited"]].concat(),
+    ));
+    let piped = stdout(&ktui(&[&base[..], &["gizmo waited"]].concat()));
+    assert_eq!(never, piped);
+    assert!(!piped.contains('\u{1b}'), "{piped:?}");
+    assert!(!piped.contains("**"), "{piped:?}");
+    // `NO_COLOR` does not override an explicit `--color always`, as in ripgrep.
+    let forced = Command::new(env!("CARGO_BIN_EXE_ktui"))
+        .args([&base[..], &["--color", "always", "gizmo waited"]].concat())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&forced), styled);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // Issue 28: nonsense got confident answers; an id opened another page first; an empty
 // query searched for nothing.
 #[test]

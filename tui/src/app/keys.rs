@@ -99,6 +99,16 @@ pub enum Action {
     PanelUp,
     /// Next diagnostic in the file.
     NextDiagnostic,
+    /// Select the next what-if of the kernel report.
+    NextWhatIf,
+    /// Select the previous what-if.
+    PrevWhatIf,
+    /// Undo the last fix applied.
+    Undo,
+    /// Write the file (with the fixes applied) to disk.
+    Save,
+    /// Source and panel side by side, the source alone, or the panel alone.
+    Zoom,
     /// Clear the search box.
     ClearInput,
     /// A typed character (search box, filter).
@@ -298,7 +308,36 @@ pub const KEYMAP: &[Binding] = &[
         &[Enter],
         Scope::File,
         Action::Open,
-        "open the panel's wiki page",
+        "open the panel's wiki page; in the report, apply the what-if",
+    ),
+    b(
+        "] [",
+        &[Char(']')],
+        Scope::File,
+        Action::NextWhatIf,
+        "report: next / previous what-if",
+    ),
+    b("", &[Char('[')], Scope::File, Action::PrevWhatIf, ""),
+    b(
+        "u",
+        &[Char('u')],
+        Scope::File,
+        Action::Undo,
+        "undo the last fix applied (in memory)",
+    ),
+    b(
+        "w",
+        &[Char('w')],
+        Scope::File,
+        Action::Save,
+        "write the file with the fixes applied",
+    ),
+    b(
+        "z",
+        &[Char('z')],
+        Scope::File,
+        Action::Zoom,
+        "side by side / source only / panel only",
     ),
     b(
         "F5",

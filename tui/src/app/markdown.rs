@@ -245,18 +245,24 @@ impl Writer<'_> {
         self.targets.len() - 1
     }
 
+    /// A code block, coloured; a line wider than the page wraps, its continuation
+    /// marked `┆` in the border (code is never cut off).
     fn code_block(&mut self, code: &str) {
         let indent = format!("{}  ", self.indent());
         let border = self.theme.s(Role::Dim);
+        let room = self.width.saturating_sub(indent.width() + 1).max(10);
         let mut in_comment = false;
         for l in code.lines() {
-            let mut spans = vec![
-                Span::styled(indent.clone(), border),
-                Span::styled("▏", border),
-            ];
-            spans.extend(highlight::spans(l, in_comment, self.theme));
+            let spans = highlight::spans(l, in_comment, self.theme);
             in_comment = highlight::lex_line(l, in_comment).1;
-            self.out.lines.push(Line::from(spans));
+            for (i, piece) in split_spans(spans, room).into_iter().enumerate() {
+                let mut line = vec![
+                    Span::styled(indent.clone(), border),
+                    Span::styled(if i == 0 { "▏" } else { "┆" }, border),
+                ];
+                line.extend(piece);
+                self.out.lines.push(Line::from(line));
+            }
         }
         self.out.lines.push(Line::default());
     }
@@ -312,6 +318,35 @@ impl Writer<'_> {
         }
         self.out.lines.push(Line::default());
     }
+}
+
+/// Styled pieces cut into lines of at most `width` columns (at least one line).
+fn split_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'static>>> {
+    let mut out: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut col = 0;
+    for sp in spans {
+        let mut text = String::new();
+        for ch in sp.content.chars() {
+            let w = UnicodeWidthStr::width(ch.encode_utf8(&mut [0; 4]) as &str);
+            if col + w > width && col > 0 {
+                if !text.is_empty() {
+                    if let Some(l) = out.last_mut() {
+                        l.push(Span::styled(std::mem::take(&mut text), sp.style));
+                    }
+                }
+                out.push(Vec::new());
+                col = 0;
+            }
+            text.push(ch);
+            col += w;
+        }
+        if !text.is_empty() {
+            if let Some(l) = out.last_mut() {
+                l.push(Span::styled(text, sp.style));
+            }
+        }
+    }
+    out
 }
 
 /// `text` cut or padded to `w` columns.

@@ -109,6 +109,42 @@ pub struct FileState {
     pub panel_scroll: u16,
     /// The `--arch` given on the command line (`None`: the project's), kept for reloads.
     pub arch_flag: Option<model::ArchChoice>,
+    /// The column Up and Down keep to, across shorter lines.
+    pub want_col: Option<usize>,
+    /// The selected what-if of the report panel.
+    pub what_if: usize,
+    /// Fixes applied in memory, last on top: the text before each.
+    pub undo: Vec<Applied>,
+    /// How many fixes were applied when the text last matched the file on disk (`None`:
+    /// never, since an undo went below it and another fix was applied).
+    pub saved: Option<usize>,
+    /// What the file screen shows.
+    pub layout: Layout,
+}
+
+/// A fix applied to the text shown, for undo.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    /// The fix's title.
+    pub title: String,
+    /// The text before it.
+    pub text: String,
+    /// The cursor before it.
+    pub line: usize,
+    /// The cursor's column before it.
+    pub col: usize,
+}
+
+/// What the file screen shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// The source and the side panel.
+    #[default]
+    Split,
+    /// The source alone.
+    Source,
+    /// The side panel alone, over the whole width.
+    Panel,
 }
 
 impl FileState {
@@ -122,8 +158,83 @@ impl FileState {
         self.line = self.line.min(ws.line_count().saturating_sub(1));
         self.ws = ws;
         self.inputs = None;
+        self.undo.clear();
+        self.saved = Some(0);
         refresh_panels(self);
         true
+    }
+
+    /// Whether the text shown differs from the file on disk (fixes applied, not written).
+    pub fn modified(&self) -> bool {
+        self.saved != Some(self.undo.len())
+    }
+
+    /// Shows `ws` (the file with a fix applied or undone), the cursor at `line`, `col`,
+    /// and the report panel again if the kernel still has one.
+    fn install(&mut self, ws: Workspace, line: usize, col: usize) {
+        self.comments = highlight::comment_states((0..ws.line_count()).map(|i| ws.line(i)));
+        self.ws = ws;
+        self.line = line.min(self.ws.line_count().saturating_sub(1));
+        self.col = col.min(self.ws.line(self.line).chars().count());
+        self.want_col = None;
+        refresh_panels(self);
+        if let Some(i) = self
+            .panels
+            .iter()
+            .position(|p| matches!(p, Panel::Report(_)))
+        {
+            self.panel = i;
+            refresh_occ(self);
+        }
+        let n = match self.panels.get(self.panel) {
+            Some(Panel::Report(r)) => r.what_ifs.len(),
+            _ => 0,
+        };
+        self.what_if = self.what_if.min(n.saturating_sub(1));
+    }
+
+    /// Applies the selected what-if of the report panel to the text shown; the message
+    /// for the status line.
+    fn apply_what_if(&mut self) -> String {
+        let Some(Panel::Report(r)) = self.panels.get(self.panel) else {
+            return "no report here".into();
+        };
+        let Some(w) = r.what_ifs.get(self.what_if).cloned() else {
+            return "this report has no what-if to apply".into();
+        };
+        if w.edits.is_empty() {
+            return format!(
+                "{}: a change to make in the host code, not a fix to apply",
+                w.title
+            );
+        }
+        let before = self.ws.text().to_string();
+        let after = model::apply_fix(&before, &w.edits);
+        let cursor = model::shift_offset(self.ws.offset(self.line, self.col), &w.edits);
+        let ws = self.ws.with_text(after, self.arch_flag);
+        if self.saved.is_some_and(|d| d > self.undo.len()) {
+            self.saved = None;
+        }
+        self.undo.push(Applied {
+            title: w.title.clone(),
+            text: before,
+            line: self.line,
+            col: self.col,
+        });
+        let line = ws.line_of(cursor);
+        let col = ws.text()[ws.offset(line, 0)..cursor].chars().count();
+        self.install(ws, line, col);
+        format!("applied: {} (u undoes)", w.title.replace('`', ""))
+    }
+
+    /// Undoes the last fix applied; the message for the status line.
+    fn undo_fix(&mut self) -> String {
+        let Some(a) = self.undo.pop() else {
+            return "nothing to undo".into();
+        };
+        let ws = self.ws.with_text(a.text, self.arch_flag);
+        self.install(ws, a.line, a.col);
+        format!("undone: {}", a.title.replace('`', ""))
     }
 }
 
@@ -253,6 +364,11 @@ impl State {
                 padded: false,
                 panel_scroll: 0,
                 arch_flag: arch,
+                want_col: None,
+                what_if: 0,
+                undo: Vec::new(),
+                saved: Some(0),
+                layout: Layout::Split,
             };
             let h = view::file_height(s.size);
             f.scroll = line.saturating_sub(h / 3);
@@ -268,13 +384,28 @@ impl State {
         let Screen::File(f) = &mut self.screen else {
             return false;
         };
-        if f.ws.changed_on_disk() && f.reload() {
+        // A change on disk is read at once, unless fixes applied here are not written
+        // yet (F5 reads it then, dropping them).
+        if !f.modified() && f.ws.changed_on_disk() && f.reload() {
             return true;
         }
         if !f.ws.poll() {
             return false;
         }
+        // The panel shown stays (the report after a fix is applied, say) if there is
+        // still one of its kind.
+        let kind = f.panels.get(f.panel).map(std::mem::discriminant);
+        let scroll = f.panel_scroll;
         refresh_panels(f);
+        if let Some(i) = f
+            .panels
+            .iter()
+            .position(|p| Some(std::mem::discriminant(p)) == kind)
+        {
+            f.panel = i;
+            f.panel_scroll = scroll;
+            refresh_occ(f);
+        }
         true
     }
 
@@ -464,6 +595,7 @@ fn refresh_panels(f: &mut FileState) {
     if new_kernel != old_kernel {
         f.inputs = None;
         f.padded = false;
+        f.what_if = 0;
     }
     refresh_occ(f);
 }
@@ -855,6 +987,18 @@ fn update_file(s: &mut State, a: Action) {
     let last = f.ws.line_count().saturating_sub(1);
     let line_len = |f: &FileState, l: usize| f.ws.line(l).chars().count();
     let mut moved = false;
+    // Up and Down keep to the column the cursor had before the first of them.
+    let vertical = matches!(
+        a,
+        Action::Down | Action::Up | Action::PageDown | Action::PageUp
+    );
+    if vertical {
+        let want = f.want_col.unwrap_or(f.col);
+        f.want_col = Some(want);
+        f.col = want;
+    } else if !matches!(a, Action::Resize(..)) {
+        f.want_col = None;
+    }
     match a {
         Action::Down => {
             f.line = (f.line + 1).min(last);
@@ -890,10 +1034,10 @@ fn update_file(s: &mut State, a: Action) {
             f.line = last;
             moved = true;
         }
-        Action::ScrollDown(x, _) if x >= view::source_area(size).right() => {
+        Action::ScrollDown(x, _) if x >= view::source_area(size, f.layout).right() => {
             f.panel_scroll = f.panel_scroll.saturating_add(3);
         }
-        Action::ScrollUp(x, _) if x >= view::source_area(size).right() => {
+        Action::ScrollUp(x, _) if x >= view::source_area(size, f.layout).right() => {
             f.panel_scroll = f.panel_scroll.saturating_sub(3);
         }
         Action::PanelDown => f.panel_scroll = f.panel_scroll.saturating_add(1),
@@ -909,10 +1053,10 @@ fn update_file(s: &mut State, a: Action) {
             moved = true;
         }
         Action::Click(x, y) => {
-            let area = view::source_area(size);
+            let area = view::source_area(size, f.layout);
             if area.contains((x, y).into()) {
                 f.line = (f.scroll + usize::from(y - area.y)).min(last);
-                f.col = usize::from(x.saturating_sub(area.x + view::GUTTER));
+                f.col = usize::from(x.saturating_sub(area.x + view::gutter(f.ws.line_count())));
                 moved = true;
             }
         }
@@ -989,6 +1133,55 @@ fn update_file(s: &mut State, a: Action) {
             }
             f.inputs = (i != k.found).then_some(i);
             refresh_occ(f);
+            return;
+        }
+        Action::NextWhatIf | Action::PrevWhatIf => match f.panels.get(f.panel) {
+            Some(Panel::Report(r)) if !r.what_ifs.is_empty() => {
+                let n = r.what_ifs.len();
+                f.what_if = if a == Action::NextWhatIf {
+                    (f.what_if + 1) % n
+                } else {
+                    (f.what_if + n - 1) % n
+                };
+            }
+            Some(Panel::Report(_)) => s.message = "this report has no what-if".into(),
+            _ => {
+                s.message =
+                    "] and [ choose a what-if in a kernel's report (Tab to it on the kernel's name)"
+                        .into()
+            }
+        },
+        Action::Undo => {
+            s.message = f.undo_fix();
+            keep_cursor_visible(f, size);
+            return;
+        }
+        Action::Save => {
+            if !f.modified() {
+                s.message = "no change to write".into();
+                return;
+            }
+            let n = f.undo.len();
+            s.message = match f.ws.save() {
+                Ok(()) => {
+                    f.saved = Some(n);
+                    format!("wrote {}", f.ws.path())
+                }
+                Err(e) => format!("could not write {}: {e}", f.ws.path()),
+            };
+            return;
+        }
+        Action::Zoom => {
+            f.layout = match f.layout {
+                Layout::Split => Layout::Source,
+                Layout::Source => Layout::Panel,
+                Layout::Panel => Layout::Split,
+            };
+            return;
+        }
+        Action::Open if matches!(f.panels.get(f.panel), Some(Panel::Report(_))) => {
+            s.message = f.apply_what_if();
+            keep_cursor_visible(f, size);
             return;
         }
         Action::Open => {

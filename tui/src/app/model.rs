@@ -560,6 +560,9 @@ pub struct KernelPanel {
     pub sources: Vec<String>,
     /// The analysis' caveats.
     pub notes: Vec<String>,
+    /// Whether the register count is assumed (not from ptxas or `__launch_bounds__`), as
+    /// the hover marks it.
+    pub regs_assumed: bool,
     /// The model's report, which the what-if starts from.
     report: kernaut_ide::reports::OccupancyReport,
 }
@@ -612,6 +615,10 @@ pub enum Panel {
     Bank(BankPanel),
     /// A diagnostic on this line.
     Diagnostic(Diag),
+    /// The kernel report: its what-ifs as a list to apply, then the whole report.
+    Report(ReportPanel),
+    /// The barrier intervals of the kernel around the cursor.
+    Intervals(IntervalsPanel),
     /// Anything else the hover says (a shared declaration, a constant, a device function).
     Note {
         /// A title.
@@ -619,6 +626,76 @@ pub enum Panel {
         /// The hover's Markdown.
         markdown: String,
     },
+}
+
+/// One what-if of a kernel report: a quick fix applied in a scratch copy and the
+/// report's figures after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WhatIfItem {
+    /// The fix's title.
+    pub title: String,
+    /// The rule whose finding it fixes.
+    pub rule: String,
+    /// The 1-based line of the finding.
+    pub line: u32,
+    /// What changes, in one line.
+    pub summary: String,
+    /// The edits (empty: the report describes the change, the user makes it).
+    pub edits: Vec<(std::ops::Range<usize>, String)>,
+}
+
+/// The kernel report panel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportPanel {
+    /// The kernel.
+    pub kernel: String,
+    /// The report's Markdown without its what-if section (the panel lists them).
+    pub markdown: String,
+    /// The what-ifs.
+    pub what_ifs: Vec<WhatIfItem>,
+}
+
+/// One access of a barrier interval.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntervalAccess {
+    /// 1-based line.
+    pub line: u32,
+    /// The access as written.
+    pub text: String,
+    /// `reads`, `writes`, `updates`.
+    pub op: String,
+    /// `shared` or `global`.
+    pub space: String,
+    /// The races with another access of the interval, in words.
+    pub conflicts: Vec<String>,
+}
+
+/// One barrier interval.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntervalView {
+    /// What opens it: `kernel entry`, `__syncthreads() (line 9)`.
+    pub opens: String,
+    /// What can close it.
+    pub closes: Vec<String>,
+    /// The 1-based lines it covers, as the lines of its accesses (first, last).
+    pub lines: Option<(u32, u32)>,
+    /// Its accesses.
+    pub accesses: Vec<IntervalAccess>,
+    /// Warp barriers inside it, named.
+    pub warp_barriers: Vec<String>,
+}
+
+/// The barrier intervals panel of one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntervalsPanel {
+    /// The kernel.
+    pub kernel: String,
+    /// The barriers, named with their scope and line.
+    pub barriers: Vec<String>,
+    /// The intervals.
+    pub intervals: Vec<IntervalView>,
+    /// Whether a launch fixes the block (without one, the race model does not run).
+    pub launched: bool,
 }
 
 /// An analysed source file.
@@ -641,6 +718,12 @@ pub struct Workspace {
     flags: kernaut_compiler::CompileFlags,
     /// When the file and its `.kernaut.toml` were last read, to reload on a change.
     stamps: Vec<(std::path::PathBuf, Option<std::time::SystemTime>)>,
+    /// Whether the rules run on a worker thread ([`Workspace::open_in_background`]).
+    background: bool,
+    /// Whether the text is the file's with fixes applied or undone here.
+    edited: bool,
+    /// Each kernel's barrier intervals, computed when first shown.
+    intervals: std::cell::RefCell<BTreeMap<String, Option<IntervalsPanel>>>,
 }
 
 /// The rules' diagnostics of the file `path` in `analysis`, with the wiki text each
@@ -848,6 +931,7 @@ impl Workspace {
         arch: impl Into<Option<ArchChoice>>,
     ) -> Workspace {
         let mut ws = Workspace::analysed(lib, path, text, arch);
+        ws.background = true;
         let (tx, rx) = mpsc::channel();
         let analysis = ws.host.analysis();
         let (lib, path, text, starts) = (
@@ -977,6 +1061,9 @@ impl Workspace {
             targets: fc.targets,
             flags,
             stamps: stamps(path),
+            background: false,
+            edited: false,
+            intervals: std::cell::RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -1015,6 +1102,27 @@ impl Workspace {
             text,
             explicit_arch,
         ))
+    }
+
+    /// The same file analysed with `text` in place of its contents (a fix applied, or
+    /// undone), in memory: nothing is written until [`Workspace::save`].
+    pub fn with_text(&self, text: String, explicit_arch: Option<ArchChoice>) -> Workspace {
+        let mut ws = if self.background {
+            Workspace::open_in_background(&self.lib, &self.path, text, explicit_arch)
+        } else {
+            Workspace::open(&self.lib, &self.path, text, explicit_arch)
+        };
+        // The file on disk is as it was: a change there is still a change.
+        ws.stamps = self.stamps.clone();
+        ws.edited = true;
+        ws
+    }
+
+    /// Writes the text to the file, which then counts as read.
+    pub fn save(&mut self) -> std::io::Result<()> {
+        std::fs::write(&self.path, &self.text)?;
+        self.stamps = stamps(&self.path);
+        Ok(())
     }
 
     /// The file's path as given.
@@ -1095,14 +1203,13 @@ impl Workspace {
                     let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
                     analysis.kernel_report(id, &h.symbol, config).ok().flatten()
                 });
-                if let Some(r) = report.filter(|r| !r.top_costs(1).is_empty()) {
-                    out.push(Panel::Note {
-                        title: format!("report · {}", r.kernel),
-                        markdown: r.markdown(),
-                    });
+                // After a fix applied here, the report stays, with the figures after it.
+                if let Some(r) = report.filter(|r| self.edited || !r.top_costs(1).is_empty()) {
+                    out.push(Panel::Report(report_panel(&r)));
                 }
             }
         }
+        let intervals = self.intervals_at(offset);
         let line = self.line_of(offset);
         let start = self.line_starts.get(line).copied().unwrap_or(0);
         let end = self
@@ -1116,7 +1223,29 @@ impl Workspace {
                 out.push(Panel::Diagnostic(d.clone()));
             }
         }
+        if let Some(p) = intervals {
+            out.push(Panel::Intervals(p));
+        }
         out
+    }
+
+    /// The barrier intervals of the kernel whose definition holds `offset`, when it has
+    /// accesses the race model follows.
+    fn intervals_at(&self, offset: usize) -> Option<IntervalsPanel> {
+        let analysis = self.host.analysis();
+        let id = analysis.file_id(&self.path)?;
+        let kernel = analysis.kernel_at(id, offset).ok().flatten()?;
+        if let Some(p) = self.intervals.borrow().get(&kernel) {
+            return p.clone();
+        }
+        let p = analysis
+            .barrier_intervals(id, &kernel)
+            .ok()
+            .flatten()
+            .filter(|b| b.intervals.iter().any(|i| !i.accesses.is_empty()))
+            .map(|b| intervals_panel(&b));
+        self.intervals.borrow_mut().insert(kernel, p.clone());
+        p
     }
 
     fn panel_of(&self, h: &HoverResult) -> Panel {
@@ -1162,6 +1291,10 @@ impl Workspace {
                             launch_bounds: input.launch_bounds_max_threads,
                         },
                         sources,
+                        regs_assumed: matches!(
+                            o.regs_source,
+                            RegsSource::Default | RegsSource::Project | RegsSource::Comment
+                        ),
                         notes: o.notes.clone(),
                         report: o.clone(),
                     })
@@ -1248,6 +1381,109 @@ impl Workspace {
             .clone();
         let report = a.bank(id, &access).ok()??;
         Some((title.clone(), bank_map(&report)))
+    }
+}
+
+/// `text` with a fix's edits applied (as `kernaut-lsp check --fix` applies them).
+pub fn apply_fix(text: &str, edits: &[(std::ops::Range<usize>, String)]) -> String {
+    let edits: Vec<TextEdit> = edits
+        .iter()
+        .map(|(r, t)| TextEdit::replace(r.clone(), t.clone()))
+        .collect();
+    apply_edits(text, &edits)
+}
+
+/// Where byte `offset` lands after `edits` (an offset inside a replaced range stays at
+/// its start).
+pub fn shift_offset(offset: usize, edits: &[(std::ops::Range<usize>, String)]) -> usize {
+    let mut sorted: Vec<&(std::ops::Range<usize>, String)> = edits.iter().collect();
+    sorted.sort_by_key(|(r, _)| r.start);
+    let mut delta: isize = 0;
+    for (r, t) in sorted {
+        if r.end <= offset {
+            delta += t.len() as isize - (r.end - r.start) as isize;
+        } else if r.start < offset {
+            return (r.start as isize + delta).max(0) as usize;
+        }
+    }
+    (offset as isize + delta).max(0) as usize
+}
+
+/// The report as the panel shows it: the what-ifs as a list, the rest as Markdown.
+fn report_panel(r: &kernaut_ide::kernel_report::KernelReport) -> ReportPanel {
+    let md = r.markdown();
+    // The what-if section is drawn as a list the user can apply.
+    let markdown = match md.find("\n## What if\n") {
+        Some(start) => {
+            let rest = &md[start + 1..];
+            let end = rest[3..]
+                .find("\n## ")
+                .map_or(md.len(), |e| start + 1 + 3 + e + 1);
+            format!("{}{}", &md[..start + 1], &md[end..])
+        }
+        None => md,
+    };
+    ReportPanel {
+        kernel: r.kernel.clone(),
+        markdown,
+        what_ifs: r
+            .what_ifs
+            .iter()
+            .map(|w| WhatIfItem {
+                title: w.title.clone(),
+                rule: w.rule.clone(),
+                line: w.line,
+                summary: w.summary.clone(),
+                edits: w
+                    .edits
+                    .iter()
+                    .map(|e| (e.range.clone(), e.new_text.clone()))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn intervals_panel(b: &kernaut_ide::barrier_intervals::BarrierIntervals) -> IntervalsPanel {
+    IntervalsPanel {
+        kernel: b.kernel.clone(),
+        barriers: b
+            .barriers
+            .iter()
+            .map(|x| format!("line {}: {} ({})", x.line, x.text, x.scope.as_str()))
+            .collect(),
+        intervals: b
+            .intervals
+            .iter()
+            .map(|i| IntervalView {
+                opens: b.edge_name(i.opens),
+                closes: i.closes.iter().map(|e| b.edge_name(*e)).collect(),
+                lines: i
+                    .accesses
+                    .iter()
+                    .map(|a| a.line)
+                    .min()
+                    .zip(i.accesses.iter().map(|a| a.line).max()),
+                accesses: i
+                    .accesses
+                    .iter()
+                    .map(|a| IntervalAccess {
+                        line: a.line,
+                        text: a.text.clone(),
+                        op: a.op.to_string(),
+                        space: a.space.to_string(),
+                        conflicts: a.conflicts.clone(),
+                    })
+                    .collect(),
+                warp_barriers: i
+                    .warp_barriers
+                    .iter()
+                    .filter_map(|w| b.barriers.get(*w))
+                    .map(|x| format!("{} (line {})", x.text, x.line))
+                    .collect(),
+            })
+            .collect(),
+        launched: b.launched,
     }
 }
 

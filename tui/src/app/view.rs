@@ -10,12 +10,20 @@ use unicode_width::UnicodeWidthStr;
 
 use super::keys::{Scope, KEYMAP};
 use super::markdown::{self, fit};
-use super::model::{BankMap, BankPanel, DiffLine, KernelPanel, Level, OccView, Panel};
+use super::model::{
+    BankMap, BankPanel, DiffLine, IntervalsPanel, KernelPanel, Level, OccView, Panel, ReportPanel,
+};
 use super::theme::{Role, Theme};
-use super::{highlight, BrowseState, FileState, PageState, Pane, Screen, SearchState, State};
+use super::{
+    highlight, BrowseState, FileState, Layout, PageState, Pane, Screen, SearchState, State,
+};
 
-/// Columns before the code: line number, diagnostic mark, space.
-pub const GUTTER: u16 = 7;
+/// Columns before the code: the line number (at least three digits), the diagnostic
+/// mark, a space.
+pub fn gutter(line_count: usize) -> u16 {
+    let digits = line_count.max(1).to_string().len().max(3);
+    digits as u16 + 2
+}
 
 fn main_area(size: (u16, u16)) -> Rect {
     Rect::new(0, 1, size.0, size.1.saturating_sub(2))
@@ -57,25 +65,31 @@ pub fn page_height(size: (u16, u16)) -> usize {
     usize::from(page_body_area(size).height).max(1)
 }
 
-fn panel_width(w: u16) -> u16 {
-    (w * 2 / 5).clamp(38, 64).min(w / 2)
+/// The side panel's width: 37 columns at least (a bank map's 32 banks, its lane
+/// labels and the borders), at most 64, never more than half the screen.
+fn panel_width(w: u16, layout: Layout) -> u16 {
+    match layout {
+        Layout::Split => (w * 2 / 5).clamp(37, 64).min(w / 2),
+        Layout::Source => 0,
+        Layout::Panel => w,
+    }
 }
 
 /// Where the source is drawn.
-pub fn source_area(size: (u16, u16)) -> Rect {
+pub fn source_area(size: (u16, u16), layout: Layout) -> Rect {
     let m = main_area(size);
-    Rect::new(m.x, m.y, m.width - panel_width(m.width), m.height)
+    Rect::new(m.x, m.y, m.width - panel_width(m.width, layout), m.height)
 }
 
-fn panel_area(size: (u16, u16)) -> Rect {
+fn panel_area(size: (u16, u16), layout: Layout) -> Rect {
     let m = main_area(size);
-    let w = panel_width(m.width);
+    let w = panel_width(m.width, layout);
     Rect::new(m.x + m.width - w, m.y, w, m.height)
 }
 
 /// Source lines shown at once.
 pub fn file_height(size: (u16, u16)) -> usize {
-    usize::from(source_area(size).height).max(1)
+    usize::from(main_area(size).height).max(1)
 }
 
 fn overlay_area(size: (u16, u16)) -> Rect {
@@ -111,7 +125,11 @@ pub fn view(s: &State, f: &mut Frame) {
         Screen::Browse(_) => ("wiki".to_string(), format!("{} pages", s.entries.len())),
         Screen::Page(p) => (format!("wiki › {}", p.doc.id), p.doc.kind.clone()),
         Screen::File(fs) => (
-            fs.ws.path().to_string(),
+            if fs.modified() {
+                format!("{} (modified: w writes, u undoes)", fs.ws.path())
+            } else {
+                fs.ws.path().to_string()
+            },
             if fs.ws.diagnostics_pending() {
                 format!("rules running… · {}", fs.ws.target_title())
             } else {
@@ -137,7 +155,7 @@ pub fn view(s: &State, f: &mut Frame) {
     } else if !s.message.is_empty() {
         s.message.clone()
     } else {
-        hints(s.scope(), s.typing())
+        hints(s, usize::from(size.0).saturating_sub(12))
     };
     let pos = match &s.screen {
         Screen::Page(p) => format!(
@@ -164,24 +182,87 @@ pub fn view(s: &State, f: &mut Frame) {
     }
 }
 
-fn hints(scope: Scope, typing: bool) -> String {
-    let h = match scope {
-        Scope::Search => {
-            "type to search · kind: tag: sm: filters · ↑↓ choose · Enter open · Esc close"
+/// The status line's key hints for the screen shown, as many as fit in `width` columns,
+/// most useful first; "? keys" always stays.
+fn hints(s: &State, width: usize) -> String {
+    let items: Vec<&str> = match s.scope() {
+        Scope::Search => vec![
+            "type to search",
+            "↑↓ choose",
+            "Enter open",
+            "Esc close",
+            "kind: tag: sm: filters",
+        ],
+        Scope::Browse if s.typing() => {
+            return "type a filter: tag:NAME sm:80 kind:api · Enter done".to_string()
         }
-        Scope::Browse if typing => "type a filter: tag:NAME sm:80 kind:api · Enter done",
-        Scope::Browse => {
-            "↑↓ choose · Tab pane · Enter open · f filter · / search · ? keys · q quit"
-        }
-        Scope::Page => {
-            "Tab link · Enter follow · # anchor · ] section · Esc back · / search · ? keys"
-        }
-        Scope::File => {
-            "arrows move · Tab panel · n next diag · p padded · t/r/s/a edit · c chart · ? keys"
-        }
-        Scope::Global => "",
+        Scope::Browse => vec![
+            "↑↓ choose",
+            "Enter open",
+            "/ search",
+            "f filter",
+            "q quit",
+            "Tab pane",
+        ],
+        Scope::Page => vec![
+            "Tab link",
+            "Enter follow",
+            "Esc back",
+            "/ search",
+            "# anchor",
+            "] section",
+        ],
+        Scope::File => match &s.screen {
+            Screen::File(f) => match f.panels.get(f.panel) {
+                Some(Panel::Report(_)) => {
+                    vec![
+                        "] [ what-if",
+                        "Enter apply",
+                        "u undo",
+                        "w write",
+                        "Tab panel",
+                        "z zoom",
+                    ]
+                }
+                Some(Panel::Kernel(_)) => {
+                    vec![
+                        "Tab panel",
+                        "t/r/s/a edit",
+                        "c chart",
+                        "n next diag",
+                        "z zoom",
+                    ]
+                }
+                Some(Panel::Bank(_)) => vec!["Tab panel", "p padded", "n next diag", "z zoom"],
+                _ => vec![
+                    "Tab panel",
+                    "n next diag",
+                    "Enter wiki",
+                    "z zoom",
+                    "/ search",
+                ],
+            },
+            _ => Vec::new(),
+        },
+        Scope::Global => Vec::new(),
     };
-    h.to_string()
+    let keys = "? keys";
+    let mut out = String::new();
+    for item in items {
+        let extra = if out.is_empty() { 0 } else { 3 };
+        if out.width() + extra + item.width() + 3 + keys.width() > width {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(" · ");
+        }
+        out.push_str(item);
+    }
+    if !out.is_empty() {
+        out.push_str(" · ");
+    }
+    out.push_str(keys);
+    out
 }
 
 fn draw_bar(f: &mut Frame, area: Rect, left: &str, right: &str, style: Style, t: &Theme) {
@@ -410,8 +491,10 @@ fn clip(spans: Vec<Span<'static>>, skip: usize, width: usize) -> Vec<Span<'stati
 }
 
 fn draw_file(f: &mut Frame, fs: &FileState, size: (u16, u16), t: &Theme) {
-    let area = source_area(size);
-    let code_w = usize::from(area.width.saturating_sub(GUTTER));
+    let area = source_area(size, fs.layout);
+    let gutter = gutter(fs.ws.line_count());
+    let digits = usize::from(gutter - 2);
+    let code_w = usize::from(area.width.saturating_sub(gutter));
     let hscroll = fs.col.saturating_sub(code_w.saturating_sub(2));
     let diags = fs.ws.diagnostics();
     let mut lines = Vec::new();
@@ -430,7 +513,7 @@ fn draw_file(f: &mut Frame, fs: &FileState, size: (u16, u16), t: &Theme) {
             t.s(Role::Dim)
         };
         let mut spans = vec![
-            Span::styled(format!("{:>5}", i + 1), num_style),
+            Span::styled(format!("{:>digits$}", i + 1), num_style),
             Span::styled(mark, mstyle),
             Span::raw(" "),
         ];
@@ -465,8 +548,13 @@ fn draw_file(f: &mut Frame, fs: &FileState, size: (u16, u16), t: &Theme) {
         spans.extend(clip(code, hscroll, code_w));
         lines.push(Line::from(spans));
     }
-    f.render_widget(Paragraph::new(lines), area);
-    draw_panel(f, fs, panel_area(size), t);
+    if area.width > 0 {
+        f.render_widget(Paragraph::new(lines), area);
+    }
+    let panel = panel_area(size, fs.layout);
+    if panel.width > 0 {
+        draw_panel(f, fs, panel, t);
+    }
 }
 
 fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
@@ -505,6 +593,8 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
         Panel::Bank(b) => format!("banks · {}{count}", b.array),
         Panel::Diagnostic(d) => format!("{}{count}", d.rule),
         Panel::Note { title, .. } => format!("{title}{count}"),
+        Panel::Report(r) => format!("report · {}{count}", r.kernel),
+        Panel::Intervals(i) => format!("barrier intervals · {}{count}", i.kernel),
     };
     let b = block(title, true, t);
     let inner = b.inner(area);
@@ -561,7 +651,207 @@ fn draw_panel(f: &mut Frame, fs: &FileState, area: Rect, t: &Theme) {
             }
         }
         Panel::Bank(b) => draw_bank(f, b, fs.padded, inner, t),
+        Panel::Report(r) => draw_report(f, r, fs, inner, t),
+        Panel::Intervals(i) => draw_intervals(f, i, fs, inner, t),
     }
+}
+
+/// `text` broken into lines of at most `width` columns at spaces (a longer word is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word = word.to_string();
+        while word.width() > width {
+            if !line.is_empty() {
+                out.push(std::mem::take(&mut line));
+            }
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            out.push(head);
+        }
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+/// `text` wrapped to `width` after a first-line prefix, later lines indented to match.
+fn wrapped(
+    prefix: &str,
+    text: &str,
+    width: usize,
+    style: Style,
+    pstyle: Style,
+) -> Vec<Line<'static>> {
+    let indent = " ".repeat(prefix.width());
+    wrap_words(text, width.saturating_sub(prefix.width()))
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let p = if i == 0 {
+                prefix.to_string()
+            } else {
+                indent.clone()
+            };
+            Line::from(vec![Span::styled(p, pstyle), Span::styled(l, style)])
+        })
+        .collect()
+}
+
+/// The report: its what-ifs as a list (the selected one marked; Enter applies it), then
+/// the rest of the report.
+fn draw_report(f: &mut Frame, r: &ReportPanel, fs: &FileState, area: Rect, t: &Theme) {
+    let w = usize::from(area.width);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if r.what_ifs.is_empty() {
+        lines.push(Line::styled(
+            "No what-if: no finding has a fix.",
+            t.s(Role::Dim),
+        ));
+    } else {
+        lines.extend(wrapped(
+            "",
+            &format!("What if ({}): ] [ choose, Enter applies", r.what_ifs.len()),
+            w,
+            t.s(Role::Heading),
+            t.s(Role::Heading),
+        ));
+        for (i, wi) in r.what_ifs.iter().enumerate() {
+            let sel = i == fs.what_if;
+            let mark = if sel { "▶ " } else { "  " };
+            let style = if sel {
+                t.s(Role::Selected)
+            } else {
+                t.s(Role::Strong)
+            };
+            // Inline code in the titles reads as plain text in a list.
+            let head = format!("{} (line {})", wi.title.replace('`', ""), wi.line);
+            lines.extend(wrapped(mark, &head, w, style, t.s(Role::Key)));
+            let summary = if wi.edits.is_empty() {
+                format!("{} (change the launch yourself)", wi.summary)
+            } else {
+                wi.summary.clone()
+            }
+            .replace('`', "");
+            lines.extend(wrapped("  ", &summary, w, t.s(Role::Text), t.s(Role::Text)));
+        }
+    }
+    if let Some(last) = fs.undo.last() {
+        lines.push(Line::styled(
+            fit(&format!("u undoes: {}", last.title.replace('`', "")), w),
+            t.s(Role::Key),
+        ));
+    }
+    lines.push(Line::default());
+    let body = markdown::render(&r.markdown, area.width, t, &|_| false);
+    lines.extend(body.lines);
+    let scroll = fs.panel_scroll.min(lines.len().saturating_sub(1) as u16);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
+}
+
+/// The barrier intervals: for each, what opens and closes it and its accesses, those
+/// that race with another access of the interval marked with the two threads.
+fn draw_intervals(f: &mut Frame, p: &IntervalsPanel, fs: &FileState, area: Rect, t: &Theme) {
+    let w = usize::from(area.width);
+    let here = (fs.line + 1) as u32;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if p.barriers.is_empty() {
+        lines.push(Line::styled("No barrier: one interval.", t.s(Role::Dim)));
+    }
+    let conflicts = p
+        .intervals
+        .iter()
+        .filter(|i| i.accesses.iter().any(|a| !a.conflicts.is_empty()))
+        .count();
+    if !p.launched {
+        lines.extend(wrapped(
+            "",
+            "No launch fixes the block: races are not checked.",
+            w,
+            t.s(Role::Dim),
+            t.s(Role::Dim),
+        ));
+    } else if conflicts > 0 {
+        lines.extend(wrapped(
+            "",
+            &format!(
+                "{conflicts} interval{} with a race (✗)",
+                if conflicts == 1 { "" } else { "s" }
+            ),
+            w,
+            t.s(Role::Warning),
+            t.s(Role::Warning),
+        ));
+    }
+    for (n, i) in p.intervals.iter().enumerate() {
+        let closes = if i.closes.is_empty() {
+            "?".to_string()
+        } else {
+            i.closes.join(" or ")
+        };
+        let head = format!("{}. {} → {}", n + 1, i.opens, closes);
+        lines.extend(wrapped(
+            "",
+            &head,
+            w,
+            t.s(Role::Heading),
+            t.s(Role::Heading),
+        ));
+        for a in &i.accesses {
+            let bad = !a.conflicts.is_empty();
+            let mark = match (bad, a.line == here) {
+                (true, _) => {
+                    if t.color {
+                        "✗"
+                    } else {
+                        "X"
+                    }
+                }
+                (false, true) => "▸",
+                _ => " ",
+            };
+            let style = if bad {
+                t.s(Role::Error)
+            } else if a.line == here {
+                t.s(Role::Strong)
+            } else {
+                t.s(Role::Text)
+            };
+            let prefix = format!("{mark}{:>4} ", a.line);
+            let text = format!("{} {} {}", a.op, a.space, a.text);
+            lines.extend(wrapped(&prefix, &text, w, style, style));
+            for c in &a.conflicts {
+                lines.extend(wrapped(
+                    "      ",
+                    c,
+                    w,
+                    t.s(Role::Warning),
+                    t.s(Role::Warning),
+                ));
+            }
+        }
+        for wb in &i.warp_barriers {
+            lines.extend(wrapped(
+                "      ",
+                &format!("{wb}: orders one warp's lanes only"),
+                w,
+                t.s(Role::Dim),
+                t.s(Role::Dim),
+            ));
+        }
+    }
+    let scroll = fs.panel_scroll.min(lines.len().saturating_sub(1) as u16);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
 fn draw_markdown(f: &mut Frame, md: &str, scroll: u16, area: Rect, t: &Theme) {
@@ -598,7 +888,17 @@ fn draw_kernel(f: &mut Frame, k: &KernelPanel, o: &OccView, chart: usize, area: 
             t,
             "r",
             "regs",
-            format!("{}{}", i.regs, edited(i.regs != k.found.regs)),
+            format!(
+                "{}{}",
+                i.regs,
+                if i.regs != k.found.regs {
+                    " *"
+                } else if k.regs_assumed {
+                    " (assumed)"
+                } else {
+                    ""
+                }
+            ),
         ),
         kv(
             t,
@@ -758,7 +1058,7 @@ fn draw_bank(f: &mut Frame, b: &BankPanel, padded: bool, area: Rect, t: &Theme) 
             ));
             lines.extend(bank_rows(m, t));
             let n = m.conflicting.count_ones();
-            let mut key = vec![Span::styled("lanes ↓ · banks 0-31 →", t.s(Role::Dim))];
+            let mut key = vec![Span::styled("lanes ↓ · banks →", t.s(Role::Dim))];
             if n > 0 {
                 key.push(Span::styled(
                     format!(" · {n} in conflict"),

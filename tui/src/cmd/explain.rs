@@ -14,6 +14,11 @@ use super::wiki_args::WikiArgs;
 
 /// Arguments of `ktui explain`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "On a terminal the hover's Markdown is rendered as the interactive UI renders \
+    it; piped (or with `--color never`, or `NO_COLOR` set) it is plain text, one paragraph a \
+    line. `--json` gives the structured result."
+)]
 pub struct Args {
     /// The position: `FILE:LINE` or `FILE:LINE:COL` (1-based; the column counts
     /// characters and defaults to the first non-blank one of the line).
@@ -26,6 +31,10 @@ pub struct Args {
     /// Print the structured result as JSON instead of the hover text.
     #[arg(long)]
     pub json: bool,
+    /// When to style the output: auto (on a terminal, unless `NO_COLOR` is set), always,
+    /// never.
+    #[arg(long, value_enum, default_value_t = super::render::ColorChoice::Auto, value_name = "WHEN")]
+    pub color: super::render::ColorChoice,
     #[command(flatten)]
     pub wiki: WikiArgs,
 }
@@ -137,7 +146,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let v = to_json(&analysis, &hover, &text, &path);
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        out!("{}", hover.markdown);
+        out!(
+            "{}",
+            super::render::markdown(&hover.markdown, args.color.styled())
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

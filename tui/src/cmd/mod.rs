@@ -6,6 +6,7 @@ pub mod banks;
 pub mod coalescing;
 pub mod explain;
 pub mod occupancy;
+pub mod render;
 pub mod search;
 pub mod show;
 pub mod symbol;

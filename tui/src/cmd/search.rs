@@ -1,12 +1,12 @@
 //! `ktui search QUERY`: ranked hits from the wiki.
 use super::outln;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use kernaut_ide::index::{Hit, SearchOptions};
 use kernaut_ide::knowledge::parse_kind;
 use kernaut_ide::wiki::PageKind;
 
+use super::render::{self, ColorChoice};
 use super::wiki_args::WikiArgs;
 
 /// Arguments of `ktui search`.
@@ -14,8 +14,9 @@ use super::wiki_args::WikiArgs;
 #[command(
     after_help = "Exit status: 0 with hits; 1 when nothing matches well (the closest \
     pages are printed on stderr as suggestions); 2 on a usage error, such as an empty query.\n\
-    A page id or `ID#ANCHOR` (`pitfall-bank-conflict#P1`) comes first as typed. Snippets mark \
-    the matched words in bold on a terminal, and are plain text when piped."
+    A page id or `ID#ANCHOR` (`pitfall-bank-conflict#P1`) comes first as typed. On a terminal \
+    the matched words are highlighted and inline code is coloured; piped (or with \
+    `--color never`, or `NO_COLOR` set) the output is plain text."
 )]
 pub struct Args {
     /// What to look for: a symptom in your own words, pasted tool output, a symbol, a
@@ -32,6 +33,10 @@ pub struct Args {
     /// matched words as `**word**`.
     #[arg(long)]
     pub json: bool,
+    /// When to style the output: auto (on a terminal, unless `NO_COLOR` is set), always,
+    /// never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
     #[command(flatten)]
     pub wiki: WikiArgs,
 }
@@ -72,13 +77,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .collect();
         outln!("{}", serde_json::to_string_pretty(&items)?);
     } else {
-        let style = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-            Style::Terminal
-        } else {
-            Style::Plain
-        };
         if !hits.is_empty() {
-            outln!("{}", render_hits(hits, style).trim_end_matches('\n'));
+            outln!(
+                "{}",
+                render_hits(hits, args.color.styled()).trim_end_matches('\n')
+            );
         }
     }
     if hits.is_empty() {
@@ -88,40 +91,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How hits are printed: with bold matches on a terminal, plain text into a pipe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    /// ANSI bold for matched words.
-    Terminal,
-    /// No markup at all.
-    Plain,
-}
-
-/// The hits as printed: `ID#ANCHOR  title`, then the snippet indented.
-pub fn render_hits(hits: &[Hit], style: Style) -> String {
+/// The hits as printed: `ID#ANCHOR  title`, then the snippet indented; styled as the
+/// UI's search box draws them, or plain.
+pub fn render_hits(hits: &[Hit], styled: bool) -> String {
+    let theme = kernaut_tui::app::theme::Theme { color: true };
     let mut out = String::new();
     for h in hits {
-        out.push_str(&format!("{}  {}\n", h.target(), h.title));
-        if !h.snippet.is_empty() {
-            out.push_str(&format!("    {}\n", render_snippet(&h.snippet, style)));
+        let target = h.target();
+        if styled {
+            out.push_str(&format!(
+                "{}  {}\n",
+                render::styled(&target, theme.s(kernaut_tui::app::theme::Role::Link)),
+                render::styled(&h.title, theme.s(kernaut_tui::app::theme::Role::Strong))
+            ));
+        } else {
+            out.push_str(&format!("{target}  {}\n", h.title));
         }
-    }
-    out
-}
-
-/// A snippet whose matched words are marked `**word**` (the index's only use of `**` in
-/// a snippet), for the terminal or as plain text.
-pub fn render_snippet(snippet: &str, style: Style) -> String {
-    let mut out = String::with_capacity(snippet.len());
-    for (i, part) in snippet.split("**").enumerate() {
-        let marked = i % 2 == 1;
-        match (style, marked) {
-            (Style::Terminal, true) => {
-                out.push_str("\u{1b}[1m");
-                out.push_str(part);
-                out.push_str("\u{1b}[0m");
-            }
-            _ => out.push_str(part),
+        if !h.snippet.is_empty() {
+            out.push_str(&format!("    {}\n", render::snippet(&h.snippet, styled)));
         }
     }
     out
@@ -139,23 +126,4 @@ pub fn no_match_message(query: &str, closest: &[Hit]) -> String {
         out.push_str(&format!("  {}  {}\n", h.target(), h.title));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snippets_are_bold_on_a_terminal_and_plain_in_a_pipe() {
-        let s = "the **gizmo** stalls on `__syncthreads()` and **never** **arms**";
-        assert_eq!(
-            render_snippet(s, Style::Plain),
-            "the gizmo stalls on `__syncthreads()` and never arms"
-        );
-        assert_eq!(
-            render_snippet(s, Style::Terminal),
-            "the \u{1b}[1mgizmo\u{1b}[0m stalls on `__syncthreads()` and \u{1b}[1mnever\u{1b}[0m \
-             \u{1b}[1marms\u{1b}[0m"
-        );
-    }
 }
