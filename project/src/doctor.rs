@@ -32,6 +32,9 @@ pub struct Options {
     pub encoding: Option<String>,
     /// How many CUDA files to show targets for.
     pub files: usize,
+    /// The editor's `kernaut.arch` setting: the target of files the project names none
+    /// for (else sm_90 is assumed).
+    pub arch_setting: Option<String>,
 }
 
 /// Examines `folder`.
@@ -91,10 +94,13 @@ pub fn examine(folder: &Path, options: &Options) -> Report {
             }
         }
         let build = loader.file_build(file);
-        lines.push(match build.targets {
-            Some(t) => format!("{rel}: {}", t.describe()),
-            None => format!(
-                "{rel}: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)"
+        const NONE: &str =
+            "no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target";
+        lines.push(match (build.targets, &options.arch_setting) {
+            (Some(t), _) => format!("{rel}: {}", t.describe()),
+            (None, Some(arch)) => format!("{rel}: {arch} (the kernaut.arch setting: {NONE})"),
+            (None, None) => format!(
+                "{rel}: sm_90 (assumed: {NONE}; architecture findings are hints until one does)"
             ),
         });
         if !build.defines.is_empty() {
