@@ -280,14 +280,15 @@ Show the page chosen among the results."
   "Move to the heading of ANCHOR (\"## P1: ...\", or a heading whose slug it is)."
   (when (and anchor (not (string-empty-p anchor)))
     (goto-char (point-min))
-    (or (re-search-forward (format "^#+ +%s\\b" (regexp-quote anchor)) nil t)
-        (cl-loop while (re-search-forward "^#+ +\\(.*\\)$" nil t)
-                 when (string= (downcase anchor)
-                               (replace-regexp-in-string
-                                "[[:space:]]+" "-"
-                                (replace-regexp-in-string "[^[:alnum:][:space:]-]" ""
-                                                          (downcase (match-string 1)))))
-                 return t))
+    (unless (or (re-search-forward (format "^#+ +%s\\b" (regexp-quote anchor)) nil t)
+                (cl-loop while (re-search-forward "^#+ +\\(.*\\)$" nil t)
+                         when (string= (downcase anchor)
+                                       (replace-regexp-in-string
+                                        "[[:space:]]+" "-"
+                                        (replace-regexp-in-string "[^[:alnum:][:space:]-]" ""
+                                                                  (downcase (match-string 1)))))
+                         return t))
+      (goto-char (point-min)))
     (beginning-of-line)))
 
 ;;;###autoload

@@ -140,7 +140,10 @@ local function on_attach(client, bufnr)
       group = lens_group,
       buffer = bufnr,
       callback = function()
-        refresh_lenses(bufnr)
+        -- After Neovim has sent the edits (debounced) and didSave, not before.
+        vim.defer_fn(function()
+          refresh_lenses(bufnr)
+        end, 250)
       end,
     })
     if vim.fn.exists("##LspProgress") == 1 then
@@ -344,7 +347,10 @@ end
 --- :KernautDoctor: what the server uses for this folder and why, in a scratch buffer.
 function M.doctor()
   local client = buf_client()
-  local root = client and client.config and client.config.root_dir or vim.fn.getcwd()
+  local name = vim.api.nvim_buf_get_name(0)
+  local root = (client and client.config and client.config.root_dir)
+    or (name ~= "" and vim.fn.filereadable(name) == 1 and vim.fn.fnamemodify(name, ":p:h"))
+    or vim.fn.getcwd()
   execute("kernaut.doctor", { root }, function(report)
     if report and report ~= vim.NIL then
       show_markdown("doctor", report, "kernaut://")
