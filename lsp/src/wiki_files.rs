@@ -117,6 +117,9 @@ mod tests {
         let b = write_page(&dir, "pitfall-x", "# X\n\n## P1: two\n").unwrap();
         assert_ne!(a, b, "an edited page gets a new file");
         assert!(write_page(&dir, "../escape", "x").is_err());
+        assert_eq!(WikiLinks::parse("kernaut"), Some(WikiLinks::Kernaut));
+        assert_eq!(WikiLinks::parse("file"), Some(WikiLinks::File));
+        assert_eq!(WikiLinks::parse("https"), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -118,11 +118,60 @@ fn doctor_without_a_toolkit() {
     };
     check(
         &doctor(&root, &proj, &env, false),
-        expect![["(none)"]],
+        expect![[r#"
+            kernaut doctor: $ROOT/proj
+
+            Targets
+              app/transpose.cu: sm_80 (from $ROOT/proj/app/.kernaut.toml:1)
+              lib/reduce.cu: sm_86 (from $ROOT/proj/lib/CMakeLists.txt:2)
+              scratch/try.cu: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)
+
+            Configuration
+              .kernaut.toml: $ROOT/proj/app/.kernaut.toml
+              compile_commands.json: none (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+
+            CUDA toolkit
+              none found; looked at: kernaut.nvcc is not set; $CUDA_HOME is not set; $CUDA_PATH is not set; no nvcc on PATH; no Python environment (no $VIRTUAL_ENV, $CONDA_PREFIX or python3)
+              without it, register counts are assumed (32, or `registers` in .kernaut.toml) and there are no SASS facts or spill reports; `pip install nvidia-cuda-nvcc` gives one without a GPU
+
+            Wiki
+              $BUILTIN pages (the built-in pages)
+
+            Editor
+              clangd: not found (optional: kernaut gives CUDA facts, clangd C++ navigation)
+        "#]],
     );
     check(
         &doctor(&root, &proj, &env, true),
-        expect![["(none)"]],
+        expect![[r#"
+            # kernaut doctor
+
+            `$ROOT/proj`
+
+            ## Targets
+
+            - app/transpose.cu: sm_80 (from $ROOT/proj/app/.kernaut.toml:1)
+            - lib/reduce.cu: sm_86 (from $ROOT/proj/lib/CMakeLists.txt:2)
+            - scratch/try.cu: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)
+
+            ## Configuration
+
+            - .kernaut.toml: $ROOT/proj/app/.kernaut.toml
+            - compile_commands.json: none (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+
+            ## CUDA toolkit
+
+            - none found; looked at: kernaut.nvcc is not set; $CUDA_HOME is not set; $CUDA_PATH is not set; no nvcc on PATH; no Python environment (no $VIRTUAL_ENV, $CONDA_PREFIX or python3)
+            - without it, register counts are assumed (32, or `registers` in .kernaut.toml) and there are no SASS facts or spill reports; `pip install nvidia-cuda-nvcc` gives one without a GPU
+
+            ## Wiki
+
+            - $BUILTIN pages (the built-in pages)
+
+            ## Editor
+
+            - clangd: not found (optional: kernaut gives CUDA facts, clangd C++ navigation)
+        "#]],
     );
 }
 
@@ -139,10 +188,61 @@ fn doctor_with_a_toolkit_and_clangd() {
     };
     check(
         &doctor(&root, &proj, &env, false),
-        expect![["(none)"]],
+        expect![[r#"
+            kernaut doctor: $ROOT/proj
+
+            Targets
+              app/transpose.cu: sm_80 (from $ROOT/proj/app/.kernaut.toml:1)
+              lib/reduce.cu: sm_86 (from $ROOT/proj/lib/CMakeLists.txt:2)
+              scratch/try.cu: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)
+
+            Configuration
+              .kernaut.toml: $ROOT/proj/app/.kernaut.toml
+              compile_commands.json: none (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+
+            CUDA toolkit
+              nvcc 12.8 (V12.8.93) at $ROOT/cuda/bin/nvcc, from $CUDA_HOME; SASS via cuobjdump
+              ptxas: $ROOT/cuda/bin/ptxas
+              cuobjdump: $ROOT/cuda/bin/cuobjdump
+
+            Wiki
+              $BUILTIN pages (the built-in pages)
+
+            Editor
+              clangd: $ROOT/bin/clangd (run it beside kernaut for C++ navigation; `kernaut-lsp setup-clangd` lets it parse CUDA without a local toolkit)
+        "#]],
     );
     check(
         &doctor(&root, &proj, &env, true),
-        expect![["(none)"]],
+        expect![[r#"
+            # kernaut doctor
+
+            `$ROOT/proj`
+
+            ## Targets
+
+            - app/transpose.cu: sm_80 (from $ROOT/proj/app/.kernaut.toml:1)
+            - lib/reduce.cu: sm_86 (from $ROOT/proj/lib/CMakeLists.txt:2)
+            - scratch/try.cu: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)
+
+            ## Configuration
+
+            - .kernaut.toml: $ROOT/proj/app/.kernaut.toml
+            - compile_commands.json: none (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+
+            ## CUDA toolkit
+
+            - nvcc 12.8 (V12.8.93) at $ROOT/cuda/bin/nvcc, from $CUDA_HOME; SASS via cuobjdump
+            - ptxas: $ROOT/cuda/bin/ptxas
+            - cuobjdump: $ROOT/cuda/bin/cuobjdump
+
+            ## Wiki
+
+            - $BUILTIN pages (the built-in pages)
+
+            ## Editor
+
+            - clangd: $ROOT/bin/clangd (run it beside kernaut for C++ navigation; `kernaut-lsp setup-clangd` lets it parse CUDA without a local toolkit)
+        "#]],
     );
 }

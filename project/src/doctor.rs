@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kernaut_compiler::{Toolkit, ToolkitConfig};
+use kernaut_compiler::{Toolkit, ToolkitConfig, ToolkitError};
 use kernaut_ide::config::CONFIG_FILE_NAME;
 use kernaut_ide::wiki::WikiConfig;
 
@@ -166,7 +166,12 @@ pub fn examine(folder: &Path, options: &Options) -> Report {
                 l
             }
             Err(e) => vec![
-                format!("none found ({e})"),
+                match e {
+                    ToolkitError::NotFound { tried } => {
+                        format!("none found; looked at: {}", tried.join("; "))
+                    }
+                    other => format!("none usable: {other}"),
+                },
                 "without it, register counts are assumed (32, or `registers` in .kernaut.toml) and there are no SASS facts or spill reports; `pip install nvidia-cuda-nvcc` gives one without a GPU".to_string(),
             ],
         },
