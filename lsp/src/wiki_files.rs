@@ -113,7 +113,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let a = write_page(&dir, "pitfall-x", "# X\n\n## P1: one\n").unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "# X\n\n## P1: one\n");
-        assert_eq!(a, write_page(&dir, "pitfall-x", "# X\n\n## P1: one\n").unwrap());
+        assert_eq!(
+            a,
+            write_page(&dir, "pitfall-x", "# X\n\n## P1: one\n").unwrap()
+        );
         let b = write_page(&dir, "pitfall-x", "# X\n\n## P1: two\n").unwrap();
         assert_ne!(a, b, "an edited page gets a new file");
         assert!(write_page(&dir, "../escape", "x").is_err());

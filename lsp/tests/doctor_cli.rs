@@ -87,12 +87,12 @@ fn doctor(root: &Path, folder: &Path, env: &Env, markdown: bool) -> String {
         cmd.env("CUDA_HOME", c);
     }
     let o = cmd.output().expect("kernaut-lsp runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
-        o.status.success(),
+        o.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
     let builtin = kernaut_ide::wiki::Wiki::load(&kernaut_ide::wiki::WikiConfig::builtin())
         .pages()
         .len();

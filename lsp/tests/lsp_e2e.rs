@@ -344,15 +344,23 @@ fn diagnostics_quick_fixes_and_allow_comments() {
             .strip_prefix("file://")
             .and_then(|f| f.split_once('#'))
             .unwrap_or_else(|| panic!("a file:// link with an anchor: {href}"));
-        assert!(file.starts_with(&cache.join("wiki-pages").display().to_string()), "{href}");
+        assert!(
+            file.starts_with(&cache.join("wiki-pages").display().to_string()),
+            "{href}"
+        );
         let page = std::fs::read_to_string(file).unwrap();
         assert!(
             page.lines().any(|l| l.starts_with('#')
                 && (l.contains(&format!(" {anchor}:"))
-                    || l.to_lowercase().replace(' ', "-").ends_with(&anchor.to_lowercase()))),
+                    || l.to_lowercase()
+                        .replace(' ', "-")
+                        .ends_with(&anchor.to_lowercase()))),
             "the page holds the section {anchor}: {page}"
         );
-        assert!(d["message"].as_str().unwrap().contains(&format!("#{anchor})")));
+        assert!(d["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("#{anchor})")));
     }
     // Every quick fix of every diagnostic, applied to the text, changes it and leaves
     // a file the server still reads.
