@@ -89,6 +89,8 @@ pub fn relink(analysis: &Analysis, style: WikiLinks, diagnostics: &mut [lsp::Dia
     if style == WikiLinks::Kernaut {
         return;
     }
+    // A file cites few pages: each is rendered and written once per call.
+    let mut done: std::collections::HashMap<String, Option<lsp::Uri>> = Default::default();
     for d in diagnostics {
         let Some(desc) = &mut d.code_description else {
             continue;
@@ -96,7 +98,11 @@ pub fn relink(analysis: &Analysis, style: WikiLinks, diagnostics: &mut [lsp::Dia
         let Some(target) = desc.href.as_str().strip_prefix("kernaut://wiki/") else {
             continue;
         };
-        match href(analysis, target, style) {
+        let link = done
+            .entry(target.to_string())
+            .or_insert_with(|| href(analysis, target, style))
+            .clone();
+        match link {
             Some(h) => desc.href = h,
             None => d.code_description = None,
         }
