@@ -69,6 +69,8 @@ struct Env<'a> {
     /// The only folder on `PATH`.
     path: &'a Path,
     cuda_home: Option<&'a Path>,
+    /// `KERNAUT_WIKI`: a folder of the user's pages.
+    wiki: Option<&'a Path>,
 }
 
 /// `kernaut-lsp doctor [--markdown] FOLDER` with only `env`; the fixture's folders in
@@ -85,6 +87,9 @@ fn doctor(root: &Path, folder: &Path, env: &Env, markdown: bool) -> String {
     }
     if let Some(c) = env.cuda_home {
         cmd.env("CUDA_HOME", c);
+    }
+    if let Some(w) = env.wiki {
+        cmd.env("KERNAUT_WIKI", w);
     }
     let o = cmd.output().expect("kernaut-lsp runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -115,6 +120,7 @@ fn doctor_without_a_toolkit() {
     let env = Env {
         path: &bin,
         cuda_home: None,
+        wiki: None,
     };
     check(
         &doctor(&root, &proj, &env, false),
@@ -182,9 +188,18 @@ fn doctor_with_a_toolkit_and_clangd() {
     let cuda = fake_toolkit(&root);
     let bin = root.join("bin");
     script(&bin.join("clangd"), "exit 0\n");
+    // A user's wiki folder, with one page that stands in for a built-in one.
+    let wiki = root.join("wiki");
+    let page =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../wiki/pages/pitfalls/bank-conflict.md");
+    write(
+        &wiki.join("bank-conflict.md"),
+        &std::fs::read_to_string(page).unwrap(),
+    );
     let env = Env {
         path: &bin,
         cuda_home: Some(&cuda),
+        wiki: Some(&wiki),
     };
     check(
         &doctor(&root, &proj, &env, false),
@@ -206,7 +221,8 @@ fn doctor_with_a_toolkit_and_clangd() {
               cuobjdump: $ROOT/cuda/bin/cuobjdump
 
             Wiki
-              $BUILTIN pages (the built-in pages)
+              $BUILTIN pages (the built-in pages and 1 folder)
+              folder: $ROOT/wiki
 
             Editor
               clangd: $ROOT/bin/clangd (run it beside kernaut for C++ navigation; `kernaut-lsp setup-clangd` lets it parse CUDA without a local toolkit)
@@ -238,7 +254,8 @@ fn doctor_with_a_toolkit_and_clangd() {
 
             ## Wiki
 
-            - $BUILTIN pages (the built-in pages)
+            - $BUILTIN pages (the built-in pages and 1 folder)
+            - folder: $ROOT/wiki
 
             ## Editor
 
