@@ -330,6 +330,23 @@ try {
     return norm(rendered);
   }
 
+  // A wiki entry picked in "Go to Symbol in Workspace" opens as a page.
+  await focusTab("hover.cu");
+  await command("Go to Symbol in Workspace...");
+  const symInput = page.locator(".quick-input-widget input.input");
+  await symInput.waitFor({ state: "visible", timeout: 10000 });
+  await symInput.fill("#pitfall-async-copy");
+  let symbols = "";
+  for (let i = 0; i < 20 && !symbols.includes("pitfall-async-copy"); i++) {
+    await page.waitForTimeout(300);
+    symbols = norm(await text(".quick-input-list"));
+  }
+  await page.keyboard.press("Enter");
+  const symTabs2 = await waitForTab(/pitfall-async-copy\.md/);
+  check("a wiki symbol from Go to Symbol in Workspace opens its page", /pitfall-async-copy\.md/.test(symTabs2),
+    `${symbols}\n${symTabs2}`);
+  await focusTab("hover.cu");
+
   // The kernel report of the kernel at the cursor, from the command palette.
   await focusTab("hover.cu");
   await gotoLineCol(13, 5);

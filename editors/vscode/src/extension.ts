@@ -194,6 +194,16 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
         }
         return next(command, args);
       },
+      // Wiki entries of "Go to Symbol in Workspace" (`kernaut://wiki/…` locations) open as
+      // `kernaut-wiki:` documents, like the diagnostics' links.
+      provideWorkspaceSymbols: async (query, token, next) => {
+        const symbols = await next(query, token);
+        for (const sym of symbols ?? []) {
+          const target = wikiHrefToTarget(sym.location.uri.toString(true));
+          if (target) sym.location = new vscode.Location(wikiUri(target), new vscode.Position(0, 0));
+        }
+        return symbols;
+      },
       // `kernaut://wiki/<id>#<anchor>` in a diagnostic's code → the page as a virtual document.
       handleDiagnostics: (uri, diagnostics, next) => {
         for (const d of diagnostics) {
