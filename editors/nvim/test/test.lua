@@ -244,6 +244,19 @@ local ok_all, err = pcall(function()
   end, 50)
   check(":KernautPage opens the page of __hfma2", symbol_page)
 
+  -- Wiki entries of workspace/symbol are file:// pages too, so the quickfix list of
+  -- vim.lsp.buf.workspace_symbol() jumps into them.
+  vim.cmd("buffer " .. buf)
+  local ws_resp = vim.lsp.buf_request_sync(buf, "workspace/symbol", { query = "pitfall-async-copy" }, 20000)
+  local sym_uri
+  for _, r in pairs(ws_resp or {}) do
+    for _, sym in ipairs(r.result or {}) do
+      sym_uri = sym_uri or (sym.location and sym.location.uri)
+    end
+  end
+  check("workspace symbols link to file:// pages Neovim can open", sym_uri ~= nil and sym_uri:match("^file://") ~= nil
+    and vim.fn.filereadable(vim.uri_to_fname(sym_uri)) == 1 and sym_uri:find("pitfall-async-copy", 1, true) ~= nil, sym_uri)
+
   -- Code lenses come on their own (refreshed on attach), and again after an edit is
   -- saved: a kernel added at the end gets its lenses.
   vim.cmd("buffer " .. buf)
@@ -265,7 +278,7 @@ local ok_all, err = pcall(function()
     "    v[blockIdx.x * blockDim.x + threadIdx.x] *= s;",
     "}",
   })
-  vim.cmd("write")
+  vim.cmd("silent write")
   local new_kernel_line = last + 1 -- 0-based line of `__global__ void scale`
   local refreshed = vim.wait(20000, function()
     for _, l in ipairs(lenses()) do
