@@ -20,7 +20,9 @@
 ;;
 ;; Commands: `kernaut-search' (search the wiki's pitfalls by symptom),
 ;; `kernaut-symbol-page' (the wiki page of the symbol at point), `kernaut-show-page',
-;; `kernaut-set-arch'.
+;; `kernaut-diagnostic-page' (the wiki section a diagnostic at point cites),
+;; `kernaut-kernel-report' (the kernel report of the kernel at point), `kernaut-doctor'
+;; (what the server uses for this folder, and why), `kernaut-set-arch'.
 ;;
 ;; Where no `cuda-mode' is installed, .cu/.cuh files open in `kernaut-cuda-mode', a
 ;; `c++-mode' with the name CUDA.
@@ -123,8 +125,11 @@ backends of `c++-mode' are left out: gcc cannot check CUDA."
     h))
 
 (defun kernaut-initialization-options (&rest _)
-  "The settings in the shape of the server's initializationOptions."
+  "The settings in the shape of the server's initializationOptions.
+Wiki links come as file:// URIs of pages the server writes to its cache
+folder, which `kernaut-diagnostic-page' and `browse-url' open."
   (let ((opts (list :arch kernaut-arch
+                    :wikiLinks "file"
                     :wikiPaths (vconcat (mapcar #'expand-file-name kernaut-wiki-paths))
                     :rules (kernaut--json-object kernaut-rules)
                     :inlayHints (if kernaut-inlay-hints t :json-false)
@@ -256,6 +261,129 @@ Show the page chosen among the results."
         (kernaut--display-page (kernaut--get page "id") page)
       (message "kernaut: no wiki page for %s" (or (thing-at-point 'symbol t) "the symbol at point")))))
 
+(defun kernaut--display-markdown (name markdown)
+  "Show MARKDOWN in a read-only Markdown buffer called NAME; the buffer."
+  (let ((buf (get-buffer-create name)))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (or markdown ""))
+        (cond ((fboundp 'gfm-view-mode) (gfm-view-mode))
+              ((fboundp 'markdown-mode) (markdown-mode))
+              (t (text-mode)))
+        (goto-char (point-min))
+        (setq buffer-read-only t)))
+    (display-buffer buf)
+    buf))
+
+(defun kernaut--goto-anchor (anchor)
+  "Move to the heading of ANCHOR (\"## P1: ...\", or a heading whose slug it is)."
+  (when (and anchor (not (string-empty-p anchor)))
+    (goto-char (point-min))
+    (unless (or (re-search-forward (format "^#+ +%s\\b" (regexp-quote anchor)) nil t)
+                (cl-loop while (re-search-forward "^#+ +\\(.*\\)$" nil t)
+                         when (string= (downcase anchor)
+                                       (replace-regexp-in-string
+                                        "[[:space:]]+" "-"
+                                        (replace-regexp-in-string "[^[:alnum:][:space:]-]" ""
+                                                                  (downcase (match-string 1)))))
+                         return t))
+      (goto-char (point-min)))
+    (beginning-of-line)))
+
+;;;###autoload
+(defun kernaut-open-link (href)
+  "Open the wiki link HREF.
+A file:// page opens at its #anchor; kernaut://wiki/ID#ANCHOR through the server."
+  (interactive "sWiki link: ")
+  (cond
+   ((string-match "\\`kernaut://wiki/\\(.+\\)\\'" href)
+    (kernaut-show-page (match-string 1 href)))
+   ((string-match "\\`file://\\([^#]*\\)\\(?:#\\(.*\\)\\)?\\'" href)
+    (let ((file (url-unhex-string (match-string 1 href)))
+          (anchor (match-string 2 href)))
+      (with-current-buffer (find-file-noselect file)
+        (when (fboundp 'gfm-view-mode) (gfm-view-mode))
+        (setq buffer-read-only t)
+        (kernaut--goto-anchor anchor)
+        (let ((pos (point)))
+          (set-window-point (display-buffer (current-buffer)) pos))
+        (current-buffer))))
+   (t (user-error "kernaut: not a wiki link: %s" href))))
+
+(defun kernaut--diagnostic-href (diag)
+  "The wiki link of the flymake diagnostic DIAG from kernaut-lsp, or nil."
+  (let* ((data (flymake-diagnostic-data diag))
+         (lsp (or (cdr-safe (assoc 'eglot-lsp-diag data))
+                  (and (listp data) (plist-member data :codeDescription) data)))
+         (desc (and lsp (plist-get lsp :codeDescription))))
+    (and desc (plist-get desc :href))))
+
+(declare-function flymake-diagnostics "flymake")
+(declare-function flymake-diagnostic-data "flymake")
+
+;;;###autoload
+(defun kernaut-diagnostic-page ()
+  "Open the wiki section that the kernaut diagnostic at point cites."
+  (interactive)
+  (let ((href (cl-some #'kernaut--diagnostic-href
+                       (append (flymake-diagnostics (point))
+                               (flymake-diagnostics (line-beginning-position) (line-end-position))))))
+    (if href
+        (kernaut-open-link href)
+      (message "kernaut: no kernaut diagnostic with a wiki link here"))))
+
+(defun kernaut--buffer-uri ()
+  "The file:// URI of the current buffer's file."
+  (concat "file://" (url-hexify-string (expand-file-name buffer-file-name) url-path-allowed-chars)))
+
+(defun kernaut--request (method params)
+  "Send the request METHOD with PARAMS to kernaut-lsp (eglot or lsp-mode)."
+  (cond
+   ((kernaut--eglot-servers)
+    (jsonrpc-request (car (kernaut--eglot-servers)) (intern (concat ":" method)) params))
+   ((and (bound-and-true-p lsp-mode) (lsp-workspaces))
+    (lsp-request method params))
+   (t (user-error "kernaut: no kernaut-lsp is running; open a .cu file first (M-x eglot or M-x lsp)"))))
+
+(defun kernaut--show-report (report)
+  "Show REPORT, the result of kernaut.kernelReport, in a Markdown buffer."
+  (when report
+    (kernaut--display-markdown (format "*kernaut report %s*" (kernaut--get report "kernel"))
+                               (kernaut--get report "markdown"))))
+
+;;;###autoload
+(defun kernaut-kernel-report ()
+  "Show the kernel report of the kernel at (or above) point.
+It runs the server's \"report\" code lens of that kernel."
+  (interactive)
+  (let* ((line (1- (line-number-at-pos)))
+         (lenses (append (kernaut--request "textDocument/codeLens"
+                                           (list :textDocument (list :uri (kernaut--buffer-uri))))
+                         nil))
+         (reports (cl-remove-if-not
+                   (lambda (l) (equal (kernaut--get (kernaut--get l "command") "command") "kernaut.kernelReport"))
+                   lenses))
+         (start (lambda (l) (kernaut--get (kernaut--get (kernaut--get l "range") "start") "line")))
+         (above (cl-remove-if-not (lambda (l) (<= (funcall start l) line)) reports))
+         (lens (or (car (last (cl-sort (copy-sequence above) #'< :key start))) (car reports))))
+    (if (not lens)
+        (message "kernaut: no kernel in this file to report on")
+      (kernaut--show-report
+       (apply #'kernaut--execute "kernaut.kernelReport"
+              (append (kernaut--get (kernaut--get lens "command") "arguments") nil))))))
+
+;;;###autoload
+(defun kernaut-doctor ()
+  "Show what kernaut-lsp uses for this folder, and why."
+  (interactive)
+  (let* ((root (or (and (fboundp 'project-current) (project-current)
+                        (fboundp 'project-root) (project-root (project-current)))
+                   default-directory))
+         (report (kernaut--execute "kernaut.doctor" (directory-file-name (expand-file-name root)))))
+    (when report
+      (kernaut--display-markdown "*kernaut doctor*" (kernaut--get report "markdown")))))
+
 ;;;; eglot
 
 (defvar eglot-server-programs)
@@ -275,7 +403,7 @@ Show the page chosen among the results."
         (kernaut--display-page (aref arguments 0) result))
       ;; The "report" lens: the kernel report in a Markdown buffer.
       (when (and result (equal (format "%s" command) "kernaut.kernelReport"))
-        (kernaut--display-page (format "report %s" (kernaut--get result "kernel")) result))
+        (kernaut--show-report result))
       result)))
 
 (defun kernaut--eglot-contact (&rest _)
@@ -313,8 +441,7 @@ Unless NO-ENSURE, also start it in every CUDA buffer (`eglot-ensure')."
   "lsp-mode handler for the kernaut.kernelReport command ACTION (the report lens)."
   (let* ((arg (aref (vconcat (kernaut--get action "arguments")) 0))
          (result (kernaut--execute "kernaut.kernelReport" arg)))
-    (when result
-      (kernaut--display-page (format "report %s" (kernaut--get result "kernel")) result))))
+    (kernaut--show-report result)))
 
 (defun kernaut--lsp-show-page-action (action)
   "lsp-mode handler for the kernaut.showPage command ACTION."

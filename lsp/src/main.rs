@@ -15,6 +15,7 @@ mod server;
 mod settings;
 mod setup_clangd;
 mod transport;
+mod wiki_files;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -113,6 +114,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                     wiki: Some(wiki),
                     encoding: None,
                     files: args.files,
+                    arch_setting: None,
                 },
             );
             print!(

@@ -832,12 +832,15 @@ fn spawn_diagnostics(
                 let _ =
                     tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
             }
-            let (analysis, doc, enc) = {
+            let (analysis, doc, enc, links) = {
                 let s = lock(&state);
                 match s.docs.get(&key) {
-                    Some(d) if d.generation == generation => {
-                        (s.host.analysis(), d.clone(), s.encoding)
-                    }
+                    Some(d) if d.generation == generation => (
+                        s.host.analysis(),
+                        d.clone(),
+                        s.encoding,
+                        s.settings.wiki_links,
+                    ),
                     _ => return,
                 }
             };
@@ -850,6 +853,7 @@ fn spawn_diagnostics(
                         .iter()
                         .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
                         .collect();
+                    crate::wiki_files::relink(&analysis, links, &mut out);
                     if let Some(compiled) = analysis.compiled(doc.id) {
                         out.extend(crate::compile::diagnostics(&compiled.messages, &lines, enc));
                     }
@@ -1402,7 +1406,10 @@ impl LanguageServer for Server {
         &self,
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
-        let analysis = lock(&self.state).host.analysis();
+        let (analysis, links) = {
+            let s = lock(&self.state);
+            (s.host.analysis(), s.settings.wiki_links)
+        };
         let query = params.query.trim().to_string();
         if query.is_empty() {
             return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
@@ -1419,7 +1426,7 @@ impl LanguageServer for Server {
         let symbols = hits
             .iter()
             .filter_map(|h| {
-                let uri = convert::wiki_uri(&h.target())?;
+                let uri = crate::wiki_files::href(&analysis, &h.target(), links)?;
                 Some(WorkspaceSymbol {
                     name: format!("{} — {}", h.target(), h.title),
                     kind: SymbolKind::STRING,
@@ -1449,8 +1456,9 @@ impl LanguageServer for Server {
                 let options = kernaut_project::doctor::Options {
                     nvcc: s.settings.nvcc.clone(),
                     wiki: Some(wiki_config(&s.settings)),
-                    encoding: Some(format!("{:?}", s.encoding)),
+                    encoding: Some(convert::encoding_kind(s.encoding).as_str().to_string()),
                     files: 8,
+                    arch_setting: s.settings.arch.map(|a| a.to_string()),
                 };
                 (folder, options)
             };

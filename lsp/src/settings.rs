@@ -31,6 +31,8 @@ pub struct Settings {
     pub nvcc: Option<PathBuf>,
     /// Whether to compile open files in the background for real register counts.
     pub compile: bool,
+    /// `kernaut.wikiLinks`: how diagnostics and wiki symbols link to a page.
+    pub wiki_links: crate::wiki_files::WikiLinks,
 }
 
 impl Default for Settings {
@@ -45,6 +47,7 @@ impl Default for Settings {
             debounce_ms: 30,
             nvcc: None,
             compile: true,
+            wiki_links: crate::wiki_files::WikiLinks::default(),
         }
     }
 }
@@ -145,6 +148,12 @@ impl Settings {
                 _ => {
                     problems.push("kernaut.compile: expected \"on\", \"off\", true or false".into())
                 }
+            }
+        }
+        if let Some(v) = obj.get("wikiLinks") {
+            match v.as_str().and_then(crate::wiki_files::WikiLinks::parse) {
+                Some(l) => self.wiki_links = l,
+                None => problems.push("kernaut.wikiLinks: expected \"kernaut\" or \"file\"".into()),
             }
         }
         if let Some(v) = obj.get("diagnosticsDelayMs") {

@@ -325,7 +325,9 @@ fn hovers_on_intrinsics_ptx_in_asm_and_tiles() {
 
 #[test]
 fn diagnostics_quick_fixes_and_allow_comments() {
-    let mut c = Client::start();
+    let cache = std::env::temp_dir().join(format!("kernaut-e2e-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let mut c = Client::start_with_env(&[("KERNAUT_CACHE_DIR", cache.to_str().unwrap())]);
     c.initialize(json!({}), json!({"arch": "sm_90"}));
     let uri = "file:///tmp/kernaut-e2e/diag.cu";
     c.open(uri, TRANSPOSE);
@@ -335,8 +337,30 @@ fn diagnostics_quick_fixes_and_allow_comments() {
     assert!(rules.len() >= 3, "{rules:?}");
     for d in &diags {
         assert_eq!(d["source"], "kernaut");
+        // A client that did not ask for `kernaut://` links gets the page as a file in
+        // the cache folder, with the section as the fragment.
         let href = d["codeDescription"]["href"].as_str().unwrap();
-        assert!(href.starts_with("kernaut://wiki/"), "{href}");
+        let (file, anchor) = href
+            .strip_prefix("file://")
+            .and_then(|f| f.split_once('#'))
+            .unwrap_or_else(|| panic!("a file:// link with an anchor: {href}"));
+        assert!(
+            file.starts_with(&cache.join("wiki-pages").display().to_string()),
+            "{href}"
+        );
+        let page = std::fs::read_to_string(file).unwrap();
+        assert!(
+            page.lines().any(|l| l.starts_with('#')
+                && (l.contains(&format!(" {anchor}:"))
+                    || l.to_lowercase()
+                        .replace(' ', "-")
+                        .ends_with(&anchor.to_lowercase()))),
+            "the page holds the section {anchor}: {page}"
+        );
+        assert!(d["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("#{anchor})")));
     }
     // Every quick fix of every diagnostic, applied to the text, changes it and leaves
     // a file the server still reads.
@@ -559,7 +583,8 @@ fn lenses_hints_symbols_completion_and_signature_help() {
 #[test]
 fn wiki_commands_and_workspace_symbols() {
     let mut c = Client::start();
-    c.initialize(json!({}), Value::Null);
+    // The VS Code extension resolves `kernaut://wiki/…` itself and says so.
+    c.initialize(json!({}), json!({"wikiLinks": "kernaut"}));
     let hits = c.request(
         "workspace/executeCommand",
         json!({"command": "kernaut.search", "arguments": ["bank conflicts on a transposed tile", 5]}),

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kernaut_compiler::{Toolkit, ToolkitConfig};
+use kernaut_compiler::{Toolkit, ToolkitConfig, ToolkitError};
 use kernaut_ide::config::CONFIG_FILE_NAME;
 use kernaut_ide::wiki::WikiConfig;
 
@@ -32,6 +32,9 @@ pub struct Options {
     pub encoding: Option<String>,
     /// How many CUDA files to show targets for.
     pub files: usize,
+    /// The editor's `kernaut.arch` setting: the target of files the project names none
+    /// for (else sm_90 is assumed).
+    pub arch_setting: Option<String>,
 }
 
 /// Examines `folder`.
@@ -91,10 +94,13 @@ pub fn examine(folder: &Path, options: &Options) -> Report {
             }
         }
         let build = loader.file_build(file);
-        lines.push(match build.targets {
-            Some(t) => format!("{rel}: {}", t.describe()),
-            None => format!(
-                "{rel}: sm_90 (assumed: no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target; architecture findings are hints until one does)"
+        const NONE: &str =
+            "no .kernaut.toml, compile_commands.json, CMakeLists.txt, setup.py or Makefile names a target";
+        lines.push(match (build.targets, &options.arch_setting) {
+            (Some(t), _) => format!("{rel}: {}", t.describe()),
+            (None, Some(arch)) => format!("{rel}: {arch} (the kernaut.arch setting: {NONE})"),
+            (None, None) => format!(
+                "{rel}: sm_90 (assumed: {NONE}; architecture findings are hints until one does)"
             ),
         });
         if !build.defines.is_empty() {
@@ -160,7 +166,12 @@ pub fn examine(folder: &Path, options: &Options) -> Report {
                 l
             }
             Err(e) => vec![
-                format!("none found ({e})"),
+                match e {
+                    ToolkitError::NotFound { tried } => {
+                        format!("none found; looked at: {}", tried.join("; "))
+                    }
+                    other => format!("none usable: {other}"),
+                },
                 "without it, register counts are assumed (32, or `registers` in .kernaut.toml) and there are no SASS facts or spill reports; `pip install nvidia-cuda-nvcc` gives one without a GPU".to_string(),
             ],
         },

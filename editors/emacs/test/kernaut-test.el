@@ -70,6 +70,34 @@
                                                   (flymake-diagnostics)))
                               30)))
           (kt-check "bank-conflict diagnostic reaches flymake" diags (flymake-diagnostics))
+          ;; Its wiki link is a file:// page (written by the server to its cache folder),
+          ;; which `kernaut-diagnostic-page' opens at the cited section.
+          (when diags
+            (let* ((href (kernaut--diagnostic-href (car diags)))
+                   (anchor (and href (string-match "#\\(.+\\)\\'" href) (match-string 1 href)))
+                   (src (current-buffer)))
+              (kt-check "the diagnostic links to a file:// page with an anchor"
+                        (and href (string-match-p "\\`file://.+\\.md#.+\\'" href)) href)
+              (goto-char (flymake-diagnostic-beg (car diags)))
+              (let ((page (kernaut-diagnostic-page)))
+                (kt-check "kernaut-diagnostic-page visits the linked page file"
+                          (and (bufferp page)
+                               (string-match-p "pitfall-bank-conflict\\.md\\'" (or (buffer-file-name page) "")))
+                          page)
+                (when (bufferp page)
+                  (with-current-buffer page
+                    (kt-check (format "kernaut-diagnostic-page is at the cited section (%s)" anchor)
+                              (string-match-p (format "^#+ +%s\\b" (regexp-quote (or anchor "?")))
+                                              (buffer-substring (line-beginning-position) (line-end-position)))
+                              (buffer-substring (line-beginning-position) (line-end-position))))))
+              ;; Emacs itself opens such a link too (`browse-url' hands file:// links of
+              ;; non-HTML files to Emacs), as markdown-mode does when a link is followed.
+              (save-window-excursion
+                (browse-url href)
+                (kt-check "browse-url opens the file:// link in Emacs"
+                          (string-match-p "pitfall-bank-conflict" (buffer-name))
+                          (buffer-name)))
+              (switch-to-buffer src)))
           (when diags
             (goto-char (flymake-diagnostic-beg (car diags)))
             (let (offered)
@@ -95,6 +123,42 @@
                   (let ((b (cl-find-if (lambda (b) (string-prefix-p "*kernaut pitfall-async-copy" (buffer-name b)))
                                      (buffer-list))))
                     (and b (with-current-buffer b (let ((case-fold-search t)) (string-match-p "async" (buffer-string)))))))
+        ;; The kernel report of the kernel at point, in a Markdown buffer.
+        (goto-char (point-min))
+        (search-forward "tile[threadIdx.y]")
+        (kernaut-kernel-report)
+        (let ((b (get-buffer "*kernaut report transpose*")))
+          (kt-check "kernaut-kernel-report shows the report of the kernel at point"
+                    (and b (with-current-buffer b
+                             (string-match-p "^# Kernel report: `transpose` on sm_80" (buffer-string))))
+                    (and b (with-current-buffer b (buffer-string))))
+          (kt-check "the report has its ranked costs"
+                    (and b (with-current-buffer b (string-match-p "^## Costs, ranked" (buffer-string)))))
+          (when b (kill-buffer b)))
+        ;; The "report" lens, run as eglot runs a lens's command.
+        (let* ((lenses (append (jsonrpc-request server :textDocument/codeLens
+                                                (list :textDocument (list :uri (eglot--path-to-uri buffer-file-name))))
+                               nil))
+               (lens (cl-find-if (lambda (l)
+                                   (and (equal (plist-get (plist-get l :command) :command) "kernaut.kernelReport")
+                                        (string-match-p "transpose" (format "%S" (plist-get (plist-get l :command) :arguments)))))
+                                 lenses)))
+          (kt-check "a report lens above transpose" lens lenses)
+          (when lens
+            (eglot-execute-command server "kernaut.kernelReport" (plist-get (plist-get lens :command) :arguments))
+            (kt-check "running the report lens's command shows the report"
+                      (let ((b (get-buffer "*kernaut report transpose*")))
+                        (and b (with-current-buffer b (string-match-p "Kernel report" (buffer-string))))))))
+        ;; The doctor, in a Markdown buffer.
+        (kernaut-doctor)
+        (let ((b (get-buffer "*kernaut doctor*")))
+          (kt-check "kernaut-doctor shows the doctor's report"
+                    (and b (with-current-buffer b (string-match-p "^# kernaut doctor" (buffer-string))))
+                    (and b (with-current-buffer b (buffer-string))))
+          (kt-check "the doctor names the file's target and why (the arch setting)"
+                    (and b (with-current-buffer b
+                             (string-match-p "hover\\.cu: sm_80 (the kernaut\\.arch setting" (buffer-string))))
+                    (and b (with-current-buffer b (buffer-string)))))
         ;; Settings pushed on change.
         (kernaut-set-arch "sm_75")
         (let* ((hover (jsonrpc-request server :textDocument/hover

@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
 # Batch test of editors/emacs/kernaut.el with eglot:
 #   KERNAUT_LSP=/path/to/kernaut-lsp editors/emacs/test/run.sh
-# Without KERNAUT_LSP it runs against editors/test-server/mock-kernaut-lsp.js (needs node).
+# Without KERNAUT_LSP it builds this checkout's server (editors/test-server/server-path.sh).
 # Needs Emacs 28 + eglot (Debian 12: apt-get install -y emacs-nox elpa-eglot) or Emacs 29+.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 editors="$(cd "$here/../.." && pwd)"
-if [ -z "${KERNAUT_LSP:-}" ]; then
-  export KERNAUT_LSP="$editors/test-server/mock-kernaut-lsp.js"
-  echo "KERNAUT_LSP is not set: testing against the contract stand-in $KERNAUT_LSP"
-fi
+KERNAUT_LSP="$("$editors/test-server/server-path.sh")"
+export KERNAUT_LSP
 command -v emacs >/dev/null || { echo "emacs not found (apt-get install -y emacs-nox elpa-eglot)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

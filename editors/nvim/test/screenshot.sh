@@ -3,13 +3,14 @@
 # __hfma2 and the bank-conflict diagnostic, read with `tmux capture-pane -e`, turned into
 # HTML by aha and into a PNG by headless Chromium.
 #   KERNAUT_LSP=/path/to/kernaut-lsp editors/nvim/test/screenshot.sh [OUT.png]
-# Without KERNAUT_LSP: the contract stand-in, with hovers from `ktui explain` when
-# KERNAUT_MOCK_KTUI points at ktui. Needs: tmux, neovim, aha, chromium.
+# Without KERNAUT_LSP: this checkout's server (editors/test-server/server-path.sh).
+# Needs: tmux, neovim, aha, chromium.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 editors="$(cd "$here/../.." && pwd)"
 out="${1:-$editors/../docs/images/nvim-hover.png}"
-export KERNAUT_LSP="${KERNAUT_LSP:-$editors/test-server/mock-kernaut-lsp.js}"
+KERNAUT_LSP="$("$editors/test-server/server-path.sh")"
+export KERNAUT_LSP
 work="$(mktemp -d)"
 sock="$work/tmux.sock"
 trap 'tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT

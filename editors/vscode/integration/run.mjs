@@ -4,8 +4,12 @@
 // bank-conflict quick fix and runs "kernaut: Search pitfalls by symptom".
 //
 //   CODE_SERVER_DIR=/tmp/kernaut-code-server KERNAUT_LSP=/path/to/kernaut-lsp node integration/run.mjs
+//   CODE_SERVER_DIR=/tmp/kernaut-code-server KERNAUT_VSIX=dist/kernaut-linux-x64-0.1.0.vsix node integration/run.mjs
 //
-// Without KERNAUT_LSP it uses editors/test-server/mock-kernaut-lsp.js. SCREENSHOT_DIR, when
+// With KERNAUT_LSP, the `kernaut.server.path` setting points at it. Without it, the
+// .vsix must be the platform one `scripts/dist --vsix` builds, with the server inside:
+// code-server then runs with no kernaut-lsp on PATH, no $KERNAUT_LSP and a HOME without
+// ~/.cargo/bin, so the hover can only come from the bundled server. SCREENSHOT_DIR, when
 // set, receives PNGs of the hover and the quick fix.
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -19,7 +23,8 @@ const ext = path.resolve(here, "..");
 const editors = path.resolve(ext, "..");
 const csDir = process.env.CODE_SERVER_DIR || "/tmp/kernaut-code-server";
 const entry = path.join(csDir, "node_modules/code-server/out/node/entry.js");
-const server = process.env.KERNAUT_LSP || path.join(editors, "test-server/mock-kernaut-lsp.js");
+const server = process.env.KERNAUT_LSP || "";
+const bundled = server === "";
 const vsix = process.env.KERNAUT_VSIX || path.join(ext, "kernaut.vsix");
 const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
 const shots = process.env.SCREENSHOT_DIR;
@@ -70,14 +75,21 @@ fs.writeFileSync(
 );
 fs.writeFileSync(
   path.join(ws, ".vscode/settings.json"),
-  // Code lenses off with the stand-in: its lens text is canned, not computed, and would
-  // show in the screenshots.
-  JSON.stringify({
-    "kernaut.server.path": server,
-    "kernaut.arch": "sm_80",
-    "kernaut.codeLens": !server.endsWith("mock-kernaut-lsp.js"),
-  }),
+  JSON.stringify(bundled ? { "kernaut.arch": "sm_80" } : { "kernaut.server.path": server, "kernaut.arch": "sm_80" }),
 );
+// The environment of code-server (and so of the extension host): in the bundled mode no
+// kernaut-lsp anywhere the extension looks besides its own folder.
+const csEnv = { ...process.env, KERNAUT_LSP: "" };
+if (bundled) {
+  const home = path.join(tmp, "home");
+  fs.mkdirSync(home, { recursive: true });
+  csEnv.HOME = home;
+  delete csEnv.CARGO_HOME;
+  csEnv.PATH = (process.env.PATH || "")
+    .split(":")
+    .filter((d) => d !== "" && !fs.existsSync(path.join(d, "kernaut-lsp")))
+    .join(":");
+}
 
 function run(args) {
   return new Promise((resolve, reject) => {
@@ -95,12 +107,25 @@ let csLog = "";
 try {
   const installed = await run([...common, "--install-extension", vsix]);
   check("the .vsix installs into code-server", /successfully installed/.test(installed), installed);
+  if (bundled) {
+    const dirs = fs.existsSync(extDir) ? fs.readdirSync(extDir).filter((d) => d.startsWith("kernaut.")) : [];
+    const exe = dirs.map((d) => path.join(extDir, d, "server/kernaut-lsp")).find((p) => fs.existsSync(p));
+    let executable = false;
+    try {
+      fs.accessSync(exe, fs.constants.X_OK);
+      executable = true;
+    } catch {
+      executable = false;
+    }
+    check("the installed extension holds an executable server/kernaut-lsp", executable, `${extDir}: ${dirs.join(", ")}`);
+    check("no kernaut-lsp on code-server's PATH", !csEnv.PATH.split(":").some((d) => fs.existsSync(path.join(d, "kernaut-lsp"))));
+  }
 
   cs = spawn(
     process.execPath,
     [entry, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry",
       "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KERNAUT_LSP: "" } },
+    { stdio: ["ignore", "pipe", "pipe"], env: csEnv },
   );
   cs.stdout.on("data", (d) => (csLog += d));
   cs.stderr.on("data", (d) => (csLog += d));
@@ -290,6 +315,75 @@ try {
     line12 = norm(await text(".monaco-editor .view-lines"));
   }
   check("quick fix 'Pad the rows of tile' applied (tile[32][33])", line12.includes("tile[32][33]"), `${offered}\n${line12}`);
+
+  // The text of the Markdown preview (a webview: its text lives in a nested frame) once
+  // it holds `needle`.
+  async function previewText(needle) {
+    let rendered = "";
+    for (let i = 0; i < 40 && !rendered.includes(needle); i++) {
+      await page.waitForTimeout(500);
+      for (const f of page.frames()) {
+        const t = await f.evaluate(() => (document.body ? document.body.innerText : "")).catch(() => "");
+        if (t.includes(needle)) rendered = t;
+      }
+    }
+    return norm(rendered);
+  }
+
+  // A wiki entry picked in "Go to Symbol in Workspace" opens as a page.
+  await focusTab("hover.cu");
+  await command("Go to Symbol in Workspace...");
+  const symInput = page.locator(".quick-input-widget input.input");
+  await symInput.waitFor({ state: "visible", timeout: 10000 });
+  await symInput.fill("#pitfall-async-copy");
+  let symbols = "";
+  for (let i = 0; i < 20 && !symbols.includes("pitfall-async-copy"); i++) {
+    await page.waitForTimeout(300);
+    symbols = norm(await text(".quick-input-list"));
+  }
+  await page.keyboard.press("Enter");
+  const symTabs2 = await waitForTab(/pitfall-async-copy\.md/);
+  check("a wiki symbol from Go to Symbol in Workspace opens its page", /pitfall-async-copy\.md/.test(symTabs2),
+    `${symbols}\n${symTabs2}`);
+  await focusTab("hover.cu");
+
+  // The kernel report of the kernel at the cursor, from the command palette.
+  await focusTab("hover.cu");
+  await gotoLineCol(13, 5);
+  await command("kernaut: Kernel report of the kernel at the cursor");
+  const reportTabs = await waitForTab(/Preview transpose\.md/);
+  check("Kernel report opens the report of transpose in a preview", /Preview transpose\.md/.test(reportTabs), reportTabs);
+  const report = await previewText("Kernel report: transpose on sm_80");
+  check("the preview renders the report (Kernel report: transpose on sm_80, costs ranked)",
+    report.includes("Kernel report: transpose on sm_80") && report.includes("Costs, ranked"), report.slice(0, 1500));
+  await shot("vscode-kernel-report.png");
+
+  // The doctor, from the command palette.
+  await focusTab("hover.cu");
+  await command("kernaut: Doctor");
+  const doctorTabs = await waitForTab(/Preview doctor\.md/);
+  check("Doctor opens its report in a preview", /Preview doctor\.md/.test(doctorTabs), doctorTabs);
+  const doctor = await previewText("kernaut doctor");
+  check("the doctor names the file's target and why (the kernaut.arch setting)",
+    doctor.includes("hover.cu: sm_80 (the kernaut.arch setting"), doctor.slice(0, 1500));
+  await shot("vscode-doctor.png");
+
+  if (bundled) {
+    // The extension says which server it started.
+    await command("Output: Show Output Channels...");
+    const oc = page.locator(".quick-input-widget input.input");
+    await oc.waitFor({ state: "visible", timeout: 10000 });
+    await oc.fill("kernaut");
+    await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 10000 });
+    await page.keyboard.press("Enter");
+    let log = "";
+    for (let i = 0; i < 20 && !log.includes("bundled"); i++) {
+      await page.waitForTimeout(300);
+      // The panel wraps long lines: compare with the line breaks as spaces.
+      log = norm(await text(".part.panel .monaco-editor .view-lines")).replace(/\s+/g, " ");
+    }
+    check("the extension started the server bundled with it", log.includes("(the server bundled with this extension)"), log);
+  }
 
   // Search pitfalls by symptom → quick pick → Markdown preview.
   await command("kernaut: Search pitfalls by symptom");

@@ -25,6 +25,8 @@ export interface InitOptions {
   defaultBlockSize?: number | [number, number, number];
   inlayHints: boolean;
   codeLens: boolean;
+  /** The extension opens `kernaut://wiki/…` links itself (as `kernaut-wiki:` documents). */
+  wikiLinks: "kernaut";
 }
 
 export interface ExpandContext {
@@ -86,6 +88,7 @@ export function toInitOptions(raw: RawSettings, ctx: ExpandContext = {}): InitOp
     rules,
     inlayHints: raw.inlayHints !== false,
     codeLens: raw.codeLens !== false,
+    wikiLinks: "kernaut",
   };
   const bs = blockSize(raw.defaultBlockSize);
   if (bs !== undefined) opts.defaultBlockSize = bs;

@@ -5,6 +5,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
 import {
+  CodeLensRequest,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
@@ -21,6 +22,7 @@ import {
   WIKI_SCHEME,
   wikiHrefToTarget,
 } from "./search";
+import { DOCTOR_PATH, pickReportLens, REPORT_COMMAND, reportPath } from "./report";
 import { INSTALL_HINT, resolveServerPath } from "./serverPath";
 
 const SELECTOR = [
@@ -173,13 +175,34 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
           if (page) await openPage(args[0], page);
           return page;
         }
-        // The "report" lens: the kernel report as Markdown, opened in the preview.
-        if (command === "kernaut.kernelReport") {
-          const report = (await next(command, args)) as KernelReport | null;
-          if (report) await openReport(report);
+        // The "report" lens: the kernel report as Markdown, opened in the preview. From
+        // the command palette (no arguments): the report lens of the kernel at the cursor.
+        if (command === REPORT_COMMAND) {
+          const lensArgs = args.length > 0 ? args : await reportArgsAtCursor();
+          if (!lensArgs) return null;
+          const report = (await next(command, lensArgs)) as KernelReport | null;
+          if (report) await openMarkdown(reportPath(report.kernel), report.markdown);
           return report;
         }
+        // The doctor: what the server uses for the workspace folder, and why.
+        if (command === "kernaut.doctor") {
+          const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === "file");
+          const doctorArgs = args.length > 0 ? args : folder ? [folder.uri.fsPath] : [];
+          const doctor = (await next(command, doctorArgs)) as { markdown: string } | null;
+          if (doctor) await openMarkdown(DOCTOR_PATH, doctor.markdown);
+          return doctor;
+        }
         return next(command, args);
+      },
+      // Wiki entries of "Go to Symbol in Workspace" (`kernaut://wiki/…` locations) open as
+      // `kernaut-wiki:` documents, like the diagnostics' links.
+      provideWorkspaceSymbols: async (query, token, next) => {
+        const symbols = await next(query, token);
+        for (const sym of symbols ?? []) {
+          const target = wikiHrefToTarget(sym.location.uri.toString(true));
+          if (target) sym.location = new vscode.Location(wikiUri(target), new vscode.Position(0, 0));
+        }
+        return symbols;
       },
       // `kernaut://wiki/<id>#<anchor>` in a diagnostic's code → the page as a virtual document.
       handleDiagnostics: (uri, diagnostics, next) => {
@@ -213,9 +236,34 @@ interface KernelReport {
   markdown: string;
 }
 
-async function openReport(report: KernelReport): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: report.markdown });
-  await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
+/** Shows Markdown from the server (a report, the doctor) as a `kernaut-wiki:` document in the preview. */
+async function openMarkdown(docPath: string, markdown: string): Promise<void> {
+  const uri = vscode.Uri.from({ scheme: WIKI_SCHEME, path: docPath });
+  pages.set(uri.toString(), markdown);
+  pageChanged.fire(uri);
+  try {
+    await vscode.commands.executeCommand("markdown.showPreview", uri);
+  } catch {
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+  }
+}
+
+/** The arguments of the "report" lens of the kernel at the cursor, or undefined (said). */
+async function reportArgsAtCursor(): Promise<unknown[] | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || !client) {
+    void vscode.window.showInformationMessage("kernaut: open a CUDA file and put the cursor in a kernel.");
+    return undefined;
+  }
+  const lenses = await client.sendRequest(CodeLensRequest.type, {
+    textDocument: { uri: client.code2ProtocolConverter.asUri(editor.document.uri) },
+  });
+  const lens = pickReportLens(lenses, editor.selection.active.line);
+  if (!lens || !lens.command) {
+    void vscode.window.showInformationMessage("kernaut: no kernel in this file to report on.");
+    return undefined;
+  }
+  return lens.command.arguments ?? [];
 }
 
 async function restartClient(context: vscode.ExtensionContext): Promise<void> {

@@ -11,6 +11,7 @@ describe("toInitOptions", () => {
       rules: {},
       inlayHints: true,
       codeLens: true,
+      wikiLinks: "kernaut",
     });
   });
 
@@ -33,6 +34,7 @@ describe("toInitOptions", () => {
       defaultBlockSize: 128,
       inlayHints: false,
       codeLens: false,
+      wikiLinks: "kernaut",
     });
   });
 

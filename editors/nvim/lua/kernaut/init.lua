@@ -1,5 +1,5 @@
 -- kernaut for Neovim: registers kernaut-lsp for `cuda` buffers and adds :KernautSearch,
--- :KernautPage and :KernautArch. Works on Neovim 0.7 and newer:
+-- :KernautPage, :KernautArch, :KernautWiki, :KernautReport and :KernautDoctor. Works on Neovim 0.7 and newer:
 --   0.11+     vim.lsp.config() + vim.lsp.enable()
 --   0.8-0.10  vim.lsp.start() from a FileType autocmd
 --   0.7       vim.lsp.start_client() + vim.lsp.buf_attach_client(), one client per root
@@ -115,17 +115,68 @@ local function root_dir(bufnr)
   return dir
 end
 
+-- Code lenses: Neovim asks for them only when told to. Refresh on attach, on entering
+-- the buffer, after insert mode, on save and when the cursor rests (CursorHold, after
+-- 'updatetime'), and on 0.10+ when the server ends a progress report (its wiki folders
+-- indexed). Neovim 0.7's refresh takes no options and works on the current buffer.
+local function refresh_lenses(bufnr)
+  if not (M.config.settings.codeLens and vim.lsp.codelens and vim.lsp.codelens.refresh) then
+    return
+  end
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  vim.api.nvim_buf_call(bufnr, function()
+    pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+  end)
+end
+
+local lens_group
+local function on_attach(client, bufnr)
+  if client.name == NAME then
+    lens_group = lens_group or vim.api.nvim_create_augroup("kernaut_codelens", { clear = true })
+    vim.api.nvim_clear_autocmds({ group = lens_group, buffer = bufnr })
+    vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost", "CursorHold" }, {
+      group = lens_group,
+      buffer = bufnr,
+      callback = function()
+        -- After Neovim has sent the edits (debounced) and didSave, not before.
+        vim.defer_fn(function()
+          refresh_lenses(bufnr)
+        end, 250)
+      end,
+    })
+    if vim.fn.exists("##LspProgress") == 1 then
+      vim.api.nvim_create_autocmd("LspProgress", {
+        group = lens_group,
+        buffer = bufnr,
+        callback = function(a)
+          local value = a.data and a.data.params and a.data.params.value
+          if value and value.kind == "end" then
+            refresh_lenses(bufnr)
+          end
+        end,
+      })
+    end
+    refresh_lenses(bufnr)
+  end
+  if M.config.on_attach then
+    M.config.on_attach(client, bufnr)
+  end
+end
+
 local function client_config(root)
   local c = M.config
+  local settings = vim.tbl_extend("force", { wikiLinks = "file" }, c.settings)
   return {
     name = NAME,
     cmd = c.cmd,
     root_dir = root,
     workspace_folders = root and { { uri = vim.uri_from_fname(root), name = root } } or nil,
-    init_options = c.settings,
-    settings = { kernaut = c.settings },
+    init_options = settings,
+    settings = { kernaut = settings },
     capabilities = c.capabilities,
-    on_attach = c.on_attach,
+    on_attach = on_attach,
     handlers = c.handlers,
   }
 end
@@ -194,14 +245,31 @@ local function execute(command, arguments, cb, bufnr)
   end, bufnr or 0)
 end
 
+-- Jumps to the heading of `anchor` (`## P1: ...`, or a heading whose slug it is).
+local function goto_anchor(buf, anchor)
+  if not anchor or anchor == "" then
+    return
+  end
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local heading = line:match("^#+%s+(.*)$")
+    if heading then
+      local slug = heading:lower():gsub("[^%w%s-]", ""):gsub("%s+", "-")
+      if heading:match("^" .. vim.pesc(anchor) .. "[%s:%.]") or heading == anchor or slug == anchor:lower() then
+        vim.api.nvim_win_set_cursor(0, { i, 0 })
+        return
+      end
+    end
+  end
+end
+
 local page_bufs = {}
-local function show_markdown(target, page)
-  local name = "kernaut://wiki/" .. target
-  local buf = page_bufs[target]
+local function show_markdown(target, page, prefix)
+  local name = (prefix or "kernaut://wiki/") .. target
+  local buf = page_bufs[name]
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(buf, name)
-    page_bufs[target] = buf
+    page_bufs[name] = buf
   end
   vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
@@ -220,16 +288,110 @@ local function show_markdown(target, page)
     vim.api.nvim_set_current_win(win)
   end
   -- Jump to the anchor's heading (`## P1: ...`) when there is one.
-  local anchor = target:match("#(.+)$")
-  if anchor then
-    for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-      if line:match("^#+%s+" .. vim.pesc(anchor) .. "[%s:%.]") or line:match("^#+%s+" .. vim.pesc(anchor) .. "$") then
-        vim.api.nvim_win_set_cursor(0, { i, 0 })
-        break
+  goto_anchor(buf, target:match("#(.+)$"))
+  return buf
+end
+
+--- Opens a wiki link: `file:///…/ID.md#ANCHOR` (the server's links for Neovim) as the
+--- file, at the anchor's heading; `kernaut://wiki/ID#ANCHOR` through kernaut.showPage.
+function M.open_link(href)
+  local target = href:match("^kernaut://wiki/(.+)$")
+  if target then
+    return M.show_page(target)
+  end
+  local path, anchor = href:match("^(file://[^#]*)#?(.*)$")
+  if not path then
+    return notify("not a wiki link: " .. href, vim.log.levels.WARN)
+  end
+  local file = vim.uri_to_fname(path)
+  local win = vim.fn.bufwinid(vim.fn.bufnr(file))
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    if M.config.page_split and M.config.page_split ~= "" then
+      vim.cmd(M.config.page_split)
+    end
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+  end
+  vim.bo.modifiable = false
+  goto_anchor(vim.api.nvim_get_current_buf(), anchor)
+end
+
+local function diagnostic_href(d)
+  local lsp = d.user_data and d.user_data.lsp
+  local desc = lsp and lsp.codeDescription
+  return desc and desc.href
+end
+
+--- :KernautWiki: the wiki section a kernaut diagnostic under the cursor cites.
+function M.diagnostic_page()
+  local lnum, col = unpack(vim.api.nvim_win_get_cursor(0))
+  lnum = lnum - 1
+  local best
+  for _, d in ipairs(vim.diagnostic.get(0, { lnum = lnum })) do
+    local href = diagnostic_href(d)
+    if href and d.source == NAME then
+      local end_col = (d.end_lnum == lnum and d.end_col) or math.huge
+      local on = d.col <= col and col <= end_col
+      if not best or (on and not best.on) then
+        best = { href = href, on = on }
       end
     end
   end
-  return buf
+  if not best then
+    return notify("no kernaut diagnostic with a wiki link on this line")
+  end
+  M.open_link(best.href)
+end
+
+--- :KernautDoctor: what the server uses for this folder and why, in a scratch buffer.
+function M.doctor()
+  local client = buf_client()
+  local name = vim.api.nvim_buf_get_name(0)
+  local root = (client and client.config and client.config.root_dir)
+    or (name ~= "" and vim.fn.filereadable(name) == 1 and vim.fn.fnamemodify(name, ":p:h"))
+    or vim.fn.getcwd()
+  execute("kernaut.doctor", { root }, function(report)
+    if report and report ~= vim.NIL then
+      show_markdown("doctor", report, "kernaut://")
+    end
+  end)
+end
+
+local function show_report(report)
+  if report and report ~= vim.NIL then
+    show_markdown(report.kernel, report, "kernaut://report/")
+  end
+end
+
+--- :KernautReport: the kernel report of the kernel at (or above) the cursor, from the
+--- server's "report" code lens.
+function M.kernel_report()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = buf_client(bufnr)
+  if not client then
+    return notify("no kernaut-lsp attached to this buffer", vim.log.levels.WARN)
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local resp = vim.lsp.buf_request_sync(bufnr, "textDocument/codeLens", {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+  }, 10000)
+  local best, first
+  for _, r in pairs(resp or {}) do
+    for _, lens in ipairs(r.result or {}) do
+      if lens.command and lens.command.command == "kernaut.kernelReport" then
+        first = first or lens
+        if lens.range.start.line <= line and (not best or lens.range.start.line > best.range.start.line) then
+          best = lens
+        end
+      end
+    end
+  end
+  best = best or first
+  if not best then
+    return notify("no kernel in this file to report on")
+  end
+  execute("kernaut.kernelReport", best.command.arguments, show_report, bufnr)
 end
 
 --- Opens a wiki page (`pitfall-bank-conflict#P1` or an id) in a scratch markdown buffer.
@@ -300,11 +462,7 @@ function M.setup(opts)
   end
   -- The "report" lens carries `kernaut.kernelReport`: the kernel report in a scratch buffer.
   vim.lsp.commands["kernaut.kernelReport"] = function(command)
-    execute("kernaut.kernelReport", command.arguments, function(report)
-      if report and report ~= vim.NIL then
-        show_markdown("report-" .. report.kernel, report)
-      end
-    end)
+    execute("kernaut.kernelReport", command.arguments, show_report)
   end
 
   if cfg.commands then
@@ -320,6 +478,15 @@ function M.setup(opts)
       end
       M.set_arch(a.args)
     end, { nargs = "?", desc = "kernaut: show or set the target architecture (sm_90)" })
+    vim.api.nvim_create_user_command("KernautDoctor", function()
+      M.doctor()
+    end, { nargs = 0, desc = "kernaut: what the server uses for this folder, and why" })
+    vim.api.nvim_create_user_command("KernautReport", function()
+      M.kernel_report()
+    end, { nargs = 0, desc = "kernaut: the kernel report of the kernel at the cursor" })
+    vim.api.nvim_create_user_command("KernautWiki", function()
+      M.diagnostic_page()
+    end, { nargs = 0, desc = "kernaut: the wiki section of the diagnostic under the cursor" })
   end
 
   local cmd, err = M.resolve_cmd(opts.cmd)
