@@ -994,6 +994,7 @@ impl<'m, 'a> Run<'m, 'a> {
                 condition,
                 update,
                 body,
+                check_first,
             } => {
                 let header = range.start..body.first().map_or(range.end, |b| b.range().start);
                 let (Some(var), Some(start), Some(cond), Some((op, by))) =
@@ -1011,8 +1012,15 @@ impl<'m, 'a> Run<'m, 'a> {
                 self.path_mask |= m0;
                 self.vars.push((var.clone(), v));
                 let mut iterations = 0;
+                let mut first = !*check_first;
                 let flow = loop {
-                    let Some((holds, mc)) = self.holds(cond) else {
+                    // A `do … while` runs its body once before it checks.
+                    let checked = if std::mem::take(&mut first) {
+                        Some((true, 0))
+                    } else {
+                        self.holds(cond)
+                    };
+                    let Some((holds, mc)) = checked else {
                         self.vars.pop();
                         self.path_mask = saved;
                         return self.walk_undecided(range, &[body]);

@@ -26,7 +26,7 @@ use crate::TextRange;
 pub use crate::data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
 
 mod for_header;
-pub(crate) use for_header::{for_header, ForHeader};
+pub(crate) use for_header::{for_header, while_header, ForHeader, WhileHeader};
 
 mod vector_macros;
 pub(crate) use vector_macros::{is_modified, vector_macros};

@@ -324,4 +324,114 @@ __global__ void shift(float* out) {
 "#,
         );
     }
+
+    const WHILE_REDUCE: &str = r#"
+__global__ void reduce(float* out, const float* in) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    unsigned k = blockDim.x / 2;
+    while (k > 0) {
+        if (tid < k) s[tid] += s[tid + k];
+        k >>= 1;
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+int main() {
+    float *o, *i;
+    reduce<<<128, 256>>>(o, i);
+}
+"#;
+
+    /// `while` and `do` loops that count like a `for` (the variable declared just before,
+    /// updated by the body's last statement) run as one: the reduction that lost its
+    /// loop barrier is found, its twin with the barrier stays silent.
+    #[test]
+    fn while_and_do_loops_count_like_for() {
+        check_messages(
+            RULE,
+            WHILE_REDUCE,
+            expect![[r#"
+                warning: thread 32 updates `s[32]` at line 8 and thread 0 reads it at line 8 in the next iteration with no barrier between (read after write) (block of 256 from the launch at line 15): put `__syncthreads()` between them (pitfall-data-race#P2)
+            "#]],
+        );
+        check_fix(
+            RULE,
+            WHILE_REDUCE,
+            0,
+            expect![[r#"
+                // Insert `__syncthreads();` at the end of the loop body
+                __global__ void reduce(float* out, const float* in) {
+                    __shared__ float s[256];
+                    unsigned tid = threadIdx.x;
+                    s[tid] = in[blockIdx.x * 256 + tid];
+                    __syncthreads();
+                    unsigned k = blockDim.x / 2;
+                    while (k > 0) {
+                        if (tid < k) s[tid] += s[tid + k];
+                        __syncthreads();
+                        k >>= 1;
+                    }
+                    if (tid == 0) out[blockIdx.x] = s[0];
+                }
+                int main() {
+                    float *o, *i;
+                    reduce<<<128, 256>>>(o, i);
+                }
+            "#]],
+        );
+        check_messages(
+            RULE,
+            r#"
+__global__ void reduce(float* out, const float* in) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    unsigned k = 128;
+    do {
+        if (tid < k) s[tid] += s[tid + k];
+        k /= 2;
+    } while (k > 0);
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+int main() {
+    float *o, *i;
+    reduce<<<128, 256>>>(o, i);
+}
+"#,
+            expect![[r#"
+                warning: thread 32 updates `s[32]` at line 8 and thread 0 reads it at line 8 in the next iteration with no barrier between (read after write) (block of 256 from the launch at line 15): put `__syncthreads()` between them (pitfall-data-race#P2)
+            "#]],
+        );
+        check(
+            RULE,
+            r#"
+__global__ void reduce(float* out, const float* in) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    unsigned k = blockDim.x / 2;
+    while (k > 0) {
+        if (tid < k) s[tid] += s[tid + k];
+        __syncthreads();
+        k >>= 1;
+    }
+    unsigned j = 128;
+    do {
+        if (tid < j) s[tid] += s[tid + j];
+        __syncthreads();
+        j /= 2;
+    } while (j > 0);
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+int main() {
+    float *o, *i;
+    reduce<<<128, 256>>>(o, i);
+}
+"#,
+        );
+    }
 }

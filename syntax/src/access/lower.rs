@@ -29,6 +29,8 @@ pub(crate) struct LowerMemo<'a> {
     /// The header of each `for` statement asked about ([`for_header`] over its own
     /// variable), by node id.
     for_headers: HashMap<usize, Rc<Option<ForHeader<'a>>>>,
+    /// The same for each `while` and `do` loop asked about ([`while_header`]).
+    while_headers: HashMap<usize, Rc<Option<WhileHeader<'a>>>>,
     /// The vector type each function-like macro of the file reinterprets its argument
     /// as ([`vector_macros`]), read from the text once asked for.
     vector_macros: Option<Rc<HashMap<String, String>>>,
@@ -94,6 +96,23 @@ impl<'a> Lowerer<'a> {
             memo.ancestors.remove(0);
         }
         memo.ancestors.push((id, ancestors.into()));
+    }
+
+    /// [`while_header`] of `node` for the variable `n` (whichever it counts when `n` is
+    /// empty), computed once per loop.
+    pub(crate) fn while_header(&self, node: Node<'a>, n: &str) -> Option<Rc<Option<WhileHeader<'a>>>> {
+        let id = node.id();
+        let known = self.memo.borrow().while_headers.get(&id).cloned();
+        let header = known.unwrap_or_else(|| {
+            let h = Rc::new(while_header(node, self.text, self.facts, ""));
+            self.memo.borrow_mut().while_headers.insert(id, h.clone());
+            h
+        });
+        let fits = header
+            .as_ref()
+            .as_ref()
+            .is_some_and(|h| n.is_empty() || h.header.1 == n);
+        fits.then_some(header)
     }
 
     /// [`for_header`] of `node` for the variable `n` (its own variable when `n` is
@@ -336,6 +355,25 @@ impl<'a> Lowerer<'a> {
             if node.kind_name() == "for_statement" {
                 if let Some(lv) = self.for_var(node, n, depth) {
                     return Some(lv);
+                }
+            }
+            if matches!(node.kind_name(), "while_statement" | "do_statement")
+                && node
+                    .field("body")
+                    .is_some_and(|b| b.byte_range().contains(&at.start_byte()))
+            {
+                if let Some(w) = self.while_header(node, n).as_deref().and_then(Option::as_ref) {
+                    let (start, _, end, step) = &w.header;
+                    let start = match start {
+                        Some((e, at)) => self.lower(e, *at, depth + 1),
+                        None => IndexExpr::Unknown(format!("`{n}` has no start value")),
+                    };
+                    return Some(IndexExpr::LoopVar {
+                        name: n.to_string(),
+                        start: Box::new(start),
+                        end: *end,
+                        step: *step,
+                    });
                 }
             }
         }

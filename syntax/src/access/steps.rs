@@ -49,7 +49,9 @@ pub enum Step {
         /// The steps of the `else` branch.
         else_steps: Vec<Step>,
     },
-    /// A `for` loop.
+    /// A `for` loop, or a `while`/`do` loop that counts like one (the variable it
+    /// compares declared with its start value just before it and updated only by the
+    /// body's last statement, which is then the update and not part of `body`).
     For {
         /// The whole statement.
         range: TextRange,
@@ -63,8 +65,12 @@ pub enum Step {
         update: Option<(BinOp, IndexExpr)>,
         /// The body's steps.
         body: Vec<Step>,
+        /// Whether the condition is checked before the first iteration (`false` for
+        /// `do … while`).
+        check_first: bool,
     },
-    /// A `while` or `do` loop, or a range `for`: how often it runs is not modelled.
+    /// Any other `while` or `do` loop, or a range `for`: how often it runs is not
+    /// modelled.
     Loop {
         /// The whole statement.
         range: TextRange,
@@ -234,6 +240,39 @@ impl<'a> StepWalk<'_, 'a> {
                     condition,
                     update,
                     body,
+                    check_first: true,
+                });
+            }
+            "while_statement" | "do_statement"
+                if self
+                    .low
+                    .while_header(node, "")
+                    .is_some_and(|h| h.is_some()) =>
+            {
+                let h = self.low.while_header(node, "");
+                let Some(w) = h.as_deref().and_then(Option::as_ref) else {
+                    return;
+                };
+                let (start, var, _, _) = &w.header;
+                let start = start.as_ref().map(|(e, at)| self.low.lower(e, *at, 0));
+                let update = self.update(w.update, var);
+                let condition = self.file.guard_comparisons(&w.condition.byte_range());
+                let mut body = Vec::new();
+                if let Some(b) = node.field("body") {
+                    for c in named_children(b) {
+                        if c.id() != w.update_stmt.id() {
+                            self.statement(c, d, &mut body);
+                        }
+                    }
+                }
+                out.push(Step::For {
+                    range,
+                    var: Some(var.clone()),
+                    start,
+                    condition,
+                    update,
+                    body,
+                    check_first: w.check_first,
                 });
             }
             "while_statement" | "do_statement" | "for_range_loop" => {
@@ -365,7 +404,17 @@ impl<'a> StepWalk<'_, 'a> {
                         .for_header(*a, "")
                         .is_some_and(|(_, v, _, _)| v == name)
             });
-            if !in_header && !modified.iter().any(|m| m == name) {
+            // So is the update of a `while`/`do` loop that counts like a `for`.
+            let in_update = self.low.ancestors(node).iter().any(|a| {
+                matches!(a.kind_name(), "while_statement" | "do_statement")
+                    && self
+                        .low
+                        .while_header(*a, name)
+                        .as_deref()
+                        .and_then(Option::as_ref)
+                        .is_some_and(|w| w.update_stmt.byte_range().contains(&node.start_byte()))
+            });
+            if !in_header && !in_update && !modified.iter().any(|m| m == name) {
                 modified.push(name.to_string());
             }
         };
@@ -485,10 +534,14 @@ mod tests {
                     condition,
                     update,
                     body,
+                    check_first,
                     ..
                 } => {
                     out.push(format!(
-                        "{pad}for {var:?} from {} while {} comparisons, update {}",
+                        "{pad}{} {var:?} from",
+                        if *check_first { "for" } else { "do-for" }
+                    ) + &format!(
+                        " {} while {} comparisons, update {}",
                         start.as_ref().map_or("?".into(), |s| s.to_string()),
                         condition.as_ref().map_or(0, Vec::len),
                         update
@@ -553,12 +606,11 @@ mod tests {
                 stmt s[tid] += s[tid + k];
               stmt __syncthreads();
             stmt int j = 0;
-            loop
-              stmt j++;
+            for Some("j") from 0 while 1 comparisons, update + 1
             if tid == 0 (1 comparisons)
               stmt out[blockIdx.x] = s[0];"#]]
         .assert_eq(&out.join("\n"));
-        assert_eq!(steps.modified, ["flag", "j"]);
+        assert_eq!(steps.modified, ["flag"]);
         assert_eq!(
             steps.scalar_accesses.len(),
             1,
@@ -570,5 +622,55 @@ mod tests {
             .locals
             .iter()
             .any(|(n, i)| n == "i" && i.as_deref() == Some("blockIdx.x * 256 + tid")));
+    }
+
+    /// A `while` or `do` loop counts like a `for` only when its variable is declared just
+    /// before it and changed by the body's last statement alone, with no `continue`
+    /// skipping that update; otherwise it stays a loop whose trips are not modelled.
+    #[test]
+    fn while_loops_that_count() {
+        let text = r#"__global__ void k(float* s, int n) {
+    int a = 8;
+    while (a > 0) {
+        s[a] = 0;
+        a >>= 1;
+    }
+    int b = 0;
+    do {
+        s[b] += 1;
+        b += 2;
+    } while (b < 16);
+    int c = 0;
+    while (c < n) {
+        if (s[c] > 0) { c += 2; continue; }
+        c++;
+    }
+    int d = 0;
+    s[0] = 1;
+    while (d < 4) { d++; }
+}"#;
+        let file = SourceFile::parse(text);
+        let steps = file.body_steps(text.find("s[a]").unwrap()).unwrap();
+        let mut out = Vec::new();
+        shape(&steps.steps, text, &mut out, 0);
+        expect_test::expect![[r#"
+            stmt int a = 8;
+            for Some("a") from 8 while 1 comparisons, update >> 1
+              stmt s[a] = 0;
+            stmt int b = 0;
+            do-for Some("b") from 0 while 1 comparisons, update + 2
+              stmt s[b] += 1;
+            stmt int c = 0;
+            loop
+              if s[c] > 0 (1 comparisons)
+                stmt c += 2;
+                continue
+              stmt c++;
+            stmt int d = 0;
+            stmt s[0] = 1;
+            loop
+              stmt d++;"#]]
+        .assert_eq(&out.join("\n"));
+        assert_eq!(steps.modified, ["c", "d"]);
     }
 }
