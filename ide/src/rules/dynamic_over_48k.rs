@@ -402,6 +402,38 @@ void launch(float* out) {
         );
     }
 
+    /// The kernel named with template arguments inside the macro's attribute call: the
+    /// commas between them do not split the call's arguments.
+    #[test]
+    fn opt_in_of_a_template_kernel_in_a_dispatch_macro() {
+        check(
+            RULE,
+            r#"
+template <int A, int B>
+__global__ void gemm(float* p) { extern __shared__ float s[]; p[0] = s[A + B]; }
+const int SMEM = 96 * 1024;
+#define CALL_IF(X, Y)                                                        \
+  else if (x == X && y == Y) {                                               \
+    cudaFuncSetAttribute(                                                    \
+      gemm<X, Y>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);        \
+    gemm<                                                                    \
+      X, Y                                                                   \
+    ><<<1, 256, SMEM>>>(p);                                                  \
+  }
+template <int A>
+__global__ void other(float* p) { extern __shared__ float s[]; p[0] = s[A]; }
+#define LAUNCH_ONLY(X) else if (x == X) { other<X><<<1, 256, SMEM>>>(p); }
+void run(float* p, int x, int y) {
+    if (false) {}
+    CALL_IF(1, 2)
+    CALL_IF(2, 2)
+    LAUNCH_ONLY(3)
+ // ^^^^^^^^^^^^^^ error: launch of `other` asks for 98304 bytes
+}
+"#,
+        );
+    }
+
     #[test]
     fn launch_through_cuda_launch_kernel_ex() {
         check(

@@ -564,6 +564,32 @@ fn split_args(s: &str) -> Vec<String> {
     out
 }
 
+/// Arguments split at commas inside a template's angle brackets joined again:
+/// `cudaFuncSetAttribute(k<A, B>, attr, bytes)` has three arguments, not four. An
+/// argument with more `<` than `>` (shifts and `<<<` aside) takes the next ones until they
+/// balance.
+fn join_template_args(args: Vec<String>) -> Vec<String> {
+    let open = |s: &str| {
+        let t = s.replace("<<", "").replace(">>", "");
+        t.matches('<').count() as i64 - t.matches('>').count() as i64
+    };
+    let mut out: Vec<String> = Vec::with_capacity(args.len());
+    let mut depth = 0;
+    for a in args {
+        if depth > 0 {
+            if let Some(last) = out.last_mut() {
+                last.push_str(", ");
+                last.push_str(&a);
+                depth += open(&a);
+                continue;
+            }
+        }
+        depth = open(&a).max(0);
+        out.push(a);
+    }
+    out
+}
+
 /// `text` with each whole-word parameter replaced by its argument (`__VA_ARGS__` by the
 /// arguments left over).
 fn substitute(text: &str, params: &[String], args: &[String]) -> String {
@@ -713,7 +739,7 @@ pub(crate) fn macro_func_attributes(file: &SourceFile, facts: &mut FileFacts) {
             .match_indices(CALL)
             .filter_map(|(i, _)| {
                 let rest = def.body[i + CALL.len()..].trim_start().strip_prefix('(')?;
-                let args = split_args(&rest[..matching_paren(rest)?]);
+                let args = join_template_args(split_args(&rest[..matching_paren(rest)?]));
                 (args.len() >= 3).then_some(args)
             })
             .collect();
