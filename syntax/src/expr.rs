@@ -445,19 +445,30 @@ impl TextParser<'_> {
 impl Expr {
     /// Calls `f` on this expression and every sub-expression.
     pub(crate) fn walk(&self, f: &mut impl FnMut(&Expr)) {
-        f(self);
+        self.walk_pruned(&mut |e| {
+            f(e);
+            true
+        });
+    }
+
+    /// Calls `f` on this expression and on the sub-expressions of those for which it
+    /// returns `true`.
+    pub(crate) fn walk_pruned(&self, f: &mut impl FnMut(&Expr) -> bool) {
+        if !f(self) {
+            return;
+        }
         match self {
-            Expr::Member(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => a.walk(f),
+            Expr::Member(a, _) | Expr::Unary(_, a) | Expr::Cast(_, a) => a.walk_pruned(f),
             Expr::Binary(a, _, b) | Expr::Subscript(a, b) => {
-                a.walk(f);
-                b.walk(f);
+                a.walk_pruned(f);
+                b.walk_pruned(f);
             }
             Expr::Cond(a, b, c) => {
-                a.walk(f);
-                b.walk(f);
-                c.walk(f);
+                a.walk_pruned(f);
+                b.walk_pruned(f);
+                c.walk_pruned(f);
             }
-            Expr::Call { args, .. } => args.iter().for_each(|a| a.walk(f)),
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.walk_pruned(f)),
             Expr::Int(_) | Expr::Name(_) | Expr::SizeofType(_) | Expr::Other(_) => {}
         }
     }

@@ -295,6 +295,43 @@ __global__ void k(const float* in, float* out, int n) {
         );
     }
 
+    /// `__syncthreads_or/and/count` run in the condition, in every thread, and give every
+    /// thread of the block the same result: neither the barrier in the condition nor a
+    /// `break` under it splits the block. A barrier under a condition that reads the
+    /// thread outside such a call still does.
+    #[test]
+    fn block_uniform_barrier_results() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out, int n) {
+    __shared__ float s[256];
+    bool done = threadIdx.x >= n;
+    if (__syncthreads_or(done)) {
+        s[threadIdx.x] = 0.0f;
+    }
+    for (int r = 0; r < 64; ++r) {
+        s[threadIdx.x] += 1.0f;
+        if (__syncthreads_count(out[threadIdx.x] > 0.0f) >= 256) break;
+        __syncthreads();
+    }
+    out[threadIdx.x] = s[threadIdx.x];
+}
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    if (__syncthreads_and(out[0] > 0.0f) && threadIdx.x < 16) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside
+    }
+}
+"#,
+        );
+    }
+
     #[test]
     fn kernel_return_message_states_what_ptx_does() {
         check_messages(

@@ -357,6 +357,11 @@ pub(crate) fn divergent_branch(
 ) -> Option<(TextRange, String)> {
     for e in ctx.enclosing(offset).iter() {
         let (condition, thread) = match &e.kind {
+            // A barrier in the condition itself (`if (__syncthreads_or(p))`) runs before
+            // the branch, in every thread that reaches the `if`.
+            EnclosingKind::If {
+                condition_range, ..
+            } if condition_range.contains(&offset) => continue,
             EnclosingKind::If {
                 condition,
                 thread_dependent,

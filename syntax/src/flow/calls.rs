@@ -53,11 +53,20 @@ pub(crate) fn thread_dependent<'a>(
     };
     let expr = from_node(node, low.text, 0);
     let mut dep = false;
-    expr.walk(&mut |e| {
+    expr.walk_pruned(&mut |e| {
         if dep {
-            return;
+            return false;
         }
         match e {
+            // Every thread of the block gets the same result, whatever it passes in.
+            Expr::Call { callee, .. }
+                if matches!(
+                    callee.as_str(),
+                    "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or"
+                ) =>
+            {
+                return false;
+            }
             Expr::Member(b, _) => {
                 if matches!(&**b, Expr::Name(n) if n == "threadIdx") {
                     dep = true;
@@ -83,6 +92,7 @@ pub(crate) fn thread_dependent<'a>(
             }
             _ => {}
         }
+        !dep
     });
     dep
 }
