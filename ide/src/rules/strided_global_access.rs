@@ -17,7 +17,8 @@
 //! condition that leaves part of the warp idle in a way the model cannot evaluate, and
 //! indices whose cost depends on a value the file does not
 //! show other than a matrix dimension (a kernel parameter multiplying the thread index is
-//! taken to be 64 or more, and the message says so).
+//! taken to be 64 or more, and the finding is then a hint that says so: the parameter may
+//! be 1 in every call).
 //!
 //! There is no automatic fix: map `threadIdx.x` to the contiguous dimension, or stage the
 //! tile through shared memory (`skill-coalescing#S3`).
@@ -129,7 +130,16 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
     // A scattered request of a few lanes moves little data: at most a hint.
     let few_lanes = lanes.count().is_some_and(|n| n <= FEW_LANES);
-    let severity = if report.sectors >= 4 * report.ideal && !baseline && !loop_fills && !few_lanes {
+    // A stride that rests on a runtime value the file does not fix (`A[row * K + i]` with
+    // `K` a parameter) is measured at the value assumed: a hint that says so, since `K`
+    // may be 1 in every call.
+    let dims = dimension_names(&a.byte_offset);
+    let severity = if report.sectors >= 4 * report.ideal
+        && !baseline
+        && !loop_fills
+        && !few_lanes
+        && dims.is_empty()
+    {
         Severity::Warning
     } else {
         Severity::Hint
@@ -153,7 +163,6 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             mask.count_ones()
         ));
     }
-    let dims = dimension_names(&a.byte_offset);
     if let Some(s) = stride.filter(|_| dims.is_empty()) {
         message.push_str(&format!(", because neighbouring lanes are {s} bytes apart"));
     }
@@ -184,6 +193,14 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
         );
     } else if baseline {
         message.push_str(" (a hint only: the kernel is named as a deliberate baseline)");
+    } else if !dims.is_empty() && report.sectors >= 4 * report.ideal && !few_lanes {
+        message.push_str(&format!(
+            " (a hint only: the cost rests on {}, which the code does not fix)",
+            dims.iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     Some(RuleDiagnostic {
         rule: RULE.id,
@@ -618,9 +635,9 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
     float acc = 0.0f;
     for (int i = 0; i < K; ++i)
         acc += A[row * K + i] * B[i * N + col];
-            // ^^^^^^^^^^^^^^ warning: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic)
+            // ^^^^^^^^^^^^^^ hint: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `K` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `K`, which the code does not fix)
     C[row * N + col] = acc;
- // ^^^^^^^^^^^^^^^^ warning: uncoalesced store to `C`: each warp request touches 32 sectors
+ // ^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors
 }
 "#,
         );
@@ -650,7 +667,8 @@ __global__ void k(const float* in, float* out) {
     /// A 2-D register tile's epilogue: the inner loop walks each thread's row of 8
     /// elements while the outer one moves to the next row. The inner loop fills the
     /// sectors, as in the 1-D chunk above; a chunk the inner loop leaves half empty
-    /// (8 elements apart, 4 written) still warns.
+    /// (8 elements apart, 4 written) is still reported (a hint here, as the row stride
+    /// rests on the runtime `N`).
     #[test]
     fn the_inner_loop_of_a_register_tile_fills_the_chunk() {
         check(
@@ -665,7 +683,7 @@ __global__ void epilogue(float* C, const float* acc, int N) {
     for (int i = 0; i < 8; ++i)
         for (int j = 0; j < 4; ++j)
             C[(blockIdx.y * 128 + ty * 8 + i) * N + blockIdx.x * 128 + tx * 8 + j] = acc[i * 8 + j];
-         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `C`
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`
 }
 "#,
         );
@@ -731,9 +749,9 @@ __global__ void k(const float* B, float* out, int N) {
 }
 "#,
             expect![[r#"
-                warning: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic) (only 8 of the 32 lanes issue it, under `threadIdx.x < 8`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: 8 lanes or fewer move little data) (pitfall-coalescing#P1)
-                warning: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
             "#]],
         );
     }
@@ -764,7 +782,7 @@ __global__ void k(const float* B, float* out, int n) {
             r#"
 __global__ void tr(const float* in, float* out, int n) {
     out[threadIdx.x * n + threadIdx.y] = in[threadIdx.y * n + threadIdx.x];
- // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 16 sectors
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors
 }
 void launch(const float* i, float* o, int n) { tr<<<1, dim3(16, 16)>>>(i, o, n); }
 "#,
