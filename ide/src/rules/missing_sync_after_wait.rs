@@ -125,6 +125,83 @@ fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
+/// An index written without spaces, in an order that does not depend on how the sums and
+/// products in it were written: `c + d * i` and `c + i * d` are the same index. Terms of a
+/// sum (with their signs) and factors of a product are sorted, at every depth of
+/// parentheses.
+fn canonical(index: &str) -> String {
+    /// Splits `s` at the top-level operators `ops`, each part keeping the operator before
+    /// it (the first part gets `first`).
+    fn split<'s>(s: &'s str, ops: &[u8], first: u8) -> Vec<(u8, &'s str)> {
+        let (mut depth, mut start, mut op) = (0i32, 0usize, first);
+        let mut parts = Vec::new();
+        let b = s.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            match c {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                // A sign right after an operator or at the start is unary, not a split.
+                _ if depth == 0
+                    && ops.contains(&c)
+                    && i > start
+                    && !matches!(
+                        b[i - 1],
+                        b'*' | b'/' | b'%' | b'+' | b'-' | b'(' | b'<' | b'>'
+                    ) =>
+                {
+                    parts.push((op, &s[start..i]));
+                    op = c;
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push((op, &s[start..]));
+        parts
+    }
+    fn factor(f: &str) -> String {
+        match f.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+            Some(inner) if balanced(inner) => format!("({})", canonical(inner)),
+            _ => f.to_string(),
+        }
+    }
+    fn balanced(s: &str) -> bool {
+        let mut depth = 0i32;
+        for c in s.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return false;
+            }
+        }
+        depth == 0
+    }
+    let s = squash(index);
+    let mut terms: Vec<String> = split(&s, b"+-", b'+')
+        .into_iter()
+        .map(|(sign, term)| {
+            let (sign, term) = match term.strip_prefix('-') {
+                Some(t) => (if sign == b'-' { b'+' } else { b'-' }, t),
+                None => (sign, term),
+            };
+            // Only a pure product is reordered; `/` and `%` keep their order.
+            let factors = split(term, b"*", b'*');
+            let mut fs: Vec<String> = if term.contains(['/', '%']) {
+                vec![factor(term)]
+            } else {
+                factors.into_iter().map(|(_, f)| factor(f)).collect()
+            };
+            fs.sort();
+            format!("{}{}", sign as char, fs.join("*"))
+        })
+        .collect();
+    terms.sort();
+    terms.concat()
+}
+
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.shared_accesses();
     if accesses.is_empty() {
@@ -240,7 +317,7 @@ fn reads_others_copy(
     };
     let own = |(c, _, copied, subset): &(&Op, String, String, bool)| {
         (!*subset || same_guard(ctx, c, a))
-            && ((index == *copied && !index.is_empty())
+            && ((!index.is_empty() && canonical(&index) == canonical(copied))
                 || reads_own_copy(ctx, c, a)
                 || inside_own_copy(ctx, c, copied, &index, a))
     };
@@ -454,8 +531,32 @@ __global__ void two_copies(const float* g, float* out) {
     __pipeline_wait_prior(0);
     out[tid] = tile[256 + tid];
 }
+template <int THREADS>
+__global__ void commuted(const int4* g, int4* out, int n) {
+    extern __shared__ int4 sh[];
+    constexpr int delta = THREADS;
+    int wr = threadIdx.x;
+    for (int i = 0; i < n; i++)
+        __pipeline_memcpy_async(&sh[wr + delta * i], &g[wr + delta * i], 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    for (int i = 0; i < n; i++)
+        out[i] = sh[wr + i * delta];
+}
 "#,
         );
+    }
+
+    #[test]
+    fn canonical_indices() {
+        assert_eq!(super::canonical("c + d * i"), super::canonical("c+i*d"));
+        assert_eq!(
+            super::canonical("(a + b) * 2 - k"),
+            super::canonical("-k + 2*(b+a)")
+        );
+        assert_ne!(super::canonical("a - b"), super::canonical("b - a"));
+        assert_ne!(super::canonical("a / b"), super::canonical("b / a"));
+        assert_ne!(super::canonical("i % 4 * 8"), super::canonical("8 * 4 % i"));
     }
 
     #[test]

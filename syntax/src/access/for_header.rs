@@ -172,7 +172,8 @@ pub(crate) fn while_header<'t>(
             }
             "pointer_expression" => {
                 if x.field("operator").map(|o| node_text(o, text)) == Some("&")
-                    && x.field("argument").is_some_and(|a| node_text(a, text) == var)
+                    && x.field("argument")
+                        .is_some_and(|a| node_text(a, text) == var)
                 {
                     other_write = true;
                 }

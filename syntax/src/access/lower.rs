@@ -100,7 +100,11 @@ impl<'a> Lowerer<'a> {
 
     /// [`while_header`] of `node` for the variable `n` (whichever it counts when `n` is
     /// empty), computed once per loop.
-    pub(crate) fn while_header(&self, node: Node<'a>, n: &str) -> Option<Rc<Option<WhileHeader<'a>>>> {
+    pub(crate) fn while_header(
+        &self,
+        node: Node<'a>,
+        n: &str,
+    ) -> Option<Rc<Option<WhileHeader<'a>>>> {
         let id = node.id();
         let known = self.memo.borrow().while_headers.get(&id).cloned();
         let header = known.unwrap_or_else(|| {
@@ -362,7 +366,11 @@ impl<'a> Lowerer<'a> {
                     .field("body")
                     .is_some_and(|b| b.byte_range().contains(&at.start_byte()))
             {
-                if let Some(w) = self.while_header(node, n).as_deref().and_then(Option::as_ref) {
+                if let Some(w) = self
+                    .while_header(node, n)
+                    .as_deref()
+                    .and_then(Option::as_ref)
+                {
                     let (start, _, end, step) = &w.header;
                     let start = match start {
                         Some((e, at)) => self.lower(e, *at, depth + 1),

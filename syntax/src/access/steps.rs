@@ -244,10 +244,7 @@ impl<'a> StepWalk<'_, 'a> {
                 });
             }
             "while_statement" | "do_statement"
-                if self
-                    .low
-                    .while_header(node, "")
-                    .is_some_and(|h| h.is_some()) =>
+                if self.low.while_header(node, "").is_some_and(|h| h.is_some()) =>
             {
                 let h = self.low.while_header(node, "");
                 let Some(w) = h.as_deref().and_then(Option::as_ref) else {
@@ -537,17 +534,19 @@ mod tests {
                     check_first,
                     ..
                 } => {
-                    out.push(format!(
-                        "{pad}{} {var:?} from",
-                        if *check_first { "for" } else { "do-for" }
-                    ) + &format!(
-                        " {} while {} comparisons, update {}",
-                        start.as_ref().map_or("?".into(), |s| s.to_string()),
-                        condition.as_ref().map_or(0, Vec::len),
-                        update
-                            .as_ref()
-                            .map_or("?".into(), |(op, by)| format!("{} {by}", op.symbol()))
-                    ));
+                    out.push(
+                        format!(
+                            "{pad}{} {var:?} from",
+                            if *check_first { "for" } else { "do-for" }
+                        ) + &format!(
+                            " {} while {} comparisons, update {}",
+                            start.as_ref().map_or("?".into(), |s| s.to_string()),
+                            condition.as_ref().map_or(0, Vec::len),
+                            update
+                                .as_ref()
+                                .map_or("?".into(), |(op, by)| format!("{} {by}", op.symbol()))
+                        ),
+                    );
                     shape(body, text, out, depth + 1);
                 }
                 Step::Loop { body, .. } => {
