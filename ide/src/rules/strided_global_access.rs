@@ -117,7 +117,7 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             return None;
         }
     }
-    if siblings_fill_gaps(a, all, width, shape) {
+    if siblings_fill_gaps(a, all, width, shape) || shared_through_a_caller(ctx, a) {
         return None;
     }
     let Cost { report, stride } = found;
@@ -209,6 +209,41 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
         message,
         wiki: RULE.wiki[0].to_string(),
         fixes: Vec::new(),
+    })
+}
+
+/// Whether the access is through a pointer parameter of a device function that one of
+/// its callers in the file hands a `__shared__` array (`f(tile)`, `f(&tile[i])`,
+/// `f(tile + off)`): then the pointer may well be shared memory, not global, and the
+/// sector model does not apply.
+fn shared_through_a_caller(ctx: &RuleContext, a: &SharedAccess) -> bool {
+    let Some(function) = a.function.as_deref() else {
+        return false;
+    };
+    let facts = ctx.facts;
+    let Some(f) = facts.function_at(a.range.start).filter(|f| f.name == function) else {
+        return false;
+    };
+    if f.is_kernel {
+        return false;
+    }
+    let Some(k) = f.params.iter().position(|p| p.name == a.root) else {
+        return false;
+    };
+    let short = function.rsplit("::").next().unwrap_or(function);
+    ctx.calls_mentioning(&[short]).iter().any(|calls| {
+        calls.iter().any(|c| {
+            let callee = c.callee_text.as_str();
+            (callee == short || callee.ends_with(&format!("::{short}")))
+                && c.args.get(k).is_some_and(|arg| {
+                    let name: String = arg
+                        .trim_start_matches(['&', '(', ' '])
+                        .chars()
+                        .take_while(|ch| ch.is_alphanumeric() || *ch == '_')
+                        .collect();
+                    !name.is_empty() && facts.shared_named(&name, c.range.start).is_some()
+                })
+        })
     })
 }
 
@@ -785,6 +820,27 @@ __global__ void tr(const float* in, float* out, int n) {
  // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors
 }
 void launch(const float* i, float* o, int n) { tr<<<1, dim3(16, 16)>>>(i, o, n); }
+"#,
+        );
+    }
+
+    /// A device function's pointer parameter that a caller fills with a `__shared__`
+    /// array is not taken for global memory; the same helper called with global memory
+    /// only is.
+    #[test]
+    fn a_pointer_a_caller_points_at_shared_memory() {
+        check(
+            RULE,
+            r#"
+__device__ void put(int2* s, int i, int2 v) { s[threadIdx.x * 15 + i] = v; }
+__device__ void store(float* g, float v) { g[threadIdx.x * 32] = v; }
+                                        // ^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `g`
+__global__ void k(float* out) {
+    __shared__ int2 tile[32 * 16];
+    put(tile, 0, make_int2(1, 2));
+    put(&tile[0], 1, make_int2(1, 2));
+    store(out, 1.0f);
+}
 "#,
         );
     }
