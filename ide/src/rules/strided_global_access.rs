@@ -117,7 +117,10 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
             return None;
         }
     }
-    if siblings_fill_gaps(a, all, width, shape) || shared_through_a_caller(ctx, a) {
+    if siblings_fill_gaps(a, all, width, shape)
+        || shared_through_a_caller(ctx, a)
+        || passed_by_reference(ctx, a)
+    {
         return None;
     }
     let Cost { report, stride } = found;
@@ -221,7 +224,10 @@ fn shared_through_a_caller(ctx: &RuleContext, a: &SharedAccess) -> bool {
         return false;
     };
     let facts = ctx.facts;
-    let Some(f) = facts.function_at(a.range.start).filter(|f| f.name == function) else {
+    let Some(f) = facts
+        .function_at(a.range.start)
+        .filter(|f| f.name == function)
+    else {
         return false;
     };
     if f.is_kernel {
@@ -244,6 +250,38 @@ fn shared_through_a_caller(ctx: &RuleContext, a: &SharedAccess) -> bool {
                     !name.is_empty() && facts.shared_named(&name, c.range.start).is_some()
                 })
         })
+    })
+}
+
+/// Whether the subscript is an argument that a function of the file takes by reference
+/// (`load<uint4>(dst, h[i * 8])` with `const V& v`): the callee decides how many bytes
+/// it reads or writes there (a `reinterpret_cast` to a vector type, say), so the element's
+/// width says nothing about the request.
+fn passed_by_reference(ctx: &RuleContext, a: &SharedAccess) -> bool {
+    let facts = ctx.facts;
+    let Some(body) = facts
+        .function_at(a.range.start)
+        .and_then(|f| f.body_range.clone())
+    else {
+        return false;
+    };
+    let calls = ctx.calls_in_body(body.start);
+    let text = ctx.text();
+    calls.iter().any(|c| {
+        let Some(k) = c.arg_ranges.iter().position(|r| {
+            text.get(r.clone()).map(str::trim) == text.get(a.range.clone()).map(str::trim)
+                && r.contains(&a.range.start)
+        }) else {
+            return false;
+        };
+        let short = c.callee_text.rsplit("::").next().unwrap_or(&c.callee_text);
+        let mut callees = facts
+            .device_functions
+            .iter()
+            .filter(|f| f.name.rsplit("::").next() == Some(short) && f.params.len() > k)
+            .peekable();
+        callees.peek().is_some()
+            && callees.all(|f| f.params[k].ty.contains('&') && !f.params[k].ty.contains('*'))
     })
 }
 
@@ -840,6 +878,28 @@ __global__ void k(float* out) {
     put(tile, 0, make_int2(1, 2));
     put(&tile[0], 1, make_int2(1, 2));
     store(out, 1.0f);
+}
+"#,
+        );
+    }
+
+    /// A subscript handed to a helper that takes it by reference is read or written at
+    /// the helper's width, which the element's type does not give.
+    #[test]
+    fn an_element_passed_by_reference() {
+        check(
+            RULE,
+            r#"
+template <class T, class U, class V>
+__device__ void as(U& u, const V& v) { u = reinterpret_cast<const T&>(v); }
+__device__ float twice(float v) { return 2.0f * v; }
+__global__ void k(const __half* h, uint4* out, float* f) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 loc;
+    as<uint4>(loc, h[i * 8]);
+    out[i] = loc;
+    f[i] = twice(f[i * 32]);
+              // ^^^^^^^^^ warning: uncoalesced load from `f`
 }
 "#,
         );
