@@ -581,7 +581,13 @@ fn outside_brackets(text: &str) -> String {
 
 /// Whether `text` reads the thread index, directly or through the initialisers of the
 /// locals it names.
-fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: usize) -> bool {
+/// Whether `text` names the thread index (or a lane, a thread rank), directly or through
+/// the initialisers of the locals it names.
+pub(crate) fn names_thread(
+    text: &str,
+    locals: &FxHashMap<&str, Option<&str>>,
+    depth: usize,
+) -> bool {
     if depth > 6 {
         return true;
     }

@@ -315,13 +315,37 @@ fn reads_others_copy(
     let Some(first) = relevant.next() else {
         return false;
     };
+    let same_index = |copied: &str| !index.is_empty() && canonical(&index) == canonical(copied);
     let own = |(c, _, copied, subset): &(&Op, String, String, bool)| {
-        (!*subset || same_guard(ctx, c, a))
-            && ((!index.is_empty() && canonical(&index) == canonical(copied))
-                || reads_own_copy(ctx, c, a)
-                || inside_own_copy(ctx, c, copied, &index, a))
+        // The same index, one that names the thread: the slot only this thread copies
+        // into, whichever guards the copy and the read sit under (a thread that skipped
+        // its copy reads its own stale slot, which no other thread writes).
+        (same_index(copied) && names_the_thread(ctx, a))
+            || ((!*subset || same_guard(ctx, c, a))
+                && (same_index(copied)
+                    || reads_own_copy(ctx, c, a)
+                    || inside_own_copy(ctx, c, copied, &index, a)))
     };
     !(own(first) || relevant.any(own))
+}
+
+/// Whether the access's index names the thread: through its lowering, or, where that is
+/// unknown (a template parameter in it), through the locals its text names.
+fn names_the_thread(ctx: &RuleContext, a: &SharedAccess) -> bool {
+    if a.byte_offset.depends_on_thread() {
+        return true;
+    }
+    let Some(steps) = ctx.file.body_steps(a.range.start) else {
+        return false;
+    };
+    let locals: rustc_hash::FxHashMap<&str, Option<&str>> = steps
+        .locals
+        .iter()
+        .map(|(n, i)| (n.as_str(), i.as_deref()))
+        .collect();
+    a.index_texts
+        .iter()
+        .any(|t| crate::races::names_thread(t, &locals, 0))
 }
 
 /// Whether the read index `index` is the copy's own index `copied` plus a constant that
@@ -542,6 +566,20 @@ __global__ void commuted(const int4* g, int4* out, int n) {
     __pipeline_wait_prior(0);
     for (int i = 0; i < n; i++)
         out[i] = sh[wr + i * delta];
+}
+template <int THREADS>
+__global__ void guarded_differently(const int4* g, int4* out, int n, int m) {
+    extern __shared__ int4 sh[];
+    int wr = threadIdx.x;
+    int row = threadIdx.x / 4;
+    if (threadIdx.x < THREADS) {
+        for (int i = 0; i < n; i++)
+            __pipeline_memcpy_async(&sh[wr + THREADS * i], &g[wr + THREADS * i], 16);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        for (int i = 0; i < n; i++)
+            if (8 * i + row < m) out[i] = sh[wr + i * THREADS];
+    }
 }
 "#,
         );
