@@ -413,3 +413,30 @@ void setup() {
         "#]],
     );
 }
+
+/// A subscript handed to a function of the project's headers, whose parameters the file
+/// does not show, may be taken by reference and read at another width: the coalescing
+/// rule says nothing about it, and still reports the same subscript read in the file.
+#[test]
+fn an_element_handed_to_a_header_function_is_not_costed() {
+    check(
+        r#"
+//- /p/src/util.h
+#pragma once
+template <class T, class U, class V>
+__device__ void assign_as(U& u, const V& v) { reinterpret_cast<T&>(u) = reinterpret_cast<const T&>(v); }
+//- /p/src/k.cu
+#include "util.h"
+__global__ void k(__half* conics, uint2 v, float* f) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    assign_as<uint2>(conics[i * 4], v);
+    f[i * 32] = 1.0f;
+}
+"#,
+        1,
+        "coalescing/strided-global-access",
+        expect![[r#"
+            5: Warning `f[i * 32]`: uncoalesced store to `f`: each warp request touches 32 secto
+        "#]],
+    );
+}

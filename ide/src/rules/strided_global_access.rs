@@ -66,14 +66,20 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         return;
     }
     let all = ctx.file.global_accesses();
+    let headers = std::cell::OnceCell::new();
     for a in &all {
-        if let Some(d) = diagnose(ctx, a, &all) {
+        if let Some(d) = diagnose(ctx, a, &all, &headers) {
             out.push(d);
         }
     }
 }
 
-fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option<RuleDiagnostic> {
+fn diagnose(
+    ctx: &RuleContext,
+    a: &SharedAccess,
+    all: &[SharedAccess],
+    headers: &std::cell::OnceCell<Vec<String>>,
+) -> Option<RuleDiagnostic> {
     if a.kind == AccessKind::AddressOf
         || !a.byte_offset.depends_on_thread()
         || a.byte_offset.unknown_reason().is_some()
@@ -119,7 +125,7 @@ fn diagnose(ctx: &RuleContext, a: &SharedAccess, all: &[SharedAccess]) -> Option
     }
     if siblings_fill_gaps(a, all, width, shape)
         || shared_through_a_caller(ctx, a)
-        || passed_by_reference(ctx, a)
+        || passed_by_reference(ctx, a, headers)
     {
         return None;
     }
@@ -256,8 +262,13 @@ fn shared_through_a_caller(ctx: &RuleContext, a: &SharedAccess) -> bool {
 /// Whether the subscript is an argument that a function of the file takes by reference
 /// (`load<uint4>(dst, h[i * 8])` with `const V& v`): the callee decides how many bytes
 /// it reads or writes there (a `reinterpret_cast` to a vector type, say), so the element's
-/// width says nothing about the request.
-fn passed_by_reference(ctx: &RuleContext, a: &SharedAccess) -> bool {
+/// width says nothing about the request. A function of the project's headers, whose
+/// parameters the file does not show, may take it by reference too.
+fn passed_by_reference(
+    ctx: &RuleContext,
+    a: &SharedAccess,
+    headers: &std::cell::OnceCell<Vec<String>>,
+) -> bool {
     let facts = ctx.facts;
     let Some(body) = facts
         .function_at(a.range.start)
@@ -278,10 +289,19 @@ fn passed_by_reference(ctx: &RuleContext, a: &SharedAccess) -> bool {
         let mut callees = facts
             .device_functions
             .iter()
-            .filter(|f| f.name.rsplit("::").next() == Some(short) && f.params.len() > k)
+            .filter(|f| f.name.rsplit("::").next() == Some(short))
             .peekable();
-        callees.peek().is_some()
-            && callees.all(|f| f.params[k].ty.contains('&') && !f.params[k].ty.contains('*'))
+        if callees.peek().is_none() {
+            return headers
+                .get_or_init(|| ctx.header_definitions())
+                .iter()
+                .any(|h| h == short);
+        }
+        callees.all(|f| {
+            f.params
+                .get(k)
+                .is_some_and(|p| p.ty.contains('&') && !p.ty.contains('*'))
+        })
     })
 }
 
