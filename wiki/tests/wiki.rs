@@ -231,3 +231,33 @@ fn builtin_pages_all_parse() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+#[test]
+fn unknown_markers_on_cuda_blocks_are_reported_at_the_fence() {
+    let page = "---
+id: skill-blocks
+type: skill
+source_refs: [docs]
+---
+## What
+```cuda fragment
+x = 1;
+```
+```cuda fragmnet sm_90a
+x = 2;
+```
+```cuda fragment deliberately-wrong sm_80 sm_90
+x = 3;
+```
+```bash sudo
+ls
+```
+
+## When NOT to use
+Never.
+";
+    check_diags(
+        &[("w/blocks.md", page)],
+        expect![["(none)"]],
+    );
+}
