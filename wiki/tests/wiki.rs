@@ -258,6 +258,10 @@ Never.
 ";
     check_diags(
         &[("w/blocks.md", page)],
-        expect![["(none)"]],
+        expect![[r#"
+            w/blocks.md:10:1: warning: unknown marker `fragmnet` on a cuda code block; known: fragment, deliberately-wrong, rdc, or an architecture such as `sm_90a`
+            w/blocks.md:13:1: warning: a cuda code block is marked both `fragment` and `deliberately-wrong`; a deliberately wrong block must be complete, so that it fails for the reason the page gives
+            w/blocks.md:13:1: warning: a cuda code block names more than one architecture
+        "#]],
     );
 }
