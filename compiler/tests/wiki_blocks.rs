@@ -52,7 +52,10 @@ fn page_arch(page: &Page) -> Option<String> {
         None
     };
     let number = (major * 10 + minor).max(LOWEST_ARCH);
-    Some(format!("sm_{number}{}", suffix.map(String::from).unwrap_or_default()))
+    Some(format!(
+        "sm_{number}{}",
+        suffix.map(String::from).unwrap_or_default()
+    ))
 }
 
 /// A block to compile, with where it comes from.
@@ -104,7 +107,14 @@ fn translation_unit(blocks: &[&Block]) -> String {
 }
 
 /// Runs `nvcc -c` on `source`; returns (success, stdout + stderr).
-fn nvcc(toolkit: &Toolkit, dir: &Path, name: &str, source: &str, arch: &str, rdc: bool) -> (bool, String) {
+fn nvcc(
+    toolkit: &Toolkit,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    arch: &str,
+    rdc: bool,
+) -> (bool, String) {
     let cu = dir.join(format!("{name}.cu"));
     std::fs::write(&cu, source).expect("write the translation unit");
     let mut cmd = Command::new(&toolkit.nvcc);
@@ -113,7 +123,10 @@ fn nvcc(toolkit: &Toolkit, dir: &Path, name: &str, source: &str, arch: &str, rdc
         // `-arch=sm_90a` alone also embeds `compute_90` PTX, which ptxas then rejects
         // for arch-specific instructions: name the virtual architecture explicitly.
         .arg("-gencode")
-        .arg(format!("arch=compute_{},code={arch}", arch.trim_start_matches("sm_")))
+        .arg(format!(
+            "arch=compute_{},code={arch}",
+            arch.trim_start_matches("sm_")
+        ))
         .arg(&cu)
         .arg("-o")
         .arg(dir.join(format!("{name}.o")));

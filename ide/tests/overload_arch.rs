@@ -55,11 +55,7 @@ fn check_hover(arch: &str, n: usize, expect: Expect) {
         .hover(f, at)
         .expect("the hover query answers")
         .expect("a hover");
-    let lines: Vec<&str> = h
-        .markdown
-        .lines()
-        .filter(|l| l.contains("sm_"))
-        .collect();
+    let lines: Vec<&str> = h.markdown.lines().filter(|l| l.contains("sm_")).collect();
     expect.assert_eq(&lines.join("\n"));
 }
 
@@ -81,22 +77,37 @@ fn check_diagnostics(arch: &str, expect: Expect) {
 
 #[test]
 fn hover_on_a_half2_call_shows_sm53() {
-    check_hover("sm_75", 0, expect![["(none)"]]);
+    check_hover(
+        "sm_75",
+        0,
+        expect!["header: `cuda_fp16.h` · requires sm_53; target sm_75 has it"],
+    );
 }
 
 #[test]
 fn hover_on_a_bf16_call_shows_sm80_unmet_on_sm75() {
-    check_hover("sm_75", 1, expect![["(none)"]]);
+    check_hover(
+        "sm_75",
+        1,
+        expect![[r#"
+        **error** `arch/requires-newer-sm`: `__hfma2(__nv_bfloat162)` needs sm_80, but the target is sm_75 (from the editor's setting): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 800` (`NV_IF_TARGET(NV_PROVIDES_SM_80, (...))`), or build for sm_80 only
+        header: `cuda_fp16.h` · **requires sm_80 (overload `__hfma2(__nv_bfloat162)`), target is sm_75**: not available on the target"#]],
+    );
 }
 
 #[test]
 fn hover_on_a_call_of_unknown_type_shows_both_minimums() {
-    check_hover("sm_75", 2, expect![["(none)"]]);
+    check_hover("sm_75", 2, expect!["header: `cuda_fp16.h` · requires sm_53; target sm_75 has it · overloads need sm_53 to sm_80, by argument type"]);
 }
 
 #[test]
 fn requires_newer_sm_reports_only_the_bf16_overload_on_sm75() {
-    check_diagnostics("sm_75", expect![["(none)"]]);
+    check_diagnostics(
+        "sm_75",
+        expect![[r#"
+        8:22 Error: `__hfma2(__nv_bfloat162)` needs sm_80, but the target is sm_75 (from the editor's setting): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 800` (`NV_IF_TARGET(NV_PROVIDES_SM_80, (...))`), or build for sm_80 only
+    "#]],
+    );
 }
 
 #[test]

@@ -67,7 +67,9 @@ pub fn code_blocks(body: &str, first_line: u32) -> Vec<CodeBlock> {
         let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
         let run = fence_char.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
         match &mut open {
-            Some((c, len, _, _)) if Some(*c) == fence_char && run >= *len && trimmed[run..].trim().is_empty() => {
+            Some((c, len, _, _))
+                if Some(*c) == fence_char && run >= *len && trimmed[run..].trim().is_empty() =>
+            {
                 let (_, _, _, block) = open.take().expect("open block");
                 out.push(block);
             }

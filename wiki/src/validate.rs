@@ -324,8 +324,19 @@ fn check_code_block_markers(page: &Page, out: &mut Vec<Diagnostic>) {
                 "a cuda code block is marked both `fragment` and `deliberately-wrong`; a deliberately wrong block must be complete, so that it fails for the reason the page gives",
             );
         }
-        if block.markers.iter().filter(|m| crate::blocks::is_arch_marker(m)).count() > 1 {
-            warn(out, page, block.line, "a cuda code block names more than one architecture");
+        if block
+            .markers
+            .iter()
+            .filter(|m| crate::blocks::is_arch_marker(m))
+            .count()
+            > 1
+        {
+            warn(
+                out,
+                page,
+                block.line,
+                "a cuda code block names more than one architecture",
+            );
         }
     }
 }
