@@ -1229,12 +1229,26 @@ fn mark(fragment: &str, ranges: &[std::ops::Range<usize>]) -> String {
 }
 
 fn one_line(s: &str, max_chars: usize) -> String {
-    // Markdown heading markers and fences say nothing on one line.
-    let joined = s
-        .split_whitespace()
-        .filter(|w| !w.bytes().all(|b| b == b'#') && !w.starts_with("```"))
-        .collect::<Vec<_>>()
-        .join(" ");
+    // Markdown heading markers and fences (with the markers of a cuda fence, such as
+    // `fragment`) say nothing on one line.
+    let mut words: Vec<&str> = Vec::new();
+    let mut after_fence = false;
+    for w in s.split_whitespace() {
+        if w.starts_with("```") {
+            after_fence = true;
+            continue;
+        }
+        if after_fence
+            && (kernaut_wiki::CUDA_MARKERS.contains(&w) || kernaut_wiki::is_arch_marker(w))
+        {
+            continue;
+        }
+        after_fence = false;
+        if !w.bytes().all(|b| b == b'#') {
+            words.push(w);
+        }
+    }
+    let joined = words.join(" ");
     if joined.chars().count() <= max_chars {
         joined
     } else {
@@ -1381,4 +1395,18 @@ pub(crate) fn is_identifier_shaped(w: &str) -> bool {
         || bytes
             .windows(2)
             .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use super::one_line;
+
+    #[test]
+    fn fence_markers_do_not_reach_a_snippet() {
+        let text = "**Example**:\n```cuda fragment sm_90a\nfloat x = a[i];\n```\n## Fix\nthe fragment of text";
+        assert_eq!(
+            one_line(text, 200),
+            "**Example**: float x = a[i]; Fix the fragment of text"
+        );
+    }
 }

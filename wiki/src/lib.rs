@@ -12,12 +12,14 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blocks;
 mod diag;
 mod load;
 mod model;
 mod parse;
 mod validate;
 
+pub use blocks::{code_blocks, is_arch_marker, CodeBlock, CUDA_MARKERS};
 pub use diag::{Diagnostic, Severity};
 pub use load::{split_link, stable_hash, Wiki, WikiConfig};
 pub use model::{

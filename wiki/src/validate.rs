@@ -83,6 +83,7 @@ pub fn check(wiki: &Wiki, config: CheckConfig) -> Vec<Diagnostic> {
                 );
             }
         }
+        check_code_block_markers(page, &mut out);
         if let Some(req) = &page.frontmatter.requires_sm {
             if parse_requires_sm(req).is_none() {
                 warn(
@@ -290,6 +291,54 @@ pub fn parse_requires_sm(s: &str) -> Option<(u32, u32, bool)> {
         None => return None,
     };
     Some((major, minor, arch_specific))
+}
+
+/// The words after `cuda` on a fence must be known markers (`docs/WIKI_FORMAT.md`, "Code
+/// blocks"): a misspelt `fragmnet` would otherwise make the compile test compile an
+/// excerpt, or skip nothing.
+fn check_code_block_markers(page: &Page, out: &mut Vec<Diagnostic>) {
+    for block in crate::blocks::code_blocks(&page.body, page.body_line) {
+        if block.lang != "cuda" {
+            continue;
+        }
+        for m in &block.markers {
+            if !crate::blocks::CUDA_MARKERS.contains(&m.as_str())
+                && !crate::blocks::is_arch_marker(m)
+            {
+                warn(
+                    out,
+                    page,
+                    block.line,
+                    &format!(
+                        "unknown marker `{m}` on a cuda code block; known: {}, or an architecture such as `sm_90a`",
+                        crate::blocks::CUDA_MARKERS.join(", ")
+                    ),
+                );
+            }
+        }
+        if block.has("fragment") && block.has("deliberately-wrong") {
+            warn(
+                out,
+                page,
+                block.line,
+                "a cuda code block is marked both `fragment` and `deliberately-wrong`; a deliberately wrong block must be complete, so that it fails for the reason the page gives",
+            );
+        }
+        if block
+            .markers
+            .iter()
+            .filter(|m| crate::blocks::is_arch_marker(m))
+            .count()
+            > 1
+        {
+            warn(
+                out,
+                page,
+                block.line,
+                "a cuda code block names more than one architecture",
+            );
+        }
+    }
 }
 
 fn warn(out: &mut Vec<Diagnostic>, page: &Page, line: u32, msg: &str) {

@@ -231,3 +231,37 @@ fn builtin_pages_all_parse() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+#[test]
+fn unknown_markers_on_cuda_blocks_are_reported_at_the_fence() {
+    let page = "---
+id: skill-blocks
+type: skill
+source_refs: [docs]
+---
+## What
+```cuda fragment
+x = 1;
+```
+```cuda fragmnet sm_90a
+x = 2;
+```
+```cuda fragment deliberately-wrong sm_80 sm_90
+x = 3;
+```
+```bash sudo
+ls
+```
+
+## When NOT to use
+Never.
+";
+    check_diags(
+        &[("w/blocks.md", page)],
+        expect![[r#"
+            w/blocks.md:10:1: warning: unknown marker `fragmnet` on a cuda code block; known: fragment, deliberately-wrong, rdc, or an architecture such as `sm_90a`
+            w/blocks.md:13:1: warning: a cuda code block is marked both `fragment` and `deliberately-wrong`; a deliberately wrong block must be complete, so that it fails for the reason the page gives
+            w/blocks.md:13:1: warning: a cuda code block names more than one architecture
+        "#]],
+    );
+}
