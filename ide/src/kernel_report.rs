@@ -45,7 +45,7 @@
 //! with one, as "not costed".
 
 use kernaut_gpu::banks::{AccessWidth, WARP_LANES};
-use kernaut_gpu::occupancy::{max_potential_block_size, OccupancyInput};
+use kernaut_gpu::occupancy::{smallest_best_block_size, OccupancyInput};
 use kernaut_syntax::{AccessKind, EnclosingKind, SharedAccess, SourceFile, TextRange};
 use std::sync::Arc;
 
@@ -684,7 +684,9 @@ fn occupancy_summary(a: &Analysis, path: &str, o: &OccupancyReport) -> Occupancy
     } else {
         Vec::new()
     };
-    let best_block = max_potential_block_size(
+    // The smallest block that reaches the best occupancy: 256 threads at 100 % is the
+    // suggestion, not 1024 at the same 100 %.
+    let best_block = smallest_best_block_size(
         o.arch,
         &OccupancyInput {
             threads_per_block: threads,

@@ -213,12 +213,20 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                     cells.join(" · ")
                 );
             }
-            if let Some((b, v)) = o.best_block {
-                let _ = writeln!(
-                    md,
-                    "\nBest block size for these resources: {b} threads ({}).",
-                    pct(v)
-                );
+            // A block size is suggested only where it beats the launch's occupancy.
+            if let (Some((b, v)), Some(now)) = (o.best_block, o.occupancy) {
+                if v > now + 1e-9 {
+                    let _ = writeln!(
+                        md,
+                        "\nBest block size for these resources: {b} threads ({}).",
+                        pct(v)
+                    );
+                } else {
+                    let _ = writeln!(
+                        md,
+                        "\nThe launch's block already reaches the best occupancy for these resources."
+                    );
+                }
             }
         }
         md.push('\n');

@@ -137,7 +137,7 @@ fn an_occupancy_what_if_names_the_better_block() {
         .unwrap();
     assert_eq!(first(&r), ("occupancy", CostKind::Occupancy));
     let w = r.what_ifs.iter().find(|w| w.rule == "occupancy").unwrap();
-    expect!["block 64 → 1024: occupancy 100% instead of 12%"].assert_eq(&w.summary);
+    expect!["block 64 → 512: occupancy 100% instead of 12%"].assert_eq(&w.summary);
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn the_naive_transpose_report() {
 
         The register count is assumed; occupancy at other counts: 32: 100% · 64: 50% · 128: cannot launch · 255: cannot launch.
 
-        Best block size for these resources: 1024 threads (100%).
+        The launch's block already reaches the best occupancy for these resources.
 
         ## Shared-memory accesses
 
