@@ -215,7 +215,7 @@ impl<'a> StepWalk<'_, 'a> {
                     .unwrap_or_default();
                 let header = self.low.for_header(node, "");
                 let (var, start) = match &header {
-                    Some((start, var, _, _)) => (
+                    Some((start, var, ..)) => (
                         Some(var.clone()),
                         start.as_ref().map(|(e, at)| self.low.lower(e, *at, 0)),
                     ),
@@ -363,7 +363,7 @@ impl<'a> StepWalk<'_, 'a> {
                     && self
                         .low
                         .for_header(*a, "")
-                        .is_some_and(|(_, v, _, _)| v == name)
+                        .is_some_and(|(_, v, ..)| v == name)
             });
             if !in_header && !modified.iter().any(|m| m == name) {
                 modified.push(name.to_string());
@@ -489,7 +489,7 @@ mod tests {
                 } => {
                     out.push(format!(
                         "{pad}for {var:?} from {} while {} comparisons, update {}",
-                        start.as_ref().map_or("?".into(), |s| s.to_string()),
+                        start.as_ref().map_or("?".into(), |s| format!("{s:#}")),
                         condition.as_ref().map_or(0, Vec::len),
                         update
                             .as_ref()
