@@ -221,7 +221,12 @@ pub enum Expr {
 /// Whether a uniform's name is a launch built-in (`blockIdx`, `gridDim`, `clusterIdx`)
 /// rather than a value such as a kernel parameter.
 pub fn is_builtin_uniform(name: &str) -> bool {
-    name.starts_with("blockIdx") || name.starts_with("gridDim") || name.starts_with("clusterIdx")
+    match name.as_bytes().first() {
+        Some(b'b') => name.starts_with("blockIdx"),
+        Some(b'g') => name.starts_with("gridDim"),
+        Some(b'c') => name.starts_with("clusterIdx"),
+        _ => false,
+    }
 }
 
 impl Expr {
@@ -699,6 +704,27 @@ impl Valuation<'_> {
         self.value_of(e, lane, t)
     }
 
+    /// [`Valuation::value`] without the reason: what the models evaluate many times per
+    /// access, so it builds no error and works out the thread index only where the
+    /// expression reads it.
+    fn quick(&self, e: &Expr, lane: usize) -> Option<i64> {
+        match e {
+            Expr::Int(v) | Expr::Const { value: v, .. } => Some(*v),
+            Expr::ThreadIdx(a) => Some(self.thread(lane)[a.index()]),
+            Expr::BlockDim(a) => Some(self.block_dims()[a.index()]),
+            Expr::Lane => Some(lane as i64),
+            Expr::Uniform(name) => self.uniform(name).ok(),
+            Expr::LoopVar { start, step, .. } => match self.loops {
+                Loops::Unknown => None,
+                Loops::Iteration(k) => self
+                    .quick(start, lane)?
+                    .checked_add(k.saturating_mul(step.unwrap_or(0))),
+            },
+            Expr::Binary(a, op, b) => op.checked(self.quick(a, lane)?, self.quick(b, lane)?),
+            Expr::Unknown(_) => None,
+        }
+    }
+
     fn value_of(&self, e: &Expr, lane: usize, t: [i64; 3]) -> Result<i64, EvalError> {
         match e {
             Expr::Int(v) | Expr::Const { value: v, .. } => Ok(*v),
@@ -731,17 +757,50 @@ impl Valuation<'_> {
 
     /// The value of `e` for `lane`, when it has one.
     pub fn lane(&self, e: &Expr, lane: usize) -> Option<i64> {
-        self.value(e, lane).ok()
+        self.quick(e, lane)
     }
 
     /// The values of `e` for all 32 lanes (past the end of the block included), when
-    /// every lane has one.
+    /// every lane has one: each node is evaluated once for the whole warp.
     pub fn lanes(&self, e: &Expr) -> Option<[i64; WARP_LANES]> {
-        let mut out = [0; WARP_LANES];
-        for (lane, slot) in out.iter_mut().enumerate() {
-            *slot = self.lane(e, lane)?;
-        }
-        Some(out)
+        let mut threads: Option<[[i64; 3]; WARP_LANES]> = None;
+        self.warp_of(e, &mut threads)
+    }
+
+    fn warp_of(
+        &self,
+        e: &Expr,
+        threads: &mut Option<[[i64; 3]; WARP_LANES]>,
+    ) -> Option<[i64; WARP_LANES]> {
+        Some(match e {
+            Expr::Int(v) | Expr::Const { value: v, .. } => [*v; WARP_LANES],
+            Expr::ThreadIdx(a) => {
+                let t = threads.get_or_insert_with(|| std::array::from_fn(|l| self.thread(l)));
+                std::array::from_fn(|l| t[l][a.index()])
+            }
+            Expr::BlockDim(a) => [self.block_dims()[a.index()]; WARP_LANES],
+            Expr::Lane => std::array::from_fn(|l| l as i64),
+            Expr::Uniform(name) => [self.uniform(name).ok()?; WARP_LANES],
+            Expr::LoopVar { start, step, .. } => match self.loops {
+                Loops::Unknown => return None,
+                Loops::Iteration(k) => {
+                    let by = k.saturating_mul(step.unwrap_or(0));
+                    let mut s = self.warp_of(start, threads)?;
+                    for v in &mut s {
+                        *v = v.checked_add(by)?;
+                    }
+                    s
+                }
+            },
+            Expr::Binary(a, op, b) => {
+                let (mut x, y) = (self.warp_of(a, threads)?, self.warp_of(b, threads)?);
+                for (v, w) in x.iter_mut().zip(y) {
+                    *v = op.checked(*v, w)?;
+                }
+                x
+            }
+            Expr::Unknown(_) => return None,
+        })
     }
 
     /// The values of `e` for the lanes of the warp that are threads of the block

@@ -459,7 +459,8 @@ fn merged_access(
     if let Some(m) = loop_merged(scope, all, a, elem) {
         return Some(m);
     }
-    let (core, c) = split_constant(&a.byte_offset);
+    let split = scope.cache.split(&a.byte_offset, split_constant);
+    let (core, c) = (&split.0, split.1);
     if core.unknown_reason().is_some() {
         return None;
     }
@@ -485,16 +486,16 @@ fn merged_access(
                 && o.cast_type.is_none()
         })
         // A part of a wide access (16 bytes at most) is less than 16 bytes from this
-        // one: the others are not split, which allocates.
+        // one: the others are not split.
         .filter(|o| constant_part(&o.byte_offset).abs_diff(c) < 16)
         .filter_map(|o| {
-            let (oc, k) = split_constant(&o.byte_offset);
-            Some((o, k)).filter(|_| oc == core)
+            let theirs = scope.cache.split(&o.byte_offset, split_constant);
+            Some((o, theirs.1)).filter(|_| theirs.0 == *core)
         })
         .collect();
     for &k in merge_counts(elem, a.kind) {
         let wide = i64::try_from(k * elem).ok()?;
-        if divisor(&core) % wide != 0 {
+        if divisor(core) % wide != 0 {
             continue;
         }
         let base = c - c.rem_euclid(wide);

@@ -177,6 +177,9 @@ pub(crate) struct ReportCache {
     /// modelled with one shape; looking up by the offset alone needs no copy of it).
     banks: Mutex<FxHashMap<IndexExpr, BankModels>>,
     occupancy: Mutex<FxHashMap<OccupancyKey, Result<Occupancy, String>>>,
+    /// Byte offsets split into core and constant, for the merged-access search, which
+    /// compares each access with its neighbours.
+    splits: Mutex<FxHashMap<IndexExpr, Arc<(IndexExpr, i64)>>>,
 }
 
 /// The models of one byte offset, by the rest of the inputs.
@@ -191,6 +194,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ReportCache {
+    /// `split(index)`, kept by `index`.
+    pub(crate) fn split(
+        &self,
+        index: &IndexExpr,
+        split: impl FnOnce(&IndexExpr) -> (IndexExpr, i64),
+    ) -> Arc<(IndexExpr, i64)> {
+        if let Some(s) = lock(&self.splits).get(index) {
+            return s.clone();
+        }
+        let s = Arc::new(split(index));
+        let mut table = lock(&self.splits);
+        if table.len() >= CACHE_ENTRIES {
+            table.clear();
+        }
+        table.insert(index.clone(), s.clone());
+        s
+    }
+
     pub(crate) fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
         let found = lock(&self.banks)
             .get(index)

@@ -107,23 +107,25 @@ fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     }
     // The lanes of a warp write consecutive elements from a 16-byte-aligned start, and
     // read them from a consecutive run that starts 16-byte-aligned.
-    let src = global_index(ctx, call, 1)?;
-    let rows = access.byte_offset.mentions(&rows_of_block) || src.mentions(&rows_of_block);
-    for v in valuations(ctx, call, rows) {
-        let base = v.lane(&access.byte_offset, 0)?;
-        let first = v.lane(&src, 0)?;
-        if base % 16 != 0 || (first * elem) % 16 != 0 {
-            return None;
-        }
-        for lane in 1..32 {
-            if v.lane(&access.byte_offset, lane)? - base != lane as i64 * size
-                || v.lane(&src, lane)? - first != lane as i64
-            {
-                return None;
-            }
-        }
+    let shape = launch_shape(
+        ctx.facts,
+        ctx.facts
+            .function_at(call.range.start)
+            .map(|f| f.name.as_str()),
+    );
+    let dst = &access.byte_offset;
+    let dst_rows = dst.mentions(&rows_of_block);
+    if !warp_valuations(shape, dst_rows)
+        .iter()
+        .all(|v| aligned_run(v, dst, 1, size))
+    {
+        return None;
     }
-    if !strides_keep_alignment(ctx, call, &src, elem) {
+    let src = global_index(ctx, call, 1)?;
+    let vals = warp_valuations(shape, dst_rows || src.mentions(&rows_of_block));
+    if !vals.iter().all(|v| aligned_run(v, &src, elem, elem))
+        || !strides_keep_alignment(&vals, &src, elem)
+    {
         return None;
     }
     let aligned = ctx
@@ -526,13 +528,10 @@ fn collective(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     }
     // The source is the same for every lane (the group copies together) and aligned.
     let src = global_index(ctx, call, 2)?;
-    for v in valuations(ctx, call, src.mentions(&rows_of_block)) {
-        let first = v.lane(&src, 0)?;
-        if (first * elem) % 16 != 0 || (1..32).any(|l| v.lane(&src, l) != Some(first)) {
-            return None;
-        }
-    }
-    if !strides_keep_alignment(ctx, call, &src, elem) {
+    let vals = valuations(ctx, call, src.mentions(&rows_of_block));
+    if !vals.iter().all(|v| aligned_run(v, &src, elem, 0))
+        || !strides_keep_alignment(&vals, &src, elem)
+    {
         return None;
     }
     let size_range = call.arg_ranges.get(3)?.clone();
@@ -567,9 +566,9 @@ fn rows_of_block(e: &IndexExpr) -> bool {
 /// parameter, `blockIdx`) at small values that are not all multiples of anything, so
 /// that an alignment holds only where the code shows it. The block is the launches'
 /// when the file's launches of the kernel agree; otherwise `blockDim.x` is a multiple of
-/// 32 and, where the index reads the thread's row, warps 0, 1 and 7 of rows of 32
-/// threads are checked, so each warp's row must start aligned too (a padded `[32][33]`
-/// tile does not).
+/// 32. Where the index reads the thread's row, warps 0, 1 and 7 (rows of 32 threads
+/// where no launch gives the block) are checked too, so each warp's row must start
+/// aligned (a padded `[32][33]` tile does not).
 fn valuations(ctx: &RuleContext, call: &CallSite, rows: bool) -> Vec<Valuation<'static>> {
     let function = ctx
         .facts
@@ -580,23 +579,22 @@ fn valuations(ctx: &RuleContext, call: &CallSite, rows: bool) -> Vec<Valuation<'
 
 /// [`valuations`] for a kernel launched with `shape` (`None` where not known).
 fn warp_valuations(shape: [Option<i64>; 3], rows: bool) -> Vec<Valuation<'static>> {
-    let (block, warps): ([Option<i64>; 3], &[i64]) = match shape {
-        [Some(_), Some(_), Some(_)] => (shape, &[0, 1, 7]),
-        _ if rows => ([None, Some(8), Some(1)], &[0, 1, 7]),
-        _ => ([None; 3], &[0]),
+    let block = match shape {
+        [Some(_), Some(_), Some(_)] => shape,
+        _ if rows => [None, Some(8), Some(1)],
+        _ => [None; 3],
     };
-    let mut out = Vec::new();
-    for sample in 0..SAMPLES {
-        for &warp in warps {
-            out.push(Valuation {
-                block,
-                warp,
-                sample,
-                uniforms: Uniforms::Arbitrary,
-                loops: Loops::Iteration(0),
-            });
-        }
-    }
+    let warps: &[i64] = if rows { &[0, 1, 7] } else { &[0] };
+    // The rows at the first sample of the uniforms, the other samples in warp 0.
+    let at = |sample, warp| Valuation {
+        block,
+        warp,
+        sample,
+        uniforms: Uniforms::Arbitrary,
+        loops: Loops::Iteration(0),
+    };
+    let mut out: Vec<Valuation<'static>> = warps.iter().map(|&w| at(0, w)).collect();
+    out.extend((1..SAMPLES).map(|s| at(s, 0)));
     out
 }
 
@@ -611,23 +609,34 @@ fn global_index(ctx: &RuleContext, call: &CallSite, arg: usize) -> Option<IndexE
     Some(index)
 }
 
+/// Whether `e` (in units of `scale` bytes) is, for the lanes of the warp `v` gives, a
+/// run from a 16-byte-aligned start with lane `l` at `l * width` bytes (0: every lane
+/// the same).
+fn aligned_run(v: &Valuation<'_>, e: &IndexExpr, scale: i64, width: i64) -> bool {
+    let Some(values) = v.lanes(e) else {
+        return false;
+    };
+    (values[0] * scale) % 16 == 0
+        && values
+            .iter()
+            .enumerate()
+            .all(|(l, x)| (x - values[0]) * scale == l as i64 * width)
+}
+
 /// Whether each loop the index `src` steps through moves it by a multiple of 16 bytes
-/// (of `elem`-byte elements) for every lane of every warp checked: one step of the loop
-/// (a constant, or a step the code computes, such as `i += blockDim.x`), the other
+/// (of `elem`-byte elements) for every lane of every warp in `vals`: one step of the
+/// loop (a constant, or a step the code computes, such as `i += blockDim.x`), the other
 /// loops held. A loop whose step the code does not show keeps the copy silent.
-fn strides_keep_alignment(ctx: &RuleContext, call: &CallSite, src: &IndexExpr, elem: i64) -> bool {
+fn strides_keep_alignment(vals: &[Valuation<'_>], src: &IndexExpr, elem: i64) -> bool {
     let mut loops = Vec::new();
     loop_names(src, &mut loops);
     loops.iter().all(|name| {
         let Some(next) = advanced(src, name) else {
             return false;
         };
-        let rows = src.mentions(&rows_of_block) || next.mentions(&rows_of_block);
-        valuations(ctx, call, rows).iter().all(|v| {
-            (0..32).all(|l| match (v.lane(src, l), v.lane(&next, l)) {
-                (Some(a), Some(b)) => ((b - a) * elem) % 16 == 0,
-                _ => false,
-            })
+        vals.iter().all(|v| match (v.lanes(src), v.lanes(&next)) {
+            (Some(a), Some(b)) => a.iter().zip(b).all(|(a, b)| ((b - a) * elem) % 16 == 0),
+            _ => false,
         })
     })
 }
