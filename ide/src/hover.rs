@@ -29,9 +29,8 @@ use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, Regs
 mod wiki;
 pub(crate) use wiki::{lookup, wiki_info};
 
-mod signatures;
-pub use signatures::MAX_SIGNATURES;
-pub(crate) use signatures::{
+pub use crate::signatures::MAX_SIGNATURES;
+pub(crate) use crate::signatures::{
     matching_signatures, names_token, overload_range, overload_requirement, pick_overloads,
 };
 

@@ -23,6 +23,7 @@ pub mod races;
 pub mod reports;
 pub mod rules;
 mod shared_bytes;
+mod signatures;
 pub mod source_text;
 
 pub use analysis::{
