@@ -1,15 +1,20 @@
-//! Integer index expressions over the thread index, evaluated for every lane of a warp.
+//! The one expression form of an index over the thread index, and the one warp
+//! valuation that evaluates it.
 //!
-//! The `syntax` and `ide` crates lower source expressions to [`Expr`] values directly;
-//! the CLI parses the text form with [`Expr::parse`]:
+//! [`Expr`] is what `kernaut-syntax` lowers a subscript, a pointer operand or a guard's
+//! comparison to (re-exported there as `IndexExpr`), what the bank, sector and
+//! async-copy models evaluate, and what the CLI parses from `--index` text
+//! ([`Expr::parse`]). [`Valuation`] says how the 32 lanes of a warp map to `threadIdx`,
+//! and what the values the code does not fix are taken to be (the block shape when no
+//! launch gives it, uniforms, loop iterations): every model asks it, so they agree.
 //!
 //! ```
-//! use kernaut_gpu::expr::{Expr, WarpContext};
+//! use kernaut_gpu::expr::{Axis, Expr, WarpContext};
 //! let e = Expr::parse("threadIdx.y * 33 + threadIdx.x").unwrap();
 //! let ctx = WarpContext { block: [32, 8, 1], ..WarpContext::default() };
 //! let values = e.eval_warp(&ctx).unwrap();
 //! assert_eq!(values[5], Some(5));
-//! assert_eq!(e, Expr::ThreadIdx(kernaut_gpu::expr::Dim::Y) * Expr::Const(33) + Expr::ThreadIdx(kernaut_gpu::expr::Dim::X));
+//! assert_eq!(e, Expr::ThreadIdx(Axis::Y) * Expr::Int(33) + Expr::ThreadIdx(Axis::X));
 //! ```
 //!
 //! Operators and precedence follow C: unary `- ~ +`, then `* / %`, `+ -`, `<< >>`, `&`,
@@ -22,10 +27,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::banks::WARP_LANES;
 
-/// A dimension of `threadIdx` or `blockDim`.
+/// A thread-index axis (of `threadIdx` or `blockDim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Dim {
+pub enum Axis {
     /// `.x`
     X,
     /// `.y`
@@ -34,28 +39,24 @@ pub enum Dim {
     Z,
 }
 
-impl Dim {
+impl Axis {
     fn index(self) -> usize {
         self as usize
     }
 
     fn name(self) -> &'static str {
         match self {
-            Dim::X => "x",
-            Dim::Y => "y",
-            Dim::Z => "z",
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
         }
     }
 }
 
-/// A unary operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnaryOp {
-    /// `-a`
-    Neg,
-    /// `~a`
-    Not,
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A binary operator.
@@ -99,6 +100,23 @@ impl BinOp {
             BinOp::Or => "|",
             BinOp::Xor => "^",
         }
+    }
+
+    /// The operator spelled `s` in C, when it is one of these.
+    pub fn from_symbol(s: &str) -> Option<BinOp> {
+        Some(match s {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "<<" => BinOp::Shl,
+            ">>" => BinOp::Shr,
+            "&" => BinOp::And,
+            "|" => BinOp::Or,
+            "^" => BinOp::Xor,
+            _ => return None,
+        })
     }
 
     /// Binding strength as in C: higher binds tighter.
@@ -147,46 +165,242 @@ impl BinOp {
             BinOp::Xor => Ok(a ^ b),
         }
     }
+
+    /// [`BinOp::apply`] as an option: `None` where C has no defined value.
+    pub fn checked(self, a: i64, b: i64) -> Option<i64> {
+        self.apply(a, b).ok()
+    }
 }
 
-/// An integer expression over the thread index.
+/// An index (or byte offset) as a function of the thread index.
+///
+/// `Display` writes it as C (constants, uniforms and loop variables by name), with only
+/// the parentheses C needs; the alternate form (`{:#}`) writes every node, with each
+/// constant's value and each loop's bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Expr {
-    /// An integer literal.
-    Const(i64),
-    /// The lane in the warp, 0 to 31 (`threadIdx` linearised, modulo 32).
-    Lane,
+    /// An integer.
+    Int(i64),
     /// `threadIdx.x`, `.y` or `.z`.
-    ThreadIdx(Dim),
+    ThreadIdx(Axis),
     /// `blockDim.x`, `.y` or `.z`.
-    BlockDim(Dim),
-    /// A named constant, resolved from [`WarpContext::constants`]; `warpSize` is 32
-    /// unless given.
-    Named(String),
-    /// A unary operation.
-    Unary(UnaryOp, Box<Expr>),
+    BlockDim(Axis),
+    /// The lane within the warp: `threadIdx.x % 32` or `threadIdx.x & 31`.
+    Lane,
+    /// A constant the file determines (`TILE_DIM`), with its value.
+    Const {
+        /// The constant's name.
+        name: String,
+        /// Its folded value.
+        value: i64,
+    },
+    /// A loop variable, which a [`Valuation`] holds at one iteration.
+    LoopVar {
+        /// The variable's name.
+        name: String,
+        /// Its start value.
+        start: Box<Expr>,
+        /// The exclusive end, when the condition is `v < END` or `v <= END - 1` with a
+        /// constant bound.
+        end: Option<i64>,
+        /// The step per iteration, when constant.
+        step: Option<i64>,
+        /// The step when it is not a constant (`i += blockDim.x`), lowered.
+        stride: Option<Box<Expr>>,
+    },
+    /// A value that is the same for every thread of a warp but not fixed by the code:
+    /// `blockIdx.x`, `gridDim.x`, a kernel parameter, a name the CLI is given a value for.
+    Uniform(String),
     /// A binary operation.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Binary(Box<Expr>, BinOp, Box<Expr>),
+    /// Something that cannot be modelled, and why (data-dependent, a call, ...).
+    Unknown(String),
+}
+
+/// Whether a uniform's name is a launch built-in (`blockIdx`, `gridDim`, `clusterIdx`)
+/// rather than a value such as a kernel parameter.
+pub fn is_builtin_uniform(name: &str) -> bool {
+    match name.as_bytes().first() {
+        Some(b'b') => name.starts_with("blockIdx"),
+        Some(b'g') => name.starts_with("gridDim"),
+        Some(b'c') => name.starts_with("clusterIdx"),
+        _ => false,
+    }
 }
 
 impl Expr {
-    /// A binary node.
-    pub fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-        Expr::Binary(op, Box::new(lhs), Box::new(rhs))
+    /// Builds `a op b`, folding integers and the identities `x + 0`, `x * 1`, `x * 0`.
+    pub fn binary(a: Expr, op: BinOp, b: Expr) -> Expr {
+        let val = |e: &Expr| match e {
+            Expr::Int(v) => Some(*v),
+            _ => None,
+        };
+        if let (Expr::Unknown(r), _) | (_, Expr::Unknown(r)) = (&a, &b) {
+            return Expr::Unknown(r.clone());
+        }
+        match (val(&a), op, val(&b)) {
+            (Some(x), _, Some(y)) => match fold(x, op, y) {
+                Some(v) => Expr::Int(v),
+                None => Expr::Unknown(format!(
+                    "`{x} {} {y}` overflows or divides by zero",
+                    op.symbol()
+                )),
+            },
+            (Some(0), BinOp::Add, _) => b,
+            (_, BinOp::Add | BinOp::Sub, Some(0)) => a,
+            (Some(1), BinOp::Mul, _) => b,
+            (_, BinOp::Mul | BinOp::Div, Some(1)) => a,
+            (Some(0), BinOp::Mul, _) | (_, BinOp::Mul, Some(0)) => Expr::Int(0),
+            _ => Expr::raw(a, op, b),
+        }
     }
 
-    /// A unary node.
-    pub fn unary(op: UnaryOp, operand: Expr) -> Expr {
-        Expr::Unary(op, Box::new(operand))
+    /// `a op b` as written, without folding.
+    pub fn raw(a: Expr, op: BinOp, b: Expr) -> Expr {
+        Expr::Binary(Box::new(a), op, Box::new(b))
     }
 
-    /// A named constant.
-    pub fn named(name: impl Into<String>) -> Expr {
-        Expr::Named(name.into())
+    /// A uniform named `name`.
+    pub fn uniform(name: impl Into<String>) -> Expr {
+        Expr::Uniform(name.into())
     }
 
-    /// Parses the text form.
+    /// The reason the expression cannot be modelled, if any part of it is unknown.
+    pub fn unknown_reason(&self) -> Option<&str> {
+        match self {
+            Expr::Unknown(r) => Some(r),
+            Expr::Binary(a, _, b) => a.unknown_reason().or_else(|| b.unknown_reason()),
+            Expr::LoopVar { start, .. } => start.unknown_reason(),
+            _ => None,
+        }
+    }
+
+    /// Whether `what` holds for the expression or a node below it (a loop variable's
+    /// start included).
+    pub fn mentions(&self, what: &dyn Fn(&Expr) -> bool) -> bool {
+        what(self)
+            || match self {
+                Expr::Binary(a, _, b) => a.mentions(what) || b.mentions(what),
+                Expr::LoopVar { start, .. } => start.mentions(what),
+                _ => false,
+            }
+    }
+
+    /// Whether the value can differ between the threads of a warp (it mentions
+    /// `threadIdx` or the lane).
+    pub fn depends_on_thread(&self) -> bool {
+        self.mentions(&|e| matches!(e, Expr::ThreadIdx(_) | Expr::Lane))
+    }
+
+    /// Whether a loop variable appears in the expression.
+    pub fn has_loop_var(&self) -> bool {
+        self.mentions(&|e| matches!(e, Expr::LoopVar { .. }))
+    }
+
+    /// The expression with each constant folded again by `refold` (its name, or the
+    /// text it was folded from); a constant `refold` does not answer keeps its value.
+    /// Template parameters bound at a launch change the constants derived from them.
+    pub fn rebind(&self, refold: &dyn Fn(&str) -> Option<i64>) -> Expr {
+        match self {
+            Expr::Const { name, value } => Expr::Const {
+                name: name.clone(),
+                value: refold(name).unwrap_or(*value),
+            },
+            Expr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+                stride,
+            } => Expr::LoopVar {
+                name: name.clone(),
+                start: Box::new(start.rebind(refold)),
+                end: *end,
+                step: *step,
+                stride: stride.as_ref().map(|s| Box::new(s.rebind(refold))),
+            },
+            Expr::Binary(a, op, b) => Expr::raw(a.rebind(refold), *op, b.rebind(refold)),
+            other => other.clone(),
+        }
+    }
+
+    /// Evaluates the expression, asking `leaf` for the value of every thread index,
+    /// block dimension, lane, loop variable and uniform (constants evaluate to their
+    /// value). Returns `None` when `leaf` does, on unknowns, and on overflow.
+    pub fn eval(&self, leaf: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64> {
+        match self {
+            Expr::Int(v) => Some(*v),
+            Expr::Const { value, .. } => Some(*value),
+            Expr::Binary(a, op, b) => fold(a.eval(leaf)?, *op, b.eval(leaf)?),
+            Expr::Unknown(_) => None,
+            other => leaf(other),
+        }
+    }
+
+    /// The value when it depends on nothing a warp or launch decides.
+    pub fn constant(&self) -> Option<i64> {
+        self.eval(&|_| None)
+    }
+
+    /// The expression with each loop variable replaced by its start (the first
+    /// iteration), and the loops so held, each once, with the start as written.
+    /// Constants keep their names, except a name seen with two values (a template
+    /// parameter bound differently in two places), which is written as its value.
+    pub fn held_at_start(&self) -> (Expr, Vec<(String, String)>) {
+        fn walk(
+            e: &Expr,
+            held: &mut Vec<(String, String)>,
+            names: &mut Vec<(String, i64)>,
+        ) -> Expr {
+            match e {
+                Expr::Const { name, value } => {
+                    match names.iter().find(|(n, _)| n == name) {
+                        Some((_, v)) if v != value => return Expr::Int(*value),
+                        Some(_) => {}
+                        None => names.push((name.clone(), *value)),
+                    }
+                    e.clone()
+                }
+                Expr::LoopVar { name, start, .. } => {
+                    let start = walk(start, held, names);
+                    if !held.iter().any(|(n, _)| n == name) {
+                        held.push((name.clone(), start.to_string()));
+                    }
+                    start
+                }
+                Expr::Binary(a, op, b) => {
+                    Expr::raw(walk(a, held, names), *op, walk(b, held, names))
+                }
+                other => other.clone(),
+            }
+        }
+        let mut held = Vec::new();
+        let e = walk(self, &mut held, &mut Vec::new());
+        (e, held)
+    }
+
+    /// The uniforms of the expression, each once, in order of appearance.
+    pub fn uniforms(&self) -> Vec<String> {
+        fn walk(e: &Expr, out: &mut Vec<String>) {
+            match e {
+                Expr::Uniform(n) if !out.contains(n) => out.push(n.clone()),
+                Expr::Binary(a, _, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Expr::LoopVar { start, .. } => walk(start, out),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
+    /// Parses the text form: numbers, `threadIdx.x`, `blockDim.y`, `lane`, and names,
+    /// which are uniforms ([`WarpContext::constants`] gives them values; `warpSize` is
+    /// 32 unless given).
     pub fn parse(text: &str) -> Result<Expr, ParseError> {
         let mut p = Parser { text, pos: 0 };
         p.skip_ws();
@@ -201,29 +415,6 @@ impl Expr {
         Ok(e)
     }
 
-    /// The value for one thread of a block.
-    pub fn eval(&self, thread: &ThreadContext<'_>) -> Result<i64, EvalError> {
-        match self {
-            Expr::Const(v) => Ok(*v),
-            Expr::Lane => Ok(i64::from(thread.lane)),
-            Expr::ThreadIdx(d) => Ok(i64::from(thread.thread_idx[d.index()])),
-            Expr::BlockDim(d) => Ok(i64::from(thread.block[d.index()])),
-            Expr::Named(name) => thread.lookup(name),
-            Expr::Unary(op, e) => {
-                let v = e.eval(thread)?;
-                match op {
-                    UnaryOp::Neg => v.checked_neg().ok_or(EvalError::Overflow {
-                        op: "-",
-                        lhs: 0,
-                        rhs: v,
-                    }),
-                    UnaryOp::Not => Ok(!v),
-                }
-            }
-            Expr::Binary(op, a, b) => op.apply(a.eval(thread)?, b.eval(thread)?),
-        }
-    }
-
     /// The value for every lane of warp [`WarpContext::warp`] of a block; `None` for
     /// lanes past the end of the block.
     pub fn eval_warp(&self, ctx: &WarpContext) -> Result<[Option<i64>; WARP_LANES], EvalError> {
@@ -231,50 +422,44 @@ impl Expr {
         if bx == 0 || by == 0 || bz == 0 {
             return Err(EvalError::EmptyBlock { block: ctx.block });
         }
-        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-        let mut out = [None; WARP_LANES];
-        for (lane, slot) in out.iter_mut().enumerate() {
-            let t = u64::from(ctx.warp) * WARP_LANES as u64 + lane as u64;
-            if t >= threads {
-                break;
-            }
-            let x = (t % u64::from(bx)) as u32;
-            let y = ((t / u64::from(bx)) % u64::from(by)) as u32;
-            let z = (t / (u64::from(bx) * u64::from(by))) as u32;
-            let thread = ThreadContext {
-                lane: lane as u32,
-                thread_idx: [x, y, z],
-                block: ctx.block,
-                constants: &ctx.constants,
-            };
-            *slot = Some(self.eval(&thread)?);
-        }
-        Ok(out)
+        let v = Valuation {
+            block: ctx.block.map(|d| Some(i64::from(d))),
+            warp: i64::from(ctx.warp),
+            sample: 0,
+            uniforms: Uniforms::Named(&ctx.constants),
+            loops: Loops::Unknown,
+        };
+        v.warp_values(self)
     }
 
-    fn fmt_prec(&self, f: &mut fmt::Formatter<'_>, min: u8) -> fmt::Result {
+    fn fmt_c(&self, f: &mut fmt::Formatter<'_>, min: u8) -> fmt::Result {
         match self {
-            Expr::Const(v) if *v < 0 && min > 0 => write!(f, "({v})"),
-            Expr::Const(v) => write!(f, "{v}"),
+            Expr::Int(v) if *v < 0 && min > 0 => write!(f, "({v})"),
+            Expr::Int(v) => write!(f, "{v}"),
             Expr::Lane => f.write_str("lane"),
-            Expr::ThreadIdx(d) => write!(f, "threadIdx.{}", d.name()),
-            Expr::BlockDim(d) => write!(f, "blockDim.{}", d.name()),
-            Expr::Named(n) => f.write_str(n),
-            Expr::Unary(op, e) => {
-                f.write_str(match op {
-                    UnaryOp::Neg => "-",
-                    UnaryOp::Not => "~",
-                })?;
-                e.fmt_prec(f, u8::MAX)
+            Expr::ThreadIdx(d) => write!(f, "threadIdx.{d}"),
+            Expr::BlockDim(d) => write!(f, "blockDim.{d}"),
+            Expr::Const { name, .. } | Expr::Uniform(name) | Expr::LoopVar { name, .. } => {
+                f.write_str(name)
             }
-            Expr::Binary(op, a, b) => {
+            Expr::Unknown(r) => write!(f, "unknown({r})"),
+            // `-a` and `~a` are lowered (and parsed) as `0 - a` and `a ^ -1`.
+            Expr::Binary(a, BinOp::Sub, b) if **a == Expr::Int(0) => {
+                f.write_str("-")?;
+                b.fmt_c(f, u8::MAX)
+            }
+            Expr::Binary(a, BinOp::Xor, b) if **b == Expr::Int(-1) => {
+                f.write_str("~")?;
+                a.fmt_c(f, u8::MAX)
+            }
+            Expr::Binary(a, op, b) => {
                 let p = op.precedence();
                 if p < min {
                     f.write_str("(")?;
                 }
-                a.fmt_prec(f, p)?;
+                a.fmt_c(f, p)?;
                 write!(f, " {} ", op.symbol())?;
-                b.fmt_prec(f, p + 1)?;
+                b.fmt_c(f, p + 1)?;
                 if p < min {
                     f.write_str(")")?;
                 }
@@ -282,12 +467,67 @@ impl Expr {
             }
         }
     }
+
+    fn fmt_tree(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Int(v) => write!(f, "{v}"),
+            Expr::ThreadIdx(a) => write!(f, "threadIdx.{a}"),
+            Expr::BlockDim(a) => write!(f, "blockDim.{a}"),
+            Expr::Lane => f.write_str("lane"),
+            Expr::Const { name, value } => write!(f, "{name}={value}"),
+            Expr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+                stride,
+            } => {
+                write!(f, "{name}@[")?;
+                start.fmt_tree(f)?;
+                if let Some(e) = end {
+                    write!(f, "..{e}")?;
+                }
+                if let Some(s) = step {
+                    write!(f, " step {s}")?;
+                }
+                if let Some(s) = stride {
+                    f.write_str(" step ")?;
+                    s.fmt_tree(f)?;
+                }
+                f.write_str("]")
+            }
+            Expr::Uniform(n) => write!(f, "uniform({n})"),
+            Expr::Binary(a, op, b) => {
+                f.write_str("(")?;
+                a.fmt_tree(f)?;
+                write!(f, " {} ", op.symbol())?;
+                b.fmt_tree(f)?;
+                f.write_str(")")
+            }
+            Expr::Unknown(r) => write!(f, "unknown({r})"),
+        }
+    }
+}
+
+/// `x op y` folded, `None` where C has no defined value; shifts keep the bits that fit
+/// (`checked_shl`), as the constant folder of `kernaut-syntax` does.
+fn fold(x: i64, op: BinOp, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+        BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+        BinOp::Div => x.checked_div(y),
+        BinOp::Rem => x.checked_rem(y),
+        _ => op.checked(x, y),
+    }
 }
 
 impl fmt::Display for Expr {
-    /// Writes the text form, with only the parentheses C needs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.fmt_prec(f, 0)
+        if f.alternate() {
+            self.fmt_tree(f)
+        } else {
+            self.fmt_c(f, 0)
+        }
     }
 }
 
@@ -305,7 +545,7 @@ macro_rules! impl_op {
             type Output = Expr;
 
             fn $method(self, rhs: Expr) -> Expr {
-                Expr::binary($op, self, rhs)
+                Expr::raw(self, $op, rhs)
             }
         }
     };
@@ -325,33 +565,266 @@ impl_op!(BitXor, bitxor, BinOp::Xor);
 impl std::ops::Neg for Expr {
     type Output = Expr;
 
+    /// `0 - self`.
     fn neg(self) -> Expr {
-        Expr::unary(UnaryOp::Neg, self)
-    }
-}
-
-impl std::ops::Not for Expr {
-    type Output = Expr;
-
-    fn not(self) -> Expr {
-        Expr::unary(UnaryOp::Not, self)
+        Expr::raw(Expr::Int(0), BinOp::Sub, self)
     }
 }
 
 impl From<i64> for Expr {
     fn from(v: i64) -> Expr {
-        Expr::Const(v)
+        Expr::Int(v)
     }
 }
 
-/// The block and warp an expression is evaluated for.
+/// Values tried for a kernel parameter or other uniform that a sector model reads as a
+/// matrix dimension ([`Uniforms::Dimensions`]).
+pub const DIMENSION_SAMPLES: [i64; 3] = [64, 1000, 4096];
+/// Values tried for `blockIdx`, `gridDim` and `clusterIdx` under
+/// [`Uniforms::Dimensions`].
+pub const BUILTIN_SAMPLES: [i64; 3] = [0, 1, 5];
+/// Values tried for every uniform under [`Uniforms::Arbitrary`]: small, and not all
+/// multiples of anything (an alignment must hold for each).
+pub const ARBITRARY_SAMPLES: [i64; 3] = [0, 1, 7];
+/// Values tried for `blockDim.x` where no launch fixes it: multiples of the warp size.
+pub const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
+/// How many samples a valuation's `sample` runs over.
+pub const SAMPLES: usize = 3;
+
+/// What a [`Valuation`] takes a uniform to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uniforms<'a> {
+    /// Launch built-ins at [`BUILTIN_SAMPLES`], other uniforms (matrix dimensions) at
+    /// [`DIMENSION_SAMPLES`].
+    Dimensions,
+    /// Every uniform at [`ARBITRARY_SAMPLES`].
+    Arbitrary,
+    /// Every uniform at this value.
+    All(i64),
+    /// The values given by name (`warpSize` is 32 unless given); another name has none.
+    Named(&'a [(String, i64)]),
+}
+
+/// What a [`Valuation`] takes a loop variable to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loops {
+    /// Unknown: an expression with a loop variable has no value.
+    Unknown,
+    /// At this iteration: the start plus this many steps (a loop whose step is not a
+    /// constant is held at its start).
+    Iteration(i64),
+}
+
+/// The one warp valuation: how the lanes of one warp map to `threadIdx`, and the values
+/// of everything else an index reads.
+///
+/// Threads are numbered x fastest, then y, then z (as CUDA linearises them); lane `l`
+/// of warp `w` is thread `32 w + l`. A block dimension no launch fixes is taken to be 1
+/// for `.y` and `.z`, and [`BLOCK_X_SAMPLES`]`[sample]` for `.x`. Every model that
+/// evaluates an index for a warp (bank conflicts, sectors, active lanes, async-copy
+/// alignment) builds one of these, so that they read the same lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Valuation<'a> {
+    /// `blockDim` as `[x, y, z]`, `None` where not known.
+    pub block: [Option<i64>; 3],
+    /// Which warp of the block.
+    pub warp: i64,
+    /// Which of the [`SAMPLES`] samples of unknown values.
+    pub sample: usize,
+    /// What the uniforms are.
+    pub uniforms: Uniforms<'a>,
+    /// What the loop variables are.
+    pub loops: Loops,
+}
+
+impl Valuation<'_> {
+    /// Warp 0 of a block of shape `block` (`None` where not known), uniforms read as
+    /// matrix dimensions, loops at their first iteration, the first sample.
+    pub fn warp0(block: [Option<i64>; 3]) -> Valuation<'static> {
+        Valuation {
+            block,
+            warp: 0,
+            sample: 0,
+            uniforms: Uniforms::Dimensions,
+            loops: Loops::Iteration(0),
+        }
+    }
+
+    /// `blockDim` as evaluated: each known dimension, else the assumption.
+    pub fn block_dims(&self) -> [i64; 3] {
+        [
+            self.block[0].unwrap_or(BLOCK_X_SAMPLES[self.sample % SAMPLES]),
+            self.block[1].unwrap_or(1),
+            self.block[2].unwrap_or(1),
+        ]
+    }
+
+    /// `threadIdx` of `lane`.
+    pub fn thread(&self, lane: usize) -> [i64; 3] {
+        let [bx, by, _] = self.block_dims();
+        let (bx, by) = (bx.max(1), by.max(1));
+        let bz = self.block_dims()[2].max(1);
+        let t = self.warp * WARP_LANES as i64 + lane as i64;
+        [t % bx, (t / bx) % by, (t / (bx * by)) % bz]
+    }
+
+    /// Whether `lane` is a thread of the block: `false` only past the end of a block
+    /// whose every dimension is known.
+    pub fn in_block(&self, lane: usize) -> bool {
+        match self.block {
+            [Some(x), Some(y), Some(z)] => {
+                self.warp * WARP_LANES as i64 + (lane as i64) < x * y * z.max(1)
+            }
+            _ => true,
+        }
+    }
+
+    fn uniform(&self, name: &str) -> Result<i64, EvalError> {
+        let s = self.sample % SAMPLES;
+        Ok(match self.uniforms {
+            Uniforms::Dimensions if is_builtin_uniform(name) => BUILTIN_SAMPLES[s],
+            Uniforms::Dimensions => DIMENSION_SAMPLES[s],
+            Uniforms::Arbitrary => ARBITRARY_SAMPLES[s],
+            Uniforms::All(v) => v,
+            Uniforms::Named(values) => match values.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => *v,
+                None if name == "warpSize" => WARP_LANES as i64,
+                None => {
+                    return Err(EvalError::UnknownName {
+                        name: name.to_string(),
+                    })
+                }
+            },
+        })
+    }
+
+    /// The value of `e` for `lane`, or why it has none.
+    pub fn value(&self, e: &Expr, lane: usize) -> Result<i64, EvalError> {
+        let t = self.thread(lane);
+        self.value_of(e, lane, t)
+    }
+
+    /// [`Valuation::value`] without the reason: what the models evaluate many times per
+    /// access, so it builds no error and works out the thread index only where the
+    /// expression reads it.
+    fn quick(&self, e: &Expr, lane: usize) -> Option<i64> {
+        match e {
+            Expr::Int(v) | Expr::Const { value: v, .. } => Some(*v),
+            Expr::ThreadIdx(a) => Some(self.thread(lane)[a.index()]),
+            Expr::BlockDim(a) => Some(self.block_dims()[a.index()]),
+            Expr::Lane => Some(lane as i64),
+            Expr::Uniform(name) => self.uniform(name).ok(),
+            Expr::LoopVar { start, step, .. } => match self.loops {
+                Loops::Unknown => None,
+                Loops::Iteration(k) => self
+                    .quick(start, lane)?
+                    .checked_add(k.saturating_mul(step.unwrap_or(0))),
+            },
+            Expr::Binary(a, op, b) => op.checked(self.quick(a, lane)?, self.quick(b, lane)?),
+            Expr::Unknown(_) => None,
+        }
+    }
+
+    fn value_of(&self, e: &Expr, lane: usize, t: [i64; 3]) -> Result<i64, EvalError> {
+        match e {
+            Expr::Int(v) | Expr::Const { value: v, .. } => Ok(*v),
+            Expr::ThreadIdx(a) => Ok(t[a.index()]),
+            Expr::BlockDim(a) => Ok(self.block_dims()[a.index()]),
+            Expr::Lane => Ok(lane as i64),
+            Expr::Uniform(name) => self.uniform(name),
+            Expr::LoopVar {
+                name, start, step, ..
+            } => match self.loops {
+                Loops::Unknown => Err(EvalError::UnknownName { name: name.clone() }),
+                Loops::Iteration(k) => {
+                    let s = self.value_of(start, lane, t)?;
+                    let by = k.saturating_mul(step.unwrap_or(0));
+                    s.checked_add(by).ok_or(EvalError::Overflow {
+                        op: "+",
+                        lhs: s,
+                        rhs: by,
+                    })
+                }
+            },
+            Expr::Binary(a, op, b) => {
+                op.apply(self.value_of(a, lane, t)?, self.value_of(b, lane, t)?)
+            }
+            Expr::Unknown(reason) => Err(EvalError::Unknown {
+                reason: reason.clone(),
+            }),
+        }
+    }
+
+    /// The value of `e` for `lane`, when it has one.
+    pub fn lane(&self, e: &Expr, lane: usize) -> Option<i64> {
+        self.quick(e, lane)
+    }
+
+    /// The values of `e` for all 32 lanes (past the end of the block included), when
+    /// every lane has one: each node is evaluated once for the whole warp.
+    pub fn lanes(&self, e: &Expr) -> Option<[i64; WARP_LANES]> {
+        let mut threads: Option<[[i64; 3]; WARP_LANES]> = None;
+        self.warp_of(e, &mut threads)
+    }
+
+    fn warp_of(
+        &self,
+        e: &Expr,
+        threads: &mut Option<[[i64; 3]; WARP_LANES]>,
+    ) -> Option<[i64; WARP_LANES]> {
+        Some(match e {
+            Expr::Int(v) | Expr::Const { value: v, .. } => [*v; WARP_LANES],
+            Expr::ThreadIdx(a) => {
+                let t = threads.get_or_insert_with(|| std::array::from_fn(|l| self.thread(l)));
+                std::array::from_fn(|l| t[l][a.index()])
+            }
+            Expr::BlockDim(a) => [self.block_dims()[a.index()]; WARP_LANES],
+            Expr::Lane => std::array::from_fn(|l| l as i64),
+            Expr::Uniform(name) => [self.uniform(name).ok()?; WARP_LANES],
+            Expr::LoopVar { start, step, .. } => match self.loops {
+                Loops::Unknown => return None,
+                Loops::Iteration(k) => {
+                    let by = k.saturating_mul(step.unwrap_or(0));
+                    let mut s = self.warp_of(start, threads)?;
+                    for v in &mut s {
+                        *v = v.checked_add(by)?;
+                    }
+                    s
+                }
+            },
+            Expr::Binary(a, op, b) => {
+                let (mut x, y) = (self.warp_of(a, threads)?, self.warp_of(b, threads)?);
+                for (v, w) in x.iter_mut().zip(y) {
+                    *v = op.checked(*v, w)?;
+                }
+                x
+            }
+            Expr::Unknown(_) => return None,
+        })
+    }
+
+    /// The values of `e` for the lanes of the warp that are threads of the block
+    /// ([`Valuation::in_block`]), `None` for the others; the first error otherwise.
+    pub fn warp_values(&self, e: &Expr) -> Result<[Option<i64>; WARP_LANES], EvalError> {
+        let mut out = [None; WARP_LANES];
+        for (lane, slot) in out.iter_mut().enumerate() {
+            if !self.in_block(lane) {
+                break;
+            }
+            *slot = Some(self.value(e, lane)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The block and warp an expression is evaluated for by [`Expr::eval_warp`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WarpContext {
     /// `blockDim` as `[x, y, z]`.
     pub block: [u32; 3],
     /// Which warp of the block (threads are numbered x fastest, then y, then z).
     pub warp: u32,
-    /// Values of named constants.
+    /// Values of named uniforms.
     pub constants: Vec<(String, i64)>,
 }
 
@@ -366,41 +839,20 @@ impl Default for WarpContext {
     }
 }
 
-/// One thread, as [`Expr::eval`] sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadContext<'a> {
-    /// The lane, 0 to 31.
-    pub lane: u32,
-    /// `threadIdx` as `[x, y, z]`.
-    pub thread_idx: [u32; 3],
-    /// `blockDim` as `[x, y, z]`.
-    pub block: [u32; 3],
-    /// Values of named constants.
-    pub constants: &'a [(String, i64)],
-}
-
-impl ThreadContext<'_> {
-    fn lookup(&self, name: &str) -> Result<i64, EvalError> {
-        if let Some((_, v)) = self.constants.iter().find(|(n, _)| n == name) {
-            return Ok(*v);
-        }
-        if name == "warpSize" {
-            return Ok(WARP_LANES as i64);
-        }
-        Err(EvalError::UnknownName {
-            name: name.to_string(),
-        })
-    }
-}
-
 /// Why an expression has no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
-    /// A named constant without a value.
+    /// A named value without a value.
     #[error("`{name}` has no value (give it one, e.g. {name}=32)")]
     UnknownName {
         /// The name.
         name: String,
+    },
+    /// A part of the expression that cannot be modelled.
+    #[error("{reason}")]
+    Unknown {
+        /// Why.
+        reason: String,
     },
     /// Division or remainder by zero.
     #[error("{lhs} {op} 0: division by zero")]
@@ -519,11 +971,12 @@ impl Parser<'_> {
             }
             self.pos += len;
             let rhs = self.expr(op.precedence() + 1)?;
-            lhs = Expr::binary(op, lhs, rhs);
+            lhs = Expr::raw(lhs, op, rhs);
         }
         Ok(lhs)
     }
 
+    /// `-a` is `0 - a` (a negative literal stays one); `~a` is `a ^ -1`.
     fn unary(&mut self) -> Result<Expr, ParseError> {
         self.skip_ws();
         match self.rest().as_bytes().first() {
@@ -531,13 +984,13 @@ impl Parser<'_> {
                 self.pos += 1;
                 let e = self.unary()?;
                 Ok(match e {
-                    Expr::Const(v) if v > 0 => Expr::Const(-v),
-                    e => Expr::unary(UnaryOp::Neg, e),
+                    Expr::Int(v) if v > 0 => Expr::Int(-v),
+                    e => Expr::raw(Expr::Int(0), BinOp::Sub, e),
                 })
             }
             Some(b'~') => {
                 self.pos += 1;
-                Ok(Expr::unary(UnaryOp::Not, self.unary()?))
+                Ok(Expr::raw(self.unary()?, BinOp::Xor, Expr::Int(-1)))
             }
             Some(b'+') => {
                 self.pos += 1;
@@ -580,9 +1033,9 @@ impl Parser<'_> {
                     let dim = if self.rest().starts_with('.') {
                         self.pos += 1;
                         match self.rest().as_bytes().first() {
-                            Some(b'x') => Some(Dim::X),
-                            Some(b'y') => Some(Dim::Y),
-                            Some(b'z') => Some(Dim::Z),
+                            Some(b'x') => Some(Axis::X),
+                            Some(b'y') => Some(Axis::Y),
+                            Some(b'z') => Some(Axis::Z),
                             _ => None,
                         }
                     } else {
@@ -608,7 +1061,7 @@ impl Parser<'_> {
                         }
                     }
                 }
-                _ => Ok(Expr::Named(name.to_string())),
+                _ => Ok(Expr::Uniform(name.to_string())),
             };
         }
         Err(self.error("a number, a name or `(`"))
@@ -636,6 +1089,59 @@ impl Parser<'_> {
             found: format!("`{}`", &r[..skip + digits_len]),
         })?;
         self.pos += skip + digits_len;
-        Ok(Expr::Const(value))
+        Ok(Expr::Int(value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_variables_are_held_at_their_start() {
+        let k = Expr::LoopVar {
+            name: "k".into(),
+            start: Box::new(Expr::Int(0)),
+            end: Some(32),
+            step: Some(1),
+            stride: None,
+        };
+        let (held, loops) = Expr::raw(Expr::ThreadIdx(Axis::Y), BinOp::Add, k).held_at_start();
+        assert_eq!(held.to_string(), "threadIdx.y + 0");
+        assert_eq!(loops, vec![("k".to_string(), "0".to_string())]);
+    }
+
+    #[test]
+    fn one_valuation_lays_lanes_out_x_fastest() {
+        let e = Expr::ThreadIdx(Axis::Y) * Expr::Int(100) + Expr::ThreadIdx(Axis::X);
+        let v = Valuation::warp0([Some(8), Some(4), Some(1)]);
+        assert_eq!(v.lane(&e, 9), Some(101));
+        // An unknown block is 32, 128 or 256 wide: the warp is one row.
+        let v = Valuation::warp0([None; 3]);
+        assert_eq!(v.lane(&e, 9), Some(9));
+        // Past the end of a 16-thread block there is no thread.
+        let v = Valuation::warp0([Some(16), Some(1), Some(1)]);
+        assert_eq!(v.warp_values(&e).unwrap()[16], None);
+    }
+
+    #[test]
+    fn uniforms_and_loops_follow_the_valuation() {
+        let e = Expr::uniform("blockIdx.x") * Expr::Int(1000) + Expr::uniform("n");
+        let mut v = Valuation::warp0([None; 3]);
+        v.sample = 2;
+        assert_eq!(v.lane(&e, 0), Some(5 * 1000 + 4096));
+        v.uniforms = Uniforms::Arbitrary;
+        assert_eq!(v.lane(&e, 0), Some(7 * 1000 + 7));
+        let i = Expr::LoopVar {
+            name: "i".into(),
+            start: Box::new(Expr::Lane),
+            end: None,
+            step: Some(32),
+            stride: None,
+        };
+        v.loops = Loops::Iteration(2);
+        assert_eq!(v.lane(&i, 3), Some(67));
+        v.loops = Loops::Unknown;
+        assert_eq!(v.lane(&i, 3), None);
     }
 }

@@ -11,8 +11,9 @@
 //!   half- and quarter-warp resolution of 8- and 16-byte accesses and load pair packing.
 //! * [`sectors`]: the 32-byte sectors one warp-wide global load or store touches, and
 //!   the ideal for its data.
-//! * [`expr`]: integer index expressions over `lane`, `threadIdx` and `blockDim`,
-//!   evaluated for the 32 lanes of a warp.
+//! * [`expr`]: the one index expression form (over `lane`, `threadIdx`, `blockDim`,
+//!   constants, uniforms and loop variables) and the one warp valuation that evaluates
+//!   it for the 32 lanes of a warp.
 //!
 //! The models reproduce measurements from an H200 (and NVIDIA's occupancy answers for
 //! seven other architectures) on every row; the data and tests are in `gpu/tests/`.
@@ -42,6 +43,6 @@ pub mod target;
 
 pub use arch::{Arch, ArchError, ArchLimits, ComputeCapability};
 pub use banks::{analyze, AccessKind, AccessWidth, BankError, BankReport, WarpAccess};
-pub use expr::{Expr, WarpContext};
+pub use expr::{Expr, Valuation, WarpContext};
 pub use occupancy::{occupancy, Occupancy, OccupancyError, OccupancyInput};
 pub use target::{Target, TargetError, Variant};

@@ -696,12 +696,12 @@ fn expr_eval_errors() {
 
 #[test]
 fn expr_values_built_directly_print_and_parse_back() {
-    use kernaut_gpu::expr::Dim;
-    let e = ((Expr::ThreadIdx(Dim::X) + Expr::Const(1)) * Expr::named("TILE"))
-        ^ (Expr::Lane >> Expr::Const(2));
+    use kernaut_gpu::expr::Axis;
+    let e = ((Expr::ThreadIdx(Axis::X) + Expr::Int(1)) * Expr::uniform("TILE"))
+        ^ (Expr::Lane >> Expr::Int(2));
     expect![[r#"(threadIdx.x + 1) * TILE ^ lane >> 2"#]].assert_eq(&e.to_string());
     assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
-    let neg = -(Expr::Lane - Expr::Const(-3));
+    let neg = -(Expr::Lane - Expr::Int(-3));
     expect![[r#"-(lane - (-3))"#]].assert_eq(&neg.to_string());
     assert_eq!(Expr::parse(&neg.to_string()).unwrap(), neg);
 }

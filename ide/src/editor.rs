@@ -323,441 +323,447 @@ fn enclosing_call(text: &str, offset: usize) -> Option<(String, u32)> {
     None
 }
 
-impl Analysis {
-    /// The occupancy lens of every kernel of a file.
-    pub fn code_lenses(&self, file: FileId) -> Cancellable<Vec<KernelLens>> {
-        let kernels: Vec<(String, TextRange)> = self
-            .kernel_facts(file)?
-            .iter()
-            .map(|k| (k.function.name.clone(), k.function.name_range.clone()))
-            .collect();
-        let mut out = Vec::with_capacity(kernels.len());
-        for (kernel, range) in kernels {
-            let report = self.occupancy(file, &kernel)?;
-            let title = match &report {
-                Some(r) => lens_title(r),
-                None => "occupancy: not modelled".to_string(),
+/// The occupancy lens of every kernel of a file.
+pub(crate) fn code_lenses(db: &Analysis, file: FileId) -> Cancellable<Vec<KernelLens>> {
+    let kernels: Vec<(String, TextRange)> = db
+        .kernel_facts(file)?
+        .iter()
+        .map(|k| (k.function.name.clone(), k.function.name_range.clone()))
+        .collect();
+    let mut out = Vec::with_capacity(kernels.len());
+    for (kernel, range) in kernels {
+        let report = db.occupancy(file, &kernel)?;
+        let title = match &report {
+            Some(r) => lens_title(r),
+            None => "occupancy: not modelled".to_string(),
+        };
+        out.push(KernelLens {
+            range,
+            kernel,
+            title,
+            report,
+        });
+    }
+    Ok(out)
+}
+
+/// Inlay hints inside `range` (the whole file with `None`).
+pub(crate) fn inlay_hints(
+    db: &Analysis,
+    file: FileId,
+    range: Option<TextRange>,
+    config: InlayConfig,
+) -> Cancellable<Vec<InlayHintData>> {
+    let inside = |r: &TextRange| {
+        range
+            .as_ref()
+            .is_none_or(|w| r.start < w.end && r.end >= w.start)
+    };
+    let text = db.text(file)?;
+    let mut out = Vec::new();
+    if config.shared_bytes {
+        let facts = db.file_facts(file)?;
+        for d in &facts.shared {
+            if !inside(&d.range) || d.is_extern {
+                continue;
+            }
+            let (Some(bytes), inst) = crate::instances::shared_bytes(facts, d) else {
+                continue;
             };
-            out.push(KernelLens {
-                range,
-                kernel,
-                title,
-                report,
+            let with = inst.map_or(String::new(), |i| {
+                format!(" with {}", crate::instances::chosen_phrase(&i))
+            });
+            out.push(InlayHintData {
+                offset: after_dimensions(text, d.name_range.end),
+                label: format!(": {}", format_bytes(bytes)),
+                kind: InlayKind::SharedBytes,
+                tooltip: format!(
+                    "`{}` takes {bytes} bytes of shared memory per block{with}",
+                    d.name
+                ),
             });
         }
-        Ok(out)
     }
-
-    /// Inlay hints inside `range` (the whole file with `None`).
-    pub fn inlay_hints(
-        &self,
-        file: FileId,
-        range: Option<TextRange>,
-        config: InlayConfig,
-    ) -> Cancellable<Vec<InlayHintData>> {
-        let inside = |r: &TextRange| {
-            range
-                .as_ref()
-                .is_none_or(|w| r.start < w.end && r.end >= w.start)
-        };
-        let text = self.text(file)?;
-        let mut out = Vec::new();
-        if config.shared_bytes {
-            let facts = self.file_facts(file)?;
-            for d in &facts.shared {
-                if !inside(&d.range) || d.is_extern {
-                    continue;
-                }
-                let (Some(bytes), inst) = crate::instances::shared_bytes(facts, d) else {
-                    continue;
-                };
-                let with = inst.map_or(String::new(), |i| {
-                    format!(" with {}", crate::instances::chosen_phrase(&i))
-                });
-                out.push(InlayHintData {
-                    offset: after_dimensions(text, d.name_range.end),
-                    label: format!(": {}", format_bytes(bytes)),
-                    kind: InlayKind::SharedBytes,
-                    tooltip: format!(
-                        "`{}` takes {bytes} bytes of shared memory per block{with}",
-                        d.name
-                    ),
-                });
-            }
-        }
-        if config.bank_conflicts {
-            let accesses: Vec<SharedAccess> = self
-                .shared_accesses(file)?
-                .iter()
-                .filter(|a| inside(&a.range))
-                .cloned()
-                .collect();
-            for a in &accesses {
-                let Some(bank) = self.bank(file, a)? else {
-                    continue;
-                };
-                // The conflicts the `bank-conflict` rule reports (the model says which).
-                let Some(report) = bank.definite_conflict() else {
-                    continue;
-                };
-                out.push(InlayHintData {
-                    offset: a.range.end,
-                    label: format!("{}-way conflict", report.conflict_degree),
-                    kind: InlayKind::BankConflict,
-                    tooltip: format!(
-                        "{} wavefronts for one warp-wide access (1 without conflicts); see pitfall-bank-conflict",
-                        report.wavefronts
-                    ),
-                });
-            }
-        }
-        for h in &mut out {
-            h.offset = h.offset.min(text.len());
-            while !text.is_char_boundary(h.offset) {
-                h.offset -= 1;
-            }
-        }
-        out.sort_by_key(|h| h.offset);
-        Ok(out)
-    }
-
-    /// The code actions for a range: the fixes of the diagnostics it touches, "allow this
-    /// rule here" for each, and "show the wiki page" for the diagnostics and the symbol
-    /// under the cursor.
-    pub fn code_actions(&self, file: FileId, range: TextRange) -> Cancellable<Vec<ActionData>> {
-        let text = self.text(file)?;
-        let diagnostics = self.diagnostics(file)?;
-        let mut out = Vec::new();
-        let touches = |r: &TextRange| r.start <= range.end && range.start <= r.end;
-        for d in diagnostics.iter().filter(|d| touches(&d.range)) {
-            let preferred = d.fixes.len() == 1;
-            for fix in &d.fixes {
-                out.push(ActionData {
-                    title: fix.title.clone(),
-                    kind: ActionKind::QuickFix,
-                    edits: fix.edits.clone(),
-                    preferred,
-                    diagnostic: Some(d.clone()),
-                    page: None,
-                });
-            }
-        }
-        // A misspelled `allow(...)` id is fixed, not allowed, and cites no page.
-        for d in diagnostics
+    if config.bank_conflicts {
+        let accesses: Vec<SharedAccess> = db
+            .shared_accesses(file)?
             .iter()
-            .filter(|d| touches(&d.range) && d.rule != crate::rules::UNKNOWN_RULE)
-        {
-            let line_start = crate::rules::line_start(text, d.range.start);
-            let indent = crate::rules::indent_at(text, d.range.start);
+            .filter(|a| inside(&a.range))
+            .cloned()
+            .collect();
+        for a in &accesses {
+            let Some(bank) = db.bank(file, a)? else {
+                continue;
+            };
+            // The conflicts the `bank-conflict` rule reports (the model says which).
+            let Some(report) = bank.definite_conflict() else {
+                continue;
+            };
+            out.push(InlayHintData {
+                offset: a.range.end,
+                label: format!("{}-way conflict", report.conflict_degree),
+                kind: InlayKind::BankConflict,
+                tooltip: format!(
+                    "{} wavefronts for one warp-wide access (1 without conflicts); see pitfall-bank-conflict",
+                    report.wavefronts
+                ),
+            });
+        }
+    }
+    for h in &mut out {
+        h.offset = h.offset.min(text.len());
+        while !text.is_char_boundary(h.offset) {
+            h.offset -= 1;
+        }
+    }
+    out.sort_by_key(|h| h.offset);
+    Ok(out)
+}
+
+/// The code actions for a range: the fixes of the diagnostics it touches, "allow this
+/// rule here" for each, and "show the wiki page" for the diagnostics and the symbol
+/// under the cursor.
+pub(crate) fn code_actions(
+    db: &Analysis,
+    file: FileId,
+    range: TextRange,
+) -> Cancellable<Vec<ActionData>> {
+    let text = db.text(file)?;
+    let diagnostics = db.diagnostics(file)?;
+    let mut out = Vec::new();
+    let touches = |r: &TextRange| r.start <= range.end && range.start <= r.end;
+    for d in diagnostics.iter().filter(|d| touches(&d.range)) {
+        let preferred = d.fixes.len() == 1;
+        for fix in &d.fixes {
             out.push(ActionData {
-                title: format!("Allow `{}` here", d.rule),
-                kind: ActionKind::Allow,
-                edits: vec![TextEdit::insert(
-                    line_start,
-                    format!("{indent}// kernaut: allow({})\n", d.rule),
-                )],
-                preferred: false,
+                title: fix.title.clone(),
+                kind: ActionKind::QuickFix,
+                edits: fix.edits.clone(),
+                preferred,
                 diagnostic: Some(d.clone()),
                 page: None,
             });
+        }
+    }
+    // A misspelled `allow(...)` id is fixed, not allowed, and cites no page.
+    for d in diagnostics
+        .iter()
+        .filter(|d| touches(&d.range) && d.rule != crate::rules::UNKNOWN_RULE)
+    {
+        let line_start = crate::rules::line_start(text, d.range.start);
+        let indent = crate::rules::indent_at(text, d.range.start);
+        out.push(ActionData {
+            title: format!("Allow `{}` here", d.rule),
+            kind: ActionKind::Allow,
+            edits: vec![TextEdit::insert(
+                line_start,
+                format!("{indent}// kernaut: allow({})\n", d.rule),
+            )],
+            preferred: false,
+            diagnostic: Some(d.clone()),
+            page: None,
+        });
+        out.push(ActionData {
+            title: format!("Show wiki: {}", d.wiki),
+            kind: ActionKind::ShowPage,
+            edits: Vec::new(),
+            preferred: false,
+            diagnostic: Some(d.clone()),
+            page: Some(d.wiki.clone()),
+        });
+    }
+    if let Some(page) = db.page_at(file, range.start)? {
+        if !out.iter().any(|a| a.page.as_deref() == Some(page.as_str())) {
             out.push(ActionData {
-                title: format!("Show wiki: {}", d.wiki),
+                title: format!("Show wiki: {page}"),
                 kind: ActionKind::ShowPage,
                 edits: Vec::new(),
                 preferred: false,
-                diagnostic: Some(d.clone()),
-                page: Some(d.wiki.clone()),
+                diagnostic: None,
+                page: Some(page),
             });
         }
-        if let Some(page) = self.page_at(file, range.start)? {
-            if !out.iter().any(|a| a.page.as_deref() == Some(page.as_str())) {
-                out.push(ActionData {
-                    title: format!("Show wiki: {page}"),
-                    kind: ActionKind::ShowPage,
-                    edits: Vec::new(),
-                    preferred: false,
-                    diagnostic: None,
-                    page: Some(page),
-                });
-            }
-        }
-        Ok(out)
     }
+    Ok(out)
+}
 
-    /// The wiki page of the symbol at an offset (an intrinsic's API page; for a kernel,
-    /// a shared declaration or access, the skill page of its model).
-    pub fn page_at(&self, file: FileId, offset: usize) -> Cancellable<Option<String>> {
-        let Some(h) = self.hover(file, offset)? else {
-            return Ok(None);
-        };
-        if let Some(p) = h.wiki.as_ref().and_then(|w| w.page.clone()) {
-            return Ok(Some(p));
-        }
-        Ok(match h.kind {
-            HoverKind::Kernel => Some("skill-occupancy".to_string()),
-            HoverKind::SharedDeclaration | HoverKind::SharedAccess => {
-                Some("skill-bank-conflict".to_string())
-            }
-            _ => None,
-        }
-        .filter(|p| self.knowledge().is_some_and(|k| k.resolve(p).is_some())))
+/// The wiki page of the symbol at an offset (an intrinsic's API page; for a kernel,
+/// a shared declaration or access, the skill page of its model).
+pub(crate) fn page_at(db: &Analysis, file: FileId, offset: usize) -> Cancellable<Option<String>> {
+    let Some(h) = db.hover(file, offset)? else {
+        return Ok(None);
+    };
+    if let Some(p) = h.wiki.as_ref().and_then(|w| w.page.clone()) {
+        return Ok(Some(p));
     }
-
-    /// Completions of CUDA intrinsics and library calls for the word before `offset`
-    /// (two characters at least, or a word starting with `__`). The user's own names are
-    /// left to the C++ language server.
-    pub fn completions(&self, file: FileId, offset: usize) -> Cancellable<Vec<CompletionData>> {
-        let text = self.text(file)?;
-        let Some(k) = self.knowledge() else {
-            return Ok(Vec::new());
-        };
-        let offset = offset.min(text.len());
-        if !text.is_char_boundary(offset) {
-            return Ok(Vec::new());
+    Ok(match h.kind {
+        HoverKind::Kernel => Some("skill-occupancy".to_string()),
+        HoverKind::SharedDeclaration | HoverKind::SharedAccess => {
+            Some("skill-bank-conflict".to_string())
         }
-        let (start, word) = word_before(text, offset);
-        if word.len() < 2 && !word.starts_with("__") {
-            return Ok(Vec::new());
-        }
-        let mut out: Vec<CompletionData> = Vec::new();
-        for page in k.wiki.pages() {
-            let Some(api) = &page.api else { continue };
-            for sym in &api.symbols {
-                let short = kernaut_syntax::short_name(sym);
-                if !short.starts_with(word) || short.contains(' ') || short.contains('.') {
-                    continue;
-                }
-                if out.iter().any(|c| c.label == short) {
-                    continue;
-                }
-                let detail = api
-                    .signatures
-                    .iter()
-                    .find(|s| s.contains(short))
-                    .or(api.signatures.first())
-                    .cloned();
-                let summary = kernaut_wiki::first_paragraph(&page.body);
-                let mut documentation = String::new();
-                if !summary.is_empty() {
-                    documentation.push_str(&summary);
-                    documentation.push_str("\n\n");
-                }
-                if let Some(r) = page.requires_sm_for(sym) {
-                    documentation.push_str(&format!("Requires sm_{r}. "));
-                }
-                documentation.push_str(&format!("Wiki: `{}`", page.id));
-                out.push(CompletionData {
-                    label: short.to_string(),
-                    detail,
-                    documentation,
-                    replace: start..offset,
-                    page: page.id.clone(),
-                });
-            }
-            if out.len() >= 200 {
-                break;
-            }
-        }
-        out.sort_by(|a, b| (a.label.len(), &a.label).cmp(&(b.label.len(), &b.label)));
-        Ok(out)
+        _ => None,
     }
+    .filter(|p| db.knowledge().is_some_and(|k| k.resolve(p).is_some())))
+}
 
-    /// Signature help for the call whose argument list holds `offset`, when the callee
-    /// is an intrinsic or library call the wiki knows.
-    pub fn signature_help(
-        &self,
-        file: FileId,
-        offset: usize,
-    ) -> Cancellable<Option<SignatureHelpData>> {
-        let text = self.text(file)?;
-        let Some(k) = self.knowledge() else {
-            return Ok(None);
-        };
-        let Some((callee, active)) = enclosing_call(text, offset) else {
-            return Ok(None);
-        };
-        let Some(m) = k.symbol(&callee) else {
-            return Ok(None);
-        };
-        let Some(page) = m.api.as_deref().and_then(|id| k.wiki.page(id)) else {
-            return Ok(None);
-        };
-        let Some(api) = &page.api else {
-            return Ok(None);
-        };
-        let short = kernaut_syntax::short_name(&m.symbol).to_string();
-        let mut signatures: Vec<String> = api
-            .signatures
-            .iter()
-            .filter(|s| {
-                s.split('(').next().is_some_and(|head| {
-                    head.trim_end()
-                        .rsplit([' ', '*', '&', ':'])
-                        .next()
-                        .is_some_and(|n| n == short)
-                })
-            })
-            .cloned()
-            .collect();
-        if signatures.is_empty() {
-            return Ok(None);
-        }
-        signatures.truncate(12);
-        let summary = kernaut_wiki::first_paragraph(&page.body);
-        Ok(Some(SignatureHelpData {
-            callee,
-            signatures,
-            active_parameter: active,
-            documentation: format!("{summary}\n\nWiki: `{}`", page.id),
-        }))
+/// Completions of CUDA intrinsics and library calls for the word before `offset`
+/// (two characters at least, or a word starting with `__`). The user's own names are
+/// left to the C++ language server.
+pub(crate) fn completions(
+    db: &Analysis,
+    file: FileId,
+    offset: usize,
+) -> Cancellable<Vec<CompletionData>> {
+    let text = db.text(file)?;
+    let Some(k) = db.knowledge() else {
+        return Ok(Vec::new());
+    };
+    let offset = offset.min(text.len());
+    if !text.is_char_boundary(offset) {
+        return Ok(Vec::new());
     }
-
-    /// The outline of a file: kernels and device functions, with their shared arrays.
-    pub fn outline(&self, file: FileId) -> Cancellable<Vec<OutlineItem>> {
-        let facts = self.file_facts(file)?;
-        let shared_item = |d: &kernaut_syntax::SharedDecl| OutlineItem {
-            name: d.name.clone(),
-            kind: OutlineKind::SharedArray,
-            range: d.range.clone(),
-            selection: d.name_range.clone(),
-            detail: {
-                let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
-                match crate::instances::shared_bytes(facts, d).0 {
-                    _ if d.is_extern => format!("extern __shared__ {}{dims}", d.element_type),
-                    Some(b) => {
-                        format!("__shared__ {}{dims} · {}", d.element_type, format_bytes(b))
-                    }
-                    None => format!("__shared__ {}{dims}", d.element_type),
-                }
-            },
-            children: Vec::new(),
-        };
-        let mut out: Vec<OutlineItem> = Vec::new();
-        for (f, kind) in facts
-            .kernels
-            .iter()
-            .map(|f| (f, OutlineKind::Kernel))
-            .chain(
-                facts
-                    .device_functions
-                    .iter()
-                    .map(|f| (f, OutlineKind::DeviceFunction)),
-            )
-        {
-            let children = facts
-                .shared
+    let (start, word) = word_before(text, offset);
+    if word.len() < 2 && !word.starts_with("__") {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<CompletionData> = Vec::new();
+    for page in k.wiki.pages() {
+        let Some(api) = &page.api else { continue };
+        for sym in &api.symbols {
+            let short = kernaut_syntax::short_name(sym);
+            if !short.starts_with(word) || short.contains(' ') || short.contains('.') {
+                continue;
+            }
+            if out.iter().any(|c| c.label == short) {
+                continue;
+            }
+            let detail = api
+                .signatures
                 .iter()
-                .filter(|d| d.function.as_deref() == Some(f.name.as_str()))
-                .filter(|d| d.range.start >= f.range.start && d.range.end <= f.range.end)
-                .map(shared_item)
-                .collect();
-            let params: Vec<String> = f.params.iter().map(|p| p.ty.clone()).collect();
-            out.push(OutlineItem {
-                name: f.name.clone(),
-                kind,
-                range: f.range.clone(),
-                selection: f.name_range.clone(),
-                detail: format!(
-                    "{} ({})",
-                    if kind == OutlineKind::Kernel {
-                        "__global__"
-                    } else {
-                        "__device__"
-                    },
-                    params.join(", ")
-                ),
-                children,
+                .find(|s| s.contains(short))
+                .or(api.signatures.first())
+                .cloned();
+            let summary = kernaut_wiki::first_paragraph(&page.body);
+            let mut documentation = String::new();
+            if !summary.is_empty() {
+                documentation.push_str(&summary);
+                documentation.push_str("\n\n");
+            }
+            if let Some(r) = page.requires_sm_for(sym) {
+                documentation.push_str(&format!("Requires sm_{r}. "));
+            }
+            documentation.push_str(&format!("Wiki: `{}`", page.id));
+            out.push(CompletionData {
+                label: short.to_string(),
+                detail,
+                documentation,
+                replace: start..offset,
+                page: page.id.clone(),
             });
         }
-        // Shared arrays at file scope.
-        for d in facts.shared.iter().filter(|d| d.function.is_none()) {
-            out.push(shared_item(d));
+        if out.len() >= 200 {
+            break;
         }
-        out.sort_by_key(|i| i.range.start);
-        Ok(out)
     }
+    out.sort_by(|a, b| (a.label.len(), &a.label).cmp(&(b.label.len(), &b.label)));
+    Ok(out)
+}
 
-    /// Ranked wiki hits for a query (pitfalls by symptom first, as `ktui search`).
-    pub fn search_wiki(&self, query: &str, limit: usize) -> Vec<Hit> {
-        let Some(k) = self.knowledge() else {
-            return Vec::new();
-        };
-        if limit == 0 {
-            return Vec::new();
-        }
-        let opts = SearchOptions {
-            limit,
-            ..SearchOptions::default()
-        };
-        k.search(query, &opts)
+/// Signature help for the call whose argument list holds `offset`, when the callee
+/// is an intrinsic or library call the wiki knows.
+pub(crate) fn signature_help(
+    db: &Analysis,
+    file: FileId,
+    offset: usize,
+) -> Cancellable<Option<SignatureHelpData>> {
+    let text = db.text(file)?;
+    let Some(k) = db.knowledge() else {
+        return Ok(None);
+    };
+    let Some((callee, active)) = enclosing_call(text, offset) else {
+        return Ok(None);
+    };
+    let Some(m) = k.symbol(&callee) else {
+        return Ok(None);
+    };
+    let Some(page) = m.api.as_deref().and_then(|id| k.wiki.page(id)) else {
+        return Ok(None);
+    };
+    let Some(api) = &page.api else {
+        return Ok(None);
+    };
+    let short = kernaut_syntax::short_name(&m.symbol).to_string();
+    let mut signatures: Vec<String> = api
+        .signatures
+        .iter()
+        .filter(|s| {
+            s.split('(').next().is_some_and(|head| {
+                head.trim_end()
+                    .rsplit([' ', '*', '&', ':'])
+                    .next()
+                    .is_some_and(|n| n == short)
+            })
+        })
+        .cloned()
+        .collect();
+    if signatures.is_empty() {
+        return Ok(None);
     }
+    signatures.truncate(12);
+    let summary = kernaut_wiki::first_paragraph(&page.body);
+    Ok(Some(SignatureHelpData {
+        callee,
+        signatures,
+        active_parameter: active,
+        documentation: format!("{summary}\n\nWiki: `{}`", page.id),
+    }))
+}
 
-    /// A page (`id`) or one section (`id#anchor`) as Markdown.
-    pub fn wiki_page(&self, target: &str) -> Option<PageText> {
-        let k = self.knowledge()?;
-        let (page, anchor) = k.resolve(target.trim())?;
-        let fm = &page.frontmatter;
-        let mut md = String::new();
-        match anchor.and_then(|a| page.section(a).map(|s| (a, s))) {
-            Some((a, section)) => {
-                md.push_str(&format!("# {}\n\n", section.title));
-                md.push_str(&format!("*From {} (`{}#{a}`)*\n\n", page.title, page.id));
-                md.push_str(&section.content);
-                md.push('\n');
-                return Some(PageText {
-                    id: page.id.clone(),
-                    anchor: Some(section.anchor.clone()),
-                    title: section.title.clone(),
-                    markdown: md,
-                });
+/// The outline of a file: kernels and device functions, with their shared arrays.
+pub(crate) fn outline(db: &Analysis, file: FileId) -> Cancellable<Vec<OutlineItem>> {
+    let facts = db.file_facts(file)?;
+    let shared_item = |d: &kernaut_syntax::SharedDecl| OutlineItem {
+        name: d.name.clone(),
+        kind: OutlineKind::SharedArray,
+        range: d.range.clone(),
+        selection: d.name_range.clone(),
+        detail: {
+            let dims: String = d.dims_text.iter().map(|t| format!("[{t}]")).collect();
+            match crate::instances::shared_bytes(facts, d).0 {
+                _ if d.is_extern => format!("extern __shared__ {}{dims}", d.element_type),
+                Some(b) => {
+                    format!("__shared__ {}{dims} · {}", d.element_type, format_bytes(b))
+                }
+                None => format!("__shared__ {}{dims}", d.element_type),
             }
-            None => {
-                md.push_str(&format!("# {}\n\n", page.title));
-                let mut facts = vec![format!("`{}`", page.id), page.kind.as_str().to_string()];
-                if let Some(r) = &fm.requires_sm {
-                    facts.push(format!("requires sm_{r}"));
-                }
-                if let Some(e) = &fm.evidence_level {
-                    facts.push(format!("evidence: {e}"));
-                }
-                if let Some(m) = &fm.measured_on {
-                    facts.push(format!("measured on {m}"));
-                }
-                md.push_str(&format!("*{}*\n\n", facts.join(" · ")));
-                if let Some(api) = &page.api {
-                    if !api.signatures.is_empty() {
-                        md.push_str("```cuda\n");
-                        for s in &api.signatures {
-                            md.push_str(s);
-                            md.push('\n');
-                        }
-                        md.push_str("```\n\n");
-                    }
-                }
-                md.push_str(&page.body);
-                if !fm.source_refs.is_empty() {
-                    md.push_str("\n\n## Sources\n\n");
-                    for s in &fm.source_refs {
-                        let mut line = format!("- {}", s.source_id);
-                        if !s.path.is_empty() {
-                            line.push_str(&format!(": {}", s.path));
-                        }
-                        if !s.anchor.is_empty() {
-                            line.push_str(&format!(" #{}", s.anchor));
-                        }
-                        md.push_str(&line);
+        },
+        children: Vec::new(),
+    };
+    let mut out: Vec<OutlineItem> = Vec::new();
+    for (f, kind) in facts
+        .kernels
+        .iter()
+        .map(|f| (f, OutlineKind::Kernel))
+        .chain(
+            facts
+                .device_functions
+                .iter()
+                .map(|f| (f, OutlineKind::DeviceFunction)),
+        )
+    {
+        let children = facts
+            .shared
+            .iter()
+            .filter(|d| d.function.as_deref() == Some(f.name.as_str()))
+            .filter(|d| d.range.start >= f.range.start && d.range.end <= f.range.end)
+            .map(shared_item)
+            .collect();
+        let params: Vec<String> = f.params.iter().map(|p| p.ty.clone()).collect();
+        out.push(OutlineItem {
+            name: f.name.clone(),
+            kind,
+            range: f.range.clone(),
+            selection: f.name_range.clone(),
+            detail: format!(
+                "{} ({})",
+                if kind == OutlineKind::Kernel {
+                    "__global__"
+                } else {
+                    "__device__"
+                },
+                params.join(", ")
+            ),
+            children,
+        });
+    }
+    // Shared arrays at file scope.
+    for d in facts.shared.iter().filter(|d| d.function.is_none()) {
+        out.push(shared_item(d));
+    }
+    out.sort_by_key(|i| i.range.start);
+    Ok(out)
+}
+
+/// Ranked wiki hits for a query (pitfalls by symptom first, as `ktui search`).
+pub(crate) fn search_wiki(db: &Analysis, query: &str, limit: usize) -> Vec<Hit> {
+    let Some(k) = db.knowledge() else {
+        return Vec::new();
+    };
+    if limit == 0 {
+        return Vec::new();
+    }
+    let opts = SearchOptions {
+        limit,
+        ..SearchOptions::default()
+    };
+    k.search(query, &opts)
+}
+
+/// A page (`id`) or one section (`id#anchor`) as Markdown.
+pub(crate) fn wiki_page(db: &Analysis, target: &str) -> Option<PageText> {
+    let k = db.knowledge()?;
+    let (page, anchor) = k.resolve(target.trim())?;
+    let fm = &page.frontmatter;
+    let mut md = String::new();
+    match anchor.and_then(|a| page.section(a).map(|s| (a, s))) {
+        Some((a, section)) => {
+            md.push_str(&format!("# {}\n\n", section.title));
+            md.push_str(&format!("*From {} (`{}#{a}`)*\n\n", page.title, page.id));
+            md.push_str(&section.content);
+            md.push('\n');
+            return Some(PageText {
+                id: page.id.clone(),
+                anchor: Some(section.anchor.clone()),
+                title: section.title.clone(),
+                markdown: md,
+            });
+        }
+        None => {
+            md.push_str(&format!("# {}\n\n", page.title));
+            let mut facts = vec![format!("`{}`", page.id), page.kind.as_str().to_string()];
+            if let Some(r) = &fm.requires_sm {
+                facts.push(format!("requires sm_{r}"));
+            }
+            if let Some(e) = &fm.evidence_level {
+                facts.push(format!("evidence: {e}"));
+            }
+            if let Some(m) = &fm.measured_on {
+                facts.push(format!("measured on {m}"));
+            }
+            md.push_str(&format!("*{}*\n\n", facts.join(" · ")));
+            if let Some(api) = &page.api {
+                if !api.signatures.is_empty() {
+                    md.push_str("```cuda\n");
+                    for s in &api.signatures {
+                        md.push_str(s);
                         md.push('\n');
                     }
+                    md.push_str("```\n\n");
+                }
+            }
+            md.push_str(&page.body);
+            if !fm.source_refs.is_empty() {
+                md.push_str("\n\n## Sources\n\n");
+                for s in &fm.source_refs {
+                    let mut line = format!("- {}", s.source_id);
+                    if !s.path.is_empty() {
+                        line.push_str(&format!(": {}", s.path));
+                    }
+                    if !s.anchor.is_empty() {
+                        line.push_str(&format!(" #{}", s.anchor));
+                    }
+                    md.push_str(&line);
+                    md.push('\n');
                 }
             }
         }
-        Some(PageText {
-            id: page.id.clone(),
-            anchor: None,
-            title: page.title.clone(),
-            markdown: md,
-        })
     }
+    Some(PageText {
+        id: page.id.clone(),
+        anchor: None,
+        title: page.title.clone(),
+        markdown: md,
+    })
 }
 
 #[cfg(test)]

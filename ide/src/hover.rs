@@ -29,9 +29,8 @@ use crate::reports::{block_for, BankAnalysis, BlockSource, OccupancyReport, Regs
 mod wiki;
 pub(crate) use wiki::{lookup, wiki_info};
 
-mod signatures;
-pub use signatures::MAX_SIGNATURES;
-pub(crate) use signatures::{
+pub use crate::signatures::MAX_SIGNATURES;
+pub(crate) use crate::signatures::{
     matching_signatures, names_token, overload_range, overload_requirement, pick_overloads,
 };
 
@@ -214,8 +213,7 @@ pub(crate) fn hover(analysis: &Analysis, path: &str, offset: usize) -> Option<Ho
     // once they are computed (a front end runs them after every change) and never waits
     // for them; on a small file it runs them.
     let compute = text.len() < LARGE_FILE_BYTES;
-    let findings: Vec<RuleDiagnostic> = analysis
-        .diagnostics_at(path, compute)
+    let findings: Vec<RuleDiagnostic> = crate::rules::host::diagnostics_at(analysis, path, compute)
         .map(|all| {
             all.iter()
                 .filter(|d| {
@@ -595,16 +593,16 @@ fn symbol_hover(
 
 use crate::analysis::Cancellable;
 
-/// The hover query of a snapshot, here with the feature it runs (so that `analysis`
-/// does not depend on the features).
-impl crate::analysis::Analysis {
-    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
-    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
-        let (path, _) = self.data(file)?;
-        self.query("hover", || {
-            crate::hover::hover(&self.for_path(path), path, offset)
-        })
-    }
+/// What a hover at a byte offset shows, or `None` where there is nothing to say.
+pub(crate) fn hover_query(
+    db: &Analysis,
+    file: FileId,
+    offset: usize,
+) -> Cancellable<Option<HoverResult>> {
+    let (path, _) = db.data(file)?;
+    db.query("hover", || {
+        crate::hover::hover(&db.for_path(path), path, offset)
+    })
 }
 
 /// Text from a page (a title) with every name that holds `__` put in a code span

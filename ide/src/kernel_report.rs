@@ -384,26 +384,25 @@ pub struct WhatIf {
     pub edits: Vec<crate::diagnostic::TextEdit>,
 }
 
-impl Analysis {
-    /// The report of `kernel` (defined in `file`); `None` when the file defines no such
-    /// kernel.
-    pub fn kernel_report(
-        &self,
+/// The report of `kernel` (defined in `file`); `None` when the file defines no such
+/// kernel.
+pub(crate) fn kernel_report(
+    db: &Analysis,
         file: FileId,
         kernel: &str,
         config: ReportConfig,
-    ) -> Cancellable<Option<KernelReport>> {
-        let (path, _) = self.data(file)?;
-        self.query("kernel_report", || {
-            build(&self.for_path(path), path, kernel, config)
+) -> Cancellable<Option<KernelReport>> {
+    let (path, _) = db.data(file)?;
+    db.query("kernel_report", || {
+        build(&db.for_path(path), path, kernel, config)
         })
-    }
+}
 
-    /// The kernel whose definition contains `offset`, or whose name (or a launch of
-    /// which) is at `offset`.
-    pub fn kernel_at(&self, file: FileId, offset: usize) -> Cancellable<Option<String>> {
-        let (path, data) = self.data(file)?;
-        self.query("kernel_at", || {
+/// The kernel whose definition contains `offset`, or whose name (or a launch of
+/// which) is at `offset`.
+pub(crate) fn kernel_at(db: &Analysis, file: FileId, offset: usize) -> Cancellable<Option<String>> {
+    let (path, data) = db.data(file)?;
+    db.query("kernel_at", || {
             let facts = data.facts();
             if let Some(k) = facts.kernels.iter().find(|k| k.range.contains(&offset)) {
                 return Some(k.name.clone());
@@ -416,14 +415,14 @@ impl Analysis {
                 .and_then(|l| facts.kernel(kernaut_syntax::short_name(&l.kernel)))
                 .map(|k| k.name.clone())
         })
-    }
+}
 
-    /// A "report" lens above each kernel of `file`: its title names the costliest finding,
-    /// its command (`kernaut.kernelReport`) opens the whole report.
-    pub fn report_lenses(&self, file: FileId) -> Cancellable<Vec<ReportLens>> {
-        let (path, data) = self.data(file)?;
-        self.query("report_lenses", || {
-            let a = self.for_path(path);
+/// A "report" lens above each kernel of `file`: its title names the costliest finding,
+/// its command (`kernaut.kernelReport`) opens the whole report.
+pub(crate) fn report_lenses(db: &Analysis, file: FileId) -> Cancellable<Vec<ReportLens>> {
+    let (path, data) = db.data(file)?;
+    db.query("report_lenses", || {
+        let a = db.for_path(path);
             let Some(prepared) = prepare(&a, path) else {
                 return Vec::new();
             };
@@ -440,25 +439,24 @@ impl Analysis {
                 })
                 .collect()
         })
-    }
+}
 
-    /// The report without what-ifs, for features inside a query (the kernel hover), of a
-    /// kernel with findings: a kernel without one has no finding to cost, and its hover
-    /// pays nothing for the report.
-    pub(crate) fn kernel_report_at(&self, path: &str, kernel: &str) -> Option<KernelReport> {
+/// The report without what-ifs, for features inside a query (the kernel hover), of a
+/// kernel with findings: a kernel without one has no finding to cost, and its hover
+/// pays nothing for the report.
+pub(crate) fn kernel_report_at(db: &Analysis, path: &str, kernel: &str) -> Option<KernelReport> {
         guarded(|| {
-            let range = self.file(path)?.facts().kernel(kernel)?.range.clone();
-            let diagnostics = self.diagnostics_at(path, true)?;
+        let range = db.file(path)?.facts().kernel(kernel)?.range.clone();
+        let diagnostics = crate::rules::host::diagnostics_at(db, path, true)?;
             if !diagnostics
                 .iter()
                 .any(|d| range.start <= d.range.start && d.range.end <= range.end)
             {
                 return None;
             }
-            build(self, path, kernel, ReportConfig::default())
+        build(db, path, kernel, ReportConfig::default())
         })
         .flatten()
-    }
 }
 
 /// What every kernel's report of one file reads: computed once per file, so that the
@@ -498,7 +496,7 @@ fn prepare(a: &Analysis, path: &str) -> Option<Prepared> {
     Some(Prepared {
         globals: data.source.global_accesses(),
         async_functions,
-        diagnostics: a.diagnostics_at(path, true).unwrap_or_default(),
+        diagnostics: crate::rules::host::diagnostics_at(a, path, true).unwrap_or_default(),
     })
 }
 
@@ -569,12 +567,12 @@ fn build_with(
     let mut shared = Vec::new();
     for access in data.accesses().iter().filter(|x| inside(&x.range)) {
         let executions = executions(src, access.range.start, &k.range);
-        let bank = a.bank_at(path, access);
+        let bank = crate::reports::bank_at(a, path, access);
         shared.push(shared_entry(data, text, access, executions, bank));
     }
 
     // Global accesses through the sector model, as the coalescing rule evaluates them.
-    let shape = crate::rules::strided_global_access::launch_shape(facts, Some(&k.name));
+    let shape = crate::model::launch_shape(facts, Some(&k.name));
     let mut global = Vec::new();
     for access in prepared.globals.iter().filter(|x| inside(&x.range)) {
         if access.kind == AccessKind::AddressOf {

@@ -18,13 +18,13 @@ pub mod kernel_report;
 pub mod kernel_report_md;
 pub mod knowledge;
 mod line_index;
-pub mod lower;
 pub mod model;
 mod model_cache;
 pub mod races;
 pub mod reports;
 pub mod rules;
 mod shared_bytes;
+mod signatures;
 pub mod source_text;
 
 pub use analysis::{
@@ -38,3 +38,131 @@ pub use kernaut_syntax as syntax;
 pub use kernaut_wiki as wiki;
 pub use knowledge::Knowledge;
 pub use line_index::{LineCol, LineIndex, PositionEncoding};
+
+use diagnostic::RuleDiagnostic;
+use editor::{
+    ActionData, CompletionData, InlayConfig, InlayHintData, KernelLens, OutlineItem, PageText,
+    SignatureHelpData,
+};
+use index::Hit;
+use kernel_report::{KernelReport, ReportConfig, ReportLens};
+use model::BankAnalysis;
+use reports::OccupancyReport;
+use syntax::{SharedAccess, TextRange};
+
+/// The query table: every query a front end asks of a snapshot, each one line into the
+/// feature (a free function over the snapshot) that answers it. The snapshot's own data
+/// (files, text, facts, configuration) is read through the accessors in `analysis`.
+/// Features call one another through these same queries, so that a hover and the editor
+/// get a finding, an occupancy or a bank model from one place.
+impl Analysis {
+    /// The occupancy lens of every kernel of a file.
+    pub fn code_lenses(&self, file: FileId) -> Cancellable<Vec<KernelLens>> {
+        editor::code_lenses(self, file)
+    }
+
+    /// Inlay hints inside `range` (the whole file with `None`).
+    pub fn inlay_hints(
+        &self,
+        file: FileId,
+        range: Option<TextRange>,
+        config: InlayConfig,
+    ) -> Cancellable<Vec<InlayHintData>> {
+        editor::inlay_hints(self, file, range, config)
+    }
+
+    /// The code actions for a range: the fixes of the diagnostics it touches, "allow this
+    /// rule here" for each, and "show the wiki page" for the diagnostics and the symbol
+    /// under the cursor.
+    pub fn code_actions(&self, file: FileId, range: TextRange) -> Cancellable<Vec<ActionData>> {
+        editor::code_actions(self, file, range)
+    }
+
+    /// The wiki page of the symbol at an offset (an intrinsic's API page; for a kernel,
+    /// a shared declaration or access, the skill page of its model).
+    pub fn page_at(&self, file: FileId, offset: usize) -> Cancellable<Option<String>> {
+        editor::page_at(self, file, offset)
+    }
+
+    /// Completions of CUDA intrinsics and library calls for the word before `offset`
+    /// (two characters at least, or a word starting with `__`). The user's own names are
+    /// left to the C++ language server.
+    pub fn completions(&self, file: FileId, offset: usize) -> Cancellable<Vec<CompletionData>> {
+        editor::completions(self, file, offset)
+    }
+
+    /// Signature help for the call whose argument list holds `offset`, when the callee
+    /// is an intrinsic or library call the wiki knows.
+    pub fn signature_help(
+        &self,
+        file: FileId,
+        offset: usize,
+    ) -> Cancellable<Option<SignatureHelpData>> {
+        editor::signature_help(self, file, offset)
+    }
+
+    /// The outline of a file: kernels and device functions, with their shared arrays.
+    pub fn outline(&self, file: FileId) -> Cancellable<Vec<OutlineItem>> {
+        editor::outline(self, file)
+    }
+
+    /// Ranked wiki hits for a query (pitfalls by symptom first, as `ktui search`).
+    pub fn search_wiki(&self, query: &str, limit: usize) -> Vec<Hit> {
+        editor::search_wiki(self, query, limit)
+    }
+
+    /// A page (`id`) or one section (`id#anchor`) as Markdown.
+    pub fn wiki_page(&self, target: &str) -> Option<PageText> {
+        editor::wiki_page(self, target)
+    }
+
+    /// The pitfall rules' diagnostics for a file, at the rule levels of its configuration
+    /// (none without a wiki: every rule cites it).
+    pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<RuleDiagnostic>> {
+        rules::host::diagnostics(self, file)
+    }
+
+    /// What a hover at a byte offset shows, or `None` where there is nothing to say.
+    pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
+        hover::hover_query(self, file, offset)
+    }
+
+    /// The report of `kernel` (defined in `file`); `None` when the file defines no such
+    /// kernel.
+    pub fn kernel_report(
+        &self,
+        file: FileId,
+        kernel: &str,
+        config: ReportConfig,
+    ) -> Cancellable<Option<KernelReport>> {
+        kernel_report::kernel_report(self, file, kernel, config)
+    }
+
+    /// The kernel whose definition contains `offset`, or whose name (or a launch of
+    /// which) is at `offset`.
+    pub fn kernel_at(&self, file: FileId, offset: usize) -> Cancellable<Option<String>> {
+        kernel_report::kernel_at(self, file, offset)
+    }
+
+    /// A "report" lens above each kernel of `file`: its title names the costliest finding,
+    /// its command (`kernaut.kernelReport`) opens the whole report.
+    pub fn report_lenses(&self, file: FileId) -> Cancellable<Vec<ReportLens>> {
+        kernel_report::report_lenses(self, file)
+    }
+
+    /// The kernels of a file, each with its launch sites (from every file), shared
+    /// declarations and attributes.
+    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+        model::kernel_facts(self, file)
+    }
+
+    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
+    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
+        reports::occupancy_query(self, file, kernel)
+    }
+
+    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
+    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
+        reports::bank(self, file, access)
+    }
+}

@@ -16,6 +16,7 @@
 //!   access let through, for the coalescing rule and the bank model's partial-warp note.
 
 use kernaut_gpu::banks::{self, BankReport};
+use kernaut_gpu::expr::{Loops, Valuation, SAMPLES};
 use kernaut_gpu::ArchLimits;
 use kernaut_syntax::{
     short_name, AccessKind, Axis, BinOp, EnclosingKind, FileFacts, Function, IndexExpr, LaunchSite,
@@ -230,32 +231,37 @@ pub(crate) fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> Lau
     config
 }
 
+/// The block shape of kernel `function` when every launch of it in `facts` agrees (the
+/// shape the rule and the kernel report evaluate warp 0 in).
+pub(crate) fn launch_shape(facts: &FileFacts, function: Option<&str>) -> [Option<i64>; 3] {
+    let Some(f) = function else {
+        return [None; 3];
+    };
+    let mut shape = None;
+    for l in facts.launches.iter().filter(|l| l.kernel == f) {
+        match (shape, l.block.value) {
+            (_, None) => return [None; 3],
+            (None, Some(v)) => shape = Some(v),
+            (Some(s), Some(v)) if s != v => return [None; 3],
+            _ => {}
+        }
+    }
+    shape.map_or([None; 3], |[x, y, z]| [Some(x), Some(y), Some(z)])
+}
+
 /// Blocks tried in place of one the file does not fix, for an access whose offset is
 /// `offset` in a function that uses `threadIdx.y`/`.z` (`two_d`): rows of 16, 8 and 4
 /// threads (a warp then spans several rows), and `blockDim.x` of 32 to 256 where the
 /// offset reads it.
 fn plausible_blocks(offset: &IndexExpr, two_d: bool) -> Vec<[u32; 3]> {
     let mut out = Vec::new();
-    if two_d
-        || mentions(offset, &|e| {
-            matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))
-        })
-    {
+    if two_d || offset.mentions(&|e| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))) {
         out.extend([[16, 2, 1], [8, 4, 1], [4, 8, 1]]);
     }
-    if mentions(offset, &|e| matches!(e, IndexExpr::BlockDim(_))) {
+    if offset.mentions(&|e| matches!(e, IndexExpr::BlockDim(_))) {
         out.extend([[32, 1, 1], [64, 1, 1], [128, 1, 1], [256, 1, 1]]);
     }
     out
-}
-
-fn mentions(e: &IndexExpr, what: &dyn Fn(&IndexExpr) -> bool) -> bool {
-    what(e)
-        || match e {
-            IndexExpr::Binary(a, _, b) => mentions(a, what) || mentions(b, what),
-            IndexExpr::LoopVar { start, .. } => mentions(start, what),
-            _ => false,
-        }
 }
 
 /// The static shared memory of `kernel` as it runs: for a template kernel the file
@@ -453,7 +459,8 @@ fn merged_access(
     if let Some(m) = loop_merged(scope, all, a, elem) {
         return Some(m);
     }
-    let (core, c) = split_constant(&a.byte_offset);
+    let split = scope.cache.split(&a.byte_offset, split_constant);
+    let (core, c) = (&split.0, split.1);
     if core.unknown_reason().is_some() {
         return None;
     }
@@ -478,14 +485,17 @@ fn merged_access(
                 && o.width == a.width
                 && o.cast_type.is_none()
         })
+        // A part of a wide access (16 bytes at most) is less than 16 bytes from this
+        // one: the others are not split.
+        .filter(|o| constant_part(&o.byte_offset).abs_diff(c) < 16)
         .filter_map(|o| {
-            let (oc, k) = split_constant(&o.byte_offset);
-            Some((o, k)).filter(|_| oc == core)
+            let theirs = scope.cache.split(&o.byte_offset, split_constant);
+            Some((o, theirs.1)).filter(|_| theirs.0 == *core)
         })
         .collect();
     for &k in merge_counts(elem, a.kind) {
         let wide = i64::try_from(k * elem).ok()?;
-        if divisor(&core) % wide != 0 {
+        if divisor(core) % wide != 0 {
             continue;
         }
         let base = c - c.rem_euclid(wide);
@@ -636,24 +646,16 @@ fn loop_term(e: &IndexExpr) -> Option<(String, i64)> {
                     coeff(x, name)?.checked_mul(*m)
                 }
                 _ => {
-                    let none = |e: &IndexExpr| !mentions_loop_var(e);
+                    let none = |e: &IndexExpr| !e.has_loop_var();
                     (none(a) && none(b)).then_some(0)
                 }
             },
-            other => (!mentions_loop_var(other)).then_some(0),
+            other => (!other.has_loop_var()).then_some(0),
         }
     }
     let mut name = None;
     let k = coeff(e, &mut name)?;
     Some((name?, k)).filter(|_| k != 0)
-}
-
-fn mentions_loop_var(e: &IndexExpr) -> bool {
-    match e {
-        IndexExpr::LoopVar { .. } => true,
-        IndexExpr::Binary(a, _, b) => mentions_loop_var(a) || mentions_loop_var(b),
-        _ => false,
-    }
 }
 
 /// The constant start and exclusive end of loop variable `name` in `e`, stepping by 1.
@@ -664,6 +666,7 @@ fn loop_bounds(e: &IndexExpr, name: &str) -> Option<(i64, i64)> {
             start,
             end: Some(end),
             step: Some(1),
+            ..
         } if n == name => match **start {
             IndexExpr::Int(s) | IndexExpr::Const { value: s, .. } => Some((s, *end)),
             _ => None,
@@ -713,6 +716,28 @@ fn split_constant(e: &IndexExpr) -> (IndexExpr, i64) {
             _ => (e.clone(), 0),
         },
         _ => (e.clone(), 0),
+    }
+}
+
+/// The constant of [`split_constant`], without building the core.
+fn constant_part(e: &IndexExpr) -> i64 {
+    match e {
+        IndexExpr::Int(v) => *v,
+        IndexExpr::Binary(a, op @ (BinOp::Add | BinOp::Sub), b) => {
+            let (ca, cb) = (constant_part(a), constant_part(b));
+            match op {
+                BinOp::Add => ca.checked_add(cb),
+                _ => ca.checked_sub(cb),
+            }
+            .unwrap_or(0)
+        }
+        IndexExpr::Binary(a, BinOp::Mul, b) => match (&**a, &**b) {
+            (x, IndexExpr::Int(m)) | (IndexExpr::Int(m), x) => {
+                constant_part(x).checked_mul(*m).unwrap_or(0)
+            }
+            _ => 0,
+        },
+        _ => 0,
     }
 }
 
@@ -799,10 +824,6 @@ impl ActiveLanes {
     }
 }
 
-/// Values tried for the uniforms of a guard (a matrix dimension, `blockIdx`), and for an
-/// unknown `blockDim`: the mask stands only when every sample gives the same one.
-const GUARD_SAMPLES: [(i64, i64, i64); 3] = [(64, 0, 32), (1000, 1, 128), (4096, 5, 256)];
-
 /// The lanes of warp 0 that reach `offset` of `file`: each thread-dependent `if` around
 /// it (inside its function) whose condition is comparisons joined by `&&`
 /// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
@@ -851,40 +872,28 @@ pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -
 }
 
 /// The lanes of warp 0 for which all of `comps` hold, the same under every sample of
-/// what the file does not fix; `None` when a side cannot be evaluated.
+/// what the file does not fix (the one warp valuation: uniforms as matrix dimensions and
+/// launch indices, an unknown `blockDim.x` a multiple of 32); `None` when a side cannot
+/// be evaluated.
 fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> Option<u32> {
     if comps.is_empty() {
         return None;
     }
     let mut agreed = None;
-    for (dim, bid, bdim) in GUARD_SAMPLES {
-        let bx = block[0].unwrap_or(bdim).max(1);
-        let by = block[1].unwrap_or(1).max(1);
+    for sample in 0..SAMPLES {
+        let valuation = Valuation {
+            sample,
+            loops: Loops::Unknown,
+            ..Valuation::warp0(block)
+        };
         let mut mask = 0u32;
-        for lane in 0..32i64 {
-            let leaf = |e: &IndexExpr| -> Option<i64> {
-                match e {
-                    IndexExpr::ThreadIdx(Axis::X) => Some(lane % bx),
-                    IndexExpr::ThreadIdx(Axis::Y) => Some((lane / bx) % by),
-                    IndexExpr::ThreadIdx(Axis::Z) => Some(lane / (bx * by)),
-                    IndexExpr::Lane => Some(lane),
-                    IndexExpr::BlockDim(Axis::X) => Some(bx),
-                    IndexExpr::BlockDim(Axis::Y) => Some(block[1].unwrap_or(1)),
-                    IndexExpr::BlockDim(Axis::Z) => Some(block[2].unwrap_or(1)),
-                    IndexExpr::Uniform(n)
-                        if n.starts_with("blockIdx")
-                            || n.starts_with("gridDim")
-                            || n.starts_with("clusterIdx") =>
-                    {
-                        Some(bid)
-                    }
-                    IndexExpr::Uniform(_) => Some(dim),
-                    _ => None,
-                }
-            };
+        for lane in 0..32 {
             let mut holds = true;
             for c in comps {
-                holds &= c.holds(c.left.eval(&leaf)?, c.right.eval(&leaf)?);
+                holds &= c.holds(
+                    valuation.lane(&c.left, lane)?,
+                    valuation.lane(&c.right, lane)?,
+                );
             }
             if holds {
                 mask |= 1 << lane;
@@ -1178,51 +1187,47 @@ impl BankAnalysis {
 
 use crate::analysis::{Cancellable, FileId, KernelFacts};
 
-/// The kernel facts of a snapshot, here with the model that sums their shared bytes.
-impl crate::analysis::Analysis {
-    /// The kernels of a file, each with its launch sites (from every file), shared
-    /// declarations and attributes.
-    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
-        let (path, _) = self.data(file)?;
-        self.query("kernel_facts", || self.kernel_facts_inner(path))
-    }
+/// The kernels of a file, each with its launch sites (from every file), shared
+/// declarations and attributes.
+pub(crate) fn kernel_facts(db: &Analysis, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+    let (path, _) = db.data(file)?;
+    db.query("kernel_facts", || kernel_facts_inner(db, path))
+}
 
-    fn kernel_facts_inner(&self, path: &str) -> Vec<KernelFacts<'_>> {
-        let Some(f) = self.file(path) else {
-            return Vec::new();
-        };
-        let facts = f.facts();
-        let files = self.sorted_files(path);
-        facts
-            .kernels
-            .iter()
-            .map(|k| {
-                let short = short_name(&k.name);
-                let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
-                let static_shared_bytes =
-                    crate::model::kernel_static_shared(facts, &k.name).exact();
-                let mut launches = Vec::new();
-                let mut attributes = Vec::new();
-                for &(p, data) in &files {
-                    let Some(id) = self.file_set.get(p) else {
-                        continue;
-                    };
-                    launches.extend(data.launches_named(short).map(|l| (id, l)));
-                    attributes.extend(
-                        data.attributes_named(short)
-                            .map(|a| (a.attribute.as_str(), a.value)),
-                    );
-                }
-                KernelFacts {
-                    function: k,
-                    launches,
-                    shared,
-                    static_shared_bytes,
-                    attributes,
-                }
-            })
-            .collect()
-    }
+fn kernel_facts_inner<'a>(db: &'a Analysis, path: &str) -> Vec<KernelFacts<'a>> {
+    let Some(f) = db.file(path) else {
+        return Vec::new();
+    };
+    let facts = f.facts();
+    let files = db.sorted_files(path);
+    facts
+        .kernels
+        .iter()
+        .map(|k| {
+            let short = short_name(&k.name);
+            let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
+            let static_shared_bytes = crate::model::kernel_static_shared(facts, &k.name).exact();
+            let mut launches = Vec::new();
+            let mut attributes = Vec::new();
+            for &(p, data) in &files {
+                let Some(id) = db.file_set.get(p) else {
+                    continue;
+                };
+                launches.extend(data.launches_named(short).map(|l| (id, l)));
+                attributes.extend(
+                    data.attributes_named(short)
+                        .map(|a| (a.attribute.as_str(), a.value)),
+                );
+            }
+            KernelFacts {
+                function: k,
+                launches,
+                shared,
+                static_shared_bytes,
+                attributes,
+            }
+        })
+        .collect()
 }
 
 /// Whether a thread-dependent condition evidently leaves only part of a warp active: an

@@ -4,12 +4,10 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kernaut_gpu::banks::{self, AccessWidth, BankReport, WarpAccess};
-use kernaut_gpu::expr::WarpContext;
+use kernaut_gpu::expr::{Loops, Uniforms, Valuation};
 use kernaut_gpu::occupancy::{occupancy, Occupancy, OccupancyInput};
 use kernaut_gpu::Arch;
 use kernaut_syntax::IndexExpr;
-
-use crate::lower::lower_index;
 
 /// Values tried for the uniforms of an index; the report stands only if they all agree.
 const UNIFORM_TRIALS: [i64; 4] = [1, 2, 3, 32];
@@ -53,24 +51,24 @@ pub(crate) enum BankFailure {
     Other(String),
 }
 
-/// Runs the bank model on the byte offset `index`.
+/// Runs the bank model on the byte offset `index`, evaluated for warp 0 of the block by
+/// the one warp valuation (loops at their first iteration, every uniform at one value).
 fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
     let mut out = BankModel {
         lowered: None,
         addresses: Vec::new(),
         result: Err(BankFailure::Other(String::new())),
     };
-    let lowered = match lower_index(index) {
-        Ok(l) => l,
-        Err(reason) => {
-            out.result = Err(BankFailure::Other(reason));
-            return out;
-        }
-    };
+    if let Some(reason) = unmodelled(index) {
+        out.result = Err(BankFailure::Other(reason));
+        return out;
+    }
+    let (held, held_loops) = index.held_at_start();
+    let uniforms = index.uniforms();
     out.lowered = Some(LoweredText {
-        text: lowered.expr.to_string(),
-        held_loops: lowered.held_loops.clone(),
-        uniforms: lowered.uniforms.clone(),
+        text: held.to_string(),
+        held_loops,
+        uniforms: uniforms.clone(),
     });
     let width = match key.width {
         None => {
@@ -87,18 +85,22 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
             }
         },
     };
-    let mut ctx = WarpContext {
-        block: key.block,
-        warp: 0,
-        constants: lowered.constants.clone(),
-    };
-    let base = ctx.constants.len();
-    let mut run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
-        ctx.constants.truncate(base);
-        for u in &lowered.uniforms {
-            ctx.constants.push((u.clone(), uniform));
-        }
-        let values = lowered.expr.eval_warp(&ctx).map_err(|e| e.to_string())?;
+    if key.block.contains(&0) {
+        out.result = Err(BankFailure::Other(format!(
+            "block {}x{}x{} has no threads",
+            key.block[0], key.block[1], key.block[2]
+        )));
+        return out;
+    }
+    let run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
+        let valuation = Valuation {
+            block: key.block.map(|d| Some(i64::from(d))),
+            warp: 0,
+            sample: 0,
+            uniforms: Uniforms::All(uniform),
+            loops: Loops::Iteration(0),
+        };
+        let values = valuation.warp_values(index).map_err(|e| e.to_string())?;
         let mut addresses = [None; banks::WARP_LANES];
         for (lane, v) in values.iter().enumerate() {
             if let Some(v) = v {
@@ -120,7 +122,7 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
         Err(e) => out.result = Err(BankFailure::Other(e)),
         Ok((addresses, report)) => {
             out.addresses = addresses;
-            if !lowered.uniforms.is_empty() {
+            if !uniforms.is_empty() {
                 for t in UNIFORM_TRIALS {
                     if let Ok((_, other)) = run(t) {
                         if (other.conflict_degree, other.wavefronts)
@@ -128,8 +130,7 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
                         {
                             out.result = Err(BankFailure::Other(format!(
                                 "the conflicts depend on {}, which every lane shares but the file does not fix ({}-way at 0, {}-way at {t})",
-                                lowered
-                                    .uniforms
+                                uniforms
                                     .iter()
                                     .map(|u| format!("`{u}`"))
                                     .collect::<Vec<_>>()
@@ -148,6 +149,19 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
     out
 }
 
+/// Why `e` cannot be modelled: its first unknown part, named through the loop variable
+/// whose start it is in.
+fn unmodelled(e: &IndexExpr) -> Option<String> {
+    match e {
+        IndexExpr::Unknown(r) => Some(r.clone()),
+        IndexExpr::Binary(a, _, b) => unmodelled(a).or_else(|| unmodelled(b)),
+        IndexExpr::LoopVar { name, start, .. } => {
+            unmodelled(start).map(|r| format!("the start of loop variable `{name}`: {r}"))
+        }
+        _ => None,
+    }
+}
+
 /// The occupancy model's inputs, as a key (the model depends on nothing else).
 type OccupancyKey = (Arch, [u32; 4], [Option<u32>; 3]);
 
@@ -163,6 +177,9 @@ pub(crate) struct ReportCache {
     /// modelled with one shape; looking up by the offset alone needs no copy of it).
     banks: Mutex<FxHashMap<IndexExpr, BankModels>>,
     occupancy: Mutex<FxHashMap<OccupancyKey, Result<Occupancy, String>>>,
+    /// Byte offsets split into core and constant, for the merged-access search, which
+    /// compares each access with its neighbours.
+    splits: Mutex<FxHashMap<IndexExpr, Arc<(IndexExpr, i64)>>>,
 }
 
 /// The models of one byte offset, by the rest of the inputs.
@@ -177,6 +194,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ReportCache {
+    /// `split(index)`, kept by `index`.
+    pub(crate) fn split(
+        &self,
+        index: &IndexExpr,
+        split: impl FnOnce(&IndexExpr) -> (IndexExpr, i64),
+    ) -> Arc<(IndexExpr, i64)> {
+        if let Some(s) = lock(&self.splits).get(index) {
+            return s.clone();
+        }
+        let s = Arc::new(split(index));
+        let mut table = lock(&self.splits);
+        if table.len() >= CACHE_ENTRIES {
+            table.clear();
+        }
+        table.insert(index.clone(), s.clone());
+        s
+    }
+
     pub(crate) fn bank(&self, index: &IndexExpr, shape: BankShape) -> Arc<BankModel> {
         let found = lock(&self.banks)
             .get(index)

@@ -326,31 +326,36 @@ pub(crate) use crate::model_cache::FxHashMap;
 
 use crate::analysis::{guarded, Cancellable};
 
-/// The model queries of a snapshot, here with the reports they build.
-impl crate::analysis::Analysis {
-    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
-    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
-        let (path, _) = self.data(file)?;
-        self.query("occupancy", || {
-            crate::reports::occupancy_for(&self.for_path(path), path, kernel)
-        })
-    }
+/// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
+pub(crate) fn occupancy_query(
+    db: &Analysis,
+    file: FileId,
+    kernel: &str,
+) -> Cancellable<Option<OccupancyReport>> {
+    let (path, _) = db.data(file)?;
+    db.query("occupancy", || {
+        crate::reports::occupancy_for(&db.for_path(path), path, kernel)
+    })
+}
 
-    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
-    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
-        let (path, _) = self.data(file)?;
-        self.query("bank", || {
-            crate::reports::bank_report(&self.for_path(path), path, access)
-        })
-    }
+/// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
+pub(crate) fn bank(
+    db: &Analysis,
+    file: FileId,
+    access: &SharedAccess,
+) -> Cancellable<Option<BankAnalysis>> {
+    let (path, _) = db.data(file)?;
+    db.query("bank", || {
+        crate::reports::bank_report(&db.for_path(path), path, access)
+    })
+}
 
-    /// The occupancy of `kernel` (defined in `path`), for features inside a query.
-    pub(crate) fn occupancy_at(&self, path: &str, kernel: &str) -> Option<OccupancyReport> {
-        guarded(|| crate::reports::occupancy_for(self, path, kernel)).flatten()
-    }
+/// The occupancy of `kernel` (defined in `path`), for features inside a query.
+pub(crate) fn occupancy_at(db: &Analysis, path: &str, kernel: &str) -> Option<OccupancyReport> {
+    guarded(|| crate::reports::occupancy_for(db, path, kernel)).flatten()
+}
 
-    /// The bank model of an access of `path`, for features inside a query.
-    pub(crate) fn bank_at(&self, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
-        guarded(|| crate::reports::bank_report(self, path, access)).flatten()
-    }
+/// The bank model of an access of `path`, for features inside a query.
+pub(crate) fn bank_at(db: &Analysis, path: &str, access: &SharedAccess) -> Option<BankAnalysis> {
+    guarded(|| crate::reports::bank_report(db, path, access)).flatten()
 }

@@ -51,6 +51,7 @@ mod declarator;
 mod expr;
 mod facts;
 mod flow;
+pub mod lex;
 mod macros;
 mod source;
 mod symbol;

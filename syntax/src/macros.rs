@@ -178,48 +178,10 @@ pub fn macro_definitions(text: &str) -> Vec<MacroDef> {
             Some(MacroDef {
                 name: name.to_string(),
                 params,
-                body: strip_comments(body).trim().to_string(),
+                body: crate::lex::strip_comments(body).trim().to_string(),
             })
         })
         .collect()
-}
-
-/// `body` without `//` and `/* */` comments (outside string literals).
-fn strip_comments(body: &str) -> String {
-    let mut out = String::with_capacity(body.len());
-    let b = body.as_bytes();
-    let mut i = 0;
-    let mut in_string = false;
-    while i < b.len() {
-        let c = b[i];
-        if in_string {
-            if c == b'\\' && i + 1 < b.len() {
-                out.push_str(&body[i..i + 2]);
-                i += 2;
-                continue;
-            }
-            if c == b'"' {
-                in_string = false;
-            }
-        } else if c == b'"' {
-            in_string = true;
-        } else if body[i..].starts_with("//") {
-            break;
-        } else if body[i..].starts_with("/*") {
-            match body[i + 2..].find("*/") {
-                Some(e) => {
-                    i += e + 4;
-                    out.push(' ');
-                    continue;
-                }
-                None => break,
-            }
-        }
-        let ch = body[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
 }
 
 /// `text` with `< < <` and `> > >` (spaces or tabs between) written `<<<` and `>>>`.

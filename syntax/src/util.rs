@@ -261,10 +261,7 @@ pub(crate) fn move_range(r: &TextRange, from: usize, to: usize) -> TextRange {
     r.start.wrapping_sub(from).wrapping_add(to)..r.end.wrapping_sub(from).wrapping_add(to)
 }
 
-/// Whether `b` may appear in a C identifier.
-pub(crate) fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
+pub(crate) use crate::lex::is_ident_byte;
 
 pub use crate::cancel::threads;
 

@@ -155,7 +155,7 @@ fn show_accesses(file: &SourceFile, expect: Expect) {
         .iter()
         .map(|a| {
             format!(
-                "{} {:?} w={:?} `{}` -> {}",
+                "{} {:?} w={:?} `{}` -> {:#}",
                 a.function.as_deref().unwrap_or("?"),
                 a.kind,
                 a.width,

@@ -383,7 +383,6 @@ impl Analysis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::RuleDiagnostic;
 
     #[test]
     fn a_panic_in_a_query_is_a_failure_not_an_empty_answer() {
@@ -408,54 +407,5 @@ mod tests {
             guarded(|| std::panic::resume_unwind(Box::new(kernaut_syntax::cancel::Cancelled)))
         });
         assert_eq!(r, Err(QueryError::Cancelled));
-    }
-
-    /// A file's diagnostics stay cached across an edit of a launch of a kernel the file
-    /// does not define, and are recomputed when a launch of one of its own kernels
-    /// changes in another file (the cache is observed with `diagnostics_at(_, false)`,
-    /// which answers only from the cache).
-    #[test]
-    fn diagnostics_depend_only_on_the_launches_of_the_files_kernels() {
-        let knowledge = Knowledge::load(&kernaut_wiki::WikiConfig::builtin()).unwrap();
-        let mut host = AnalysisHost::new(AnalysisConfig::default());
-        host.set_knowledge(Arc::new(knowledge));
-        host.set_file(
-            "/kernel.cu",
-            "__global__ void k(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
-        );
-        host.set_file(
-            "/other.cu",
-            "__global__ void other(float* out) {\n    __shared__ float t[32][32];\n    out[0] = t[threadIdx.x][0];\n}\n",
-        );
-        let main = "void launch(float* out) {\n    k<<<1, dim3(16, 16)>>>(out);\n    other<<<1, 128>>>(out);\n}\n";
-        host.set_file("/main.cu", main);
-        let conflicts = |d: &[RuleDiagnostic]| -> Vec<String> {
-            d.iter()
-                .filter(|d| d.rule == "bank-conflict")
-                .map(|d| d.message.split(':').next().unwrap_or("").to_string())
-                .collect()
-        };
-        let a = host.analysis();
-        let before = a.diagnostics_at("/kernel.cu", true).unwrap();
-        assert_eq!(conflicts(&before), ["8-way bank conflict"]);
-        assert!(a.diagnostics_at("/other.cu", true).is_some());
-        drop(a);
-
-        // `other`'s launch changes: kernel.cu's run is reused, other.cu's is not.
-        let at = main.find("128").unwrap();
-        host.apply_edit("/main.cu", at..at + 3, "64");
-        let a = host.analysis();
-        let kept = a.diagnostics_at("/kernel.cu", false);
-        assert!(kept.is_some_and(|d| Arc::ptr_eq(&d, &before)));
-        assert!(a.diagnostics_at("/other.cu", false).is_none());
-        drop(a);
-
-        // `k`'s launch changes to 32×8: recomputed, and the finding follows the block.
-        let at = main.find("dim3(16, 16)").unwrap();
-        host.apply_edit("/main.cu", at..at + "dim3(16, 16)".len(), "dim3(32, 8)");
-        let a = host.analysis();
-        assert!(a.diagnostics_at("/kernel.cu", false).is_none());
-        let after = a.diagnostics_at("/kernel.cu", true).unwrap();
-        assert_eq!(conflicts(&after), ["16-way bank conflict"]);
     }
 }

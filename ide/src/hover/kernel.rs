@@ -19,7 +19,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
     };
     let limits = analysis.config.arch.limits();
     let launch_bounds_regs = crate::model::launch_bounds_regs(limits, &function).map(|l| l.limit);
-    let occ = analysis.occupancy_at(kpath, name);
+    let occ = crate::reports::occupancy_at(analysis, kpath, name);
     let mut md = String::new();
     let params: Vec<String> = function
         .params
@@ -140,8 +140,7 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
     }
     // The costliest findings, when the model costs any (a kernel without one says nothing
     // more).
-    if let Some(r) = analysis
-        .kernel_report_at(kpath, &function.name)
+    if let Some(r) = crate::kernel_report::kernel_report_at(analysis, kpath, &function.name)
         .filter(|r| !r.top_costs(1).is_empty())
     {
         md.push('\n');

@@ -243,7 +243,7 @@ pub(crate) fn access_hover(
     a: &SharedAccess,
     sym: Option<SymbolRef>,
 ) -> Option<HoverResult> {
-    let bank = analysis.bank_at(path, a)?;
+    let bank = crate::reports::bank_at(analysis, path, a)?;
     let text = analysis.text_at(path).unwrap_or("");
     let written = text.get(a.range.clone()).unwrap_or(&a.array);
     let written: String = written.split_whitespace().collect::<Vec<_>>().join(" ");

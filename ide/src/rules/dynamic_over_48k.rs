@@ -91,7 +91,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         // the attribute once, a launcher in another translation unit): the attribute is
         // per kernel for the whole program, so this launch may well be covered.
         let elsewhere = ctx.model.host.is_some_and(|(a, path)| {
-            a.dynamic_opt_ins(short_name(name))
+            super::host::dynamic_opt_ins(a, short_name(name))
                 .iter()
                 .any(|(p, _)| *p != path)
         });

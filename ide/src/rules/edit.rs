@@ -36,41 +36,10 @@ pub(crate) fn indent_at(text: &str, offset: usize) -> &str {
     &line[..n]
 }
 
-/// The end of the statement that contains `offset`: just past the next `;` at the same
-/// nesting depth, outside string and character literals. `in_string` says whether
-/// `offset` is inside a string literal (a PTX instruction in an `asm` statement).
+/// The end of the statement that contains `offset` ([`kernaut_syntax::lex::statement_end`]):
+/// just past its `;`, or the bracket that closes the enclosing list or block first.
 pub(crate) fn statement_end(text: &str, offset: usize, in_string: bool) -> usize {
-    let bytes = text.as_bytes();
-    // Inside a string of an `asm(...)` statement the parenthesis is still open.
-    let mut depth = i32::from(in_string);
-    let mut quote = if in_string { Some(b'"') } else { None };
-    let mut i = offset;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if let Some(q) = quote {
-            if b == b'\\' {
-                i += 2;
-                continue;
-            }
-            if b == q {
-                quote = None;
-            }
-            i += 1;
-            continue;
-        }
-        match b {
-            b'"' | b'\'' => quote = Some(b),
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth < 0 {
-                    return i;
-                }
-            }
-            b';' if depth == 0 => return i + 1,
-            _ => {}
-        }
-        i += 1;
+    match kernaut_syntax::lex::statement_end(text, offset, in_string) {
+        Ok(end) | Err(end) => end,
     }
-    text.len()
 }

@@ -25,6 +25,7 @@
 //! out[blockIdx.x] = __float2half_rn(acc);
 //! ```
 
+use kernaut_syntax::lex::is_ident_byte;
 use kernaut_syntax::short_name;
 use kernaut_syntax::{EnclosingKind, TextRange};
 
@@ -242,7 +243,7 @@ fn locals(ctx: &RuleContext, types: &Types) -> Vec<Local> {
                 let name_len = rest
                     .trim_start()
                     .bytes()
-                    .take_while(|b| is_ident(*b))
+                    .take_while(|b| is_ident_byte(*b))
                     .count();
                 if name_len == 0 {
                     continue;
@@ -251,7 +252,8 @@ fn locals(ctx: &RuleContext, types: &Types) -> Vec<Local> {
                 let name_start = start + ty.len() + lead;
                 let name = text[name_start..name_start + name_len].to_string();
                 let after_name = name_start + name_len;
-                let Some(end) = statement_end(text, after_name) else {
+                let Some(end) = kernaut_syntax::lex::statement_end(text, after_name, false).ok()
+                else {
                     continue;
                 };
                 let tail = text[after_name..end - 1].trim();
@@ -315,7 +317,7 @@ fn uses(text: &str, local: &Local) -> Vec<Use> {
         if starts_statement && (after.starts_with('=') && !after.starts_with("=="))
             || starts_statement && (after.starts_with("+=") || after.starts_with("-="))
         {
-            let Some(end) = statement_end(text, after_at) else {
+            let Some(end) = kernaut_syntax::lex::statement_end(text, after_at, false).ok() else {
                 out.push(Use::Other);
                 continue;
             };
@@ -330,7 +332,7 @@ fn uses(text: &str, local: &Local) -> Vec<Use> {
                 if callee.ends_with("__half2float") || callee.ends_with("__bfloat162float") {
                     let call_start = callee.len()
                         - callee
-                            .rsplit(|c: char| !is_ident(c as u8))
+                            .rsplit(|c: char| !is_ident_byte(c as u8))
                             .next()
                             .unwrap_or("")
                             .len();
@@ -579,7 +581,7 @@ fn is_half_term(ctx: &RuleContext, types: &Types, term: &str, at: usize) -> bool
     let base: String = t
         .trim_start_matches(['*', '&', '('])
         .bytes()
-        .take_while(|b| is_ident(*b))
+        .take_while(|b| is_ident_byte(*b))
         .map(char::from)
         .collect();
     if base.is_empty() {
@@ -625,7 +627,10 @@ fn declared_half(ctx: &RuleContext, types: &Types, name: &str, at: usize) -> boo
 fn call_parts(s: &str) -> Option<(&str, Vec<&str>)> {
     let open = s.find('(')?;
     let callee = s[..open].trim();
-    if callee.is_empty() || !callee.bytes().all(|b| is_ident(b) || b == b':') || !s.ends_with(')') {
+    if callee.is_empty()
+        || !callee.bytes().all(|b| is_ident_byte(b) || b == b':')
+        || !s.ends_with(')')
+    {
         return None;
     }
     let inner = &s[open + 1..s.len() - 1];
@@ -720,29 +725,6 @@ fn block_end(text: &str, offset: usize, limit: usize) -> usize {
         }
     }
     limit
-}
-
-/// Just past the `;` that ends the statement at `offset`, outside brackets.
-fn statement_end(text: &str, offset: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, b) in text.bytes().enumerate().skip(offset) {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth < 0 {
-                    return None;
-                }
-            }
-            b';' if depth == 0 => return Some(i + 1),
-            _ => {}
-        }
-    }
-    None
-}
-
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 #[cfg(test)]

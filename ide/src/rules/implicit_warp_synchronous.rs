@@ -30,6 +30,7 @@
 //! }
 //! ```
 
+use kernaut_syntax::lex::is_identifier;
 use kernaut_syntax::EnclosingKind;
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
@@ -124,7 +125,7 @@ fn classify(seg: &str, at: usize, statement: bool) -> Segment {
     if let Some(rest) = s.strip_prefix("if") {
         let rest_trim = rest.trim_start();
         if rest_trim.starts_with('(') {
-            let Some(close) = matching_paren(rest_trim) else {
+            let Some(close) = kernaut_syntax::lex::matching_paren(rest_trim, 0) else {
                 return Segment::Other;
             };
             condition = Some(rest_trim[1..close].to_string());
@@ -150,33 +151,16 @@ fn classify(seg: &str, at: usize, statement: bool) -> Segment {
     Segment::Step(step)
 }
 
-fn matching_paren(s: &str) -> Option<usize> {
-    let mut depth = 0;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// `X[T] op RHS` where RHS reads `X[T + k]`.
 fn parse_step(s: &str, start: usize) -> Option<Step> {
     let open = s.find('[')?;
     let array = s[..open].trim();
-    if !is_ident(array) {
+    if !is_identifier(array) {
         return None;
     }
     let close = open + s[open..].find(']')?;
     let index = s[open + 1..close].trim();
-    if !is_ident(index) {
+    if !is_identifier(index) {
         return None;
     }
     let rest = s[close + 1..].trim_start();
@@ -287,12 +271,6 @@ fn declared_volatile(body: &str, array: &str) -> bool {
         let end = decl.find([';', ')', '=']).unwrap_or(decl.len());
         mentions_word(&decl[..end], array)
     })
-}
-
-fn is_ident(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn mentions_word(s: &str, word: &str) -> bool {

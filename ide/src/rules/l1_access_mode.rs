@@ -36,11 +36,14 @@
 //! if (tid < T / 4) __pipeline_memcpy_async(&tile[4 * tid], &g[base + 4 * tid], 16);
 //! ```
 
+use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+use kernaut_syntax::lex::{is_ident_byte, matching_paren};
 use kernaut_syntax::short_name;
 use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess};
 
-use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
+use crate::model::launch_shape;
 
 pub(crate) const RULE: Rule = Rule {
     source: include_str!("l1_access_mode.rs"),
@@ -49,9 +52,6 @@ pub(crate) const RULE: Rule = Rule {
     wiki: &["pitfall-async-copy#P1"],
     run,
 };
-
-/// Samples for values that are the same across a warp.
-const UNIFORM_SAMPLES: [i64; 3] = [0, 1, 7];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     // Before sm_80 async copies are synchronous and there is no L1 bypass to lose.
@@ -105,21 +105,27 @@ fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     if elem != size || access.cast_type.is_some() {
         return None;
     }
-    // The lanes of a warp write consecutive elements from a 16-byte-aligned start.
-    for sample in UNIFORM_SAMPLES {
-        let at = |lane: i64| lane_offset(&access.byte_offset, lane, sample);
-        let base = at(0)?;
-        if base % 16 != 0 {
-            return None;
-        }
-        for lane in 1..32 {
-            if at(lane)? - base != lane * size {
-                return None;
-            }
-        }
+    // The lanes of a warp write consecutive elements from a 16-byte-aligned start, and
+    // read them from a consecutive run that starts 16-byte-aligned.
+    let shape = launch_shape(
+        ctx.facts,
+        ctx.facts
+            .function_at(call.range.start)
+            .map(|f| f.name.as_str()),
+    );
+    let dst = &access.byte_offset;
+    let dst_rows = dst.mentions(&rows_of_block);
+    if !warp_valuations(shape, dst_rows)
+        .iter()
+        .all(|v| aligned_run(v, dst, 1, size))
+    {
+        return None;
     }
-    let src = global_index(ctx, call.args.get(1)?, call.range.start)?;
-    if src.thread != 1 || (src.multiple * elem) % 16 != 0 {
+    let src = global_index(ctx, call, 1)?;
+    let vals = warp_valuations(shape, dst_rows || src.mentions(&rows_of_block));
+    if !vals.iter().all(|v| aligned_run(v, &src, elem, elem))
+        || !strides_keep_alignment(&vals, &src, elem)
+    {
         return None;
     }
     let aligned = ctx
@@ -202,7 +208,7 @@ fn ptx_copies(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             })
             .map(|(_, o)| o)
             .collect();
-        if !fills_chunks(&group) {
+        if !fills_chunks(launch_shape(ctx.facts, Some(function)), &group) {
             continue;
         }
         let per = 16 / c.size;
@@ -234,10 +240,6 @@ fn find_asm(s: &str, from: usize) -> Option<usize> {
         }
         at = i + 3;
     }
-}
-
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// The `cp.async.ca` copy of the `asm` statement at `at` (in the body starting at
@@ -353,18 +355,25 @@ fn ptx_copy(ctx: &RuleContext, body_start: usize, at: usize) -> Option<PtxCopy> 
 /// Whether the copies of `group`, for the 32 lanes of warp 0 and the first iterations of
 /// a loop around them, fill whole 16-byte chunks of the destination from 16-byte-aligned,
 /// contiguous source bytes, under every sample of the values the file does not fix.
-fn fills_chunks(group: &[&PtxCopy]) -> bool {
-    for sample in UNIFORM_SAMPLES {
+fn fills_chunks(shape: [Option<i64>; 3], group: &[&PtxCopy]) -> bool {
+    let rows = group.iter().any(|c| {
+        c.dst.byte_offset.mentions(&rows_of_block) || c.src_offset.mentions(&rows_of_block)
+    });
+    for v in warp_valuations(shape, rows) {
         let mut pairs: Vec<(i64, i64, i64)> = Vec::new();
         for c in group {
-            let looped = has_loop_var(&c.dst.byte_offset) || has_loop_var(&c.src_offset);
+            let looped = c.dst.byte_offset.has_loop_var() || c.src_offset.has_loop_var();
             let iterations = if looped { 16 / c.size } else { 1 };
             for lane in 0..32 {
                 for k in 0..iterations {
-                    let leaf = |e: &IndexExpr| iteration_leaf(e, lane, sample, k);
-                    let (Some(d), Some(s)) =
-                        (c.dst.byte_offset.eval(&leaf), c.src_offset.eval(&leaf))
-                    else {
+                    let at = Valuation {
+                        loops: Loops::Iteration(k),
+                        ..v
+                    };
+                    let (Some(d), Some(s)) = (
+                        at.lane(&c.dst.byte_offset, lane),
+                        at.lane(&c.src_offset, lane),
+                    ) else {
                         return false;
                     };
                     pairs.push((d, s, c.size));
@@ -394,47 +403,6 @@ fn fills_chunks(group: &[&PtxCopy]) -> bool {
         }
     }
     true
-}
-
-fn has_loop_var(e: &IndexExpr) -> bool {
-    match e {
-        IndexExpr::LoopVar { .. } => true,
-        IndexExpr::Binary(a, _, b) => has_loop_var(a) || has_loop_var(b),
-        _ => false,
-    }
-}
-
-/// [`leaf_value`] with each loop variable at iteration `k` (its start plus `k` steps).
-fn iteration_leaf(e: &IndexExpr, lane: i64, sample: i64, k: i64) -> Option<i64> {
-    match e {
-        IndexExpr::LoopVar { start, step, .. } => {
-            let start = start.eval(&|l| iteration_leaf(l, lane, sample, k))?;
-            Some(start + k * step.unwrap_or(0))
-        }
-        other => leaf_value(other, lane, sample),
-    }
-}
-
-/// The `)` matching the `(` at `open`, skipping string literals.
-fn matching_paren(text: &str, open: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut depth = 0i32;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'"' => i = skip_string(b, i)?,
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 /// The index of the closing quote of the string literal starting at `i`.
@@ -533,8 +501,9 @@ fn copy_size(ctx: &RuleContext, text: &str, at: usize) -> Option<i64> {
     let body = f.body_range.clone()?;
     let scope = ctx.text().get(body.start..at)?;
     let i = scope.rfind(&format!("{t} ="))?;
-    let value = statement_value(scope, i + t.len() + 2);
-    copy_size(ctx, &value, at)
+    let rest = &scope[i + t.len() + 2..];
+    let value = &rest[..rest.find(';').unwrap_or(rest.len())];
+    copy_size(ctx, value, at)
 }
 
 /// A collective copy `cuda::memcpy_async(group, dst, src, size, barrier)`.
@@ -547,23 +516,22 @@ fn collective(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     if size <= 0 || size % 16 != 0 {
         return None;
     }
-    let dst = call.args.get(1)?;
-    let (array, dst_index) = split_pointer(dst)?;
+    let (array, dst_index) = ctx.file.pointer_operand(call.arg_ranges.get(1)?)?;
     let decl = ctx.facts.shared_named(&array, call.range.start)?;
     let elem = decl.element_size?;
     if elem != 4 && elem != 8 || decl.alignment.is_none_or(|a| a < 16) {
         return None;
     }
     let elem = i64::try_from(elem).ok()?;
-    let dst_offset = match dst_index {
-        Some(i) => ctx.facts.fold_text(&i, call.range.start)?,
-        None => 0,
-    };
-    if (dst_offset * elem) % 16 != 0 {
+    if (dst_index.constant()? * elem) % 16 != 0 {
         return None;
     }
-    let src = global_index(ctx, call.args.get(2)?, call.range.start)?;
-    if src.thread != 0 || (src.multiple * elem) % 16 != 0 {
+    // The source is the same for every lane (the group copies together) and aligned.
+    let src = global_index(ctx, call, 2)?;
+    let vals = valuations(ctx, call, src.mentions(&rows_of_block));
+    if !vals.iter().all(|v| aligned_run(v, &src, elem, 0))
+        || !strides_keep_alignment(&vals, &src, elem)
+    {
         return None;
     }
     let size_range = call.arg_ranges.get(3)?.clone();
@@ -589,298 +557,129 @@ fn collective(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     })
 }
 
-/// The byte offset of `lane` (in warp 0, `threadIdx.x` running over the lanes) with every
-/// warp-uniform value set to `sample`.
-fn lane_offset(e: &IndexExpr, lane: i64, sample: i64) -> Option<i64> {
-    e.eval(&|leaf| leaf_value(leaf, lane, sample))
+/// Whether `e` reads the row of a thread in its block (`threadIdx.y` or `.z`).
+fn rows_of_block(e: &IndexExpr) -> bool {
+    matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))
 }
 
-fn leaf_value(e: &IndexExpr, lane: i64, sample: i64) -> Option<i64> {
-    match e {
-        IndexExpr::ThreadIdx(Axis::X) | IndexExpr::Lane => Some(lane),
-        // With `blockDim.x` a multiple of 32 the rows are uniform across a warp, but each
-        // warp's row must start aligned too (a padded `[32][33]` tile does not).
-        IndexExpr::ThreadIdx(_) => Some(sample),
-        IndexExpr::BlockDim(Axis::X) => Some(128),
-        IndexExpr::BlockDim(_) => Some(1),
-        IndexExpr::Uniform(_) => Some(sample),
-        IndexExpr::LoopVar { start, .. } => start.eval(&|l| leaf_value(l, lane, sample)),
-        _ => None,
-    }
+/// The warps the rule checks a copy in, by the one warp valuation: every uniform (a
+/// parameter, `blockIdx`) at small values that are not all multiples of anything, so
+/// that an alignment holds only where the code shows it. The block is the launches'
+/// when the file's launches of the kernel agree; otherwise `blockDim.x` is a multiple of
+/// 32. Where the index reads the thread's row, warps 0, 1 and 7 (rows of 32 threads
+/// where no launch gives the block) are checked too, so each warp's row must start
+/// aligned (a padded `[32][33]` tile does not).
+fn valuations(ctx: &RuleContext, call: &CallSite, rows: bool) -> Vec<Valuation<'static>> {
+    let function = ctx
+        .facts
+        .function_at(call.range.start)
+        .map(|f| f.name.as_str());
+    warp_valuations(launch_shape(ctx.facts, function), rows)
 }
 
-/// `&p[i]` → (`p`, `Some(i)`); `p + i` → (`p`, `Some(i)`); `p` → (`p`, `None`).
-fn split_pointer(arg: &str) -> Option<(String, Option<String>)> {
-    let a = arg.trim();
-    if let Some(rest) = a.strip_prefix('&') {
-        let rest = rest.trim();
-        let open = rest.find('[')?;
-        if !rest.ends_with(']') {
-            return None;
-        }
-        let name = rest[..open].trim();
-        return is_identifier(name).then(|| {
-            (
-                name.to_string(),
-                Some(rest[open + 1..rest.len() - 1].to_string()),
-            )
-        });
-    }
-    if let Some((l, r)) = split_top(a, b'+') {
-        return is_identifier(l).then(|| (l.to_string(), Some(r.to_string())));
-    }
-    is_identifier(a).then(|| (a.to_string(), None))
+/// [`valuations`] for a kernel launched with `shape` (`None` where not known).
+fn warp_valuations(shape: [Option<i64>; 3], rows: bool) -> Vec<Valuation<'static>> {
+    let block = match shape {
+        [Some(_), Some(_), Some(_)] => shape,
+        _ if rows => [None, Some(8), Some(1)],
+        _ => [None; 3],
+    };
+    let warps: &[i64] = if rows { &[0, 1, 7] } else { &[0] };
+    // The rows at the first sample of the uniforms, the other samples in warp 0.
+    let at = |sample, warp| Valuation {
+        block,
+        warp,
+        sample,
+        uniforms: Uniforms::Arbitrary,
+        loops: Loops::Iteration(0),
+    };
+    let mut out: Vec<Valuation<'static>> = warps.iter().map(|&w| at(0, w)).collect();
+    out.extend((1..SAMPLES).map(|s| at(s, 0)));
+    out
 }
 
-/// A global index as a linear form: `thread` elements per lane plus a remainder known to
-/// be a multiple of `multiple` elements (0: exactly zero).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Linear {
-    thread: i64,
-    multiple: i64,
-}
-
-/// The index of a source pointer argument (`&g[i]`, `g + i`) into a pointer parameter.
-fn global_index(ctx: &RuleContext, arg: &str, at: usize) -> Option<Linear> {
-    let (base, index) = split_pointer(arg)?;
-    let f = ctx.facts.function_at(at)?;
+/// The element index of argument `arg` of `call` into a pointer parameter of its
+/// function (`&g[i]`, `g + i`, `g`), lowered by the syntax layer.
+fn global_index(ctx: &RuleContext, call: &CallSite, arg: usize) -> Option<IndexExpr> {
+    let (base, index) = ctx.file.pointer_operand(call.arg_ranges.get(arg)?)?;
+    let f = ctx.facts.function_at(call.range.start)?;
     f.params
         .iter()
         .find(|p| p.name == base && p.ty.contains('*'))?;
-    match index {
-        Some(i) => linear(ctx, &i, at, 0),
-        None => Some(Linear {
-            thread: 0,
-            multiple: 0,
-        }),
-    }
+    Some(index)
 }
 
-/// Reads `expr` as a [`Linear`] form; `None` when it is not one (a thread index times a
-/// runtime value, a call, a division).
-fn linear(ctx: &RuleContext, expr: &str, at: usize, depth: usize) -> Option<Linear> {
-    if depth > 6 {
-        return None;
-    }
-    let e = strip_parens(expr.trim());
-    if let Some(v) = ctx.facts.fold_text(e, at) {
-        return Some(Linear {
-            thread: 0,
-            multiple: v.abs(),
-        });
-    }
-    if let Some((l, r)) = split_top(e, b'+') {
-        let (l, r) = (
-            linear(ctx, l, at, depth + 1)?,
-            linear(ctx, r, at, depth + 1)?,
-        );
-        return Some(Linear {
-            thread: l.thread + r.thread,
-            multiple: gcd(l.multiple, r.multiple),
-        });
-    }
-    if let Some((l, r)) = split_top(e, b'*') {
-        let (l, r) = (
-            linear(ctx, l, at, depth + 1)?,
-            linear(ctx, r, at, depth + 1)?,
-        );
-        return match (l.thread, r.thread) {
-            (0, 0) => Some(Linear {
-                thread: 0,
-                multiple: l.multiple * r.multiple,
-            }),
-            (t, 0)
-                if ctx
-                    .facts
-                    .fold_text(strip_parens(split_top(e, b'*')?.1), at)
-                    .is_some() =>
-            {
-                Some(Linear {
-                    thread: t * r.multiple,
-                    multiple: l.multiple * r.multiple,
-                })
-            }
-            (0, t)
-                if ctx
-                    .facts
-                    .fold_text(strip_parens(split_top(e, b'*')?.0), at)
-                    .is_some() =>
-            {
-                Some(Linear {
-                    thread: t * l.multiple,
-                    multiple: l.multiple * r.multiple,
-                })
-            }
-            _ => None,
+/// Whether `e` (in units of `scale` bytes) is, for the lanes of the warp `v` gives, a
+/// run from a 16-byte-aligned start with lane `l` at `l * width` bytes (0: every lane
+/// the same).
+fn aligned_run(v: &Valuation<'_>, e: &IndexExpr, scale: i64, width: i64) -> bool {
+    let Some(values) = v.lanes(e) else {
+        return false;
+    };
+    (values[0] * scale) % 16 == 0
+        && values
+            .iter()
+            .enumerate()
+            .all(|(l, x)| (x - values[0]) * scale == l as i64 * width)
+}
+
+/// Whether each loop the index `src` steps through moves it by a multiple of 16 bytes
+/// (of `elem`-byte elements) for every lane of every warp in `vals`: one step of the
+/// loop (a constant, or a step the code computes, such as `i += blockDim.x`), the other
+/// loops held. A loop whose step the code does not show keeps the copy silent.
+fn strides_keep_alignment(vals: &[Valuation<'_>], src: &IndexExpr, elem: i64) -> bool {
+    let mut loops = Vec::new();
+    loop_names(src, &mut loops);
+    loops.iter().all(|name| {
+        let Some(next) = advanced(src, name) else {
+            return false;
         };
-    }
+        vals.iter().all(|v| match (v.lanes(src), v.lanes(&next)) {
+            (Some(a), Some(b)) => a.iter().zip(b).all(|(a, b)| ((b - a) * elem) % 16 == 0),
+            _ => false,
+        })
+    })
+}
+
+/// The names of the loop variables of `e`, each once.
+fn loop_names(e: &IndexExpr, out: &mut Vec<String>) {
     match e {
-        "threadIdx.x" => {
-            return Some(Linear {
-                thread: 1,
-                multiple: 0,
-            })
+        IndexExpr::LoopVar { name, start, .. } => {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+            loop_names(start, out);
         }
-        "blockDim.x" | "blockDim.y" | "blockDim.z" => {
-            // Block sizes are multiples of the warp size in practice.
-            return Some(Linear {
-                thread: 0,
-                multiple: 32,
-            });
-        }
-        // The rows of a 2-D block are uniform across a warp when `blockDim.x` is a multiple
-        // of 32, as the lane check of the destination assumes.
-        "threadIdx.y" | "threadIdx.z" | "blockIdx.x" | "blockIdx.y" | "blockIdx.z"
-        | "gridDim.x" | "gridDim.y" | "gridDim.z" => {
-            return Some(Linear {
-                thread: 0,
-                multiple: 1,
-            })
+        IndexExpr::Binary(a, _, b) => {
+            loop_names(a, out);
+            loop_names(b, out);
         }
         _ => {}
     }
-    if !is_identifier(e) {
-        return None;
-    }
-    let f = ctx.facts.function_at(at)?;
-    if f.params.iter().any(|p| p.name == e) {
-        // A runtime value: its alignment is unknown.
-        return Some(Linear {
-            thread: 0,
-            multiple: 1,
-        });
-    }
-    definition(ctx, e, f.body_range.clone()?.start, at, depth)
 }
 
-/// A local as a [`Linear`] form: its single definition `name = value;` before `at`, or,
-/// for a loop variable (`for (int i = threadIdx.x; …; i += blockDim.x)`), its start plus
-/// any multiple of its step.
-fn definition(
-    ctx: &RuleContext,
-    name: &str,
-    body_start: usize,
-    at: usize,
-    depth: usize,
-) -> Option<Linear> {
-    let text = ctx.text();
-    let end = ctx
-        .facts
-        .function_at(at)
-        .map_or(text.len(), |f| f.range.end);
-    let scope = &text[body_start..end];
-    let mut value = None;
-    let mut step = None;
-    let mut count = 0;
-    let mut from = 0;
-    while let Some(i) = find_word(scope, name, from) {
-        from = i + name.len();
-        let after = scope[from..].trim_start();
-        let before = scope[..i].trim_end();
-        let rest_at = from + (scope[from..].len() - after.len());
-        if after.starts_with('=') && !after.starts_with("==") {
-            count += 1;
-            if body_start + i < at {
-                value = Some(statement_value(scope, rest_at + 1));
-            }
-        } else if let Some(rest) = after.strip_prefix("+=") {
-            count += 1;
-            step = Some(statement_value(rest, 0));
-        } else if after.starts_with("++") || before.ends_with("++") {
-            count += 1;
-            step = Some("1".to_string());
-        } else if ["-=", "*=", "/=", "--", "<<=", ">>=", "%=", "&=", "|="]
-            .iter()
-            .any(|op| after.starts_with(op))
-            || before.ends_with("--")
-        {
-            return None;
+/// `e` one iteration of loop `name` later: the variable at its start plus its step.
+fn advanced(e: &IndexExpr, name: &str) -> Option<IndexExpr> {
+    Some(match e {
+        IndexExpr::LoopVar {
+            name: n,
+            start,
+            step,
+            stride,
+            ..
+        } if n == name => {
+            let by = match (step, stride) {
+                (Some(s), _) => IndexExpr::Int(*s),
+                (None, Some(s)) => (**s).clone(),
+                (None, None) => return None,
+            };
+            IndexExpr::binary((**start).clone(), kernaut_syntax::BinOp::Add, by)
         }
-    }
-    let start = linear(ctx, &value?, at, depth + 1)?;
-    match (count, step) {
-        (1, None) => Some(start),
-        (2, Some(step)) => {
-            let step = linear(ctx, &step, at, depth + 1)?;
-            (step.thread == 0).then_some(Linear {
-                thread: start.thread,
-                multiple: gcd(start.multiple, step.multiple),
-            })
+        IndexExpr::Binary(a, op, b) => {
+            IndexExpr::binary(advanced(a, name)?, *op, advanced(b, name)?)
         }
-        _ => None,
-    }
-}
-
-/// The expression from `from` in `s` to the next `;`, `,` or unmatched `)`.
-fn statement_value(s: &str, from: usize) -> String {
-    let mut depth = 0i32;
-    for (i, b) in s.bytes().enumerate().skip(from) {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => {
-                depth -= 1;
-                if depth < 0 {
-                    return s[from..i].trim().to_string();
-                }
-            }
-            b';' | b',' if depth == 0 => return s[from..i].trim().to_string(),
-            _ => {}
-        }
-    }
-    s[from..].trim().to_string()
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-fn strip_parens(s: &str) -> &str {
-    let mut s = s.trim();
-    while s.starts_with('(') && s.ends_with(')') && closes_at_end(s) {
-        s = s[1..s.len() - 1].trim();
-    }
-    s
-}
-
-/// Whether the `(` at the start of `s` closes at its end.
-fn closes_at_end(s: &str) -> bool {
-    let mut depth = 0i32;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i == s.len() - 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
-/// `l op r` split at the last top-level `op` (`+` also stops at a binary `-`, which makes
-/// the split fail so the expression is not read as a sum).
-fn split_top(s: &str, op: u8) -> Option<(&str, &str)> {
-    let mut depth = 0i32;
-    let mut last = None;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b'-' if op == b'+' && depth == 0 && i > 0 => return None,
-            b'/' | b'%' | b'<' | b'>' | b'&' | b'|' | b'^' | b'?' if depth == 0 => return None,
-            b if b == op && depth == 0 => last = Some(i),
-            _ => {}
-        }
-    }
-    let i = last?;
-    Some((s[..i].trim(), s[i + 1..].trim()))
+        other => other.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@
 //! float v = tile[tid];
 //! ```
 
-use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess, SymbolKind, TextRange};
+use kernaut_gpu::expr::{Uniforms, Valuation, SAMPLES};
+use kernaut_syntax::{AccessKind, CallSite, SharedAccess, SymbolKind, TextRange};
 
 use super::async_ops::{base_name, Op, OpKind};
 use super::{
@@ -32,6 +33,7 @@ use super::{
     RuleDiagnostic, TextEdit,
 };
 use crate::config::Severity;
+use crate::model::launch_shape;
 
 pub(crate) const RULE: Rule = Rule {
     source: include_str!("missing_sync_after_wait.rs"),
@@ -424,23 +426,24 @@ fn reads_own_copy(ctx: &RuleContext, copy: &Op, read: &SharedAccess) -> bool {
         .get(2)
         .and_then(|s| ctx.facts.fold_text(s, copy.call.range.start))
         .unwrap_or(width);
+    // Warp 0 by the one warp valuation, under each sample of what the file does not fix.
+    let shape = launch_shape(ctx.facts, read.function.as_deref());
+    (0..SAMPLES).all(|sample| {
+        let v = Valuation {
+            sample,
+            uniforms: Uniforms::Arbitrary,
+            ..Valuation::warp0(shape)
+        };
     (0..32).all(|lane| {
-        let leaf = |e: &IndexExpr| lane_value(e, lane);
-        match (target.byte_offset.eval(&leaf), read.byte_offset.eval(&leaf)) {
+            match (
+                v.lane(&target.byte_offset, lane),
+                v.lane(&read.byte_offset, lane),
+            ) {
             (Some(c), Some(r)) => r >= c && r + width <= c + size.max(width),
             _ => false,
         }
     })
-}
-
-fn lane_value(e: &IndexExpr, lane: i64) -> Option<i64> {
-    match e {
-        IndexExpr::ThreadIdx(Axis::X) | IndexExpr::Lane => Some(lane),
-        IndexExpr::ThreadIdx(_) | IndexExpr::Uniform(_) => Some(0),
-        IndexExpr::BlockDim(_) => Some(128),
-        IndexExpr::LoopVar { start, .. } => start.eval(&|e| lane_value(e, lane)),
-        _ => None,
-    }
+    })
 }
 
 /// Whether `o` is a later wait than `w` (its own diagnostic covers the reads after it).

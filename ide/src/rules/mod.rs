@@ -36,7 +36,7 @@ use crate::config::{RuleLevel, RulesConfig, Severity, TargetSet};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
-mod host;
+pub(crate) mod host;
 mod ids;
 mod target_guards;
 pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};

@@ -219,7 +219,7 @@ fn overload_requirement(ctx: &RuleContext, call: &CallSite) -> Option<Requiremen
         return None;
     }
     let args = ctx.file.call_argument_types(call.callee_range.start)?;
-    let (key, req) = crate::hover::overload_requirement(page, &m.symbol, &args)?;
+    let (key, req) = crate::signatures::overload_requirement(page, &m.symbol, &args)?;
     let (major, minor, specific) = parse_requires_sm(req)?;
     Some(Requirement {
         symbol: key,

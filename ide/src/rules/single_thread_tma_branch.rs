@@ -211,11 +211,14 @@ fn fix(ctx: &RuleContext, call: &CallSite, condition_end: usize) -> Option<Fix> 
     let text = ctx.text();
     let (start, end) = if call.kind == SymbolKind::Ptx {
         let asm = text[..call.range.start].rfind("asm")?;
-        (asm, statement_end(text, asm)?)
+        (
+            asm,
+            kernaut_syntax::lex::statement_end(text, asm, false).ok()?,
+        )
     } else {
         (
             statement_start(text, call.range.start, condition_end),
-            statement_end(text, call.range.start)?,
+            kernaut_syntax::lex::statement_end(text, call.range.start, false).ok()?,
         )
     };
     let statement = text.get(start..end)?;
@@ -255,41 +258,6 @@ fn statement_start(text: &str, offset: usize, condition_end: usize) -> usize {
         });
     let s = &text[prev..offset];
     prev + (s.len() - s.trim_start().len())
-}
-
-/// Just past the `;` that ends the statement at `offset`, outside brackets and strings.
-fn statement_end(text: &str, offset: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut depth = 0i32;
-    let mut quote = None;
-    let mut i = offset;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if let Some(q) = quote {
-            if b == b'\\' {
-                i += 2;
-                continue;
-            }
-            if b == q {
-                quote = None;
-            }
-        } else {
-            match b {
-                b'"' | b'\'' => quote = Some(b),
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => {
-                    depth -= 1;
-                    if depth < 0 {
-                        return None;
-                    }
-                }
-                b';' if depth == 0 => return Some(i + 1),
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
 }
 
 #[cfg(test)]

@@ -33,12 +33,13 @@
 //! ```
 
 use kernaut_gpu::banks::{AccessWidth, WARP_LANES};
+use kernaut_gpu::expr::{is_builtin_uniform, Loops, Valuation, SAMPLES};
 use kernaut_gpu::sectors::{sectors, SectorReport};
 use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess};
 
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
-use crate::model::{active_lanes, ActiveLanes};
+use crate::model::{active_lanes, launch_shape, ActiveLanes};
 
 pub(crate) const RULE: Rule = Rule {
     id: "coalescing/strided-global-access",
@@ -48,17 +49,11 @@ pub(crate) const RULE: Rule = Rule {
     source: include_str!("strided_global_access.rs"),
 };
 
-/// Values tried for kernel parameters and other uniforms in an index: matrix dimensions.
-const DIM_SAMPLES: [i64; 3] = [64, 1000, 4096];
-/// Values tried for `blockIdx` and `gridDim`.
-const BLOCK_SAMPLES: [i64; 3] = [0, 1, 5];
 /// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
 /// are taken to fill.
 const MAX_CHUNK: i64 = 8;
 /// At most this many active lanes make a request small enough for a hint.
 const FEW_LANES: u32 = 8;
-/// Values tried for an unknown `blockDim.x`.
-const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
@@ -321,27 +316,6 @@ fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
     launch_shape(ctx.facts, function)
 }
 
-/// The block shape of kernel `function` when every launch of it in `facts` agrees (the
-/// shape the rule and the kernel report evaluate warp 0 in).
-pub(crate) fn launch_shape(
-    facts: &kernaut_syntax::FileFacts,
-    function: Option<&str>,
-) -> [Option<i64>; 3] {
-    let Some(f) = function else {
-        return [None; 3];
-    };
-    let mut shape = None;
-    for l in facts.launches.iter().filter(|l| l.kernel == f) {
-        match (shape, l.block.value) {
-            (_, None) => return [None; 3],
-            (None, Some(v)) => shape = Some(v),
-            (Some(s), Some(v)) if s != v => return [None; 3],
-            _ => {}
-        }
-    }
-    shape.map_or([None; 3], |[x, y, z]| [Some(x), Some(y), Some(z)])
-}
-
 /// The cost of `offset` for warp 0 under `shape`: the same under every sample of the
 /// values the file does not fix and in the first two iterations of a loop (the smaller of
 /// the two), or `None`.
@@ -352,7 +326,7 @@ fn cost(
     mask: u32,
 ) -> Option<Cost> {
     let mut result: Option<Cost> = None;
-    for sample in 0..DIM_SAMPLES.len() {
+    for sample in 0..SAMPLES {
         let mut best: Option<Cost> = None;
         for iteration in 0..2 {
             let c = warp_cost(offset, width, shape, sample, iteration, mask)?;
@@ -538,6 +512,7 @@ fn loop_vars(e: &IndexExpr) -> Vec<(&str, &IndexExpr, Option<i64>, i64)> {
                 start,
                 end,
                 step: Some(step),
+                ..
             } if !out.iter().any(|(n, ..)| n == name) => {
                 out.push((name, start, *end, *step));
             }
@@ -561,11 +536,13 @@ fn frozen_except(e: &IndexExpr, name: &str) -> IndexExpr {
             start,
             end,
             step,
+            stride,
         } => IndexExpr::LoopVar {
             name: n.clone(),
             start: start.clone(),
             end: *end,
             step: if n == name { *step } else { Some(0) },
+            stride: if n == name { stride.clone() } else { None },
         },
         IndexExpr::Binary(a, op, b) => IndexExpr::Binary(
             Box::new(frozen_except(a, name)),
@@ -576,25 +553,21 @@ fn frozen_except(e: &IndexExpr, name: &str) -> IndexExpr {
     }
 }
 
-/// The byte offsets of the 32 lanes of warp 0.
+/// The byte offsets of the 32 lanes of warp 0, by the one warp valuation: uniforms
+/// as matrix dimensions and launch indices, an unknown `blockDim.x` one of the samples,
+/// loops at `iteration`.
 fn lane_offsets(
     offset: &IndexExpr,
     shape: [Option<i64>; 3],
     sample: usize,
     iteration: i64,
 ) -> Option<[i64; WARP_LANES]> {
-    if offset.unknown_reason().is_some() {
-        return None;
+    Valuation {
+        sample,
+        loops: Loops::Iteration(iteration),
+        ..Valuation::warp0(shape)
     }
-    let bx = shape[0].unwrap_or(BLOCK_X_SAMPLES[sample]).max(1);
-    let by = shape[1].unwrap_or(1).max(1);
-    let mut signed = [0i64; WARP_LANES];
-    for (lane, v) in signed.iter_mut().enumerate() {
-        let tid = lane as i64;
-        let leaf = |e: &IndexExpr| leaf_value(e, tid, [bx, by], shape, sample, iteration);
-        *v = offset.eval(&leaf)?;
-    }
-    Some(signed)
+    .lanes(offset)
 }
 
 fn warp_cost(
@@ -629,37 +602,6 @@ fn warp_cost(
     Some(Cost { report, stride })
 }
 
-fn leaf_value(
-    e: &IndexExpr,
-    tid: i64,
-    lanes: [i64; 2],
-    block: [Option<i64>; 3],
-    sample: usize,
-    iteration: i64,
-) -> Option<i64> {
-    let [bx, by] = lanes;
-    match e {
-        IndexExpr::ThreadIdx(Axis::X) => Some(tid % bx),
-        IndexExpr::ThreadIdx(Axis::Y) => Some((tid / bx) % by),
-        IndexExpr::ThreadIdx(Axis::Z) => Some(tid / (bx * by)),
-        IndexExpr::Lane => Some(tid % 32),
-        IndexExpr::BlockDim(Axis::X) => Some(block[0].unwrap_or(BLOCK_X_SAMPLES[sample])),
-        IndexExpr::BlockDim(Axis::Y) => Some(block[1].unwrap_or(1)),
-        IndexExpr::BlockDim(Axis::Z) => Some(block[2].unwrap_or(1)),
-        IndexExpr::Uniform(n) if is_builtin(n) => Some(BLOCK_SAMPLES[sample]),
-        IndexExpr::Uniform(_) => Some(DIM_SAMPLES[sample]),
-        IndexExpr::LoopVar { start, step, .. } => {
-            let start = start.eval(&|e| leaf_value(e, tid, lanes, block, sample, iteration))?;
-            Some(start + iteration * step.unwrap_or(0))
-        }
-        _ => None,
-    }
-}
-
-fn is_builtin(name: &str) -> bool {
-    name.starts_with("blockIdx") || name.starts_with("gridDim") || name.starts_with("clusterIdx")
-}
-
 /// The uniforms other than the built-ins (kernel parameters) that multiply a
 /// thread-dependent term of `e`.
 fn dimension_names(e: &IndexExpr) -> Vec<String> {
@@ -690,7 +632,7 @@ fn collect_dims(e: &IndexExpr, out: &mut Vec<String>) {
 
 fn uniforms(e: &IndexExpr, out: &mut Vec<String>) {
     match e {
-        IndexExpr::Uniform(n) if !is_builtin(n) => out.push(n.clone()),
+        IndexExpr::Uniform(n) if !is_builtin_uniform(n) => out.push(n.clone()),
         IndexExpr::Binary(a, _, b) => {
             uniforms(a, out);
             uniforms(b, out);
@@ -701,12 +643,7 @@ fn uniforms(e: &IndexExpr, out: &mut Vec<String>) {
 
 /// Whether `e` depends on `threadIdx.y` or `threadIdx.z`.
 fn mentions_rows(e: &IndexExpr) -> bool {
-    match e {
-        IndexExpr::ThreadIdx(Axis::Y | Axis::Z) => true,
-        IndexExpr::Binary(a, _, b) => mentions_rows(a) || mentions_rows(b),
-        IndexExpr::LoopVar { start, .. } => mentions_rows(start),
-        _ => false,
-    }
+    e.mentions(&|e| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z)))
 }
 
 #[cfg(test)]

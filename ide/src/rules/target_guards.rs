@@ -22,6 +22,7 @@
 //! `NV_IS_EXACTLY_SM_90`, `NV_HAS_FEATURE_SM_90a`, `NV_IS_DEVICE`, `NV_IS_HOST`).
 
 use kernaut_gpu::{Target, Variant};
+use kernaut_syntax::lex::strip_comments;
 use kernaut_syntax::{short_name, FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{RuleContext, TextRange};
@@ -962,37 +963,6 @@ pub(crate) fn mentions_arch(cond: &str) -> bool {
         || c.contains("CUDART_VERSION")
         || c.contains("CUDACC_VER")
         || c.contains("CUDA_VERSION")
-}
-
-/// `s` without `//` and `/* */` comments.
-pub(crate) fn strip_comments(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    loop {
-        let line = rest.find("//");
-        let block = rest.find("/*");
-        match (line, block) {
-            (Some(l), b) if b.is_none_or(|b| l < b) => {
-                out.push_str(&rest[..l]);
-                match rest[l..].find('\n') {
-                    Some(n) => rest = &rest[l + n..],
-                    None => return out,
-                }
-            }
-            (_, Some(b)) => {
-                out.push_str(&rest[..b]);
-                out.push(' ');
-                match rest[b + 2..].find("*/") {
-                    Some(e) => rest = &rest[b + 2 + e + 2..],
-                    None => return out,
-                }
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
-            }
-        }
-    }
 }
 
 /// The ranges of the top-level arguments of the parenthesised list opening at `open`.

@@ -2,7 +2,15 @@
 
 use super::*;
 
-pub(crate) type ForHeader<'t> = (Option<(Expr, Node<'t>)>, String, Option<i64>, Option<i64>);
+/// The start (expression and node), the variable, the exclusive end, the constant step,
+/// and the node of a step that is not a constant (`i += blockDim.x`).
+pub(crate) type ForHeader<'t> = (
+    Option<(Expr, Node<'t>)>,
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<Node<'t>>,
+);
 
 /// The header of a `for` loop over `n` (or over its declared variable when `n` is empty):
 /// the start expression, the variable, the exclusive end and the step, when `n` is the
@@ -44,6 +52,7 @@ pub(crate) fn for_header<'t>(
         }
     }
     let mut step = None;
+    let mut stride = None;
     if let Some(update) = node.field("update") {
         let t = squash_ws(node_text(update, text)).replace(' ', "");
         let is = |op: &str| {
@@ -58,6 +67,9 @@ pub(crate) fn for_header<'t>(
             let r = update
                 .field("right")
                 .map(|r| facts.env.fold(&from_node(r, text, 0), at));
+            if let (Some("+="), Some(None)) = (op, r) {
+                stride = update.field("right");
+            }
             step = match (op, r) {
                 (Some("+="), Some(Some(v))) => Some(v),
                 (Some("-="), Some(Some(v))) => v.checked_neg(),
@@ -66,7 +78,13 @@ pub(crate) fn for_header<'t>(
             };
         }
     }
-    Some((start.map(|s| (from_node(s, text, 0), s)), var, end, step))
+    Some((
+        start.map(|s| (from_node(s, text, 0), s)),
+        var,
+        end,
+        step,
+        stride,
+    ))
 }
 
 /// A `while` or `do` loop that counts like a `for`: the variable it compares is declared
@@ -210,6 +228,7 @@ pub(crate) fn while_header<'t>(
         _ => None,
     };
     let t = squash_ws(node_text(update, text)).replace(' ', "");
+    let mut stride = None;
     let step = if t == format!("++{var}") || t == format!("{var}++") {
         Some(1)
     } else if t == format!("--{var}") || t == format!("{var}--") {
@@ -219,6 +238,9 @@ pub(crate) fn while_header<'t>(
         let r = update
             .field("right")
             .map(|r| facts.env.fold(&from_node(r, text, 0), at));
+        if let (Some("+="), Some(None)) = (op, r) {
+            stride = update.field("right");
+        }
         match (op, r) {
             (Some("+="), Some(Some(v))) => Some(v),
             (Some("-="), Some(Some(v))) => v.checked_neg(),
@@ -228,7 +250,7 @@ pub(crate) fn while_header<'t>(
         None
     };
     Some(WhileHeader {
-        header: (Some((from_node(start, text, 0), start)), var, end, step),
+        header: (Some((from_node(start, text, 0), start)), var, end, step, stride),
         update_stmt,
         update,
         condition,

@@ -371,16 +371,19 @@ impl<'a> Lowerer<'a> {
                     .as_deref()
                     .and_then(Option::as_ref)
                 {
-                    let (start, _, end, step) = &w.header;
+                    let (start, _, end, step, stride) = &w.header;
                     let start = match start {
                         Some((e, at)) => self.lower(e, *at, depth + 1),
                         None => IndexExpr::Unknown(format!("`{n}` has no start value")),
                     };
+                    let stride = stride
+                        .map(|s| Box::new(self.lower(&from_node(s, self.text, 0), s, depth + 1)));
                     return Some(IndexExpr::LoopVar {
                         name: n.to_string(),
                         start: Box::new(start),
                         end: *end,
                         step: *step,
+                        stride,
                     });
                 }
             }
@@ -389,16 +392,19 @@ impl<'a> Lowerer<'a> {
     }
 
     fn for_var(&self, node: Node<'a>, n: &str, depth: usize) -> Option<IndexExpr> {
-        let (start, _, end, step) = self.for_header(node, n)?;
+        let (start, _, end, step, stride) = self.for_header(node, n)?;
         let start = match start {
             Some((e, at)) => self.lower(&e, at, depth + 1),
             None => IndexExpr::Unknown(format!("`{n}` has no start value")),
         };
+        let stride =
+            stride.map(|s| Box::new(self.lower(&from_node(s, self.text, 0), s, depth + 1)));
         Some(IndexExpr::LoopVar {
             name: n.to_string(),
             start: Box::new(start),
             end,
             step,
+            stride,
         })
     }
 }

@@ -221,7 +221,7 @@ impl<'a> StepWalk<'_, 'a> {
                     .unwrap_or_default();
                 let header = self.low.for_header(node, "");
                 let (var, start) = match &header {
-                    Some((start, var, _, _)) => (
+                    Some((start, var, ..)) => (
                         Some(var.clone()),
                         start.as_ref().map(|(e, at)| self.low.lower(e, *at, 0)),
                     ),
@@ -399,7 +399,7 @@ impl<'a> StepWalk<'_, 'a> {
                     && self
                         .low
                         .for_header(*a, "")
-                        .is_some_and(|(_, v, _, _)| v == name)
+                        .is_some_and(|(_, v, ..)| v == name)
             });
             // So is the update of a `while`/`do` loop that counts like a `for`.
             let in_update = self.low.ancestors(node).iter().any(|a| {
@@ -540,7 +540,7 @@ mod tests {
                             if *check_first { "for" } else { "do-for" }
                         ) + &format!(
                             " {} while {} comparisons, update {}",
-                            start.as_ref().map_or("?".into(), |s| s.to_string()),
+                            start.as_ref().map_or("?".into(), |s| format!("{s:#}")),
                             condition.as_ref().map_or(0, Vec::len),
                             update
                                 .as_ref()

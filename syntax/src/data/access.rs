@@ -4,11 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::consteval::binary;
 use crate::TextRange;
 
-mod index_expr;
-pub use index_expr::{Axis, BinOp, IndexExpr};
+/// The one expression form, defined where it is evaluated (`kernaut-gpu`): syntax lowers
+/// indices to it.
+pub use kernaut_gpu::expr::{Axis, BinOp, Expr as IndexExpr};
 
 /// How a shared-memory element is used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! `dim3` initialisers, and `cudaFuncSetAttribute` calls.
 
 use super::*;
+use crate::lex::list_end;
 
 /// The x, y, z of a launch dimension as written: the arguments of `dim3(x, y, z)` or of
 /// a local `dim3` variable's initialiser, or the expression itself.
@@ -518,26 +519,12 @@ fn launcher(def: &crate::MacroDef) -> Option<Launcher> {
     }
     let config = split_args(&body[open + 3..close]);
     let after = body[close + 3..].trim_start().strip_prefix('(')?;
-    let args = split_args(&after[..matching_paren(after)?]);
+    let args = split_args(&after[..list_end(after, 0)?]);
     Some(Launcher {
         kernel,
         config,
         args,
     })
-}
-
-/// The offset of the `)` closing an argument list that `s` continues (after its `(`).
-fn matching_paren(s: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' if depth == 0 => return Some(i),
-            ')' | ']' | '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `s` split at its top-level commas (parentheses, brackets and braces nest), squashed.
@@ -664,7 +651,7 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
             };
             let inner = rest.strip_prefix(open)?;
             let end = if open == '(' {
-                matching_paren(inner)?
+                list_end(inner, 0)?
             } else {
                 inner.find(close)?
             };
@@ -698,7 +685,7 @@ fn macro_uses(text: &str, def: &crate::MacroDef) -> Vec<(usize, Vec<String>, usi
                     continue;
                 };
                 let open = text.len() - rest.len();
-                let Some(close) = matching_paren(rest) else {
+                let Some(close) = list_end(rest, 0) else {
                     continue;
                 };
                 out.push((at, split_args(&rest[..close]), open + close + 1));
@@ -739,7 +726,7 @@ pub(crate) fn macro_func_attributes(file: &SourceFile, facts: &mut FileFacts) {
             .match_indices(CALL)
             .filter_map(|(i, _)| {
                 let rest = def.body[i + CALL.len()..].trim_start().strip_prefix('(')?;
-                let args = join_template_args(split_args(&rest[..matching_paren(rest)?]));
+                let args = join_template_args(split_args(&rest[..list_end(rest, 0)?]));
                 (args.len() >= 3).then_some(args)
             })
             .collect();

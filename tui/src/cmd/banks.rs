@@ -142,7 +142,7 @@ fn addresses_from_index(
         let value = Expr::parse(value)
             .ok()
             .and_then(|e| match e {
-                Expr::Const(v) => Some(v),
+                Expr::Int(v) => Some(v),
                 _ => None,
             })
             .ok_or_else(|| anyhow!("--define `{d}`: the value is not an integer"))?;

@@ -135,7 +135,7 @@ fn addresses_from_index(
             .split_once('=')
             .ok_or_else(|| anyhow!("--define `{d}` is not NAME=VALUE"))?;
         let value = match Expr::parse(value) {
-            Ok(Expr::Const(v)) => v,
+            Ok(Expr::Int(v)) => v,
             _ => bail!("--define `{d}`: the value is not an integer"),
         };
         constants.push((name.trim().to_string(), value));

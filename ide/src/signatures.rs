@@ -1,6 +1,9 @@
-//! Signatures in a hover: the overloads that match the call under the cursor.
+//! The signatures of an intrinsic's wiki page: the overloads that match a call, and the
+//! architecture each needs. Read by the hover and by the `requires-newer-sm` rule, so it
+//! sits below both.
 
-use super::*;
+use kernaut_syntax::{SymbolKind, SymbolRef};
+use kernaut_wiki::{parse_requires_sm, Page};
 
 /// The most signatures a hover shows; the page has the rest.
 pub const MAX_SIGNATURES: usize = 6;
