@@ -250,7 +250,7 @@ impl<'a> StepWalk<'_, 'a> {
                 let Some(w) = h.as_deref().and_then(Option::as_ref) else {
                     return;
                 };
-                let (start, var, _, _) = &w.header;
+                let (start, var, ..) = &w.header;
                 let start = start.as_ref().map(|(e, at)| self.low.lower(e, *at, 0));
                 let update = self.update(w.update, var);
                 let condition = self.file.guard_comparisons(&w.condition.byte_range());
