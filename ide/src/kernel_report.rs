@@ -388,14 +388,14 @@ pub struct WhatIf {
 /// kernel.
 pub(crate) fn kernel_report(
     db: &Analysis,
-        file: FileId,
-        kernel: &str,
-        config: ReportConfig,
+    file: FileId,
+    kernel: &str,
+    config: ReportConfig,
 ) -> Cancellable<Option<KernelReport>> {
     let (path, _) = db.data(file)?;
     db.query("kernel_report", || {
         build(&db.for_path(path), path, kernel, config)
-        })
+    })
 }
 
 /// The kernel whose definition contains `offset`, or whose name (or a launch of
@@ -403,18 +403,18 @@ pub(crate) fn kernel_report(
 pub(crate) fn kernel_at(db: &Analysis, file: FileId, offset: usize) -> Cancellable<Option<String>> {
     let (path, data) = db.data(file)?;
     db.query("kernel_at", || {
-            let facts = data.facts();
-            if let Some(k) = facts.kernels.iter().find(|k| k.range.contains(&offset)) {
-                return Some(k.name.clone());
-            }
-            let _ = path;
-            facts
-                .launches
-                .iter()
-                .find(|l| l.range.contains(&offset))
-                .and_then(|l| facts.kernel(kernaut_syntax::short_name(&l.kernel)))
-                .map(|k| k.name.clone())
-        })
+        let facts = data.facts();
+        if let Some(k) = facts.kernels.iter().find(|k| k.range.contains(&offset)) {
+            return Some(k.name.clone());
+        }
+        let _ = path;
+        facts
+            .launches
+            .iter()
+            .find(|l| l.range.contains(&offset))
+            .and_then(|l| facts.kernel(kernaut_syntax::short_name(&l.kernel)))
+            .map(|k| k.name.clone())
+    })
 }
 
 /// A "report" lens above each kernel of `file`: its title names the costliest finding,
@@ -423,40 +423,40 @@ pub(crate) fn report_lenses(db: &Analysis, file: FileId) -> Cancellable<Vec<Repo
     let (path, data) = db.data(file)?;
     db.query("report_lenses", || {
         let a = db.for_path(path);
-            let Some(prepared) = prepare(&a, path) else {
-                return Vec::new();
-            };
-            data.facts()
-                .kernels
-                .iter()
-                .filter_map(|k| {
-                    let r = build_with(&a, path, &k.name, ReportConfig::default(), &prepared)?;
-                    Some(ReportLens {
-                        range: k.name_range.clone(),
-                        kernel: k.name.clone(),
-                        title: r.lens_title(),
-                    })
+        let Some(prepared) = prepare(&a, path) else {
+            return Vec::new();
+        };
+        data.facts()
+            .kernels
+            .iter()
+            .filter_map(|k| {
+                let r = build_with(&a, path, &k.name, ReportConfig::default(), &prepared)?;
+                Some(ReportLens {
+                    range: k.name_range.clone(),
+                    kernel: k.name.clone(),
+                    title: r.lens_title(),
                 })
-                .collect()
-        })
+            })
+            .collect()
+    })
 }
 
 /// The report without what-ifs, for features inside a query (the kernel hover), of a
 /// kernel with findings: a kernel without one has no finding to cost, and its hover
 /// pays nothing for the report.
 pub(crate) fn kernel_report_at(db: &Analysis, path: &str, kernel: &str) -> Option<KernelReport> {
-        guarded(|| {
+    guarded(|| {
         let range = db.file(path)?.facts().kernel(kernel)?.range.clone();
         let diagnostics = crate::rules::host::diagnostics_at(db, path, true)?;
-            if !diagnostics
-                .iter()
-                .any(|d| range.start <= d.range.start && d.range.end <= range.end)
-            {
-                return None;
-            }
+        if !diagnostics
+            .iter()
+            .any(|d| range.start <= d.range.start && d.range.end <= range.end)
+        {
+            return None;
+        }
         build(db, path, kernel, ReportConfig::default())
-        })
-        .flatten()
+    })
+    .flatten()
 }
 
 /// What every kernel's report of one file reads: computed once per file, so that the

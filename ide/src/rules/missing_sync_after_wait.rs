@@ -434,15 +434,15 @@ fn reads_own_copy(ctx: &RuleContext, copy: &Op, read: &SharedAccess) -> bool {
             uniforms: Uniforms::Arbitrary,
             ..Valuation::warp0(shape)
         };
-    (0..32).all(|lane| {
+        (0..32).all(|lane| {
             match (
                 v.lane(&target.byte_offset, lane),
                 v.lane(&read.byte_offset, lane),
             ) {
-            (Some(c), Some(r)) => r >= c && r + width <= c + size.max(width),
-            _ => false,
-        }
-    })
+                (Some(c), Some(r)) => r >= c && r + width <= c + size.max(width),
+                _ => false,
+            }
+        })
     })
 }
 

@@ -188,13 +188,12 @@ pub(crate) fn while_header<'t>(
                     other_write = true;
                 }
             }
-            "pointer_expression" => {
+            "pointer_expression"
                 if x.field("operator").map(|o| node_text(o, text)) == Some("&")
                     && x.field("argument")
-                        .is_some_and(|a| node_text(a, text) == var)
-                {
-                    other_write = true;
-                }
+                        .is_some_and(|a| node_text(a, text) == var) =>
+            {
+                other_write = true;
             }
             "continue_statement" => {
                 // Whether the nearest loop around it is this one.
@@ -250,7 +249,13 @@ pub(crate) fn while_header<'t>(
         None
     };
     Some(WhileHeader {
-        header: (Some((from_node(start, text, 0), start)), var, end, step, stride),
+        header: (
+            Some((from_node(start, text, 0), start)),
+            var,
+            end,
+            step,
+            stride,
+        ),
         update_stmt,
         update,
         condition,
