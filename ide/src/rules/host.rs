@@ -28,6 +28,19 @@ impl Analysis {
         })
     }
 
+    /// [`Analysis::diagnostics`] shared instead of copied: the same `Arc` for as long as
+    /// the file's diagnostics stay cached, so a front end can tell at once that nothing
+    /// changed (the server publishes only documents whose diagnostics did).
+    pub fn diagnostics_shared(&self, file: FileId) -> Cancellable<Arc<Vec<RuleDiagnostic>>> {
+        let (path, _) = self.data(file)?;
+        if self.knowledge().is_none() {
+            return Ok(Arc::default());
+        }
+        self.query("diagnostics", || {
+            self.diagnostics_at(path, true).unwrap_or_default()
+        })
+    }
+
     /// The diagnostics of the file at `path`, for features inside a query: computed once
     /// per version of the file and configuration, and shared with
     /// [`Analysis::diagnostics`]. With `compute` false, only what is already computed
@@ -66,7 +79,14 @@ impl Analysis {
             return None;
         }
         // No lock is held while the rules run (they reach cancellation checkpoints).
-        let out = Arc::new(self.run_rules(path, f, k, &fc, compiled.map(|c| &**c)));
+        // A file kept without its trees is parsed again for the run.
+        let out = Arc::new(self.run_rules(
+            path,
+            &f.with_trees(),
+            k,
+            &fc,
+            compiled.map(|c| &**c),
+        ));
         *f.diagnostics
             .0
             .lock()
