@@ -103,10 +103,18 @@ fn edits_and_header_changes_of_files_kept_without_trees_are_seen() {
     let mut dropped = host(false, "sm_90");
     for h in [&mut kept, &mut dropped] {
         // The header's padding removes the conflict; the launch's block changes.
-        let text = h.analysis().text(h.file_id("/p/tile.cuh")).unwrap().to_string();
+        let text = h
+            .analysis()
+            .text(h.file_id("/p/tile.cuh"))
+            .unwrap()
+            .to_string();
         let at = text.find("PAD 0").unwrap() + 4;
         assert!(h.apply_edit("/p/tile.cuh", at..at + 1, "1"));
-        let text = h.analysis().text(h.file_id("/p/launch.cu")).unwrap().to_string();
+        let text = h
+            .analysis()
+            .text(h.file_id("/p/launch.cu"))
+            .unwrap()
+            .to_string();
         let at = text.find("256").unwrap();
         assert!(h.apply_edit("/p/launch.cu", at..at + 3, "128"));
     }

@@ -910,7 +910,10 @@ async fn diagnose(
         (s.host.analysis(), d.clone(), s.encoding, before)
     };
     let uri = doc.uri.clone();
-    type Computed = Option<(Vec<Diagnostic>, Arc<Vec<kernaut_ide::diagnostic::RuleDiagnostic>>)>;
+    type Computed = Option<(
+        Vec<Diagnostic>,
+        Arc<Vec<kernaut_ide::diagnostic::RuleDiagnostic>>,
+    )>;
     let computed = tokio::task::spawn_blocking(move || {
         catch_unwind(AssertUnwindSafe(|| -> Cancellable<Computed> {
             let found = analysis.diagnostics_shared(doc.id)?;
@@ -1256,7 +1259,9 @@ impl LanguageServer for Server {
                 let mut s = lock(&self.state);
                 let now = std::time::Instant::now();
                 let debounce = std::time::Duration::from_millis(s.settings.debounce_ms);
-                let burst = s.last_edit.is_some_and(|t| now.duration_since(t) < debounce);
+                let burst = s
+                    .last_edit
+                    .is_some_and(|t| now.duration_since(t) < debounce);
                 s.last_edit = Some(now);
                 if burst {
                     s.settings.debounce_ms

@@ -111,15 +111,17 @@ impl Server {
                 let mut r = BufReader::new(stdout);
                 while let Some(body) = kernaut_test_utils::lsp::read_frame(&mut r) {
                     let m: Value = serde_json::from_slice(&body).expect("the server writes JSON");
+                    if m.get("method").is_none() {
+                        // A response: the test stopped listening when it cannot be sent.
+                        if tx.send(m).is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     match (m.get("id"), m["method"].as_str()) {
                         // A request from the server (progress tokens): answered at once.
                         (Some(id), Some(_)) => {
                             send(&stdin, &json!({"jsonrpc": "2.0", "id": id, "result": null}))
-                        }
-                        (Some(_), None) => {
-                            if tx.send(m).is_err() {
-                                break;
-                            }
                         }
                         (None, Some("textDocument/publishDiagnostics")) => {
                             let p = &m["params"];
@@ -254,7 +256,7 @@ impl Server {
 
 /// One kernel with its launcher, its names numbered by `i`.
 fn kernel(i: usize) -> String {
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         kernaut_test_utils::gen::clean_kernel(i)
     } else {
         kernaut_test_utils::gen::kernel(i)
@@ -358,7 +360,9 @@ fn random_line_start(rng: &mut Rng, text: &str) -> usize {
     if line == 0 {
         0
     } else {
-        text.match_indices('\n').nth(line - 1).map_or(0, |(p, _)| p + 1)
+        text.match_indices('\n')
+            .nth(line - 1)
+            .map_or(0, |(p, _)| p + 1)
     }
 }
 
@@ -372,7 +376,10 @@ fn random_offset(rng: &mut Rng, text: &str) -> usize {
 impl Doc {
     /// Replaces `range` with `new` here and in the server.
     fn edit(&mut self, s: &mut Server, range: std::ops::Range<usize>, new: &str) {
-        let (start, end) = (position(&self.text, range.start), position(&self.text, range.end));
+        let (start, end) = (
+            position(&self.text, range.start),
+            position(&self.text, range.end),
+        );
         self.text.replace_range(range, new);
         self.version += 1;
         s.notify(
@@ -479,10 +486,8 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
         std::fs::write(dir.join(name), text).unwrap();
     }
     let uri_of = |name: &str| format!("file://{}/{name}", dir.display());
-    let mut texts: BTreeMap<String, String> = files
-        .iter()
-        .map(|(n, t)| (uri_of(n), t.clone()))
-        .collect();
+    let mut texts: BTreeMap<String, String> =
+        files.iter().map(|(n, t)| (uri_of(n), t.clone())).collect();
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let archs = ["sm_90", "sm_80", "sm_86", "sm_90a"];
     let mut settings = json!({"kernaut": {"arch": "sm_90", "diagnosticsDelayMs": 5}});
@@ -755,7 +760,11 @@ void run(float* o) {
     );
     let after = s.settled(&[(l.clone(), 2)]);
     let seen = s.seen.lock().unwrap();
-    assert_eq!(seen.diagnostics[&k].0, Some(1), "the kernel's file keeps its version");
+    assert_eq!(
+        seen.diagnostics[&k].0,
+        Some(1),
+        "the kernel's file keeps its version"
+    );
     assert_eq!(
         conflicts(&seen.diagnostics[&k].1),
         [2],

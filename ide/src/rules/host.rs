@@ -80,13 +80,7 @@ impl Analysis {
         }
         // No lock is held while the rules run (they reach cancellation checkpoints).
         // A file kept without its trees is parsed again for the run.
-        let out = Arc::new(self.run_rules(
-            path,
-            &f.with_trees(),
-            k,
-            &fc,
-            compiled.map(|c| &**c),
-        ));
+        let out = Arc::new(self.run_rules(path, &f.with_trees(), k, &fc, compiled.map(|c| &**c)));
         *f.diagnostics
             .0
             .lock()
