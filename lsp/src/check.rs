@@ -16,6 +16,10 @@ use kernaut_project::ProjectLoader;
 use crate::fix;
 use crate::output::{self, FileReport};
 
+/// Checked files of fewer bytes than this in all keep their syntax trees: about 40
+/// bytes of memory per byte of text then, under 100 MB with the wiki.
+const KEEP_TREES_BELOW: u64 = 2 * 1024 * 1024;
+
 /// How diagnostics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -132,11 +136,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
-    // Files are kept as text and facts (what other files' rules read of them: launches,
-    // attribute calls, definitions), and each is parsed again when its rules run, then
-    // dropped: memory follows the repository's text, not every file's syntax trees.
-    // `--resources` asks the models for more than the rules do and keeps the trees.
-    host.set_keep_trees(args.resources);
+    // Over a large repository, files are kept as text and facts (what other files' rules
+    // read of them: launches, attribute calls, definitions), and each is parsed again when
+    // its rules run, then dropped: memory follows the repository's text, not every file's
+    // syntax trees, for a second parse of each file. Below `KEEP_TREES_BELOW` bytes the
+    // trees stay (one parse). `--resources` asks the models for more than the rules do
+    // and keeps them too.
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    host.set_keep_trees(args.resources || bytes < KEEP_TREES_BELOW);
     // Every file with its `.kernaut.toml`, its build's targets and macros, and the
     // headers it includes: the project loader, as in the editor and `ktui`.
     let mut loader = ProjectLoader::new(None);

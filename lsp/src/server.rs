@@ -1096,10 +1096,15 @@ impl LanguageServer for Server {
             self.load_wiki().await;
             self.schedule_all(0);
         }
-        // Finding the toolkit runs programs (`nvcc --version`); messages after this one
-        // do not wait for it.
+        // Finding the toolkit runs programs (`python3`, `nvcc --version`): messages after
+        // this one do not wait for it, and it starts once the wiki is loaded, so that it
+        // does not take a core from the first hover's wiki and parse.
         let server = self.clone();
-        tokio::spawn(async move { server.start_compiler().await });
+        tokio::spawn(async move {
+            let preload = server.preload.clone();
+            let _ = tokio::task::spawn_blocking(move || preload.wait()).await;
+            server.start_compiler().await
+        });
     }
 
     async fn shutdown(&self) -> Result<()> {

@@ -267,7 +267,12 @@ impl SourceFile {
     /// The same text parsed again, seeing the same prelude: a file given back its trees
     /// after [`SourceFile::without_trees`].
     pub fn reparsed(&self) -> SourceFile {
-        SourceFile::parse(&self.text).with_prelude(self.prelude.clone())
+        let mut file = SourceFile::parse(&self.text).with_prelude(self.prelude.clone());
+        // The same text seeing the same macros has the same facts.
+        if self.facts.get().is_some() {
+            file.facts = self.facts.clone();
+        }
+        file
     }
 
     /// The quoted `#include "…"` directives of the file, in order.
