@@ -122,6 +122,16 @@ impl Analysis {
         rules::host::diagnostics(self, file)
     }
 
+    /// [`Analysis::diagnostics`] shared instead of copied: the same `Arc` for as long as
+    /// the file's diagnostics stay cached (a front end compares pointers to publish only
+    /// what changed).
+    pub fn diagnostics_shared(
+        &self,
+        file: FileId,
+    ) -> Cancellable<std::sync::Arc<Vec<RuleDiagnostic>>> {
+        rules::host::diagnostics_shared(self, file)
+    }
+
     /// What a hover at a byte offset shows, or `None` where there is nothing to say.
     pub fn hover(&self, file: FileId, offset: usize) -> Cancellable<Option<HoverResult>> {
         hover::hover_query(self, file, offset)

@@ -16,6 +16,10 @@ use kernaut_project::ProjectLoader;
 use crate::fix;
 use crate::output::{self, FileReport};
 
+/// Checked files of fewer bytes than this in all keep their syntax trees: about 40
+/// bytes of memory per byte of text then, under 100 MB with the wiki.
+const KEEP_TREES_BELOW: u64 = 2 * 1024 * 1024;
+
 /// How diagnostics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -132,10 +136,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
+    // Over a large repository, files are kept as text and facts (what other files' rules
+    // read of them: launches, attribute calls, definitions), and each is parsed again when
+    // its rules run, then dropped: memory follows the repository's text, not every file's
+    // syntax trees, for a second parse of each file. Below `KEEP_TREES_BELOW` bytes the
+    // trees stay (one parse). `--resources` asks the models for more than the rules do
+    // and keeps them too.
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    host.set_keep_trees(args.resources || bytes < KEEP_TREES_BELOW);
     // Every file with its `.kernaut.toml`, its build's targets and macros, and the
     // headers it includes: the project loader, as in the editor and `ktui`.
     let mut loader = ProjectLoader::new(None);
-    let loaded = loader.load(&mut host, &files)?;
+    let mut loaded = loader.load(&mut host, &files)?;
     for note in loader.take_notes() {
         if args.verbose || !note.contains("included from") {
             eprintln!("kernaut-lsp: note: {note}");
@@ -147,10 +163,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .map(|f| display_path(&f.path))
         .collect();
     let checked_files: Vec<PathBuf> = loaded.iter().map(|f| f.path.clone()).collect();
-    let ids: Vec<(kernaut_ide::FileId, String, String)> = loaded
-        .iter()
-        .map(|f| (f.id, display_path(&f.path), f.text.clone()))
+    // The host holds the texts; each is borrowed back when its file is printed.
+    let ids: Vec<(kernaut_ide::FileId, String)> = loaded
+        .iter_mut()
+        .map(|f| {
+            f.text = String::new();
+            (f.id, display_path(&f.path))
+        })
         .collect();
+    drop(loaded);
+    let text_of = |host: &AnalysisHost, id| host.analysis().text(id).unwrap_or("").to_string();
     let mut reports = Vec::new();
     let mut budget_failures = 0;
     let mut resource_rows = Vec::new();
@@ -163,12 +185,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .context("--resources needs a CUDA toolkit")?;
         eprintln!("kernaut-lsp: compiling with {}", toolkit.describe());
         let mut change = Change::new();
-        for (i, (id, shown, text)) in ids.iter().enumerate() {
+        for (i, (id, shown)) in ids.iter().enumerate() {
             let path = &checked_files[i];
             let arch = arch_of(&host, *id);
             let flags = loader.compile_flags(path, &arch);
             let mut request =
-                kernaut_compiler::CompileRequest::new(path.clone(), text.clone(), flags);
+                kernaut_compiler::CompileRequest::new(path.clone(), text_of(&host, *id), flags);
             request.sass = toolkit.has_sass_tools();
             match toolkit.compile(&request, &std::sync::Arc::default()) {
                 Ok(out) => {
@@ -193,7 +215,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         host.apply_change(change);
         let analysis = host.analysis();
-        for (id, shown, _) in &ids {
+        for (id, shown) in &ids {
             let Some(compiled) = analysis.compiled(*id) else {
                 continue;
             };
@@ -231,12 +253,25 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Vec::new()
         }
     };
-    for (id, path, text) in &ids {
-        reports.push(FileReport {
+    // The text format is printed file by file as the rules finish (and only counts are
+    // kept); the others are one document, written at the end.
+    let streamed = args.format == Format::Text && !args.fix;
+    let mut totals = Totals::default();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    for (id, path) in &ids {
+        let report = FileReport {
             path: path.clone(),
-            text: text.clone(),
+            text: text_of(&host, *id),
             diagnostics: diagnostics_of(&host, *id, path),
-        });
+        };
+        if streamed {
+            totals.add(&report);
+            output::text(&mut out, std::slice::from_ref(&report))?;
+            out.flush()?;
+        } else {
+            reports.push(report);
+        }
     }
     if args.fix {
         let mut change = Change::new();
@@ -270,8 +305,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             fixed.push((i, plan.text));
         }
         if args.dry_run {
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
             out.write_all(diff.as_bytes())?;
             out.flush()?;
             if diff.is_empty() {
@@ -290,14 +323,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             // What remains is what the rules find in the files as now written.
             host.apply_change(change);
             for (i, text) in fixed {
-                let (id, path, _) = &ids[i];
+                let (id, path) = &ids[i];
                 reports[i].diagnostics = diagnostics_of(&host, *id, path);
                 reports[i].text = text;
             }
         }
     }
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    for r in &reports {
+        totals.add(r);
+    }
     match args.format {
         Format::Text => output::text(&mut out, &reports)?,
         Format::Json => output::json(&mut out, &reports)?,
@@ -313,12 +347,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if budget_failures > 0 {
         eprintln!("kernaut-lsp: {budget_failures} kernel(s) over the resource budget");
     }
-    let errors = count(&reports, Severity::Error);
+    let errors = totals.errors;
     if args.format == Format::Text {
         // The targets the files were checked against, and where they came from.
         let analysis = host.analysis();
         let mut sets: Vec<kernaut_ide::config::TargetSet> = Vec::new();
-        for (id, _, _) in &ids {
+        for (id, _) in &ids {
             let t = analysis.file_config(*id).targets;
             if !sets.contains(&t) {
                 sets.push(t);
@@ -334,12 +368,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 eprintln!("targets: {}", set.describe());
             }
         }
-        let warnings = count(&reports, Severity::Warning);
-        let hints = count(&reports, Severity::Hint);
+        let (warnings, hints) = (totals.warnings, totals.hints);
         eprintln!(
             "checked {} file{}: {errors} error{}, {warnings} warning{}, {hints} hint{}",
-            reports.len(),
-            plural(reports.len()),
+            totals.files,
+            plural(totals.files),
             plural(errors),
             plural(warnings),
             plural(hints)
@@ -360,12 +393,26 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn count(reports: &[FileReport], severity: Severity) -> usize {
-    reports
-        .iter()
-        .flat_map(|r| &r.diagnostics)
-        .filter(|d| d.severity == severity)
-        .count()
+/// What the summary line counts, kept while reports are printed and dropped.
+#[derive(Default)]
+struct Totals {
+    files: usize,
+    errors: usize,
+    warnings: usize,
+    hints: usize,
+}
+
+impl Totals {
+    fn add(&mut self, r: &FileReport) {
+        self.files += 1;
+        for d in &r.diagnostics {
+            match d.severity {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+                Severity::Hint => self.hints += 1,
+            }
+        }
+    }
 }
 
 fn is_cuda(path: &Path) -> bool {

@@ -74,6 +74,12 @@ struct Doc {
     generation: u64,
 }
 
+/// What a document's last `publishDiagnostics` said.
+struct Published {
+    version: i32,
+    rules: Arc<Vec<kernaut_ide::diagnostic::RuleDiagnostic>>,
+}
+
 /// What the server holds between messages.
 struct State {
     host: AnalysisHost,
@@ -89,6 +95,16 @@ struct State {
     config_dirs: std::collections::HashSet<String>,
     /// Problems already shown, so that each is shown once.
     shown_problems: std::collections::HashSet<String>,
+    /// What was last published for each open document: its version and the rules'
+    /// diagnostics (shared with the host's cache), so that a sweep publishes only what
+    /// changed.
+    published: HashMap<String, Published>,
+    /// Bumped by every change that schedules a diagnostics sweep; a sweep started for an
+    /// older one stops (the newer sweep covers every document).
+    sweep: u64,
+    /// When the last edit arrived: an edit after a pause is diagnosed at once, one in a
+    /// burst after the debounce.
+    last_edit: Option<std::time::Instant>,
     /// The text of open documents too large to analyse
     /// (`kernaut_ide::source_text::MAX_ANALYSED_BYTES`), kept here for their edits and
     /// not given to the host.
@@ -181,7 +197,8 @@ impl Preload {
     }
 }
 
-/// The language server.
+/// The language server (a clone is a handle on the same state, for background tasks).
+#[derive(Clone)]
 pub struct Server {
     client: Client,
     state: Arc<Mutex<State>>,
@@ -239,6 +256,9 @@ impl Server {
                 config_dirs: Default::default(),
                 shown_problems: Default::default(),
                 oversized: HashMap::new(),
+                published: HashMap::new(),
+                sweep: 0,
+                last_edit: None,
             })),
             compiler: Arc::new(Mutex::new(None)),
             preload: Preload::start(),
@@ -324,15 +344,15 @@ impl Server {
         }
     }
 
-    /// Computes and publishes the diagnostics of a document after `delay_ms`, unless it
-    /// changes again first.
+    /// Computes the diagnostics of every open document after `delay_ms`, document `key`
+    /// first, and publishes those that changed, unless another change comes first.
     fn schedule_diagnostics(&self, key: String, delay_ms: u64) {
         spawn_diagnostics(
             self.state.clone(),
             self.preload.clone(),
             self.client.clone(),
             self.log_level,
-            key,
+            Some(key),
             delay_ms,
         );
     }
@@ -430,7 +450,9 @@ impl Server {
                         )),
                     );
                     s.host.apply_change(change);
-                    // The compile changes what diagnostics say: they run again.
+                    // The compile changes what diagnostics say: they run again, and
+                    // the document is published with its compiler messages.
+                    s.published.remove(&key);
                     s.generation += 1;
                     let g = s.generation;
                     if let Some(d) = s.docs.get_mut(&key) {
@@ -442,7 +464,7 @@ impl Server {
                     preload.clone(),
                     client.clone(),
                     level,
-                    key,
+                    Some(key),
                     0,
                 );
             }
@@ -480,10 +502,14 @@ impl Server {
     }
 
     fn schedule_all(&self, delay_ms: u64) {
-        let keys: Vec<String> = lock(&self.state).docs.keys().cloned().collect();
-        for k in keys {
-            self.schedule_diagnostics(k, delay_ms);
-        }
+        spawn_diagnostics(
+            self.state.clone(),
+            self.preload.clone(),
+            self.client.clone(),
+            self.log_level,
+            None,
+            delay_ms,
+        );
     }
 
     /// Reads the `.kernaut.toml` that applies to `path` (once per directory) into the
@@ -808,112 +834,180 @@ async fn log_to(client: &Client, threshold: LogLevel, level: LogLevel, message: 
     client.log_message(level.message_type(), message).await;
 }
 
-/// Computes and publishes the diagnostics of document `key` after `delay_ms`, unless it
-/// changes again first; compiler messages kept for it are published with them.
+/// A diagnostics sweep: after `delay_ms`, computes the diagnostics of every open
+/// document (`first` before the others) and publishes those whose diagnostics or version
+/// differ from what was last published, with compiler messages kept for them. An edit can
+/// change other documents' diagnostics (a launch of their kernel, a header they include),
+/// and a document whose inputs did not change costs a cache look-up. A later change stops
+/// the sweep (the rules unwind at their next checkpoint), and the sweep that change
+/// starts covers every document.
 fn spawn_diagnostics(
     state: Arc<Mutex<State>>,
     preload: Arc<Preload>,
     client: Client,
     level: LogLevel,
-    key: String,
+    first: Option<String>,
     delay_ms: u64,
 ) {
-    {
-        let Some(generation) = lock(&state).docs.get(&key).map(|d| d.generation) else {
-            return;
+    let ticket = {
+        let mut s = lock(&state);
+        s.sweep += 1;
+        s.sweep
+    };
+    tokio::spawn(async move {
+        if delay_ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        }
+        // The rules cite the wiki: wait for it on the first run.
+        {
+            let (state, preload) = (state.clone(), preload.clone());
+            let _ = tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
+        }
+        let mut keys: Vec<String> = {
+            let s = lock(&state);
+            if s.sweep != ticket {
+                return;
+            }
+            s.docs.keys().cloned().collect()
         };
-        tokio::spawn(async move {
-            if delay_ms > 0 {
-                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        keys.sort();
+        if let Some(f) = &first {
+            if let Some(i) = keys.iter().position(|k| k == f) {
+                let k = keys.remove(i);
+                keys.insert(0, k);
             }
-            // The rules cite the wiki: wait for it on the first run.
-            {
-                let (state, preload) = (state.clone(), preload.clone());
-                let _ =
-                    tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
+        }
+        for key in keys {
+            if !diagnose(&state, &client, level, &key, ticket).await {
+                return;
             }
-            let (analysis, doc, enc, links) = {
-                let s = lock(&state);
-                match s.docs.get(&key) {
-                    Some(d) if d.generation == generation => (
-                        s.host.analysis(),
-                        d.clone(),
-                        s.encoding,
-                        s.settings.wiki_links,
-                    ),
-                    _ => return,
-                }
-            };
-            let uri = doc.uri.clone();
-            let computed = tokio::task::spawn_blocking(move || {
-                catch_unwind(AssertUnwindSafe(|| -> Cancellable<Vec<Diagnostic>> {
-                    let lines = analysis.line_index(doc.id)?;
-                    let found = analysis.diagnostics(doc.id)?;
-                    let mut out: Vec<Diagnostic> = found
-                        .iter()
-                        .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
-                        .collect();
-                    crate::wiki_files::relink(&analysis, links, &mut out);
-                    if let Some(compiled) = analysis.compiled(doc.id) {
-                        out.extend(crate::compile::diagnostics(&compiled.messages, &lines, enc));
-                    }
-                    Ok(out)
-                }))
-            })
-            .await;
-            let diagnostics = match computed {
-                Ok(Ok(Ok(d))) => d,
-                Ok(Ok(Err(QueryError::Cancelled))) | Ok(Ok(Err(QueryError::UnknownFile))) => return,
-                Ok(Ok(Err(e))) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!("diagnostics of {}: {e}", uri.as_str()),
-                    )
-                    .await;
-                    return;
-                }
-                Ok(Err(p)) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!(
-                            "diagnostics of {} panicked: {}",
-                            uri.as_str(),
-                            panic_message(&*p)
-                        ),
-                    )
-                    .await;
-                    return;
-                }
-                Err(e) => {
-                    log_to(
-                        &client,
-                        level,
-                        LogLevel::Error,
-                        format!("diagnostics task: {e}"),
-                    )
-                    .await;
-                    return;
-                }
-            };
-            // Published only if the document has not changed meanwhile.
-            let current = lock(&state)
-                .docs
-                .get(&key)
-                .map(|d| (d.generation, d.version));
-            if let Some((g, version)) = current {
-                if g == generation {
-                    client
-                        .publish_diagnostics(uri, diagnostics, Some(version))
-                        .await;
-                }
-            }
-        });
-    }
+        }
+    });
 }
+
+/// Computes the diagnostics of document `key` for sweep `ticket` and publishes them if
+/// they changed; `false` when the sweep is stale and should stop.
+async fn diagnose(
+    state: &Arc<Mutex<State>>,
+    client: &Client,
+    level: LogLevel,
+    key: &str,
+    ticket: u64,
+) -> bool {
+    let (analysis, doc, enc, before, links) = {
+        let s = lock(state);
+        if s.sweep != ticket {
+            return false;
+        }
+        let Some(d) = s.docs.get(key) else {
+            return true;
+        };
+        let before = s
+            .published
+            .get(key)
+            .filter(|p| p.version == d.version)
+            .map(|p| p.rules.clone());
+        (
+            s.host.analysis(),
+            d.clone(),
+            s.encoding,
+            before,
+            s.settings.wiki_links,
+        )
+    };
+    let uri = doc.uri.clone();
+    type Computed = Option<(
+        Vec<Diagnostic>,
+        Arc<Vec<kernaut_ide::diagnostic::RuleDiagnostic>>,
+    )>;
+    let computed = tokio::task::spawn_blocking(move || {
+        catch_unwind(AssertUnwindSafe(|| -> Cancellable<Computed> {
+            let found = analysis.diagnostics_shared(doc.id)?;
+            if before.is_some_and(|b| Arc::ptr_eq(&b, &found) || *b == *found) {
+                return Ok(None);
+            }
+            let lines = analysis.line_index(doc.id)?;
+            let mut out: Vec<Diagnostic> = found
+                .iter()
+                .map(|d| convert::diagnostic(&lines, enc, &doc.uri, d))
+                .collect();
+            crate::wiki_files::relink(&analysis, links, &mut out);
+            if let Some(compiled) = analysis.compiled(doc.id) {
+                out.extend(crate::compile::diagnostics(&compiled.messages, &lines, enc));
+            }
+            Ok(Some((out, found)))
+        }))
+    })
+    .await;
+    let (diagnostics, rules) = match computed {
+        Ok(Ok(Ok(Some(d)))) => d,
+        Ok(Ok(Ok(None))) => return true,
+        // A newer change: its sweep takes over.
+        Ok(Ok(Err(QueryError::Cancelled))) => return false,
+        Ok(Ok(Err(QueryError::UnknownFile))) => return true,
+        Ok(Ok(Err(e))) => {
+            log_to(
+                client,
+                level,
+                LogLevel::Error,
+                format!("diagnostics of {}: {e}", uri.as_str()),
+            )
+            .await;
+            return true;
+        }
+        Ok(Err(p)) => {
+            log_to(
+                client,
+                level,
+                LogLevel::Error,
+                format!(
+                    "diagnostics of {} panicked: {}",
+                    uri.as_str(),
+                    panic_message(&*p)
+                ),
+            )
+            .await;
+            return true;
+        }
+        Err(e) => {
+            log_to(
+                client,
+                level,
+                LogLevel::Error,
+                format!("diagnostics task: {e}"),
+            )
+            .await;
+            return true;
+        }
+    };
+    // Published only if nothing changed meanwhile (the newer sweep publishes instead).
+    // The publication lock keeps publications in the order their sweeps recorded them.
+    let _order = PUBLISH_ORDER.lock().await;
+    {
+        let mut s = lock(state);
+        if s.sweep != ticket {
+            return false;
+        }
+        match s.docs.get(key) {
+            Some(d) if d.version == doc.version => {}
+            _ => return true,
+        }
+        s.published.insert(
+            key.to_string(),
+            Published {
+                version: doc.version,
+                rules,
+            },
+        );
+    }
+    client
+        .publish_diagnostics(uri, diagnostics, Some(doc.version))
+        .await;
+    true
+}
+
+/// Held from the last staleness check of a publication until it is sent.
+static PUBLISH_ORDER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The commands the server executes.
 pub const COMMANDS: [&str; 5] = [
@@ -1009,7 +1103,15 @@ impl LanguageServer for Server {
             self.load_wiki().await;
             self.schedule_all(0);
         }
-        self.start_compiler().await;
+        // Finding the toolkit runs programs (`python3`, `nvcc --version`): messages after
+        // this one do not wait for it, and it starts once the wiki is loaded, so that it
+        // does not take a core from the first hover's wiki and parse.
+        let server = self.clone();
+        tokio::spawn(async move {
+            let preload = server.preload.clone();
+            let _ = tokio::task::spawn_blocking(move || preload.wait()).await;
+            server.start_compiler().await
+        });
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -1163,7 +1265,22 @@ impl LanguageServer for Server {
         })
         .await;
         if known {
-            let delay = lock(&self.state).settings.debounce_ms;
+            // The first edit after a pause is diagnosed at once; those that follow it
+            // closely wait for the debounce (each also cancels the run before it).
+            let delay = {
+                let mut s = lock(&self.state);
+                let now = std::time::Instant::now();
+                let debounce = std::time::Duration::from_millis(s.settings.debounce_ms);
+                let burst = s
+                    .last_edit
+                    .is_some_and(|t| now.duration_since(t) < debounce);
+                s.last_edit = Some(now);
+                if burst {
+                    s.settings.debounce_ms
+                } else {
+                    0
+                }
+            };
             self.schedule_diagnostics(key, delay);
         }
     }
@@ -1220,6 +1337,7 @@ impl LanguageServer for Server {
         self.guard("didClose", || {
             let mut s = lock(&state);
             s.oversized.remove(&key);
+            s.published.remove(&key);
             if let Some(doc) = s.docs.remove(&key) {
                 let mut change = Change::new();
                 change.remove_file(doc.id);
@@ -1232,9 +1350,9 @@ impl LanguageServer for Server {
             .publish_diagnostics(params.text_document.uri, Vec::new(), None)
             .await;
         // A closed header that open files include: its disk copy takes the buffer's place.
-        if self.load_includes(self.open_roots()).await {
-            self.schedule_all(0);
-        }
+        // Other documents may have read the closed one (its launches, its macros).
+        self.load_includes(self.open_roots()).await;
+        self.schedule_all(0);
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

@@ -230,6 +230,51 @@ impl SourceFile {
         }
     }
 
+    /// This file without its syntax trees: the text, the prelude and the facts (computed
+    /// now if they were not), for a host that keeps many files for what the others read
+    /// of them (launches, attribute calls, definitions) and parses each one again when it
+    /// is analysed ([`SourceFile::reparsed`]). Queries that need a tree find none.
+    pub fn without_trees(&self) -> SourceFile {
+        let _ = self.facts();
+        SourceFile {
+            text: self.text.clone(),
+            // Only a parse reads the masked text, and a parse masks the text again.
+            masked: self.text.clone(),
+            chunks: Vec::new(),
+            chunk_target: self.chunk_target,
+            masks: self.masks.clone(),
+            facts: self.facts.clone(),
+            prelude: self.prelude.clone(),
+        }
+    }
+
+    /// A file of `text` not parsed yet: no trees and no facts until
+    /// [`SourceFile::reparsed`] parses it (with the prelude given meanwhile). For a host
+    /// that parses each file of a large change one at a time.
+    pub fn unparsed(text: &str) -> SourceFile {
+        let text: Arc<str> = Arc::from(text);
+        SourceFile {
+            masked: text.clone(),
+            text,
+            chunks: Vec::new(),
+            chunk_target: 0,
+            masks: Vec::new(),
+            facts: Arc::default(),
+            prelude: None,
+        }
+    }
+
+    /// The same text parsed again, seeing the same prelude: a file given back its trees
+    /// after [`SourceFile::without_trees`].
+    pub fn reparsed(&self) -> SourceFile {
+        let mut file = SourceFile::parse(&self.text).with_prelude(self.prelude.clone());
+        // The same text seeing the same macros has the same facts.
+        if self.facts.get().is_some() {
+            file.facts = self.facts.clone();
+        }
+        file
+    }
+
     /// The quoted `#include "…"` directives of the file, in order.
     pub fn quoted_includes(&self) -> Vec<Include> {
         crate::macros::quoted_includes(&self.text)

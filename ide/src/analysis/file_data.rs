@@ -28,6 +28,12 @@ pub(crate) struct FileData {
     pub(crate) diagnostics: DiagnosticsCache,
     /// Why the parse failed (a bug in the parser), reported by every query on the file.
     pub(crate) failure: Option<String>,
+    /// Whether the syntax trees were dropped ([`FileData::without_trees`]): the facts
+    /// stay, and the rules parse the text again when they run.
+    pub(crate) trees_dropped: bool,
+    /// Whether the text is not parsed yet ([`SourceFile::unparsed`]): the host parses it,
+    /// with the prelude its headers give, at the end of the change that set it.
+    pub(crate) unparsed: bool,
 }
 
 /// The last run of the rules on one version of a file, with what it depended on
@@ -105,13 +111,76 @@ impl FileData {
             index: OnceLock::new(),
             diagnostics: DiagnosticsCache::default(),
             failure,
+            trees_dropped: false,
+            unparsed: false,
         }
+    }
+
+    /// A file whose text the host parses later ([`FileData::unparsed`]).
+    pub(crate) fn unparsed(text: &str) -> FileData {
+        FileData {
+            trees_dropped: true,
+            unparsed: true,
+            ..FileData::new(SourceFile::unparsed(text), None)
+        }
+    }
+
+    /// An unparsed file parsed (with its prelude), its facts computed and its trees
+    /// dropped; a parser panic is kept as the file's failure.
+    pub(crate) fn parsed_without_trees(&self) -> FileData {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.source.reparsed())) {
+            Ok(source) => FileData::new(source, None).without_trees(),
+            Err(e) => FileData::new(SourceFile::parse(""), Some(super::panic_message(&*e))),
+        }
+    }
+
+    /// This file without its syntax trees ([`SourceFile::without_trees`]), with its
+    /// facts and their look-up tables: what the analyses of other files read of it. A
+    /// host that keeps many files this way holds their texts and facts, not their trees.
+    pub(crate) fn without_trees(&self) -> FileData {
+        if self.unparsed {
+            return self.parsed_without_trees();
+        }
+        if self.trees_dropped || self.failure.is_some() {
+            return self.clone();
+        }
+        let _ = self.index();
+        FileData {
+            source: self.source.without_trees(),
+            accesses: OnceLock::new(),
+            line_starts: OnceLock::new(),
+            line_index: OnceLock::new(),
+            index: self.index.clone(),
+            diagnostics: DiagnosticsCache::default(),
+            failure: None,
+            trees_dropped: true,
+            unparsed: false,
+        }
+    }
+
+    /// The file with its syntax trees: parsed again when they were dropped.
+    pub(crate) fn with_trees(&self) -> std::borrow::Cow<'_, FileData> {
+        if !self.trees_dropped {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(FileData::new(self.source.reparsed(), None))
     }
 
     /// This file seeing `prelude`, the macros of the headers it includes
     /// ([`crate::includes`]): a fresh `FileData`, so that nothing computed without the
     /// headers' macros is kept.
     pub(crate) fn with_prelude(&self, prelude: Option<Arc<kernaut_syntax::Prelude>>) -> FileData {
+        if self.unparsed {
+            return FileData {
+                source: self.source.with_prelude(prelude),
+                ..FileData::unparsed("")
+            };
+        }
+        if self.trees_dropped {
+            // The facts must be computed with the new macros, from trees.
+            let source = SourceFile::parse(self.source.text()).with_prelude(prelude);
+            return FileData::new(source, None).without_trees();
+        }
         FileData::new(self.source.with_prelude(prelude), self.failure.clone())
     }
 

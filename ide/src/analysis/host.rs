@@ -37,6 +37,8 @@ pub struct AnalysisHost {
     /// The launch index of the current revision, built by the first snapshot that needs
     /// it and shared by every snapshot of the revision (a fresh slot after each change).
     launches: Arc<OnceLock<LaunchIndex>>,
+    /// Whether files keep their syntax trees ([`AnalysisHost::set_keep_trees`]).
+    keep_trees: bool,
 }
 
 impl AnalysisHost {
@@ -57,7 +59,19 @@ impl AnalysisHost {
             cache: Arc::new(ReportCache::default()),
             revision: Arc::new(AtomicU64::new(0)),
             launches: Arc::default(),
+            keep_trees: true,
         }
+    }
+
+    /// With `false`, each file set or edited from now on keeps its text and facts but not
+    /// its syntax trees, and the rules parse it again when they run
+    /// ([`Analysis::diagnostics`]). For a batch run over a whole repository
+    /// (`kernaut-lsp check`): memory grows with the texts and facts, not with every file's
+    /// trees, and other files still see its launches, attribute calls and definitions.
+    /// Queries other than the diagnostics find no trees in such a file. Files already
+    /// held drop theirs at the next change.
+    pub fn set_keep_trees(&mut self, keep: bool) {
+        self.keep_trees = keep;
     }
 
     /// Loads the wiki the configuration names (built-in pages and extra folders) and
@@ -110,6 +124,15 @@ impl AnalysisHost {
         self.bump();
         for op in change.ops {
             match op {
+                // Parsed at the end of the change, with its headers' macros, one file
+                // at a time.
+                ChangeOp::Set(id, text) if !self.keep_trees => {
+                    if let Some(path) = self.file_set.path(id) {
+                        let path = path.to_string();
+                        Arc::make_mut(&mut self.files)
+                            .insert(path, Arc::new(FileData::unparsed(&text)));
+                    }
+                }
                 ChangeOp::Set(id, text) => {
                     let (source, failure) = parse_guarded(&text);
                     self.put(id, FileData::new(source, failure));
@@ -159,6 +182,13 @@ impl AnalysisHost {
             }
         }
         super::includes::refresh_preludes(&mut self.files, &self.builds);
+        if !self.keep_trees && self.files.values().any(|f| !f.trees_dropped || f.unparsed) {
+            for f in Arc::make_mut(&mut self.files).values_mut() {
+                if !f.trees_dropped || f.unparsed {
+                    *f = Arc::new(f.without_trees());
+                }
+            }
+        }
     }
 
     fn put(&mut self, id: FileId, data: FileData) {
@@ -166,6 +196,12 @@ impl AnalysisHost {
             return;
         };
         let path = path.to_string();
+        // Dropped at once, so that a change of many files never holds all their trees.
+        let data = if self.keep_trees {
+            data
+        } else {
+            data.without_trees()
+        };
         Arc::make_mut(&mut self.files).insert(path, Arc::new(data));
     }
 
@@ -201,7 +237,8 @@ impl AnalysisHost {
         let Some(entry) = files.get_mut(path) else {
             return;
         };
-        let old = &entry.source;
+        let restored = entry.with_trees();
+        let old = &restored.source;
         let edited = guarded(|| {
             let mut source = old.clone();
             source.apply_edit(range.clone(), new_text);
@@ -221,10 +258,16 @@ impl AnalysisHost {
         let starts = entry.line_starts.get().and_then(|starts| {
             spliced_line_starts(starts, old.text(), source.text(), &range, new_text)
         });
+        drop(restored);
         let data = FileData::new(source, failure);
         if let Some(starts) = starts {
             let _ = data.line_starts.set(starts);
         }
+        let data = if self.keep_trees {
+            data
+        } else {
+            data.without_trees()
+        };
         *entry = Arc::new(data);
     }
 

@@ -27,6 +27,20 @@ pub(crate) fn diagnostics(db: &Analysis, file: FileId) -> Cancellable<Vec<RuleDi
     })
 }
 
+/// [`Analysis::diagnostics`] shared instead of copied: the same `Arc` for as long as the
+/// file's diagnostics stay cached, so a front end can tell at once that nothing changed
+/// (the server publishes only documents whose diagnostics did).
+pub(crate) fn diagnostics_shared(
+    db: &Analysis,
+    file: FileId,
+) -> Cancellable<Arc<Vec<RuleDiagnostic>>> {
+    let (path, _) = db.data(file)?;
+    if db.knowledge().is_none() {
+        return Ok(Arc::default());
+    }
+    db.query("diagnostics", || diagnostics_at(db, path, true).unwrap_or_default())
+}
+
 /// The diagnostics of the file at `path`, for features inside a query: computed once
 /// per version of the file and configuration, and shared with
 /// [`Analysis::diagnostics`]. With `compute` false, only what is already computed
@@ -65,7 +79,8 @@ pub(crate) fn diagnostics_at(
         return None;
     }
     // No lock is held while the rules run (they reach cancellation checkpoints).
-    let out = Arc::new(run_rules(db, path, f, k, &fc, compiled.map(|c| &**c)));
+    // A file kept without its trees is parsed again for the run.
+    let out = Arc::new(run_rules(db, path, &f.with_trees(), k, &fc, compiled.map(|c| &**c)));
     *f.diagnostics
         .0
         .lock()
