@@ -38,7 +38,9 @@ pub(crate) fn diagnostics_shared(
     if db.knowledge().is_none() {
         return Ok(Arc::default());
     }
-    db.query("diagnostics", || diagnostics_at(db, path, true).unwrap_or_default())
+    db.query("diagnostics", || {
+        diagnostics_at(db, path, true).unwrap_or_default()
+    })
 }
 
 /// The diagnostics of the file at `path`, for features inside a query: computed once
@@ -80,7 +82,14 @@ pub(crate) fn diagnostics_at(
     }
     // No lock is held while the rules run (they reach cancellation checkpoints).
     // A file kept without its trees is parsed again for the run.
-    let out = Arc::new(run_rules(db, path, &f.with_trees(), k, &fc, compiled.map(|c| &**c)));
+    let out = Arc::new(run_rules(
+        db,
+        path,
+        &f.with_trees(),
+        k,
+        &fc,
+        compiled.map(|c| &**c),
+    ));
     *f.diagnostics
         .0
         .lock()
