@@ -698,9 +698,23 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
         .collect();
     let expected = fresh.settled(&fresh_docs);
     fresh.shutdown();
+    // The rules' findings are compared. A compiler's messages (source `host`, with a CUDA
+    // toolkit installed) come from a background compile whose timing differs between the
+    // two servers, so they are left out on both sides.
+    let rules_only = |v: &Value| -> Vec<Value> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|d| d["source"] == "kernaut")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     for (uri, diags) in &expected {
         assert_eq!(
-            &last[uri], diags,
+            rules_only(&last[uri]),
+            rules_only(diags),
             "{uri}: the session's last diagnostics differ from a fresh server's"
         );
     }
