@@ -98,6 +98,13 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .env_remove("KERNAUT_WIKI")
+            // No CUDA toolkit from the environment (CI's real-toolkit stage sets
+            // `VIRTUAL_ENV`): background compiles would add SASS facts and compiler
+            // messages at times that differ between the session and the fresh server.
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("CONDA_PREFIX")
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
             .env("KERNAUT_LOG", "error")
             .spawn()
             .expect("kernaut-lsp starts");
