@@ -133,31 +133,7 @@ fn addresses_from_index(
     args: &Args,
     width: AccessWidth,
 ) -> anyhow::Result<Addresses> {
-    let expr = Expr::parse(text).with_context(|| format!("reading --index `{text}`"))?;
-    let mut constants = Vec::new();
-    for d in &args.defines {
-        let (name, value) = d
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--define `{d}` is not NAME=VALUE"))?;
-        let value = Expr::parse(value)
-            .ok()
-            .and_then(|e| match e {
-                Expr::Int(v) => Some(v),
-                _ => None,
-            })
-            .ok_or_else(|| anyhow!("--define `{d}`: the value is not an integer"))?;
-        constants.push((name.trim().to_string(), value));
-    }
-    let ctx = WarpContext {
-        block,
-        warp: args.warp,
-        constants,
-    };
-    let values = match expr.eval_warp(&ctx) {
-        Ok(v) => v,
-        Err(EvalError::UnknownName { name }) => bail!("{}", unknown_name(text, &name)),
-        Err(e) => return Err(e).with_context(|| format!("evaluating --index `{text}`")),
-    };
+    let values = warp_indices(text, block, args.warp, &args.defines)?;
     let mut out = [None; WARP_LANES];
     for (lane, (slot, v)) in out.iter_mut().zip(values).enumerate() {
         let Some(index) = v else { continue };
@@ -170,6 +146,39 @@ fn addresses_from_index(
         *slot = Some(bytes);
     }
     Ok(out)
+}
+
+/// The element index `--index` gives each lane of warp `warp` of `block`, with the
+/// `--define NAME=VALUE` constants (`None` for an inactive lane). Shared by `ktui banks`
+/// and `ktui coalescing`.
+pub(crate) fn warp_indices(
+    text: &str,
+    block: [u32; 3],
+    warp: u32,
+    defines: &[String],
+) -> anyhow::Result<[Option<i64>; WARP_LANES]> {
+    let expr = Expr::parse(text).with_context(|| format!("reading --index `{text}`"))?;
+    let mut constants = Vec::new();
+    for d in defines {
+        let (name, value) = d
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--define `{d}` is not NAME=VALUE"))?;
+        let value = match Expr::parse(value) {
+            Ok(Expr::Int(v)) => v,
+            _ => bail!("--define `{d}`: the value is not an integer"),
+        };
+        constants.push((name.trim().to_string(), value));
+    }
+    let ctx = WarpContext {
+        block,
+        warp,
+        constants,
+    };
+    match expr.eval_warp(&ctx) {
+        Ok(v) => Ok(v),
+        Err(EvalError::UnknownName { name }) => bail!("{}", unknown_name(text, &name)),
+        Err(e) => Err(e).with_context(|| format!("evaluating --index `{text}`")),
+    }
 }
 
 /// Names people give the thread's own index; the model spells it `threadIdx.x` (the
@@ -267,7 +276,12 @@ pub(crate) fn parse_lanes(text: &str) -> anyhow::Result<u32> {
     Ok(mask)
 }
 
-fn parse_offsets(text: &str) -> anyhow::Result<Vec<Addresses>> {
+/// `--offsets`: byte offsets, comma- or semicolon-separated, `-1` for an inactive lane,
+/// 32 per warp; each offset converted to the command's address type. Shared by
+/// `ktui banks` and `ktui coalescing`.
+pub(crate) fn parse_offsets<T: TryFrom<i64> + Copy>(
+    text: &str,
+) -> anyhow::Result<Vec<[Option<T>; WARP_LANES]>> {
     let mut values = Vec::new();
     for item in text.split([',', ';']).map(str::trim) {
         let v: i64 = item
@@ -275,7 +289,7 @@ fn parse_offsets(text: &str) -> anyhow::Result<Vec<Addresses>> {
             .map_err(|_| anyhow!("`{item}` is not a byte offset (or -1)"))?;
         values.push(match v {
             -1 => None,
-            v => Some(u32::try_from(v).map_err(|_| anyhow!("{v} is not a byte offset (or -1)"))?),
+            v => Some(T::try_from(v).map_err(|_| anyhow!("{v} is not a byte offset (or -1)"))?),
         });
     }
     if values.is_empty() || values.len() % WARP_LANES != 0 {

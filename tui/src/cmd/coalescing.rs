@@ -9,14 +9,13 @@
 //! sector the active lanes' bytes touch.
 //!
 //! Exit codes: 0 with a result, 1 when no lane is active, 2 for usage errors.
-use super::banks::{parse_block, parse_lanes, unknown_name};
+use super::banks::{parse_block, parse_lanes, parse_offsets, warp_indices};
 use super::out;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context};
 use kernaut_ide::gpu::banks::{AccessWidth, WARP_LANES};
-use kernaut_ide::gpu::expr::{EvalError, Expr, WarpContext};
 use kernaut_ide::gpu::sectors::{sectors, SectorReport, SECTOR_BYTES};
 use kernaut_tui::app::model::ArchChoice;
 use serde_json::json;
@@ -128,28 +127,7 @@ fn addresses_from_index(
     args: &Args,
     width: AccessWidth,
 ) -> anyhow::Result<Addresses> {
-    let expr = Expr::parse(text).with_context(|| format!("reading --index `{text}`"))?;
-    let mut constants = Vec::new();
-    for d in &args.defines {
-        let (name, value) = d
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--define `{d}` is not NAME=VALUE"))?;
-        let value = match Expr::parse(value) {
-            Ok(Expr::Int(v)) => v,
-            _ => bail!("--define `{d}`: the value is not an integer"),
-        };
-        constants.push((name.trim().to_string(), value));
-    }
-    let ctx = WarpContext {
-        block,
-        warp: args.warp,
-        constants,
-    };
-    let values = match expr.eval_warp(&ctx) {
-        Ok(v) => v,
-        Err(EvalError::UnknownName { name }) => bail!("{}", unknown_name(text, &name)),
-        Err(e) => return Err(e).with_context(|| format!("evaluating --index `{text}`")),
-    };
+    let values = warp_indices(text, block, args.warp, &args.defines)?;
     let mut out = [None; WARP_LANES];
     for (lane, (slot, v)) in out.iter_mut().zip(values).enumerate() {
         let Some(index) = v else { continue };
@@ -162,26 +140,6 @@ fn addresses_from_index(
         *slot = Some(bytes);
     }
     Ok(out)
-}
-
-fn parse_offsets(text: &str) -> anyhow::Result<Vec<Addresses>> {
-    let mut values = Vec::new();
-    for item in text.split([',', ';']).map(str::trim) {
-        let v: i64 = item
-            .parse()
-            .map_err(|_| anyhow!("`{item}` is not a byte offset (or -1)"))?;
-        values.push(match v {
-            -1 => None,
-            v => Some(u64::try_from(v).map_err(|_| anyhow!("{v} is not a byte offset (or -1)"))?),
-        });
-    }
-    if values.is_empty() || values.len() % WARP_LANES != 0 {
-        bail!("expected 32 offsets per warp, got {}", values.len());
-    }
-    Ok(values
-        .chunks(WARP_LANES)
-        .map(|c| c.try_into().expect("chunks of 32"))
-        .collect())
 }
 
 /// The sectors touched, relative to the base.
