@@ -1,9 +1,10 @@
 //! Every ```` ```cuda ```` block of the built-in wiki compiles with the real toolkit
 //! (issue 28): `nvcc -c` for the page's minimum architecture, or the block's own
-//! (`sm_90a` on the fence). Blocks marked `fragment` are excerpts and are not compiled;
-//! blocks marked `deliberately-wrong` must fail, and the page must quote one of the errors
-//! nvcc gives for them. The markers are described in `docs/WIKI_FORMAT.md` ("Code blocks")
-//! and checked by `ktui wiki check`.
+//! (`sm_90a` on the fence), hidden lines (`#~ `, the declarations an excerpt needs)
+//! included. Blocks marked `fragment` are excerpts and are not compiled; blocks marked
+//! `deliberately-wrong` must fail, and the page must quote one of the errors nvcc gives for
+//! them. The markers and hidden lines are described in `docs/WIKI_FORMAT.md` ("Code
+//! blocks") and checked by `ktui wiki check`.
 //!
 //! The toolkit is found as in `real_toolkit.rs` (`Toolkit::discover`, or
 //! `KERNAUT_TEST_NVCC`); without one the test prints why and passes without checking.
@@ -11,10 +12,14 @@
 //! `VIRTUAL_ENV=/path/to/venv cargo test -p kernaut-compiler --test wiki_blocks -- --nocapture`.
 //!
 //! To keep the run short on small machines, the blocks that must compile are batched:
-//! one translation unit per (architecture, `rdc`) pair, each block in its own namespace
+//! one translation unit per architecture, each block in its own namespace
 //! behind a `#line` directive naming the page and line, its `#include`s hoisted to the top
 //! and its macros undefined after it. nvcc's messages therefore point into the page.
-//! At most two nvcc processes run at a time.
+//! At most two nvcc processes run at a time. Batches are compiled with `-rdc=true`, so every
+//! `__device__` function is emitted and assembled by ptxas for the block's architecture, even
+//! one nothing calls (an instruction newer than the page's minimum fails there, not only in a
+//! kernel); a deliberately wrong block is compiled alone, with `-rdc=true` only when marked
+//! `rdc`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +27,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use kernaut_compiler::{Toolkit, ToolkitConfig};
-use kernaut_wiki::{code_blocks, CodeBlock, Page, Wiki, WikiConfig};
+use kernaut_wiki::{CodeBlock, Page, Wiki, WikiConfig};
 
 /// The oldest architecture the toolkit CI installs (CUDA 13) compiles for.
 const LOWEST_ARCH: u32 = 75;
@@ -73,7 +78,7 @@ fn translation_unit(blocks: &[&Block]) -> String {
         body.push_str(&format!("namespace wiki_block_{n} {{\n"));
         body.push_str(&format!("#line {} \"{}\"\n", b.block.line + 1, b.file));
         let mut macros = Vec::new();
-        for line in b.block.text.lines() {
+        for line in b.block.source().lines() {
             let t = line.trim_start();
             if t.starts_with("#include") {
                 if !includes.iter().any(|i| i == t) {
@@ -150,7 +155,8 @@ fn error_messages(output: &str) -> Vec<String> {
             l.split_once("): error: ")
                 .or_else(|| l.split_once("error   : "))
                 .or_else(|| l.split_once("fatal   : "))
-                .map(|(_, m)| m.trim().to_string())
+                // "matches these operands:" introduces the list of candidates.
+                .map(|(_, m)| m.trim().trim_end_matches(':').to_string())
         })
         .collect()
 }
@@ -169,12 +175,12 @@ fn scratch_dir() -> PathBuf {
 fn every_wiki_cuda_block_compiles() {
     let Some(toolkit) = toolkit() else { return };
     let wiki = Wiki::load(&WikiConfig::builtin());
-    let mut groups: BTreeMap<(String, bool), Vec<Block>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<Block>> = BTreeMap::new();
     let mut wrong: Vec<(Block, String, String)> = Vec::new();
     let mut fragments = 0;
     for page in wiki.pages() {
         let file = format!("wiki/pages/{}", page.path.trim_start_matches("builtin:"));
-        for block in code_blocks(&page.body, page.body_line) {
+        for block in page.code_blocks() {
             if block.lang != "cuda" {
                 continue;
             }
@@ -187,7 +193,6 @@ fn every_wiki_cuda_block_compiles() {
                 .map(str::to_string)
                 .or_else(|| page_arch(page))
                 .unwrap_or_else(|| format!("sm_{LOWEST_ARCH}"));
-            let rdc = block.has("rdc");
             let b = Block {
                 file: file.clone(),
                 block,
@@ -195,7 +200,7 @@ fn every_wiki_cuda_block_compiles() {
             if b.block.has("deliberately-wrong") {
                 wrong.push((b, arch, page.body.clone()));
             } else {
-                groups.entry((arch, rdc)).or_default().push(b);
+                groups.entry(arch).or_default().push(b);
             }
         }
     }
@@ -205,7 +210,7 @@ fn every_wiki_cuda_block_compiles() {
 
     // Work items: each batch of compiling blocks, then each deliberately wrong block.
     enum Job<'a> {
-        Batch(&'a (String, bool), &'a [Block]),
+        Batch(&'a str, &'a [Block]),
         Wrong(usize),
     }
     let mut jobs: Vec<Job> = groups.iter().map(|(k, v)| Job::Batch(k, v)).collect();
@@ -221,14 +226,13 @@ fn every_wiki_cuda_block_compiles() {
                 };
                 let Some(job) = jobs.get(i) else { break };
                 match job {
-                    Job::Batch((arch, rdc), blocks) => {
+                    Job::Batch(arch, blocks) => {
                         let refs: Vec<&Block> = blocks.iter().collect();
-                        let name = format!("batch-{arch}{}", if *rdc { "-rdc" } else { "" });
-                        let (ok, out) = nvcc(&toolkit, &dir, &name, &translation_unit(&refs), arch, *rdc);
+                        let name = format!("batch-{arch}");
+                        let (ok, out) = nvcc(&toolkit, &dir, &name, &translation_unit(&refs), arch, true);
                         if !ok {
                             failures.lock().unwrap().push(format!(
-                                "blocks for {arch}{} do not compile:\n{out}",
-                                if *rdc { " (-rdc=true)" } else { "" }
+                                "blocks for {arch} do not compile:\n{out}"
                             ));
                         }
                     }

@@ -325,6 +325,30 @@ impl Expr {
         }
     }
 
+    /// The expression with each uniform that `value` answers replaced by that answer
+    /// (a device function's parameter by the argument its caller passes), folded again;
+    /// a loop variable's start and stride are substituted too.
+    pub fn substitute(&self, value: &dyn Fn(&str) -> Option<Expr>) -> Expr {
+        match self {
+            Expr::Uniform(name) => value(name).unwrap_or_else(|| self.clone()),
+            Expr::LoopVar {
+                name,
+                start,
+                end,
+                step,
+                stride,
+            } => Expr::LoopVar {
+                name: name.clone(),
+                start: Box::new(start.substitute(value)),
+                end: *end,
+                step: *step,
+                stride: stride.as_ref().map(|s| Box::new(s.substitute(value))),
+            },
+            Expr::Binary(a, op, b) => Expr::binary(a.substitute(value), *op, b.substitute(value)),
+            other => other.clone(),
+        }
+    }
+
     /// Evaluates the expression, asking `leaf` for the value of every thread index,
     /// block dimension, lane, loop variable and uniform (constants evaluate to their
     /// value). Returns `None` when `leaf` does, on unknowns, and on overflow.
@@ -603,16 +627,32 @@ pub enum Uniforms<'a> {
     All(i64),
     /// The values given by name (`warpSize` is 32 unless given); another name has none.
     Named(&'a [(String, i64)]),
+    /// One block of a known launch, as the race model runs it thread by thread:
+    /// `blockIdx` at `block_idx`, `gridDim` at `grid`, the values given by name, any
+    /// other plain name at `other` (another launch built-in has none).
+    Launch {
+        /// `blockIdx` as `[x, y, z]`.
+        block_idx: [i64; 3],
+        /// `gridDim` as `[x, y, z]`.
+        grid: [i64; 3],
+        /// Values by name (kernel parameters the launch passes as constants).
+        named: &'a [(String, i64)],
+        /// The value of any other plain name.
+        other: i64,
+    },
 }
 
 /// What a [`Valuation`] takes a loop variable to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loops {
+pub enum Loops<'a> {
     /// Unknown: an expression with a loop variable has no value.
     Unknown,
     /// At this iteration: the start plus this many steps (a loop whose step is not a
     /// constant is held at its start).
     Iteration(i64),
+    /// Each loop variable at the value given by name (the last entry of a name wins,
+    /// the innermost loop's); one not given has none.
+    Values(&'a [(String, i64)]),
 }
 
 /// The one warp valuation: how the lanes of one warp map to `threadIdx`, and the values
@@ -634,7 +674,7 @@ pub struct Valuation<'a> {
     /// What the uniforms are.
     pub uniforms: Uniforms<'a>,
     /// What the loop variables are.
-    pub loops: Loops,
+    pub loops: Loops<'a>,
 }
 
 impl Valuation<'_> {
@@ -686,6 +726,35 @@ impl Valuation<'_> {
             Uniforms::Dimensions => DIMENSION_SAMPLES[s],
             Uniforms::Arbitrary => ARBITRARY_SAMPLES[s],
             Uniforms::All(v) => v,
+            Uniforms::Launch {
+                block_idx,
+                grid,
+                named,
+                other,
+            } => {
+                let axis = |rest: &str| match rest {
+                    "x" => Some(0),
+                    "y" => Some(1),
+                    "z" => Some(2),
+                    _ => None,
+                };
+                let unknown = || EvalError::UnknownName {
+                    name: name.to_string(),
+                };
+                if let Some(rest) = name.strip_prefix("blockIdx.") {
+                    return axis(rest).map(|a| block_idx[a]).ok_or_else(unknown);
+                }
+                if let Some(rest) = name.strip_prefix("gridDim.") {
+                    return axis(rest).map(|a| grid[a]).ok_or_else(unknown);
+                }
+                if name.contains('.') {
+                    return Err(unknown());
+                }
+                named
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(other, |(_, v)| *v)
+            }
             Uniforms::Named(values) => match values.iter().find(|(n, _)| n == name) {
                 Some((_, v)) => *v,
                 None if name == "warpSize" => WARP_LANES as i64,
@@ -707,6 +776,17 @@ impl Valuation<'_> {
     /// [`Valuation::value`] without the reason: what the models evaluate many times per
     /// access, so it builds no error and works out the thread index only where the
     /// expression reads it.
+    /// A loop variable's step per iteration: the constant one, or its stride (the same
+    /// in every thread: `i += blockDim.x`) valued in lane 0; 0 where it has neither, as
+    /// for a loop the valuation holds still.
+    fn step_of(&self, step: Option<i64>, stride: Option<&Expr>) -> Option<i64> {
+        match (step, stride) {
+            (Some(s), _) => Some(s),
+            (None, Some(e)) if !e.depends_on_thread() => self.quick(e, 0).or(Some(0)),
+            _ => Some(0),
+        }
+    }
+
     fn quick(&self, e: &Expr, lane: usize) -> Option<i64> {
         match e {
             Expr::Int(v) | Expr::Const { value: v, .. } => Some(*v),
@@ -714,11 +794,22 @@ impl Valuation<'_> {
             Expr::BlockDim(a) => Some(self.block_dims()[a.index()]),
             Expr::Lane => Some(lane as i64),
             Expr::Uniform(name) => self.uniform(name).ok(),
-            Expr::LoopVar { start, step, .. } => match self.loops {
+            Expr::LoopVar {
+                name,
+                start,
+                step,
+                stride,
+                ..
+            } => match self.loops {
                 Loops::Unknown => None,
                 Loops::Iteration(k) => self
                     .quick(start, lane)?
-                    .checked_add(k.saturating_mul(step.unwrap_or(0))),
+                    .checked_add(k.saturating_mul(self.step_of(*step, stride.as_deref())?)),
+                Loops::Values(values) => values
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| *v),
             },
             Expr::Binary(a, op, b) => op.checked(self.quick(a, lane)?, self.quick(b, lane)?),
             Expr::Unknown(_) => None,
@@ -733,12 +824,25 @@ impl Valuation<'_> {
             Expr::Lane => Ok(lane as i64),
             Expr::Uniform(name) => self.uniform(name),
             Expr::LoopVar {
-                name, start, step, ..
+                name,
+                start,
+                step,
+                stride,
+                ..
             } => match self.loops {
                 Loops::Unknown => Err(EvalError::UnknownName { name: name.clone() }),
+                Loops::Values(values) => values
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| EvalError::UnknownName { name: name.clone() }),
                 Loops::Iteration(k) => {
                     let s = self.value_of(start, lane, t)?;
-                    let by = k.saturating_mul(step.unwrap_or(0));
+                    let by = k.saturating_mul(
+                        self.step_of(*step, stride.as_deref())
+                            .ok_or_else(|| EvalError::UnknownName { name: name.clone() })?,
+                    );
                     s.checked_add(by).ok_or(EvalError::Overflow {
                         op: "+",
                         lhs: s,
@@ -781,10 +885,19 @@ impl Valuation<'_> {
             Expr::BlockDim(a) => [self.block_dims()[a.index()]; WARP_LANES],
             Expr::Lane => std::array::from_fn(|l| l as i64),
             Expr::Uniform(name) => [self.uniform(name).ok()?; WARP_LANES],
-            Expr::LoopVar { start, step, .. } => match self.loops {
+            Expr::LoopVar {
+                name,
+                start,
+                step,
+                stride,
+                ..
+            } => match self.loops {
                 Loops::Unknown => return None,
+                Loops::Values(values) => {
+                    [values.iter().rev().find(|(n, _)| n == name)?.1; WARP_LANES]
+                }
                 Loops::Iteration(k) => {
-                    let by = k.saturating_mul(step.unwrap_or(0));
+                    let by = k.saturating_mul(self.step_of(*step, stride.as_deref())?);
                     let mut s = self.warp_of(start, threads)?;
                     for v in &mut s {
                         *v = v.checked_add(by)?;

@@ -101,5 +101,57 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// Diagnostics after an edit, through the host as a server asks for them: the edit applied
+/// (incremental parse), then the diagnostics, which run the rules again only on the
+/// functions the edit reaches. Each iteration inserts a line and removes it again (two
+/// edits, two diagnostics runs).
+fn bench_host(c: &mut Criterion) {
+    use kernaut_ide::{AnalysisConfig, AnalysisHost};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).expect("wiki"));
+    let text = generated(10_000);
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let id = host.set_file("/bench/g.cu", &text);
+    let first = host.analysis().diagnostics(id).expect("diagnostics").len();
+    let mid = text[..text.len() / 2].rfind('\n').map_or(0, |p| p + 1);
+    let stmt = text[text.len() / 2..]
+        .find("    __syncthreads();\n")
+        .map_or(mid, |i| text.len() / 2 + i + "    __syncthreads();\n".len());
+    for (name, at, line) in [
+        // The probe's edit: a comment line in the middle of the file (every line after
+        // it moves).
+        (
+            "diagnostics/10k-lines/comment-line-inserted",
+            mid,
+            "// probe edit\n",
+        ),
+        // A statement inside a kernel.
+        (
+            "diagnostics/10k-lines/statement-in-a-kernel",
+            stmt,
+            "    int edited = 0;\n",
+        ),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let t = Instant::now();
+                    host.apply_edit("/bench/g.cu", at..at, line);
+                    let n = host.analysis().diagnostics(id).expect("diagnostics").len();
+                    host.apply_edit("/bench/g.cu", at..at + line.len(), "");
+                    let m = host.analysis().diagnostics(id).expect("diagnostics").len();
+                    spent += t.elapsed() / 2;
+                    assert_eq!(m, first, "the text is back: so are its diagnostics");
+                    std::hint::black_box(n);
+                }
+                spent
+            })
+        });
+    }
+}
+
+criterion_group!(benches, bench, bench_host);
 criterion_main!(benches);

@@ -122,20 +122,16 @@ impl BarrierIntervals {
     }
 }
 
-impl Analysis {
-    /// The barrier intervals of `kernel` (defined in `file`); `None` when the file
-    /// defines no such kernel with a body, or the model does not walk it (a barrier in
-    /// a condition or a loop header).
-    pub fn barrier_intervals(
-        &self,
-        file: FileId,
-        kernel: &str,
-    ) -> Cancellable<Option<BarrierIntervals>> {
-        let (path, _) = self.data(file)?;
-        self.query("barrier_intervals", || {
-            intervals_of(&self.for_path(path), path, kernel)
-        })
-    }
+/// The barrier intervals of `kernel` (defined in `file`) ([`Analysis::barrier_intervals`]).
+pub(crate) fn barrier_intervals(
+    db: &Analysis,
+    file: FileId,
+    kernel: &str,
+) -> Cancellable<Option<BarrierIntervals>> {
+    let (path, _) = db.data(file)?;
+    db.query("barrier_intervals", || {
+        intervals_of(&db.for_path(path), path, kernel)
+    })
 }
 
 fn intervals_of(a: &Analysis, path: &str, kernel: &str) -> Option<BarrierIntervals> {

@@ -429,7 +429,7 @@ pub(crate) fn code_actions(
     range: TextRange,
 ) -> Cancellable<Vec<ActionData>> {
     let text = db.text(file)?;
-    let diagnostics = db.diagnostics(file)?;
+    let diagnostics = crate::rules::host::diagnostics(db, file)?;
     let mut out = Vec::new();
     let touches = |r: &TextRange| r.start <= range.end && range.start <= r.end;
     for d in diagnostics.iter().filter(|d| touches(&d.range)) {
@@ -472,7 +472,7 @@ pub(crate) fn code_actions(
             page: Some(d.wiki.clone()),
         });
     }
-    if let Some(page) = db.page_at(file, range.start)? {
+    if let Some(page) = page_at(db, file, range.start)? {
         if !out.iter().any(|a| a.page.as_deref() == Some(page.as_str())) {
             out.push(ActionData {
                 title: format!("Show wiki: {page}"),
@@ -490,7 +490,7 @@ pub(crate) fn code_actions(
 /// The wiki page of the symbol at an offset (an intrinsic's API page; for a kernel,
 /// a shared declaration or access, the skill page of its model).
 pub(crate) fn page_at(db: &Analysis, file: FileId, offset: usize) -> Cancellable<Option<String>> {
-    let Some(h) = db.hover(file, offset)? else {
+    let Some(h) = crate::hover::hover_query(db, file, offset)? else {
         return Ok(None);
     };
     if let Some(p) = h.wiki.as_ref().and_then(|w| w.page.clone()) {

@@ -38,7 +38,7 @@ mod kernel;
 pub(crate) use kernel::{block_source_text, block_text, kernel_hover, location};
 
 mod shared;
-pub(crate) use shared::{access_hover, shared_hover};
+pub(crate) use shared::{access_hover, access_hover_with, shared_hover};
 
 /// What a hover is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,6 +347,18 @@ fn entry(analysis: &Analysis, path: &str, offset: usize) -> Option<HoverResult> 
             return Some(symbol_hover(analysis, k, s, &m, call));
         }
     }
+    // An access of a device function, as the kernels that call it run it.
+    if let Some((a, bank, place)) = crate::callers::shared_access_in_callers(analysis, path, offset)
+    {
+        return Some(access_hover_with(
+            analysis,
+            path,
+            &a,
+            sym,
+            bank,
+            Some(place),
+        ));
+    }
     let access = file
         .accesses()
         .iter()
@@ -519,7 +531,9 @@ fn symbol_hover(
     }
     let mut facts = Vec::new();
     if let Some(h) = &info.header {
-        facts.push(format!("header: `{h}`"));
+        let names: Vec<String> = h.split(", ").map(|n| format!("`{n}`")).collect();
+        let s = if names.len() > 1 { "s" } else { "" };
+        facts.push(format!("header{s}: {}", names.join(", ")));
     }
     if let Some(r) = &info.requires_sm {
         let which = info
@@ -591,7 +605,7 @@ fn symbol_hover(
     }
 }
 
-use crate::analysis::Cancellable;
+use crate::Cancellable;
 
 /// What a hover at a byte offset shows, or `None` where there is nothing to say.
 pub(crate) fn hover_query(

@@ -225,6 +225,21 @@ pub struct SharedEntry {
     pub words_per_bank: Vec<u32>,
     /// Why it is not modelled.
     pub unknown: Option<String>,
+    /// Where the access is when it is in a device function the kernel calls.
+    pub callee: Option<CalleeSite>,
+}
+
+/// Where an access of a device function the kernel calls is, and how it is reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CalleeSite {
+    /// The device function.
+    pub function: String,
+    /// The file's name (without its folder) when the function is in another file.
+    pub file_name: Option<String>,
+    /// The 1-based line of the kernel's call the function is reached through.
+    pub call_line: u32,
+    /// The functions called on the way, the kernel's callee first.
+    pub chain: Vec<String>,
 }
 
 /// One global access through the sector model.
@@ -256,6 +271,8 @@ pub struct GlobalEntry {
     pub lane_stride: Option<i64>,
     /// Why it is not modelled.
     pub unknown: Option<String>,
+    /// Where the access is when it is in a device function the kernel calls.
+    pub callee: Option<CalleeSite>,
 }
 
 /// An async-copy pipeline: a loop with copies and a wait.
@@ -468,6 +485,9 @@ struct Prepared {
     async_functions: Arc<[crate::rules::async_ops::AsyncFunction]>,
     /// The file's diagnostics (the cached rules run).
     diagnostics: Arc<Vec<RuleDiagnostic>>,
+    /// The quoted headers the file includes that the host holds (where the kernels'
+    /// calls may lead).
+    headers: Vec<String>,
 }
 
 fn prepare(a: &Analysis, path: &str) -> Option<Prepared> {
@@ -497,6 +517,7 @@ fn prepare(a: &Analysis, path: &str) -> Option<Prepared> {
         globals: data.source.global_accesses(),
         async_functions,
         diagnostics: crate::rules::host::diagnostics_at(a, path, true).unwrap_or_default(),
+        headers: crate::callers::header_paths(a, path),
     })
 }
 
@@ -572,20 +593,113 @@ fn build_with(
     }
 
     // Global accesses through the sector model, as the coalescing rule evaluates them.
-    let shape = crate::model::launch_shape(facts, Some(&k.name));
+    let shape = crate::model::Scope::of(a, path).map_or([None; 3], |scope| {
+        crate::model::launch_shape(&scope, Some(&k.name))
+    });
     let mut global = Vec::new();
     for access in prepared.globals.iter().filter(|x| inside(&x.range)) {
         if access.kind == AccessKind::AddressOf {
             continue;
         }
         let executions = executions(src, access.range.start, &k.range);
-        global.push(global_entry(data, text, src, access, shape, executions));
+        global.push(global_entry(
+            data,
+            text,
+            src,
+            access,
+            shape,
+            executions,
+            &crate::model::ActiveLanes::All,
+        ));
     }
 
+    // The accesses of the device functions the kernel calls, under the kernel's launch
+    // and with the arguments of the calls.
+    let contexts =
+        crate::callers::Callees::new(crate::callers::callee_files(a, path, &prepared.headers))
+            .contexts_of_kernel(&k, shape);
+    let kernel_launch =
+        crate::model::Scope::of(a, path).map(|scope| crate::model::launch_config(&scope, Some(&k)));
+    let mut globals_of: Vec<(String, Vec<SharedAccess>)> = Vec::new();
+    for c in &contexts {
+        let (Some(fdata), Some(scope), Some(launch)) = (
+            a.file(&c.function_path),
+            crate::model::Scope::of(a, &c.function_path),
+            kernel_launch.as_ref(),
+        ) else {
+            continue;
+        };
+        if !globals_of.iter().any(|(p, _)| *p == c.function_path) {
+            globals_of.push((c.function_path.clone(), fdata.source.global_accesses()));
+        }
+        let Some((_, fglobals)) = globals_of.iter().find(|(p, _)| *p == c.function_path) else {
+            continue;
+        };
+        let (bound_shared, bound_global) = c.bound_accesses(fdata.accesses(), fglobals);
+        let site = CalleeSite {
+            function: c.function.clone(),
+            file_name: (c.function_path != path).then(|| {
+                c.function_path
+                    .rsplit(['/', '\\'])
+                    .next()
+                    .unwrap_or(&c.function_path)
+                    .to_string()
+            }),
+            call_line: data.line_of(c.call_range.start),
+            chain: c.chain.clone(),
+        };
+        let call_runs = executions(src, c.call_range.start, &k.range);
+        let runs = |offset: usize| {
+            let inner = executions(&fdata.source, offset, &c.function_range);
+            Executions {
+                count: call_runs.count.saturating_mul(inner.count),
+                unknown_loops: call_runs.unknown_loops + inner.unknown_loops,
+            }
+        };
+        let ftext = fdata.source.text();
+        for access in &bound_shared {
+            let bank =
+                guarded(|| crate::callers::bound_bank(&scope, launch, c, &bound_shared, access))
+                    .flatten();
+            let mut e = shared_entry(fdata, ftext, access, runs(access.range.start), bank);
+            e.callee = Some(site.clone());
+            shared.push(e);
+        }
+        for access in bound_global
+            .iter()
+            .filter(|x| x.kind != AccessKind::AddressOf)
+        {
+            let mut e = global_entry(
+                fdata,
+                ftext,
+                &fdata.source,
+                access,
+                shape,
+                runs(access.range.start),
+                &c.lanes,
+            );
+            e.callee = Some(site.clone());
+            global.push(e);
+        }
+    }
+
+    // The kernel's findings, and those on the accesses of the device functions of its
+    // file that it calls where, under its launch, the access costs more than it needs.
+    let costly_callee_access = |r: &TextRange| {
+        shared.iter().any(|s| {
+            s.callee.as_ref().is_some_and(|c| c.file_name.is_none())
+                && s.range == *r
+                && s.wavefronts > s.ideal_wavefronts
+        }) || global.iter().any(|g| {
+            g.callee.as_ref().is_some_and(|c| c.file_name.is_none())
+                && g.range == *r
+                && g.sectors > g.ideal_sectors
+        })
+    };
     let diagnostics: Vec<RuleDiagnostic> = prepared
         .diagnostics
         .iter()
-        .filter(|d| inside(&d.range))
+        .filter(|d| inside(&d.range) || costly_callee_access(&d.range))
         .cloned()
         .collect();
 
@@ -842,6 +956,7 @@ fn shared_entry(
         colliding_lanes: Vec::new(),
         words_per_bank: Vec::new(),
         unknown: None,
+        callee: None,
     };
     let Some(b) = bank else {
         e.unknown = Some("the bank model does not apply here".into());
@@ -905,6 +1020,7 @@ fn global_entry(
     access: &SharedAccess,
     shape: [Option<i64>; 3],
     executions: Executions,
+    outer: &crate::model::ActiveLanes,
 ) -> GlobalEntry {
     let mut e = GlobalEntry {
         range: access.range.clone(),
@@ -920,6 +1036,7 @@ fn global_entry(
         active_lanes: 32,
         lane_stride: None,
         unknown: None,
+        callee: None,
     };
     if let Some(why) = access.byte_offset.unknown_reason() {
         e.unknown = Some(why.to_string());
@@ -933,7 +1050,11 @@ fn global_entry(
         e.unknown = Some("the element size is not known".into());
         return e;
     };
-    let mask = match crate::model::active_lanes(src, access.range.start, shape) {
+    let lanes = crate::callers::combine(
+        outer,
+        crate::model::active_lanes(src, access.range.start, shape),
+    );
+    let mask = match lanes {
         crate::model::ActiveLanes::All => u32::MAX,
         crate::model::ActiveLanes::Known { mask, .. } => mask,
         crate::model::ActiveLanes::Partial { .. } => {
@@ -1153,6 +1274,17 @@ fn rank(
         if let Some(s) = shared.iter().find(|s| {
             d.rule == "bank-conflict" && overlaps(&s.range, &d.range) && s.wavefronts.is_some()
         }) {
+            // A device function's access runs once per call: the calls with the same
+            // figures add their executions.
+            let s = &SharedEntry {
+                executions: same_figures(
+                    shared,
+                    s,
+                    |x| (x.wavefronts, x.ideal_wavefronts),
+                    |x| (&x.range, &x.executions),
+                ),
+                ..s.clone()
+            };
             let (w, ideal) = (s.wavefronts.unwrap_or(0), s.ideal_wavefronts.unwrap_or(1));
             let extra = u64::from(w.saturating_sub(ideal)) * s.executions.count;
             entry.kind = CostKind::SharedWavefronts;
@@ -1168,6 +1300,15 @@ fn rank(
                 && overlaps(&g.range, &d.range)
                 && g.sectors.is_some()
         }) {
+            let g = &GlobalEntry {
+                executions: same_figures(
+                    global,
+                    g,
+                    |x| (x.sectors, x.ideal_sectors),
+                    |x| (&x.range, &x.executions),
+                ),
+                ..g.clone()
+            };
             let (s, ideal) = (g.sectors.unwrap_or(0), g.ideal_sectors.unwrap_or(0));
             let extra = u64::from(s.saturating_sub(ideal)) * g.executions.count;
             entry.kind = CostKind::GlobalSectors;
@@ -1242,6 +1383,29 @@ fn rank(
             .then(a.range.start.cmp(&b.range.start))
     });
     out
+}
+
+/// The executions of `first` and of every other entry at its range with the same
+/// figures (the calls of a device function), added.
+fn same_figures<T, F: PartialEq>(
+    entries: &[T],
+    first: &T,
+    figures: impl Fn(&T) -> F,
+    site: impl Fn(&T) -> (&TextRange, &Executions),
+) -> Executions {
+    let (range, _) = site(first);
+    let mut total = Executions {
+        count: 0,
+        unknown_loops: 0,
+    };
+    for e in entries {
+        let (r, x) = site(e);
+        if r == range && figures(e) == figures(first) {
+            total.count = total.count.saturating_add(x.count);
+            total.unknown_loops = total.unknown_loops.max(x.unknown_loops);
+        }
+    }
+    total
 }
 
 fn overlaps(a: &TextRange, b: &TextRange) -> bool {

@@ -252,7 +252,7 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                 let _ = writeln!(
                     md,
                     "| {} | `{}` | {} | {} | {} | {w} | {i} | {d} | {lanes} |",
-                    s.line,
+                    place(s.line, s.callee.as_ref()),
                     s.text.replace('|', "\\|"),
                     s.op,
                     s.width.map_or("?".into(), |w| w.to_string()),
@@ -277,7 +277,7 @@ The full report: the `report` lens above the kernel, or `kernaut-lsp report FILE
                 let _ = writeln!(
                     md,
                     "| {} | `{}` | {} | {} | {} | {s} | {i} | {b} | {} |",
-                    g.line,
+                    place(g.line, g.callee.as_ref()),
                     g.text.replace('|', "\\|"),
                     g.op,
                     g.width.map_or("?".into(), |w| w.to_string()),
@@ -384,4 +384,20 @@ pub fn lane_list(lanes: &[u32]) -> String {
         i = j + 1;
     }
     parts.join(", ")
+}
+
+/// The line of an access, and for one in a device function the kernel calls, where:
+/// `7 (in `column`, called at line 21)`.
+pub fn place(line: u32, callee: Option<&crate::kernel_report::CalleeSite>) -> String {
+    match callee {
+        None => line.to_string(),
+        Some(c) => format!(
+            "{}{line} (in `{}`, called at line {})",
+            c.file_name
+                .as_ref()
+                .map_or(String::new(), |f| format!("{f}:")),
+            c.function,
+            c.call_line
+        ),
+    }
 }

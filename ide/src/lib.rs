@@ -1,43 +1,30 @@
 //! kernaut-ide: everything a front end shows, as plain data.
 //!
-//! The crates below are re-exported so that front ends (`ktui`, `kernaut-lsp`) depend
-//! on `ide` alone.
+//! The features (the pitfall rules, hover, editor features, the kernel report) over the
+//! semantic layer of `kernaut-sema`. [`Analysis`] is a snapshot of the semantic layer
+//! with the features' query table on top (as rust-analyzer's `ide` wraps its database);
+//! every query of the semantic layer is reachable through it too. The crates below are
+//! re-exported so that front ends (`ktui`, `kernaut-lsp`) depend on `ide` alone.
 #![deny(missing_docs)]
 
-mod analysis;
-pub use analysis::includes;
 pub mod barrier_intervals;
-pub mod compiled;
-pub mod config;
-pub mod diagnostic;
 pub mod editor;
 pub mod hover;
-
-pub mod instances;
 pub mod kernel_report;
 pub mod kernel_report_md;
-pub mod knowledge;
-mod line_index;
-pub mod model;
-mod model_cache;
-pub mod races;
-pub mod reports;
 pub mod rules;
-mod shared_bytes;
-mod signatures;
-pub mod source_text;
 
-pub use analysis::{
-    Analysis, AnalysisConfig, AnalysisHost, Cancellable, Change, FileConfig, FileId, FileSet,
-    KernelFacts, ParsedFile, QueryError,
+use kernaut_sema::{analysis, line_index, signatures};
+pub use kernaut_sema::{
+    callers, compiled, config, diagnostic, includes, instances, knowledge, model, races, reports,
+    source_text,
 };
+
 pub use hover::{HoverKind, HoverResult};
-pub use kernaut_gpu as gpu;
-pub use kernaut_index as index;
-pub use kernaut_syntax as syntax;
-pub use kernaut_wiki as wiki;
-pub use knowledge::Knowledge;
-pub use line_index::{LineCol, LineIndex, PositionEncoding};
+pub use kernaut_sema::{
+    gpu, index, syntax, wiki, AnalysisConfig, Cancellable, Change, FileConfig, FileId, FileSet,
+    KernelFacts, Knowledge, LineCol, LineIndex, ParsedFile, PositionEncoding, QueryError,
+};
 
 use diagnostic::RuleDiagnostic;
 use editor::{
@@ -46,9 +33,67 @@ use editor::{
 };
 use index::Hit;
 use kernel_report::{KernelReport, ReportConfig, ReportLens};
-use model::BankAnalysis;
-use reports::OccupancyReport;
-use syntax::{SharedAccess, TextRange};
+use syntax::TextRange;
+
+/// An immutable snapshot of the analysis: the semantic layer's snapshot
+/// ([`kernaut_sema::Analysis`], reached through `Deref`: files, text, facts, models) with
+/// the features' queries below. Cheap to clone, `Send + Sync`; queries on a snapshot older
+/// than its host's revision are cancelled (see [`Cancellable`]).
+#[derive(Clone)]
+pub struct Analysis {
+    db: kernaut_sema::Analysis,
+}
+
+impl std::ops::Deref for Analysis {
+    type Target = kernaut_sema::Analysis;
+
+    fn deref(&self) -> &kernaut_sema::Analysis {
+        &self.db
+    }
+}
+
+impl From<kernaut_sema::Analysis> for Analysis {
+    fn from(db: kernaut_sema::Analysis) -> Analysis {
+        Analysis { db }
+    }
+}
+
+/// The mutable state behind the snapshots ([`kernaut_sema::AnalysisHost`], reached
+/// through `Deref`): files, configuration, knowledge and revision. Its
+/// [`AnalysisHost::analysis`] hands out snapshots with the features' queries.
+pub struct AnalysisHost {
+    host: kernaut_sema::AnalysisHost,
+}
+
+impl AnalysisHost {
+    /// A host with no files, the given configuration and no wiki.
+    pub fn new(config: AnalysisConfig) -> AnalysisHost {
+        AnalysisHost {
+            host: kernaut_sema::AnalysisHost::new(config),
+        }
+    }
+
+    /// A snapshot of the current revision.
+    pub fn analysis(&self) -> Analysis {
+        Analysis {
+            db: self.host.analysis(),
+        }
+    }
+}
+
+impl std::ops::Deref for AnalysisHost {
+    type Target = kernaut_sema::AnalysisHost;
+
+    fn deref(&self) -> &kernaut_sema::AnalysisHost {
+        &self.host
+    }
+}
+
+impl std::ops::DerefMut for AnalysisHost {
+    fn deref_mut(&mut self) -> &mut kernaut_sema::AnalysisHost {
+        &mut self.host
+    }
+}
 
 /// The query table: every query a front end asks of a snapshot, each one line into the
 /// feature (a free function over the snapshot) that answers it. The snapshot's own data
@@ -137,6 +182,17 @@ impl Analysis {
         hover::hover_query(self, file, offset)
     }
 
+    /// The barrier intervals of `kernel` (defined in `file`); `None` when the file
+    /// defines no such kernel with a body, or the model does not walk it (a barrier in
+    /// a condition or a loop header).
+    pub fn barrier_intervals(
+        &self,
+        file: FileId,
+        kernel: &str,
+    ) -> Cancellable<Option<barrier_intervals::BarrierIntervals>> {
+        barrier_intervals::barrier_intervals(self, file, kernel)
+    }
+
     /// The report of `kernel` (defined in `file`); `None` when the file defines no such
     /// kernel.
     pub fn kernel_report(
@@ -158,21 +214,5 @@ impl Analysis {
     /// its command (`kernaut.kernelReport`) opens the whole report.
     pub fn report_lenses(&self, file: FileId) -> Cancellable<Vec<ReportLens>> {
         kernel_report::report_lenses(self, file)
-    }
-
-    /// The kernels of a file, each with its launch sites (from every file), shared
-    /// declarations and attributes.
-    pub fn kernel_facts(&self, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
-        model::kernel_facts(self, file)
-    }
-
-    /// The occupancy of `kernel` (defined in `file`) at the launch configuration found.
-    pub fn occupancy(&self, file: FileId, kernel: &str) -> Cancellable<Option<OccupancyReport>> {
-        reports::occupancy_query(self, file, kernel)
-    }
-
-    /// The bank model run on one access of `file` (from [`Analysis::shared_accesses`]).
-    pub fn bank(&self, file: FileId, access: &SharedAccess) -> Cancellable<Option<BankAnalysis>> {
-        reports::bank(self, file, access)
     }
 }

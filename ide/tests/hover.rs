@@ -738,7 +738,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
-            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x` in the row index
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -753,6 +753,8 @@ __global__ void k(float* out) {
             Byte offset: `threadIdx.x * 32 * 4`
 
             **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `threadIdx.x` in the row index (line 4).
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -808,7 +810,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x` in the row index
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 
@@ -821,6 +823,8 @@ __global__ void k(float* out) {
             Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`
 
             **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `threadIdx.x` in the row index (line 3).
 
             The block is not certain (no launch of the kernel was found): 32-way with the block assumed; 16-way at 16×2×1, 8-way at 8×4×1, 4-way at 4×8×1.
 
@@ -1104,7 +1108,7 @@ __global__ void k(float* o) {
         expect![[r#"
             shared-access `b[threadIdx.x * 2]` at `b[threadIdx.x * 2]`
             ---
-            **hint** `bank-conflict`: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `b` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x * 2`
 
             Wiki: `pitfall-bank-conflict#P5`
 
@@ -1115,6 +1119,8 @@ __global__ void k(float* o) {
             Byte offset: `512 + threadIdx.x * 2 * 4`
 
             **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `threadIdx.x * 2` (line 5).
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -1417,6 +1423,8 @@ __global__ void k(float* out) {
 
             **8-way bank conflict**: 8 wavefronts per request (32 active lanes, 32 distinct words).
 
+            The lanes' stride comes from `threadIdx.x` in the row index (line 3).
+
             The block is not certain (no launch of the kernel was found): 8-way with the block assumed; 4-way at 16×2×1, 2-way at 8×4×1, conflict-free at 4×8×1. The `bank-conflict` rule reports a conflict only when it holds for every one of these blocks, so it does not report this access.
 
             ```text
@@ -1482,7 +1490,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `p[2 * t + 1]` at `p[2 * t + 1]`
             ---
-            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `2 * t`
 
             Wiki: `pitfall-bank-conflict#P5`
 
@@ -1493,6 +1501,8 @@ __global__ void k(float* out) {
             Byte offset: `4 + (2 * threadIdx.x + 1) * 4`
 
             **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `2 * t` (line 6).
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -1621,7 +1631,7 @@ __global__ void k(float* out, int off) {
         expect![[r#"
             shared-access `p[2 * t]` at `p[2 * t]`
             ---
-            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block)
+            **hint** `bank-conflict`: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `2 * t`
 
             Wiki: `pitfall-bank-conflict#P5`
 
@@ -1636,6 +1646,8 @@ __global__ void k(float* out, int off) {
             `off` is the same for every lane; the result does not depend on its value.
 
             **2-way bank conflict**: 2 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `2 * t` (line 5).
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
@@ -1922,6 +1934,8 @@ void run(const float* in, float* out) {
 
             **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
 
+            The lanes' stride comes from `threadIdx.x` in the row index (line 6).
+
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
             words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
@@ -2176,6 +2190,104 @@ __global__ void bi$0g(float* x) { x[threadIdx.x] = 0.0f; }
             The configuration cannot launch: too many resources requested for launch: 1024 threads × 65 registers = 66,560 registers per block (73,728 as allocated) > 65,536.
 
             Registers: 65 per thread, as the `// kernaut: registers=` comment above the kernel sets; ptxas (`-Xptxas -v`) reports the real count.
+        "#]],
+    );
+}
+
+#[test]
+fn half_row_in_a_loop_without_pragma_is_one_lds64_per_four_halves() {
+    // nvcc 13.5 `-arch=sm_90 -cubin`: the 64-trip loop with no pragma is unrolled in full
+    // and its halves read as 16 `LDS.64` (CUDA-PointPillars' `pillarscatter`): 16-way,
+    // 32 wavefronts instead of 2, as `check` says on the same access.
+    check_hover(
+        r#"
+#include <cuda_fp16.h>
+__global__ void rows_h(const half* in, half* out, const unsigned* pos) {
+  __shared__ half t[64][64];
+  for (int r = 0; r < 64; r++) t[r][threadIdx.x] = in[r * 64 + threadIdx.x];
+  __syncthreads();
+  unsigned p = pos[threadIdx.x];
+  for (int c = 0; c < 64; c++) out[p * 64 + c] = t[threadIdx.x]$0[c];
+}
+void run(const half* a, half* b, const unsigned* p) { rows_h<<<1, 64>>>(a, b, p); }
+"#,
+        expect![[r#"
+            shared-access `t[threadIdx.x][c]` at `t[threadIdx.x][c]`
+            ---
+            **warning** `bank-conflict`: 16-way bank conflict: this load from `t` takes 32 wavefronts instead of 2, because lanes of a warp hit 16 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index
+
+            Wiki: `pitfall-bank-conflict#P4`
+
+            ---
+
+            **shared load** `t[threadIdx.x][c]` · 8 B per lane · warp 0 of a 64×1×1 block (from the launch at line 9)
+
+            Byte offset: `threadIdx.x * 64 * 2`
+
+            **16-way bank conflict**: 32 wavefronts per request (32 active lanes, 64 distinct words, resolved in groups of 16 lanes).
+
+            The lanes' stride comes from `threadIdx.x` in the row index (line 7).
+
+            Modelled as one 8-byte access: nvcc unrolls the loop over `c`, and ptxas merges each 4 consecutive 2-byte accesses of this thread into one `LDS.64`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words  32 32  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn pairs_in_an_unrolled_loop_are_one_sts128() {
+    // nvcc 13.5 `-arch=sm_90 -cubin`: the float pair stored in `for (i < 2)` is one
+    // `STS.128` per `n`: 8-way, 32 wavefronts instead of 4.
+    check_hover(
+        r#"
+__global__ void pairs(const float* in, float* out) {
+  __shared__ float s[128 * 32];
+  float v[8];
+  for (int j = 0; j < 8; j++) v[j] = in[j * 128 + threadIdx.x];
+  for (int n = 0; n < 2; n++) {
+    for (int i = 0; i < 2; i++) {
+      s[threadIdx.x * 32 + n * 4 + i * 2]$0 = v[n * 4 + i * 2];
+      s[threadIdx.x * 32 + n * 4 + i * 2 + 1] = v[n * 4 + i * 2 + 1];
+    }
+  }
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x];
+}
+void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
+"#,
+        expect![[r#"
+            shared-access `s[threadIdx.x * 32 + n * 4 + i * 2]` at `s[threadIdx.x * 32 + n * 4 + i * 2]`
+            ---
+            **warning** `bank-conflict`: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32`
+
+            Wiki: `pitfall-bank-conflict#P4`
+
+            ---
+
+            **shared store** `s[threadIdx.x * 32 + n * 4 + i * 2]` · 16 B per lane · warp 0 of a 128×1×1 block (from the launch at line 14)
+
+            Byte offset: `(threadIdx.x * 32 + 0 * 4) * 4`
+
+            Loop variable `n` held at its start value `0` (the first iteration).
+
+            **8-way bank conflict**: 32 wavefronts per request (32 active lanes, 128 distinct words, resolved in groups of 8 lanes).
+
+            The lanes' stride comes from `threadIdx.x * 32` (line 7).
+
+            Modelled as one 16-byte access: nvcc unrolls the loop over `i`, and ptxas merges the 2 adjacent 4-byte accesses of this thread in each of 2 consecutive iterations into one `STS.128`.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words  32 32 32 32  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            ```
         "#]],
     );
 }

@@ -218,14 +218,13 @@ fn vector_macro_from_a_header_is_one_wide_access() {
         "{}",
         hover.markdown
     );
-    // Not included: read as a 4-byte load at stride 4.
+    // Not included: `FLOAT4` is a macro the file does not see, which may read the
+    // element's address at any width: not modelled as a 4-byte load, silent.
     check(
         &format!("{header}//- /p/k.cu\n{VECTOR_CU}"),
         1,
         "bank-conflict",
-        expect![[r#"
-            5: Warning `s[4 * t]`: 4-way bank conflict: this load from `s` takes 4 wavefronts i
-        "#]],
+        expect![""],
     );
 }
 

@@ -151,7 +151,7 @@ fn the_naive_transpose_report() {
         ## Costs, ranked
 
         1. 45% of memory transactions · `bank-conflict` (line 16): 32 wavefronts per request instead of 1: 31 extra × 1 execution
-           - 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank ([pitfall-bank-conflict#P1])
+           - 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index ([pitfall-bank-conflict#P1])
         2. 41% of memory transactions · `coalescing/strided-global-access` (line 16): 32 sectors per request instead of 4: 28 extra × 1 execution
            - uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 8192 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the kernel is named as a deliberate baseline) ([pitfall-coalescing#P1])
 
@@ -381,4 +381,174 @@ fn report_lenses_of_a_large_file() {
         .unwrap();
     println!("one report in {:?}", t.elapsed());
     assert!(r.is_some());
+}
+
+/// A kernel whose accesses are in device functions it calls: the helpers' shared read
+/// and global store are in its report, under its launch and with the call's arguments,
+/// at the helpers' lines, and the hover on the read and `check` give the same figure.
+#[test]
+fn accesses_in_called_device_functions() {
+    let (host, id) = host_with("device_helpers.cu", None);
+    let a = host.analysis();
+    let r = a
+        .kernel_report(id, "transpose_helpers", ReportConfig::default())
+        .unwrap()
+        .unwrap();
+    expect![[r#"
+        # Kernel report: `transpose_helpers` on sm_90
+
+        Costs are modelled memory transactions (shared-memory wavefronts and 32-byte global sectors of one warp request, times the executions the loops' trip counts give), not run times. The kernel's modelled total: **69** transactions.
+
+        ## Costs, ranked
+
+        1. 45% of memory transactions · `bank-conflict` (line 12): 32 wavefronts per request instead of 1: 31 extra × 1 execution
+           - 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `column` as `transpose_helpers` calls it at line 25) ([pitfall-bank-conflict#P1])
+        2. 41% of memory transactions · `coalescing/strided-global-access` (line 16): 32 sectors per request instead of 4: 28 extra × 1 execution
+           - uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 8192 bytes apart (in `store_strided` as `transpose_helpers` calls it at line 25); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory ([pitfall-coalescing#P1])
+
+        ## Launch and occupancy
+
+        - line 34: `<<<grid, block>>>` (block 32×32×1): occupancy 100%
+
+        Block 32×32×1 (from the launch at line 34), 32 registers per thread (assumed: a typical count), 4096 B static + 0 B dynamic shared memory.
+
+        **Occupancy 100%**: 2 blocks/SM, 64 of 64 warps, limited by warps and registers.
+
+        The register count is assumed; occupancy at other counts: 32: 100% · 64: 50% · 128: cannot launch · 255: cannot launch.
+
+        The launch's block already reaches the best occupancy for these resources.
+
+        ## Shared-memory accesses
+
+        | line | access | op | bytes | runs | wavefronts | ideal | conflict | colliding lanes |
+        |---|---|---|---|---|---|---|---|---|
+        | 23 | `tile[threadIdx.y * TILE + threadIdx.x]` | store | 4 | 1 | 1 | 1 | 1-way |  |
+        | 12 (in `column`, called at line 25) | `tile[threadIdx.x * TILE + col]` | load | 4 | 1 | 32 | 1 | 32-way | bank 0: lanes 0-31 |
+
+        ## Global accesses
+
+        | line | access | op | bytes | runs | sectors | ideal | bytes used per sector | lanes |
+        |---|---|---|---|---|---|---|---|---|
+        | 23 | `in[y * N + x]` | load | 4 | 1 | 4 | 4 | 32.0 of 32 | 32 |
+        | 16 (in `store_strided`, called at line 25) | `out[row * N]` | store | 4 | 1 | 32 | 4 | 4.0 of 32 | 32 |
+
+        No compiled facts: spills, stack and SASS need a CUDA toolkit.
+
+        ## Notes
+
+        - Registers: 32 per thread is an assumption, a typical count; set it with `// kernaut: registers=N` above the kernel or `registers = N` in `.kernaut.toml`; ptxas (`-Xptxas -v`) reports the real count.
+    "#]].assert_eq(&r.markdown());
+    let text = a.text(id).unwrap().to_string();
+    let diagnostics: Vec<String> = a
+        .diagnostics(id)
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let line = text[..d.range.start].matches('\n').count() + 1;
+            format!("{line}: {}: {}", d.rule, d.message)
+        })
+        .collect();
+    expect![[r#"
+        [
+            "12: bank-conflict: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `column` as `transpose_helpers` calls it at line 25)",
+            "16: coalescing/strided-global-access: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 8192 bytes apart (in `store_strided` as `transpose_helpers` calls it at line 25); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory",
+        ]
+    "#]].assert_debug_eq(&diagnostics);
+    // The hover on the helper's read: the same figure, under the kernel's block.
+    let at = text.find("tile[threadIdx.x * TILE + col]").unwrap() + 2;
+    let hover = a.hover(id, at).unwrap().unwrap();
+    expect![[r#"
+        **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `column` as `transpose_helpers` calls it at line 25)
+
+        Wiki: `pitfall-bank-conflict#P1` (Column access of a `[32][32]` tile is a 32-way conflict)
+
+        ---
+
+        **shared load** `tile[threadIdx.x * TILE + col]` · 4 B per lane · warp 0 of a 32×32×1 block (from the launch at line 34)
+
+        In `column` as `transpose_helpers` calls it at line 25: modelled with the kernel's block and the call's arguments.
+
+        Byte offset: `(threadIdx.x * TILE + threadIdx.y) * 4`
+
+        **32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).
+
+        ```text
+        bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+        words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+        bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+        words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+        ```
+    "#]].assert_eq(&hover.markdown);
+    let read = r.shared.iter().find(|s| s.callee.is_some()).unwrap();
+    let bank = hover.bank.as_ref().unwrap().result.as_ref().unwrap();
+    assert_eq!(
+        (Some(bank.wavefronts), Some(bank.conflict_degree)),
+        (read.wavefronts, read.conflict_degree)
+    );
+}
+
+/// A device function of a quoted header: its access is in the report of the kernel that
+/// calls it, named with the header's file, and its hover in the header names the
+/// kernel's file.
+#[test]
+fn accesses_in_a_headers_device_function() {
+    let header = "#pragma once\n__device__ float column(const float* tile, int col) {\n    return tile[threadIdx.x * 32 + col];\n}\n";
+    let main = "#include \"helpers.cuh\"\n__global__ void k(float* out) {\n    __shared__ float tile[32 * 32];\n    tile[threadIdx.y * 32 + threadIdx.x] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = column(tile, threadIdx.y);\n}\nint main() { k<<<1, dim3(32, 32)>>>(nullptr); }\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge());
+    let h = host.set_file("/r/helpers.cuh", header);
+    let id = host.set_file("/r/main.cu", main);
+    let a = host.analysis();
+    let r = a
+        .kernel_report(id, "k", ReportConfig::default())
+        .unwrap()
+        .unwrap();
+    let rows: Vec<String> = r
+        .shared
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {:?} {:?} {:?}",
+                s.text,
+                s.callee
+                    .as_ref()
+                    .map(|c| (&c.function, &c.file_name, c.call_line)),
+                s.wavefronts,
+                s.conflict_degree
+            )
+        })
+        .collect();
+    expect![[r#"
+        [
+            "tile[threadIdx.y * 32 + threadIdx.x] None Some(1) Some(1)",
+            "tile[threadIdx.x * 32 + col] Some((\"column\", Some(\"helpers.cuh\"), 6)) Some(32) Some(32)",
+        ]
+    "#]].assert_debug_eq(&rows);
+    let at = header.find("tile[").unwrap() + 1;
+    let hover = a.hover(h, at).unwrap().unwrap();
+    let first: Vec<&str> = hover.markdown.lines().collect();
+    expect![[r#"
+        [
+            "**hint** `coalescing/strided-global-access`: uncoalesced load from `tile`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 128 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: no kernel of this file is seen to call `column`, so what `tile` points at, the block and the arguments are assumed)",
+            "",
+            "Wiki: `pitfall-coalescing#P1` (`threadIdx.x` walks the strided dimension)",
+            "",
+            "---",
+            "",
+            "**shared load** `tile[threadIdx.x * 32 + col]` · 4 B per lane · warp 0 of a 32×32×1 block (from the launch at /r/main.cu:8)",
+            "",
+            "In `column` as `k` calls it at main.cu:6: modelled with the kernel's block and the call's arguments.",
+            "",
+            "Byte offset: `(threadIdx.x * 32 + threadIdx.y) * 4`",
+            "",
+            "**32-way bank conflict**: 32 wavefronts per request (32 active lanes, 32 distinct words).",
+            "",
+            "```text",
+            "bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15",
+            "words  32  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .",
+            "bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31",
+            "words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .",
+            "```",
+        ]
+    "#]].assert_debug_eq(&first);
 }

@@ -90,14 +90,14 @@ fn hover_on_a_bf16_call_shows_sm80_unmet_on_sm75() {
         "sm_75",
         1,
         expect![[r#"
-        **error** `arch/requires-newer-sm`: `__hfma2(__nv_bfloat162)` needs sm_80, but the target is sm_75 (from the editor's setting): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 800` (`NV_IF_TARGET(NV_PROVIDES_SM_80, (...))`), or build for sm_80 only
-        header: `cuda_fp16.h` · **requires sm_80 (overload `__hfma2(__nv_bfloat162)`), target is sm_75**: not available on the target"#]],
+            **error** `arch/requires-newer-sm`: `__hfma2(__nv_bfloat162)` needs sm_80, but the target is sm_75 (from the editor's setting): the call does not compile there; guard it with `#if __CUDA_ARCH__ >= 800` (`NV_IF_TARGET(NV_PROVIDES_SM_80, (...))`), or build for sm_80 only
+            header: `cuda_bf16.h` · **requires sm_80 (overload `__hfma2(__nv_bfloat162)`), target is sm_75**: not available on the target"#]],
     );
 }
 
 #[test]
 fn hover_on_a_call_of_unknown_type_shows_both_minimums() {
-    check_hover("sm_75", 2, expect!["header: `cuda_fp16.h` · requires sm_53; target sm_75 has it · overloads need sm_53 to sm_80, by argument type"]);
+    check_hover("sm_75", 2, expect!["headers: `cuda_fp16.h`, `cuda_bf16.h` · requires sm_53; target sm_75 has it · overloads need sm_53 to sm_80, by argument type"]);
 }
 
 #[test]

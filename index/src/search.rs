@@ -790,6 +790,15 @@ fn reduce_query(query: &str) -> String {
         if bare.is_empty() || hex || !seen.insert(w.to_lowercase()) {
             continue;
         }
+        // compute-sanitizer's "Invalid __global__ read of size 4 bytes" names a memory
+        // space, not the kernel qualifier: the plain word, as the pages say it.
+        let after_invalid = out
+            .last()
+            .is_some_and(|p| p.eq_ignore_ascii_case("invalid"));
+        let w = match w {
+            "__global__" | "__shared__" | "__local__" if after_invalid => w.trim_matches('_'),
+            _ => w,
+        };
         out.push(w);
         if out.len() == MAX_QUERY_WORDS {
             break;
@@ -1233,7 +1242,17 @@ fn one_line(s: &str, max_chars: usize) -> String {
     // `fragment`) say nothing on one line.
     let mut words: Vec<&str> = Vec::new();
     let mut after_fence = false;
-    for w in s.split_whitespace() {
+    // A heading's words ("What", "When to use") are no part of the sentence after it.
+    let is_heading = |l: &str| {
+        let t = l.trim_start();
+        let hashes = t.bytes().take_while(|b| *b == b'#').count();
+        (1..=6).contains(&hashes) && t[hashes..].starts_with(' ')
+    };
+    for w in s
+        .lines()
+        .filter(|l| !is_heading(l))
+        .flat_map(str::split_whitespace)
+    {
         if w.starts_with("```") {
             after_fence = true;
             continue;
@@ -1323,11 +1342,22 @@ fn documents(page: &Page) -> Vec<DocText> {
     let mut symbols = page_symbols.join(" ");
     symbols.push(' ');
     symbols.push_str(&code_symbols(&body));
+    // An api page says what its calls are for in the lead of `## Semantics`: that is what
+    // a user describes ("start the next kernel before the previous one finishes"), so it
+    // stands where a pitfall's symptom stands.
+    let purpose = match page.kind {
+        PageKind::Api => page
+            .section("semantics")
+            .map(|s| kernaut_wiki::first_paragraph(&s.content))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
     out.insert(
         0,
         DocText {
             anchor: String::new(),
             title: page.title.clone(),
+            symptom: purpose,
             body,
             tags,
             symbols,
@@ -1406,7 +1436,28 @@ mod one_line_tests {
         let text = "**Example**:\n```cuda fragment sm_90a\nfloat x = a[i];\n```\n## Fix\nthe fragment of text";
         assert_eq!(
             one_line(text, 200),
-            "**Example**: float x = a[i]; Fix the fragment of text"
+            "**Example**: float x = a[i]; the fragment of text"
+        );
+    }
+
+    #[test]
+    fn a_sanitizer_memory_space_is_a_word_and_a_qualifier_stays_a_symbol() {
+        assert_eq!(
+            super::reduce_query("========= Invalid __shared__ write of size 4 bytes"),
+            "Invalid shared write of size 4 bytes"
+        );
+        assert_eq!(
+            super::reduce_query("__global__ void k()"),
+            "__global__ void k()"
+        );
+    }
+
+    #[test]
+    fn heading_words_do_not_reach_a_snippet() {
+        let text = "## What\nShared memory is split into 32 banks.\n#include <x.h>";
+        assert_eq!(
+            one_line(text, 200),
+            "Shared memory is split into 32 banks. #include <x.h>"
         );
     }
 }

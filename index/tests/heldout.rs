@@ -40,6 +40,10 @@ fn matches(hit: &Hit, expected: &[String]) -> bool {
 }
 
 fn check(file: &str, min_queries: usize) {
+    check_against(file, min_queries, TOP1_TARGET, TOP3_TARGET);
+}
+
+fn check_against(file: &str, min_queries: usize, top1_target: usize, top3_target: usize) {
     let index = WikiIndex::build(&Wiki::load(&WikiConfig::builtin())).unwrap();
     let qs = queries(file);
     assert!(qs.len() >= min_queries, "only {} queries", qs.len());
@@ -71,8 +75,8 @@ fn check(file: &str, min_queries: usize) {
         println!("{}", report.join("\n"));
     }
     assert!(
-        top3 * 100 >= n * TOP3_TARGET && top1 * 100 >= n * TOP1_TARGET,
-        "{file}: top-1 {top1}/{n}, top-3 {top3}/{n}; below the targets ({TOP1_TARGET}% / {TOP3_TARGET}%):\n{}",
+        top3 * 100 >= n * top3_target && top1 * 100 >= n * top1_target,
+        "{file}: top-1 {top1}/{n}, top-3 {top3}/{n}; below the targets ({top1_target}% / {top3_target}%):\n{}",
         report.join("\n")
     );
 }
@@ -85,4 +89,12 @@ fn heldout_queries_reach_the_targets() {
 #[test]
 fn second_heldout_set_reaches_the_targets() {
     check("heldout_after.tsv", 20);
+}
+
+/// The third set does not reach the top-3 target yet (14/16 top-1, 15/16 top-3 when
+/// it was last measured; 10/16 and 12/16 before this round's changes); it guards what it
+/// reaches. Its miss: a PDL question worded "second" and "first" kernel.
+#[test]
+fn third_heldout_set_keeps_its_rates() {
+    check_against("heldout_r3.tsv", 16, 80, 90);
 }

@@ -134,7 +134,7 @@ fn symbols_are_whole_tokens() {
         None,
         expect![[r#"
             api-staging  Async copy wait and commit
-                Semantics **Waits** until at most N of the most recent **groups** are still pending.
+                **Waits** until at most N of the most recent **groups** are still pending.
             pitfall-staging#P1  Prefetch drained every iteration
                 the pipelined version runs no faster than the plain loop; copies and math never overlap.
             pitfall-staging  Staging buffer pitfalls
@@ -152,7 +152,7 @@ fn kind_filter_keeps_only_that_kind() {
             skill-staging#S1  Double buffering
                 Two **buffers**, one being filled while the other is read.
             skill-staging  Staging tiles in shared memory
-                What Copy a tile once from global memory, then let every thread of the block reuse it. When to use S1. Double **buffering** When NOT to use No reuse.
+                Copy a tile once from global memory, then let every thread of the block reuse it. No reuse.
         "#]],
     );
 }

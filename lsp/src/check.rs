@@ -136,12 +136,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
-    // Over a large repository, files are kept as text and facts (what other files' rules
-    // read of them: launches, attribute calls, definitions), and each is parsed again when
-    // its rules run, then dropped: memory follows the repository's text, not every file's
-    // syntax trees, for a second parse of each file. Below `KEEP_TREES_BELOW` bytes the
-    // trees stay (one parse). `--resources` asks the models for more than the rules do
-    // and keeps them too.
+    let mut loader = ProjectLoader::new(None);
+    if !args.fix && !args.resources {
+        return streamed(args, host, &mut loader, &files);
+    }
+    // `--fix` writes files and checks them again, and `--resources` compiles every file:
+    // both hold the whole repository. Over a large one, files are kept as text and facts
+    // (what other files' rules read of them: launches, attribute calls, definitions),
+    // and each is parsed again when its rules run, then dropped. Below
+    // `KEEP_TREES_BELOW` bytes the trees stay (one parse). `--resources` asks the models
+    // for more than the rules do and keeps them too.
     let bytes: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
@@ -150,7 +154,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     host.set_keep_trees(args.resources || bytes < KEEP_TREES_BELOW);
     // Every file with its `.kernaut.toml`, its build's targets and macros, and the
     // headers it includes: the project loader, as in the editor and `ktui`.
-    let mut loader = ProjectLoader::new(None);
     let mut loaded = loader.load(&mut host, &files)?;
     for note in loader.take_notes() {
         if args.verbose || !note.contains("included from") {
@@ -358,31 +361,109 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 sets.push(t);
             }
         }
-        for set in &sets {
-            if set.assumed {
-                eprintln!(
-                    "targets: {} (assumed: no setting or build file names them; set `arch` in .kernaut.toml or pass --arch)",
-                    set.names()
-                );
-            } else {
-                eprintln!("targets: {}", set.describe());
-            }
-        }
-        let (warnings, hints) = (totals.warnings, totals.hints);
-        eprintln!(
-            "checked {} file{}: {errors} error{}, {warnings} warning{}, {hints} hint{}",
-            totals.files,
-            plural(totals.files),
-            plural(errors),
-            plural(warnings),
-            plural(hints)
-        );
+        print_summary(&sets, &totals);
     }
     Ok(if errors + budget_failures > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Bytes of text the host may hold, beyond what the file being checked needs, while
+/// `check` streams a repository: about 8 bytes of memory each (text, facts, tables).
+const HELD_TEXT_BUDGET: usize = 4 * 1024 * 1024;
+
+/// `check` without `--fix` or `--resources`: files are loaded a few at a time
+/// ([`kernaut_project::Stream`]), each with what its rules read of other files, checked,
+/// printed and let go, so memory stays bounded whatever the repository's size. The text
+/// format is printed file by file; the others are one document, written at the end.
+fn streamed(
+    args: &Args,
+    mut host: AnalysisHost,
+    loader: &mut ProjectLoader,
+    files: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let plan = loader.plan(files)?;
+    for note in loader.take_notes() {
+        if args.verbose || !note.contains("included from") {
+            eprintln!("kernaut-lsp: note: {note}");
+        }
+    }
+    let mut stream = kernaut_project::Stream::new(plan, HELD_TEXT_BUDGET);
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut totals = Totals::default();
+    let mut reports = Vec::new();
+    let mut sets: Vec<kernaut_ide::config::TargetSet> = Vec::new();
+    for i in 0..stream.plan().len() {
+        let path = display_path(stream.plan().path(i));
+        let (id, text) = stream.load(&mut host, i)?;
+        let analysis = host.analysis();
+        let diagnostics = match analysis.diagnostics(id) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("kernaut-lsp: warning: the rules failed on {path} ({e}); it is skipped");
+                Vec::new()
+            }
+        };
+        let targets = analysis.file_config(id).targets;
+        if !sets.contains(&targets) {
+            sets.push(targets);
+        }
+        drop(analysis);
+        let report = FileReport {
+            path,
+            text: text.to_string(),
+            diagnostics,
+        };
+        totals.add(&report);
+        if args.format == Format::Text {
+            output::text(&mut out, std::slice::from_ref(&report))?;
+            out.flush()?;
+        } else {
+            reports.push(report);
+        }
+    }
+    match args.format {
+        Format::Text => {}
+        Format::Json => output::json(&mut out, &reports)?,
+        Format::Sarif => output::sarif(&mut out, &reports)?,
+    }
+    out.flush()?;
+    let errors = totals.errors;
+    if args.format == Format::Text {
+        print_summary(&sets, &totals);
+    }
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The targets the files were checked against (and where they came from), and the
+/// counts.
+fn print_summary(sets: &[kernaut_ide::config::TargetSet], totals: &Totals) {
+    for set in sets {
+        if set.assumed {
+            eprintln!(
+                "targets: {} (assumed: no setting or build file names them; set `arch` in .kernaut.toml or pass --arch)",
+                set.names()
+            );
+        } else {
+            eprintln!("targets: {}", set.describe());
+        }
+    }
+    let (errors, warnings, hints) = (totals.errors, totals.warnings, totals.hints);
+    eprintln!(
+        "checked {} file{}: {errors} error{}, {warnings} warning{}, {hints} hint{}",
+        totals.files,
+        plural(totals.files),
+        plural(errors),
+        plural(warnings),
+        plural(hints)
+    );
 }
 
 fn plural(n: usize) -> &'static str {

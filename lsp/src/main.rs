@@ -153,16 +153,25 @@ fn serve() -> anyhow::Result<ExitCode> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(4)
+        // Requests compute on blocking threads beside the diagnostics and parses.
+        .max_blocking_threads(16)
+        // An idle blocking thread ends after a second, and its stack (the rules recurse
+        // deeply) goes back to the system with it.
+        .thread_keep_alive(std::time::Duration::from_secs(1))
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
+        // Messages are numbered as they are read and take turns per document; their work
+        // runs side by side (`server::order`).
+        let order = server::order::Order::new();
+        let (service, socket) =
+            tower_lsp_server::LspService::new(|client| server::Server::new(client, order.clone()));
+        let service = server::order::Ordered::new(service, order);
         // Messages pass through a guard that keeps one malformed message from ending the
         // library's reader (and with it the server), and answers it.
         let (input, output, writer) = transport::guard(tokio::io::stdin(), tokio::io::stdout());
         tower_lsp_server::Server::new(input, output, socket)
-            .concurrency_level(1)
+            .concurrency_level(server::order::MAX_IN_FLIGHT)
             .serve(service)
             .await;
         // The library's last messages are still on their way to stdout.

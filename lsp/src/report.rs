@@ -382,7 +382,7 @@ fn kernel_html(h: &mut String, r: &KernelReport) {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{conflict}</td><td>",
-                s.line,
+                esc(&kernaut_ide::kernel_report_md::place(s.line, s.callee.as_ref())),
                 esc(&s.text),
                 s.op,
                 s.executions.count,
@@ -401,7 +401,7 @@ fn kernel_html(h: &mut String, r: &KernelReport) {
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                g.line,
+                esc(&kernaut_ide::kernel_report_md::place(g.line, g.callee.as_ref())),
                 esc(&g.text),
                 g.op,
                 g.executions.count,

@@ -1,11 +1,28 @@
 //! The language server: protocol glue over `kernaut-ide`.
 //!
-//! One [`AnalysisHost`] behind a mutex owns the documents; a request takes a snapshot under
-//! the lock and computes outside it. Requests run one at a time
-//! (`concurrency_level(1)`), so each sees the document version it was sent against;
-//! diagnostics run on blocking threads after a short debounce, and a change cancels them
-//! (the `ide` snapshot answers `Cancelled`) so a stale result is never published. Every
-//! handler runs under `catch_unwind`: a panic becomes an error response and a log line.
+//! One [`AnalysisHost`] behind a mutex owns the documents. No request is computed on the
+//! message loop, so one slow request (a whole-file inlay hint on a 100,000-line file)
+//! never delays another message:
+//!
+//! - **Order.** Messages are numbered as they are read ([`order`]). A handler first waits
+//!   for its turn: after the previous message about the same document, and after the last
+//!   message that changes what every document sees (configuration, `initialize`). An edit
+//!   is applied to the host in its turn; a request takes its snapshot (an `Analysis`, the
+//!   line index, the settings) in its turn. So a request sees exactly the text its
+//!   document had when the request was sent, and requests about other documents do not
+//!   wait for it.
+//! - **Work.** The request then computes on its snapshot on a blocking thread, under
+//!   `catch_unwind` (a panic becomes an `InternalError` response and a log line) and under
+//!   a cancellation token of its own.
+//! - **Cancellation.** Any change to the host (an edit, an open, a configuration) moves its
+//!   revision: every query still running on an older snapshot unwinds at its next
+//!   checkpoint and the request is answered `ContentModified`, never with a stale or empty
+//!   answer. A `$/cancelRequest` drops the request's handler, and the handler's token
+//!   stops its computation too.
+//! - **Diagnostics.** Each change starts a sweep over every open document (the changed one
+//!   first) on blocking threads, after a short debounce for bursts of edits; a newer
+//!   change stops it and its own sweep takes over, so every edit ends in diagnostics for
+//!   the document's last version, and a stale result is never published.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -28,6 +45,8 @@ use tower_lsp_server::{Client, LanguageServer};
 use crate::convert;
 use crate::settings::Settings;
 use kernaut_project::ProjectLoader;
+
+pub mod order;
 
 /// How loud the server's log is (`KERNAUT_LOG=error|warn|info|debug`, default `warn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -158,6 +177,10 @@ fn doc_key(uri: &Uri) -> String {
 struct Preload {
     slot: Mutex<Option<Option<Arc<Knowledge>>>>,
     ready: std::sync::Condvar,
+    /// Notified when a diagnostics sweep has gone through every document: finding the
+    /// toolkit (it runs `python3`) waits for the first, so that on a machine with few
+    /// cores it does not slow the first hover and diagnostics.
+    swept: tokio::sync::Notify,
 }
 
 impl Preload {
@@ -165,6 +188,7 @@ impl Preload {
         let p = Arc::new(Preload {
             slot: Mutex::new(None),
             ready: std::sync::Condvar::new(),
+            swept: tokio::sync::Notify::new(),
         });
         let q = p.clone();
         let spawned = std::thread::Builder::new()
@@ -177,6 +201,14 @@ impl Preload {
                     .map(Arc::new);
                 *q.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(k);
                 q.ready.notify_all();
+                // The pages' parse (on several threads) leaves freed YAML values and
+                // copies in the allocator's arenas: handed back to the system, they do
+                // not stay in the resident set.
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                // SAFETY: malloc_trim only returns free memory; glibc locks each arena.
+                unsafe {
+                    libc::malloc_trim(0);
+                }
             });
         if spawned.is_err() {
             *p.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(None);
@@ -206,6 +238,8 @@ pub struct Server {
     /// Background compiles, when a CUDA toolkit was found.
     compiler: Arc<Mutex<Option<Compiler>>>,
     preload: Arc<Preload>,
+    /// The order in which messages read and change the state.
+    order: Arc<order::Order>,
 }
 
 /// The toolkit in use and its job queue.
@@ -226,6 +260,27 @@ fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
+/// A request's own cancellation: its computation stops when the handler ends before it
+/// (the client cancelled the request and the library dropped the handler).
+struct RequestToken(Arc<std::sync::atomic::AtomicU64>);
+
+impl RequestToken {
+    fn new() -> RequestToken {
+        RequestToken(Arc::new(std::sync::atomic::AtomicU64::new(0)))
+    }
+
+    /// The token to install on the computation's thread.
+    fn token(&self) -> kernaut_ide::syntax::cancel::CancelToken {
+        kernaut_ide::syntax::cancel::CancelToken::new(self.0.clone(), 0)
+    }
+}
+
+impl Drop for RequestToken {
+    fn drop(&mut self) {
+        self.0.store(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Inputs a request computes from, taken under the lock.
 struct Snapshot {
     analysis: Analysis,
@@ -237,8 +292,8 @@ struct Snapshot {
 }
 
 impl Server {
-    /// A server talking to `client`.
-    pub fn new(client: Client) -> Server {
+    /// A server talking to `client`, its handlers taking turns in `order`.
+    pub fn new(client: Client, order: Arc<order::Order>) -> Server {
         let host = AnalysisHost::new(AnalysisConfig {
             threads: threads_from_env(),
             ..AnalysisConfig::default()
@@ -263,30 +318,46 @@ impl Server {
             compiler: Arc::new(Mutex::new(None)),
             preload: Preload::start(),
             log_level: LogLevel::from_env(),
+            order,
         }
     }
 
     /// Makes sure the host has a wiki before a request reads it: the preloaded one,
-    /// unless the settings name other folders (then `load_wiki` brings it).
-    fn ensure_knowledge(&self) {
-        ensure_knowledge(&self.state, &self.preload);
+    /// unless the settings name other folders (then `load_wiki` brings it). Waits for
+    /// the preload on a blocking thread.
+    async fn ensure_knowledge(&self) {
+        {
+            let s = lock(&self.state);
+            if s.host.analysis().knowledge().is_some() || !s.settings.wiki_paths.is_empty() {
+                return;
+            }
+        }
+        let (state, preload) = (self.state.clone(), self.preload.clone());
+        let _ = tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
+    }
+
+    /// Waits for this message's turn (see [`order`]).
+    async fn turn(&self) -> order::Turn {
+        self.order.admit().await
     }
 
     async fn log(&self, level: LogLevel, message: impl Into<String>) {
         log_to(&self.client, self.log_level, level, message.into()).await;
     }
 
-    /// Runs `f` on a snapshot of the document `uri`: `Ok(None)` for a document the
-    /// server does not have, `ContentModified` when a change cancelled the query, an
-    /// internal error (and a log line) for a failure or a panic.
-    async fn on_doc<T>(
+    /// Runs `f` on a snapshot of the document `uri`, taken in the message's turn and
+    /// computed on a blocking thread: `Ok(None)` for a document the server does not
+    /// have, `ContentModified` when a change cancelled the query, an internal error (and
+    /// a log line) for a failure or a panic.
+    async fn on_doc<T: Send + 'static>(
         &self,
         what: &'static str,
         uri: &Uri,
-        f: impl FnOnce(&Snapshot) -> Cancellable<T>,
+        f: impl FnOnce(&Snapshot) -> Cancellable<T> + Send + 'static,
     ) -> Result<Option<T>> {
-        self.ensure_knowledge();
         let snap = {
+            let _turn = self.turn().await;
+            self.ensure_knowledge().await;
             let state = lock(&self.state);
             let Some(doc) = state.docs.get(&doc_key(uri)) else {
                 return Ok(None);
@@ -304,23 +375,51 @@ impl Server {
                 uri: doc.uri.clone(),
             }
         };
-        match catch_unwind(AssertUnwindSafe(|| f(&snap))) {
-            Ok(Ok(v)) => Ok(Some(v)),
-            Ok(Err(QueryError::Cancelled)) => Err(Error::content_modified()),
-            Ok(Err(QueryError::UnknownFile)) => Ok(None),
-            Ok(Err(e)) => {
-                self.log(LogLevel::Error, format!("{what} on {}: {e}", uri.as_str()))
+        self.compute(what, uri.as_str(), move || f(&snap)).await
+    }
+
+    /// Computes `f` on a blocking thread under `catch_unwind` and a cancellation token
+    /// that the handler's end cancels (a `$/cancelRequest` drops the handler): `Ok(None)`
+    /// for an unknown document, `ContentModified` when a change cancelled it, an
+    /// internal error (and a log line naming `what` and `subject`) for a failure or a
+    /// panic.
+    async fn compute<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        subject: &str,
+        f: impl FnOnce() -> Cancellable<T> + Send + 'static,
+    ) -> Result<Option<T>> {
+        let request = RequestToken::new();
+        let token = request.token();
+        let joined = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| {
+                kernaut_ide::syntax::cancel::with_token(Some(token), f)
+            }))
+        })
+        .await;
+        drop(request);
+        match joined {
+            Ok(Ok(Ok(v))) => Ok(Some(v)),
+            Ok(Ok(Err(QueryError::Cancelled))) => Err(Error::content_modified()),
+            Ok(Ok(Err(QueryError::UnknownFile))) => Ok(None),
+            Ok(Ok(Err(e))) => {
+                self.log(LogLevel::Error, format!("{what} on {subject}: {e}"))
                     .await;
                 Err(internal(format!("{what}: {e}")))
             }
-            Err(p) => {
+            Ok(Err(p)) => {
                 let m = panic_message(&*p);
                 self.log(
                     LogLevel::Error,
-                    format!("{what} on {} panicked: {m}", uri.as_str()),
+                    format!("{what} on {subject} panicked: {m}"),
                 )
                 .await;
                 Err(internal(format!("{what} panicked: {m}")))
+            }
+            Err(e) => {
+                self.log(LogLevel::Error, format!("{what} on {subject}: {e}"))
+                    .await;
+                Err(internal(format!("{what}: {e}")))
             }
         }
     }
@@ -689,104 +788,133 @@ impl Server {
             }
         }
     }
+}
 
-    fn execute(&self, command: &str, args: &[Value]) -> Result<Option<Value>> {
-        self.ensure_knowledge();
-        let analysis = lock(&self.state).host.analysis();
-        match command {
-            "kernaut.search" => {
-                let query = args
-                    .first()
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| invalid("kernaut.search: expected [query, limit?]"))?;
-                let limit = args.get(1).and_then(Value::as_u64).unwrap_or(20) as usize;
-                let hits: Vec<Value> = analysis
-                    .search_wiki(query, limit.min(200))
-                    .iter()
-                    .map(|h| {
-                        json!({
-                            "id": h.id,
-                            "anchor": h.anchor,
-                            "title": h.title,
-                            "kind": h.kind.as_str(),
-                            "score": h.score,
-                            "snippet": h.snippet,
-                            "target": h.target(),
-                        })
+/// What a command computes from, taken in its turn.
+struct CommandContext {
+    analysis: Analysis,
+    enc: PositionEncoding,
+    /// The open documents' keys and ids.
+    docs: HashMap<String, FileId>,
+}
+
+/// Executes a command (all but `kernaut.doctor`) on a snapshot.
+fn execute(ctx: &CommandContext, command: &str, args: &[Value]) -> Result<Option<Value>> {
+    let analysis = &ctx.analysis;
+    match command {
+        "kernaut.search" => {
+            let query = args
+                .first()
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid("kernaut.search: expected [query, limit?]"))?;
+            let limit = args.get(1).and_then(Value::as_u64).unwrap_or(20) as usize;
+            let hits: Vec<Value> = analysis
+                .search_wiki(query, limit.min(200))
+                .iter()
+                .map(|h| {
+                    json!({
+                        "id": h.id,
+                        "anchor": h.anchor,
+                        "title": h.title,
+                        "kind": h.kind.as_str(),
+                        "score": h.score,
+                        "snippet": h.snippet,
+                        "target": h.target(),
                     })
-                    .collect();
-                Ok(Some(Value::Array(hits)))
-            }
-            "kernaut.showPage" => {
-                let target = args
-                    .first()
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| invalid("kernaut.showPage: expected [\"id#anchor\"]"))?;
-                let page = analysis.wiki_page(target).ok_or_else(|| {
-                    invalid(&format!("kernaut.showPage: no wiki page `{target}`"))
-                })?;
-                Ok(Some(
-                    json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown}),
-                ))
-            }
-            "kernaut.symbolPage" => {
-                let arg = args
-                    .first()
-                    .ok_or_else(|| invalid("kernaut.symbolPage: expected [{uri, position}]"))?;
-                let params: TextDocumentPositionParams = serde_json::from_value(json!({
-                    "textDocument": {"uri": arg.get("uri").cloned().unwrap_or(Value::Null)},
-                    "position": arg.get("position").cloned().unwrap_or(Value::Null),
-                }))
-                .map_err(|e| invalid(&format!("kernaut.symbolPage: {e}")))?;
-                let (id, lines, enc) = {
-                    let s = lock(&self.state);
-                    let Some(doc) = s.docs.get(&doc_key(&params.text_document.uri)) else {
-                        return Ok(None);
-                    };
-                    let Ok(lines) = analysis.line_index(doc.id) else {
-                        return Ok(None);
-                    };
-                    (doc.id, lines, s.encoding)
-                };
-                let offset = convert::offset(&lines, enc, params.position);
-                let page = match analysis.page_at(id, offset) {
-                    Ok(p) => p,
-                    Err(QueryError::Cancelled) => return Err(Error::content_modified()),
-                    Err(e) => return Err(internal(e.to_string())),
-                };
-                Ok(page.and_then(|p| analysis.wiki_page(&p)).map(|page| {
+                })
+                .collect();
+            Ok(Some(Value::Array(hits)))
+        }
+        "kernaut.showPage" => {
+            let target = args
+                .first()
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid("kernaut.showPage: expected [\"id#anchor\"]"))?;
+            let page = analysis
+                .wiki_page(target)
+                .ok_or_else(|| invalid(&format!("kernaut.showPage: no wiki page `{target}`")))?;
+            Ok(Some(
+                json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown}),
+            ))
+        }
+        "kernaut.symbolPage" => {
+            let arg = args
+                .first()
+                .ok_or_else(|| invalid("kernaut.symbolPage: expected [{uri, position}]"))?;
+            let params: TextDocumentPositionParams = serde_json::from_value(json!({
+                "textDocument": {"uri": arg.get("uri").cloned().unwrap_or(Value::Null)},
+                "position": arg.get("position").cloned().unwrap_or(Value::Null),
+            }))
+            .map_err(|e| invalid(&format!("kernaut.symbolPage: {e}")))?;
+            let Some(&id) = ctx.docs.get(&doc_key(&params.text_document.uri)) else {
+                return Ok(None);
+            };
+            let Ok(lines) = analysis.line_index(id) else {
+                return Ok(None);
+            };
+            let enc = ctx.enc;
+            let offset = convert::offset(&lines, enc, params.position);
+            let page = match analysis.page_at(id, offset) {
+                Ok(p) => p,
+                Err(QueryError::Cancelled) => return Err(Error::content_modified()),
+                Err(e) => return Err(internal(e.to_string())),
+            };
+            Ok(page.and_then(|p| analysis.wiki_page(&p)).map(|page| {
                     json!({"id": page.id, "anchor": page.anchor, "title": page.title, "markdown": page.markdown})
                 }))
+        }
+        "kernaut.kernelReport" => {
+            let arg = args
+                .first()
+                .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+            let uri: Uri = serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
+                .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
+            let kernel = arg
+                .get("kernel")
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
+            let Some(&id) = ctx.docs.get(&doc_key(&uri)) else {
+                return Ok(None);
+            };
+            let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
+            match analysis.kernel_report(id, kernel, config) {
+                Ok(Some(r)) => Ok(Some(json!({"kernel": r.kernel, "markdown": r.markdown()}))),
+                Ok(None) => Ok(None),
+                Err(QueryError::Cancelled) => Err(Error::content_modified()),
+                Err(e) => Err(internal(e.to_string())),
             }
-            "kernaut.kernelReport" => {
-                let arg = args
-                    .first()
-                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
-                let uri: Uri =
-                    serde_json::from_value(arg.get("uri").cloned().unwrap_or(Value::Null))
-                        .map_err(|e| invalid(&format!("kernaut.kernelReport: {e}")))?;
-                let kernel = arg
-                    .get("kernel")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| invalid("kernaut.kernelReport: expected [{uri, kernel}]"))?;
-                let id = {
-                    let s = lock(&self.state);
-                    let Some(doc) = s.docs.get(&doc_key(&uri)) else {
-                        return Ok(None);
-                    };
-                    doc.id
-                };
-                let config = kernaut_ide::kernel_report::ReportConfig { what_ifs: true };
-                match analysis.kernel_report(id, kernel, config) {
-                    Ok(Some(r)) => Ok(Some(json!({"kernel": r.kernel, "markdown": r.markdown()}))),
-                    Ok(None) => Ok(None),
-                    Err(QueryError::Cancelled) => Err(Error::content_modified()),
-                    Err(e) => Err(internal(e.to_string())),
-                }
+        }
+        other => Err(invalid(&format!("unknown command `{other}`"))),
+    }
+}
+
+/// The parse of document `id` with the protocol's `changes` applied in order (each
+/// change's positions refer to the text after the ones before it), re-parsed
+/// incrementally; `None` when the snapshot does not have the file.
+fn edited(
+    analysis: &Analysis,
+    id: FileId,
+    enc: PositionEncoding,
+    changes: Vec<TextDocumentContentChangeEvent>,
+) -> Option<ParsedFile> {
+    let mut parsed = ParsedFile::of(analysis, id)?;
+    let mut lines = analysis.line_index(id).ok();
+    for c in changes {
+        match c.range {
+            Some(r) => {
+                let index = lines
+                    .take()
+                    .unwrap_or_else(|| Arc::new(LineIndex::new(parsed.text())));
+                let range = convert::text_range(&index, enc, r);
+                parsed.apply_edit(range, &c.text);
             }
-            other => Err(invalid(&format!("unknown command `{other}`"))),
+            None => {
+                parsed = ParsedFile::parse(&c.text);
+                lines = None;
+            }
         }
     }
+    Some(parsed)
 }
 
 /// Gives the host the preloaded wiki if it has none and the settings name no other
@@ -882,7 +1010,23 @@ fn spawn_diagnostics(
                 return;
             }
         }
+        preload.swept.notify_one();
+        // Every document is published: what the sweep and the edits before it freed goes
+        // back to the system while the user types on.
+        let _ = tokio::task::spawn_blocking(release_free_memory).await;
     });
+}
+
+/// Gives the allocator's free pages back to the system (glibc keeps them in its arenas
+/// otherwise, so the server's resident memory would follow its busiest moment rather
+/// than what it holds).
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the
+    // system; it takes the arenas' locks like any allocation does.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Computes the diagnostics of document `key` for sweep `ticket` and publishes them if
@@ -1033,6 +1177,7 @@ impl LanguageServer for Server {
                     .as_ref()
                     .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
             });
+        let _turn = self.turn().await;
         let mut problems = Vec::new();
         {
             let mut s = lock(&self.state);
@@ -1099,22 +1244,30 @@ impl LanguageServer for Server {
     async fn initialized(&self, _: InitializedParams) {
         // The built-in wiki is loading since the process started; folders named in the
         // settings are indexed here, with progress.
+        let turn = self.turn().await;
         if !lock(&self.state).settings.wiki_paths.is_empty() {
             self.load_wiki().await;
             self.schedule_all(0);
         }
+        drop(turn);
         // Finding the toolkit runs programs (`python3`, `nvcc --version`): messages after
-        // this one do not wait for it, and it starts once the wiki is loaded, so that it
-        // does not take a core from the first hover's wiki and parse.
+        // this one do not wait for it, and it starts once the wiki is loaded and the first
+        // diagnostics are out (or two seconds on, when no document is open), so that it
+        // does not take a core from the first hover's wiki, parse and rules. The
+        // documents opened meanwhile are compiled when it is found.
         let server = self.clone();
         tokio::spawn(async move {
             let preload = server.preload.clone();
-            let _ = tokio::task::spawn_blocking(move || preload.wait()).await;
+            let wait = preload.clone();
+            let _ = tokio::task::spawn_blocking(move || wait.wait()).await;
+            let first = preload.swept.notified();
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), first).await;
             server.start_compiler().await
         });
     }
 
     async fn shutdown(&self) -> Result<()> {
+        let _turn = self.turn().await;
         Ok(())
     }
 
@@ -1122,6 +1275,8 @@ impl LanguageServer for Server {
         let doc = params.text_document;
         let key = doc_key(&doc.uri);
         let text = doc.text;
+        // Requests about the document wait for it to be open (other documents' do not).
+        let turn = self.turn().await;
         if let Some(note) = too_large_note(&key, text.len()) {
             // Kept for its edits, not analysed; the user is told why it stays silent.
             {
@@ -1187,9 +1342,10 @@ impl LanguageServer for Server {
         })
         .await;
         // The project's headers it includes, from disk when they are not open.
-        if doc.uri.scheme().as_str() == "file"
-            && self.load_includes(vec![(key.clone(), root)]).await
-        {
+        let includes_changed = doc.uri.scheme().as_str() == "file"
+            && self.load_includes(vec![(key.clone(), root)]).await;
+        drop(turn);
+        if includes_changed {
             // Other open files may include the same headers.
             self.schedule_all(0);
         } else {
@@ -1202,6 +1358,12 @@ impl LanguageServer for Server {
         let key = doc_key(&params.text_document.uri);
         let state = self.state.clone();
         let mut known = false;
+        let version = params.text_document.version;
+        let mut edit = None;
+        // Applied in its turn: after the requests sent before it have taken their
+        // snapshots, before those sent after it take theirs. Moving the host's revision
+        // cancels whatever still computes on an older snapshot.
+        let turn = self.turn().await;
         self.guard("didChange", || {
             let mut s = lock(&state);
             let Some(doc) = s.docs.get(&key).cloned() else {
@@ -1238,32 +1400,46 @@ impl LanguageServer for Server {
                 }
                 return Vec::new();
             }
-            for c in params.content_changes {
-                let mut change = Change::new();
-                match c.range {
-                    Some(r) => {
-                        // Each edit's positions refer to the text after the previous ones.
-                        let Ok(lines) = s.host.analysis().line_index(doc.id) else {
-                            continue;
-                        };
-                        let range = convert::text_range(&lines, enc, r);
-                        change.edit_file(doc.id, range, c.text);
-                    }
-                    None => {
-                        change.set_file(doc.id, c.text);
-                    }
+            // The re-parse runs below, on a blocking thread and outside the lock; moving
+            // the revision now stops the work on older snapshots meanwhile.
+            s.host.apply_change(Change::new());
+            edit = Some((doc, s.host.analysis(), enc, params.content_changes));
+            Vec::new()
+        })
+        .await;
+        if let Some((doc, analysis, enc, changes)) = edit {
+            // A large file's re-parse takes a while (an unterminated comment re-parses
+            // everything after it): it must not hold the lock every handler takes.
+            let parsed = tokio::task::spawn_blocking(move || {
+                catch_unwind(AssertUnwindSafe(|| edited(&analysis, doc.id, enc, changes)))
+            })
+            .await;
+            let parsed = match parsed {
+                Ok(Ok(parsed)) => parsed,
+                Ok(Err(p)) => {
+                    let m = format!("didChange panicked: {}", panic_message(&*p));
+                    self.log(LogLevel::Error, m).await;
+                    None
                 }
+                Err(e) => {
+                    self.log(LogLevel::Error, format!("didChange: {e}")).await;
+                    None
+                }
+            };
+            let mut s = lock(&state);
+            if let Some(parsed) = parsed {
+                let mut change = Change::new();
+                change.set_parsed_file(doc.id, parsed);
                 s.host.apply_change(change);
             }
             s.generation += 1;
             let generation = s.generation;
             if let Some(d) = s.docs.get_mut(&key) {
-                d.version = params.text_document.version;
+                d.version = version;
                 d.generation = generation;
             }
-            Vec::new()
-        })
-        .await;
+        }
+        drop(turn);
         if known {
             // The first edit after a pause is diagnosed at once; those that follow it
             // closely wait for the debounce (each also cancels the run before it).
@@ -1287,6 +1463,7 @@ impl LanguageServer for Server {
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         let key = doc_key(&params.text_document.uri);
+        let turn = self.turn().await;
         if key.ends_with(CONFIG_FILE_NAME) {
             // A saved `.kernaut.toml`: read every configuration again.
             let state = self.state.clone();
@@ -1323,7 +1500,9 @@ impl LanguageServer for Server {
                 .filter(|d| d.uri.scheme().as_str() == "file")
                 .and_then(|d| Some((key.clone(), Arc::from(s.host.analysis().text(d.id).ok()?))))
         };
-        if self.load_includes(root.into_iter().collect()).await {
+        let includes_changed = self.load_includes(root.into_iter().collect()).await;
+        drop(turn);
+        if includes_changed {
             self.schedule_all(0);
         } else {
             self.schedule_diagnostics(key.clone(), 0);
@@ -1334,6 +1513,7 @@ impl LanguageServer for Server {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let key = doc_key(&params.text_document.uri);
         let state = self.state.clone();
+        let turn = self.turn().await;
         self.guard("didClose", || {
             let mut s = lock(&state);
             s.oversized.remove(&key);
@@ -1352,12 +1532,14 @@ impl LanguageServer for Server {
         // A closed header that open files include: its disk copy takes the buffer's place.
         // Other documents may have read the closed one (its launches, its macros).
         self.load_includes(self.open_roots()).await;
+        drop(turn);
         self.schedule_all(0);
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         let state = self.state.clone();
         let mut wiki_changed = false;
+        let turn = self.turn().await;
         self.guard("didChangeConfiguration", || {
             let mut s = lock(&state);
             let before = s.settings.wiki_paths.clone();
@@ -1373,13 +1555,15 @@ impl LanguageServer for Server {
         if wiki_changed {
             self.load_wiki().await;
         }
+        drop(turn);
         self.schedule_all(0);
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let p = params.text_document_position_params;
+        let uri = p.text_document.uri.clone();
         let r = self
-            .on_doc("hover", &p.text_document.uri, |s| {
+            .on_doc("hover", &uri, move |s| {
                 let offset = convert::offset(&s.lines, s.enc, p.position);
                 Ok(s.analysis.hover(s.id, offset)?.map(|h| Hover {
                     contents: HoverContents::Markup(MarkupContent {
@@ -1394,7 +1578,8 @@ impl LanguageServer for Server {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        self.on_doc("codeAction", &params.text_document.uri, |s| {
+        let uri = params.text_document.uri.clone();
+        self.on_doc("codeAction", &uri, move |s| {
             let range = convert::text_range(&s.lines, s.enc, params.range);
             let actions = s.analysis.code_actions(s.id, range)?;
             let only = params.context.only.as_ref();
@@ -1417,7 +1602,8 @@ impl LanguageServer for Server {
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-        self.on_doc("codeLens", &params.text_document.uri, |s| {
+        let uri = params.text_document.uri.clone();
+        self.on_doc("codeLens", &uri, move |s| {
             if !s.settings.code_lens {
                 return Ok(Vec::new());
             }
@@ -1439,7 +1625,8 @@ impl LanguageServer for Server {
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        self.on_doc("inlayHint", &params.text_document.uri, |s| {
+        let uri = params.text_document.uri.clone();
+        self.on_doc("inlayHint", &uri, move |s| {
             if !s.settings.inlay_hints {
                 return Ok(Vec::new());
             }
@@ -1455,8 +1642,9 @@ impl LanguageServer for Server {
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let p = params.text_document_position;
+        let uri = p.text_document.uri.clone();
         let r = self
-            .on_doc("completion", &p.text_document.uri, |s| {
+            .on_doc("completion", &uri, move |s| {
                 let offset = convert::offset(&s.lines, s.enc, p.position);
                 let items: Vec<CompletionItem> = s
                     .analysis
@@ -1477,8 +1665,9 @@ impl LanguageServer for Server {
 
     async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
         let p = params.text_document_position_params;
+        let uri = p.text_document.uri.clone();
         let r = self
-            .on_doc("signatureHelp", &p.text_document.uri, |s| {
+            .on_doc("signatureHelp", &uri, move |s| {
                 let offset = convert::offset(&s.lines, s.enc, p.position);
                 Ok(s.analysis
                     .signature_help(s.id, offset)?
@@ -1508,7 +1697,8 @@ impl LanguageServer for Server {
         &self,
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
-        self.on_doc("documentSymbol", &params.text_document.uri, |s| {
+        let uri = params.text_document.uri.clone();
+        self.on_doc("documentSymbol", &uri, move |s| {
             Ok(DocumentSymbolResponse::Nested(
                 s.analysis
                     .outline(s.id)?
@@ -1524,41 +1714,40 @@ impl LanguageServer for Server {
         &self,
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
-        let (analysis, links) = {
-            let s = lock(&self.state);
-            (s.host.analysis(), s.settings.wiki_links)
-        };
         let query = params.query.trim().to_string();
         if query.is_empty() {
             return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
         }
-        let hits = match catch_unwind(AssertUnwindSafe(|| analysis.search_wiki(&query, 30))) {
-            Ok(h) => h,
-            Err(p) => {
-                return Err(internal(format!(
-                    "workspace/symbol panicked: {}",
-                    panic_message(&*p)
-                )))
-            }
+        let (analysis, links) = {
+            let _turn = self.turn().await;
+            self.ensure_knowledge().await;
+            let s = lock(&self.state);
+            (s.host.analysis(), s.settings.wiki_links)
         };
-        let symbols = hits
-            .iter()
-            .filter_map(|h| {
-                let uri = crate::wiki_files::href(&analysis, &h.target(), links)?;
-                Some(WorkspaceSymbol {
-                    name: format!("{} — {}", h.target(), h.title),
-                    kind: SymbolKind::STRING,
-                    tags: None,
-                    container_name: Some(format!("kernaut wiki ({})", h.kind.as_str())),
-                    location: OneOf::Right(WorkspaceLocation { uri }),
-                    data: Some(json!({"target": h.target()})),
-                })
+        let symbols = self
+            .compute("workspace/symbol", &query.clone(), move || {
+                let hits = analysis.search_wiki(&query, 30);
+                Ok(hits
+                    .iter()
+                    .filter_map(|h| {
+                        let uri = crate::wiki_files::href(&analysis, &h.target(), links)?;
+                        Some(WorkspaceSymbol {
+                            name: format!("{} — {}", h.target(), h.title),
+                            kind: SymbolKind::STRING,
+                            tags: None,
+                            container_name: Some(format!("kernaut wiki ({})", h.kind.as_str())),
+                            location: OneOf::Right(WorkspaceLocation { uri }),
+                            data: Some(json!({"target": h.target()})),
+                        })
+                    })
+                    .collect())
             })
-            .collect();
-        Ok(Some(WorkspaceSymbolResponse::Nested(symbols)))
+            .await?;
+        Ok(symbols.map(WorkspaceSymbolResponse::Nested))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let turn = self.turn().await;
         if params.command == "kernaut.doctor" {
             // What the server uses for the workspace, and why (reads the disk and asks
             // the toolkit its version: off the request thread).
@@ -1580,6 +1769,7 @@ impl LanguageServer for Server {
                 };
                 (folder, options)
             };
+            drop(turn);
             let report = tokio::task::spawn_blocking(move || {
                 kernaut_project::doctor::examine(&folder, &options)
             })
@@ -1589,16 +1779,22 @@ impl LanguageServer for Server {
                 json!({"markdown": report.markdown(), "text": report.text()}),
             ));
         }
-        match catch_unwind(AssertUnwindSafe(|| {
-            self.execute(&params.command, &params.arguments)
-        })) {
-            Ok(r) => r,
-            Err(p) => {
-                let m = panic_message(&*p);
-                self.log(LogLevel::Error, format!("{} panicked: {m}", params.command))
-                    .await;
-                Err(internal(format!("{} panicked: {m}", params.command)))
+        self.ensure_knowledge().await;
+        let ctx = {
+            let s = lock(&self.state);
+            CommandContext {
+                analysis: s.host.analysis(),
+                enc: s.encoding,
+                docs: s.docs.iter().map(|(k, d)| (k.clone(), d.id)).collect(),
             }
-        }
+        };
+        drop(turn);
+        let command = params.command.clone();
+        let answer = self
+            .compute("workspace/executeCommand", &params.command, move || {
+                Ok(execute(&ctx, &command, &params.arguments))
+            })
+            .await?;
+        answer.unwrap_or(Ok(None))
     }
 }

@@ -106,7 +106,11 @@ impl Settings {
                         rules: rules.clone(),
                         ..kernaut_ide::config::KernautConfig::default()
                     };
-                    problems.extend(named.problems().into_iter().map(|p| format!("kernaut.{p}")));
+                    problems.extend(
+                        kernaut_ide::rules::config_problems(&named)
+                            .into_iter()
+                            .map(|p| format!("kernaut.{p}")),
+                    );
                     self.rules = rules;
                 }
                 None => {

@@ -5,8 +5,13 @@
 //! edits are applied, lenses, inlay hints, symbols, `kernaut.search`, opening and closing
 //! files and configuration changes.
 //!
-//! It asserts that no request fails or goes unanswered, that no panic or error is
-//! logged, that the server's resident memory after the session is within a bound of what
+//! The client behaves as an editor does: it waits for an answer for one second, then
+//! sends `$/cancelRequest`, and now and then it asks for a whole file's inlay hints
+//! without waiting for them (a slow request in the background of the session).
+//!
+//! It asserts that no request fails or goes unanswered, that a cancelled request is
+//! answered within a second of its cancellation (so no message waits behind a slow
+//! one), that no panic or error is logged, that the server's resident memory after the session is within a bound of what
 //! it was after warm-up, that every open document ends with diagnostics for its last
 //! version, and that those diagnostics equal what a fresh server publishes for the same
 //! final texts.
@@ -14,7 +19,10 @@
 //! The session is deterministic (a seeded generator). Its size comes from the environment
 //! so that the same test runs longer locally: `KERNAUT_SOAK_OPS` (default 2,000),
 //! `KERNAUT_SOAK_BIG_LINES` (the large file; default 3,000), `KERNAUT_SOAK_SEED`, and
-//! `KERNAUT_SOAK_SERVER` (another build of the server, such as the release one).
+//! `KERNAUT_SOAK_SERVER` (another build of the server, such as the release one),
+//! `KERNAUT_SOAK_CANCEL_MS` (when the client gives up on an answer; default 1,000) and
+//! `KERNAUT_SOAK_ANSWER_MS` (how soon after its cancellation a request must be answered;
+//! default 1,000).
 //! `KERNAUT_SOAK_OPS=20000 KERNAUT_SOAK_BIG_LINES=100000` is the full session.
 
 use std::collections::{BTreeMap, HashMap};
@@ -70,15 +78,37 @@ struct Seen {
     published: usize,
 }
 
+/// A request sent and not answered yet.
+struct Outstanding {
+    method: String,
+    sent: Instant,
+    /// When the client sent `$/cancelRequest` for it.
+    cancelled: Option<Instant>,
+    /// Nobody waits for its answer (a request in the background of the session).
+    background: bool,
+}
+
 struct Server {
     child: Child,
     stdin: Arc<Mutex<ChildStdin>>,
-    responses: Receiver<Value>,
+    /// Answers, with when they arrived.
+    responses: Receiver<(Instant, Value)>,
     seen: Arc<Mutex<Seen>>,
     next_id: i64,
-    /// The slowest answer to each method (reported, not asserted: a debug build on a
-    /// loaded machine is slow).
+    /// The slowest answer to each method that was not cancelled (reported, not
+    /// asserted: a debug build on a loaded machine is slow).
     slowest: BTreeMap<String, Duration>,
+    outstanding: HashMap<i64, Outstanding>,
+    /// Answers of requests someone waits for.
+    answers: HashMap<i64, Value>,
+    /// When the client gives up on an answer and cancels the request.
+    cancel_after: Duration,
+    /// How soon after its cancellation a request must be answered.
+    answer_within: Duration,
+    /// The requests the client cancelled, by method.
+    cancelled: BTreeMap<String, usize>,
+    /// The longest wait for an answer after a cancellation.
+    slowest_after_cancel: Duration,
 }
 
 fn send(stdin: &Mutex<ChildStdin>, v: &Value) {
@@ -120,7 +150,7 @@ impl Server {
                     let m: Value = serde_json::from_slice(&body).expect("the server writes JSON");
                     if m.get("method").is_none() {
                         // A response: the test stopped listening when it cannot be sent.
-                        if tx.send(m).is_err() {
+                        if tx.send((Instant::now(), m)).is_err() {
                             break;
                         }
                         continue;
@@ -158,6 +188,12 @@ impl Server {
             seen,
             next_id: 1,
             slowest: BTreeMap::new(),
+            outstanding: HashMap::new(),
+            answers: HashMap::new(),
+            cancel_after: Duration::from_millis(env_usize("KERNAUT_SOAK_CANCEL_MS", 1_000) as u64),
+            answer_within: Duration::from_millis(env_usize("KERNAUT_SOAK_ANSWER_MS", 1_000) as u64),
+            cancelled: BTreeMap::new(),
+            slowest_after_cancel: Duration::ZERO,
         };
         let r = s.request(
             "initialize",
@@ -175,31 +211,141 @@ impl Server {
         );
     }
 
-    /// Sends a request and waits for its response (whole, with `result` or `error`).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    fn send_request(&mut self, method: &str, params: Value, background: bool) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
         send(
             &self.stdin,
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
-        let start = Instant::now();
-        let deadline = start + PATIENCE;
+        self.outstanding.insert(
+            id,
+            Outstanding {
+                method: method.to_string(),
+                sent: Instant::now(),
+                cancelled: None,
+                background,
+            },
+        );
+        id
+    }
+
+    /// Sends a request and waits for its response (whole, with `result` or `error`),
+    /// cancelling it after `cancel_after` as an editor would.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params, false);
         loop {
-            let m = self
-                .responses
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("{method} #{id} got no answer within {PATIENCE:?}"));
-            if m["id"] == id {
-                let took = start.elapsed();
-                let slowest = self.slowest.entry(method.to_string()).or_default();
-                *slowest = (*slowest).max(took);
+            if let Some(m) = self.answers.remove(&id) {
                 return m;
             }
+            self.receive(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends a request nobody waits for; its answer is checked when it comes.
+    fn request_in_background(&mut self, method: &str, params: Value) {
+        self.send_request(method, params, true);
+    }
+
+    /// Waits up to `wait` for answers and checks each: a result, or "content modified",
+    /// or, for a request the client cancelled, "request cancelled"; a cancelled request
+    /// must be answered within `answer_within` of its cancellation. Cancels the requests
+    /// unanswered for `cancel_after`, and fails on one unanswered for `PATIENCE`.
+    fn receive(&mut self, wait: Duration) {
+        let mut arrived: Vec<(Instant, Value)> =
+            self.responses.recv_timeout(wait).into_iter().collect();
+        while let Ok(m) = self.responses.try_recv() {
+            arrived.push(m);
+        }
+        for (at, m) in arrived {
+            self.record(at, m);
+        }
+        let now = Instant::now();
+        let mut overdue = Vec::new();
+        for (id, o) in &mut self.outstanding {
+            assert!(
+                now.duration_since(o.sent) < PATIENCE,
+                "{} #{id} got no answer within {PATIENCE:?}",
+                o.method
+            );
+            match o.cancelled {
+                Some(c) => assert!(
+                    now.duration_since(c) <= self.answer_within,
+                    "{} #{id} was not answered within {:?} of its cancellation",
+                    o.method,
+                    self.answer_within
+                ),
+                None if now.duration_since(o.sent) >= self.cancel_after => {
+                    o.cancelled = Some(now);
+                    overdue.push(*id);
+                    *self.cancelled.entry(o.method.clone()).or_default() += 1;
+                }
+                None => {}
+            }
+        }
+        for id in overdue {
+            self.notify("$/cancelRequest", json!({"id": id}));
+        }
+    }
+
+    /// Checks an answer that arrived at `at` (see [`Server::receive`]).
+    fn record(&mut self, at: Instant, m: Value) {
+        let id = m["id"].as_i64().expect("an answer has a number id");
+        let o = self
+            .outstanding
+            .remove(&id)
+            .unwrap_or_else(|| panic!("an answer to no request: {m}"));
+        if let Some(e) = m.get("error") {
+            let allowed = if o.cancelled.is_some() {
+                [-32801, -32800].as_slice()
+            } else {
+                [-32801].as_slice()
+            };
+            assert!(
+                e["code"].as_i64().is_some_and(|c| allowed.contains(&c)),
+                "{} #{id} failed: {m}",
+                o.method
+            );
+        }
+        match o.cancelled {
+            Some(c) => {
+                let after = at.saturating_duration_since(c);
+                assert!(
+                    after <= self.answer_within,
+                    "{} #{id} was answered {after:?} after its cancellation",
+                    o.method
+                );
+                self.slowest_after_cancel = self.slowest_after_cancel.max(after);
+            }
+            None => {
+                let slowest = self.slowest.entry(o.method.clone()).or_default();
+                *slowest = (*slowest).max(at.duration_since(o.sent));
+            }
+        }
+        if !o.background {
+            self.answers.insert(id, m);
+        }
+    }
+
+    /// Waits for the answers of every request sent.
+    fn drain(&mut self) {
+        while !self.outstanding.is_empty() {
+            self.receive(Duration::from_millis(10));
         }
     }
 
     /// The server's resident memory now, in KB (Linux).
+    /// The resident memory once the server is idle: its blocking threads (and their
+    /// stacks) end a second after their last task, and a finished sweep gives the
+    /// allocator's free pages back.
+    fn idle_rss_kb(&mut self) -> u64 {
+        let until = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < until {
+            self.receive(Duration::from_millis(100));
+        }
+        self.rss_kb()
+    }
+
     fn rss_kb(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("the server is running");
@@ -227,12 +373,11 @@ impl Server {
                 Instant::now() < deadline,
                 "no diagnostics for the last version of {missing:?}"
             );
-            std::thread::sleep(Duration::from_millis(20));
+            self.receive(Duration::from_millis(20));
         }
-        // A workspace symbol request is answered after every message sent before it;
-        // then the publications of other files' diagnostics have a second of quiet to
-        // arrive in.
-        self.request("workspace/symbol", json!({"query": "occupancy"}));
+        // Every request answered; then the publications of other files' diagnostics have
+        // a second of quiet to arrive in.
+        self.drain();
         let mut count = usize::MAX;
         loop {
             let now = self.seen.lock().unwrap().published;
@@ -481,14 +626,6 @@ fn random_edit(rng: &mut Rng, s: &mut Server, doc: &mut Doc) {
     }
 }
 
-/// Asserts that a response is a result, or the protocol's "content modified" (the
-/// document changed under the request), never an internal error.
-fn answered(method: &str, r: &Value) {
-    if let Some(e) = r.get("error") {
-        assert_eq!(e["code"], -32801, "{method} failed: {r}");
-    }
-}
-
 #[test]
 fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
     let ops = env_usize("KERNAUT_SOAK_OPS", 2_000);
@@ -535,6 +672,7 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
         open_doc(&mut s, &mut open, &mut versions, &texts, uri);
     }
     let mut warm_rss = None;
+    let started = Instant::now();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for op in 0..ops {
         if op == ops / 10 {
@@ -547,7 +685,15 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
             let docs: Vec<(String, i64)> =
                 open.values().map(|d| (d.uri.clone(), d.version)).collect();
             s.settled(&docs);
-            warm_rss = Some(s.rss_kb());
+            warm_rss = Some(s.idle_rss_kb());
+        }
+        if op > 0 && op % 1000 == 0 {
+            // Progress, for the long local runs.
+            eprintln!(
+                "soak: {op} operations after {:.0?}, RSS {} MB",
+                started.elapsed(),
+                s.rss_kb() / 1024
+            );
         }
         let uris: Vec<String> = open.keys().cloned().collect();
         if uris.is_empty() {
@@ -567,19 +713,17 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
                 "edit"
             }
             40..=57 => {
-                let r = s.request(
+                s.request(
                     "textDocument/hover",
                     json!({"textDocument": td, "position": at}),
                 );
-                answered("hover", &r);
                 "hover"
             }
             58..=67 => {
-                let r = s.request(
+                s.request(
                     "textDocument/completion",
                     json!({"textDocument": td, "position": at}),
                 );
-                answered("completion", &r);
                 "completion"
             }
             68..=77 => {
@@ -587,7 +731,6 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
                     "textDocument/codeAction",
                     json!({"textDocument": td, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
                 );
-                answered("codeAction", &r);
                 // Apply a quick fix now and then, as the user would.
                 let fix = r["result"]
                     .as_array()
@@ -600,43 +743,51 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
                 "codeAction"
             }
             78..=81 => {
-                let r = s.request("textDocument/codeLens", json!({"textDocument": td}));
-                answered("codeLens", &r);
+                s.request("textDocument/codeLens", json!({"textDocument": td}));
                 "codeLens"
+            }
+            82..=85 if rng.chance(25) => {
+                // The whole file, without waiting for it: the session goes on while it
+                // computes (and an edit cancels it).
+                let lines = doc.text.matches('\n').count() + 1;
+                s.request_in_background(
+                    "textDocument/inlayHint",
+                    json!({"textDocument": td, "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": lines, "character": 0},
+                    }}),
+                );
+                "inlayHint (whole file)"
             }
             82..=85 => {
                 // The lines on screen, as editors ask.
                 let line = at["line"].as_u64().unwrap();
-                let r = s.request(
+                s.request(
                     "textDocument/inlayHint",
                     json!({"textDocument": td, "range": {
                         "start": {"line": line.saturating_sub(40), "character": 0},
                         "end": {"line": line + 40, "character": 0},
                     }}),
                 );
-                answered("inlayHint", &r);
                 "inlayHint"
             }
             86..=88 => {
-                let r = s.request("textDocument/documentSymbol", json!({"textDocument": td}));
-                answered("documentSymbol", &r);
+                s.request("textDocument/documentSymbol", json!({"textDocument": td}));
                 "documentSymbol"
             }
             89..=91 => {
                 let query = ["bank conflict", "cp.async wait", "occupancy registers"][rng.below(3)];
-                let r = s.request(
+                s.request(
                     "workspace/executeCommand",
                     json!({"command": "kernaut.search", "arguments": [query, 5]}),
                 );
-                answered("kernaut.search", &r);
                 "search"
             }
             92..=95 => {
-                let r = s.request(
+                s.request(
                     "textDocument/signatureHelp",
                     json!({"textDocument": td, "position": at}),
                 );
-                answered("signatureHelp", &r);
                 "signatureHelp"
             }
             96..=97 => {
@@ -676,8 +827,9 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
     }
     let docs: Vec<(String, i64)> = open.values().map(|d| (d.uri.clone(), d.version)).collect();
     let last = s.settled(&docs);
-    let end_rss = s.rss_kb();
+    let end_rss = s.idle_rss_kb();
     let slowest = s.slowest.clone();
+    let (cancelled, after_cancel) = (s.cancelled.clone(), s.slowest_after_cancel);
     let errors = s.seen.lock().unwrap().errors.clone();
     assert!(errors.is_empty(), "errors logged: {errors:#?}");
     s.shutdown();
@@ -727,14 +879,17 @@ fn a_long_editing_session_ends_consistent_without_errors_or_growth() {
     }
     let warm = warm_rss.expect("the session ran past warm-up");
     eprintln!(
-        "soak: {ops} operations ({counts:?}), big file {big_lines} lines; RSS after warm-up {} MB, at the end {} MB; slowest answers {slowest:?}",
+        "soak: {ops} operations ({counts:?}), big file {big_lines} lines; RSS after warm-up {} MB, at the end {} MB; slowest answers {slowest:?}; cancelled by the client after {} ms: {cancelled:?}, answered at most {after_cancel:?} after the cancellation",
         warm / 1024,
-        end_rss / 1024
+        end_rss / 1024,
+        env_usize("KERNAUT_SOAK_CANCEL_MS", 1_000),
     );
-    // Memory proportional to what is open, not to how long the server ran: a generous
-    // bound on growth (allocator arenas and caches vary from run to run).
+    // Memory proportional to what is open, not to how long the server ran. The budget
+    // is 10 % of growth after warm-up (`docs/BENCHMARKS.md` keeps the measured figure,
+    // between 8 and 12 % today, so a bound at 10 % would decide runs by noise); the test
+    // fails on a leak: a quarter more than after warm-up.
     assert!(
-        end_rss <= warm + warm / 4 + 8 * 1024,
+        end_rss < warm + warm / 4,
         "RSS grew from {warm} KB after warm-up to {end_rss} KB"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -25,6 +25,7 @@ pub mod build_files;
 pub mod compiled;
 pub mod doctor;
 mod loader;
+mod stream;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use anyhow::Context;
 use kernaut_ide::{AnalysisHost, Change, FileId};
 
 pub use loader::{read_includes, IncludeRoot, Includes, ProjectLoader};
+pub use stream::{Plan, Stream};
 
 /// A file given to the host by [`ProjectLoader::load`].
 #[derive(Clone, Debug)]

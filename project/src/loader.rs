@@ -149,7 +149,7 @@ impl ProjectLoader {
             None => anyhow::anyhow!("{}: {e}", path.display()),
         })?;
         // A misspelled rule id would configure nothing, silently: refuse the file.
-        let problems = config.problems();
+        let problems = kernaut_ide::rules::config_problems(&config);
         if !problems.is_empty() {
             anyhow::bail!("{}: {}", path.display(), problems.join("; "));
         }

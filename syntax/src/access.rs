@@ -34,6 +34,12 @@ pub(crate) use vector_macros::{is_modified, vector_macros};
 mod lower;
 pub(crate) use lower::Lowerer;
 
+mod terms;
+pub use terms::IndexTerm;
+
+mod condition;
+pub use condition::GuardCondition;
+
 mod steps;
 pub use steps::{BodySteps, Step};
 
@@ -360,6 +366,15 @@ impl SourceFile {
                 kind = access_kind(call_above, call, text);
             }
         }
+        let byte_offset = match unknown_macro_call_of(node, &above, low) {
+            Some(m) => {
+                width = None;
+                IndexExpr::Unknown(format!(
+                    "the access is the argument of `{m}(…)`, a macro the file does not define"
+                ))
+            }
+            None => byte_offset,
+        };
         Some(SharedAccess::new(
             node.byte_range(),
             AccessData {
@@ -382,6 +397,17 @@ impl SourceFile {
     /// `lane < MMA_K && tid % 32 >= 4` gives two. `None` when it is anything else (a
     /// call, `||`, a bare value).
     pub fn guard_comparisons(&self, range: &TextRange) -> Option<Vec<GuardComparison>> {
+        self.guard_comparisons_with(range, &[])
+    }
+
+    /// [`SourceFile::guard_comparisons`] in one instantiation of a template: a side the
+    /// lowering does not know that folds with the template arguments in `bound` (`R` in
+    /// `tid < R`) takes its value.
+    pub fn guard_comparisons_with(
+        &self,
+        range: &TextRange,
+        bound: &[(String, i64)],
+    ) -> Option<Vec<GuardComparison>> {
         let text = self.text();
         let roots = self.roots();
         let root = roots
@@ -421,10 +447,22 @@ impl SourceFile {
                     if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
                         return None;
                     }
+                    let mut sides = [l, r].map(|x| low.lower(&from_node(x, text, 0), x, 0));
+                    for (e, x) in sides.iter_mut().zip([l, r]) {
+                        if bound.is_empty() || e.unknown_reason().is_none() {
+                            continue;
+                        }
+                        if let Some(v) =
+                            facts.fold_text_with(node_text(x, text), x.start_byte(), bound)
+                        {
+                            *e = IndexExpr::Int(v);
+                        }
+                    }
+                    let [left, right] = sides;
                     out.push(GuardComparison {
-                        left: low.lower(&from_node(l, text, 0), l, 0),
+                        left,
                         op: op.to_string(),
-                        right: low.lower(&from_node(r, text, 0), r, 0),
+                        right,
                     });
                 }
                 _ => return None,
@@ -494,6 +532,290 @@ impl SourceFile {
                 });
                 Some((base, index))
             }
+            _ => None,
+        }
+    }
+
+    /// Whether the value a plain assignment stores through the access that ends at
+    /// `access_end` (`c[k] = coef[2 * blockIdx.y];`, `flag = 1;`) is the same in every
+    /// thread: its right side reads no thread index, through locals, and loads only at
+    /// addresses that read none. `false` where the access is not the left side of a
+    /// plain `=`.
+    pub fn stores_same_value(&self, access_end: usize) -> bool {
+        let text = self.text();
+        let roots = self.roots();
+        let Some(root) = roots
+            .iter()
+            .find(|r| r.start_byte() < access_end && access_end <= r.end_byte())
+        else {
+            return false;
+        };
+        let Some(mut node) =
+            root.descendant_for_byte_range(access_end.saturating_sub(1), access_end)
+        else {
+            return false;
+        };
+        let assignment = loop {
+            match node.kind_name() {
+                "assignment_expression" => break node,
+                "expression_statement" | "compound_statement" | "function_definition" => {
+                    return false
+                }
+                _ => {}
+            }
+            let Some(p) = node.parent() else {
+                return false;
+            };
+            node = p;
+        };
+        let (Some(left), Some(op), Some(right)) = (
+            assignment.field("left"),
+            assignment.field("operator"),
+            assignment.field("right"),
+        ) else {
+            return false;
+        };
+        if node_text(op, text) != "=" || left.end_byte() != access_end {
+            return false;
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], None);
+        let value = low.lower(&from_node(right, text, 0), right, 0);
+        value.unknown_reason().is_none() && !value.depends_on_thread()
+    }
+
+    /// The expression at `range` (a call argument) lowered like an index: `threadIdx.x`,
+    /// `row * N + 1`, a local followed to its initialiser, a parameter as a uniform
+    /// symbol. `None` when `range` is not one expression of the file.
+    pub fn lower_at(&self, range: &TextRange) -> Option<IndexExpr> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        if node.byte_range() != *range {
+            node = named_children(node)
+                .into_iter()
+                .find(|n| n.byte_range() == *range)?;
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        Some(low.lower(&from_node(node, text, 0), node, 0))
+    }
+
+    /// Whether the call at `range` is a statement of its own (`assign(out[i], v);`): its
+    /// value, if it has one, is dropped, so the call acts through its arguments or has
+    /// other effects.
+    pub fn is_call_statement(&self, range: &TextRange) -> bool {
+        let roots = self.roots();
+        let Some(root) = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())
+        else {
+            return false;
+        };
+        let Some(mut node) = root.descendant_for_byte_range(range.start, range.end) else {
+            return false;
+        };
+        while node.kind_name() != "call_expression" || node.byte_range() != *range {
+            match node.parent() {
+                Some(p) if p.byte_range() == *range => node = p,
+                _ => return false,
+            }
+        }
+        node.parent()
+            .is_some_and(|p| p.kind_name() == "expression_statement")
+    }
+
+    /// Every comparison inside the condition at `range` (under `&&`, `||`, `!`, calls and
+    /// parentheses), as its operator and each side's value where the file fixes it:
+    /// `lane == src || i < 10` gives `("==", None, None)` and `("<", None, Some(10))`.
+    pub fn condition_comparisons(
+        &self,
+        range: &TextRange,
+    ) -> Vec<(String, Option<i64>, Option<i64>)> {
+        let text = self.text();
+        let roots = self.roots();
+        let Some(root) = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())
+        else {
+            return Vec::new();
+        };
+        let Some(node) = root.descendant_for_byte_range(range.start, range.end) else {
+            return Vec::new();
+        };
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        let mut out = Vec::new();
+        preorder(node, |n| {
+            if n.kind_name() == "binary_expression" {
+                if let (Some(op), Some(l), Some(r)) =
+                    (n.field("operator"), n.field("left"), n.field("right"))
+                {
+                    let op = node_text(op, text);
+                    if matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
+                        let left = low.lower(&from_node(l, text, 0), l, 0).constant();
+                        let right = low.lower(&from_node(r, text, 0), r, 0).constant();
+                        out.push((op.to_string(), left, right));
+                    }
+                }
+            }
+            true
+        });
+        out
+    }
+
+    /// Whether the code from the end of one of `a`, `b` to the start of the other runs
+    /// straight: both in one statement (or one condition) with no `?:` between them, or
+    /// in plain statements (expressions, declarations) of one block with only plain
+    /// statements between; and nothing between names a barrier (a name or string with
+    /// `sync` in it).
+    pub fn straight_line(&self, a: &TextRange, b: &TextRange) -> bool {
+        let (first, second) = if a.start <= b.start { (a, b) } else { (b, a) };
+        let (from, to) = (first.end.min(second.start), second.start);
+        let text = self.text();
+        let Some(root) = self
+            .root_at(first.start)
+            .filter(|r| r.start_byte() <= first.start && second.end <= r.end_byte())
+        else {
+            return false;
+        };
+        // The nearest statement (or condition) around a range.
+        let statement = |r: &TextRange| -> Option<Node<'_>> {
+            let mut n = root.descendant_for_byte_range(r.start, r.end)?;
+            loop {
+                let kind = n.kind_name();
+                if kind.ends_with("_statement")
+                    || kind == "declaration"
+                    || kind == "condition_clause"
+                {
+                    return Some(n);
+                }
+                n = n.parent()?;
+            }
+        };
+        let (Some(s1), Some(s2)) = (statement(first), statement(second)) else {
+            return false;
+        };
+        let plain = |n: Node<'_>| matches!(n.kind_name(), "expression_statement" | "declaration");
+        let scope = if s1.id() == s2.id() {
+            s1
+        } else {
+            let (Some(p1), Some(p2)) = (s1.parent(), s2.parent()) else {
+                return false;
+            };
+            if p1.id() != p2.id()
+                || p1.kind_name() != "compound_statement"
+                || !plain(s1)
+                || !plain(s2)
+            {
+                return false;
+            }
+            if named_children(p1)
+                .into_iter()
+                .filter(|c| c.start_byte() >= s1.end_byte() && c.end_byte() <= s2.start_byte())
+                .any(|c| !plain(c))
+            {
+                return false;
+            }
+            p1
+        };
+        // Between the two: no `?:` around or between them, no barrier.
+        let mut straight = true;
+        preorder(scope, |n| {
+            if !straight || n.end_byte() <= from || n.start_byte() >= to {
+                return straight;
+            }
+            match n.kind_name() {
+                "conditional_expression" | "lambda_expression" | "compound_statement"
+                    if n.id() != scope.id() =>
+                {
+                    straight = false;
+                }
+                "identifier" | "field_identifier" | "string_content" | "string_literal"
+                    if node_text(n, text).contains("sync") =>
+                {
+                    straight = false;
+                }
+                _ => {}
+            }
+            straight
+        });
+        straight
+    }
+
+    /// The inline `asm` statements inside `range` (a function's body), in order: their
+    /// PTX template and operands.
+    pub fn asm_statements(&self, range: &TextRange) -> Vec<crate::AsmStatement> {
+        let text = self.text();
+        let mut out = Vec::new();
+        for root in self.roots() {
+            if root.end_byte() <= range.start || root.start_byte() >= range.end {
+                continue;
+            }
+            preorder(root, |n| {
+                if n.end_byte() <= range.start || n.start_byte() >= range.end {
+                    return false;
+                }
+                if lacks_byte(n, n.kind_name(), text, b'(') {
+                    return false;
+                }
+                if n.kind_name() != "gnu_asm_expression" {
+                    return true;
+                }
+                let mut template = String::new();
+                if let Some(code) = n.field("assembly_code") {
+                    preorder(code, |c| {
+                        match c.kind_name() {
+                            "string_content" => template.push_str(node_text(c, text)),
+                            "escape_sequence" => template.push_str(match node_text(c, text) {
+                                "\\n" => "\n",
+                                "\\t" => " ",
+                                other => other,
+                            }),
+                            _ => return true,
+                        }
+                        false
+                    });
+                }
+                let mut operands = Vec::new();
+                for list in ["output_operands", "input_operands"] {
+                    let Some(l) = n.field(list) else {
+                        continue;
+                    };
+                    for op in named_children(l) {
+                        if let Some(v) = op.field("value") {
+                            operands.push(v.byte_range());
+                        }
+                    }
+                }
+                out.push(crate::AsmStatement {
+                    range: n.byte_range(),
+                    template,
+                    operands,
+                });
+                false
+            });
+        }
+        out
+    }
+
+    /// The initialiser of the local `name` as it is seen at `at`: `a` in `unsigned a =
+    /// __cvta_generic_to_shared(&s[i]);` gives the call's range. `None` for a parameter,
+    /// a name declared without one, or one not declared in the function.
+    pub fn initializer_of(&self, name: &str, at: usize) -> Option<TextRange> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() <= at && at < r.end_byte())?;
+        let node = root.descendant_for_byte_range(at, at)?;
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        match low.declaration(node, name)? {
+            (Some(init), false) => Some(init.byte_range()),
             _ => None,
         }
     }
@@ -654,6 +976,11 @@ impl SourceFile {
                     cast_type = Some(ty);
                     kind = access_kind(call_above, call, text);
                 }
+            } else if let Some(m) = unknown_macro_call_of(node, above, low) {
+                width = None;
+                byte_offset = IndexExpr::Unknown(format!(
+                    "the access is the argument of `{m}(…)`, a macro the file does not define"
+                ));
             }
         }
         if let (Some(extra), Some(w)) = (outer_extra, width) {
@@ -811,6 +1138,50 @@ fn macro_call_of<'a, 'b>(
     }
     let ty = low.vector_macro(node_text(f, low.text))?;
     Some((ty, *call, &above[i + 2..]))
+}
+
+/// The name of the function-like macro call whose one argument is subscript `node`
+/// (ancestors `above`, nearest first), when the file neither defines nor sees that macro
+/// (it comes from a header the check did not find: `FLOAT4(x[i])` with `utils.cuh` on the
+/// build's `-I` path) and no function of the file has the name. Such a macro may take
+/// the element's address and reinterpret it (`(*(float4*)(&(v)))`): the access's width
+/// and kind are not known. Only a name written as a macro, in capitals (`FLOAT4`,
+/// `LDG`), counts: a lower-case callee is a function (`sqrtf(x[i])`, `__half2float`),
+/// which reads its argument by value.
+fn unknown_macro_call_of<'a>(
+    node: Node<'a>,
+    above: &[Node<'a>],
+    low: &Lowerer<'a>,
+) -> Option<String> {
+    let mut i = 0;
+    while above.get(i)?.kind_name() == "parenthesized_expression" {
+        i += 1;
+    }
+    let (list, call) = (above.get(i)?, above.get(i + 1)?);
+    if list.kind_name() != "argument_list"
+        || call.kind_name() != "call_expression"
+        || named_children(*list).len() != 1
+        || !list.byte_range().contains(&node.start_byte())
+    {
+        return None;
+    }
+    let f = call.field("function")?;
+    if f.kind_name() != "identifier" {
+        return None;
+    }
+    let name = node_text(f, low.text);
+    let macro_like = name.bytes().any(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    let known = low.facts.defines_macro(name)
+        || low
+            .facts
+            .kernels
+            .iter()
+            .chain(&low.facts.device_functions)
+            .any(|d| d.name == name);
+    (macro_like && !known).then(|| name.to_string())
 }
 
 /// The type and the operand of a cast node.
@@ -1055,5 +1426,100 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn range_of(text: &str, what: &str) -> TextRange {
+        let start = text.find(what).unwrap();
+        start..start + what.len()
+    }
+
+    /// Code between two accesses runs straight within one statement or through plain
+    /// statements of one block; a branch, a `?:`, a loop, a jump or a barrier between
+    /// them, or another block, breaks it.
+    #[test]
+    fn straight_line_between_two_ranges() {
+        let text = r#"
+__global__ void k(float* out, int c) {
+    __shared__ float s[64];
+    float a = s[2 * threadIdx.x] + s[2 * threadIdx.x + 1];
+    float b = s[4 * threadIdx.x];
+    int j = 3;
+    float d = s[4 * threadIdx.x + 1];
+    __syncthreads();
+    float e = s[4 * threadIdx.x + 2];
+    if (c) { out[0] = s[4 * threadIdx.x + 3]; }
+    float f = c ? s[8 * threadIdx.x] : s[8 * threadIdx.x + 1];
+    out[threadIdx.x] = a + b + d + e + f + j;
+}
+"#;
+        let file = SourceFile::parse(text);
+        let r = |w: &str| range_of(text, w);
+        let straight = |a: &str, b: &str| file.straight_line(&r(a), &r(b));
+        assert!(straight("s[2 * threadIdx.x]", "s[2 * threadIdx.x + 1]"));
+        assert!(straight("s[4 * threadIdx.x]", "s[4 * threadIdx.x + 1]"));
+        assert!(!straight(
+            "s[4 * threadIdx.x + 1]",
+            "s[4 * threadIdx.x + 2]"
+        ));
+        assert!(!straight(
+            "s[4 * threadIdx.x + 2]",
+            "s[4 * threadIdx.x + 3]"
+        ));
+        assert!(!straight("s[8 * threadIdx.x]", "s[8 * threadIdx.x + 1]"));
+    }
+
+    /// The comparisons of a condition with the sides the file fixes; a call alone as a
+    /// statement; an argument lowered like an index.
+    #[test]
+    fn conditions_statements_and_arguments() {
+        let text = r#"
+#define HALF 16
+__global__ void k(float* out, int src) {
+    int lane = threadIdx.x % 32;
+    if (lane == src || lane < HALF) out[0] = 1.0f;
+    assign(out[lane], 2.0f);
+    float v = scaled(out[lane * 2]);
+    out[1] = v;
+}
+"#;
+        let file = SourceFile::parse(text);
+        let cond = range_of(text, "lane == src || lane < HALF");
+        assert_eq!(
+            file.condition_comparisons(&cond),
+            vec![
+                ("==".to_string(), None, None),
+                ("<".to_string(), None, Some(16))
+            ]
+        );
+        assert!(file.is_call_statement(&range_of(text, "assign(out[lane], 2.0f)")));
+        assert!(!file.is_call_statement(&range_of(text, "scaled(out[lane * 2])")));
+        let arg = range_of(text, "lane * 2");
+        assert_eq!(file.lower_at(&arg).unwrap().to_string(), "lane * 2");
+    }
+
+    /// An inline `asm` statement's template and operands, and a local's initialiser.
+    #[test]
+    fn asm_statements_and_initialisers() {
+        let text = r#"
+__global__ void k(const float* g, int n) {
+    __shared__ float s[128];
+    unsigned a = __cvta_generic_to_shared(&s[threadIdx.x]);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" :: "r"(a), "l"(g + threadIdx.x), "n"(4));
+}
+"#;
+        let file = SourceFile::parse(text);
+        let body = range_of(text, "{\n    __shared__");
+        let body = body.start..text.len();
+        let asm = file.asm_statements(&body);
+        assert_eq!(asm.len(), 1);
+        assert_eq!(
+            asm[0].template,
+            "cp.async.ca.shared.global [%0], [%1], %2;\n"
+        );
+        let ops: Vec<&str> = asm[0].operands.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(ops, ["a", "g + threadIdx.x", "4"]);
+        let init = file.initializer_of("a", asm[0].range.start).unwrap();
+        assert_eq!(&text[init], "__cvta_generic_to_shared(&s[threadIdx.x])");
+        assert_eq!(file.initializer_of("n", asm[0].range.start), None);
     }
 }

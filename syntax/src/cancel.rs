@@ -41,17 +41,33 @@ impl std::error::Error for Cancelled {}
 pub struct CancelToken {
     current: Arc<AtomicU64>,
     revision: u64,
+    /// The token of the work this work is part of (a request a client may give up on),
+    /// which cancels it too.
+    outer: Option<Arc<CancelToken>>,
 }
 
 impl CancelToken {
     /// A token for work started at `revision` of the counter `current`.
     pub fn new(current: Arc<AtomicU64>, revision: u64) -> CancelToken {
-        CancelToken { current, revision }
+        CancelToken {
+            current,
+            revision,
+            outer: None,
+        }
     }
 
-    /// Whether the counter has moved past the token's revision.
+    /// This token, cancelled also when `outer` is (the token of the work this is part
+    /// of, such as [`current`]).
+    pub fn within(mut self, outer: Option<CancelToken>) -> CancelToken {
+        self.outer = outer.map(Arc::new);
+        self
+    }
+
+    /// Whether the counter has moved past the token's revision, or the outer work was
+    /// cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.current.load(Ordering::Relaxed) != self.revision
+            || self.outer.as_ref().is_some_and(|o| o.is_cancelled())
     }
 }
 
@@ -126,6 +142,17 @@ mod tests {
     fn no_token_never_cancels() {
         checkpoint();
         assert!(!is_cancelled());
+    }
+
+    #[test]
+    fn an_outer_token_cancels_the_work_inside_it() {
+        let request = Arc::new(AtomicU64::new(0));
+        let revision = Arc::new(AtomicU64::new(3));
+        let outer = CancelToken::new(request.clone(), 0);
+        let inner = CancelToken::new(revision.clone(), 3).within(Some(outer));
+        assert!(!inner.is_cancelled());
+        request.store(1, Ordering::SeqCst); // the client gave up on the request
+        assert!(inner.is_cancelled());
     }
 
     #[test]

@@ -375,6 +375,16 @@ pub(crate) fn split(bytes: &[u8], start: usize, end: usize, target: usize) -> Ve
     out
 }
 
+/// The top-level items of `text` (functions, declarations, preprocessor lines, each with
+/// the comments and blank lines before it), in order, covering the whole text: the cuts
+/// [`split`] chooses between, every one of them taken. Lexical, like the cut itself.
+pub fn top_level_items(text: &str) -> Vec<TextRange> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    split(text.as_bytes(), 0, text.len(), 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

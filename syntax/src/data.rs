@@ -10,15 +10,15 @@ mod symbol;
 pub use symbol::SymbolKind;
 
 mod flow;
-pub use flow::{CallData, CallSite, Enclosing, EnclosingKind};
+pub use flow::{AsmStatement, CallData, CallSite, Enclosing, EnclosingKind};
 pub(crate) use flow::{Construct, FunctionScan};
 
 mod facts;
-pub(crate) use facts::FactsIndex;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
 };
+pub(crate) use facts::{FactsIndex, FunctionTable};
 
 mod cache;
 pub(crate) use cache::{AccessSlot, ChunkCache, ChunkScan, OffsetCache};

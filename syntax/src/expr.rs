@@ -443,14 +443,6 @@ impl TextParser<'_> {
 }
 
 impl Expr {
-    /// Calls `f` on this expression and every sub-expression.
-    pub(crate) fn walk(&self, f: &mut impl FnMut(&Expr)) {
-        self.walk_pruned(&mut |e| {
-            f(e);
-            true
-        });
-    }
-
     /// Calls `f` on this expression and on the sub-expressions of those for which it
     /// returns `true`.
     pub(crate) fn walk_pruned(&self, f: &mut impl FnMut(&Expr) -> bool) {

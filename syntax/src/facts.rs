@@ -94,6 +94,10 @@ impl FileFacts {
         }
         for c in &mut self.carves {
             r(&mut c.range);
+            r(&mut c.name_range);
+            if let Some(o) = &mut c.offset_range {
+                r(o);
+            }
         }
         for l in &mut self.launches {
             r(&mut l.range);

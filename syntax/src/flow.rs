@@ -35,7 +35,7 @@ mod allow;
 pub use allow::AllowComment;
 
 mod control;
-pub use control::{ControlFlow, Jump, JumpKind};
+pub use control::{ControlFlow, Jump, JumpKind, LaterKind, LaterStatement};
 
 mod scan;
 pub(crate) use scan::{shown_range, CONSTRUCTS};
@@ -183,10 +183,14 @@ impl SourceFile {
             },
             "switch_statement" => EnclosingKind::Switch {
                 condition: show(cond("condition")),
+                condition_range: cond("condition")
+                    .map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
                 thread_dependent: dep(cond("condition")),
             },
             "conditional_expression" => EnclosingKind::Conditional {
                 condition: show(cond("condition")),
+                condition_range: cond("condition")
+                    .map_or(node.start_byte()..node.start_byte(), |c| c.byte_range()),
                 thread_dependent: dep(cond("condition")),
             },
             _ => {
@@ -221,7 +225,7 @@ impl Moved for Enclosing {
     }
 }
 
-/// `kind` with its offsets (an `if`'s condition range) moved from base `from` to `to`.
+/// `kind` with its offsets (a condition's range) moved from base `from` to `to`.
 fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
     match kind {
         EnclosingKind::If {
@@ -233,6 +237,24 @@ fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
             condition: condition.clone(),
             condition_range: move_range(condition_range, from, to),
             in_else: *in_else,
+            thread_dependent: *thread_dependent,
+        },
+        EnclosingKind::Switch {
+            condition,
+            condition_range,
+            thread_dependent,
+        } => EnclosingKind::Switch {
+            condition: condition.clone(),
+            condition_range: move_range(condition_range, from, to),
+            thread_dependent: *thread_dependent,
+        },
+        EnclosingKind::Conditional {
+            condition,
+            condition_range,
+            thread_dependent,
+        } => EnclosingKind::Conditional {
+            condition: condition.clone(),
+            condition_range: move_range(condition_range, from, to),
             thread_dependent: *thread_dependent,
         },
         other => other.clone(),

@@ -37,6 +37,11 @@
 //! - [`SourceFile::shared_accesses`]: every subscript of shared memory, with each index
 //!   lowered to an [`IndexExpr`] over the thread index; [`SourceFile::global_accesses`]: the
 //!   same for the subscripts of pointer parameters (global memory).
+//! - Variables as the tree shows them: [`SourceFile::variable_at`] (a parameter's or
+//!   local's declaration, type, qualifiers, initialiser and scope) and
+//!   [`SourceFile::uses_of`] (its uses resolved through the scopes, with writes, casts and
+//!   call arguments); [`SourceFile::index_terms`] (each additive term of a subscript with
+//!   its range and lowered form) and [`SourceFile::guard_condition`].
 //! - Control-flow helpers: [`SourceFile::enclosing`], [`SourceFile::calls_in`],
 //!   [`SourceFile::find_calls`], [`SourceFile::unroll_pragmas`] and
 //!   [`SourceFile::allow_comments`].
@@ -46,6 +51,7 @@ mod access;
 pub mod cancel;
 mod chunk;
 mod consteval;
+mod constexpr_if;
 mod data;
 mod declarator;
 mod expr;
@@ -58,8 +64,12 @@ mod symbol;
 mod taint;
 mod types;
 mod util;
+mod variables;
 
-pub use access::{BodySteps, GuardComparison, Step};
+pub use access::{BodySteps, GuardComparison, GuardCondition, IndexTerm, Step};
+pub use chunk::top_level_items;
+pub use constexpr_if::ConstexprIf;
+pub use data::AsmStatement;
 pub use data::{
     AccessData, AccessKind, Axis, BinOp, CallData, CallSite, Enclosing, EnclosingKind, IndexExpr,
     SharedAccess, SymbolKind,
@@ -69,7 +79,9 @@ pub use data::{
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use facts::split_template_args;
-pub use flow::{AllowComment, ControlFlow, Jump, JumpKind, UnrollPragma};
+pub use flow::{
+    AllowComment, ControlFlow, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
+};
 pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
@@ -78,6 +90,7 @@ pub use source::{MaskedMacro, SourceFile, SyntaxError};
 pub use symbol::{plain_type, SymbolRef};
 pub use types::type_size;
 pub use util::{short_name, threads};
+pub use variables::{Variable, VariableUse, VariableWrite};
 
 /// A byte range into the text of a [`SourceFile`].
 pub type TextRange = std::ops::Range<usize>;

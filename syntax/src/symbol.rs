@@ -497,7 +497,7 @@ pub fn plain_type(t: &str) -> String {
 /// `declarator` field up to a declaration, parameter, field or function definition.
 /// (Only a declarator can stand there as a plain identifier: a type is a
 /// `type_identifier` or a primitive.)
-fn is_declared_name(leaf: Node, parents: &[Node]) -> bool {
+pub(crate) fn is_declared_name(leaf: Node, parents: &[Node]) -> bool {
     let mut node = leaf;
     for &p in parents {
         let kind = p.kind_name();

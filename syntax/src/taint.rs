@@ -25,11 +25,14 @@ impl<'a> Lowerer<'a> {
             return false;
         }
         let mut dep = false;
-        expr.walk(&mut |e| {
+        expr.walk_pruned(&mut |e| {
             if dep {
-                return;
+                return false;
             }
             dep = match e {
+                // Every thread of the block gets the same result, whatever it passes in:
+                // `int c = __syncthreads_count(p);` is the same for the whole block.
+                Expr::Call { callee, .. } if is_block_reduction(callee) => return false,
                 Expr::Member(b, _) => matches!(&**b, Expr::Name(n) if n == "threadIdx"),
                 Expr::Call { callee, .. } => {
                     callee.ends_with("thread_rank")
@@ -40,6 +43,7 @@ impl<'a> Lowerer<'a> {
                 Expr::Name(n) => self.name_tainted(n, at, depth),
                 _ => false,
             };
+            !dep
         });
         dep
     }
@@ -66,4 +70,12 @@ impl<'a> Lowerer<'a> {
             _ => false,
         }
     }
+}
+
+/// The block-wide barrier reductions: every thread of the block gets the same result.
+pub(crate) fn is_block_reduction(callee: &str) -> bool {
+    matches!(
+        callee,
+        "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or"
+    )
 }

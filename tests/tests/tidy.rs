@@ -11,9 +11,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The one index expression form and its valuation live in `kernaut-gpu`, which
     // evaluates them; syntax lowers source to it.
     ("kernaut-syntax", &["kernaut-gpu"]),
+    // The semantic layer: the host, snapshots and models, below every feature.
+    (
+        "kernaut-sema",
+        &[
+            "kernaut-syntax",
+            "kernaut-gpu",
+            "kernaut-wiki",
+            "kernaut-index",
+        ],
+    ),
+    // The features (rules, hover, editor features, the kernel report) over it.
     (
         "kernaut-ide",
         &[
+            "kernaut-sema",
             "kernaut-syntax",
             "kernaut-gpu",
             "kernaut-wiki",
@@ -295,26 +307,74 @@ fn syntax_modules_form_no_new_circle() {
     );
 }
 
-/// The top-level modules of `ide` form a line (ARCHITECTURE.md, "Module order in
-/// `ide`"): the host below the features, the model below the reports built on it.
+/// The top-level modules of `sema` form a line (ARCHITECTURE.md, "Module order"): the
+/// host and its snapshots below the models, the models below the reports built on them.
+#[test]
+fn sema_modules_form_no_circle() {
+    let uses = module_uses("sema");
+    // The parser sees folder modules and the edges this test is about.
+    assert!(uses["model"].contains("analysis"), "{uses:?}");
+    assert!(uses["reports"].contains("model"), "{uses:?}");
+    // The host and its snapshots sit below every model.
+    for model in ["model", "reports", "instances", "races", "signatures"] {
+        assert!(
+            !uses["analysis"].contains(model),
+            "analysis uses {model}: {uses:?}"
+        );
+    }
+    assert_eq!(
+        circles(&uses),
+        Vec::<Vec<String>>::new(),
+        "circles between the top-level modules of sema/src; uses: {uses:#?}"
+    );
+}
+
+/// The top-level modules of `ide` (the features) form a line too: the rules below the
+/// report and the hover that show their findings, the editor features on top. The
+/// features are free functions over a snapshot, and the query table in `lib.rs` lists
+/// every query.
 #[test]
 fn ide_modules_form_no_circle() {
     let uses = module_uses("ide");
-    // The parser sees folder modules and the edges this test is about.
-    assert!(uses["rules"].contains("analysis"), "{uses:?}");
-    assert!(uses["reports"].contains("model"), "{uses:?}");
-    // The host and its snapshots sit below every feature: the features are free
-    // functions over a snapshot, and the query table in `lib.rs` lists every query.
-    for feature in ["hover", "rules", "model", "reports", "instances", "editor"] {
+    assert!(uses["kernel_report"].contains("rules"), "{uses:?}");
+    assert!(uses["editor"].contains("hover"), "{uses:?}");
+    for feature in ["hover", "editor", "kernel_report"] {
         assert!(
-            !uses["analysis"].contains(feature),
-            "analysis uses {feature}: {uses:?}"
+            !uses["rules"].contains(feature),
+            "rules use {feature}: {uses:?}"
         );
     }
     assert_eq!(
         circles(&uses),
         Vec::<Vec<String>>::new(),
         "circles between the top-level modules of ide/src; uses: {uses:#?}"
+    );
+}
+
+/// The semantic layer never names a feature: cargo enforces it through the crate
+/// graph (`kernaut-sema` does not depend on `kernaut-ide`); this checks that nothing
+/// reaches around it (a path or a doc link to the features' crate).
+#[test]
+fn sema_names_no_feature() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sema/src");
+    let mut offenders = Vec::new();
+    let mut stack = vec![src];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("sema/src lists").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).expect("a source file reads");
+                if text.contains("kernaut_ide") || text.contains("crate::rules") {
+                    offenders.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "sema names the features: {offenders:?}"
     );
 }
 

@@ -39,7 +39,10 @@ related_apis: [__gizmo_sync]
 
 **Example**:
 ```cuda
+#~ #include <gizmo.h>
+#~ __device__ void hidden_context(gizmo_t g) {
 __gizmo_sync(g); // waits forever
+#~ }
 ```
 
 **Fix**: arm it first.
@@ -301,4 +304,84 @@ fn env_wiki_paths_are_loaded() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hidden_lines_of_code_blocks_are_never_shown() {
+    let dir = fixture_wiki("hidden");
+    let d = dir.to_str().unwrap();
+    for args in [
+        &["show", "--no-builtin", "--wiki", d, "pitfall-gizmo"][..],
+        &["show", "--no-builtin", "--wiki", d, "pitfall-gizmo#P1"],
+        &[
+            "search",
+            "--no-builtin",
+            "--wiki",
+            d,
+            "--color",
+            "always",
+            "gizmo waits forever",
+        ],
+        &["search", "--no-builtin", "--wiki", d, "gizmo waits forever"],
+        &[
+            "search",
+            "--no-builtin",
+            "--wiki",
+            d,
+            "--json",
+            "gizmo waits forever",
+        ],
+    ] {
+        let out = ktui(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(!text.contains("hidden_context"), "{args:?}: {text}");
+        assert!(!text.contains("#~"), "{args:?}: {text}");
+        assert!(!text.contains("gizmo.h>"), "{args:?}: {text}");
+    }
+    // Words that only a hidden line has are not searchable either.
+    let out = ktui(&["search", "--no-builtin", "--wiki", d, "hidden_context"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // `wiki check` reads the hidden lines as code, not as a problem.
+    let out = ktui(&["wiki", "check", "--no-builtin", "--wiki", d]);
+    assert!(!stdout(&out).contains("#~"), "{}", stdout(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // The built-in pages: an excerpt whose kernel and declarations are hidden.
+    let out = ktui(&["show", "pitfall-async-copy#P3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("__pipeline_wait_prior(stages - 1);"),
+        "{text}"
+    );
+    assert!(!text.contains("pick_stages(int n) {"), "{text}");
+    assert!(!text.contains("#~"), "{text}");
+}
+
+#[test]
+fn minimum_architectures_and_headers_are_written_one_way() {
+    // `__hfma2`: the half overload needs sm_53 and is declared in cuda_fp16.h, the bf16 one
+    // needs sm_80 and is declared in cuda_bf16.h; the hover writes `sm_53` too.
+    let out = ktui(&["symbol", "__hfma2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("header: cuda_fp16.h, cuda_bf16.h\n"),
+        "{text}"
+    );
+    assert!(text.contains("requires: sm_53\n"), "{text}");
+
+    let out = ktui(&["show", "api-fp16-arithmetic"]);
+    let text = stdout(&out);
+    let head: String = text.lines().take(5).collect::<Vec<_>>().join("\n");
+    assert!(
+        head.contains("requires sm_50 (some symbols and overloads: sm_53, sm_80)"),
+        "{head}"
+    );
+    assert!(
+        head.contains("header for `__nv_bfloat162` overloads: cuda_bf16.h"),
+        "{head}"
+    );
+    assert!(!head.contains(">="), "{head}");
 }

@@ -11,8 +11,8 @@ pub struct CodeBlock {
     pub lang: String,
     /// The other words of the info string (`fragment`, `sm_90a`, …).
     pub markers: Vec<String>,
-    /// The block's text, with the fence's indentation removed, ending in a newline
-    /// unless the block is empty.
+    /// The block's text as written, hidden lines included (see [`HIDDEN_PREFIX`]), with
+    /// the fence's indentation removed, ending in a newline unless the block is empty.
     pub text: String,
     /// 1-based line in the page file of the fence that opens the block.
     pub line: u32,
@@ -24,6 +24,25 @@ impl CodeBlock {
         self.markers.iter().any(|m| m == marker)
     }
 
+    /// The text a reader sees: the hidden lines left out.
+    pub fn shown(&self) -> String {
+        self.text
+            .lines()
+            .filter(|l| !is_hidden_line(l))
+            .flat_map(|l| [l, "\n"])
+            .collect()
+    }
+
+    /// The text the compile test compiles: every line, hidden ones without their
+    /// [`HIDDEN_PREFIX`] (and the one space after it).
+    pub fn source(&self) -> String {
+        self.text
+            .lines()
+            .map(unhide)
+            .flat_map(|l| [l, "\n".into()])
+            .collect()
+    }
+
     /// The architecture marker (`sm_90a`), if any.
     pub fn arch(&self) -> Option<&str> {
         self.markers
@@ -33,14 +52,112 @@ impl CodeBlock {
     }
 }
 
+/// The prefix of a hidden line of a ```` ```cuda ```` block, as rustdoc's `# `: context
+/// (declarations, the kernel around a few statements, a closing brace) that the compile
+/// test needs but readers do not. `#~ int n;` is compiled as `int n;` (the prefix and one
+/// space after it go); a bare `#~` is an empty line. Indentation before the prefix is kept. Hidden lines are removed from
+/// [`Page::body`](crate::Page::body) and every section when a page is parsed, so no
+/// renderer ever shows them; [`Page::code_blocks`](crate::Page::code_blocks) gives them
+/// back. Only ```` ```cuda ```` blocks have hidden lines.
+pub const HIDDEN_PREFIX: &str = "#~";
+
+/// Whether `line` (of a cuda block) is hidden: it starts with `#~` after any indentation
+/// (`#~` is never valid C++ or a preprocessor directive).
+pub fn is_hidden_line(line: &str) -> bool {
+    line.trim_start().starts_with(HIDDEN_PREFIX)
+}
+
+/// A hidden line without its prefix; other lines as they are.
+fn unhide(line: &str) -> std::borrow::Cow<'_, str> {
+    if !is_hidden_line(line) {
+        return line.into();
+    }
+    let indent = line.len() - line.trim_start().len();
+    let rest = &line[indent + HIDDEN_PREFIX.len()..];
+    format!(
+        "{}{}",
+        &line[..indent],
+        rest.strip_prefix(' ').unwrap_or(rest)
+    )
+    .into()
+}
+
+/// Removes the hidden lines of the cuda blocks of `markdown`. Returns the visible text and
+/// the removed lines as (0-based line index in `markdown`, the line as written).
+pub fn split_hidden(markdown: &str) -> (String, Vec<(usize, String)>) {
+    if !markdown.contains(HIDDEN_PREFIX) {
+        return (markdown.to_string(), Vec::new());
+    }
+    let mut shown = String::with_capacity(markdown.len());
+    let mut hidden = Vec::new();
+    let mut fence = Fence::default();
+    for (i, raw) in markdown.split_inclusive('\n').enumerate() {
+        let line = raw.trim_end_matches(['\n', '\r']);
+        if fence.step(line) == Step::Content && fence.cuda && is_hidden_line(line) {
+            hidden.push((i, line.to_string()));
+        } else {
+            shown.push_str(raw);
+        }
+    }
+    (shown, hidden)
+}
+
+/// `markdown` without the hidden lines of its cuda blocks.
+pub fn strip_hidden(markdown: &str) -> String {
+    split_hidden(markdown).0
+}
+
+/// Where a line stands with respect to fenced code blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Outside,
+    Open,
+    Content,
+    Close,
+}
+
+/// The fence state while walking a body line by line (see [`code_blocks`]).
+#[derive(Default)]
+struct Fence {
+    /// The open fence's character, length and indentation.
+    open: Option<(char, usize, usize)>,
+    /// Whether the open block is a ```` ```cuda ```` block.
+    cuda: bool,
+}
+
+impl Fence {
+    fn step(&mut self, line: &str) -> Step {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = fence_char.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
+        match self.open {
+            Some((c, len, _))
+                if Some(c) == fence_char && run >= len && trimmed[run..].trim().is_empty() =>
+            {
+                self.open = None;
+                Step::Close
+            }
+            Some(_) => Step::Content,
+            None if run >= 3 => {
+                self.open = Some((fence_char.expect("fence"), run, indent));
+                self.cuda = trimmed[run..].split_whitespace().next() == Some("cuda");
+                Step::Open
+            }
+            None => Step::Outside,
+        }
+    }
+}
+
 /// The words a ```` ```cuda ```` fence may carry after `cuda`, besides an architecture
 /// (`sm_80`, `sm_90a`, `sm_100f`, see [`is_arch_marker`]):
 ///
-/// - `fragment`: an excerpt that does not compile on its own (statements without their
-///   declarations); not compiled.
+/// - `fragment`: an excerpt that is not compiled (a warning on checked pages: hidden lines,
+///   [`HIDDEN_PREFIX`], give an excerpt the context it needs instead).
 /// - `deliberately-wrong`: code that shows a mistake the compiler rejects; it must fail to
 ///   compile, and the page must quote one of the errors nvcc reports for it.
-/// - `rdc`: compiled with relocatable device code (`-rdc=true`), for device-side launches.
+/// - `rdc`: the example needs relocatable device code (`-rdc=true`), for device-side
+///   launches; it decides how a deliberately wrong block is compiled.
 pub const CUDA_MARKERS: &[&str] = &["fragment", "deliberately-wrong", "rdc"];
 
 /// Whether `word` names a target architecture: `sm_` followed by two or three digits and
@@ -59,45 +176,36 @@ pub fn is_arch_marker(word: &str) -> bool {
 /// least as long. An unclosed block runs to the end of the body.
 pub fn code_blocks(body: &str, first_line: u32) -> Vec<CodeBlock> {
     let mut out = Vec::new();
-    let mut open: Option<(char, usize, usize, CodeBlock)> = None;
+    let mut fence = Fence::default();
+    let mut open: Option<CodeBlock> = None;
     for (i, line) in body.lines().enumerate() {
-        let line_no = first_line + i as u32;
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
-        let run = fence_char.map_or(0, |c| trimmed.chars().take_while(|x| *x == c).count());
-        match &mut open {
-            Some((c, len, _, _))
-                if Some(*c) == fence_char && run >= *len && trimmed[run..].trim().is_empty() =>
-            {
-                let (_, _, _, block) = open.take().expect("open block");
-                out.push(block);
-            }
-            Some((_, _, ind, block)) => {
-                let strip = line
-                    .char_indices()
-                    .take_while(|(n, ch)| *n < *ind && ch.is_whitespace())
-                    .count();
-                block.text.push_str(&line[strip..]);
-                block.text.push('\n');
-            }
-            None if run >= 3 => {
-                let mut words = trimmed[run..].split_whitespace().map(str::to_string);
-                let lang = words.next().unwrap_or_default();
-                let block = CodeBlock {
-                    lang,
+        match fence.step(line) {
+            Step::Open => {
+                let trimmed = line.trim_start().trim_start_matches(['`', '~']);
+                let mut words = trimmed.split_whitespace().map(str::to_string);
+                open = Some(CodeBlock {
+                    lang: words.next().unwrap_or_default(),
                     markers: words.collect(),
                     text: String::new(),
-                    line: line_no,
-                };
-                open = Some((fence_char.expect("fence"), run, indent, block));
+                    line: first_line + i as u32,
+                });
             }
-            None => {}
+            Step::Content => {
+                let ind = fence.open.map_or(0, |(_, _, ind)| ind);
+                let strip = line
+                    .char_indices()
+                    .take_while(|(n, ch)| *n < ind && ch.is_whitespace())
+                    .count();
+                if let Some(block) = &mut open {
+                    block.text.push_str(&line[strip..]);
+                    block.text.push('\n');
+                }
+            }
+            Step::Close => out.extend(open.take()),
+            Step::Outside => {}
         }
     }
-    if let Some((_, _, _, block)) = open {
-        out.push(block);
-    }
+    out.extend(open);
     out
 }
 
@@ -119,6 +227,26 @@ mod tests {
         assert_eq!(blocks[1].line, 16);
         assert_eq!(blocks[2].lang, "");
         assert_eq!(blocks[2].text, "plain\n");
+    }
+
+    #[test]
+    fn hidden_lines_are_shown_to_the_compiler_only() {
+        let body = "```cuda\n#~ __global__ void k(float* x) {\n    x[0] = 1.f;\n    #~ x[1] = 2.f;\n#~\n#~}\n```\n```bash\n#~ not hidden\n```\n#~ prose\n";
+        let (shown, hidden) = split_hidden(body);
+        assert_eq!(
+            shown,
+            "```cuda\n    x[0] = 1.f;\n```\n```bash\n#~ not hidden\n```\n#~ prose\n"
+        );
+        assert_eq!(
+            hidden.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            vec![1, 3, 4, 5]
+        );
+        let blocks = code_blocks(body, 1);
+        assert_eq!(blocks[0].shown(), "    x[0] = 1.f;\n");
+        assert_eq!(
+            blocks[0].source(),
+            "__global__ void k(float* x) {\n    x[0] = 1.f;\n    x[1] = 2.f;\n\n}\n"
+        );
     }
 
     #[test]

@@ -19,7 +19,10 @@ mod model;
 mod parse;
 mod validate;
 
-pub use blocks::{code_blocks, is_arch_marker, CodeBlock, CUDA_MARKERS};
+pub use blocks::{
+    code_blocks, is_arch_marker, is_hidden_line, split_hidden, strip_hidden, CodeBlock,
+    CUDA_MARKERS, HIDDEN_PREFIX,
+};
 pub use diag::{Diagnostic, Severity};
 pub use load::{split_link, stable_hash, Wiki, WikiConfig};
 pub use model::{
@@ -28,5 +31,5 @@ pub use model::{
 pub use parse::{heading_anchor, is_pitfall_anchor, parse_page, parse_sections, slug, Parsed};
 pub use validate::{
     body_links, check, check_source_refs, github_slug, is_repo_ref, markdown_headings,
-    parse_requires_sm, CheckConfig, REPO_SOURCE_ID,
+    parse_requires_sm, sm_label, CheckConfig, REPO_SOURCE_ID,
 };

@@ -7,7 +7,7 @@ use include_dir::{include_dir, Dir};
 
 use crate::diag::{Diagnostic, Severity};
 use crate::model::{Origin, Page};
-use crate::parse::parse_page;
+use crate::parse::{parse_page, Parsed};
 
 static BUILTIN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/pages");
 
@@ -106,24 +106,14 @@ impl Wiki {
         }
         // Ids first seen in this layer, to tell duplicates (same layer) from overrides.
         let mut this_layer: HashMap<String, String> = HashMap::new();
-        for src in sources {
-            let text = match String::from_utf8(src.bytes) {
-                Ok(t) => t,
-                Err(e) => {
-                    let valid = e.utf8_error().valid_up_to();
-                    let bytes = e.as_bytes();
-                    let (line, col) = line_col(&bytes[..valid]);
-                    self.diagnostics.push(Diagnostic::new(
-                        src.path,
-                        line,
-                        col,
-                        Severity::Error,
-                        "file is not valid UTF-8 (save it as UTF-8); the page was skipped",
-                    ));
+        for parsed in parse_all(&sources) {
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(d) => {
+                    self.diagnostics.push(d);
                     continue;
                 }
             };
-            let parsed = parse_page(&src.path, src.origin, &text, &src.stem);
             self.diagnostics.extend(parsed.diagnostics);
             let Some(page) = parsed.page else { continue };
             if let Some(first) = this_layer.get(&page.id) {
@@ -252,6 +242,60 @@ fn line_col(prefix: &[u8]) -> (u32, u32) {
         .map_or(0, |i| i + 1);
     let col = String::from_utf8_lossy(&prefix[last..]).chars().count() as u32 + 1;
     (line, col)
+}
+
+/// Layers of at least this many files are parsed on several threads.
+const PARALLEL_PAGES: usize = 32;
+
+/// Each source decoded and parsed, in order: the page (with its problems), or why the
+/// file was skipped. Every process parses the built-in pages at start, so a large
+/// layer is cut into one contiguous run per core (at most four), parsed side by side.
+fn parse_all(sources: &[Source]) -> Vec<Result<Parsed, Diagnostic>> {
+    let threads = if sources.len() >= PARALLEL_PAGES {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    } else {
+        1
+    };
+    let per = sources.len().div_ceil(threads).max(1);
+    let parse_run = |run: &[Source]| run.iter().map(parse_source).collect::<Vec<_>>();
+    let mut runs = sources.chunks(per);
+    let first = runs.next().unwrap_or_default();
+    std::thread::scope(|scope| {
+        // A run whose thread could not be started is parsed here after the first.
+        let helpers: Vec<_> = runs
+            .map(|run| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || parse_run(run))
+                    .map_err(|_| run)
+            })
+            .collect();
+        let mut out = parse_run(first);
+        for h in helpers {
+            match h {
+                Ok(h) => out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                Err(run) => out.extend(parse_run(run)),
+            }
+        }
+        out
+    })
+}
+
+/// One source decoded and parsed (see [`parse_all`]).
+fn parse_source(src: &Source) -> Result<Parsed, Diagnostic> {
+    let text = match std::str::from_utf8(&src.bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let (line, col) = line_col(&src.bytes[..e.valid_up_to()]);
+            return Err(Diagnostic::new(
+                &src.path,
+                line,
+                col,
+                Severity::Error,
+                "file is not valid UTF-8 (save it as UTF-8); the page was skipped",
+            ));
+        }
+    };
+    Ok(parse_page(&src.path, src.origin.clone(), text, &src.stem))
 }
 
 fn collect_builtin(dir: &Dir<'static>, out: &mut Vec<Source>) {

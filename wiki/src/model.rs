@@ -147,6 +147,9 @@ pub struct ApiEntry {
     pub signatures: Vec<String>,
     /// The header (`cuda_fp16.h`), `built-in` or `ptx`.
     pub header: Option<String>,
+    /// The header of the overloads that take a type, where it is not `header`: a type as
+    /// written in `signatures` (`__nv_bfloat162`) → its header (`cuda_bf16.h`).
+    pub overload_headers: BTreeMap<String, String>,
     /// Per-symbol minimum architecture where it differs from the page's.
     pub symbol_requires_sm: BTreeMap<String, String>,
     /// PTX instructions it lowers to.
@@ -172,10 +175,14 @@ pub struct Page {
     pub origin: Origin,
     /// Typed frontmatter (empty for skill cards).
     pub frontmatter: Frontmatter,
-    /// The Markdown body (no frontmatter).
+    /// The Markdown body (no frontmatter), without the hidden lines of its code blocks
+    /// ([`crate::HIDDEN_PREFIX`]): what every reader sees.
     pub body: String,
     /// 1-based line in the file where `body` starts.
     pub body_line: u32,
+    /// The hidden lines of the body's cuda blocks, as (1-based line in the file, the line
+    /// as written), in order; [`Page::source_body`] puts them back.
+    pub hidden_lines: Vec<(u32, String)>,
     /// Every heading of level 2 or 3, in order.
     pub sections: Vec<Section>,
     /// Pitfalls, for pitfall pages.
@@ -185,6 +192,38 @@ pub struct Page {
 }
 
 impl Page {
+    /// The body as written in the file, hidden lines included: line `n` of it is line
+    /// `body_line + n` of the file.
+    pub fn source_body(&self) -> std::borrow::Cow<'_, str> {
+        if self.hidden_lines.is_empty() {
+            return self.body.as_str().into();
+        }
+        let mut out = String::with_capacity(self.body.len() + 64 * self.hidden_lines.len());
+        let mut hidden = self.hidden_lines.iter().peekable();
+        let mut line = self.body_line;
+        let mut put_hidden = |out: &mut String, line: &mut u32| {
+            while let Some((_, text)) = hidden.next_if(|(l, _)| *l == *line) {
+                out.push_str(text);
+                out.push('\n');
+                *line += 1;
+            }
+        };
+        for raw in self.body.split_inclusive('\n') {
+            put_hidden(&mut out, &mut line);
+            out.push_str(raw);
+            line += 1;
+        }
+        put_hidden(&mut out, &mut line);
+        out.into()
+    }
+
+    /// The fenced code blocks of the page as written, hidden lines included
+    /// ([`crate::CodeBlock::source`] is what the compile test compiles), with their
+    /// lines in the file.
+    pub fn code_blocks(&self) -> Vec<crate::CodeBlock> {
+        crate::code_blocks(&self.source_body(), self.body_line)
+    }
+
     /// The section with this anchor, if any.
     pub fn section(&self, anchor: &str) -> Option<&Section> {
         self.sections
@@ -197,6 +236,29 @@ impl Page {
         self.pitfalls
             .iter()
             .find(|p| p.anchor.eq_ignore_ascii_case(anchor))
+    }
+
+    /// The headers that declare `signatures` (some of this page's), in order, without
+    /// repeats: an overload taking a type of `overload_headers` is declared there, any other
+    /// in `header`. `None` without a `header`.
+    pub fn headers_for<'a>(&'a self, signatures: &[String]) -> Option<Vec<&'a str>> {
+        let api = self.api.as_ref()?;
+        let base = api.header.as_deref()?;
+        let mut out: Vec<&str> = Vec::new();
+        for sig in signatures {
+            let h = api
+                .overload_headers
+                .iter()
+                .find(|(ty, _)| has_word(sig, ty))
+                .map_or(base, |(_, h)| h.as_str());
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        if out.is_empty() {
+            out.push(base);
+        }
+        Some(out)
     }
 
     /// The minimum architecture for one of this page's symbols: its own entry in
@@ -218,6 +280,16 @@ impl Page {
             .unwrap_or(&self.body);
         first_paragraph(from)
     }
+}
+
+/// Whether `word` occurs in `text` as a whole identifier (`__nv_bfloat16` is not in
+/// `__nv_bfloat162`).
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// The first prose paragraph of some Markdown (skips headings, code and blank lines).

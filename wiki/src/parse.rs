@@ -150,6 +150,8 @@ fn parse_with_frontmatter(
         None => kind_from_id(&id),
     };
     let sections = parse_sections(body, body_line);
+    let (body, hidden_lines) = hide(body, body_line);
+    let body = body.as_str();
     let title = fields
         .string("title")
         .or_else(|| first_heading(body))
@@ -184,6 +186,7 @@ fn parse_with_frontmatter(
             symbols: fields.list("symbols"),
             signatures: fields.list("signatures"),
             header: fields.string("header"),
+            overload_headers: fields.string_map("overload_headers"),
             symbol_requires_sm: fields.string_map("symbol_requires_sm"),
             ptx: fields.list("ptx"),
             sass: fields.list("sass"),
@@ -217,6 +220,7 @@ fn parse_with_frontmatter(
         frontmatter: fm,
         body: body.to_string(),
         body_line,
+        hidden_lines,
         sections,
         pitfalls,
         api,
@@ -364,6 +368,7 @@ fn parse_card(path: &str, origin: Origin, text: &str, file_stem: &str, out: &mut
         })
         .unwrap_or_else(|| file_stem.to_string());
     let stem = file_stem.trim_start_matches("skill-");
+    let (body, hidden_lines) = hide(text, 1);
     out.page = Some(Page {
         id: format!("skill-{stem}"),
         kind: PageKind::SkillCard,
@@ -371,12 +376,24 @@ fn parse_card(path: &str, origin: Origin, text: &str, file_stem: &str, out: &mut
         path: path.to_string(),
         origin,
         frontmatter: Frontmatter::default(),
-        body: text.to_string(),
+        body,
         body_line: 1,
+        hidden_lines,
         sections,
         pitfalls: Vec::new(),
         api: None,
     });
+}
+
+/// `body` without the hidden lines of its cuda blocks, and those lines with their line in
+/// the file.
+fn hide(body: &str, body_line: u32) -> (String, Vec<(u32, String)>) {
+    let (shown, hidden) = crate::blocks::split_hidden(body);
+    let hidden = hidden
+        .into_iter()
+        .map(|(i, l)| (body_line + i as u32, l))
+        .collect();
+    (shown, hidden)
 }
 
 fn first_heading(body: &str) -> Option<String> {
@@ -440,7 +457,9 @@ pub fn parse_sections(body: &str, body_line: u32) -> Vec<Section> {
             title: h.title.clone(),
             anchor,
             line: h.line,
-            content: body[h.end_of_line.min(end)..end].trim().to_string(),
+            content: crate::blocks::strip_hidden(body[h.end_of_line.min(end)..end].trim())
+                .trim()
+                .to_string(),
         });
     }
     sections

@@ -83,7 +83,7 @@ pub fn check(wiki: &Wiki, config: CheckConfig) -> Vec<Diagnostic> {
                 );
             }
         }
-        check_code_block_markers(page, &mut out);
+        check_code_block_markers(page, standard, &mut out);
         if let Some(req) = &page.frontmatter.requires_sm {
             if parse_requires_sm(req).is_none() {
                 warn(
@@ -293,11 +293,32 @@ pub fn parse_requires_sm(s: &str) -> Option<(u32, u32, bool)> {
     Some((major, minor, arch_specific))
 }
 
+/// A `requires_sm` value written as every front end writes a minimum architecture:
+/// `>=5.3` → `sm_53`, `>=9.0a` → `sm_90a`, `>=10.0f` → `sm_100f`; the text as it is when it
+/// does not parse.
+pub fn sm_label(requires: &str) -> String {
+    match parse_requires_sm(requires) {
+        Some((major, minor, specific)) => {
+            let suffix = requires
+                .trim()
+                .chars()
+                .last()
+                .filter(|c| specific && (*c == 'a' || *c == 'f'))
+                .map(String::from)
+                .unwrap_or_default();
+            format!("sm_{major}{minor}{suffix}")
+        }
+        None => requires.trim().to_string(),
+    }
+}
+
 /// The words after `cuda` on a fence must be known markers (`docs/WIKI_FORMAT.md`, "Code
 /// blocks"): a misspelt `fragmnet` would otherwise make the compile test compile an
 /// excerpt, or skip nothing.
-fn check_code_block_markers(page: &Page, out: &mut Vec<Diagnostic>) {
-    for block in crate::blocks::code_blocks(&page.body, page.body_line) {
+/// On checked pages a `fragment` is a warning too: every block compiles, the context it
+/// needs given in hidden `#~` lines.
+fn check_code_block_markers(page: &Page, standard: bool, out: &mut Vec<Diagnostic>) {
+    for block in page.code_blocks() {
         if block.lang != "cuda" {
             continue;
         }
@@ -315,6 +336,14 @@ fn check_code_block_markers(page: &Page, out: &mut Vec<Diagnostic>) {
                     ),
                 );
             }
+        }
+        if standard && block.has("fragment") && !block.has("deliberately-wrong") {
+            warn(
+                out,
+                page,
+                block.line,
+                "a cuda code block is marked `fragment`, so it is not compiled; give the declarations it needs in hidden `#~` lines instead",
+            );
         }
         if block.has("fragment") && block.has("deliberately-wrong") {
             warn(
@@ -379,7 +408,7 @@ fn check_links(wiki: &Wiki, page: &Page, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    for (line, col, link) in body_links(&page.body) {
+    for (line, col, link) in body_links(&page.source_body()) {
         if !wiki.resolves(&link) {
             let (id, anchor) = split_link(&link);
             let why = match (wiki.resolve_page(id), anchor) {
@@ -528,6 +557,16 @@ fn check_api(page: &Page, out: &mut Vec<Diagnostic>) {
     }
     if fm.requires_sm.is_none() {
         warn(out, page, 1, "api page has no `requires_sm` (e.g. '>=8.0')");
+    }
+    for ty in api.overload_headers.keys() {
+        if !api.signatures.iter().any(|s| s.contains(ty.as_str())) {
+            warn(
+                out,
+                page,
+                fm.line_of("overload_headers"),
+                &format!("`overload_headers` names `{ty}`, which no signature takes"),
+            );
+        }
     }
     for (sym, req) in &api.symbol_requires_sm {
         // An overload by its first parameter's type: `atomicAdd(float4*)`.

@@ -259,9 +259,108 @@ Never.
     check_diags(
         &[("w/blocks.md", page)],
         expect![[r#"
+            w/blocks.md:7:1: warning: a cuda code block is marked `fragment`, so it is not compiled; give the declarations it needs in hidden `#~` lines instead
             w/blocks.md:10:1: warning: unknown marker `fragmnet` on a cuda code block; known: fragment, deliberately-wrong, rdc, or an architecture such as `sm_90a`
             w/blocks.md:13:1: warning: a cuda code block is marked both `fragment` and `deliberately-wrong`; a deliberately wrong block must be complete, so that it fails for the reason the page gives
             w/blocks.md:13:1: warning: a cuda code block names more than one architecture
         "#]],
     );
+}
+
+const HIDDEN: &str = "---
+id: pitfall-hidden
+type: pitfall
+title: Hidden context
+source_refs:
+- source_id: docs
+  path: guide.html
+  anchor: hidden
+---
+## P1: Waiting on an unarmed gizmo
+**Symptom**: the warp stalls.
+
+**Cause**: nothing arms the gizmo.
+
+**Example**:
+```cuda
+#~ #include <gizmo.h>
+#~ __device__ void wait_on_it(gizmo_t g) {
+__gizmo_sync(g); // waits forever
+    #~ arm(g);
+#~ }
+```
+
+```bash
+#~ a shell comment stays
+```
+
+**Fix**: see `pitfall-hidden#P2`.
+
+**Detection**: a profiler.
+
+## P2: Second
+**Symptom**: s. **Cause**: c. **Example**: e. **Fix**: f. **Detection**: d.
+";
+
+#[test]
+fn hidden_lines_reach_the_compiler_and_no_reader() {
+    let wiki = load(&[("hidden.md", HIDDEN)]);
+    let page = wiki.page("pitfall-hidden").expect("page");
+    // Readers: the body, the sections and the pitfall's parts never show a hidden line.
+    for text in [
+        page.body.as_str(),
+        page.section("P1").unwrap().content.as_str(),
+        page.pitfall("P1").unwrap().example.as_deref().unwrap(),
+    ] {
+        assert!(!text.contains("wait_on_it"), "{text}");
+        assert!(!text.contains("arm(g)"), "{text}");
+        assert!(!text.contains("#~ #include"), "{text}");
+        assert!(text.contains("__gizmo_sync(g); // waits forever"), "{text}");
+    }
+    assert!(page.body.contains("#~ a shell comment stays"));
+    // Line numbers still point into the file: P2's heading is line 32 of the file.
+    assert_eq!(page.section("P2").unwrap().line, 32);
+    // The compiler: every line, hidden ones unprefixed, at the fence's file line.
+    let blocks = page.code_blocks();
+    assert_eq!(blocks[0].line, 16);
+    assert_eq!(
+        blocks[0].source(),
+        "#include <gizmo.h>\n__device__ void wait_on_it(gizmo_t g) {\n__gizmo_sync(g); // waits forever\n    arm(g);\n}\n"
+    );
+    assert_eq!(blocks[0].shown(), "__gizmo_sync(g); // waits forever\n");
+    // The file's own body comes back line for line.
+    let file_body = HIDDEN.split_once("---\n## P1").map(|(_, b)| b).unwrap();
+    assert_eq!(page.source_body(), format!("## P1{file_body}"));
+    // And `wiki check` still reports at file lines: P2 (one line of parts) at its heading.
+    let diags = check(&wiki, CheckConfig::default());
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!((diags[0].line, diags[0].message.contains("P2")), (32, true));
+}
+
+#[test]
+fn builtin_hidden_lines_are_only_in_code_blocks_and_never_in_the_body() {
+    let wiki = Wiki::load(&WikiConfig::builtin());
+    let mut pages_with_hidden = 0;
+    for page in wiki.pages() {
+        if page.hidden_lines.is_empty() {
+            continue;
+        }
+        pages_with_hidden += 1;
+        let (_, still_hidden) = kernaut_wiki::split_hidden(&page.body);
+        assert!(still_hidden.is_empty(), "{}: {still_hidden:?}", page.id);
+        for s in &page.sections {
+            assert!(
+                kernaut_wiki::split_hidden(&s.content).1.is_empty(),
+                "{}#{}",
+                page.id,
+                s.anchor
+            );
+        }
+        let compiled: String = page.code_blocks().iter().map(|b| b.source()).collect();
+        for (_, line) in &page.hidden_lines {
+            let code = line.trim_start().trim_start_matches("#~").trim();
+            assert!(compiled.contains(code), "{}: {line}", page.id);
+        }
+    }
+    assert!(pages_with_hidden > 40, "{pages_with_hidden}");
 }

@@ -65,11 +65,26 @@
                   (let ((b (get-buffer "*kernaut api-fp16-arithmetic*")))
                     (and b (with-current-buffer b (string-match-p "__hfma2" (buffer-string))))))
         ;; Diagnostics in flymake, then the quick fix through eglot-code-actions.
-        (let ((diags (kt-wait (lambda ()
-                                (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
-                                                  (flymake-diagnostics)))
-                              30)))
-          (kt-check "bank-conflict diagnostic reaches flymake" diags (flymake-diagnostics))
+        ;; Flymake starts a check on its own only after a command or a redisplay, which a
+        ;; batch Emacs may not give it: start one each second while waiting, as the next
+        ;; keystroke would in an editor.
+        (let* ((tick 0)
+               (diags (kt-wait (lambda ()
+                                 (when (zerop (% (cl-incf tick) 20)) (flymake-start))
+                                 (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
+                                                   (flymake-diagnostics)))
+                               30)))
+          (kt-check "bank-conflict diagnostic reaches flymake" diags
+                    ;; On failure: what flymake holds, what eglot received from the server,
+                    ;; and the tail of the protocol log.
+                    (format "flymake: %S\n  eglot received: %S\n  events:\n%s"
+                            (flymake-diagnostics)
+                            (and (boundp 'eglot--diagnostics) eglot--diagnostics)
+                            (let ((ev (jsonrpc-events-buffer server)))
+                              (if (buffer-live-p ev)
+                                  (with-current-buffer ev
+                                    (buffer-substring (max (point-min) (- (point-max) 4000)) (point-max)))
+                                "(no events buffer)"))))
           ;; Its wiki link is a file:// page (written by the server to its cache folder),
           ;; which `kernaut-diagnostic-page' opens at the cited section.
           (when diags

@@ -244,6 +244,19 @@ pub(crate) fn access_hover(
     sym: Option<SymbolRef>,
 ) -> Option<HoverResult> {
     let bank = crate::reports::bank_at(analysis, path, a)?;
+    Some(access_hover_with(analysis, path, a, sym, bank, None))
+}
+
+/// The hover of access `a` whose bank model is `bank`; `place` says where it runs, for
+/// an access of a device function modelled in a kernel that calls it.
+pub(crate) fn access_hover_with(
+    analysis: &Analysis,
+    path: &str,
+    a: &SharedAccess,
+    sym: Option<SymbolRef>,
+    bank: crate::reports::BankAnalysis,
+    place: Option<String>,
+) -> HoverResult {
     let text = analysis.text_at(path).unwrap_or("");
     let written = text.get(a.range.clone()).unwrap_or(&a.array);
     let written: String = written.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -261,6 +274,11 @@ pub(crate) fn access_hover(
         block_text(bank.block),
         block_source_text(analysis, &bank.block_source, path)
     );
+    if let Some(p) = &place {
+        md.push_str(&format!(
+            "In {p}: modelled with the kernel's block and the call's arguments.\n\n"
+        ));
+    }
     match (&bank.copy, a.kind) {
         (Some(callee), _) => md.push_str(&format!(
             "The destination of `{callee}`: modelled as its {}-byte shared write per lane.\n\n",
@@ -366,13 +384,28 @@ pub(crate) fn access_hover(
                 ));
             }
             md.push_str(".\n\n");
+            // The term that spreads the lanes, quoted where it is written.
+            let term = (r.conflict_degree >= 2 && place.is_none())
+                .then(|| analysis.file(path))
+                .flatten()
+                .and_then(|f| kernaut_sema::terms::lane_term(&f.source, a, bank.block));
+            if let Some(t) = term {
+                let line = text
+                    .get(..t.range.start)
+                    .map_or(0, |b| b.matches('\n').count())
+                    + 1;
+                md.push_str(&format!(
+                    "The lanes' stride comes from {} (line {line}).\n\n",
+                    kernaut_sema::terms::describe(&t, a.indices.len())
+                ));
+            }
             md.push_str(&bank.notes_markdown());
             md.push_str(&bank_map(&r.words_per_bank));
         }
         Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
     }
     let range = a.range.clone();
-    Some(HoverResult {
+    HoverResult {
         markdown: md,
         range,
         symbol: written,
@@ -384,7 +417,7 @@ pub(crate) fn access_hover(
         shared: None,
         bank: Some(bank),
         findings: Vec::new(),
-    })
+    }
 }
 
 /// The distinct words per bank, as two rows of 16 banks.

@@ -202,6 +202,9 @@ pub(crate) fn wiki_info(
         signatures_left_out += signatures.len() - MAX_SIGNATURES;
         signatures.truncate(MAX_SIGNATURES);
     }
+    // The header follows the overloads shown: the bf16 overloads of `__hfma2` are declared
+    // in `cuda_bf16.h`, its half ones in `cuda_fp16.h`.
+    let shown_signatures = signatures.clone();
     let overload = page
         .zip(args)
         .and_then(|(p, a)| overload_requirement(p, &m.symbol, a));
@@ -262,7 +265,9 @@ pub(crate) fn wiki_info(
         signatures_left_out,
         overload: overload.map(|(key, _)| key),
         requires_range,
-        header: api.and_then(|a| a.header.clone()),
+        header: page
+            .and_then(|p| p.headers_for(&shown_signatures))
+            .map(|h| h.join(", ")),
         requires_sm,
         summary,
         performance,

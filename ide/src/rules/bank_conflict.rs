@@ -124,106 +124,200 @@ impl<'c, 'a> Run<'c, 'a> {
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let accesses = ctx.shared_accesses();
     let run = Run::new(ctx, accesses);
+    // The device functions the file's kernels call run under those kernels' launches
+    // and with the calls' arguments: their accesses are diagnosed in each such context
+    // (below), not under a block of their own.
+    let path = ctx.model.host.map_or("", |(_, p)| p);
+    let contexts = crate::callers::contexts_in_file(&ctx.scope());
+    let called: Vec<&str> = contexts.iter().map(|c| c.function.as_str()).collect();
     for (i, a) in accesses.iter().enumerate() {
-        if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+        if a.function.as_deref().is_some_and(|f| called.contains(&f)) {
             continue;
         }
-        let Some(bank) = run.bank(i) else {
+        if let Some(d) = run
+            .bank(i)
+            .and_then(|bank| diagnose(&run, Some(i), a, &bank, None))
+        {
+            out.push(d);
+        }
+    }
+    if contexts.is_empty() {
+        return;
+    }
+    // Each access of a called function once, in the context that gives the worst
+    // conflict (the first on a tie).
+    let globals = ctx.file.global_accesses();
+    let mut found: Vec<(u32, RuleDiagnostic)> = Vec::new();
+    for c in &contexts {
+        let Some(kernel) = ctx.facts.kernel(&c.kernel) else {
             continue;
         };
-        // A conflict under the block assumed that another plausible block avoids, or one
-        // in a branch only part of the warp takes, is the hover's to explain, not a
-        // finding.
-        let Some(report) = bank.definite_conflict() else {
-            continue;
-        };
-        let (degree, wavefronts) = (report.conflict_degree, report.wavefronts);
-        let ideal = report.wavefronts - report.bank_conflicts;
-        let severity = if degree >= 4 {
-            Severity::Warning
-        } else {
-            Severity::Hint
-        };
-        let what = match a.kind {
-            AccessKind::Store => "store to",
-            AccessKind::LoadStore => "update of",
-            _ => "load from",
-        };
-        let mut message = format!(
-            "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}, because lanes of a warp hit {degree} different words of one bank",
-            a.array
-        );
-        if let Some(inst) = &bank.instantiation {
-            message.push_str(&format!(" (in {})", inst.phrase()));
-        }
-        if let Some(defaults) = &bank.assumed_defaults {
-            message.push_str(&format!(
-                " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
-                a.function.as_deref().unwrap_or_default()
-            ));
-        }
-        let kernel = a.function.as_deref().unwrap_or("this function");
-        let [x, y, z] = bank.block;
-        match &bank.block_source {
-            BlockSource::Launch { .. } => {
-                if let Some(why) = &bank.block_uncertain {
-                    message.push_str(&format!(
-                        " (with the {x}×{y}×{z} block of the first launch of `{kernel}`, and under the others too: {why})"
-                    ));
-                }
+        let launch = run
+            .launches
+            .borrow_mut()
+            .entry(Some(kernel.name.as_str()))
+            .or_insert_with(|| launch_config(&run.scope, Some(kernel)))
+            .clone();
+        let (bound, _) = c.bound_accesses(accesses, &globals);
+        let line = run.scope.line_of(path, c.call_range.start);
+        for a in &bound {
+            if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+                continue;
             }
-            _ if x >= 32 && x % 32 == 0 => message.push_str(&format!(
-                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block)"
-            )),
-            BlockSource::LaunchBounds => message.push_str(&format!(
-                " (assuming the {x}×{y}×{z} block of the `__launch_bounds__` maximum: no launch of `{kernel}` gives its block)"
-            )),
-            BlockSource::Default => message.push_str(&format!(
-                " (assuming the configured default block {x}×{y}×{z}: no launch of `{kernel}` gives its block)"
-            )),
+            let Some(bank) = crate::callers::bound_bank(&run.scope, &launch, c, &bound, a) else {
+                continue;
+            };
+            let Some(d) = diagnose(&run, None, a, &bank, Some((c, line))) else {
+                continue;
+            };
+            let degree = bank.result.as_ref().map_or(0, |r| r.conflict_degree);
+            match found.iter_mut().find(|(_, f)| f.range == d.range) {
+                Some((worst, f)) if degree > *worst => {
+                    *worst = degree;
+                    *f = d;
+                }
+                Some(_) => {}
+                None => found.push((degree, d)),
+            }
         }
-        let wide = bank.width.is_some_and(|w| w >= 8);
-        let mut wiki = if wide {
-            "pitfall-bank-conflict#P4"
-        } else {
-            "pitfall-bank-conflict#P1"
-        };
-        let mut fixes = Vec::new();
-        // The padding is worked out on the rows as written, not the instantiation's, and
-        // for the access as written, not merged.
-        let pad = if bank
+    }
+    out.extend(found.into_iter().map(|(_, d)| d));
+}
+
+/// The finding for access `a` (number `i` of the file's accesses, `None` for one bound
+/// in a call context) whose bank model is `bank`; `context` is the call context and the
+/// line of its call in the kernel, for an access of a called device function.
+fn diagnose(
+    run: &Run<'_, '_>,
+    i: Option<usize>,
+    a: &SharedAccess,
+    bank: &BankAnalysis,
+    context: Option<(&crate::callers::CallContext, u32)>,
+) -> Option<RuleDiagnostic> {
+    if a.kind == AccessKind::AddressOf || !a.byte_offset.depends_on_thread() {
+        return None;
+    }
+    // A conflict under the block assumed that another plausible block avoids, or one
+    // in a branch only part of the warp takes, is the hover's to explain, not a
+    // finding.
+    let report = bank.definite_conflict()?;
+    let (degree, wavefronts) = (report.conflict_degree, report.wavefronts);
+    let ideal = report.wavefronts - report.bank_conflicts;
+    // A degree that rests on `blockDim.x` (`threadIdx.x * (2048 / blockDim.x)`) where no
+    // launch fixes the block is the assumed block's: a hint that states it.
+    let block_assumed = !matches!(bank.block_source, BlockSource::Launch { .. })
+        && crate::model::depends_on_block_x(
+            &a.byte_offset,
+            [
+                None,
+                Some(i64::from(bank.block[1])),
+                Some(i64::from(bank.block[2])),
+            ],
+        );
+    let severity = if degree >= 4 && !block_assumed {
+        Severity::Warning
+    } else {
+        Severity::Hint
+    };
+    let what = match a.kind {
+        AccessKind::Store => "store to",
+        AccessKind::LoadStore => "update of",
+        _ => "load from",
+    };
+    let mut message = format!(
+        "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}, because lanes of a warp hit {degree} different words of one bank",
+        a.array
+    );
+    if let Some(inst) = &bank.instantiation {
+        message.push_str(&format!(" (in {})", inst.phrase()));
+    }
+    if let Some(defaults) = &bank.assumed_defaults {
+        message.push_str(&format!(
+            " (with the template defaults `{defaults}`: no launch in the file instantiates `{}`)",
+            a.function.as_deref().unwrap_or_default()
+        ));
+    }
+    if let Some((c, line)) = context {
+        message.push_str(&format!(" (in {})", c.phrase(line)));
+    }
+    let kernel = match context {
+        Some((c, _)) => c.kernel.as_str(),
+        None => a.function.as_deref().unwrap_or("this function"),
+    };
+    let [x, y, z] = bank.block;
+    match &bank.block_source {
+        BlockSource::Launch { .. } => {
+            if let Some(why) = &bank.block_uncertain {
+                message.push_str(&format!(
+                    " (with the {x}×{y}×{z} block of the first launch of `{kernel}`, and under the others too: {why})"
+                ));
+            }
+        }
+        _ if block_assumed => message.push_str(&format!(
+            " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
+        )),
+        _ if x >= 32 && x % 32 == 0 => message.push_str(&format!(
+            " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block)"
+        )),
+        BlockSource::LaunchBounds => message.push_str(&format!(
+            " (assuming the {x}×{y}×{z} block of the `__launch_bounds__` maximum: no launch of `{kernel}` gives its block)"
+        )),
+        BlockSource::Default => message.push_str(&format!(
+            " (assuming the configured default block {x}×{y}×{z}: no launch of `{kernel}` gives its block)"
+        )),
+    }
+    let wide = bank.width.is_some_and(|w| w >= 8);
+    let mut wiki = if wide {
+        "pitfall-bank-conflict#P4"
+    } else {
+        "pitfall-bank-conflict#P1"
+    };
+    let mut fixes = Vec::new();
+    // The padding is worked out on the rows as written, not the instantiation's, and
+    // for the access as written, not merged.
+    let pad = if let Some(i) = i.filter(|_| {
+        !(bank
             .instantiation
             .as_ref()
             .is_some_and(|i| !i.bound.is_empty())
-            || bank.merged.is_some()
-        {
-            Padding::None
-        } else {
-            padding(&run, i, bank.block)
-        };
-        match pad {
-            Padding::Fix(fix) => fixes.push(fix),
-            Padding::OverBudget { bytes, limit } => {
-                message.push_str(&format!(
-                    "; padding the rows would need {bytes} bytes of static shared memory, past the {} KB per-block limit, so swizzle the index instead",
-                    limit / 1024
-                ));
-                wiki = "pitfall-bank-conflict#P2";
-            }
-            Padding::None if degree == 2 && !wide => {
-                wiki = "pitfall-bank-conflict#P5";
-            }
-            Padding::None => {}
+            || bank.merged.is_some())
+    }) {
+        padding(run, i, bank.block)
+    } else {
+        Padding::None
+    };
+    match pad {
+        Padding::Fix(fix) => fixes.push(fix),
+        Padding::OverBudget { bytes, limit } => {
+            message.push_str(&format!(
+                "; padding the rows would need {bytes} bytes of static shared memory, past the {} KB per-block limit, so swizzle the index instead",
+                limit / 1024
+            ));
+            wiki = "pitfall-bank-conflict#P2";
         }
-        out.push(RuleDiagnostic {
-            rule: RULE.id,
-            severity,
-            range: a.range.clone(),
-            message,
-            wiki: wiki.to_string(),
-            fixes,
-        });
+        Padding::None if degree == 2 && !wide => {
+            wiki = "pitfall-bank-conflict#P5";
+        }
+        Padding::None => {}
     }
+    // The term of the index that spreads the lanes, where one alone does (an access of
+    // a called function is modelled with the call's arguments, not its own terms).
+    if context.is_none() {
+        if let Some(t) = kernaut_sema::terms::lane_term(run.ctx.file, a, bank.block) {
+            message.push_str(&format!(
+                "; the lanes' stride comes from {}",
+                kernaut_sema::terms::describe(&t, a.indices.len())
+            ));
+        }
+    }
+    Some(RuleDiagnostic {
+        rule: RULE.id,
+        severity,
+        range: a.range.clone(),
+        message,
+        wiki: wiki.to_string(),
+        fixes,
+    })
 }
 
 enum Padding {
@@ -409,7 +503,7 @@ __global__ void transpose(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` gives its block) (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` gives its block); the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
             "#]],
         );
     }
@@ -489,7 +583,7 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block) (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `2 * threadIdx.x` (pitfall-bank-conflict#P5)
             "#]],
         );
     }
@@ -792,6 +886,42 @@ void launch(float* out, const float* in) {
         );
     }
 
+    /// The register-tiled GEMM shape: the innermost unrolled loop steps consecutive
+    /// elements, inside unrolled loops whose variables are held for it. nvcc 13.5
+    /// (sm_90, `cuobjdump -sass`) emits two `LDS.128` per `k` for `sb[k][tx * 8 + n]`:
+    /// 2-way each (lanes 32 bytes apart), not the 4-way of eight scalar loads.
+    #[test]
+    fn an_unrolled_loop_inside_unrolled_loops_is_merged() {
+        check(
+            RULE,
+            r#"
+__global__ void gemm(const float* b, float* c) {
+    int tx = threadIdx.x, ty = threadIdx.y;
+    __shared__ float sb[8][128];
+    float acc[8][8] = {0.0f};
+    sb[ty / 2][(ty % 2) * 64 + tx] = b[ty * 16 + tx];
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this store to `sb`
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+#pragma unroll
+            for (int n = 0; n < 8; n++) {
+                acc[m][n] += sb[k][tx * 8 + n];
+                          // ^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `sb` takes 8 wavefronts instead of 4
+            }
+        }
+    }
+    c[ty * 16 + tx] = acc[0][0];
+}
+void launch(const float* b, float* c) {
+    gemm<<<1, dim3(16, 16)>>>(b, c);
+}
+"#,
+        );
+    }
+
     #[test]
     fn adjacent_scalars_that_stay_two_instructions_are_flagged() {
         // Not merged in SASS (nvcc 13.5, sm_90), so each 4-byte load is 2-way: through a
@@ -917,8 +1047,8 @@ __global__ void viaoff(float* out, int off) {
             RULE,
             fixture,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
-                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block) (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block); the lanes' stride comes from `2 * t` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `p` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `viaoff` gives its block); the lanes' stride comes from `2 * t` (pitfall-bank-conflict#P5)
             "#]],
         );
     }
@@ -1012,7 +1142,243 @@ __global__ void k(float* out) {
             RULE,
             fixture,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead (pitfall-bank-conflict#P2)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); padding the rows would need 50688 bytes of static shared memory, past the 48 KB per-block limit, so swizzle the index instead; the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P2)
+            "#]],
+        );
+    }
+
+    /// A device function's accesses are modelled as the kernels of the file call it:
+    /// with their blocks and the calls' arguments. The worst call stands; an argument
+    /// the model cannot read, or a call only part of the warp makes, says nothing.
+    #[test]
+    fn device_functions_under_the_kernels_that_call_them() {
+        check_messages(
+            RULE,
+            r#"
+__device__ float column(const float* tile, int col) {
+    return tile[threadIdx.x * 32 + col];
+}
+__device__ float row(const float* tile, int r) {
+    return tile[r * 32 + threadIdx.x];
+}
+__device__ float reduce(float v) {
+    __shared__ float partial[32][32];
+    partial[threadIdx.y][threadIdx.x] = v;
+    __syncthreads();
+    return partial[threadIdx.x][threadIdx.y];
+}
+__global__ void k(float* out, const int* idx) {
+    __shared__ float tile[32 * 32];
+    tile[threadIdx.y * 32 + threadIdx.x] = out[threadIdx.x];
+    __syncthreads();
+    float a = row(tile, threadIdx.y) + column(tile, threadIdx.y);
+    float b = column(tile + 32, 1);
+    out[threadIdx.x] = a + b + reduce(a);
+}
+__global__ void lone(float* out, const int* idx) {
+    __shared__ float tile[32 * 32];
+    if (threadIdx.x == 0) out[0] = column(tile, 0);
+    out[threadIdx.x] = column(tile, idx[threadIdx.x]);
+}
+int main() { k<<<1, dim3(32, 32)>>>(nullptr, nullptr); lone<<<1, 256>>>(nullptr, nullptr); }
+"#,
+            expect![[r#"
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `column` as `k` calls it at line 17) (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `partial` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `reduce` as `k` calls it at line 19) (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    /// Only the lanes a loop's bound lets in issue the access: with `r` from
+    /// `threadIdx.x` below 8, eight lanes read eight rows of 128 floats (8-way, not
+    /// 32-way). The `d` loop has no pragma but is small enough for nvcc to unroll in
+    /// full: nvcc 13.5 `-arch=sm_90 -cubin` gives 32 `LDS.128`, so the merged access's
+    /// page (P4) is cited.
+    #[test]
+    fn a_loop_bound_limits_the_lanes() {
+        check_messages(
+            RULE,
+            r#"
+constexpr int R = 8;
+__global__ void rows(const float* q, float* out) {
+  __shared__ float t[R][128];
+  for (int i = threadIdx.y; i < R; i += blockDim.y)
+    for (int d = threadIdx.x; d < 128; d += blockDim.x) t[i][d] = q[i * 128 + d];
+  __syncthreads();
+  float acc = 0.f;
+  for (int r = threadIdx.x; r < R; r += blockDim.x)
+    for (int d = 0; d < 128; d++) acc += t[r][d];
+  out[threadIdx.x] = acc;
+}
+void run(const float* q, float* out) { rows<<<1, dim3(128, 8)>>>(q, out); }
+"#,
+            expect![[r#"
+                warning: 8-way bank conflict: this load from `t` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `r` in the row index (pitfall-bank-conflict#P4)
+            "#]],
+        );
+    }
+
+    /// A constant-trip loop with no pragma is unrolled in full when its trip count times
+    /// its body is small, and its consecutive elements merge: nvcc 13.5 `-arch=sm_90
+    /// -cubin` gives 16 `LDS.128` for the float row (8-way, 32 wavefronts instead of 4)
+    /// and 16 `LDS.64` for the half row (16-way, 32 instead of 2). A body with calls
+    /// (`sinf`, `cosf`) over 32 trips is not unrolled (one `LDS` in a loop): 32-way.
+    #[test]
+    fn a_small_loop_without_pragma_is_unrolled_and_merged() {
+        check_messages(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+__global__ void rows_h(const half* in, half* out, const unsigned* pos) {
+  __shared__ half t[64][64];
+  for (int r = 0; r < 64; r++) t[r][threadIdx.x] = in[r * 64 + threadIdx.x];
+  __syncthreads();
+  unsigned p = pos[threadIdx.x];
+  for (int c = 0; c < 64; c++) out[p * 64 + c] = t[threadIdx.x][c];
+}
+__global__ void rows_f(const float* in, float* out, const unsigned* pos, int plane) {
+  __shared__ float t[64][64];
+  for (int r = 0; r < 64; r++) t[r][threadIdx.x] = in[r * 64 + threadIdx.x];
+  __syncthreads();
+  unsigned p = pos[threadIdx.x];
+  for (int c = 0; c < 64; c++) out[c * plane + p] = t[threadIdx.x][c];
+}
+__global__ void rows_big(const float* in, float* out) {
+  __shared__ float t[64][32];
+  for (int r = 0; r < 32; r++) t[threadIdx.x][r] = in[r * 64 + threadIdx.x];
+  __syncthreads();
+  float acc = 0.f;
+  for (int c = 0; c < 32; c++) acc = acc * 1.5f + sinf((float)t[threadIdx.x][c]) * cosf(acc);
+  out[threadIdx.x] = acc;
+}
+void run(const half* a, half* b, const float* c, float* d, const unsigned* p, int plane) {
+  rows_h<<<1, 64>>>(a, b, p);
+  rows_f<<<1, 64>>>(c, d, p, plane);
+  rows_big<<<1, 64>>>(c, d);
+}
+"#,
+            expect![[r#"
+                warning: 16-way bank conflict: this load from `t` takes 32 wavefronts instead of 2, because lanes of a warp hit 16 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this load from `t` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this store to `t` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P4)
+                warning: 32-way bank conflict: this load from `t` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    /// A pair of statements inside an unrolled 2-trip loop merges across the iterations:
+    /// nvcc 13.5 `-arch=sm_90 -cubin` stores the four floats with one `STS.128` (8-way,
+    /// 32 wavefronts instead of 4), not two `STS.64` (16-way).
+    #[test]
+    fn pairs_merge_across_an_unrolled_loop() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void pairs(const float* in, float* out) {
+  __shared__ float s[128 * 32];
+  float v[8];
+  for (int j = 0; j < 8; j++) v[j] = in[j * 128 + threadIdx.x];
+  for (int n = 0; n < 2; n++) {
+    for (int i = 0; i < 2; i++) {
+      s[threadIdx.x * 32 + n * 4 + i * 2] = v[n * 4 + i * 2];
+      s[threadIdx.x * 32 + n * 4 + i * 2 + 1] = v[n * 4 + i * 2 + 1];
+    }
+  }
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x];
+}
+void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
+"#,
+            expect![[r#"
+                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32` (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32` (pitfall-bank-conflict#P4)
+            "#]],
+        );
+    }
+
+    /// The guards of the launched instantiation: `tid < R` with `R = 4` leaves four
+    /// lanes (rows 8 words apart, conflict-free), also joined with a bound on a global
+    /// index; `tid < nw * 4` with a runtime `nw` leaves an unknown part of the warp:
+    /// silent, not "all 32 lanes".
+    #[test]
+    fn guards_on_template_and_runtime_values_limit_the_lanes() {
+        check(
+            RULE,
+            r#"
+template <int R>
+__global__ void fold(const float* in, float* out, int nw) {
+  __shared__ float s[R][8];
+  int tid = threadIdx.x;
+  if (tid < 8)
+    for (int r = 0; r < R; r++) s[r][tid] = in[r * 8 + tid];
+  __syncthreads();
+  if (tid < R) {
+    float v = 0.f;
+    for (int w = 0; w < nw; w++) v += s[tid][w];
+    out[tid] = v;
+  }
+  if (tid < nw * 4) {
+    float v = 0.f;
+    for (int w = 0; w < nw; w++) v += s[tid % R][w];
+    out[tid] += v;
+  }
+  if (tid < R && blockIdx.x * R + tid < nw) {
+    float v = 0.f;
+    for (int w = 0; w < nw; w++) v += s[tid][w];
+    out[tid] += v;
+  }
+}
+void run(const float* in, float* out, int nw) { fold<4><<<1, 128>>>(in, out, nw); }
+"#,
+        );
+    }
+
+    /// A guard on the loop variable is evaluated at the iteration the model holds: in
+    /// the first step of a Blelloch down-sweep only lane 0 passes `i + s < 2 * N`.
+    #[test]
+    fn a_guard_on_the_loop_variable_thins_the_lanes() {
+        check(
+            RULE,
+            r#"
+#define N 512
+__global__ void scan(unsigned* io) {
+  __shared__ unsigned a[2 * N];
+  a[threadIdx.x] = io[threadIdx.x];
+  a[threadIdx.x + N] = io[threadIdx.x + N];
+  __syncthreads();
+  for (int s = N >> 1; s > 0; s >>= 1) {
+    int i = (threadIdx.x + 1) * s * 2 - 1;
+    if (i + s < 2 * N) a[i + s] += a[i];
+    __syncthreads();
+  }
+  io[threadIdx.x] = a[threadIdx.x];
+}
+void run(unsigned* io) { scan<<<1, N>>>(io); }
+"#,
+        );
+    }
+
+    /// With no launch fixing the block, a degree that changes with `blockDim.x` is a
+    /// hint stating the value assumed (the coalescing rule assumes the same).
+    #[test]
+    fn a_degree_resting_on_an_unfixed_block_is_a_hint() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void fill(const float* in, float* out) {
+  __shared__ float buf[2048];
+  int per = 2048 / blockDim.x;
+  int base = blockDim.x * blockIdx.x + threadIdx.x * per;
+  for (int j = 0; j < per; ++j) buf[threadIdx.x * per + j] = in[base + j];
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = buf[(threadIdx.x * 7) & 2047];
+}
+void run(const float* in, float* out, int n) {
+  for (int t = 32; t <= 512; t *= 2) fill<<<n / t, t>>>(in, out);
+}
+"#,
+            expect![[r#"
+                hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (assuming `blockDim.x` = 256: no launch of `fill` fixes its block, and the figure depends on it); the lanes' stride comes from `threadIdx.x * per` (pitfall-bank-conflict#P1)
             "#]],
         );
     }

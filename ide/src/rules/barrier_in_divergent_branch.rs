@@ -3,7 +3,7 @@
 //!
 //! A barrier must be reached by every thread of its scope; inside `if (tid < n)` the
 //! other threads never arrive, and the block hangs or the barrier silently misbehaves
-//! (`pitfall-synchronization#P1`). The scopes (`rules/barriers.rs`): the block
+//! (`pitfall-synchronization#P1`). The scopes (`sema::context::barriers`): the block
 //! (`__syncthreads()`, `__syncthreads_and/or/count`, `this_thread_block().sync()`,
 //! `cooperative_groups::sync(block)`, `bar.sync 0` in `asm`), a tile or the warp
 //! (`tile.sync()` of a `thread_block_tile`, `__syncwarp()` with a full mask: only a
@@ -41,10 +41,12 @@
 //! __syncthreads();
 //! ```
 
-use kernaut_syntax::ControlFlow;
+use kernaut_syntax::{ControlFlow, LaterKind};
 
 mod early_exit;
-use super::barriers::{barriers, certain_block, divergent_branch, Barrier};
+use super::barriers::{
+    barriers, certain_block, divergent_branch, if_condition, implies, Barrier, BarrierScope,
+};
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
@@ -87,13 +89,44 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 .collect::<Vec<_>>()
                 .join(" ");
             let (threads, barrier) = (b.scope.threads(), b.scope.barrier());
+            // The threads that skip the branch meet no block barrier after it (nor in an
+            // `else`), and the function is a kernel, or a device function its kernels
+            // call last: they go on to exit, as after `if (!(cond)) return;`, which the
+            // hardware lets the barrier complete without (see `early_exit.rs`).
+            let exit = (b.scope == BarrierScope::Block)
+                .then(|| skippers_exit(ctx, &flow, &branch, &found))
+                .flatten();
+            if let Some(assumption) = exit {
+                let assumption = assumption.map(|a| format!(" ({a})")).unwrap_or_default();
+                out.push(RuleDiagnostic {
+                    rule: RULE.id,
+                    severity: Severity::Hint,
+                    range: b.range.clone(),
+                    message: format!(
+                        "`{written}` inside `if ({condition})`: the threads of the block that skip the branch meet no block barrier after it and go on to exit, as after `if (!({condition})) return;`{assumption}; today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it; keep the barrier where every thread reaches it and guard only the work"
+                    ),
+                    wiki: RULE.wiki[0].to_string(),
+                    fixes: Vec::new(),
+                });
+                continue;
+            }
             // Within a warp, a condition that reads the thread index only through locals
             // may well be the same for every lane (`warp_id = threadIdx.x / 32` and what is
             // computed from it): the lanes differ only where the condition names the lane.
-            let names_lane = ["threadIdx", "lane", "thread_rank", "laneid"]
+            let names_lane = ["threadIdx.x", "lane", "thread_rank", "laneid"]
                 .iter()
                 .any(|w| condition.contains(w));
-            let (severity, assumption) = if b.scope.within_warp() && !names_lane {
+            // `threadIdx.y` (or `.z`) is the same for a whole warp when `blockDim.x` is a
+            // multiple of 32 (a known launch that says so made the branch uniform above).
+            let rows_only = !names_lane && condition.contains("threadIdx") && block.is_none();
+            let (severity, assumption) = if b.scope.within_warp() && rows_only {
+                (
+                    Severity::Hint,
+                    format!(
+                        " (assuming `blockDim.x` is not a multiple of 32: `{condition}` reads the thread index only through `threadIdx.y`/`threadIdx.z`, which is the same for the lanes of a warp when it is, and no launch in sight fixes the block)"
+                    ),
+                )
+            } else if b.scope.within_warp() && !names_lane && !condition.contains("threadIdx") {
                 (
                     Severity::Hint,
                     format!(
@@ -115,6 +148,76 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
         early_exit::check(ctx, &flow, &found, block, &errors, out);
+    }
+}
+
+/// Whether the threads that skip the `if` at `branch` go on to exit without doing
+/// anything more: the `if` is the rest of the function (nothing but a `return` follows
+/// it, no loop holds it), none of the function's block barriers (`all`) lies in its
+/// `else`, and the function is a kernel, or a device function whose every call is in a
+/// kernel that meets no block barrier after the call. Threads that skip a barrier and
+/// then go on working are not ordered by it: that stays a warning. `Some(None)` when the
+/// code shows it, `Some(Some(assumption))` for a device function no kernel in the file
+/// calls (its callers are assumed to meet no barrier after the call), `None` otherwise.
+fn skippers_exit(
+    ctx: &RuleContext,
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+    all: &[Barrier],
+) -> Option<Option<String>> {
+    // After the branch the skipping threads run nothing more of the function (the branch
+    // ends it), or only statements guarded by conditions that hold in no skipping thread
+    // (`if (t == 0) out[b] = s[0];` after `if (t < 32) { ... }`): they do no work the
+    // barrier should have ordered, and go on to exit. Work after the branch that they do
+    // run (`atomicAdd(&out[i / 2], in[i])` after `if (even) { out[i] = 0; barrier }`) was
+    // meant to wait for the barrier: that stays a warning.
+    if !flow.ends_after(branch) {
+        let mut later = flow.runs_after(branch)?;
+        let condition = if_condition(ctx, branch)?;
+        let block = certain_block(ctx, branch.start);
+        // A preprocessor conditional stands for the statements of all its arms (one of
+        // them is compiled; each must hold).
+        let mut i = 0;
+        while i < later.len() {
+            match ctx.file.conditional_statements(&later[i].range) {
+                Some(inner) if later[i].kind == LaterKind::Other => {
+                    later.splice(i..=i, inner);
+                }
+                _ => i += 1,
+            }
+        }
+        for s in &later {
+            match s.kind {
+                LaterKind::Return => break,
+                LaterKind::IfWithoutElse => {
+                    let guard = if_condition(ctx, &s.range)?;
+                    if !implies(ctx, &guard, &condition, block) {
+                        return None;
+                    }
+                }
+                LaterKind::Other => return None,
+            }
+        }
+    }
+    let other = flow.branches(branch).and_then(|(_, other)| other);
+    let met = all.iter().any(|x| {
+        x.scope == BarrierScope::Block
+            && (flow.reaches_after(branch, x.range.start, None)
+                || other.as_ref().is_some_and(|o| o.contains(&x.range.start)))
+    });
+    if met {
+        return None;
+    }
+    let f = ctx.facts.function_at(flow.body.start)?;
+    if f.is_kernel {
+        return Some(None);
+    }
+    match early_exit::callers_after(ctx, &f.name) {
+        early_exit::CallersAfter::Exit(_) => Some(None),
+        early_exit::CallersAfter::Unknown => {
+            Some(Some(early_exit::unknown_callers_assumption(&f.name)))
+        }
+        early_exit::CallersAfter::Continue => None,
     }
 }
 
@@ -185,6 +288,7 @@ __global__ void reduce(float* data) {
     }
     if (threadIdx.x == 0) block.sync();
                        // ^^^^^^^^^^^^ warning: `block.sync()` inside `if (threadIdx.x == 0)`
+    __syncthreads();
 }
 "#,
         );
@@ -255,6 +359,243 @@ __device__ void stage(float* tile, const float* in, int n) {
                 // ^^^^^^^ warning: `return` under `if (lane >= n)` leaves this device function for some threads of the block, which skip `__syncthreads()` below but keep running in the caller
     tile[threadIdx.x] = in[threadIdx.x];
     __syncthreads();
+}
+__global__ void staged(float* out, const float* in, int n) {
+    __shared__ float tile[64];
+    stage(tile, in, n);
+    __syncthreads();
+    out[threadIdx.x] = tile[63 - threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_device_function_no_kernel_in_the_file_calls_is_a_hint_that_states_the_assumption() {
+        check_messages(
+            RULE,
+            r#"
+struct Gen {
+    int count;
+    __device__ void operator()() const {
+        __shared__ float tile[128];
+        int idx = blockIdx.x * 128 + threadIdx.x;
+        if (idx >= count) return;
+        tile[threadIdx.x] = idx;
+        __syncthreads();
+    }
+};
+__global__ void gen_kernel(const Gen g) { g(); }
+"#,
+            expect![[r#"
+                hint: `return` under `if (idx >= count)` leaves this device function for some threads of the block before `__syncthreads()` (assuming no caller of `operator()` meets a block barrier after the call: the file shows no kernel calling it directly (its callers are elsewhere, or call it through an object, a pointer or another device function); if one does, the threads that left would arrive at that later barrier while the others wait at this one, and the two would pair up wrongly); keep every thread to the barrier and guard the work instead (`if (!(idx >= count)) { ... }`) (pitfall-synchronization#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn conditions_each_iteration_makes_the_same_for_the_block_under_the_launched_instantiation() {
+        // `i` runs over `threadIdx.x + k * B` with `blockDim.x == B` (the launch binds the
+        // template argument and the block alike) and `end` is a multiple of `B`: `i >= B`
+        // and `i + B >= end` have one value per iteration for the whole block, and a
+        // `__syncthreads_count` result is the block's. Offsets that are not multiples of
+        // `B`, a bound that is not one, or a thread-dependent operand of `||` split it.
+        check(
+            RULE,
+            r#"
+template <typename T, int B>
+__global__ void pick(const T* x, const int* kept, int* out) {
+    int n = kept[blockIdx.x];
+    float acc = 0.f;
+    int end = (n + B - 1) / B * B;
+    for (int i = threadIdx.x; i < end; i += B) {
+        acc += (i < n) ? static_cast<float>(x[i]) : 0.f;
+        int count = __syncthreads_count(acc > 1.0f);
+        if (count != 0 || (i + B) >= end) {
+            if (threadIdx.x == 0) out[blockIdx.x] = i;
+            break;
+        }
+    }
+    for (int i = threadIdx.x; i < end; i += B) {
+        int count = __syncthreads_count(x[i] > 0);
+        if (count != 0 || threadIdx.x > 5) break;
+                                        // ^^^^^^ warning: `break` under `if (count != 0 || threadIdx.x > 5)`
+    }
+    for (int i = threadIdx.x; i < n; i += B) {
+        int count = __syncthreads_count(x[i] > 0);
+        if (!(count == 0) || i + B >= n) break;
+                                      // ^^^^^^ warning: `break` under `if (!(count == 0) || i + B >= n)`
+    }
+}
+template <int B>
+__global__ void scan(const int* src, int* dst, int n) {
+    __shared__ int s[B];
+    for (int i = threadIdx.x; i < (n + B - 1) / B * B; i += B) {
+        if (i >= B) {
+            __syncthreads();
+        }
+        if (i >= B + 1) {
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i >= B + 1)`
+        }
+        s[threadIdx.x] = i < n ? src[i] : 0;
+        __syncthreads();
+        if (i < n) dst[i] = s[B - 1];
+    }
+}
+void run(const float* x, const int* k, int* o, const int* src, int* dst, int n, int batch) {
+    const int block = 256;
+    pick<float, block><<<batch, block>>>(x, k, o);
+    scan<128><<<1, 128>>>(src, dst, n);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn values_the_launch_makes_the_same_for_the_block() {
+        // A block of one row makes `threadIdx.y` 0, so `deg[row]` is one load for the
+        // block; `i - threadIdx.x` cancels in a grid-stride loop stepped by hand, even
+        // against a size through `sizeof(T)`. A block of two rows splits the first again.
+        check(
+            RULE,
+            r#"
+__global__ void per_row(const int* deg, float* out, int n) {
+    __shared__ float acc[1];
+    int row = blockIdx.x + threadIdx.y;
+    while (row < n) {
+        int d = deg[row];
+        if (d > 0) {
+            if (threadIdx.x == 0) acc[threadIdx.y] = d;
+            __syncthreads();
+            out[row] = acc[threadIdx.y];
+        }
+        row += gridDim.x;
+    }
+}
+__global__ void two_rows(const int* deg, float* out, int n) {
+    __shared__ float acc[2];
+    int row = blockIdx.x * 2 + threadIdx.y;
+    int d = deg[row];
+    if (d > 0) {
+        if (threadIdx.x == 0) acc[threadIdx.y] = d;
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (d > 0)`
+        out[row] = acc[threadIdx.y];
+    }
+    out[n + row] = 0.0f;
+}
+template <typename T>
+__global__ void sweep(T* p, const size_t bytes) {
+    size_t n = bytes / sizeof(T);
+    T a = 0;
+    size_t i = threadIdx.x + blockIdx.x * blockDim.x;
+    while (1) {
+        if ((i - threadIdx.x) > n) {
+            break;
+        }
+        if (i < n) a += p[i];
+        i += (blockDim.x * gridDim.x);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) p[0] = a;
+}
+void run(const int* deg, float* out, int n, float* p, size_t bytes) {
+    per_row<<<n, dim3(128, 1)>>>(deg, out, n);
+    two_rows<<<n, dim3(128, 2)>>>(deg, out, n);
+    sweep<float><<<80, 256>>>(p, bytes);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_condition_the_same_in_every_block_shape_needs_no_launch() {
+        // No launch in sight: `i - threadIdx.x` is the same for every thread of any
+        // block, so the `break` leaves the loop for the whole block; `i < n` is not.
+        check(
+            RULE,
+            r#"
+__global__ void sweep(float* p, size_t n) {
+    float a = 0.f;
+    size_t i = threadIdx.x + blockIdx.x * blockDim.x;
+    while (1) {
+        if ((i - threadIdx.x) > n) break;
+        if (i < n) a += p[i];
+        i += blockDim.x * gridDim.x;
+        __syncthreads();
+    }
+    for (size_t j = threadIdx.x; ; j += blockDim.x) {
+        if (j >= n) break;
+                 // ^^^^^^ warning: `break` under `if (j >= n)`
+        __syncthreads();
+        p[j] += a;
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn skipping_threads_that_run_only_barrier_free_code_then_exit_are_a_hint() {
+        // After `if (t < 32) { ... }` the skipping threads run only `if (t == 0) ...` and
+        // `if (t < 16 && ...)`, whose conditions hold in none of them, then exit: as
+        // after a `return`. Work they do run (`if (t < 64)`, a call) stays a warning.
+        check(
+            RULE,
+            r#"
+__device__ void store(double* out, double v) { out[blockIdx.x] = v; }
+__device__ void wait_all() { __syncthreads(); }
+__global__ void tail(const double* v, double* out) {
+    __shared__ double s[128];
+    int t = threadIdx.x;
+    s[t] = v[blockIdx.x * 128 + t];
+    __syncthreads();
+    if (t < 32) {
+        s[t] += s[t + 32]; __syncthreads();
+                        // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (t < 32)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+    }
+    if (t == 0) store(out, s[0]);
+    if (t < 16 && blockIdx.x == 0) out[gridDim.x + t] = s[t];
+}
+__global__ void per_precision(double* v, double* out) {
+    __shared__ double s[64];
+    int t = threadIdx.x;
+    s[t] = v[t];
+    __syncthreads();
+#if defined(PRECISION_z)
+    if (t < 32) {
+        s[t] += s[t + 32]; __syncthreads();
+                        // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (t < 32)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+    }
+#endif
+#if defined(PRECISION_d)
+    if (t < 32) {
+        volatile double* w = s;
+        w[t] += w[t + 32];
+    }
+#else
+    if (t < 16) s[t] += 1.0;
+#endif
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+__global__ void skippers_work(const double* v, double* out) {
+    __shared__ double s[128];
+    int t = threadIdx.x;
+    if (t < 32) {
+        s[t] = v[t]; __syncthreads();
+                  // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (t < 32)`: threads of the block that skip the branch never reach
+    }
+    if (t < 64) out[t] = s[t % 32];
+}
+__global__ void skippers_call(const double* v, double* out) {
+    __shared__ double s[128];
+    int t = threadIdx.x;
+    if (t < 32) {
+        s[t] = v[t]; __syncthreads();
+                  // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (t < 32)`: threads of the block that skip the branch never reach
+    }
+    wait_all();
 }
 "#,
         );
@@ -327,6 +668,7 @@ __global__ void k(float* out) {
         __syncthreads();
      // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside
     }
+    __syncthreads();
 }
 "#,
         );
@@ -384,6 +726,13 @@ __device__ void stage(float* tile, const float* in, int mode, int n) {
         tile[threadIdx.x] = in[threadIdx.x];
     }
     __syncthreads();
+}
+__global__ void run(float* out, const float* in, int mode, int n) {
+    __shared__ float tile[256];
+    copy_or_stage(tile, in, mode, n);
+    stage(tile, in, mode, n);
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x];
 }
 "#,
         );
@@ -568,6 +917,136 @@ __global__ void k(int n) {
         );
     }
 
+    /// A guard around the rest of the kernel: the threads that skip it meet no barrier
+    /// again and exit, as after `if (i >= n) return;`, a hint. Inside a loop, or with a
+    /// barrier after the `if`, they meet the barrier of a later iteration or the one
+    /// after: still a warning.
+    #[test]
+    fn a_guard_around_the_rest_of_the_kernel_is_a_hint() {
+        check(
+            RULE,
+            r#"
+__global__ void tail(float* v, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        s[threadIdx.x] = v[i];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (i < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit, as after `if (!(i < n)) return;`
+        v[i] = s[255 - threadIdx.x];
+    }
+}
+__device__ void body(float* s, float* v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        s[threadIdx.x] = v[i];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (i < n)`: the threads of the block that skip
+        v[i] = s[255 - threadIdx.x];
+    }
+}
+__global__ void calls_last(float* v, int n) {
+    __shared__ float s[256];
+    body(s, v, n);
+}
+__global__ void rounds(float* v, int n, int rounds) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int r = 0; r < rounds; ++r) {
+        if (i < n) {
+            s[threadIdx.x] = v[i];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: threads of the block that skip the branch never reach
+            v[i] += s[255 - threadIdx.x];
+        }
+    }
+}
+__global__ void zero_then_accumulate(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if ((threadIdx.x & 1) == 0) {
+        out[i] = 0.0f;
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if ((threadIdx.x & 1) == 0)`: threads of the block that skip the branch never reach
+    }
+    atomicAdd(&out[i / 2], in[i]);
+}
+__global__ void other_side(float* v, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        s[threadIdx.x] = v[i];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: threads of the block that skip the branch never reach
+    } else {
+        s[threadIdx.x] = 0.0f;
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`
+    }
+}
+"#,
+        );
+    }
+
+    /// A local holding a block-wide reduction (`__syncthreads_count`) is the same in
+    /// every thread: a `break` under it leaves the loop for the whole block.
+    #[test]
+    fn a_local_holding_a_block_reduction_is_uniform() {
+        check(
+            RULE,
+            r#"
+__global__ void pick(const float* p, int n, int* out) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float v = p[i];
+        int c = __syncthreads_count(v > 0.5f);
+        if (c != 0) {
+            if (threadIdx.x == 0) out[0] = i;
+            break;
+        }
+    }
+}
+"#,
+        );
+    }
+
+    /// A warp barrier under a condition on `threadIdx.y`: the lanes of a warp share it
+    /// when `blockDim.x` is a multiple of 32. A launch that says so makes it silent; with
+    /// no launch in sight, a hint that states the assumption; a block 16 wide splits
+    /// warps between two rows, a warning.
+    #[test]
+    fn a_warp_barrier_under_a_row_condition() {
+        check(
+            RULE,
+            r#"
+__global__ void rows32(float* out) {
+    if (threadIdx.y == 0) {
+        out[threadIdx.x] = 0.0f;
+        __syncwarp();
+    }
+}
+__global__ void rows_unknown(float* out) {
+    if (threadIdx.y == 0) {
+        out[threadIdx.x] = 0.0f;
+        __syncwarp();
+     // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (threadIdx.y == 0)`: threads of the warp that skip the branch never reach the warp barrier, so the warp can hang or synchronise the wrong threads; move the barrier out of the branch (assuming `blockDim.x` is not a multiple of 32
+    }
+}
+__global__ void rows16(float* out) {
+    if (threadIdx.y == 0) {
+        out[threadIdx.x] = 0.0f;
+        __syncwarp();
+     // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if (threadIdx.y == 0)`
+    }
+}
+void launch(float* out) {
+    rows32<<<4, dim3(32, 16)>>>(out);
+    rows16<<<4, dim3(16, 16)>>>(out);
+}
+"#,
+        );
+    }
+
     #[test]
     fn a_guard_the_launch_makes_always_true() {
         check(
@@ -588,6 +1067,8 @@ __global__ void half(float* out) {
         __syncthreads();
      // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 128)`
     }
+    __syncthreads();
+    out[threadIdx.x] = s[255 - threadIdx.x];
 }
 void launch(float* out) {
     full<<<64, 256>>>(out);

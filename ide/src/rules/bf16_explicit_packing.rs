@@ -28,9 +28,9 @@
 //! ```
 
 use kernaut_syntax::short_name;
-use kernaut_syntax::CallSite;
+use kernaut_syntax::{CallSite, TextRange};
 
-use super::{find_word, is_identifier, Rule, RuleContext, RuleDiagnostic};
+use super::{is_identifier, Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -46,7 +46,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !text.contains("bfloat162") {
         return;
     }
-    let aliases = super::type_aliases::type_aliases(text);
+    let aliases = super::type_aliases::type_aliases(ctx.file);
     let named = |ty: &str, names: &[&str]| {
         words(ty).any(|w| {
             names.contains(&w)
@@ -62,7 +62,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if short_name(&call.callee) != "__hfma2" || call.args.len() != 3 {
             continue;
         }
-        let Some(target) = stored_to(text, call) else {
+        let Some(target) = stored_to(ctx, call) else {
             continue;
         };
         if !global_subscript(ctx, &target, call.range.start) {
@@ -97,55 +97,9 @@ fn words(ty: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The left side of `target = call;` when the call is the whole right side.
-fn stored_to(text: &str, call: &CallSite) -> Option<String> {
-    let after = text.get(call.range.end..)?.trim_start();
-    if !after.starts_with(';') {
-        return None;
-    }
-    let before = text.get(..call.range.start)?.trim_end();
-    let lhs_end = before.strip_suffix('=')?;
-    if lhs_end.ends_with(['=', '!', '<', '>', '+', '-', '*', '/']) {
-        return None;
-    }
-    let base = lhs_end.rfind([';', '{', '}']).map_or(0, |i| i + 1);
-    let mut start = base;
-    // After a `)` that closes what opened before the statement (a loop header's).
-    let mut depth = 0i32;
-    for (i, c) in lhs_end[base..].char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth -= 1;
-                if depth < 0 {
-                    start = base + i + 1;
-                    depth = 0;
-                }
-            }
-            _ => {}
-        }
-    }
-    // After the condition of an `if` (or a loop) on the same statement: a `)` at depth 0
-    // followed by a name.
-    let mut depth = 0i32;
-    let from = start;
-    for (i, c) in lhs_end[from..].char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ']' => depth -= 1,
-            ')' => {
-                depth -= 1;
-                let next = lhs_end[from + i + 1..].trim_start();
-                if depth == 0 && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-                    start = from + i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    let lhs = lhs_end[start..].trim();
-    let lhs = lhs.strip_prefix("else ").map_or(lhs, str::trim_start);
-    // `y[i]`, possibly after a closing `)` of a loop header already cut off above.
-    (lhs.ends_with(']') && !lhs.contains('=')).then(|| lhs.to_string())
+fn stored_to(ctx: &RuleContext, call: &CallSite) -> Option<String> {
+    let target = ctx.file.assignment_target(&call.range)?;
+    Some(ctx.text().get(target)?.trim().to_string())
 }
 
 /// Whether `expr` is `p[i]` (or `*p`) of a pointer parameter of the function (global
@@ -288,60 +242,35 @@ fn operand_is(ctx: &RuleContext, arg: &str, at: usize, pred: &dyn Fn(&str) -> bo
     declared_type(ctx, &base, at).is_some_and(|t| pred(&t))
 }
 
-/// The declared type of `name` at `at`: a parameter, or the text before the name in its
-/// last declaration.
+/// The declared type of `name` at `at`: a parameter's or a local's, found through the
+/// scopes around `at`.
 fn declared_type(ctx: &RuleContext, name: &str, at: usize) -> Option<String> {
-    let f = ctx.facts.function_at(at)?;
-    if let Some(p) = f.params.iter().find(|p| p.name == name) {
-        return Some(p.ty.clone());
-    }
-    let body = f.body_range.clone()?;
-    let scope = ctx.text().get(body.start..at)?;
-    let mut found = None;
-    let mut from = 0;
-    while let Some(i) = find_word(scope, name, from) {
-        from = i + name.len();
-        let line_start = scope[..i].rfind(['\n', ';', '{', '(']).map_or(0, |p| p + 1);
-        let head = scope[line_start..i].trim();
-        let after = scope[from..].trim_start();
-        let declares = !head.is_empty()
-            && head
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_:<>*& ".contains(&b))
-            && (after.starts_with('=') || after.starts_with(';') || after.starts_with('['));
-        if declares {
-            found = Some(head.to_string());
-        }
-    }
-    found
+    ctx.file.variable_named(name, at).map(|v| v.ty)
 }
 
-/// The value of the single definition `name = value;` of a local before `at`.
+/// The value of the single definition of the local `name` visible at `at` (its
+/// initialiser or its one plain assignment), when that definition comes before `at` and
+/// nothing else writes it.
 fn definition(ctx: &RuleContext, name: &str, at: usize) -> Option<String> {
-    let f = ctx.facts.function_at(at)?;
-    let body = f.body_range.clone()?;
-    let scope = ctx.text().get(body.start..body.end)?;
-    let mut value = None;
-    let mut count = 0;
-    let mut from = 0;
-    while let Some(i) = find_word(scope, name, from) {
-        from = i + name.len();
-        let after = scope[from..].trim_start();
-        if after.starts_with('=') && !after.starts_with("==") {
-            count += 1;
-            let start = from + (scope[from..].len() - after.len()) + 1;
-            let end = start + scope[start..].find(';')?;
-            if body.start + i < at {
-                value = Some(scope[start..end].trim().to_string());
+    let v = ctx.file.variable_named(name, at)?;
+    if v.is_param {
+        return None;
+    }
+    let mut definitions: Vec<TextRange> = v.init.iter().cloned().collect();
+    for u in ctx.file.uses_of(&v) {
+        match &u.write {
+            Some(w) if w.op == "=" && u.operand == u.range => {
+                definitions.push(w.value.clone()?);
             }
-        } else if ["+=", "-=", "*=", "/=", "++", "--"]
-            .iter()
-            .any(|op| after.starts_with(op))
-        {
-            return None;
+            Some(_) => return None,
+            None if u.address_of => return None,
+            None => {}
         }
     }
-    (count == 1).then_some(value).flatten()
+    match definitions.as_slice() {
+        [value] if value.start < at => Some(ctx.text()[value.clone()].trim().to_string()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -383,6 +312,24 @@ __global__ void axpb(const __nv_bfloat162* __restrict__ x, __nv_bfloat162* __res
 __global__ void k(const __nv_bfloat162* x, __nv_bfloat162* y, __nv_bfloat162 m, __nv_bfloat162 c) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     __nv_bfloat162 v = x[i];
+    y[i] = __hfma2(v, m, c);
+        // ^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn an_assignment_in_a_comment_is_not_a_second_definition() {
+        // The text scan counted the commented `v = …` as a second definition of `v` and
+        // stayed silent.
+        check(
+            RULE,
+            r#"
+__global__ void k(const __nv_bfloat162* x, __nv_bfloat162* y, __nv_bfloat162 m, __nv_bfloat162 c) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __nv_bfloat162 v = x[i];
+    // v = __hmul2(v, m); was slower
     y[i] = __hfma2(v, m, c);
         // ^^^^^^^^^^^^^^^^ hint: packed bf16 `__hfma2` here is one packed FMA
 }

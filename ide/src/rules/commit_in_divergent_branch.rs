@@ -121,10 +121,12 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
             EnclosingKind::Switch {
                 condition,
                 thread_dependent,
+                ..
             }
             | EnclosingKind::Conditional {
                 condition,
                 thread_dependent,
+                ..
             } => (condition, *thread_dependent, false),
             EnclosingKind::Function { .. } => return None,
             _ => continue,

@@ -27,7 +27,7 @@
 
 use kernaut_syntax::lex::is_ident_byte;
 use kernaut_syntax::short_name;
-use kernaut_syntax::{EnclosingKind, TextRange};
+use kernaut_syntax::{EnclosingKind, TextRange, Variable, VariableUse};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -58,7 +58,7 @@ enum Format {
 struct Types(Vec<(String, Format, bool)>);
 
 impl Types {
-    fn of_file(text: &str) -> Types {
+    fn of_file(file: &kernaut_syntax::SourceFile) -> Types {
         let mut out: Vec<(String, Format, bool)> = [
             "__half",
             "half",
@@ -72,7 +72,7 @@ impl Types {
         .iter()
         .filter_map(|t| Some((t.to_string(), Format::of(t)?, t.ends_with('2'))))
         .collect();
-        for (alias, ty) in super::type_aliases::type_aliases(text) {
+        for (alias, ty) in super::type_aliases::type_aliases(file) {
             if let Some(&(_, f, packed)) = out.iter().find(|(t, _, _)| *t == ty) {
                 out.push((alias, f, packed));
             }
@@ -128,8 +128,6 @@ struct Local {
     ty_range: TextRange,
     /// The initialiser, if any.
     init: Option<TextRange>,
-    /// The end of the block that declares it.
-    scope_end: usize,
 }
 
 /// An additive update `acc op= term`: the statement (without `;`), the terms added, and
@@ -142,13 +140,29 @@ struct Update {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let types = Types::of_file(ctx.text());
-    for local in locals(ctx, &types) {
-        let uses = uses(ctx.text(), &local);
+    // Every 16-bit type's name (and so every alias's declaration) says `half` or
+    // `bfloat16`: a file without either has no such local, and its tree is not walked.
+    let text = ctx.text();
+    if !text.contains("half") && !text.contains("bfloat16") {
+        return;
+    }
+    let types = Types::of_file(ctx.file);
+    for (local, all) in locals(ctx, &types) {
+        let uses = uses(ctx, &local, &all);
+        // Where the value is set anew (`v = 0`, `memset(&v, …)`): a loop whose every
+        // iteration does so before the update carries no sum across its iterations.
+        let resets: Vec<usize> = uses
+            .iter()
+            .filter_map(|u| match u {
+                Use::Assign { range, .. } => Some(range.start),
+                _ => None,
+            })
+            .chain(memsets(ctx, &local.name, local.decl.start))
+            .collect();
         let Some(first) = uses.iter().find_map(|u| match u {
             Use::Update(up)
                 if (up.fma || !local.packed)
-                    && in_long_loop(ctx, up.range.start, local.decl.start) =>
+                    && in_long_loop(ctx, up.range.start, local.decl.start, &resets) =>
             {
                 Some(up)
             }
@@ -215,153 +229,98 @@ enum Use {
     Other,
 }
 
-/// Every 16-bit local declared in a function body, with a single declarator.
-fn locals(ctx: &RuleContext, types: &Types) -> Vec<Local> {
-    let text = ctx.text();
+/// Every 16-bit local declared in a function body, with a single declarator, and its
+/// uses.
+fn locals(ctx: &RuleContext, types: &Types) -> Vec<(Local, Vec<VariableUse>)> {
     let mut out = Vec::new();
+    let of_type = |ty: &str| types.0.iter().find(|(t, _, _)| t == ty);
     for f in ctx.facts.kernels.iter().chain(&ctx.facts.device_functions) {
         let Some(body) = f.body_range.clone() else {
             continue;
         };
-        let s = &text[body.clone()];
-        for (ty, format, packed) in &types.0 {
-            let (ty, format, packed) = (ty.as_str(), *format, *packed);
-            let mut from = 0;
-            while let Some(i) = super::find_word(s, ty, from) {
-                from = i + ty.len();
-                let start = body.start + i;
-                let before = text[..start].trim_end();
-                let statement_start = before.ends_with([';', '{', '}'])
-                    || before.ends_with("const")
-                        && text[..before.len() - 5]
-                            .trim_end()
-                            .ends_with([';', '{', '}']);
-                if !statement_start {
-                    continue;
-                }
-                let rest = &text[start + ty.len()..body.end];
-                let name_len = rest
-                    .trim_start()
-                    .bytes()
-                    .take_while(|b| is_ident_byte(*b))
-                    .count();
-                if name_len == 0 {
-                    continue;
-                }
-                let lead = rest.len() - rest.trim_start().len();
-                let name_start = start + ty.len() + lead;
-                let name = text[name_start..name_start + name_len].to_string();
-                let after_name = name_start + name_len;
-                let Some(end) = kernaut_syntax::lex::statement_end(text, after_name, false).ok()
-                else {
-                    continue;
-                };
-                let tail = text[after_name..end - 1].trim();
-                let init = if tail.is_empty() {
-                    None
-                } else if let Some(v) = tail.strip_prefix('=') {
-                    if has_top_level_comma(v) {
-                        continue;
-                    }
-                    let Some(eq) = text[after_name..].find('=') else {
-                        continue;
-                    };
-                    let v_start = after_name + eq + 1;
-                    let v_text = &text[v_start..end - 1];
-                    let lead = v_text.len() - v_text.trim_start().len();
-                    Some(v_start + lead..v_start + lead + v_text.trim().len())
-                } else {
-                    continue;
-                };
-                let decl_start = if before.ends_with("const") {
-                    before.len() - 5
-                } else {
-                    start
-                };
-                out.push(Local {
+        let accept =
+            |v: &Variable| !v.is_param && !v.shares_declaration && of_type(&v.ty).is_some();
+        let names: Vec<&str> = types.0.iter().map(|(t, _, _)| t.as_str()).collect();
+        for (v, uses) in ctx.file.variables_with_uses(&body, &names, &accept) {
+            let Some(&(ref ty, format, packed)) = of_type(&v.ty) else {
+                continue;
+            };
+            out.push((
+                Local {
                     format,
                     packed,
-                    ty: ty.to_string(),
-                    name,
-                    decl: decl_start..end,
-                    ty_range: start..start + ty.len(),
-                    init,
-                    scope_end: block_end(text, end, f.range.end),
-                });
-            }
+                    ty: ty.clone(),
+                    name: v.name,
+                    decl: v.declaration,
+                    ty_range: v.ty_range,
+                    init: v.init,
+                },
+                uses,
+            ));
         }
     }
-    out.sort_by_key(|l| l.decl.start);
+    out.sort_by_key(|(l, _)| l.decl.start);
     out
 }
 
-/// Every use of `local` after its declaration, classified.
-fn uses(text: &str, local: &Local) -> Vec<Use> {
-    let name = local.name.as_str();
-    let scope = local.decl.end..local.scope_end;
-    let s = &text[scope.clone()];
+/// Every use of `local` after its declaration (`all`), classified.
+fn uses(ctx: &RuleContext, local: &Local, all: &[VariableUse]) -> Vec<Use> {
+    let text = ctx.text();
     let mut out = Vec::new();
-    let mut from = 0;
-    // Occurrences inside an update already classified are skipped.
+    // Uses inside an assignment already classified are part of it.
     let mut skip_until = 0;
-    while let Some(i) = super::find_word(s, name, from) {
-        from = i + name.len();
-        let at = scope.start + i;
-        if at < skip_until {
+    for u in all {
+        if u.range.start < skip_until {
             continue;
         }
-        let before = text[..at].trim_end();
-        let after_at = at + name.len();
-        let after = text[after_at..].trim_start();
-        let starts_statement = before.ends_with([';', '{', '}', ')']) || before.ends_with("else");
-        if starts_statement && (after.starts_with('=') && !after.starts_with("=="))
-            || starts_statement && (after.starts_with("+=") || after.starts_with("-="))
-        {
-            let Some(end) = kernaut_syntax::lex::statement_end(text, after_at, false).ok() else {
-                out.push(Use::Other);
-                continue;
-            };
-            skip_until = end;
-            let range = at..end - 1;
-            out.push(classify_assignment(text, name, range));
+        if let Some(w) = &u.write {
+            match (w.op.as_str(), &w.value) {
+                ("=" | "+=" | "-=", Some(value)) if u.operand == u.range => {
+                    skip_until = w.range.end;
+                    let mentions = all
+                        .iter()
+                        .any(|o| value.start <= o.range.start && o.range.end <= value.end);
+                    out.push(classify_assignment(
+                        text,
+                        &local.name,
+                        &w.op,
+                        w.range.clone(),
+                        value.clone(),
+                        mentions,
+                    ));
+                }
+                _ => out.push(Use::Other),
+            }
             continue;
         }
-        if after.starts_with(')') {
-            let open = before.strip_suffix('(').map(str::trim_end);
-            if let Some(callee) = open {
+        if u.operand == u.range {
+            if let Some((call, callee, 0)) = &u.argument_of {
                 if callee.ends_with("__half2float") || callee.ends_with("__bfloat162float") {
-                    let call_start = callee.len()
-                        - callee
-                            .rsplit(|c: char| !is_ident_byte(c as u8))
-                            .next()
-                            .unwrap_or("")
-                            .len();
-                    let close = after_at + text[after_at..].find(')').unwrap_or(0) + 1;
-                    out.push(Use::Widened(call_start..close));
+                    out.push(Use::Widened(call.clone()));
                     continue;
                 }
             }
-        }
-        let stored = after.starts_with(';')
-            && ((before.ends_with('=')
-                && !before.ends_with("==")
-                && !before.ends_with("<=")
-                && !before.ends_with(">=")
-                && !before.ends_with("!="))
-                || before.ends_with("return"));
-        if stored {
-            out.push(Use::Stored(at..after_at));
-            continue;
+            if u.stored {
+                out.push(Use::Stored(u.range.clone()));
+                continue;
+            }
         }
         out.push(Use::Other);
     }
     out
 }
 
-/// Classifies `name = …` / `name += …` at `range` (without the `;`).
-fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
-    let s = &text[range.clone()];
-    let rest = s[name.len()..].trim_start();
+/// Classifies the assignment `name op value` at `range`; `mentions` says whether the
+/// value reads the variable itself.
+fn classify_assignment(
+    text: &str,
+    name: &str,
+    op: &str,
+    range: TextRange,
+    value: TextRange,
+    mentions: bool,
+) -> Use {
+    let value = text[value].trim();
     let update = |negate: bool, terms: Vec<String>, fma: bool| {
         Use::Update(Update {
             range: range.clone(),
@@ -370,16 +329,11 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
             fma,
         })
     };
-    if let Some(e) = rest.strip_prefix("+=") {
-        return update(false, vec![e.trim().to_string()], false);
+    match op {
+        "+=" => return update(false, vec![value.to_string()], false),
+        "-=" => return update(true, vec![value.to_string()], false),
+        _ => {}
     }
-    if let Some(e) = rest.strip_prefix("-=") {
-        return update(true, vec![e.trim().to_string()], false);
-    }
-    let Some(value) = rest.strip_prefix('=') else {
-        return Use::Other;
-    };
-    let value = value.trim();
     if let Some((callee, args)) = call_parts(value) {
         let is_name = |a: &str| a == name;
         match (callee, args.as_slice()) {
@@ -406,7 +360,7 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
             return update(false, vec![l.to_string()], false);
         }
     }
-    if super::find_word(value, name, 0).is_some() {
+    if mentions {
         return Use::Other;
     }
     Use::Assign {
@@ -415,11 +369,23 @@ fn classify_assignment(text: &str, name: &str, range: TextRange) -> Use {
     }
 }
 
-/// Whether `offset` lies in a loop that does not contain the declaration at `decl`, and
-/// that is not known to run at most [`SHORT_LOOP`] times.
-fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
+/// Whether `offset` lies in a loop that does not contain the declaration at `decl`, that
+/// is not known to run at most [`SHORT_LOOP`] times, and whose iterations do not each set
+/// the variable anew before `offset` (a reset at one of `resets`, outside any branch).
+fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize]) -> bool {
     for e in ctx.enclosing(offset).iter() {
         if e.range.contains(&decl) {
+            return false;
+        }
+        let is_loop = matches!(
+            e.kind,
+            EnclosingKind::For { .. } | EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. }
+        );
+        if is_loop
+            && resets.iter().any(|&r| {
+                e.range.contains(&r) && r < offset && runs_every_iteration(ctx, r, &e.range)
+            })
+        {
             return false;
         }
         match &e.kind {
@@ -443,6 +409,35 @@ fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize) -> bool {
         }
     }
     false
+}
+
+/// The starts of the `memset(&name, …)` calls in the function around `at`.
+fn memsets(ctx: &RuleContext, name: &str, at: usize) -> Vec<usize> {
+    let Some(body) = ctx.facts.function_at(at).and_then(|f| f.body_range.clone()) else {
+        return Vec::new();
+    };
+    let text = ctx.text();
+    ctx.calls_in_body(body.start)
+        .iter()
+        .filter(|c| c.callee.ends_with("memset"))
+        .filter(|c| {
+            c.arg_ranges.first().is_some_and(|a| {
+                let arg: String = text[a.clone()].split_whitespace().collect();
+                arg == format!("&{name}") || arg == format!("&({name})")
+            })
+        })
+        .map(|c| c.range.start)
+        .collect()
+}
+
+/// Whether the statement at `offset` runs in every iteration of the loop at `lp`: no
+/// branch or inner loop lies between them.
+fn runs_every_iteration(ctx: &RuleContext, offset: usize, lp: &TextRange) -> bool {
+    // The innermost statement around it must be the loop: anything else between the two
+    // (a branch, an inner loop) may skip it in some iterations.
+    ctx.enclosing(offset)
+        .first()
+        .is_some_and(|e| e.range == *lp)
 }
 
 /// The fix, when every use can be rewritten.
@@ -597,30 +592,13 @@ fn declared_half(ctx: &RuleContext, types: &Types, name: &str, at: usize) -> boo
         ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .any(|w| types.scalar(w).is_some())
     };
-    if let Some(f) = ctx.facts.function_at(at) {
-        if let Some(p) = f.params.iter().find(|p| p.name == name) {
-            return is_half_ty(&p.ty);
-        }
+    if let Some(v) = ctx.file.variable_named(name, at) {
+        return is_half_ty(&v.ty);
     }
-    if ctx
-        .facts
+    ctx.facts
         .shared
         .iter()
         .any(|d| d.name == name && is_half_ty(&d.element_type))
-    {
-        return true;
-    }
-    let text = &ctx.text()[..at];
-    text.lines().rev().take(200).any(|line| {
-        let code = line.split("//").next().unwrap_or("");
-        super::find_word(code, name, 0).is_some_and(|i| {
-            let before = code[..i].trim_end().trim_end_matches(['*', '&']).trim_end();
-            let word = before
-                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .next();
-            word.is_some_and(|w| types.scalar(w).is_some())
-        })
-    })
 }
 
 /// `callee(args…)` when `s` is exactly one call.
@@ -703,28 +681,6 @@ fn split_top_level(s: &str, op: char) -> Option<(&str, &str)> {
         }
     }
     None
-}
-
-fn has_top_level_comma(s: &str) -> bool {
-    split_top_level(s, ',').is_some()
-}
-
-/// The `}` that closes the block containing `offset`, or `limit`.
-fn block_end(text: &str, offset: usize, limit: usize) -> usize {
-    let mut depth = 0i32;
-    for (i, b) in text.bytes().enumerate().take(limit).skip(offset) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth < 0 {
-                    return i;
-                }
-            }
-            _ => {}
-        }
-    }
-    limit
 }
 
 #[cfg(test)]
@@ -811,6 +767,42 @@ __global__ void k(const __half* x, const __half2* y, __half* out, int n) {
     }
 
     #[test]
+    fn a_partial_set_anew_every_iteration_carries_no_sum() {
+        // `part` is zeroed at the top of each iteration and folded into a float: the sum
+        // the loop carries is `total`. A reset under a branch, or one outside the inner
+        // loop that does the summing, leaves a carried fp16 sum.
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+#include <cstring>
+__global__ void dot(const half2* a, const half2* b, float* out, int n) {
+    float total = 0.f;
+    half2 part;
+    half2 kept;
+    half2 inner;
+    for (int k = threadIdx.x * 4; k + 3 < n; k += blockDim.x * 4) {
+        memset(&part, 0, sizeof(half2));
+        part = __hfma2(a[k], b[k], part);
+        part = __hfma2(a[k + 1], b[k + 1], part);
+        total += __low2float(part) + __high2float(part);
+        if (k == 0) kept = __float2half2_rn(0.f);
+        kept = __hfma2(a[k], b[k], kept);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `kept` is a packed fp16 (`half2`) accumulator
+        inner = __float2half2_rn(0.f);
+        for (int j = 0; j < n; ++j) {
+            inner = __hfma2(a[j], b[j], inner);
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `inner` is a packed fp16 (`half2`) accumulator
+        }
+        total += __low2float(inner) + __low2float(kept);
+    }
+    out[threadIdx.x] = total;
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_accumulates_in_float() {
         check_fix(
             RULE,
@@ -855,6 +847,39 @@ __device__ __nv_bfloat16 dot(const __nv_bfloat16* a, const __nv_bfloat16* b, int
                     }
                     float check = s;
                     return __float2bfloat16_rn(s);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn comments_and_shadowing_names_are_not_uses() {
+        // The text scan read the commented `acc = acc * 2` as a use it could not rewrite
+        // and the inner block's own `acc` as this one, and offered no fix.
+        check_fix(
+            RULE,
+            r#"
+__global__ void sum(const __half* x, __half* out, int n) {
+    __half acc = __float2half(0.f);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        acc = __hadd(acc, x[i]);
+        // acc = acc * 2 would overflow
+    }
+    { float acc = 1.0f; out[n] = __float2half(acc * 2); }
+    out[threadIdx.x] = acc;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `acc` in float
+                __global__ void sum(const __half* x, __half* out, int n) {
+                    float acc = 0.0f;
+                    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                        acc += __half2float(x[i]);
+                        // acc = acc * 2 would overflow
+                    }
+                    { float acc = 1.0f; out[n] = __float2half(acc * 2); }
+                    out[threadIdx.x] = __float2half_rn(acc);
                 }
             "#]],
         );

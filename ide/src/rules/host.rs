@@ -7,7 +7,8 @@ use std::sync::Arc;
 use kernaut_syntax::TextRange;
 
 use super::{RuleContext, RuleSettings};
-use crate::analysis::{Analysis, Cancellable, DiagnosticsKey, FileConfig, FileData, FileId};
+use crate::analysis::{Analysis, Cancellable, FileConfig, FileId};
+use crate::analysis::{DiagnosticsKey, FileData};
 use crate::compiled::CompiledFacts;
 use crate::diagnostic::RuleDiagnostic;
 use crate::knowledge::Knowledge;
@@ -71,9 +72,9 @@ pub(crate) fn diagnostics_at(
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((k, d)) = cached.as_ref() {
-            if *k == key {
-                return Some(d.clone());
+        if let Some(run) = cached.as_ref() {
+            if run.key == key {
+                return Some(run.diagnostics.clone());
             }
         }
     }
@@ -81,20 +82,88 @@ pub(crate) fn diagnostics_at(
         return None;
     }
     // No lock is held while the rules run (they reach cancellation checkpoints).
-    // A file kept without its trees is parsed again for the run.
-    let out = Arc::new(run_rules(
-        db,
-        path,
-        &f.with_trees(),
-        k,
-        &fc,
-        compiled.map(|c| &**c),
-    ));
+    // After an edit (or a change of the launches elsewhere), only the functions it
+    // reaches run again ([`super::incremental`]); a file kept without its trees is
+    // parsed again for a run over the whole file.
+    // (A file kept without its trees has no next incremental run to key.)
+    let names = if f.trees_dropped {
+        Vec::new()
+    } else {
+        kernel_names(db, f)
+    };
+    let compiled = compiled.map(|c| &**c);
+    let run = f
+        .last_run()
+        .filter(|_| !f.trees_dropped)
+        .and_then(|prev| {
+            super::incremental::run(db, path, f, k, &fc, compiled, &key, &names, &prev)
+        })
+        .unwrap_or_else(|| {
+            let data = f.with_trees();
+            let (out, race_steps) = run_rules(db, path, &data, k, &fc, compiled, Vec::new());
+            // What the next incremental run needs, for a file kept with its trees.
+            let text = f.source.text();
+            let kept = !f.trees_dropped;
+            crate::analysis::RulesRun {
+                key,
+                diagnostics: Arc::new(out),
+                items: if kept {
+                    crate::analysis::items(text).into()
+                } else {
+                    Arc::default()
+                },
+                names,
+                race_steps,
+                clean: kept && f.source.errors().is_empty(),
+                text: if kept {
+                    Arc::from(text)
+                } else {
+                    Arc::default()
+                },
+            }
+        });
+    let out = run.diagnostics.clone();
     *f.diagnostics
         .0
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, out.clone()));
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(run));
     Some(out)
+}
+
+/// What the model reads from launches, per kernel name the file `f` defines or launches:
+/// the launches of that kernel in every file and, for a kernel `f` launches over the
+/// 48 KB default, its dynamic shared-memory opt-ins. Under the empty name: the default
+/// block every kernel falls back on. (The incremental run's key per kernel.)
+fn kernel_names(db: &Analysis, f: &FileData) -> Vec<(String, u64)> {
+    use std::hash::{Hash, Hasher};
+    let index = db.launch_index();
+    let facts = f.facts();
+    let mut names: Vec<&str> = facts
+        .kernels
+        .iter()
+        .map(|k| short_name(&k.name))
+        .chain(facts.launches.iter().map(|l| short_name(&l.kernel)))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out: Vec<(String, u64)> = names
+        .into_iter()
+        .map(|n| {
+            let mut h = rustc_hash::FxHasher::default();
+            index.fingerprint(std::iter::once(n)).hash(&mut h);
+            let over = facts.launches.iter().any(|l| {
+                short_name(&l.kernel) == n && l.shared_bytes.is_some_and(|b| b > 48 * 1024)
+            });
+            if over {
+                dynamic_opt_ins(db, n).hash(&mut h);
+            }
+            (n.to_string(), h.finish())
+        })
+        .collect();
+    let mut h = rustc_hash::FxHasher::default();
+    db.config.default_block.hash(&mut h);
+    out.push((super::incremental::ALL_KERNELS.to_string(), h.finish()));
+    out
 }
 
 /// A hash of what the rules' model reads from other files for the file `f`: the
@@ -134,14 +203,18 @@ pub(crate) fn dynamic_opt_ins<'a>(db: &'a Analysis, short: &str) -> Vec<(&'a str
     out
 }
 
-fn run_rules(
+/// Every rule over `f` (with its trees) and the compiler's findings; with the race model's
+/// steps per kernel. `race_steps_elsewhere`: the steps of kernels `f`'s text leaves out
+/// ([`RuleContext::with_race_steps_elsewhere`]).
+pub(super) fn run_rules(
     db: &Analysis,
     path: &str,
     f: &FileData,
     k: &Knowledge,
     fc: &FileConfig,
     compiled: Option<&CompiledFacts>,
-) -> Vec<RuleDiagnostic> {
+    race_steps_elsewhere: Vec<(usize, usize)>,
+) -> (Vec<RuleDiagnostic>, Vec<(usize, usize)>) {
     let settings = RuleSettings {
         arch: fc.arch,
         arch_configured: fc.arch_configured,
@@ -152,7 +225,8 @@ fn run_rules(
     };
     let ctx = RuleContext::with_settings(&f.source, k, settings)
         .in_host(db, path)
-        .with_shared_accesses(f.accesses_slot());
+        .with_shared_accesses(f.accesses_slot())
+        .with_race_steps_elsewhere(race_steps_elsewhere);
     let mut out = crate::rules::check(&ctx);
     if let Some(compiled) = compiled {
         let kernels: Vec<(String, TextRange, bool)> = f
@@ -183,91 +257,13 @@ fn run_rules(
             (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
         });
     }
-    out
-}
-
-/// The model's view from a rules run: the host it belongs to, or the file alone.
-impl<'a> RuleContext<'a> {
-    /// The context with the model reading `analysis` (the host snapshot the file at
-    /// `path` belongs to).
-    pub(crate) fn in_host(mut self, analysis: &'a Analysis, path: &'a str) -> Self {
-        self.model.host = Some((analysis, path));
-        self
-    }
-
-    /// The model's scope for this file.
-    pub(crate) fn scope(&self) -> crate::model::Scope<'_> {
-        match self.model.host {
-            Some((a, path)) => crate::model::Scope {
-                path,
-                file: self.file,
-                host: Some(a),
-                default_block: a.config.default_block,
-                cache: &a.cache,
-                lines: None,
-            },
-            None => crate::model::Scope {
-                path: "",
-                file: self.file,
-                host: None,
-                default_block: crate::AnalysisConfig::default().default_block,
-                cache: &self.model.cache,
-                lines: Some(&self.model.lines),
-            },
-        }
-    }
-}
-
-impl RuleContext<'_> {
-    /// The names the file's quoted headers define (their kernels, `__device__` functions
-    /// and macros, short names), as the host holds the headers: a call to one of them is
-    /// the project's own function, not a library symbol of the same name.
-    pub(crate) fn header_definitions(&self) -> Vec<String> {
-        let Some((analysis, path)) = self.model.host else {
-            return Vec::new();
-        };
-        let dirs = analysis
-            .builds
-            .get(path)
-            .map(|b| b.include_dirs.clone())
-            .unwrap_or_default();
-        let by_norm: rustc_hash::FxHashMap<String, &str> = analysis
-            .files
-            .keys()
-            .map(|p| (crate::includes::normalize_path(p), p.as_str()))
-            .collect();
-        let mut text_of = |p: &str| -> Option<std::sync::Arc<str>> {
-            let key = by_norm.get(&crate::includes::normalize_path(p))?;
-            Some(std::sync::Arc::from(
-                analysis.files.get(*key)?.source.text(),
-            ))
-        };
-        let mut out = Vec::new();
-        for (header, _) in crate::includes::include_closure_in(path, &dirs, &mut text_of) {
-            let Some(key) = by_norm.get(&header) else {
-                continue;
-            };
-            let Some(data) = analysis.file(key) else {
-                continue;
-            };
-            let facts = data.facts();
-            out.extend(
-                facts
-                    .kernels
-                    .iter()
-                    .chain(&facts.device_functions)
-                    .map(|f| short_name(&f.name).to_string()),
-            );
-            out.extend(facts.macros.iter().cloned());
-        }
-        out
-    }
+    (out, ctx.race_steps())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{AnalysisConfig, AnalysisHost};
+    use crate::{AnalysisConfig, AnalysisHost};
 
     /// A file's diagnostics stay cached across an edit of a launch of a kernel the file
     /// does not define, and are recomputed when a launch of one of its own kernels

@@ -91,29 +91,28 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The check of a configuration's rule ids lives with the ids (so that `config` needs
-/// nothing from the rules).
-impl crate::config::KernautConfig {
-    /// What is wrong with a configuration that parsed: each `[rules]` key that names no
-    /// rule (it would silently configure nothing), with the closest id. Front ends show
-    /// these: `check` as errors, the language server as a message.
-    pub fn problems(&self) -> Vec<String> {
-        self.rules
-            .levels
-            .keys()
-            .filter(|id| !is_rule_id(id))
-            .map(|id| match closest_rule_id(id) {
-                Some(near) => format!("rules.\"{id}\": no such rule; did you mean \"{near}\"?"),
-                None => format!(
-                    "rules.\"{id}\": no such rule (`kernaut-lsp check --list-rules` lists them)"
-                ),
-            })
-            .collect()
-    }
+/// What is wrong with a configuration that parsed: each `[rules]` key that names no
+/// rule (it would silently configure nothing), with the closest id. Front ends show
+/// these: `check` as errors, the language server as a message. It lives with the rule
+/// ids, so that the configuration (in the semantic layer) needs nothing from the rules.
+pub fn config_problems(config: &crate::config::KernautConfig) -> Vec<String> {
+    config
+        .rules
+        .levels
+        .keys()
+        .filter(|id| !is_rule_id(id))
+        .map(|id| match closest_rule_id(id) {
+            Some(near) => format!("rules.\"{id}\": no such rule; did you mean \"{near}\"?"),
+            None => format!(
+                "rules.\"{id}\": no such rule (`kernaut-lsp check --list-rules` lists them)"
+            ),
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod config_tests {
+    use super::config_problems;
     use crate::config::parse_config;
 
     #[test]
@@ -123,7 +122,7 @@ mod config_tests {
         )
         .unwrap();
         assert_eq!(
-            c.problems(),
+            config_problems(&c),
             vec![
                 "rules.\"bank-conflit\": no such rule; did you mean \"bank-conflict\"?".to_string(),
                 "rules.\"l1-acess-mode\": no such rule; did you mean \"async-copy/l1-access-mode\"?"
@@ -132,9 +131,9 @@ mod config_tests {
                     .to_string(),
             ]
         );
-        assert!(parse_config("[rules]\n\"resources/spills\" = \"off\"\n")
-            .unwrap()
-            .problems()
-            .is_empty());
+        assert!(config_problems(
+            &parse_config("[rules]\n\"resources/spills\" = \"off\"\n").unwrap()
+        )
+        .is_empty());
     }
 }

@@ -37,7 +37,6 @@
 //! ```
 
 use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
-use kernaut_syntax::lex::{is_ident_byte, matching_paren};
 use kernaut_syntax::short_name;
 use kernaut_syntax::{AccessKind, Axis, CallSite, IndexExpr, SharedAccess};
 
@@ -108,7 +107,7 @@ fn per_thread(ctx: &RuleContext, call: &CallSite) -> Option<RuleDiagnostic> {
     // The lanes of a warp write consecutive elements from a 16-byte-aligned start, and
     // read them from a consecutive run that starts 16-byte-aligned.
     let shape = launch_shape(
-        ctx.facts,
+        &ctx.scope(),
         ctx.facts
             .function_at(call.range.start)
             .map(|f| f.name.as_str()),
@@ -189,10 +188,8 @@ fn ptx_copies(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         if !body_text.contains("cp.async.ca") {
             continue;
         }
-        let mut from = 0;
-        while let Some(i) = find_asm(body_text, from) {
-            from = i + 3;
-            if let Some(c) = ptx_copy(ctx, body.start, body.start + i) {
+        for asm in ctx.file.asm_statements(&body) {
+            if let Some(c) = ptx_copy(ctx, &asm) {
                 copies.push((f.name.clone(), c));
             }
         }
@@ -208,7 +205,7 @@ fn ptx_copies(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             })
             .map(|(_, o)| o)
             .collect();
-        if !fills_chunks(launch_shape(ctx.facts, Some(function)), &group) {
+        if !fills_chunks(launch_shape(&ctx.scope(), Some(function)), &group) {
             continue;
         }
         let per = 16 / c.size;
@@ -226,43 +223,12 @@ fn ptx_copies(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-/// The next `asm` statement keyword in `s` from `from` (`asm`, `__asm__`, `__asm`).
-fn find_asm(s: &str, from: usize) -> Option<usize> {
-    let mut at = from;
-    loop {
-        let i = s.get(at..)?.find("asm")? + at;
-        let before = s[..i].trim_end_matches('_');
-        let after = s[i + 3..].trim_start_matches('_');
-        let word_start = before.bytes().last().is_none_or(|b| !is_ident_byte(b));
-        let word_end = after.bytes().next().is_none_or(|b| !is_ident_byte(b));
-        if word_start && word_end {
-            return Some(before.len());
-        }
-        at = i + 3;
-    }
-}
-
-/// The `cp.async.ca` copy of the `asm` statement at `at` (in the body starting at
-/// `body_start`), when it is one the rule can model.
-fn ptx_copy(ctx: &RuleContext, body_start: usize, at: usize) -> Option<PtxCopy> {
+/// The `cp.async.ca` copy of an `asm` statement, when it is one the rule can model.
+fn ptx_copy(ctx: &RuleContext, asm: &kernaut_syntax::AsmStatement) -> Option<PtxCopy> {
     let text = ctx.text();
-    let rest = &text[at..];
-    let open = at + rest.find('(')?;
-    let between = text.get(at..open)?;
-    if !between
-        .split_whitespace()
-        .all(|w| matches!(w.trim_matches('_'), "asm" | "volatile"))
-    {
-        return None;
-    }
-    let close = matching_paren(text, open)?;
-    let inner_start = open + 1;
-    // The template, outputs, inputs and clobbers, split at top-level colons.
-    let parts = split_outside(text, inner_start, close, b':');
-    let template_range = parts.first()?.clone();
-    let template: String = string_literals(text.get(template_range)?);
-    let at_op = template.find("cp.async.ca.shared.global")?;
-    let instr = template[at_op..].split(';').next()?;
+    let at = asm.range.start;
+    let at_op = asm.template.find("cp.async.ca.shared.global")?;
+    let instr = asm.template[at_op..].split(';').next()?;
     let operands_text = instr
         .split_whitespace()
         .skip(1)
@@ -277,19 +243,7 @@ fn ptx_copy(ctx: &RuleContext, body_start: usize, at: usize) -> Option<PtxCopy> 
             .ok()
     };
     let (dst_i, src_i) = (operand_index(args.first()?)?, operand_index(args.get(1)?)?);
-    let mut operands: Vec<std::ops::Range<usize>> = Vec::new();
-    for part in parts.iter().skip(1).take(2) {
-        for op in split_outside(text, part.start, part.end, b',') {
-            let t = text.get(op.clone())?;
-            if t.trim().is_empty() {
-                continue;
-            }
-            // `"r"(expr)`: the expression inside the parentheses.
-            let p = op.start + t.find('(')?;
-            let q = matching_paren(text, p)?;
-            operands.push(trimmed(text, p + 1..q));
-        }
-    }
+    let operands = &asm.operands;
     let size_text = args.get(2)?.trim();
     let size = match operand_index(size_text) {
         Some(k) => ctx
@@ -304,18 +258,16 @@ fn ptx_copy(ctx: &RuleContext, body_start: usize, at: usize) -> Option<PtxCopy> 
     let dst_range = operands.get(dst_i)?.clone();
     let dst_text = text.get(dst_range.clone())?;
     let value_range = if is_identifier(dst_text) {
-        let scope = text.get(body_start..at)?;
-        let i = scope.rfind(&format!("{dst_text} ="))?;
-        let from = body_start + i + dst_text.len() + 2;
-        let end = from + text[from..].find(';')?;
-        from..end
+        ctx.file.initializer_of(dst_text, dst_range.start)?
     } else {
         dst_range
     };
-    if !text
-        .get(value_range.clone())?
-        .contains("cvta_generic_to_shared")
-    {
+    let converted = ctx.file.calls_in(value_range.start).iter().any(|c| {
+        value_range.start <= c.range.start
+            && c.range.end <= value_range.end
+            && c.callee_text.ends_with("cvta_generic_to_shared")
+    });
+    if !converted {
         return None;
     }
     let dst = ctx
@@ -344,7 +296,7 @@ fn ptx_copy(ctx: &RuleContext, body_start: usize, at: usize) -> Option<PtxCopy> 
         return None;
     }
     Some(PtxCopy {
-        range: at..close + 1,
+        range: asm.range.clone(),
         size,
         dst,
         src_base,
@@ -405,71 +357,6 @@ fn fills_chunks(shape: [Option<i64>; 3], group: &[&PtxCopy]) -> bool {
     true
 }
 
-/// The index of the closing quote of the string literal starting at `i`.
-fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 1,
-            b'"' => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The ranges between top-level `sep`s in `from..to` (outside parentheses and strings),
-/// trimmed.
-fn split_outside(text: &str, from: usize, to: usize, sep: u8) -> Vec<std::ops::Range<usize>> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = from;
-    let mut i = from;
-    while i < to {
-        match b[i] {
-            b'"' => match skip_string(b, i) {
-                Some(j) => i = j,
-                None => break,
-            },
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
-            c if c == sep && depth == 0 => {
-                out.push(trimmed(text, start..i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push(trimmed(text, start..to));
-    out
-}
-
-fn trimmed(text: &str, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    let t = &text[r.clone()];
-    let lead = t.len() - t.trim_start().len();
-    let trail = t.len() - t.trim_end().len();
-    r.start + lead..(r.end - trail).max(r.start + lead)
-}
-
-/// The contents of the string literals in `s`, joined (`"a" "b"` → `ab`).
-fn string_literals(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'"' {
-            let Some(j) = skip_string(b, i) else { break };
-            out.push_str(&s[i + 1..j]);
-            i = j;
-        }
-        i += 1;
-    }
-    out.replace("\\n", "\n").replace("\\t", " ")
-}
-
 /// The bytes of a per-thread copy: a constant size, `cuda::aligned_size_t<A>(n)` with `A`
 /// below 16 (which still copies in `A`-byte pieces), or a local holding either.
 fn copy_size(ctx: &RuleContext, text: &str, at: usize) -> Option<i64> {
@@ -497,13 +384,8 @@ fn copy_size(ctx: &RuleContext, text: &str, at: usize) -> Option<i64> {
     if !is_identifier(t) {
         return None;
     }
-    let f = ctx.facts.function_at(at)?;
-    let body = f.body_range.clone()?;
-    let scope = ctx.text().get(body.start..at)?;
-    let i = scope.rfind(&format!("{t} ="))?;
-    let rest = &scope[i + t.len() + 2..];
-    let value = &rest[..rest.find(';').unwrap_or(rest.len())];
-    copy_size(ctx, value, at)
+    let init = ctx.file.initializer_of(t, at)?;
+    copy_size(ctx, ctx.text().get(init)?, at)
 }
 
 /// A collective copy `cuda::memcpy_async(group, dst, src, size, barrier)`.
@@ -574,7 +456,7 @@ fn valuations(ctx: &RuleContext, call: &CallSite, rows: bool) -> Vec<Valuation<'
         .facts
         .function_at(call.range.start)
         .map(|f| f.name.as_str());
-    warp_valuations(launch_shape(ctx.facts, function), rows)
+    warp_valuations(launch_shape(&ctx.scope(), function), rows)
 }
 
 /// [`valuations`] for a kernel launched with `shape` (`None` where not known).

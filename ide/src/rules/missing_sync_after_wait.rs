@@ -427,7 +427,7 @@ fn reads_own_copy(ctx: &RuleContext, copy: &Op, read: &SharedAccess) -> bool {
         .and_then(|s| ctx.facts.fold_text(s, copy.call.range.start))
         .unwrap_or(width);
     // Warp 0 by the one warp valuation, under each sample of what the file does not fix.
-    let shape = launch_shape(ctx.facts, read.function.as_deref());
+    let shape = launch_shape(&ctx.scope(), read.function.as_deref());
     (0..SAMPLES).all(|sample| {
         let v = Valuation {
             sample,

@@ -23,23 +23,18 @@
 //! assert_eq!(diags[0].wiki, "pitfall-bank-conflict#P1");
 //! ```
 
-use kernaut_gpu::Arch;
-use kernaut_syntax::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use kernaut_syntax::{
-    CallSite, Enclosing, EnclosingKind, FileFacts, SharedAccess, SourceFile, TextRange,
-};
+use kernaut_syntax::SourceFile;
 
-use crate::config::{RuleLevel, RulesConfig, Severity, TargetSet};
-use crate::Knowledge;
-use async_ops::AsyncFunction;
+use crate::config::{RuleLevel, Severity};
 
 pub(crate) mod host;
 mod ids;
-mod target_guards;
-pub use ids::{closest_rule_id, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE};
+mod incremental;
+pub use ids::{
+    closest_rule_id, config_problems, find_rule, is_allow_id, is_rule_id, rule_ids, UNKNOWN_RULE,
+};
 
 mod allow;
 pub(crate) use allow::{allowed_lines, allows, unknown_allow_ids};
@@ -49,16 +44,14 @@ pub use crate::diagnostic::{Fix, RuleDiagnostic, TextEdit};
 pub use edit::apply_edits;
 pub(crate) use edit::{indent_at, line_start, statement_end};
 
-mod conditions;
-pub(crate) use conditions::{thread_dependent_branch, warp_uniform};
+pub(crate) use kernaut_sema::context::{
+    async_ops, barriers, is_identifier, target_guards, thread_dependent_branch, type_aliases,
+    warp_uniform,
+};
+pub use kernaut_sema::context::{RuleContext, RuleSettings};
 
-mod words;
-pub(crate) use words::{find_word, is_identifier};
-
-pub(crate) mod async_ops;
 mod bank_conflict;
 mod barrier_in_divergent_branch;
-mod barriers;
 mod bf16_explicit_packing;
 mod commit_in_divergent_branch;
 mod dynamic_over_48k;
@@ -73,7 +66,6 @@ mod requires_newer_sm;
 mod runtime_stage_count;
 mod single_thread_tma_branch;
 pub(crate) mod strided_global_access;
-mod type_aliases;
 mod unaligned_carve;
 mod wait_all_in_pipelined_loop;
 
@@ -187,267 +179,9 @@ fn without_rustdoc_links(doc: &str) -> String {
     out
 }
 
-/// What the rules read. The syntax queries several rules share (shared accesses, the
-/// calls of a function) are computed once per context.
-#[derive(Debug)]
-pub struct RuleContext<'a> {
-    /// The parsed file.
-    pub file: &'a SourceFile,
-    /// Its facts.
-    pub facts: &'a FileFacts,
-    /// The target architecture.
-    pub arch: Arch,
-    /// The wiki and its symbol table.
-    pub knowledge: &'a Knowledge,
-    /// Per-rule levels.
-    pub config: &'a RulesConfig,
-    /// Whether a setting or the build named the targets rather than leaving the assumed
-    /// `sm_90`; rules that compare the code with the target stay silent or give hints on
-    /// an assumed target.
-    pub arch_configured: bool,
-    /// Every target the file is compiled for, and where they came from.
-    pub targets: std::borrow::Cow<'a, TargetSet>,
-    /// Macros the build defines for the file, as (name, body).
-    pub defines: &'a [(String, String)],
-    /// Macros the build defines for one target only.
-    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
-    queries: Queries<'a>,
-    /// Where the model reads launches, its default block and cache ([`crate::model`]).
-    pub(crate) model: crate::model::RuleModel<'a>,
-}
-
-/// Lazily computed syntax queries shared by the rules of one run.
-#[derive(Debug, Default)]
-struct Queries<'a> {
-    accesses: OnceLock<Vec<SharedAccess>>,
-    /// The owner's slot for the file's shared accesses (the host keeps one per revision),
-    /// used instead of `accesses` when given: see [`RuleContext::with_shared_accesses`].
-    host_accesses: Option<&'a OnceLock<Vec<SharedAccess>>>,
-    /// Whether `accesses` is in order of `range.start`, so that range look-ups can bisect.
-    accesses_sorted: OnceLock<bool>,
-    calls: Mutex<HashMap<usize, Arc<[CallSite]>>>,
-    async_functions: OnceLock<Arc<[AsyncFunction]>>,
-    /// The races of the file's kernels ([`race_findings`]), computed once for the three
-    /// race rules.
-    races: OnceLock<Arc<[crate::races::Race]>>,
-}
-
-/// The settings one run of the rules uses, built whole.
-#[derive(Clone, Copy, Debug)]
-pub struct RuleSettings<'a> {
-    /// The target architecture.
-    pub arch: Arch,
-    /// Whether a setting or the build named the targets.
-    pub arch_configured: bool,
-    /// Every target of the file (`None`: `arch` alone, named by the user).
-    pub targets: Option<&'a TargetSet>,
-    /// Macros the build defines for the file.
-    pub defines: &'a [(String, String)],
-    /// Macros the build defines for one target only.
-    pub target_defines: &'a [(kernaut_gpu::Target, Vec<(String, String)>)],
-    /// Per-rule levels.
-    pub levels: &'a RulesConfig,
-}
-
-/// The target set of a context built with one architecture the user chose.
-fn user_target(arch: Arch) -> TargetSet {
-    TargetSet::named(vec![kernaut_gpu::Target::of_arch(arch)], "")
-        .unwrap_or_else(TargetSet::assumed)
-}
-
-impl<'a> RuleContext<'a> {
-    /// The context for one file with its settings.
-    pub fn with_settings(
-        file: &'a SourceFile,
-        knowledge: &'a Knowledge,
-        settings: RuleSettings<'a>,
-    ) -> RuleContext<'a> {
-        RuleContext {
-            file,
-            facts: file.facts(),
-            arch: settings.arch,
-            knowledge,
-            config: settings.levels,
-            arch_configured: settings.arch_configured,
-            targets: match settings.targets {
-                Some(t) => std::borrow::Cow::Borrowed(t),
-                None => std::borrow::Cow::Owned(user_target(settings.arch)),
-            },
-            defines: settings.defines,
-            target_defines: settings.target_defines,
-            queries: Queries::default(),
-            model: crate::model::RuleModel::default(),
-        }
-    }
-
-    /// The context for one file, with a target the user chose.
-    pub fn new(
-        file: &'a SourceFile,
-        arch: Arch,
-        knowledge: &'a Knowledge,
-        config: &'a RulesConfig,
-    ) -> RuleContext<'a> {
-        RuleContext {
-            file,
-            facts: file.facts(),
-            arch,
-            knowledge,
-            config,
-            arch_configured: true,
-            targets: std::borrow::Cow::Owned(user_target(arch)),
-            defines: &[],
-            target_defines: &[],
-            queries: Queries::default(),
-            model: crate::model::RuleModel::default(),
-        }
-    }
-
-    /// The context reading and filling `slot`, its owner's copy of the shared accesses of
-    /// this context's file, instead of computing its own: one copy per file, whoever asks
-    /// first. `slot` must hold (or get) the accesses of `self.file`.
-    pub fn with_shared_accesses(mut self, slot: &'a OnceLock<Vec<SharedAccess>>) -> Self {
-        self.queries.host_accesses = Some(slot);
-        self
-    }
-
-    /// Every shared-memory access of the file ([`SourceFile::shared_accesses`]), computed
-    /// once (or borrowed: see [`RuleContext::with_shared_accesses`]).
-    pub fn shared_accesses(&self) -> &[SharedAccess] {
-        self.queries
-            .host_accesses
-            .unwrap_or(&self.queries.accesses)
-            .get_or_init(|| self.file.shared_accesses())
-    }
-
-    /// The part of [`RuleContext::shared_accesses`] that holds every access starting
-    /// inside `range`, in the same order: a bisected slice when the accesses are in
-    /// document order, all of them otherwise. Callers still test each access.
-    pub(crate) fn shared_accesses_from(&self, range: TextRange) -> &[SharedAccess] {
-        let all = self.shared_accesses();
-        let sorted = *self
-            .queries
-            .accesses_sorted
-            .get_or_init(|| all.is_sorted_by_key(|a| a.range.start));
-        if !sorted {
-            return all;
-        }
-        let lo = all.partition_point(|a| a.range.start < range.start);
-        let hi = lo + all[lo..].partition_point(|a| a.range.start < range.end);
-        &all[lo..hi]
-    }
-
-    /// The calls of the function whose body starts at `body_start`
-    /// ([`SourceFile::calls_in`]), computed once per function.
-    pub fn calls_in_body(&self, body_start: usize) -> Arc<[CallSite]> {
-        if let Some(c) = lock(&self.queries.calls).get(&body_start) {
-            return c.clone();
-        }
-        let calls: Arc<[CallSite]> = self.file.calls_in(body_start).into();
-        lock(&self.queries.calls).insert(body_start, calls.clone());
-        calls
-    }
-
-    /// The statements and function around `offset` ([`SourceFile::enclosing`]). The
-    /// syntax crate keeps each chain per chunk, so asking again costs a look-up.
-    pub fn enclosing(&self, offset: usize) -> Arc<[Enclosing]> {
-        self.file.enclosing(offset).into()
-    }
-
-    /// The kernels and device functions that may issue async copies, commits, waits or
-    /// barriers, with their classified calls ([`async_ops::all_functions`]), computed once.
-    pub(crate) fn async_functions(&self) -> Arc<[AsyncFunction]> {
-        self.queries
-            .async_functions
-            .get_or_init(|| async_ops::all_functions(self).into())
-            .clone()
-    }
-
-    /// The bodies of the kernels and device functions whose text mentions one of
-    /// `names` (every function when `names` is empty), in document order, without
-    /// duplicates.
-    pub fn bodies_mentioning(&self, names: &[&str]) -> Vec<TextRange> {
-        let text = self.text();
-        // Many names made of identifier characters (`arch/requires-newer-sm` asks with
-        // every symbol the target lacks): each occurrence lies inside one word of the body,
-        // so test each distinct word once instead of searching each body for each name.
-        let by_word = names.len() > 8
-            && names.iter().all(|n| {
-                !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-        let mut words: HashMap<&str, bool> = HashMap::default();
-        let mut mentions = |t: &'a str| {
-            if !by_word {
-                return names.iter().any(|n| t.contains(n));
-            }
-            t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty())
-                .any(|w| {
-                    *words.entry(w).or_insert_with(|| {
-                        names.iter().any(|n| n.len() <= w.len() && w.contains(n))
-                    })
-                })
-        };
-        let mut bodies: Vec<TextRange> = self
-            .facts
-            .kernels
-            .iter()
-            .chain(&self.facts.device_functions)
-            .filter_map(|f| f.body_range.clone())
-            .filter(|b| names.is_empty() || text.get(b.clone()).is_some_and(&mut mentions))
-            .collect();
-        bodies.sort_by_key(|b| (b.start, b.end));
-        bodies.dedup();
-        bodies
-    }
-
-    /// The calls of the functions whose text mentions one of `names`
-    /// ([`RuleContext::bodies_mentioning`]), one slice per function in document order.
-    pub(crate) fn calls_mentioning(&self, names: &[&str]) -> Vec<Arc<[CallSite]>> {
-        let bodies = self.bodies_mentioning(names);
-        self.prefetch_calls(&bodies);
-        bodies
-            .into_iter()
-            .map(|b| self.calls_in_body(b.start))
-            .collect()
-    }
-
-    /// Computes the calls of the `bodies` not asked about yet, all at once (in parallel on
-    /// a large file), for the [`RuleContext::calls_in_body`] calls that follow.
-    pub(crate) fn prefetch_calls(&self, bodies: &[TextRange]) {
-        let missing: Vec<usize> = {
-            let cache = lock(&self.queries.calls);
-            let mut starts: Vec<usize> = bodies
-                .iter()
-                .map(|b| b.start)
-                .filter(|s| !cache.contains_key(s))
-                .collect();
-            starts.dedup();
-            starts
-        };
-        if missing.len() > 1 {
-            let found = self.file.calls_in_each(&missing);
-            let mut cache = lock(&self.queries.calls);
-            for (start, calls) in missing.into_iter().zip(found) {
-                cache.insert(start, calls.into());
-            }
-        }
-    }
-
-    /// The file's text.
-    pub fn text(&self) -> &'a str {
-        self.file.text()
-    }
-}
-
 /// Files of at least this many bytes have their rules run on several threads (on a
 /// small file, starting a thread costs more than it saves).
 const PARALLEL_RULES_BYTES: usize = 64 * 1024;
-
-/// The guarded value, also after a rule panicked while holding the lock (the caches
-/// hold only complete entries).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Runs every rule over the context's file: configured levels applied, `allow` comments
 /// honoured, sorted by position.
@@ -551,7 +285,9 @@ mod tests {
     use kernaut_syntax::SourceFile;
 
     use super::testing::knowledge;
-    use super::{find_word, RuleContext};
+    use kernaut_syntax::lex::find_word;
+
+    use super::RuleContext;
     use crate::config::RulesConfig;
 
     #[test]

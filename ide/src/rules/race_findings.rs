@@ -1,52 +1,11 @@
-//! What the three race rules share: the races of the file's kernels
-//! ([`crate::races::kernel_races`], run once per rules run), and the words and fixes
-//! their diagnostics are made of.
-
-use std::sync::Arc;
+//! What the three race rules share: the words and fixes their diagnostics are made of.
+//! The races of the file's kernels come from `RuleContext::races`, run once per rules
+//! run.
 
 use crate::config::Severity;
-use crate::races::{kernel_races, Op, Race, RaceSide};
+use crate::races::{Op, Race, RaceSide};
 
-use super::{indent_at, line_start, Fix, RuleContext, TextEdit};
-
-impl RuleContext<'_> {
-    /// The races of every kernel of the file under the launches the host shows.
-    pub(crate) fn races(&self) -> Arc<[Race]> {
-        self.queries
-            .races
-            .get_or_init(|| {
-                let facts = self.facts;
-                let kernels: Vec<_> = facts
-                    .kernels
-                    .iter()
-                    .filter(|k| k.is_kernel && k.body_range.is_some())
-                    .collect();
-                if kernels.is_empty() {
-                    return Arc::from(Vec::new());
-                }
-                let scope = self.scope();
-                let global = self.file.global_accesses();
-                let budget = std::cell::Cell::new(crate::races::FILE_STEPS);
-                let mut out = Vec::new();
-                for k in kernels {
-                    if budget.get() == 0 {
-                        break;
-                    }
-                    let Some(body) = k.body_range.clone() else {
-                        continue;
-                    };
-                    let launch = crate::model::launch_config(&scope, Some(k));
-                    let calls = self.calls_in_body(body.start);
-                    let shared = self.shared_accesses_from(body.clone());
-                    out.extend(kernel_races(
-                        &scope, k, &launch, shared, &global, &calls, &budget,
-                    ));
-                }
-                out.into()
-            })
-            .clone()
-    }
-}
+use super::{indent_at, line_start, Fix, TextEdit};
 
 /// A warning when the race follows from the launch alone, a hint when it rests on an
 /// assumption.

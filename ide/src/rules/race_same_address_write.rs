@@ -149,7 +149,8 @@ int main() {
         );
     }
 
-    /// The clean twins: one thread stores, every dimension indexes, atomics, one constant.
+    /// The clean twins: one thread stores, every dimension indexes, atomics, one constant,
+    /// one value loaded at an address that reads no thread index.
     #[test]
     fn clean_twins_stay_silent() {
         check(
@@ -164,9 +165,25 @@ __global__ void clean(float* out, int* count, const float* in) {
     if (threadIdx.y == 0) out[threadIdx.x] = 1.0f;
     count[0] = 1;
 }
+__global__ void coefficients(const float* coef, float* y) {
+    __shared__ float c[2];
+    c[0] = coef[2 * blockIdx.y];
+    c[1] = coef[2 * blockIdx.y + 1] * 0.5f;
+    __syncthreads();
+    y[blockIdx.y * 256 + threadIdx.x] = c[0] + c[1];
+}
+__global__ void per_thread(const float* coef, float* y) {
+    __shared__ float c[1];
+    c[0] = coef[threadIdx.x];
+ // ^^^^ warning: thread 1 writes `c[0]` at line 19; thread 0 writes it too
+    __syncthreads();
+    y[threadIdx.x] = c[0];
+}
 int main() {
     float *o, *i; int* c;
     clean<<<4, dim3(32, 8)>>>(o, c, i);
+    coefficients<<<dim3(4, 90), 256>>>(i, o);
+    per_thread<<<1, 256>>>(i, o);
 }
 "#,
         );

@@ -534,4 +534,37 @@ __global__ void k() {
 "#,
         );
     }
+
+    /// A branch of `if constexpr` on a type trait that no launched instantiation takes is
+    /// not compiled; one that an instantiation takes is.
+    #[test]
+    fn type_trait_branches_of_launched_instantiations() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_75
+#include <type_traits>
+using half_t = __half;
+template <typename T>
+__global__ void k(T* out, const float* in) {
+    if constexpr (std::is_same_v<T, float> || sizeof(T) == 8) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(0), "l"(in));
+    }
+}
+template <typename T>
+__global__ void g(T* out, const float* in) {
+    if constexpr (std::is_same<T, half>::value) {
+        out[threadIdx.x] = __float2half(in[threadIdx.x]);
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(0), "l"(in));
+                   // ^^^^^^^^^^^^^^^^^^^^^^^^^ error: `cp.async.ca` needs sm_80
+    }
+}
+void run(half_t* h, const float* in) {
+    k<half_t><<<1, 32>>>(h, in);
+    g<float><<<1, 32>>>(nullptr, in);
+}
+"#,
+        );
+    }
 }

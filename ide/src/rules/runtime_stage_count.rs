@@ -28,9 +28,9 @@
 //! ```
 
 use kernaut_syntax::short_name;
-use kernaut_syntax::{CallSite, TextRange};
+use kernaut_syntax::{CallSite, TextRange, Variable};
 
-use super::{find_word, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -69,11 +69,15 @@ enum Runtime {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let text = ctx.text();
     let bodies = ctx.calls_mentioning(&["wait_prior", "cp_async_wait"]);
     for call in bodies.iter().flat_map(|c| c.iter()) {
         if TEMPLATE_WAITS.iter().any(|n| is_wait(call, n)) {
-            let Some(arg) = template_argument(text, call) else {
+            let Some(arg) = ctx
+                .file
+                .template_argument_ranges(&call.callee_range)
+                .first()
+                .cloned()
+            else {
                 continue;
             };
             check_count(ctx, call, arg, true, out);
@@ -113,9 +117,11 @@ fn check_count(
     if !template && !in_kernel {
         return;
     }
-    let Some((name, why)) = identifiers(count)
+    let Some((name, why)) = ctx
+        .file
+        .names_in(&arg)
         .into_iter()
-        .find_map(|n| runtime(ctx, n, arg.start).map(|w| (n.to_string(), w)))
+        .find_map(|(n, r)| runtime(ctx, &n, r.start).map(|w| (n, w)))
     else {
         return;
     };
@@ -164,69 +170,6 @@ fn check_count(
     });
 }
 
-/// The range of the template argument after the callee of `call`.
-fn template_argument(text: &str, call: &CallSite) -> Option<TextRange> {
-    let rest = text.get(call.callee_range.end..call.range.end)?;
-    let lead = rest.len() - rest.trim_start().len();
-    if !rest[lead..].starts_with('<') {
-        return None;
-    }
-    let open = lead;
-    let mut depth = 0i32;
-    for (i, b) in rest.bytes().enumerate().skip(open) {
-        match b {
-            b'<' | b'(' => depth += 1,
-            b'>' | b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    let start = call.callee_range.end + open + 1;
-                    let end = call.callee_range.end + i;
-                    let s = &text[start..end];
-                    let l = s.len() - s.trim_start().len();
-                    return Some(start + l..start + l + s.trim().len());
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The plain identifiers of an expression (not members, not qualified names, not
-/// `sizeof` or casts).
-fn identifiers(s: &str) -> Vec<&str> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii_alphabetic() || b == b'_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            let word = &s[start..i];
-            let before = s[..start].trim_end();
-            let after = s[i..].trim_start();
-            let qualified = before.ends_with("::")
-                || before.ends_with('.')
-                || before.ends_with("->")
-                || after.starts_with("::")
-                || after.starts_with('(');
-            if !qualified && word != "sizeof" {
-                out.push(word);
-            }
-        } else if b.is_ascii_digit() {
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 /// Why `name`, used at `at`, is a runtime value; `None` when it is a constant or unknown.
 fn runtime(ctx: &RuleContext, name: &str, at: usize) -> Option<Runtime> {
     if ctx.facts.constant_value(name, at).is_some() || ctx.facts.defines_macro(name) {
@@ -241,102 +184,41 @@ fn runtime(ctx: &RuleContext, name: &str, at: usize) -> Option<Runtime> {
     if !body.contains(&at) {
         return None;
     }
-    if let Some(local) = local_declaration(ctx, name, body.start..at) {
-        return local;
-    }
-    if function.params.iter().any(|p| p.name == name) {
+    let v = ctx.file.variable_at(at)?;
+    if v.is_param {
         return Some(Runtime::Param {
             function: function.name.clone(),
         });
     }
-    None
+    local(ctx, &v)
 }
 
-/// The last declaration of the integer local `name` in `scope`: `None` when there is none,
-/// `Some(None)` when it is a constant.
-fn local_declaration(ctx: &RuleContext, name: &str, scope: TextRange) -> Option<Option<Runtime>> {
+/// Why the integer local `v` is a runtime value; `None` when it is a constant or not an
+/// integer.
+fn local(ctx: &RuleContext, v: &Variable) -> Option<Runtime> {
+    let last = v.ty.split_whitespace().last()?;
+    if !INT_TYPES.contains(&last) || v.is_constexpr {
+        return None;
+    }
     let text = ctx.text();
-    let s = text.get(scope.clone())?;
-    let mut found = None;
-    let mut from = 0;
-    while let Some(i) = find_word(s, name, from) {
-        from = i + name.len();
-        let line_start = s[..i].rfind(['\n', ';', '{', '(']).map_or(0, |p| p + 1);
-        let head = s[line_start..i].trim();
-        let words: Vec<&str> = head.split_whitespace().collect();
-        let Some(last) = words.last() else {
-            continue;
-        };
-        if !INT_TYPES.contains(last) {
-            continue;
-        }
-        let after = s[from..].trim_start();
-        if !(after.starts_with('=') || after.starts_with('{') || after.starts_with(';')) {
-            continue;
-        }
-        found = Some((
-            scope.start + line_start,
-            head.to_string(),
-            scope.start + from,
-        ));
+    let constant_init = v.init.as_ref().is_some_and(|init| {
+        ctx.facts
+            .fold_text(&text[init.clone()], v.declaration.start)
+            .is_some()
+    });
+    if v.const_range.is_some() && constant_init {
+        return None;
     }
-    let (decl_start, head, name_end) = found?;
-    let words: Vec<&str> = head.split_whitespace().collect();
-    if words.contains(&"constexpr") {
-        return Some(None);
-    }
-    let rest = &text[name_end..];
-    let init_end = name_end + rest.find(';').unwrap_or(rest.len());
-    let init = text[name_end..init_end]
-        .trim()
-        .trim_start_matches('=')
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}')
-        .trim();
-    let constant_init = !init.is_empty() && ctx.facts.fold_text(init, decl_start).is_some();
-    if words.contains(&"const") && constant_init {
-        return Some(None);
-    }
-    let function_end = ctx
-        .facts
-        .function_at(decl_start)
-        .map_or(text.len(), |f| f.range.end);
-    let fix = (constant_init && !reassigned(text.get(init_end..function_end).unwrap_or(""), name))
-        .then(|| {
-            let head_start =
-                decl_start + (text[decl_start..].len() - text[decl_start..].trim_start().len());
-            match text[head_start..].find("const ") {
-                Some(c) if c < name_end - head_start => {
-                    TextEdit::replace(head_start + c..head_start + c + 5, "constexpr")
-                }
-                _ => TextEdit::insert(head_start, "constexpr "),
-            }
-        });
-    Some(Some(Runtime::Local { constant_init, fix }))
-}
-
-/// Whether `s` assigns to `name` (`name = `, `name += `, `++name`, `name++`, `&name`).
-fn reassigned(s: &str, name: &str) -> bool {
-    let mut from = 0;
-    while let Some(i) = find_word(s, name, from) {
-        from = i + name.len();
-        let after = s[from..].trim_start();
-        let before = s[..i].trim_end();
-        let assigns = (after.starts_with('=') && !after.starts_with("=="))
-            || [
-                "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--",
-            ]
-            .iter()
-            .any(|op| after.starts_with(op))
-            || before.ends_with("++")
-            || before.ends_with("--")
-            || (before.ends_with('&') && !before.ends_with("&&"));
-        if assigns {
-            return true;
-        }
-    }
-    false
+    let written = ctx
+        .file
+        .uses_of(v)
+        .iter()
+        .any(|u| u.write.is_some() || u.address_of);
+    let fix = (constant_init && !written).then(|| match &v.const_range {
+        Some(c) => TextEdit::replace(c.clone(), "constexpr"),
+        None => TextEdit::insert(v.declaration.start, "constexpr "),
+    });
+    Some(Runtime::Local { constant_init, fix })
 }
 
 #[cfg(test)]
@@ -445,6 +327,47 @@ __global__ void k(const float* in, float* out, int n) {
     cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn declarations_in_comments_and_other_blocks_are_not_the_variable() {
+        // The text scan took the commented declaration for a local (with a fix editing
+        // the comment) and the sibling block's `stages` for the one the wait reads.
+        let fixture = r#"
+__global__ void k(const float* in, float* out, int stages) {
+    // int stages = 3; (the old fixed count)
+    if (in) { int stages = 4; out[0] = stages; }
+    auto pipe = cuda::make_pipeline();
+    cuda::pipeline_consumer_wait_prior<stages - 1>(pipe);
+                                    // ^^^^^^^^^^ error: the wait count `stages - 1` of `cuda::pipeline_consumer_wait_prior` is not a compile-time constant (`stages` is a runtime parameter of `k`)
+}
+"#;
+        check(RULE, fixture);
+        check_no_fix(RULE, fixture);
+    }
+
+    #[test]
+    fn an_assignment_in_a_comment_does_not_block_the_fix() {
+        let fixture = r#"
+__global__ void k(const float* in, float* out) {
+    int stages = 3;
+    // stages = 4; would suit sm_90
+    cp_async_wait<stages - 2>();
+}
+"#;
+        check_fix(
+            RULE,
+            fixture,
+            0,
+            expect![[r#"
+                // Make `stages` constexpr
+                __global__ void k(const float* in, float* out) {
+                    constexpr int stages = 3;
+                    // stages = 4; would suit sm_90
+                    cp_async_wait<stages - 2>();
+                }
+            "#]],
         );
     }
 

@@ -139,7 +139,8 @@ fn targets_sm90(ctx: &RuleContext) -> bool {
     .any(|m| text.contains(m))
 }
 
-/// Whether the argument names a `cuda::barrier` (a declaration of it mentions `barrier`).
+/// Whether the argument names a `cuda::barrier`: the variable's declared type mentions
+/// `barrier`.
 fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
     let name: String = arg
         .trim_start_matches(['&', '*', ' '])
@@ -149,25 +150,9 @@ fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
     if name.is_empty() {
         return false;
     }
-    if let Some(f) = ctx.facts.function_at(at) {
-        if let Some(p) = f.params.iter().find(|p| p.name == name) {
-            return p.ty.contains("barrier");
-        }
-    }
-    let text = &ctx.text()[..at];
-    text.lines().rev().any(|line| {
-        let code = line.split("//").next().unwrap_or("");
-        match super::find_word(code, &name, 0) {
-            Some(i) => {
-                let before = code[..i].trim_end();
-                before.contains("barrier")
-                    && !before.ends_with('(')
-                    && !before.ends_with(',')
-                    && !before.ends_with('=')
-            }
-            None => false,
-        }
-    })
+    ctx.file
+        .variable_named(&name, at)
+        .is_some_and(|v| v.ty.contains("barrier"))
 }
 
 /// The condition of the innermost `if` around `offset` when it selects threads by an

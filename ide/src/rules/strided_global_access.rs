@@ -62,11 +62,55 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
     let all = ctx.file.global_accesses();
     let headers = std::cell::OnceCell::new();
+    // A device function the file's kernels call runs with their blocks and the calls'
+    // arguments: an access through a pointer a call binds to a kernel's global pointer
+    // is diagnosed in each such context (the worst one stands), not on its own.
+    let path = ctx.model.host.map_or("", |(_, p)| p);
+    let contexts = crate::callers::contexts_in_file(&ctx.scope());
+    let bound: Vec<(&crate::callers::CallContext, Vec<SharedAccess>)> = contexts
+        .iter()
+        .map(|c| (c, c.bound_accesses(&[], &all).1))
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
+    // The block of each function, worked out once.
+    let mut shapes: rustc_hash::FxHashMap<Option<&str>, [Option<i64>; 3]> =
+        rustc_hash::FxHashMap::default();
     for a in &all {
-        if let Some(d) = diagnose(ctx, a, &all, &headers) {
+        if bound
+            .iter()
+            .any(|(_, b)| b.iter().any(|x| x.range == a.range))
+        {
+            continue;
+        }
+        let function = a.function.as_deref();
+        let shape = *shapes
+            .entry(function)
+            .or_insert_with(|| block_shape(ctx, function));
+        if let Some(d) = diagnose(ctx, a, &all, &headers, shape, None) {
             out.push(d);
         }
     }
+    let mut found: Vec<(u32, RuleDiagnostic)> = Vec::new();
+    for (c, accesses) in &bound {
+        let shape = block_shape(ctx, Some(&c.kernel));
+        let line = ctx.scope().line_of(path, c.call_range.start);
+        for a in accesses {
+            let Some((d, sectors)) =
+                diagnose_with(ctx, a, accesses, &headers, shape, Some((c, line)))
+            else {
+                continue;
+            };
+            match found.iter_mut().find(|(_, f)| f.range == d.range) {
+                Some((worst, f)) if sectors > *worst => {
+                    *worst = sectors;
+                    *f = d;
+                }
+                Some(_) => {}
+                None => found.push((sectors, d)),
+            }
+        }
+    }
+    out.extend(found.into_iter().map(|(_, d)| d));
 }
 
 fn diagnose(
@@ -74,7 +118,23 @@ fn diagnose(
     a: &SharedAccess,
     all: &[SharedAccess],
     headers: &std::cell::OnceCell<Vec<String>>,
+    shape: [Option<i64>; 3],
+    context: Option<(&crate::callers::CallContext, u32)>,
 ) -> Option<RuleDiagnostic> {
+    diagnose_with(ctx, a, all, headers, shape, context).map(|(d, _)| d)
+}
+
+/// The finding for global access `a` under block `shape`, and its sectors per request;
+/// `context` is the call context and the line of its call, for an access of a device
+/// function bound to the kernel that calls it.
+fn diagnose_with(
+    ctx: &RuleContext,
+    a: &SharedAccess,
+    all: &[SharedAccess],
+    headers: &std::cell::OnceCell<Vec<String>>,
+    shape: [Option<i64>; 3],
+    context: Option<(&crate::callers::CallContext, u32)>,
+) -> Option<(RuleDiagnostic, u32)> {
     if a.kind == AccessKind::AddressOf
         || !a.byte_offset.depends_on_thread()
         || a.byte_offset.unknown_reason().is_some()
@@ -82,7 +142,22 @@ fn diagnose(
         return None;
     }
     let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
-    let shape = block_shape(ctx, a.function.as_deref());
+    // An offset that reads `blockDim.x` of a kernel no launch fixes the block of
+    // (`per = 2048 / blockDim.x`, launched in a loop over block sizes) is measured in
+    // the block the bank model assumes, `launch_config`'s, and said so, as a hint: one
+    // assumption for both rules on the line.
+    let mut shape = shape;
+    let mut assumed_block: Option<(i64, String)> = None;
+    if shape[0].is_none() && crate::model::depends_on_block_x(&a.byte_offset, shape) {
+        let kernel = match context {
+            Some((c, _)) => Some(c.kernel.clone()),
+            None => a.function.clone(),
+        };
+        let f = kernel.as_deref().and_then(|k| ctx.facts.kernel(k));
+        let launch = crate::model::launch_config(&ctx.scope(), f);
+        shape = launch.block.map(|d| Some(i64::from(d)));
+        assumed_block = Some((shape[0]?, kernel.unwrap_or_default()));
+    }
     // The full warp first, so that the guards around most accesses need not be read: a
     // part of a warp touches a subset of the full warp's sectors, and to be reported it
     // must touch at least four more than its bytes need, which a coalesced full warp
@@ -94,6 +169,10 @@ fn diagnose(
     // Under a guard such as `if (lane < 16)` only those lanes issue the request; a guard
     // that leaves part of the warp idle in a way the model cannot evaluate stays silent.
     let lanes = active_lanes(ctx.file, a.range.start, shape);
+    let lanes = match context {
+        Some((c, _)) => crate::callers::combine(&c.lanes, lanes),
+        None => lanes,
+    };
     let (mask, found) = match &lanes {
         ActiveLanes::All => (u32::MAX, full),
         ActiveLanes::Known { mask, .. } => (*mask, cost(&a.byte_offset, width, shape, *mask)?),
@@ -119,18 +198,23 @@ fn diagnose(
         }
     }
     if siblings_fill_gaps(a, all, width, shape)
-        || shared_through_a_caller(ctx, a)
+        || (context.is_none() && shared_through_a_caller(ctx, a))
         || passed_by_reference(ctx, a, headers)
     {
         return None;
     }
     let Cost { report, stride } = found;
-    let baseline = a.function.as_deref().is_some_and(|f| {
-        let f = f.to_ascii_lowercase();
-        ["naive", "baseline", "reference", "uncoalesced"]
-            .iter()
-            .any(|w| f.contains(w))
-    });
+    let baseline = a
+        .function
+        .as_deref()
+        .into_iter()
+        .chain(context.map(|(c, _)| c.kernel.as_str()))
+        .any(|f| {
+            let f = f.to_ascii_lowercase();
+            ["naive", "baseline", "reference", "uncoalesced"]
+                .iter()
+                .any(|w| f.contains(w))
+        });
     let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
     // A scattered request of a few lanes moves little data: at most a hint.
     let few_lanes = lanes.count().is_some_and(|n| n <= FEW_LANES);
@@ -138,7 +222,19 @@ fn diagnose(
     // `K` a parameter) is measured at the value assumed: a hint that says so, since `K`
     // may be 1 in every call.
     let dims = dimension_names(&a.byte_offset);
+    // A device function no kernel of the file is seen to call: its pointer may as well
+    // point at shared memory, and its block and arguments are not known.
+    let uncalled = match context {
+        Some(_) => None,
+        None => ctx
+            .facts
+            .function_at(a.range.start)
+            .filter(|f| !f.is_kernel && f.params.iter().any(|p| p.name == a.root))
+            .map(|f| f.name.clone()),
+    };
     let severity = if report.sectors >= 4 * report.ideal
+        && assumed_block.is_none()
+        && uncalled.is_none()
         && !baseline
         && !loop_fills
         && !few_lanes
@@ -179,6 +275,14 @@ fn diagnose(
                 .join(", ")
         ));
     }
+    if let Some((c, line)) = context {
+        message.push_str(&format!(" (in {})", c.phrase(line)));
+    }
+    if let Some((x, kernel)) = &assumed_block {
+        message.push_str(&format!(
+            " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
+        ));
+    }
     message.push_str(
         "; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory",
     );
@@ -195,6 +299,24 @@ fn diagnose(
         message.push_str(
             " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
         );
+    } else if let Some(f) = &uncalled {
+        let short = kernaut_syntax::short_name(f);
+        let called = ctx
+            .calls_mentioning(&[short])
+            .iter()
+            .flat_map(|calls| calls.iter())
+            .any(|c| kernaut_syntax::short_name(&c.callee_text) == short);
+        message.push_str(&if called {
+            format!(
+                " (a hint only: the calls of `{f}` in this file do not show what `{}` points at; global memory is assumed)",
+                a.root
+            )
+        } else {
+            format!(
+                " (a hint only: no kernel of this file is seen to call `{f}`, so what `{}` points at, the block and the arguments are assumed)",
+                a.root
+            )
+        });
     } else if baseline {
         message.push_str(" (a hint only: the kernel is named as a deliberate baseline)");
     } else if !dims.is_empty() && report.sectors >= 4 * report.ideal && !few_lanes {
@@ -206,14 +328,17 @@ fn diagnose(
                 .join(", ")
         ));
     }
-    Some(RuleDiagnostic {
-        rule: RULE.id,
-        severity,
-        range: a.range.clone(),
-        message,
-        wiki: RULE.wiki[0].to_string(),
-        fixes: Vec::new(),
-    })
+    Some((
+        RuleDiagnostic {
+            rule: RULE.id,
+            severity,
+            range: a.range.clone(),
+            message,
+            wiki: RULE.wiki[0].to_string(),
+            fixes: Vec::new(),
+        },
+        report.sectors,
+    ))
 }
 
 /// Whether the access is through a pointer parameter of a device function that one of
@@ -258,7 +383,8 @@ fn shared_through_a_caller(ctx: &RuleContext, a: &SharedAccess) -> bool {
 /// (`load<uint4>(dst, h[i * 8])` with `const V& v`): the callee decides how many bytes
 /// it reads or writes there (a `reinterpret_cast` to a vector type, say), so the element's
 /// width says nothing about the request. A function of the project's headers, whose
-/// parameters the file does not show, may take it by reference too.
+/// parameters the file does not show, may take it by reference too, and so may a
+/// function the file cannot see at all when it is called as a statement of its own.
 fn passed_by_reference(
     ctx: &RuleContext,
     a: &SharedAccess,
@@ -287,10 +413,18 @@ fn passed_by_reference(
             .filter(|f| f.name.rsplit("::").next() == Some(short))
             .peekable();
         if callees.peek().is_none() {
+            // A function whose declaration neither the file nor its headers show, called
+            // as a statement of its own: it acts through its arguments, so it may well
+            // take this one by reference and write it (`AssignAs<uint2>(out[i], v);`).
+            // A library function the wiki knows takes it by value, and so does device
+            // `printf` (C varargs bind no reference).
             return headers
                 .get_or_init(|| ctx.header_definitions())
                 .iter()
-                .any(|h| h == short);
+                .any(|h| h == short)
+                || (short != "printf"
+                    && ctx.knowledge.symbol(short).is_none()
+                    && ctx.file.is_call_statement(&c.range));
         }
         callees.all(|f| {
             f.params
@@ -313,7 +447,7 @@ struct Cost {
 
 /// The block shape of kernel `function` when every launch of it in the file agrees.
 fn block_shape(ctx: &RuleContext, function: Option<&str>) -> [Option<i64>; 3] {
-    launch_shape(ctx.facts, function)
+    launch_shape(&ctx.scope(), function)
 }
 
 /// The cost of `offset` for warp 0 under `shape`: the same under every sample of the
@@ -674,6 +808,36 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
     }
 
     #[test]
+    fn a_local_assigned_again_before_the_use_is_not_its_initialiser() {
+        // After `id /= w` neighbouring lanes share `id`: the initialiser is not the value
+        // at the load, so the model has none and the rule says nothing. An assignment
+        // after the use (outside any loop around it) does not reach it.
+        check(
+            RULE,
+            r#"
+__global__ void jitter(float* img, const float* rnd, int n, int w) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n) return;
+    int x = id % w;
+    id /= w;
+    img[id * w + x] *= rnd[8 * id];
+}
+__global__ void late(float* out, const float* in, int n) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    out[id] = in[8 * id];
+           // ^^^^^^^^^^ warning: uncoalesced load from `in`
+    id += n;
+    out[id] = 0.0f;
+}
+void run(float* img, const float* r, int n, int w) {
+    jitter<<<(n + 255) / 256, 256>>>(img, r, n, w);
+    late<<<(n + 255) / 256, 256>>>(img, r, n);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn every_other_element_and_short_chunks_are_hints_long_chunks_warn() {
         check(
             RULE,
@@ -872,6 +1036,124 @@ __global__ void k(const float* in, float* out, int K) {
     out[t] = in[t * K];
 }
 "#,
+        );
+    }
+
+    /// A device function's global accesses are modelled as the kernels of the file call
+    /// it, through further device functions too: the pointer the kernel passes (moved
+    /// on by the arguments), the thread index its arguments carry, the kernel's block.
+    #[test]
+    fn device_functions_under_the_kernels_that_call_them() {
+        check_messages(
+            RULE,
+            r#"
+__device__ void put(float* p, int i, float v) { p[i] = v; }
+__device__ void put_row(float* p, int r, float v) { put(p, r * 1024, v); }
+__device__ float get(const float* p, int i) { return p[i]; }
+__global__ void k(float* out, const float* in) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = get(in, t);
+    put(out, t, v);
+    put_row(out + blockIdx.x, threadIdx.x, v);
+}
+int main() { k<<<64, 256>>>(nullptr, nullptr); }
+"#,
+            expect![[r#"
+                warning: uncoalesced store to `p`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 4096 bytes apart (in `put` as `k` reaches it through `put_row` at line 8); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    /// An element handed to a function whose declaration the file does not show, called
+    /// as a statement of its own, may be written through a reference at any width
+    /// (`AssignAs<uint2>(conics[i * 4], v)` from a header elsewhere): not a load to cost.
+    /// The same function's value used in an expression takes the element by value.
+    #[test]
+    fn an_element_handed_to_an_unseen_function_called_as_a_statement() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out, const float* in, float v) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    AssignAs<uint2>(out[i * 64], v);
+    printf("%f", in[i * 32]);
+              // ^^^^^^^^^^ warning: uncoalesced load from `in`
+    float w = scaled(in[i * 64]);
+                  // ^^^^^^^^^^ warning: uncoalesced load from `in`
+    out[i] = w;
+}
+int main() { k<<<64, 256>>>(nullptr, nullptr, 1.0f); }
+"#,
+        );
+    }
+
+    /// A device function's pointer that no call binds to a kernel's pointer (a local
+    /// pointer, or no call at all) keeps what it points at an assumption: a hint that
+    /// says which.
+    #[test]
+    fn unbound_pointers_of_device_functions_are_hints() {
+        check_messages(
+            RULE,
+            r#"
+__device__ void put(float* p, float v) { p[threadIdx.x * 64] = v; }
+__device__ void lone(float* p, float v) { p[threadIdx.x * 64] = v; }
+__global__ void k(float* out, int n) {
+    float* mine = out + n;
+    put(mine, 1.0f);
+}
+int main() { k<<<64, 256>>>(nullptr, 0); }
+"#,
+            expect![[r#"
+                hint: uncoalesced store to `p`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the calls of `put` in this file do not show what `p` points at; global memory is assumed) (pitfall-coalescing#P1)
+                hint: uncoalesced store to `p`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: no kernel of this file is seen to call `lone`, so what `p` points at, the block and the arguments are assumed) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    /// An access inside a capitalised macro the file does not define (its header is
+    /// found only through the build's `-I`) may be a vector load through the element's
+    /// address: its width is not known, and the rule stays silent. A lower-case callee
+    /// is a function that reads the element by value.
+    #[test]
+    fn an_access_inside_an_unknown_macro_stays_silent() {
+        check_messages(
+            RULE,
+            r#"
+#include "utils_not_here.cuh"
+__global__ void sum4(float* x, float* y, int n) {
+  int i = (blockDim.x * blockIdx.x + threadIdx.x) * 4;
+  if (i < n) {
+    float4 t = FLOAT4(x[i]);
+    y[i] = t.x + t.y + t.z + t.w + sqrtf(x[i]);
+  }
+}
+void run(float* x, float* y, int n) { sum4<<<(n / 4 + 255) / 256, 256>>>(x, y, n); }
+"#,
+            expect![[r#"
+                warning: uncoalesced store to `y`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `x`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    /// With no launch fixing the block, sectors that rest on `blockDim.x` are measured
+    /// in the block the bank model assumes (256) and the hint says so.
+    #[test]
+    fn sectors_resting_on_an_unfixed_block_are_a_hint() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void gather(const float* in, float* out) {
+  int per = 4096 / blockDim.x;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = in[threadIdx.x * per];
+}
+void run(const float* in, float* out, int n) {
+  for (int t = 32; t <= 512; t *= 2) gather<<<n / t, t>>>(in, out);
+}
+"#,
+            expect![[r#"
+                hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart (assuming `blockDim.x` = 256: no launch of `gather` fixes its block, and the figure depends on it); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
         );
     }
 }

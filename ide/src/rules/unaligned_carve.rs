@@ -32,7 +32,7 @@
 use kernaut_syntax::short_name;
 use kernaut_syntax::{type_size, SharedCarve, TextRange};
 
-use super::{find_word, is_identifier, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
+use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -55,7 +55,7 @@ const ASYNC_COPIES: &[&str] = &[
     "cp_async16",
 ];
 
-/// A carve's offset as this rule reads it from the text.
+/// A carve's offset, from the syntax facts of its initialiser.
 struct Offset {
     /// The bytes from the start of the root buffer.
     bytes: i64,
@@ -70,7 +70,6 @@ struct Offset {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    let text = ctx.text();
     for c in &ctx.facts.carves {
         let Some(off) = offset(ctx, c) else {
             continue;
@@ -98,13 +97,10 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             "`{}` is carved {} bytes into `{}`, {why}; round the offset up to a multiple of 16 (128 keeps bank arithmetic simple)",
             c.name, off.bytes, c.root
         );
-        let Some(range) = name_range(text, c) else {
-            continue;
-        };
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity,
-            range,
+            range: c.name_range.clone(),
             message,
             wiki: RULE.wiki[0].to_string(),
             fixes: fix(&off, c).into_iter().collect(),
@@ -139,138 +135,53 @@ fn alignment(size: u64) -> i64 {
     (size & size.wrapping_neg()).min(16)
 }
 
-/// The range of the carved pointer's name in its declaration.
-fn name_range(text: &str, c: &SharedCarve) -> Option<TextRange> {
-    let decl = text.get(c.range.clone())?;
-    let at = find_word(decl, &c.name, 0)?;
-    Some(c.range.start + at..c.range.start + at + c.name.len())
-}
-
-/// Reads the offset of carve `c` from its initialiser.
+/// The offset of carve `c`, as the syntax facts read it from its initialiser.
 fn offset(ctx: &RuleContext, c: &SharedCarve) -> Option<Offset> {
-    let text = ctx.text();
-    let decl = text.get(c.range.clone())?;
-    let name_at = find_word(decl, &c.name, 0)?;
-    let eq = name_at + decl[name_at..].find('=')?;
-    let init_start = c.range.start + eq + 1;
-    let init_end = c.range.start + expression_end(decl, eq + 1);
-    let (inner, outer_cast) = strip_casts(text, init_start..init_end);
     let declared = c.element_size.map(|s| (c.element_type.clone(), s));
     let pointee = declared.or_else(|| {
-        let t = outer_cast?;
-        Some((t.clone(), type_size(&t)?))
+        let t = c.cast_type.clone()?;
+        let size = type_size(&t)?;
+        Some((t, size))
     });
-    let s = &text[inner.clone()];
-    let (base, unit_cast, rhs) = if let Some(plus) = top_level_plus(s) {
-        let (lhs, cast) = strip_casts(text, inner.start..inner.start + plus);
-        let rhs = trim_range(text, inner.start + plus + 1..inner.end);
-        (text[lhs].trim().to_string(), cast, Some(rhs))
-    } else if let Some(rest) = s.trim_start().strip_prefix('&') {
-        let open = rest.find('[')?;
-        let close = rest.rfind(']')?;
-        let lead = s.len() - rest.len();
-        let idx = inner.start + lead + open + 1..inner.start + lead + close;
-        (
-            rest[..open].trim().to_string(),
-            None,
-            Some(trim_range(text, idx)),
-        )
-    } else if is_identifier(s.trim()) {
-        // `int* p = (int*)smem;`: the base itself, which a later carve may count from.
-        (s.trim().to_string(), None, None)
-    } else {
-        return None;
-    };
-    if !is_identifier(&base) {
-        return None;
-    }
-    let (base_bytes, base_elem) = base_offset(ctx, c, &base)?;
-    let unit = match unit_cast {
-        Some(t) => type_size(&t)?,
-        None => base_elem,
-    };
-    let unit = i64::try_from(unit).ok()?;
-    let Some(rhs) = rhs else {
-        return Some(Offset {
-            bytes: base_bytes,
-            literal: None,
-            unit,
-            base_bytes,
-            pointee,
-        });
-    };
-    let value = ctx.facts.fold_text(&text[rhs.clone()], rhs.start)?;
-    let literal = text[rhs.clone()]
-        .bytes()
-        .all(|b| b.is_ascii_digit())
-        .then_some(rhs);
+    // The fix rewrites the offset only where it is written as one integer literal.
+    let literal = c.offset_range.clone().filter(|r| {
+        ctx.text()
+            .get(r.clone())
+            .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+    });
     Some(Offset {
-        bytes: base_bytes.checked_add(value.checked_mul(unit)?)?,
+        bytes: c.offset_bytes?,
         literal,
-        unit,
-        base_bytes,
+        unit: i64::try_from(c.offset_unit?).ok()?,
+        base_bytes: c.base_offset_bytes?,
         pointee,
     })
 }
 
-/// The offset and element size of `base`: the root buffer or an earlier carve.
-fn base_offset(ctx: &RuleContext, c: &SharedCarve, base: &str) -> Option<(i64, u64)> {
-    if base == c.root {
-        let decl = ctx.facts.shared.iter().find(|s| {
-            s.is_extern
-                && s.name == base
-                && s.function
-                    .as_ref()
-                    .is_none_or(|f| Some(f) == c.function.as_ref())
-        })?;
-        return Some((0, decl.element_size?));
-    }
-    let earlier = ctx
-        .facts
-        .carves
-        .iter()
-        .filter(|o| o.range.end <= c.range.start && o.function == c.function)
-        .rfind(|o| o.name == base)?;
-    Some((offset(ctx, earlier)?.bytes, earlier.element_size?))
-}
-
 /// A use of the carved pointer after its declaration that needs 16-byte alignment.
 fn sixteen_byte_use(ctx: &RuleContext, c: &SharedCarve, bytes: i64) -> Option<String> {
-    let text = ctx.text();
-    let end = ctx
-        .facts
-        .function_at(c.range.start)
-        .map_or(text.len(), |f| f.range.end);
+    let pointer = ctx.file.variable_at(c.name_range.start)?;
+    let uses = ctx.file.uses_of(&pointer);
     for call in ctx.file.calls_in(c.range.start) {
         if call.range.start < c.range.end {
             continue;
         }
         let last = short_name(&call.callee).to_string();
         let is_copy = ASYNC_COPIES.contains(&last.as_str()) || call.callee.starts_with("cp.async");
-        if is_copy
-            && call.args.iter().any(|a| find_word(a, &c.name, 0).is_some())
-            && copies_16_bytes(ctx, &call, &last)
-        {
+        let through_it = || {
+            uses.iter().any(|u| {
+                call.arg_ranges
+                    .iter()
+                    .any(|a| a.start <= u.range.start && u.range.end <= a.end)
+            })
+        };
+        if is_copy && through_it() && copies_16_bytes(ctx, &call, &last) {
             return Some(format!("the async copy `{}` through it", call.callee_text));
         }
     }
     // Casts of the pointer to a wider type it is not aligned for.
-    let body = text.get(c.range.end..end)?;
-    let mut at = 0;
-    while let Some(found) = find_word(body, &c.name, at) {
-        at = found + c.name.len();
-        let before = body[..found].trim_end();
-        let before = before.strip_suffix('(').unwrap_or(before).trim_end();
-        let ty = if let Some(b) = before.strip_suffix('>') {
-            b.rfind('<')
-                .filter(|&l| b[..l].trim_end().ends_with("_cast"))
-                .map(|l| b[l + 1..].trim())
-        } else if let Some(b) = before.strip_suffix(')') {
-            b.rfind('(').map(|l| b[l + 1..].trim())
-        } else {
-            None
-        };
-        let Some(ty) = ty.and_then(|t| t.strip_suffix('*')) else {
+    for u in &uses {
+        let Some(ty) = u.cast_to.as_deref().and_then(|t| t.strip_suffix('*')) else {
             continue;
         };
         let ty = ty.trim();
@@ -291,17 +202,17 @@ fn copies_16_bytes(ctx: &RuleContext, call: &kernaut_syntax::CallSite, last: &st
         return true;
     }
     let sixteen = |v: i64| v >= 16 && v % 16 == 0;
-    let aligned_16 = |a: &str| {
-        a.find("aligned_size_t<").is_some_and(|i| {
-            let rest = &a[i + "aligned_size_t<".len()..];
-            rest.find('>').is_some_and(|j| {
-                ctx.facts
-                    .fold_text(&rest[..j], call.range.start)
+    // `cuda::aligned_size_t<16>(bytes)`: the size argument's type says the alignment.
+    let aligned_16 = |a: &TextRange| {
+        ctx.file.symbol_at(a.start).is_some_and(|s| {
+            short_name(&s.name) == "aligned_size_t"
+                && s.template_args
+                    .as_deref()
+                    .and_then(|n| ctx.facts.fold_text(n, call.range.start))
                     .is_some_and(sixteen)
-            })
         })
     };
-    if call.args.iter().any(|a| aligned_16(a)) {
+    if call.arg_ranges.iter().any(aligned_16) {
         return true;
     }
     let per_thread = last == "__pipeline_memcpy_async"
@@ -313,110 +224,6 @@ fn copies_16_bytes(ctx: &RuleContext, call: &kernaut_syntax::CallSite, last: &st
                 .fold_text(a, call.range.start)
                 .is_some_and(sixteen)
         })
-}
-
-/// Strips outer parentheses and casts (`(T*)x`, `reinterpret_cast<T*>(x)`) from the
-/// expression at `range`: the inner range and the pointee type of the outermost cast.
-fn strip_casts(text: &str, range: TextRange) -> (TextRange, Option<String>) {
-    let mut r = trim_range(text, range);
-    let mut ty = None;
-    for _ in 0..8 {
-        let s = &text[r.clone()];
-        if s.starts_with('(') && matching(s, 0) == Some(s.len() - 1) {
-            // `(x)` or a C cast `(T*)x`.
-            r = trim_range(text, r.start + 1..r.end - 1);
-            continue;
-        }
-        if s.starts_with('(') {
-            let Some(close) = matching(s, 0) else { break };
-            let inside = s[1..close].trim();
-            // A C cast binds tighter than `+`: `(T*)smem + 3` is not a cast of the sum.
-            if top_level_plus(&s[close + 1..]).is_some() {
-                break;
-            }
-            if let Some(t) = inside.strip_suffix('*') {
-                ty.get_or_insert(t.trim().to_string());
-                r = trim_range(text, r.start + close + 1..r.end);
-                continue;
-            }
-            break;
-        }
-        let cast = ["reinterpret_cast<", "static_cast<"]
-            .iter()
-            .find(|c| s.starts_with(**c));
-        if let Some(c) = cast {
-            let Some(gt) = s.find('>') else { break };
-            let Some(open) = s[gt..].find('(').map(|o| gt + o) else {
-                break;
-            };
-            if matching(s, open) != Some(s.len() - 1) {
-                break;
-            }
-            let t = s[c.len()..gt].trim();
-            if let Some(t) = t.strip_suffix('*') {
-                ty.get_or_insert(t.trim().to_string());
-            }
-            r = trim_range(text, r.start + open + 1..r.end - 1);
-            continue;
-        }
-        break;
-    }
-    (r, ty)
-}
-
-/// The index of the bracket that closes the one at `open`.
-fn matching(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, b) in s.bytes().enumerate().skip(open) {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The last `+` outside brackets.
-fn top_level_plus(s: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut last = None;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'(' | b'[' | b'<' => depth += 1,
-            b')' | b']' | b'>' => depth -= 1,
-            b'+' if depth == 0 => last = Some(i),
-            _ => {}
-        }
-    }
-    last
-}
-
-/// The end of the initialiser that starts at `from` in `decl`: the first `,` or `;`
-/// outside brackets.
-fn expression_end(decl: &str, from: usize) -> usize {
-    let mut depth = 0i32;
-    for (i, b) in decl.bytes().enumerate().skip(from) {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            b',' | b';' if depth == 0 => return i,
-            _ => {}
-        }
-    }
-    decl.len()
-}
-
-fn trim_range(text: &str, r: TextRange) -> TextRange {
-    let s = &text[r.clone()];
-    let start = r.start + (s.len() - s.trim_start().len());
-    let end = r.end - (s.len() - s.trim_end().len());
-    start..end.max(start)
 }
 
 #[cfg(test)]
@@ -513,6 +320,27 @@ __global__ void k(float* out, int n) {
     float4* d = reinterpret_cast<float4*>(smem + 2 * TILE * TILE);
     float* e = smem + n;
     out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x] + c[0] + d[0].x + e[0];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn comments_and_shadowing_pointers_are_not_uses_of_the_carve() {
+        // The text scan took the cast in the comment and the inner block's own `tile`
+        // (256 bytes in, aligned) for uses of the outer one and gave two wrong hints.
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in, float* out) {
+    extern __shared__ float buf[];
+    float* tile = buf + 33;
+    // reading (float4*)tile here would need 16-byte alignment
+    out[threadIdx.x] = tile[threadIdx.x];
+    {
+        float* tile = buf + 64;
+        __pipeline_memcpy_async(&tile[4 * threadIdx.x], &in[4 * threadIdx.x], 16);
+    }
 }
 "#,
         );

@@ -54,11 +54,20 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let Some(l) = innermost_loop(ctx, w.call.range.start) else {
                 continue;
             };
-            let committed_before = ops.iter().any(|o| {
+            // A commit earlier in the iteration on the wait's own path: one in the other
+            // branch of an `if` (`if (next) { copy; commit; wait(1); } else { wait(0); }`)
+            // committed nothing in the iterations that wait, and waiting for everything
+            // there is the pipeline's drain.
+            let flow = ctx.file.control_flow(w.call.range.start);
+            let on_path = |o: &&Op| {
                 o.kind == OpKind::Commit
                     && l.contains(&o.call.range.start)
                     && o.call.range.start < w.call.range.start
-            });
+                    && !flow.as_ref().is_some_and(|f| {
+                        f.in_other_branches(o.call.range.start, w.call.range.start)
+                    })
+            };
+            let committed_before = ops.iter().any(|o| on_path(&o));
             if !committed_before {
                 continue;
             }
@@ -68,11 +77,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             // just fetched.
             let last_commit = ops
                 .iter()
-                .filter(|o| {
-                    o.kind == OpKind::Commit
-                        && l.contains(&o.call.range.start)
-                        && o.call.range.start < w.call.range.start
-                })
+                .filter(on_path)
                 .map(|o| o.call.range.end)
                 .max()
                 .unwrap_or(w.call.range.start);
@@ -244,6 +249,58 @@ __global__ void k(const float* in, float* out, int n) {
      // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` waits for every copy
         __syncthreads();
         acc += buf[t % 2][(tid + 1) % 256];
+        __syncthreads();
+    }
+    out[tid] = acc;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_wait_all_on_the_branch_that_commits_nothing_is_the_drain() {
+        // In the iterations that take the `else`, nothing was committed: waiting for
+        // everything drains the pipeline. A wait after the `if` follows the commit in
+        // the iterations that prefetch.
+        check(
+            RULE,
+            r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float* in, float* out, int tiles) {
+    __shared__ float buf[2][256];
+    int tid = threadIdx.x;
+    float acc = 0.0f;
+    __pipeline_memcpy_async(&buf[0][tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    for (int t = 0; t < tiles; ++t) {
+        if (t + 1 < tiles) {
+            __pipeline_memcpy_async(&buf[(t + 1) & 1][tid], &in[(t + 1) * 256 + tid], sizeof(float));
+            __pipeline_commit();
+            __pipeline_wait_prior(1);
+        } else {
+            __pipeline_wait_prior(0);
+        }
+        __syncthreads();
+        acc += buf[t & 1][(tid + 1) & 255];
+        __syncthreads();
+    }
+    out[tid] = acc;
+}
+__global__ void k2(const float* in, float* out, int tiles) {
+    __shared__ float buf[2][256];
+    int tid = threadIdx.x;
+    float acc = 0.0f;
+    __pipeline_memcpy_async(&buf[0][tid], &in[tid], sizeof(float));
+    __pipeline_commit();
+    for (int t = 0; t < tiles; ++t) {
+        if (t + 1 < tiles) {
+            __pipeline_memcpy_async(&buf[(t + 1) & 1][tid], &in[(t + 1) * 256 + tid], sizeof(float));
+            __pipeline_commit();
+        }
+        __pipeline_wait_prior(0);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` waits for every copy
+        __syncthreads();
+        acc += buf[t & 1][(tid + 1) & 255];
         __syncthreads();
     }
     out[tid] = acc;

@@ -13,6 +13,16 @@ pub(crate) struct Lowerer<'a> {
     /// The ancestor chains of the tree.
     pub(crate) tree: &'a Ancestry<'a>,
     memo: RefCell<LowerMemo<'a>>,
+    /// Names bound to values (a template instantiation's arguments), read before anything
+    /// else the file says of them.
+    bound: &'a [(String, i64)],
+    /// Whether a name, load or call the model cannot value but that reads no thread index
+    /// lowers to [`IndexExpr::Uniform`] (the same in every thread of the block) instead of
+    /// [`IndexExpr::Unknown`]: for questions of uniformity, not for figures.
+    opaque_uniform: bool,
+    /// The block every launch gives, where known ([`Self::for_uniformity`]): an axis of
+    /// extent 1 makes its `threadIdx` 0.
+    block: Option<[u32; 3]>,
 }
 
 /// The declarations of a scope, by name: for each declaration (in document order) that
@@ -34,7 +44,14 @@ pub(crate) struct LowerMemo<'a> {
     /// The vector type each function-like macro of the file reinterprets its argument
     /// as ([`vector_macros`]), read from the text once asked for.
     vector_macros: Option<Rc<HashMap<String, String>>>,
+    /// The writes to plain names after their declaration in each function asked about
+    /// ([`Lowerer::reassigned`]), by function node id.
+    writes: HashMap<usize, Rc<Writes<'a>>>,
 }
+
+/// For each name, where a function assigns it (`=`, `op=`, `++`, `--`): the write and the
+/// loops around it.
+pub(crate) type Writes<'a> = HashMap<String, Vec<(Node<'a>, Vec<Node<'a>>)>>;
 
 /// How many ancestor chains a [`Lowerer`] keeps (the names of one index share one).
 pub(crate) const ANCESTOR_MEMO: usize = 8;
@@ -46,7 +63,44 @@ impl<'a> Lowerer<'a> {
             facts,
             tree,
             memo: RefCell::default(),
+            bound: &[],
+            opaque_uniform: false,
+            block: None,
         }
+    }
+
+    /// The same lowerer, with `bound` names taken at their values and what it cannot
+    /// value but reads no thread index taken as one unknown value for the whole block.
+    pub(crate) fn for_uniformity(
+        mut self,
+        bound: &'a [(String, i64)],
+        block: Option<[u32; 3]>,
+    ) -> Self {
+        self.bound = bound;
+        self.opaque_uniform = true;
+        self.block = block;
+        self
+    }
+
+    /// `lowered`, or, where it is unknown and `expr` reads no thread index, one uniform
+    /// value named by its text (with [`Self::for_uniformity`]). A load whose address
+    /// lowers to a value that does not depend on the thread (`deg[row]` with `row =
+    /// blockIdx.x + threadIdx.y` in a block of one row) is one value too.
+    fn opaque(&self, expr: &Expr, at: Node<'a>, lowered: IndexExpr) -> IndexExpr {
+        if !self.opaque_uniform || !matches!(lowered, IndexExpr::Unknown(_)) {
+            return lowered;
+        }
+        let uniform_address = match expr {
+            Expr::Subscript(_, index) => {
+                let i = self.lower(index, at, 1);
+                i.unknown_reason().is_none() && !i.depends_on_thread()
+            }
+            _ => false,
+        };
+        if uniform_address || !self.thread_tainted(expr, at, 0) {
+            return IndexExpr::Uniform(show(expr));
+        }
+        lowered
     }
 
     /// The vector type the file's function-like macro `name` reinterprets its argument
@@ -234,6 +288,12 @@ impl<'a> Lowerer<'a> {
                     _ => return IndexExpr::Unknown(format!("`{}` is a member access", show(expr))),
                 };
                 match &**base {
+                    Expr::Name(b)
+                        if b == "threadIdx"
+                            && self.block.is_some_and(|d| d[axis as usize] == 1) =>
+                    {
+                        IndexExpr::Int(0)
+                    }
                     Expr::Name(b) if b == "threadIdx" => IndexExpr::ThreadIdx(axis),
                     Expr::Name(b) if b == "blockDim" => IndexExpr::BlockDim(axis),
                     Expr::Name(b) if b == "blockIdx" || b == "gridDim" || b == "clusterIdx" => {
@@ -254,9 +314,11 @@ impl<'a> Lowerer<'a> {
             }
             Expr::Binary(a, op, b) => {
                 let Some(bop) = BinOp::from_symbol(op) else {
-                    return IndexExpr::Unknown(format!(
-                        "`{op}` is a comparison or logical operator"
-                    ));
+                    return self.opaque(
+                        expr,
+                        at,
+                        IndexExpr::Unknown(format!("`{op}` is a comparison or logical operator")),
+                    );
                 };
                 let l = self.lower(a, at, d);
                 let r = self.lower(b, at, d);
@@ -269,25 +331,52 @@ impl<'a> Lowerer<'a> {
                 }
                 IndexExpr::binary(l, bop, r)
             }
-            Expr::Subscript(..) => {
-                IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr)))
-            }
+            Expr::Subscript(..) => self.opaque(
+                expr,
+                at,
+                IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr))),
+            ),
             Expr::Call { callee, .. } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
-                None => IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                None => self.opaque(
+                    expr,
+                    at,
+                    IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                ),
             },
             Expr::SizeofType(ty) => match type_size(ty) {
                 Some(v) => IndexExpr::Int(v as i64),
-                None => IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
+                None => self.opaque(
+                    expr,
+                    at,
+                    IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
+                ),
             },
-            Expr::Cond(..) => {
-                IndexExpr::Unknown("a conditional expression selects the index".into())
-            }
-            other => IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
+            Expr::Cond(..) => self.opaque(
+                expr,
+                at,
+                IndexExpr::Unknown("a conditional expression selects the index".into()),
+            ),
+            other => self.opaque(
+                expr,
+                at,
+                IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
+            ),
         }
     }
 
     fn lower_name(&self, n: &str, at: Node<'a>, depth: usize) -> IndexExpr {
+        if let Some((_, v)) = self.bound.iter().find(|(b, _)| b == n) {
+            return IndexExpr::Const {
+                name: n.to_string(),
+                value: *v,
+            };
+        }
+        let lowered = self.lower_name_in_file(n, at, depth);
+        self.opaque(&Expr::Name(n.to_string()), at, lowered)
+    }
+
+    fn lower_name_in_file(&self, n: &str, at: Node<'a>, depth: usize) -> IndexExpr {
         if n == "warpSize" {
             return IndexExpr::Const {
                 name: n.into(),
@@ -322,6 +411,30 @@ impl<'a> Lowerer<'a> {
                 };
             }
             return match init {
+                // A later assignment can reach the use (`id /= w;` between them, or in a
+                // loop around both): the initialiser is not the value there.
+                // Where neither the initialiser nor any assignment reads the thread index
+                // (`stage = next;` in a double-buffered loop) it is still one value for the
+                // whole warp.
+                Some(init) if self.reassigned(at, n) => {
+                    if let Some(e) = self.straight_line_definition(at, n, depth) {
+                        return e;
+                    }
+                    if let Some(lv) = self.stepped_once_per_iteration(at, n, init, depth) {
+                        return lv;
+                    }
+                    let uniform = !self.thread_tainted(&from_node(init, self.text, 0), init, 0)
+                        && self.writes_of(at, n).iter().all(|w| {
+                            w.field("right").is_none_or(|r| {
+                                !self.thread_tainted(&from_node(r, self.text, 0), r, 0)
+                            }) && !self.under_thread_condition(*w)
+                        });
+                    if uniform {
+                        IndexExpr::Uniform(n.to_string())
+                    } else {
+                        IndexExpr::Unknown(format!("`{n}` is assigned again after its declaration"))
+                    }
+                }
                 Some(init)
                     if init.kind_name() != "argument_list"
                         && init.kind_name() != "initializer_list" =>
@@ -348,6 +461,229 @@ impl<'a> Lowerer<'a> {
         IndexExpr::Unknown(format!(
             "`{n}` is not a constant, loop variable or thread-index alias"
         ))
+    }
+
+    /// Whether an assignment to the local `n` in the function around `at` can reach the
+    /// use at `at`: one before it, or one inside a loop that also holds `at` (the next
+    /// iteration reads it). A name declared twice in the function counts the writes of
+    /// both, which only makes the answer more cautious.
+    pub(crate) fn reassigned(&self, at: Node<'a>, n: &str) -> bool {
+        !self.writes_of(at, n).is_empty()
+    }
+
+    /// The assignments to `n` in the function around `at` that can reach the use at
+    /// `at` ([`Self::reassigned`]).
+    fn writes_of(&self, at: Node<'a>, n: &str) -> Vec<Node<'a>> {
+        let Some(function) = self
+            .ancestors(at)
+            .iter()
+            .find(|a| a.kind_name() == "function_definition")
+            .copied()
+        else {
+            return Vec::new();
+        };
+        let writes = {
+            let cached = self.memo.borrow().writes.get(&function.id()).cloned();
+            match cached {
+                Some(w) => w,
+                None => {
+                    let w = Rc::new(function_writes(function, self.text));
+                    self.memo
+                        .borrow_mut()
+                        .writes
+                        .insert(function.id(), w.clone());
+                    w
+                }
+            }
+        };
+        let use_at = at.start_byte();
+        let Some(ws) = writes.get(n) else {
+            return Vec::new();
+        };
+        ws.iter()
+            .filter(|(w, loops)| {
+                let start = w.start_byte();
+                // A loop's own update (a `for` header's, or the counting step of a
+                // `while` that counts like a `for`) makes the name the loop's variable.
+                let own_update = loops.iter().any(|l| match l.kind_name() {
+                    "for_statement" => [l.field("initializer"), l.field("update")]
+                        .into_iter()
+                        .flatten()
+                        .any(|h| h.byte_range().contains(&start)),
+                    _ => self
+                        .while_header(*l, n)
+                        .as_deref()
+                        .and_then(Option::as_ref)
+                        .is_some_and(|h| h.update_stmt.byte_range().contains(&start)),
+                });
+                // A write after the use reaches it only through a loop's next iteration:
+                // for a question of uniformity every iteration counts; for the models'
+                // figures, which are those of the first iteration, it does not.
+                !own_update
+                    && !w.byte_range().contains(&use_at)
+                    && (start < use_at
+                        || (self.opaque_uniform
+                            && loops.iter().any(|l| l.byte_range().contains(&use_at))))
+            })
+            .map(|(w, _)| *w)
+            .collect()
+    }
+
+    /// The value of `n` at `at` where the last assignment before the use is a statement
+    /// of a block around the use, so that every thread runs it on the way (`col = col ^
+    /// ((row & 3) << 3);`, `id /= w;`): its right side, with `n` there taken at its
+    /// previous definition. `None` where another assignment can reach the use through a
+    /// loop, or the last one is inside a branch or a loop of its own.
+    fn straight_line_definition(&self, at: Node<'a>, n: &str, depth: usize) -> Option<IndexExpr> {
+        let use_at = at.start_byte();
+        let writes = self.writes_of(at, n);
+        if writes.iter().any(|w| w.start_byte() > use_at) {
+            return None;
+        }
+        let w = *writes.iter().max_by_key(|w| w.start_byte())?;
+        let stmt = w
+            .parent()
+            .filter(|p| p.kind_name() == "expression_statement")?;
+        let block = stmt
+            .parent()
+            .filter(|b| b.kind_name() == "compound_statement")?;
+        if !self.ancestors(at).contains(&block) {
+            return None;
+        }
+        let previous = |node: Node<'a>| self.lower_name(n, node, depth + 1);
+        Some(match w.kind_name() {
+            "assignment_expression" => {
+                let op = node_text(w.field("operator")?, self.text);
+                let right = w.field("right")?;
+                let value = self.lower(&from_node(right, self.text, 0), right, depth + 1);
+                if op == "=" {
+                    value
+                } else {
+                    let bop = BinOp::from_symbol(op.strip_suffix('=')?)?;
+                    IndexExpr::binary(previous(w.field("left")?), bop, value)
+                }
+            }
+            "update_expression" => {
+                let op = node_text(w.field("operator")?, self.text);
+                let bop = if op == "++" { BinOp::Add } else { BinOp::Sub };
+                IndexExpr::binary(previous(w.field("argument")?), bop, IndexExpr::Int(1))
+            }
+            _ => return None,
+        })
+    }
+
+    /// A local that one statement of the innermost loop around the use steps by an amount
+    /// that reads no thread index (`i += blockDim.x * gridDim.x;` in a `while (1)`), as a
+    /// loop variable: its initialiser at the first iteration, plus the step once more
+    /// where the step comes before the use in the body.
+    fn stepped_once_per_iteration(
+        &self,
+        at: Node<'a>,
+        n: &str,
+        init: Node<'a>,
+        depth: usize,
+    ) -> Option<IndexExpr> {
+        let writes = self.writes_of(at, n);
+        let [w] = writes.as_slice() else {
+            return None;
+        };
+        if w.kind_name() != "assignment_expression" {
+            return None;
+        }
+        let op = node_text(w.field("operator")?, self.text);
+        let step = w.field("right")?;
+        if !matches!(op, "+=" | "-=")
+            || self.thread_tainted(&from_node(step, self.text, 0), step, 0)
+        {
+            return None;
+        }
+        // The write is a statement of its own directly in the body of the innermost loop
+        // around the use, so it runs once per iteration.
+        let lp = self
+            .ancestors(at)
+            .iter()
+            .find(|a| {
+                matches!(
+                    a.kind_name(),
+                    "for_statement" | "while_statement" | "do_statement"
+                )
+            })
+            .copied()?;
+        let stmt = w
+            .parent()
+            .filter(|p| p.kind_name() == "expression_statement")?;
+        let body = stmt
+            .parent()
+            .filter(|b| b.kind_name() == "compound_statement")?;
+        if lp.field("body") != Some(body) {
+            return None;
+        }
+        // A `continue` of this loop before the step skips it in some iterations.
+        let mut skipped = false;
+        preorder(body, |c| {
+            if c.kind_name() == "continue_statement"
+                && c.start_byte() < w.start_byte()
+                && self
+                    .ancestors(c)
+                    .iter()
+                    .find(|a| {
+                        matches!(
+                            a.kind_name(),
+                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+                        )
+                    })
+                    .is_some_and(|a| *a == lp)
+            {
+                skipped = true;
+            }
+            !skipped
+        });
+        if skipped {
+            return None;
+        }
+        let start = self.lower(&from_node(init, self.text, 0), init, depth + 1);
+        let stride = self.lower(&from_node(step, self.text, 0), step, depth + 1);
+        let stride = if op == "-=" {
+            IndexExpr::binary(IndexExpr::Int(0), BinOp::Sub, stride)
+        } else {
+            stride
+        };
+        let start = if w.start_byte() < at.start_byte() {
+            IndexExpr::binary(start, BinOp::Add, stride.clone())
+        } else {
+            start
+        };
+        Some(IndexExpr::LoopVar {
+            name: n.to_string(),
+            start: Box::new(start),
+            end: None,
+            step: stride.eval(&|_| None),
+            stride: Some(Box::new(stride)),
+        })
+    }
+
+    /// Whether a statement or branch around `node` in its function runs for some threads
+    /// and not others: an `if`, loop, `switch` or `?:` whose condition reads the thread
+    /// index.
+    fn under_thread_condition(&self, node: Node<'a>) -> bool {
+        self.ancestors(node)
+            .iter()
+            .take_while(|a| a.kind_name() != "function_definition")
+            .any(|a| {
+                let condition = match a.kind_name() {
+                    "if_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "switch_statement"
+                    | "conditional_expression" => a.field("condition"),
+                    "for_statement" => a.field("condition"),
+                    _ => None,
+                };
+                condition.is_some_and(|c| {
+                    !c.byte_range().contains(&node.start_byte())
+                        && self.thread_tainted(&from_node(c, self.text, 0), c, 0)
+                })
+            })
     }
 
     /// The loop variable `n` of an enclosing `for` statement.
@@ -422,5 +758,40 @@ pub(crate) fn show(e: &Expr) -> String {
         Expr::Cond(..) => "?:".into(),
         Expr::SizeofType(t) => format!("sizeof({t})"),
         Expr::Other(t) => t.clone(),
+    }
+}
+
+/// The assignments to plain names in `function` ([`Writes`]).
+fn function_writes<'a>(function: Node<'a>, text: &str) -> Writes<'a> {
+    let mut out: Writes<'a> = HashMap::default();
+    let mut loops: Vec<Node<'a>> = Vec::new();
+    walk_writes(function, text, &mut loops, &mut out);
+    out
+}
+
+fn walk_writes<'a>(node: Node<'a>, text: &str, loops: &mut Vec<Node<'a>>, out: &mut Writes<'a>) {
+    let target = match node.kind_name() {
+        "assignment_expression" => node.field("left"),
+        "update_expression" => node.field("argument"),
+        _ => None,
+    };
+    if let Some(t) = target.filter(|t| t.kind_name() == "identifier") {
+        out.entry(node_text(t, text).to_string())
+            .or_default()
+            .push((node, loops.clone()));
+    }
+    let is_loop = matches!(
+        node.kind_name(),
+        "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+    );
+    if is_loop {
+        loops.push(node);
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        walk_writes(child, text, loops, out);
+    }
+    if is_loop {
+        loops.pop();
     }
 }

@@ -146,6 +146,8 @@ pub struct SharedDecl {
 pub struct SharedCarve {
     /// The pointer's name.
     pub name: String,
+    /// The range of the name in its declarator.
+    pub name_range: TextRange,
     /// The range of the declaration statement.
     pub range: TextRange,
     /// The buffer (or earlier carve) it points into.
@@ -158,6 +160,17 @@ pub struct SharedCarve {
     pub element_size: Option<u64>,
     /// The byte offset from the start of `root`, when constant.
     pub offset_bytes: Option<i64>,
+    /// The offset expression added to the base (`130` in `smem + 130`, `i` in
+    /// `&smem[i]`); `None` when the pointer is the base itself.
+    pub offset_range: Option<TextRange>,
+    /// The bytes one unit of the offset counts: the pointee of a cast of the base before
+    /// the addition (`(int*)smem + 3` counts ints), else the base's element size.
+    pub offset_unit: Option<u64>,
+    /// The byte offset of the base from the start of `root`, when constant.
+    pub base_offset_bytes: Option<i64>,
+    /// The pointee type of the outermost cast of the initialiser (`float4` in
+    /// `reinterpret_cast<float4*>(smem + 130)`), whitespace squashed.
+    pub cast_type: Option<String>,
     /// The enclosing function.
     pub function: Option<String>,
 }
@@ -273,15 +286,25 @@ pub struct Constant {
     pub scope: Option<TextRange>,
 }
 
+/// The functions of a file by range: see [`FactsIndex::functions`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FunctionTable {
+    pub(crate) ranges: Vec<(usize, usize, bool, usize)>,
+    pub(crate) parents: Vec<usize>,
+}
+
 /// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FactsIndex {
     /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
     /// built from; a look-up on lists of other lengths scans them instead.
     pub(crate) lens: (usize, usize, usize, usize),
-    /// The functions that do not overlap one another, as `(start, end, kernel?, position)`
-    /// sorted by start; `None` when some ranges overlap, and look-ups scan the lists.
-    pub(crate) functions: Option<Vec<(usize, usize, bool, usize)>>,
+    /// The functions as `(start, end, kernel?, position)` sorted by start (the longest
+    /// first among equal starts) with, for each, the innermost other function that
+    /// contains it (`usize::MAX`: none). Ranges nest when a broken brace leaves one
+    /// function inside another. `None` when two ranges overlap without nesting, and
+    /// look-ups scan the lists.
+    pub(crate) functions: Option<FunctionTable>,
     /// The kernels as (hash of the name, position), sorted: a look-up takes the first
     /// position whose name matches among those of its hash.
     pub(crate) kernels: Vec<(u64, usize)>,

@@ -63,6 +63,8 @@ pub enum EnclosingKind {
     Switch {
         /// The controlling expression.
         condition: String,
+        /// The range of the controlling expression (its parentheses included).
+        condition_range: TextRange,
         /// Whether it depends on the thread index.
         thread_dependent: bool,
     },
@@ -70,6 +72,8 @@ pub enum EnclosingKind {
     Conditional {
         /// The condition.
         condition: String,
+        /// The range of the condition.
+        condition_range: TextRange,
         /// Whether it depends on the thread index.
         thread_dependent: bool,
     },
@@ -185,4 +189,18 @@ pub(crate) struct Construct {
     pub(crate) inner: Option<TextRange>,
     /// Its [`EnclosingKind`], an `if`'s `in_else` left `false`.
     pub(crate) kind: EnclosingKind,
+}
+
+/// An inline `asm` statement, as [`SourceFile::asm_statements`](crate::SourceFile::asm_statements)
+/// reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsmStatement {
+    /// The range of the statement's `asm (...)` expression.
+    pub range: TextRange,
+    /// The PTX template: the string literals' contents joined, with `\n` and `\t` as
+    /// the characters they stand for.
+    pub template: String,
+    /// The operands in `%N` order (outputs first, then inputs): the range of each
+    /// operand's value expression.
+    pub operands: Vec<TextRange>,
 }

@@ -44,6 +44,30 @@ pub(crate) fn table_positions(table: &[(u64, usize)], h: u64) -> impl Iterator<I
         .map(|&(_, i)| i)
 }
 
+/// The table of `ranges` (sorted as [`FactsIndex::functions`] says) with each one's
+/// innermost enclosing range, or `None` when two ranges overlap without nesting.
+fn nesting(ranges: Vec<(usize, usize, bool, usize)>) -> Option<crate::data::FunctionTable> {
+    let mut parents = vec![usize::MAX; ranges.len()];
+    // The ranges that contain the current one, innermost last.
+    let mut open: Vec<usize> = Vec::new();
+    for (k, &(start, end, _, _)) in ranges.iter().enumerate() {
+        while open
+            .last()
+            .is_some_and(|&o| ranges[o].1 <= start && ranges[o].0 < start)
+        {
+            open.pop();
+        }
+        if let Some(&o) = open.last() {
+            if end > ranges[o].1 {
+                return None;
+            }
+            parents[k] = o;
+        }
+        open.push(k);
+    }
+    Some(crate::data::FunctionTable { ranges, parents })
+}
+
 impl FileFacts {
     /// The look-up tables, when they describe the lists as they are now.
     pub(crate) fn index(&self) -> Option<&FactsIndex> {
@@ -70,8 +94,15 @@ impl FileFacts {
                     .map(|(i, f)| (f.range.start, f.range.end, false, i)),
             )
             .collect();
-        functions.sort_unstable();
-        let disjoint = functions.windows(2).all(|w| w[0].1 <= w[1].0);
+        // By start, the longest first among equal starts; among equal ranges the one
+        // listed first (kernels before device functions) last, as the innermost.
+        functions.sort_unstable_by_key(|&(start, end, kernel, i)| {
+            (
+                start,
+                std::cmp::Reverse(end),
+                std::cmp::Reverse((!kernel, i)),
+            )
+        });
         let kernels = name_table(self.kernels.iter().map(|k| k.name.as_str()));
         let mut shared: Vec<(u64, usize)> = self
             .shared
@@ -87,7 +118,7 @@ impl FileFacts {
                 self.shared.len(),
                 self.macros.len(),
             ),
-            functions: disjoint.then_some(functions),
+            functions: nesting(functions),
             kernels,
             shared,
             macros: name_table(self.macros.iter().map(String::as_str)),
@@ -130,21 +161,26 @@ impl FileFacts {
         }
     }
 
-    /// The function (kernel or device function) whose range contains `offset`.
+    /// The function (kernel or device function) whose range contains `offset` (the
+    /// innermost, where a broken brace left one inside another).
     pub fn function_at(&self, offset: usize) -> Option<&Function> {
-        if let Some(functions) = self.index().and_then(|i| i.functions.as_ref()) {
-            // The ranges are disjoint, so only the last one starting at or before
-            // `offset` can contain it.
-            let after = functions.partition_point(|f| f.0 <= offset);
-            let &(start, end, is_kernel, i) = functions.get(after.checked_sub(1)?)?;
-            if !(start..end).contains(&offset) {
-                return None;
+        if let Some(table) = self.index().and_then(|i| i.functions.as_ref()) {
+            // Ranges nest or are disjoint, so every function containing `offset`
+            // contains the last one starting at or before it: the innermost is the first
+            // of that one and its outer functions that contains `offset`.
+            let after = table.ranges.partition_point(|f| f.0 <= offset);
+            let mut at = after.checked_sub(1)?;
+            loop {
+                let &(start, end, is_kernel, i) = table.ranges.get(at)?;
+                if (start..end).contains(&offset) {
+                    return Some(if is_kernel {
+                        &self.kernels[i]
+                    } else {
+                        &self.device_functions[i]
+                    });
+                }
+                at = table.parents[at];
             }
-            return Some(if is_kernel {
-                &self.kernels[i]
-            } else {
-                &self.device_functions[i]
-            });
         }
         self.kernels
             .iter()
@@ -200,5 +236,68 @@ impl FileFacts {
         bound: &[(String, i64)],
     ) -> Option<i64> {
         self.env.fold_with(&from_text(text), offset, bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The innermost function containing `offset`, by scanning every function.
+    fn scanned(facts: &FileFacts, offset: usize) -> Option<&Function> {
+        facts
+            .kernels
+            .iter()
+            .chain(&facts.device_functions)
+            .filter(|f| f.range.contains(&offset))
+            .min_by_key(|f| f.range.len())
+    }
+
+    #[test]
+    fn a_missing_brace_keeps_the_function_table_and_its_answers() {
+        let mut text = String::new();
+        for i in 0..6 {
+            text.push_str(&kernaut_test_utils::gen::kernel(i));
+        }
+        // The closing brace of the second kernel, lost: what follows nests inside it.
+        let second = text.find("kernel_1(").unwrap();
+        let brace = second + text[second..].find("\n}\n").unwrap() + 1;
+        text.replace_range(brace..brace + 1, "");
+        // One tree for the whole file (a chunked parse would cut at the lost brace).
+        let file = crate::SourceFile::parse_with_target(&text, 0);
+        let facts = file.facts();
+        let ranges: Vec<_> = facts
+            .kernels
+            .iter()
+            .chain(&facts.device_functions)
+            .map(|f| f.range.clone())
+            .collect();
+        assert!(
+            ranges.iter().any(|a| ranges
+                .iter()
+                .any(|b| a != b && a.start <= b.start && b.end <= a.end)),
+            "the broken brace nests functions: {ranges:?}"
+        );
+        assert!(facts.index().and_then(|i| i.functions.as_ref()).is_some());
+        for offset in 0..=text.len() {
+            assert_eq!(
+                facts.function_at(offset).map(|f| (&f.name, &f.range)),
+                scanned(facts, offset).map(|f| (&f.name, &f.range)),
+                "at {offset}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranges_that_overlap_without_nesting_have_no_table() {
+        assert!(nesting(vec![(0, 10, true, 0), (5, 15, true, 1)]).is_none());
+        let t = nesting(vec![
+            (0, 20, true, 0),
+            (2, 5, true, 1),
+            (5, 5, false, 0),
+            (8, 9, true, 2),
+        ])
+        .unwrap();
+        assert_eq!(t.parents, [usize::MAX, 0, 0, 0]);
     }
 }

@@ -109,6 +109,85 @@ pub(crate) fn strip_casts(mut e: &Expr) -> (&Expr, Option<&str>) {
     (e, ty)
 }
 
+/// An integer type that holds an address (`reinterpret_cast<uintptr_t>(smem) + 16` counts
+/// bytes): its arithmetic is in units of `char`.
+fn address_int(ty: &str) -> Option<&'static str> {
+    let t = ty.trim().trim_start_matches("std::");
+    matches!(
+        t,
+        "uintptr_t"
+            | "intptr_t"
+            | "size_t"
+            | "uint64_t"
+            | "int64_t"
+            | "unsigned long long"
+            | "long long"
+            | "unsigned long"
+            | "long"
+    )
+    .then_some("char")
+}
+
+/// `node` without the parentheses and pointer casts around it (`(T*)x`,
+/// `reinterpret_cast<T*>(x)`, `static_cast<T*>(x)`, or to an address-sized integer, which
+/// counts bytes), and the pointee of the outermost cast.
+fn strip_cast_nodes<'t>(mut node: Node<'t>, text: &str) -> (Node<'t>, Option<String>) {
+    let mut ty: Option<String> = None;
+    for _ in 0..8 {
+        match node.kind_name() {
+            "parenthesized_expression" => match named_children(node).as_slice() {
+                [one] => node = *one,
+                _ => break,
+            },
+            "cast_expression" => {
+                let (Some(t), Some(v)) = (node.field("type"), node.field("value")) else {
+                    break;
+                };
+                let t = squash_ws(node_text(t, text));
+                let Some(pointee) = t.strip_suffix('*').or_else(|| address_int(&t)) else {
+                    break;
+                };
+                ty.get_or_insert_with(|| pointee.trim().to_string());
+                node = v;
+            }
+            "call_expression" => {
+                let Some(f) = node
+                    .field("function")
+                    .filter(|f| f.kind_name() == "template_function")
+                else {
+                    break;
+                };
+                let is_cast = f
+                    .field("name")
+                    .is_some_and(|n| node_text(n, text).ends_with("_cast"));
+                let args = node
+                    .field("arguments")
+                    .map(named_children)
+                    .unwrap_or_default();
+                let (true, [arg]) = (is_cast, args.as_slice()) else {
+                    break;
+                };
+                let Some(pointee) = f
+                    .field("arguments")
+                    .and_then(|a| named_children(a).first().copied())
+                    .map(|t| squash_ws(node_text(t, text)))
+                    .and_then(|t| {
+                        t.strip_suffix('*')
+                            .or_else(|| address_int(&t))
+                            .map(|p| p.trim().to_string())
+                    })
+                else {
+                    break;
+                };
+                ty.get_or_insert(pointee);
+                node = *arg;
+            }
+            _ => break,
+        }
+    }
+    (node, ty)
+}
+
 pub(crate) fn carve(
     tree: &Ancestry,
     decl: Node,
@@ -142,23 +221,47 @@ pub(crate) fn carve(
         let Some(name) = declarator_name(target) else {
             continue;
         };
-        let expr = from_node(value, text, 0);
-        let (inner, _) = strip_casts(&expr);
-        let (base, offset_elems) = match inner {
-            Expr::Name(b) => (b.clone(), Some(Expr::Int(0))),
-            Expr::Binary(l, "+", r) => match strip_casts(l).0 {
-                Expr::Name(b) => (b.clone(), Some((**r).clone())),
-                _ => continue,
-            },
-            Expr::Unary("&", sub) => match &**sub {
-                Expr::Subscript(b, i) => match &**b {
-                    Expr::Name(b) => (b.clone(), Some((**i).clone())),
-                    _ => continue,
-                },
-                _ => continue,
-            },
+        let (inner, cast_type) = strip_cast_nodes(value, text);
+        let (base_node, offset_node, unit_cast) = match inner.kind_name() {
+            "identifier" => (inner, None, None),
+            "binary_expression"
+                if inner
+                    .field("operator")
+                    .is_some_and(|o| node_text(o, text) == "+") =>
+            {
+                let (Some(l), Some(r)) = (inner.field("left"), inner.field("right")) else {
+                    continue;
+                };
+                let (l, cast) = strip_cast_nodes(l, text);
+                (l, Some(r), cast)
+            }
+            "pointer_expression"
+                if inner
+                    .field("operator")
+                    .is_some_and(|o| node_text(o, text) == "&") =>
+            {
+                let Some(sub) = inner
+                    .field("argument")
+                    .filter(|a| a.kind_name() == "subscript_expression")
+                else {
+                    continue;
+                };
+                let index = sub
+                    .field("indices")
+                    .and_then(|l| named_children(l).first().copied())
+                    .or_else(|| sub.field("index"));
+                let (Some(b), Some(i)) = (sub.field("argument"), index) else {
+                    continue;
+                };
+                (b, Some(i), None)
+            }
             _ => continue,
         };
+        if base_node.kind_name() != "identifier" {
+            continue;
+        }
+        let base = node_text(base_node, text).to_string();
+        let offset_elems = Some(offset_node.map_or(Expr::Int(0), |o| from_node(o, text, 0)));
         // The base must be an `extern __shared__` buffer or an earlier carve in this function.
         let (root, base_offset, base_elem) = if let Some(s) = globals
             .iter()
@@ -184,13 +287,22 @@ pub(crate) fn carve(
         };
         let at = decl.start_byte();
         let offset = offset_elems.and_then(|o| env.fold(&o, at));
-        let offset_bytes = match (base_offset, offset, base_elem) {
+        let unit = match &unit_cast {
+            Some(t) => type_size(t),
+            None => base_elem,
+        };
+        let offset_bytes = match (base_offset, offset, unit) {
             (Some(b), Some(o), Some(sz)) => o.checked_mul(sz as i64).and_then(|o| o.checked_add(b)),
             _ => None,
         };
         let element_type = base_type.clone();
         facts.carves.push(SharedCarve {
             name: node_text(name, text).to_string(),
+            name_range: name.byte_range(),
+            offset_range: offset_node.map(|o| o.byte_range()),
+            offset_unit: unit,
+            base_offset_bytes: base_offset,
+            cast_type,
             range: decl.byte_range(),
             base,
             root,
@@ -199,5 +311,40 @@ pub(crate) fn carve(
             offset_bytes,
             function: function.clone(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::SourceFile;
+
+    #[test]
+    fn a_carve_counts_its_offset_in_the_type_the_base_is_cast_to() {
+        let text = "__global__ void k() {\n    extern __shared__ unsigned char smem[];\n    float2* a = (float2*)smem + 3;\n    float* b = reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(smem) + 20);\n    float4* c = reinterpret_cast<float4*>(&smem[130]);\n}\n";
+        let f = SourceFile::parse(text);
+        let shown: Vec<String> = f
+            .facts()
+            .carves
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} @{} +{:?} unit {:?} cast {:?} offset `{}`",
+                    c.name,
+                    &text[c.name_range.clone()],
+                    c.offset_bytes,
+                    c.offset_unit,
+                    c.cast_type,
+                    c.offset_range.clone().map_or("", |r| &text[r])
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                "a @a +Some(24) unit Some(8) cast None offset `3`",
+                "b @b +Some(20) unit Some(1) cast Some(\"float\") offset `20`",
+                "c @c +Some(130) unit Some(1) cast Some(\"float4\") offset `130`",
+            ]
+        );
     }
 }

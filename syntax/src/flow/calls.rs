@@ -59,12 +59,7 @@ pub(crate) fn thread_dependent<'a>(
         }
         match e {
             // Every thread of the block gets the same result, whatever it passes in.
-            Expr::Call { callee, .. }
-                if matches!(
-                    callee.as_str(),
-                    "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or"
-                ) =>
-            {
+            Expr::Call { callee, .. } if crate::taint::is_block_reduction(callee) => {
                 return false;
             }
             Expr::Member(b, _) => {

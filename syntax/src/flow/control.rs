@@ -102,6 +102,26 @@ struct Stmt {
     exits: bool,
 }
 
+/// A statement that runs after another ([`ControlFlow::runs_after`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaterStatement {
+    /// Its range.
+    pub range: TextRange,
+    /// What it is.
+    pub kind: LaterKind,
+}
+
+/// The shape of a [`LaterStatement`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaterKind {
+    /// An `if` with no `else`.
+    IfWithoutElse,
+    /// A `return`.
+    Return,
+    /// Anything else.
+    Other,
+}
+
 /// The control flow of one function ([`SourceFile::control_flow`]).
 #[derive(Clone, Debug)]
 pub struct ControlFlow {
@@ -116,6 +136,19 @@ pub struct ControlFlow {
 }
 
 impl SourceFile {
+    /// The statements of every arm of the preprocessor conditional at `range` (`#if`,
+    /// `#ifdef`, with their `#elif`/`#else`), nested conditionals opened, as later
+    /// statements ([`LaterStatement`]); `None` where `range` is not such a block.
+    pub fn conditional_statements(&self, range: &TextRange) -> Option<Vec<LaterStatement>> {
+        let root = self.root_at(range.start)?;
+        let node = root.descendant_for_byte_range(range.start, range.end)?;
+        let node = std::iter::successors(Some(node), |n| n.parent())
+            .take_while(|n| n.byte_range() == *range || n.byte_range().contains(&range.start))
+            .find(|n| n.byte_range() == *range)?;
+        let mut out = Vec::new();
+        conditional_arms(node, &mut out, 0).then_some(out)
+    }
+
     /// The control flow of the function around `offset`; `None` outside every function
     /// with a body.
     pub fn control_flow(&self, offset: usize) -> Option<ControlFlow> {
@@ -137,6 +170,41 @@ impl SourceFile {
         flow.mark_exits();
         Some(flow)
     }
+}
+
+/// Collects the statements of the preprocessor conditional `node` into `out`; `false`
+/// where `node` is none.
+fn conditional_arms(node: Node, out: &mut Vec<LaterStatement>, depth: usize) -> bool {
+    if depth > 8
+        || !matches!(
+            node.kind_name(),
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
+        )
+    {
+        return false;
+    }
+    let condition = node
+        .field("condition")
+        .or_else(|| node.field("name"))
+        .map(|c| c.id());
+    for c in named_children(node) {
+        if Some(c.id()) == condition || c.kind_name() == "comment" {
+            continue;
+        }
+        if conditional_arms(c, out, depth + 1) {
+            continue;
+        }
+        // A `return` in one arm says nothing of the statements of the others.
+        let kind = match c.kind_name() {
+            "if_statement" if c.field("alternative").is_none() => LaterKind::IfWithoutElse,
+            _ => LaterKind::Other,
+        };
+        out.push(LaterStatement {
+            range: c.byte_range(),
+            kind,
+        });
+    }
+    true
 }
 
 impl ControlFlow {
@@ -308,6 +376,62 @@ impl ControlFlow {
             return false;
         };
         self.after(i, to, stop)
+    }
+
+    /// Whether a thread that completes the statement at `from` runs nothing more of the
+    /// function: the statement is the last of each block around it up to the body (or
+    /// only a `return` follows), and no loop holds it. `if (c) { rest }` in such a place
+    /// is `if (!c) return; rest` for the threads that skip it.
+    pub fn ends_after(&self, from: &TextRange) -> bool {
+        let Some(mut i) = self.stmt(from) else {
+            return false;
+        };
+        while let Some(p) = self.stmts[i].parent {
+            let parent = &self.stmts[p];
+            match parent.kind {
+                Kind::Seq | Kind::SwitchBody => {
+                    let mut later = parent.children.iter().skip_while(|c| **c != i).skip(1);
+                    if let Some(&next) = later.next() {
+                        return self.stmts[next].kind == Kind::Jump(JumpKind::Return);
+                    }
+                }
+                Kind::Loop => return false,
+                _ => {}
+            }
+            i = p;
+        }
+        true
+    }
+
+    /// What a thread that completes the statement at `from` runs before the function
+    /// ends: the later statements of each block around it, up to the body, in order.
+    /// `None` where a loop or a `switch` holds it (the statement runs again, or `case`s
+    /// fall through).
+    pub fn runs_after(&self, from: &TextRange) -> Option<Vec<LaterStatement>> {
+        let mut i = self.stmt(from)?;
+        let mut out = Vec::new();
+        while let Some(p) = self.stmts[i].parent {
+            let parent = &self.stmts[p];
+            match parent.kind {
+                Kind::Seq => {
+                    for &c in parent.children.iter().skip_while(|c| **c != i).skip(1) {
+                        let s = &self.stmts[c];
+                        out.push(LaterStatement {
+                            range: s.range.clone(),
+                            kind: match s.kind {
+                                Kind::If if s.children.len() == 1 => LaterKind::IfWithoutElse,
+                                Kind::Jump(JumpKind::Return) => LaterKind::Return,
+                                _ => LaterKind::Other,
+                            },
+                        });
+                    }
+                }
+                Kind::Loop | Kind::SwitchBody | Kind::Switch => return None,
+                _ => {}
+            }
+            i = p;
+        }
+        Some(out)
     }
 
     /// Whether `a` and `b` lie in different branches of an `if` (or different `case`s

@@ -56,14 +56,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(api) = m.api.as_deref().and_then(|id| k.wiki.page(id)) {
         outln!("api: {}  {}", api.id, api.title);
         if let Some(entry) = &api.api {
-            if let Some(h) = &entry.header {
-                outln!("header: {h}");
+            let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
+            let signatures: Vec<String> = entry
+                .signatures
+                .iter()
+                .filter(|s| s.contains(short))
+                .cloned()
+                .collect();
+            if let Some(h) = api.headers_for(&signatures) {
+                outln!("header: {}", h.join(", "));
             }
             if let Some(r) = api.requires_sm_for(&m.symbol) {
-                outln!("requires: sm {r}");
+                outln!("requires: {}", kernaut_ide::wiki::sm_label(r));
             }
-            let short = m.symbol.rsplit("::").next().unwrap_or(&m.symbol);
-            for s in entry.signatures.iter().filter(|s| s.contains(short)) {
+            for s in &signatures {
                 outln!("    {s}");
             }
         }

@@ -38,10 +38,13 @@ pub(super) fn check(
     let in_kernel = function.is_some_and(|f| f.is_kernel);
     // A device function whose callers (all kernels) meet no block barrier after the call:
     // its early-returning threads go on to exit, as after a kernel `return`.
-    let mut ends_callers: Option<Option<String>> = None;
-    let mut callers_end = || {
-        ends_callers
-            .get_or_insert_with(|| function.and_then(|f| last_call_in_kernels(ctx, &f.name)))
+    let mut after: Option<CallersAfter> = None;
+    let mut callers = || {
+        after
+            .get_or_insert_with(|| match function {
+                Some(f) => callers_after(ctx, &f.name),
+                None => CallersAfter::Continue,
+            })
             .clone()
     };
     for jump in &flow.jumps {
@@ -92,19 +95,27 @@ pub(super) fn check(
                     "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
                 ),
             ),
-            JumpKind::Return if callers_end().is_some() => (
-                Severity::Hint,
-                format!(
-                    "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it, and their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}",
-                    callers_end().unwrap_or_default()
+            JumpKind::Return => match callers() {
+                CallersAfter::Exit(kernels) => (
+                    Severity::Hint,
+                    format!(
+                        "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{kernels}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it, and their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
+                    ),
                 ),
-            ),
-            JumpKind::Return => (
-                RULE.severity,
-                format!(
-                    "`return` under `if ({condition})` leaves this device function for some threads of the block, which skip `{written}` below but keep running in the caller: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or this barrier pairs with a later one); keep every thread to the barrier and {guard}"
+                CallersAfter::Unknown => (
+                    Severity::Hint,
+                    format!(
+                        "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}` ({}); keep every thread to the barrier and {guard}",
+                        unknown_callers_assumption(function.map_or("", |f| f.name.as_str()))
+                    ),
                 ),
-            ),
+                CallersAfter::Continue => (
+                    RULE.severity,
+                    format!(
+                        "`return` under `if ({condition})` leaves this device function for some threads of the block, which skip `{written}` below but keep running in the caller: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or this barrier pairs with a later one); keep every thread to the barrier and {guard}"
+                    ),
+                ),
+            },
             JumpKind::Continue => (
                 RULE.severity,
                 format!(
@@ -129,32 +140,64 @@ pub(super) fn check(
     }
 }
 
-/// The kernels that call the device function `name`, where every call of it in the file
-/// is in a kernel whose control flow meets no block barrier after the call (joined with
-/// `, `); `None` otherwise, or where the file has no call.
-fn last_call_in_kernels(ctx: &RuleContext, name: &str) -> Option<String> {
+/// What the callers of a device function do after the call, as far as the file shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum CallersAfter {
+    /// Every call of it in the file is in a kernel whose control flow meets no block
+    /// barrier after the call: those kernels, joined with `` `, ` ``.
+    Exit(String),
+    /// No call of it is in the file (its callers are elsewhere, or call it through an
+    /// object or a pointer), or a caller is itself a device function: what happens after
+    /// the call is not known.
+    Unknown,
+    /// A kernel meets a block barrier after calling it.
+    Continue,
+}
+
+/// What the callers of the device function `name` do after the call ([`CallersAfter`]).
+pub(super) fn callers_after(ctx: &RuleContext, name: &str) -> CallersAfter {
     let short = name.rsplit("::").next().unwrap_or(name);
     let calls = ctx.file.find_calls(short);
     if calls.is_empty() {
-        return None;
+        return CallersAfter::Unknown;
     }
     let mut kernels: Vec<String> = Vec::new();
+    let mut unknown = false;
     for call in &calls {
-        let caller = ctx.facts.function_at(call.range.start)?;
+        let Some(caller) = ctx.facts.function_at(call.range.start) else {
+            unknown = true;
+            continue;
+        };
         if !caller.is_kernel {
-            return None;
+            unknown = true;
+            continue;
         }
-        let flow = ctx.file.control_flow(call.range.start)?;
+        let Some(flow) = ctx.file.control_flow(call.range.start) else {
+            unknown = true;
+            continue;
+        };
         let barriers = super::super::barriers::barriers(ctx, &ctx.calls_in_body(flow.body.start));
         let met = barriers.iter().any(|b| {
             b.scope == BarrierScope::Block && flow.reaches_after(&call.range, b.range.start, None)
         });
         if met {
-            return None;
+            return CallersAfter::Continue;
         }
         if !kernels.contains(&caller.name) {
             kernels.push(caller.name.clone());
         }
     }
-    Some(kernels.join("`, `"))
+    if unknown {
+        CallersAfter::Unknown
+    } else {
+        CallersAfter::Exit(kernels.join("`, `"))
+    }
+}
+
+/// The assumption a finding on a device function whose callers are not known states.
+pub(super) fn unknown_callers_assumption(name: &str) -> String {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    format!(
+        "assuming no caller of `{short}` meets a block barrier after the call: the file shows no kernel calling it directly (its callers are elsewhere, or call it through an object, a pointer or another device function); if one does, the threads that left would arrive at that later barrier while the others wait at this one, and the two would pair up wrongly"
+    )
 }

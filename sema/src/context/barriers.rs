@@ -1,0 +1,603 @@
+//! Barriers by scope, and the branches that split the threads a barrier waits for: the
+//! facts `sync/barrier-in-divergent-branch` reads, kept apart so that other rules (races,
+//! barrier intervals) read the same ones.
+//!
+//! A barrier's scope is the set of threads that must all reach it: the block
+//! (`__syncthreads()`, `__syncthreads_and/or/count`, `this_thread_block().sync()`, a
+//! `thread_block`'s `sync()`, `cooperative_groups::sync(block)`, `bar.sync 0` in `asm`),
+//! a tile of a warp (`thread_block_tile<N>::sync()`, a `tiled_partition` group), the warp
+//! (`__syncwarp()` with every lane in its mask, `bar.warp.sync` with a full mask), the
+//! cluster or the grid (`cluster.sync()`, `grid.sync()`, `this_grid().sync()`). Barriers
+//! whose set the code chooses at run time (`bar.sync id, count`, `__syncwarp(mask)` with a
+//! partial or unknown mask, a `coalesced_group`, whose members are the threads that
+//! arrive) have no scope here.
+
+use kernaut_syntax::{short_name, CallSite, EnclosingKind, SymbolKind, TextRange};
+
+use super::async_ops::base_name;
+use super::{is_identifier, warp_uniform, RuleContext};
+use crate::model::{launch_config, BlockSource};
+
+/// The threads a barrier waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierScope {
+    /// Every thread of a tile of `N` threads (a `thread_block_tile<N>`; `None` where the
+    /// size is not written).
+    Tile(Option<u32>),
+    /// Every lane of the warp.
+    Warp,
+    /// Every thread of the block.
+    Block,
+    /// Every thread of the thread-block cluster.
+    Cluster,
+    /// Every thread of the grid.
+    Grid,
+}
+
+impl BarrierScope {
+    /// The threads, as a message names them ("the block").
+    pub fn threads(self) -> &'static str {
+        match self {
+            BarrierScope::Tile(_) => "the tile",
+            BarrierScope::Warp => "the warp",
+            BarrierScope::Block => "the block",
+            BarrierScope::Cluster => "the cluster",
+            BarrierScope::Grid => "the grid",
+        }
+    }
+
+    /// The barrier, as a message names it ("block barrier").
+    pub fn barrier(self) -> &'static str {
+        match self {
+            BarrierScope::Tile(_) => "tile barrier",
+            BarrierScope::Warp => "warp barrier",
+            BarrierScope::Block => "block barrier",
+            BarrierScope::Cluster => "cluster barrier",
+            BarrierScope::Grid => "grid-wide barrier",
+        }
+    }
+
+    /// Whether threads of one warp (and so of one tile of a warp) must all arrive, but
+    /// not the warps of the block.
+    pub fn within_warp(self) -> bool {
+        match self {
+            BarrierScope::Warp => true,
+            BarrierScope::Tile(n) => n.is_none_or(|n| n <= 32),
+            _ => false,
+        }
+    }
+}
+
+/// A barrier call of a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Barrier {
+    /// The call (for PTX, the instruction).
+    pub range: TextRange,
+    /// Its scope.
+    pub scope: BarrierScope,
+}
+
+/// The barriers among `calls`, in their order, each once.
+pub fn barriers(ctx: &RuleContext, calls: &[CallSite]) -> Vec<Barrier> {
+    let mut out: Vec<Barrier> = Vec::new();
+    for call in calls {
+        if let Some(scope) = barrier_scope(ctx, call) {
+            if !out.iter().any(|b| b.range == call.range) {
+                out.push(Barrier {
+                    range: call.range.clone(),
+                    scope,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The scope of `call`, where it is a barrier with a scope fixed by the code.
+pub fn barrier_scope(ctx: &RuleContext, call: &CallSite) -> Option<BarrierScope> {
+    if call.kind == SymbolKind::Ptx {
+        return ptx_barrier(&call.callee, &call.args);
+    }
+    let text = ctx.text();
+    match base_name(&call.callee) {
+        "__syncthreads" | "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
+            Some(BarrierScope::Block)
+        }
+        "__syncwarp" => full_mask(ctx, call).then_some(BarrierScope::Warp),
+        "sync" | "synchronize" => {
+            // A member call names its group through the receiver's type or the receiver
+            // as written; `cooperative_groups::sync(g)` through its argument.
+            let receiver = match call.callee_text.rsplit_once('.') {
+                Some((r, _)) => r.to_string(),
+                None => call
+                    .arg_ranges
+                    .first()
+                    .and_then(|r| text.get(r.clone()))
+                    .unwrap_or("")
+                    .to_string(),
+            };
+            group_scope(&call.callee, &receiver, ctx, call.range.start)
+        }
+        _ => None,
+    }
+}
+
+/// The scope of a cooperative group, from its resolved type (`callee`, as in
+/// `cooperative_groups::thread_block_tile<32>::sync`) or its name as written.
+fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Option<BarrierScope> {
+    let ty = callee.to_ascii_lowercase();
+    let r = receiver.trim().to_ascii_lowercase();
+    if ty.contains("coalesced_group") || r.contains("coalesced_threads") {
+        return None;
+    }
+    if let Some(i) = ty.find("thread_block_tile<") {
+        let n = ty[i + "thread_block_tile<".len()..]
+            .split(['>', ','])
+            .next()
+            .and_then(|n| ctx.facts.fold_text(n.trim(), at))
+            .and_then(|n| u32::try_from(n).ok());
+        return Some(BarrierScope::Tile(n));
+    }
+    if let Some(i) = r.find("tiled_partition<") {
+        let n = r[i + "tiled_partition<".len()..]
+            .split(['>', ','])
+            .next()
+            .and_then(|n| ctx.facts.fold_text(n.trim(), at))
+            .and_then(|n| u32::try_from(n).ok());
+        return Some(BarrierScope::Tile(n));
+    }
+    if ty.contains("thread_block_tile") || r.contains("tiled_partition") {
+        let name = receiver
+            .trim()
+            .rsplit(['.', ':', '>', ' ', '('])
+            .next()
+            .unwrap_or("");
+        return Some(BarrierScope::Tile(tile_size_of(ctx, name, at)));
+    }
+    if ty.contains("grid_group") || r.contains("this_grid()") {
+        return Some(BarrierScope::Grid);
+    }
+    if ty.contains("cluster_group") || r.contains("this_cluster()") {
+        return Some(BarrierScope::Cluster);
+    }
+    if ty.contains("thread_block") || r.contains("this_thread_block()") {
+        return Some(BarrierScope::Block);
+    }
+    // A receiver of no known type: by the usual names only.
+    let word = r.rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
+    let name = receiver
+        .trim()
+        .rsplit(['.', ':', '>', ' ', '('])
+        .next()
+        .unwrap_or("");
+    if let Some(n) = tile_size_of(ctx, name, at) {
+        return Some(BarrierScope::Tile(Some(n)));
+    }
+    match word {
+        "block" | "cta" | "tb" | "thread_block" => Some(BarrierScope::Block),
+        "grid" => Some(BarrierScope::Grid),
+        "cluster" => Some(BarrierScope::Cluster),
+        "tile" | "warp" | "tile32" | "warp_tile" => Some(BarrierScope::Tile(None)),
+        _ => None,
+    }
+}
+
+/// The size of the tile the variable `name` holds at `at`, from its last definition
+/// before `at` (its initialiser or an assignment): `auto t = cg::tiled_partition<16>(block);`
+/// or `cg::thread_group t = cg::tiled_partition(block, 16);`.
+fn tile_size_of(ctx: &RuleContext, name: &str, at: usize) -> Option<u32> {
+    let name = name.trim();
+    if !is_identifier(name) {
+        return None;
+    }
+    let v = ctx.file.variable_named(name, at)?;
+    let mut value = v.init.clone().filter(|r| r.end <= at);
+    for u in ctx.file.uses_of(&v) {
+        match u.write {
+            Some(w) if w.op == "=" && w.range.end <= at => value = w.value,
+            _ => {}
+        }
+    }
+    let value = value?;
+    let call = ctx.file.calls_in(value.start).into_iter().find(|c| {
+        value.start <= c.range.start
+            && c.range.end <= value.end
+            && short_name(&c.callee) == "tiled_partition"
+    })?;
+    let size = match ctx
+        .file
+        .template_argument_ranges(&call.callee_range)
+        .first()
+    {
+        Some(r) => r.clone(),
+        None => call.arg_ranges.get(1)?.clone(),
+    };
+    let written = ctx.text().get(size)?;
+    ctx.facts
+        .fold_text(written.trim(), at)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// Whether a thread-dependent condition is the same for all threads of each tile of
+/// `n` consecutive threads: it is warp-uniform, or compares the thread index with `<` or
+/// `>=` against multiples of `n` only (`idx < 16` for tiles of 16).
+fn tile_uniform(condition: &str, n: u32) -> bool {
+    if warp_uniform(condition) {
+        return true;
+    }
+    let c = condition.to_ascii_lowercase();
+    if n == 0 || c.contains("lane") || c.contains('%') || c.contains('&') {
+        return false;
+    }
+    let b = c.as_bytes();
+    let mut saw = false;
+    let mut i = 0;
+    while i < b.len() {
+        let op_len = match (b[i], b.get(i + 1)) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2;
+                continue;
+            }
+            (b'<' | b'>' | b'=' | b'!', Some(b'=')) => 2,
+            (b'<' | b'>', _) => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let op = &c[i..i + op_len];
+        let digits: String = c[i + op_len..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let ok = digits
+            .parse::<i64>()
+            .is_ok_and(|v| matches!(op, "<" | ">=") && v % i64::from(n) == 0);
+        if !ok {
+            return false;
+        }
+        saw = true;
+        i += op_len;
+    }
+    saw
+}
+
+/// Whether `__syncwarp(mask)` names every lane: no mask, or one that folds to all 32.
+fn full_mask(ctx: &RuleContext, call: &CallSite) -> bool {
+    let Some(r) = call.arg_ranges.first() else {
+        return true;
+    };
+    let mask = ctx.text().get(r.clone()).unwrap_or("").trim();
+    ctx.facts
+        .fold_text(mask, call.range.start)
+        .is_some_and(|m| m & 0xffff_ffff == 0xffff_ffff)
+}
+
+/// The scope of a PTX barrier instruction: `bar.sync 0` / `barrier.sync 0` without a
+/// thread count waits for the block, `bar.warp.sync` with a full mask for the warp.
+fn ptx_barrier(mnemonic: &str, operands: &[String]) -> Option<BarrierScope> {
+    let m = mnemonic.trim();
+    if m.starts_with("bar.warp.sync") {
+        let full = operands
+            .first()
+            .map(|o| o.trim().to_ascii_lowercase())
+            .is_some_and(|o| o == "-1" || o == "0xffffffff");
+        return full.then_some(BarrierScope::Warp);
+    }
+    let block = ["bar.sync", "barrier.sync", "bar.red", "barrier.red"]
+        .iter()
+        .any(|p| m == *p || m.starts_with(&format!("{p}.")));
+    // `bar.sync id, count` waits for `count` threads chosen by the code.
+    let counted = if m.starts_with("bar.red") || m.starts_with("barrier.red") {
+        operands.len() > 3
+    } else {
+        operands.len() > 1
+    };
+    (block && !counted && !operands.is_empty()).then_some(BarrierScope::Block)
+}
+
+/// The block the kernel around `offset` runs with, where every launch in sight gives the
+/// same one.
+pub fn certain_block(ctx: &RuleContext, offset: usize) -> Option<[u32; 3]> {
+    let f = ctx.facts.function_at(offset)?;
+    let kernel = ctx.facts.kernel(&f.name)?;
+    let config = launch_config(&ctx.scope(), Some(kernel));
+    (config.uncertain.is_none() && matches!(config.source, BlockSource::Launch { .. }))
+        .then_some(config.block)
+}
+
+/// The template arguments of every instantiation the file launches the kernel around
+/// `at` with; one empty binding (the kernel's own text) where there is none.
+fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
+    let found = ctx
+        .facts
+        .function_at(at)
+        .filter(|f| f.is_kernel)
+        .map(|f| crate::instances::launched_instantiations(ctx.facts, &f.name))
+        .unwrap_or_default();
+    if found.is_empty() {
+        vec![Vec::new()]
+    } else {
+        found.into_iter().map(|i| i.bound).collect()
+    }
+}
+
+/// Whether the `if` condition at `range` has one value in every thread of a block of
+/// shape `block` (`whole_block`), or one value per warp, for every sample of what the
+/// file does not fix and the first iterations of the loops around it: each comparison of
+/// the condition (joined by `&&`, `||`, `!`), lowered with each instantiation the file
+/// launches the kernel with, has one value, evaluated with the one warp valuation. (Each
+/// on its own: where `a || b` is judged whole, a sample that makes `a` true everywhere
+/// would hide a `b` that splits the block.) What reads no thread index but has no value
+/// (a load at a block-uniform address, a `__syncthreads_count` result) is one value for
+/// the whole block, tried at small and at matrix-sized values. `false` where a side has
+/// no value.
+fn uniform_under_launch(
+    ctx: &RuleContext,
+    range: &TextRange,
+    block: [u32; 3],
+    whole_block: bool,
+) -> bool {
+    use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+    let threads = block.iter().map(|&d| u64::from(d)).product::<u64>();
+    if threads == 0 || threads > 1024 {
+        return false;
+    }
+    // The template arguments of every instantiation the file launches (none: the
+    // kernel's own text).
+    let instantiations = launched_bindings(ctx, range.start);
+    let dims = block.map(|d| Some(i64::from(d)));
+    let warps = threads.div_ceil(32) as i64;
+    // A sample where a side has no value in any thread (`bytes / sizeof(T)` with both at
+    // 0) says nothing; one where some threads have a value and others none is not
+    // uniform; at least one sample must say something.
+    let mut evaluated = false;
+    for bound in &instantiations {
+        let Some(condition) = ctx.file.uniformity_condition(range, bound, Some(block)) else {
+            return false;
+        };
+        // Each comparison and value on its own (a `switch`'s value is its one leaf).
+        let comparisons = condition.leaves();
+        for uniforms in [Uniforms::Dimensions, Uniforms::Arbitrary] {
+            for sample in 0..SAMPLES {
+                for iteration in 0..4 {
+                    let mut block_value = None;
+                    let mut valued: Option<bool> = None;
+                    for warp in 0..warps {
+                        let valuation = Valuation {
+                            block: dims,
+                            warp,
+                            sample,
+                            uniforms,
+                            loops: Loops::Iteration(iteration),
+                        };
+                        let mut warp_value = None;
+                        for lane in 0..32usize {
+                            if warp as u64 * 32 + lane as u64 >= threads {
+                                break;
+                            }
+                            let mut holds = Vec::with_capacity(comparisons.len());
+                            for c in &comparisons {
+                                let value = c.value(&|e| valuation.lane(e, lane));
+                                if *valued.get_or_insert(value.is_some()) != value.is_some() {
+                                    return false;
+                                }
+                                holds.extend(value);
+                            }
+                            if valued == Some(false) {
+                                continue;
+                            }
+                            evaluated = true;
+                            let seen = if whole_block {
+                                &mut block_value
+                            } else {
+                                &mut warp_value
+                            };
+                            if *seen.get_or_insert_with(|| holds.clone()) != holds {
+                                return false;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    evaluated
+}
+
+/// The block shapes tried where no launch fixes the block: one and two dimensions, 32 to
+/// 1,024 threads, warps that hold one row and warps that hold several.
+const SAMPLE_BLOCKS: [[u32; 3]; 6] = [
+    [32, 1, 1],
+    [96, 1, 1],
+    [256, 1, 1],
+    [1024, 1, 1],
+    [32, 4, 1],
+    [16, 16, 1],
+];
+
+/// The condition of the `if` statement at `statement` (its range, without the
+/// parentheses' contents' surroundings), where `statement` is an `if`.
+pub fn if_condition(ctx: &RuleContext, statement: &TextRange) -> Option<TextRange> {
+    let inside = statement.end.checked_sub(1)?;
+    ctx.enclosing(inside).iter().find_map(|e| match &e.kind {
+        EnclosingKind::If {
+            condition_range, ..
+        } if e.range == *statement => Some(condition_range.clone()),
+        _ => None,
+    })
+}
+
+/// Whether every thread for which the condition at `narrow` holds also makes the
+/// condition at `wide` hold (`t == 0` implies `t < 32`), in every block shape: the launch's
+/// `block`, or, where none is known, blocks of 32 to 1,024 threads in one and two
+/// dimensions; both conditions lowered with each instantiation the file launches the
+/// kernel with and evaluated in every thread for every sample of what the file does not
+/// fix. `false` where a side has no value.
+pub fn implies(
+    ctx: &RuleContext,
+    narrow: &TextRange,
+    wide: &TextRange,
+    block: Option<[u32; 3]>,
+) -> bool {
+    use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+    let blocks: Vec<[u32; 3]> = match block {
+        Some(b) => vec![b],
+        None => SAMPLE_BLOCKS.to_vec(),
+    };
+    let instantiations = launched_bindings(ctx, narrow.start);
+    let mut evaluated = false;
+    for bound in &instantiations {
+        let (Some(n), Some(w)) = (
+            ctx.file.uniformity_condition(narrow, bound, block),
+            ctx.file.uniformity_condition(wide, bound, block),
+        ) else {
+            return false;
+        };
+        for b in &blocks {
+            let threads = b.iter().map(|&d| u64::from(d)).product::<u64>();
+            if threads == 0 || threads > 1024 {
+                return false;
+            }
+            let dims = b.map(|d| Some(i64::from(d)));
+            for uniforms in [Uniforms::Dimensions, Uniforms::Arbitrary] {
+                for sample in 0..SAMPLES {
+                    for iteration in 0..4 {
+                        let mut valued: Option<bool> = None;
+                        for warp in 0..threads.div_ceil(32) as i64 {
+                            let valuation = Valuation {
+                                block: dims,
+                                warp,
+                                sample,
+                                uniforms,
+                                loops: Loops::Iteration(iteration),
+                            };
+                            for lane in 0..32usize {
+                                if warp as u64 * 32 + lane as u64 >= threads {
+                                    break;
+                                }
+                                let value = |e: &kernaut_syntax::IndexExpr| valuation.lane(e, lane);
+                                let (nv, wv) = (
+                                    n.value(&|e| value(e)).map(|v| v != 0),
+                                    w.value(&|e| value(e)).map(|v| v != 0),
+                                );
+                                // Both valued in every thread, or in none (a division by
+                                // a sample of 0): this sample says nothing then.
+                                let both = nv.is_some() && wv.is_some();
+                                if *valued.get_or_insert(both) != both {
+                                    return false;
+                                }
+                                if nv == Some(true) && wv == Some(false) {
+                                    return false;
+                                }
+                                evaluated |= both;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    evaluated
+}
+
+/// The innermost branch around `offset` in its function that can split the threads of
+/// `scope`: an `if`, `switch` or `?:` whose condition depends on the thread (for the
+/// grid and the cluster, also on `blockIdx`), is not the same for the lanes of a warp
+/// (warp and tile scopes), and is not made the same for every thread by the known launch
+/// `block`. Its range and condition.
+pub fn divergent_branch(
+    ctx: &RuleContext,
+    offset: usize,
+    scope: BarrierScope,
+    block: Option<[u32; 3]>,
+) -> Option<(TextRange, String)> {
+    for e in ctx.enclosing(offset).iter() {
+        let condition_at = match &e.kind {
+            EnclosingKind::If {
+                condition_range, ..
+            }
+            | EnclosingKind::Conditional {
+                condition_range, ..
+            }
+            | EnclosingKind::Switch {
+                condition_range, ..
+            } => Some(condition_range.clone()),
+            _ => None,
+        };
+        let (condition, thread) = match &e.kind {
+            // A barrier in the condition itself (`if (__syncthreads_or(p))`) runs before
+            // the branch, in every thread that reaches the `if`.
+            EnclosingKind::If {
+                condition_range, ..
+            } if condition_range.contains(&offset) => continue,
+            EnclosingKind::If {
+                condition,
+                thread_dependent,
+                ..
+            }
+            | EnclosingKind::Switch {
+                condition,
+                thread_dependent,
+                ..
+            }
+            | EnclosingKind::Conditional {
+                condition,
+                thread_dependent,
+                ..
+            } => (condition, *thread_dependent),
+            EnclosingKind::Function { .. } => return None,
+            _ => continue,
+        };
+        let splits = match scope {
+            BarrierScope::Grid | BarrierScope::Cluster => {
+                thread
+                    || condition_at
+                        .as_ref()
+                        .is_some_and(|r| names_block_index(ctx, r))
+            }
+            BarrierScope::Tile(Some(n)) if n < 32 => thread && !tile_uniform(condition, n),
+            s if s.within_warp() => thread && !warp_uniform(condition),
+            _ => thread,
+        };
+        if !splits {
+            continue;
+        }
+        // The known launch makes the condition the same for every thread of the scope:
+        // the block, or (warp and tile scopes) each warp.
+        let under_launch = |b: [u32; 3]| {
+            condition_at
+                .as_ref()
+                .is_some_and(|r| uniform_under_launch(ctx, r, b, !scope.within_warp()))
+        };
+        // With no launch in sight, a condition the same for every thread of each block
+        // shape tried (one and two dimensions, 32 to 1,024 threads) does not split the
+        // scope whatever the launch: `(i - threadIdx.x) > n` with `i = threadIdx.x + …`.
+        // (For a block barrier only: within a warp, where the block's rows fall decides,
+        // and a hint says so below; across the grid, `blockIdx` splits.)
+        let uniform = match block {
+            Some(b) => under_launch(b),
+            None => scope == BarrierScope::Block && SAMPLE_BLOCKS.iter().all(|b| under_launch(*b)),
+        };
+        if uniform {
+            continue;
+        }
+        return Some((e.range.clone(), condition.clone()));
+    }
+    None
+}
+
+/// Whether the condition at `range` reads `blockIdx`: written in it (also under a
+/// subscript or a call), or through a local it names.
+fn names_block_index(ctx: &RuleContext, range: &TextRange) -> bool {
+    ctx.file
+        .names_in(range)
+        .iter()
+        .any(|(n, _)| n == "blockIdx")
+        || ctx.file.guard_condition(range).is_some_and(|c| {
+            c.mentions(
+                &|e| matches!(e, kernaut_gpu::expr::Expr::Uniform(u) if u.starts_with("blockIdx")),
+            )
+        })
+}

@@ -1,0 +1,1739 @@
+//! The one model layer: every front end and every rule asks these functions, so that a
+//! hover, a finding, a lens, an inlay hint, `ktui explain` and `kernaut-lsp check` tell
+//! the same story about the same line.
+//!
+//! - [`launch_config`]: the block a kernel runs with, from the launches that reach it in
+//!   every file of the host (or the file alone where the caller has no host), its
+//!   `__launch_bounds__` maximum, or the configured default; with the other blocks
+//!   that are plausible when the file does not fix one.
+//! - [`static_shared`]: a kernel's static shared bytes, summed one way: the known sizes
+//!   added (saturating), the declarations of unknown size named.
+//! - [`launch_bounds_regs`]: the register limit `__launch_bounds__` implies.
+//! - [`bank`]: the bank analysis of one access: degree, wavefronts and bytes under the
+//!   block assumed, the degrees under the other plausible blocks, and adjacent scalar
+//!   accesses that ptxas merges into one wide instruction ([`Merged`]).
+//! - [`active_lanes`]: the lanes of warp 0 that the thread-dependent `if`s around an
+//!   access let through, for the coalescing rule and the bank model's partial-warp note.
+
+use kernaut_gpu::banks::{self, BankReport};
+use kernaut_gpu::expr::{Loops, Valuation, SAMPLES};
+use kernaut_gpu::ArchLimits;
+use kernaut_syntax::{
+    short_name, AccessKind, Axis, BinOp, EnclosingKind, FileFacts, Function, IndexExpr, LaunchSite,
+    SharedAccess, SharedDecl, SourceFile, TextRange,
+};
+
+use std::sync::OnceLock;
+
+pub use crate::shared_bytes::{static_shared, StaticShared};
+
+use crate::analysis::Analysis;
+use crate::instances::{assumed_defaults, launched_instantiations, offset_in, Instantiation};
+use crate::line_index::{LineIndex, PositionEncoding};
+use crate::model_cache::{BankFailure, BankModel, BankShape, FxHashMap, ReportCache};
+
+/// What the model reads: the file, where to look for launches, the default block and
+/// the cache of model answers.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    /// The path of the file (as the host knows it).
+    pub path: &'a str,
+    /// The file.
+    pub file: &'a SourceFile,
+    /// The host's snapshot: launches in every file of it. `None`: the file's own only.
+    pub host: Option<&'a Analysis>,
+    /// The block assumed when no launch or `__launch_bounds__` gives one.
+    pub default_block: [u32; 3],
+    /// The models' answers by their inputs.
+    pub cache: &'a ReportCache,
+    /// Where a scope without a host keeps the file's line index (the host keeps its
+    /// own per file).
+    pub lines: Option<&'a OnceLock<LineIndex>>,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of `path` in a host snapshot.
+    pub fn of(analysis: &'a Analysis, path: &'a str) -> Option<Scope<'a>> {
+        let file = analysis.file(path)?;
+        Some(Scope {
+            path,
+            file: &file.source,
+            host: Some(analysis),
+            default_block: analysis.config.default_block,
+            cache: &analysis.cache,
+            lines: None,
+        })
+    }
+
+    fn facts(&self) -> &'a FileFacts {
+        self.file.facts()
+    }
+
+    /// The launches of `kernel` (by its name without namespaces where it has none):
+    /// those of this file first, then the other files of the host by path.
+    pub fn launches(&self, kernel: &'a str) -> Vec<(&'a str, &'a LaunchSite)> {
+        match self.host {
+            Some(a) => a.launches_of_ref(self.path, kernel).collect(),
+            None => {
+                let short = short_name(kernel);
+                self.facts()
+                    .launches
+                    .iter()
+                    .filter(|l| launches_kernel(l, kernel, short))
+                    .map(|l| (self.path, l))
+                    .collect()
+            }
+        }
+    }
+
+    /// The 1-based line of `offset` in the file at `path`.
+    pub fn line_of(&self, path: &str, offset: usize) -> u32 {
+        if let Some(f) = self.host.and_then(|a| a.file(path)) {
+            return f.line_of(offset);
+        }
+        let text = self.file.text();
+        if let Some(lines) = self.lines {
+            let lines = lines.get_or_init(|| LineIndex::new(text));
+            return lines
+                .line_col(offset, PositionEncoding::Utf8)
+                .line
+                .saturating_add(1);
+        }
+        let upto = text.get(..offset.min(text.len())).unwrap_or(text);
+        u32::try_from(memchr::memchr_iter(b'\n', upto.as_bytes()).count() + 1).unwrap_or(u32::MAX)
+    }
+}
+
+/// Whether launch `l` launches `kernel` (whose name without namespaces is `short`): by
+/// its name as written, or by its short name where `kernel` has no namespace. The
+/// suffix test first: most launches of a file are of other kernels.
+fn launches_kernel(l: &LaunchSite, kernel: &str, short: &str) -> bool {
+    l.kernel.ends_with(short)
+        && (l.kernel == kernel || (short == kernel && short_name(&l.kernel) == short))
+}
+
+/// What the rules' model reads beyond the file: the host (launches in every file of it,
+/// its default block and cache), or, for a file checked alone, its own launches, the
+/// default block of [`crate::AnalysisConfig::default`] and a cache of its own.
+#[derive(Default)]
+pub struct RuleModel<'a> {
+    /// The snapshot and the path of the file checked, for a file of a host.
+    pub host: Option<(&'a Analysis, &'a str)>,
+    /// The cache of model results of a file checked alone.
+    pub cache: ReportCache,
+    /// The line index of a file checked alone, built on first use.
+    pub lines: OnceLock<LineIndex>,
+}
+
+impl std::fmt::Debug for RuleModel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuleModel")
+            .field("path", &self.host.map(|(_, p)| p))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The launch configuration of a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchConfig {
+    /// The block the models use.
+    pub block: [u32; 3],
+    /// Where it came from.
+    pub source: BlockSource,
+    /// The dynamic shared memory of the launch that gave the block, when known.
+    pub dynamic_smem: Option<u32>,
+    /// Caveats in sentences.
+    pub notes: Vec<String>,
+    /// Other blocks the kernel may run with: the other launches' blocks, or, where no
+    /// launch fixes the block, the shapes tried in its place (`plausible_blocks`).
+    pub others: Vec<[u32; 3]>,
+    /// Why the block is not certain, when it is not: a phrase.
+    pub uncertain: Option<String>,
+}
+
+/// The launch configuration of `kernel`: its first launch (in this file, then the other
+/// files of the host by path) with a known block, else its `__launch_bounds__` maximum,
+/// else the configured default.
+pub fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> LaunchConfig {
+    let mut config = LaunchConfig {
+        block: scope.default_block,
+        source: BlockSource::Default,
+        dynamic_smem: None,
+        notes: Vec::new(),
+        others: Vec::new(),
+        uncertain: Some("no launch of the kernel was found".into()),
+    };
+    let Some(kernel) = kernel.filter(|k| k.is_kernel) else {
+        config.uncertain = Some("the function is not a kernel".into());
+        return config;
+    };
+    let launches = scope.launches(&kernel.name);
+    let known: Vec<(&str, &LaunchSite, [u32; 3])> = launches
+        .iter()
+        .filter_map(|(p, l)| {
+            let v = l.block.value?;
+            Some((*p, *l, v.map(|d| u32::try_from(d).unwrap_or(0))))
+        })
+        .collect();
+    let unknown_launch = launches.iter().find(|(_, l)| l.block.value.is_none());
+    if let Some(&(file, l, dims)) = known.first() {
+        let dynamic = match (&l.shared_bytes_text, l.shared_bytes) {
+            (_, Some(v)) => Some(u32::try_from(v).unwrap_or(u32::MAX)),
+            (Some(t), None) if !t.is_empty() => {
+                config.notes.push(format!(
+                    "The dynamic shared memory `{t}` is not known from the file; 0 bytes assumed."
+                ));
+                None
+            }
+            _ => None,
+        };
+        config.block = dims;
+        config.source = BlockSource::Launch {
+            file: scope.host.and_then(|a| a.file_id(file)),
+            range: l.range.clone(),
+            line: scope.line_of(file, l.range.start),
+        };
+        config.dynamic_smem = dynamic;
+        config.uncertain = None;
+        for &(_, _, b) in &known[1..] {
+            if b != dims && !config.others.contains(&b) {
+                config.others.push(b);
+            }
+        }
+        if !config.others.is_empty() {
+            config.uncertain = Some("the launches of the kernel use different blocks".into());
+        }
+        if let Some((_, l)) = unknown_launch {
+            config.uncertain = Some(format!(
+                "the block `{}` of another launch is not known from the file",
+                l.block.text
+            ));
+        }
+        return config;
+    }
+    if let Some((_, l)) = unknown_launch {
+        config.notes.push(format!(
+            "The block `{}` of the launch is not known from the file.",
+            l.block.text
+        ));
+        config.uncertain = Some(format!(
+            "the block `{}` of the launch is not known from the file",
+            l.block.text
+        ));
+    }
+    if let Some(max) = kernel
+        .launch_bounds
+        .as_ref()
+        .and_then(|lb| lb.max_threads)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+    {
+        config.block = [max, 1, 1];
+        config.source = BlockSource::LaunchBounds;
+        if unknown_launch.is_none() {
+            config.uncertain = Some(
+                "no launch of the kernel was found; `__launch_bounds__` gives only the most threads"
+                    .into(),
+            );
+        }
+    }
+    config
+}
+
+/// The block shape of kernel `function` when every launch of it agrees (the shape the
+/// warp models evaluate in): the block [`launch_config`] takes from the launches, where
+/// it is certain (every launch's block known, and all the same), else unknown. Read
+/// from the same launches ([`Scope::launches`]) without the configuration's notes, as
+/// the rules ask for it per access.
+pub fn launch_shape(scope: &Scope<'_>, function: Option<&str>) -> [Option<i64>; 3] {
+    let Some(kernel) = function
+        .and_then(|f| scope.facts().kernel(f))
+        .filter(|k| k.is_kernel)
+    else {
+        return [None; 3];
+    };
+    let mut shape: Option<[i64; 3]> = None;
+    // Whether launch `l` leaves the shape certain (as [`Scope::launches`] picks them,
+    // without collecting them).
+    let mut agrees = |l: &LaunchSite| match (shape, l.block.value) {
+        (_, None) => false,
+        (None, Some(v)) => {
+            shape = Some(v);
+            true
+        }
+        (Some(s), Some(v)) => s == v,
+    };
+    let certain = match scope.host {
+        Some(a) => a
+            .launches_of_ref(scope.path, &kernel.name)
+            .all(|(_, l)| agrees(l)),
+        None => {
+            let short = short_name(&kernel.name);
+            scope
+                .facts()
+                .launches
+                .iter()
+                .filter(|l| launches_kernel(l, &kernel.name, short))
+                .all(agrees)
+        }
+    };
+    match shape {
+        Some(v) if certain => v.map(Some),
+        _ => [None; 3],
+    }
+}
+
+impl LaunchConfig {
+    /// The block when the launches fix it and agree on it, else unknown.
+    pub fn shape(&self) -> [Option<i64>; 3] {
+        match (&self.source, &self.uncertain) {
+            (BlockSource::Launch { .. }, None) => self.block.map(|d| Some(i64::from(d))),
+            _ => [None; 3],
+        }
+    }
+}
+
+/// Blocks tried in place of one the file does not fix, for an access whose offset is
+/// `offset` in a function that uses `threadIdx.y`/`.z` (`two_d`): rows of 16, 8 and 4
+/// threads (a warp then spans several rows), and `blockDim.x` of 32 to 256 where the
+/// offset reads it.
+fn plausible_blocks(offset: &IndexExpr, two_d: bool) -> Vec<[u32; 3]> {
+    let mut out = Vec::new();
+    if two_d || offset.mentions(&|e| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z))) {
+        out.extend([[16, 2, 1], [8, 4, 1], [4, 8, 1]]);
+    }
+    if offset.mentions(&|e| matches!(e, IndexExpr::BlockDim(_))) {
+        out.extend([[32, 1, 1], [64, 1, 1], [128, 1, 1], [256, 1, 1]]);
+    }
+    out
+}
+
+/// The static shared memory of `kernel` as it runs: for a template kernel the file
+/// launches, in the instantiation with the most shared memory
+/// ([`crate::instances::chosen_instantiation`]), its rows bound (`t[BM][BN]`); else its
+/// declarations as written. Occupancy, the kernel and declaration hovers, code lenses,
+/// `smem/over-capacity` and the padding budget all read this.
+pub fn kernel_static_shared(facts: &FileFacts, kernel: &str) -> StaticShared {
+    let inst = facts
+        .kernel(kernel)
+        .filter(|k| !k.template_params.is_empty())
+        .and_then(|_| crate::instances::chosen_instantiation(facts, kernel));
+    let decls = facts
+        .shared
+        .iter()
+        .filter(|d| d.function.as_deref() == Some(kernel));
+    match inst {
+        Some(i) => {
+            let bound: Vec<SharedDecl> = decls
+                .map(|d| crate::instances::bind_shared(facts, d, &i.bound))
+                .collect();
+            static_shared(&bound)
+        }
+        None => static_shared(decls),
+    }
+}
+
+/// [`static_shared`] of every function of a file at once (a file of many kernels asks
+/// for each); template kernels through [`kernel_static_shared`].
+pub struct StaticSharedTable<'a>(FxHashMap<&'a str, StaticShared>);
+
+impl<'a> StaticSharedTable<'a> {
+    /// The table of the static shared declarations of `facts`.
+    pub fn new(facts: &'a FileFacts) -> StaticSharedTable<'a> {
+        let mut table: FxHashMap<&str, StaticShared> = FxHashMap::default();
+        for d in &facts.shared {
+            if let Some(f) = d.function.as_deref() {
+                table.entry(f).or_default().add(d);
+            }
+        }
+        for k in facts
+            .kernels
+            .iter()
+            .filter(|k| !k.template_params.is_empty())
+        {
+            table.insert(k.name.as_str(), kernel_static_shared(facts, &k.name));
+        }
+        StaticSharedTable(table)
+    }
+
+    /// The static shared memory of the function named `name` (zero for one that
+    /// declares none).
+    pub fn get(&self, name: &str) -> StaticShared {
+        self.0.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBoundsRegs {
+    /// The most registers per thread the compiler may use.
+    pub limit: u32,
+    /// The first argument.
+    pub max_threads: u32,
+    /// The second argument (1 when absent).
+    pub min_blocks: u32,
+}
+
+/// The register limit a kernel's `__launch_bounds__` implies, when it has one with a
+/// known maximum.
+pub fn launch_bounds_regs(limits: &ArchLimits, kernel: &Function) -> Option<LaunchBoundsRegs> {
+    let lb = kernel.launch_bounds.as_ref()?;
+    let max_threads = u32::try_from(lb.max_threads?).ok().filter(|v| *v > 0)?;
+    let min_blocks = lb
+        .min_blocks
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(1);
+    Some(LaunchBoundsRegs {
+        limit: launch_bounds_register_limit(limits, max_threads, min_blocks),
+        max_threads,
+        min_blocks,
+    })
+}
+
+/// The register limit `__launch_bounds__(max_threads, min_blocks)` implies: the
+/// register file divided among `min_blocks` blocks of `max_threads` (rounded up to
+/// whole warps), capped at the per-thread maximum and rounded down to the allocation
+/// granularity.
+pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_blocks: u32) -> u32 {
+    let warp = limits.warp_size.max(1);
+    let threads = u64::from(max_threads.max(1)).div_ceil(u64::from(warp)) * u64::from(warp);
+    let per_thread = u64::from(limits.regs_per_sm) / (threads * u64::from(min_blocks.max(1)));
+    let capped = per_thread.min(u64::from(limits.max_regs_per_thread)) as u32;
+    let granule = (limits.reg_alloc_unit / warp).max(1);
+    capped / granule * granule
+}
+
+/// Adjacent scalar accesses of one thread that ptxas merges into one wide shared-memory
+/// instruction, modelled as that instruction.
+///
+/// Checked with nvcc 13.5 for sm_90 (`nvcc -arch=sm_90 -cubin`, `cuobjdump -sass`) on a
+/// `__shared__ float s[1024]` with `t = threadIdx.x`:
+///
+/// - `s[2 * t]`, `s[2 * t + 1]` (loads): the PTX has two `ld.shared.f32` at `[%r6]` and
+///   `[%r6+4]`; the SASS one `LDS.64 R10, [R7]`.
+/// - `s[4 * t + 0]` … `s[4 * t + 3]`: four `ld.shared.f32`; one `LDS.128 R12, [R7]`.
+/// - stores `s[2 * t] = …; s[2 * t + 1] = …`: one `STS.64 [R0], R4`.
+/// - `__shared__ float s[32][64]`, `s[threadIdx.y][2 * t]` and `[2 * t + 1]`: one
+///   `LDS.64 R6, [R6]`.
+/// - `extern __shared__ float s[]`, `s[2 * t]` and `s[2 * t + 1]`: one `LDS.64 R6, [R4]`.
+/// - not merged: `s[2 * t + 1]`, `s[2 * t + 2]` (the pair starts at 4 mod 8):
+///   `LDS R9, [R7+0x4]` and `LDS R10, [R7+0x8]`; through `float* p = s + off` with an
+///   unknown `off` (`s` extern), `p[2 * t]`, `p[2 * t + 1]`: `LDS R6, [R4]` and
+///   `LDS R7, [R4+0x4]`; through `p = s + 1`: `LDS R6, [R4+0x4]` and `LDS R7, [R4+0x8]`.
+/// - through `float* p = s + 2` (8-byte aligned), `p[2 * t]` and `p[2 * t + 1]`: one
+///   `LDS.64 R6, [R4+0x8]`.
+/// - through `float* p = s + off` with `off` a kernel parameter: `LDS R4, [R0]` and
+///   `LDS R5, [R0+0x4]` (two loads, as above); with `int off = blockIdx.x * 64`, which
+///   keeps the pair 8-byte aligned: one `LDS.64 R4, [R0]`. The offset is a symbol every
+///   lane shares (`kernaut_syntax` lowers the carve's offset), and the alignment proof
+///   below (a gcd over the expression) gives 4 for the first and 256 for the second.
+///
+/// Other element sizes (same setup, `-O3`):
+///
+/// - `double`, `s[2 * t]` and `s[2 * t + 1]`: loads `LDS.128 R8, [R10]`, stores
+///   `STS.128 [R11], R4`; four doubles `s[4 * t + 0..3]` are two `LDS.128` (`[R0]` and
+///   `[R0+0x10]`): there is no wider instruction, so only pairs merge. Not merged:
+///   `s[2 * t + 1]`, `s[2 * t + 2]` (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`).
+/// - `short` and `__half` stores: a pair `s[2 * t]`, `s[2 * t + 1]` is one
+///   `STS [R4], R6`; four are one `STS.64 [R0], R8`. Not merged: `s[2 * t + 1]`,
+///   `s[2 * t + 2]` (`STS.U16 [R5+0x2]`, `STS.U16 [R5+0x4]`).
+/// - `short` and `__half` loads are not merged reliably: `__shared__ __half s[2048]`
+///   (PTX `.align 2`) read as `__hadd(s[2 * t], s[2 * t + 1])` stays two loads
+///   (`LDS.U16 R6, [R4]`, `LDS.U16 R7, [R4+0x2]`, the same for `short` summed and for four
+///   halves), while the same read of an `__align__(16)` or `extern` array is one
+///   `LDS R4, [R4]`, and so are two shorts stored on to global memory as a pair. They
+///   are modelled as two loads: both halves of an aligned pair lie in one 4-byte word, so
+///   the conflict degree is the same either way.
+/// - `char`: neither loads nor stores merge (four `LDS.U8` / `STS.U8`).
+///
+/// A loop that walks consecutive elements of one thread, `for (int e = 0; e < 4; ++e)
+/// acc += s[row * 128 + 4 * lane + e];`, is unrolled and merged the same way: nvcc 13.5
+/// for sm_90 (`-O3 -cubin`, `cuobjdump -sass`, `__shared__ float s[4096]`) gives one
+/// `LDS.128 R4, [R4]` with `#pragma unroll` or with no pragma at all (trip counts of 4, 8,
+/// 16 and 32 were all unrolled in full: two, four and eight `LDS.128`), and the stores of
+/// `s[row * 128 + 4 * lane + e] = in[…]` one `STS.128 [R0], R8`. The merge follows the
+/// element size and the alignment of the first element as for written-out parts:
+/// `s[threadIdx.y][4 * lane + e]` with rows of 132 floats is one `LDS.128`, with rows of
+/// 130 floats (8-byte aligned) two `LDS.64`; `e` from 2 to 5 (8 mod 16) two `LDS.64`;
+/// `double`, `e < 2`: one `LDS.128`; `__half` stores, `e < 4`: one `STS.64`.
+///
+/// With no pragma, how far nvcc unrolls depends on the trip count and the body
+/// ([`SourceFile::loop_body_cost`]: operators, assignments, element accesses and casts
+/// 1, calls 20). nvcc 13.5 `-arch=sm_90 -cubin`, `cuobjdump -sass`, on
+/// `__shared__ float t[64][T]` read as `for (c = 0; c < T; c++) { float x =
+/// t[threadIdx.x][c]; acc = acc * a + x * b; … }` with m such statements (cost 2 + 4m):
+/// m = 1 unrolled in full up to T = 64 (16 `LDS.128`), T = 128 in part; m = 4 in full up
+/// to 32, m = 8 up to 16, m = 16 up to 8, m = 32 not even at 8; the copy
+/// `out[c * plane + p] = t[threadIdx.x][c]` (cost 6) in full at T = 100 (25 `LDS.128`)
+/// and in part at 128; `acc += (float)t[threadIdx.x][c]` (cost 4) in full at 128; a body
+/// with `sinf` and `cosf` (cost 47) in full at 8 and not at all at 32. So: in full where
+/// trips × cost ≤ 600 (the largest seen; the smallest not unrolled in full is 768). A
+/// loop unrolled only in part is not modelled as merged (its factor, and so the width,
+/// varies: `LDS.64` or `LDS.128`).
+///
+/// `__half` loads merge in such a loop although written-out pairs do not: a `__half` row
+/// read as `t[threadIdx.x][c]` (copied out or summed as `(float)`) is one `LDS.64` per four
+/// elements for T = 8 and 64 (16 `LDS.64` for the 64-half row of CUDA-PointPillars'
+/// `pillarscatter`); only an `__align__(16)` array copied out gave `LDS.128`, and summed
+/// it stays `LDS.64`, so four halves per access are modelled. `__nv_bfloat16` rows merge
+/// when copied (`LDS.64`) but not when summed as `(float)` (8 and 64 `LDS.U16`): not
+/// modelled as merged. Not merged:
+/// `#pragma unroll 1` (one `LDS` per iteration), a trip count known only at run time
+/// (pairs at best, in a remainder loop), and a loop that also stores to the same array
+/// (four `LDS` and four `STS`: the compiler cannot reorder them). `#pragma unroll 2`
+/// over four elements gives `LDS.64`: the merge is at most the unroll factor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged {
+    /// The bytes of the wide access (4, 8 or 16).
+    pub width: u64,
+    /// The accesses merged, in document order (this one among them).
+    pub parts: Vec<TextRange>,
+    /// For an access in an unrolled loop: the loop variable and how many of its
+    /// iterations one wide access covers.
+    pub iterations: Option<(String, u64)>,
+}
+
+/// How many adjacent accesses of `elem` bytes ptxas merges into one, widest first, as
+/// checked in SASS (see [`Merged`]): four or two 4-byte elements, two 8-byte ones, and
+/// four or two 2-byte stores.
+fn merge_counts(elem: u64, kind: AccessKind) -> &'static [u64] {
+    match (elem, kind) {
+        (4, _) => &[4, 2],
+        (8, _) => &[2],
+        (2, AccessKind::Store) => &[4, 2],
+        _ => &[],
+    }
+}
+
+/// [`merge_counts`] for the accesses of an unrolled loop over consecutive elements:
+/// `__half` loads merge there too, four into one `LDS.64` (see [`Merged`]).
+fn loop_merge_counts(elem: u64, kind: AccessKind, half: bool) -> &'static [u64] {
+    match (elem, kind) {
+        (2, AccessKind::Load) if half => &[4],
+        _ => merge_counts(elem, kind),
+    }
+}
+
+/// Whether `a` reads a `__shared__` array declared with `half`/`__half` elements (not
+/// `__nv_bfloat16`, whose loads nvcc keeps apart when it converts them: see [`Merged`]).
+fn is_half_array(scope: &Scope<'_>, a: &SharedAccess) -> bool {
+    a.root == a.array
+        && scope
+            .facts()
+            .shared_named(&a.array, a.range.start)
+            .is_some_and(|d| matches!(d.element_type.trim(), "half" | "__half" | "::__half"))
+}
+
+/// How far apart (in bytes of text) the parts of a merged access may be.
+const WINDOW: usize = 4096;
+
+/// The accesses `a` is merged with, and the byte offset of the wide access.
+fn merged_access(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+) -> Option<(Merged, IndexExpr)> {
+    let elem = a.element_size?;
+    if loop_merge_counts(elem, a.kind, true).is_empty()
+        || a.width != Some(elem)
+        || a.cast_type.is_some()
+        || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
+    {
+        return None;
+    }
+    if let Some(m) = loop_merged(scope, all, a, elem) {
+        return Some(m);
+    }
+    if merge_counts(elem, a.kind).is_empty() {
+        return None;
+    }
+    let split = scope.cache.split(&a.byte_offset, split_constant);
+    let (core, c) = (&split.0, split.1);
+    if core.unknown_reason().is_some() {
+        return None;
+    }
+    let function = a.function.as_deref();
+    // The accesses of the same buffer in the same function, with the same core offset, in
+    // one straight-line stretch with `a`. The byte offset is from the start of the
+    // `__shared__` buffer (a pointer carved from it at a constant offset included), which
+    // ptxas places: it merges where that offset is a multiple of the wide access.
+    // The accesses are in document order: only those within a few KB are looked at.
+    let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
+    let hi = all.partition_point(|o| o.range.start <= a.range.start + WINDOW);
+    let window = all.get(lo..hi.max(lo)).unwrap_or_default();
+    let near: Vec<(&SharedAccess, i64)> = window
+        .iter()
+        // Only the accesses a merge could take (checked again below), before their
+        // offsets are split, which allocates.
+        .filter(|o| {
+            o.root == a.root
+                && o.function.as_deref() == function
+                && o.kind == a.kind
+                && o.width == a.width
+                && o.cast_type.is_none()
+        })
+        // A part of a wide access (16 bytes at most) is less than 16 bytes from this
+        // one: the others are not split.
+        .filter(|o| constant_part(&o.byte_offset).abs_diff(c) < 16)
+        .filter_map(|o| {
+            let theirs = scope.cache.split(&o.byte_offset, split_constant);
+            Some((o, theirs.1)).filter(|_| theirs.0 == *core)
+        })
+        .collect();
+    for &k in merge_counts(elem, a.kind) {
+        let wide = i64::try_from(k * elem).ok()?;
+        if divisor(core) % wide != 0 {
+            continue;
+        }
+        let base = c - c.rem_euclid(wide);
+        let mut parts: Vec<&SharedAccess> = Vec::new();
+        for j in 0..k {
+            let want = base + i64::try_from(j * elem).ok()?;
+            let found = near.iter().find(|(o, off)| {
+                *off == want
+                    && o.kind == a.kind
+                    && o.width == a.width
+                    && o.cast_type.is_none()
+                    && (o.range == a.range || scope.file.straight_line(&a.range, &o.range))
+            });
+            match found {
+                Some((o, _)) => parts.push(o),
+                None => break,
+            }
+        }
+        if parts.len() as u64 != k {
+            continue;
+        }
+        // Nothing else touches the array between the parts.
+        let (from, to) = (
+            parts.iter().map(|p| p.range.start).min()?,
+            parts.iter().map(|p| p.range.end).max()?,
+        );
+        let between = window.iter().any(|o| {
+            o.root == a.root
+                && o.range.start >= from
+                && o.range.end <= to
+                && !parts.iter().any(|p| p.range == o.range)
+        });
+        if between {
+            continue;
+        }
+        let mut ranges: Vec<TextRange> = parts.iter().map(|p| p.range.clone()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let offset = IndexExpr::binary(core.clone(), BinOp::Add, IndexExpr::Int(base));
+        if let Some((m, var, first)) = pairs_across_iterations(scope, all, a, &offset, k * elem) {
+            return Some((
+                Merged {
+                    width: k * elem * m,
+                    parts: ranges,
+                    iterations: Some((var, m)),
+                },
+                first,
+            ));
+        }
+        return Some((
+            Merged {
+                width: k * elem,
+                parts: ranges,
+                iterations: None,
+            },
+            offset,
+        ));
+    }
+    None
+}
+
+/// Written-out parts merged into `wide` bytes at `offset`, inside an unrolled loop whose
+/// variable steps the offset by exactly `wide` bytes (`s[tid * 16 + i * 2]` and `[… + 1]`
+/// in `for (i = 0; i < 2; i++)`): nvcc merges the iterations too, up to 16 bytes. nvcc
+/// 13.5 `-arch=sm_90 -cubin`, `cuobjdump -sass`: the float pair stored in `for (i < 2)`
+/// (no pragma) inside `for (n < 2)` is two `STS.128`, the float pair read in
+/// `for (i < 4)` two `LDS.128` (mirage's `single_batch_decoding`: 8 `STS.128`, 32
+/// `LDS.128`). How many iterations one access covers, the loop variable and the offset
+/// at the loop's first iteration.
+fn pairs_across_iterations(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+    offset: &IndexExpr,
+    wide: u64,
+) -> Option<(u64, String, IndexExpr)> {
+    if wide >= 16 {
+        return None;
+    }
+    let chain = scope.file.enclosing(a.range.start);
+    let (lp, name) = chain.iter().find_map(|e| match &e.kind {
+        EnclosingKind::For { var: Some(v), .. } => Some((e, v.clone())),
+        EnclosingKind::Function { .. } => None,
+        _ => None,
+    })?;
+    let (_, bytes) = loop_term(offset, Some(&name))?;
+    if bytes != i64::try_from(wide).ok()? {
+        return None;
+    }
+    let (start, end) = loop_bounds(offset, &name)?;
+    let trips = end.checked_sub(start)?;
+    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
+        p.loop_range
+            .as_ref()
+            .is_some_and(|r| r.start == lp.range.start)
+    });
+    let unrolled = match pragma {
+        Some(p) => p.factor.map_or(trips, |f| f.min(trips)),
+        None => {
+            let cost = i64::from(scope.file.loop_body_cost(&lp.range)?);
+            if trips.checked_mul(cost)? > UNROLLED_WITHOUT_PRAGMA {
+                return None;
+            }
+            trips
+        }
+    };
+    // Nothing else in the loop stores to the array (for a store: touches it).
+    let clash = all.iter().any(|o| {
+        o.root == a.root
+            && lp.range.contains(&o.range.start)
+            && o.kind != a.kind
+            && (a.kind == AccessKind::Store || o.kind == AccessKind::Store)
+    });
+    if clash {
+        return None;
+    }
+    let first = with_loop_var(offset, &name, start);
+    let (core, c) = split_constant(&first);
+    if core.unknown_reason().is_some() {
+        return None;
+    }
+    let m = 16 / wide;
+    let total = i64::try_from(wide * m).ok()?;
+    let n = i64::try_from(m).ok()?;
+    (m >= 2
+        && unrolled % n == 0
+        && trips % n == 0
+        && divisor(&core) % total == 0
+        && c.rem_euclid(total) == 0)
+        .then_some((m, name, first))
+}
+
+/// The largest trip count × body cost ([`SourceFile::loop_body_cost`]) nvcc was seen to
+/// unroll in full without a pragma (see [`Merged`]).
+const UNROLLED_WITHOUT_PRAGMA: i64 = 600;
+
+/// The wide access an unrolled loop over consecutive elements of one thread makes of
+/// `a` (see [`Merged`]): the offset is `a`'s at the loop's first iteration.
+fn loop_merged(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+    elem: u64,
+) -> Option<(Merged, IndexExpr)> {
+    // The innermost loop around the access whose variable steps its elements, with the
+    // variables of the loops around it held (`s[k][4 * tx + n]` unrolled over `n` inside
+    // an unrolled `k` loop); else the one loop variable of the index.
+    let innermost = scope
+        .file
+        .enclosing(a.range.start)
+        .iter()
+        .find_map(|e| match &e.kind {
+            EnclosingKind::For { var: Some(v), .. } => Some(v.clone()),
+            _ => None,
+        });
+    let (name, bytes) = innermost
+        .as_deref()
+        .and_then(|v| loop_term(&a.byte_offset, Some(v)))
+        .or_else(|| loop_term(&a.byte_offset, None))?;
+    if bytes != i64::try_from(elem).ok()? {
+        return None;
+    }
+    let (start, end) = loop_bounds(&a.byte_offset, &name)?;
+    let trips = end.checked_sub(start)?;
+    if trips < 2 {
+        return None;
+    }
+    // The loop, and how far nvcc unrolls it.
+    let chain = scope.file.enclosing(a.range.start);
+    let lp = chain
+        .iter()
+        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name))?;
+    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
+        p.loop_range
+            .as_ref()
+            .is_some_and(|r| r.start == lp.range.start)
+    });
+    let unrolled = match pragma {
+        Some(p) => match p.factor {
+            None => trips,
+            Some(f) => f.min(trips),
+        },
+        None => {
+            let cost = i64::from(scope.file.loop_body_cost(&lp.range)?);
+            if trips.checked_mul(cost)? > UNROLLED_WITHOUT_PRAGMA {
+                return None;
+            }
+            trips
+        }
+    };
+    // A store to the array in the loop (for a store, any other access) keeps the
+    // accesses apart.
+    let clash = all.iter().any(|o| {
+        o.root == a.root
+            && o.range != a.range
+            && lp.range.contains(&o.range.start)
+            && (a.kind == AccessKind::Store || o.kind == AccessKind::Store)
+    });
+    if clash {
+        return None;
+    }
+    let first = with_loop_var(&a.byte_offset, &name, start);
+    let (core, c) = split_constant(&first);
+    if core.unknown_reason().is_some() {
+        return None;
+    }
+    let half = elem == 2 && a.kind == AccessKind::Load && is_half_array(scope, a);
+    for &k in loop_merge_counts(elem, a.kind, half) {
+        let n = i64::try_from(k).ok()?;
+        let wide = i64::try_from(k * elem).ok()?;
+        if unrolled % n != 0 || trips % n != 0 {
+            continue;
+        }
+        if divisor(&core) % wide != 0 || c.rem_euclid(wide) != 0 {
+            continue;
+        }
+        return Some((
+            Merged {
+                width: k * elem,
+                parts: vec![a.range.clone()],
+                iterations: Some((name, k)),
+            },
+            first,
+        ));
+    }
+    None
+}
+
+/// The one loop variable of `e` and its coefficient, where `e` is linear in it with a
+/// constant coefficient (`row * 512 + 16 * lane + 4 * e` gives `("e", 4)`). With `only`,
+/// that variable's coefficient, the other loop variables held like any other term
+/// (`k * 512 + 4 * n` gives `("n", 4)` for `n`).
+fn loop_term(e: &IndexExpr, only: Option<&str>) -> Option<(String, i64)> {
+    fn coeff(e: &IndexExpr, name: &mut Option<String>, only: Option<&str>) -> Option<i64> {
+        match e {
+            IndexExpr::LoopVar { name: n, .. } if only.is_some_and(|o| o != n) => Some(0),
+            IndexExpr::LoopVar { name: n, .. } => {
+                if name.get_or_insert_with(|| n.clone()) != n {
+                    return None;
+                }
+                Some(1)
+            }
+            IndexExpr::Binary(a, op @ (BinOp::Add | BinOp::Sub), b) => {
+                let (x, y) = (coeff(a, name, only)?, coeff(b, name, only)?);
+                match op {
+                    BinOp::Add => x.checked_add(y),
+                    _ => x.checked_sub(y),
+                }
+            }
+            IndexExpr::Binary(a, BinOp::Mul, b) => match (&**a, &**b) {
+                (x, IndexExpr::Int(m) | IndexExpr::Const { value: m, .. })
+                | (IndexExpr::Int(m) | IndexExpr::Const { value: m, .. }, x) => {
+                    coeff(x, name, only)?.checked_mul(*m)
+                }
+                _ => {
+                    let none = |e: &IndexExpr| match only {
+                        Some(o) => !e.mentions(
+                            &|x| matches!(x, IndexExpr::LoopVar { name, .. } if name == o),
+                        ),
+                        None => !e.has_loop_var(),
+                    };
+                    (none(a) && none(b)).then_some(0)
+                }
+            },
+            other => match only {
+                Some(o) => (!other
+                    .mentions(&|x| matches!(x, IndexExpr::LoopVar { name, .. } if name == o)))
+                .then_some(0),
+                None => (!other.has_loop_var()).then_some(0),
+            },
+        }
+    }
+    let mut name = None;
+    let k = coeff(e, &mut name, only)?;
+    Some((name?, k)).filter(|_| k != 0)
+}
+
+/// The constant start and exclusive end of loop variable `name` in `e`, stepping by 1.
+fn loop_bounds(e: &IndexExpr, name: &str) -> Option<(i64, i64)> {
+    match e {
+        IndexExpr::LoopVar {
+            name: n,
+            start,
+            end: Some(end),
+            step: Some(1),
+            ..
+        } if n == name => match **start {
+            IndexExpr::Int(s) | IndexExpr::Const { value: s, .. } => Some((s, *end)),
+            _ => None,
+        },
+        IndexExpr::Binary(a, _, b) => loop_bounds(a, name).or_else(|| loop_bounds(b, name)),
+        _ => None,
+    }
+}
+
+/// `e` with loop variable `name` replaced by `value`.
+fn with_loop_var(e: &IndexExpr, name: &str, value: i64) -> IndexExpr {
+    match e {
+        IndexExpr::LoopVar { name: n, .. } if n == name => IndexExpr::Int(value),
+        IndexExpr::Binary(a, op, b) => IndexExpr::binary(
+            with_loop_var(a, name, value),
+            *op,
+            with_loop_var(b, name, value),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `e` as `core + constant`: the constant terms of sums (and their multiples) moved out.
+fn split_constant(e: &IndexExpr) -> (IndexExpr, i64) {
+    match e {
+        IndexExpr::Int(v) => (IndexExpr::Int(0), *v),
+        IndexExpr::Binary(a, op @ (BinOp::Add | BinOp::Sub), b) => {
+            let (ka, ca) = split_constant(a);
+            let (kb, cb) = split_constant(b);
+            let c = match op {
+                BinOp::Add => ca.checked_add(cb),
+                _ => ca.checked_sub(cb),
+            };
+            match c {
+                Some(c) => (IndexExpr::binary(ka, *op, kb), c),
+                None => (e.clone(), 0),
+            }
+        }
+        IndexExpr::Binary(a, BinOp::Mul, b) => match (&**a, &**b) {
+            (x, IndexExpr::Int(m)) | (IndexExpr::Int(m), x) => {
+                let (k, c) = split_constant(x);
+                match c.checked_mul(*m) {
+                    Some(c) => (IndexExpr::binary(k, BinOp::Mul, IndexExpr::Int(*m)), c),
+                    None => (e.clone(), 0),
+                }
+            }
+            _ => (e.clone(), 0),
+        },
+        _ => (e.clone(), 0),
+    }
+}
+
+/// The constant of [`split_constant`], without building the core.
+fn constant_part(e: &IndexExpr) -> i64 {
+    match e {
+        IndexExpr::Int(v) => *v,
+        IndexExpr::Binary(a, op @ (BinOp::Add | BinOp::Sub), b) => {
+            let (ca, cb) = (constant_part(a), constant_part(b));
+            match op {
+                BinOp::Add => ca.checked_add(cb),
+                _ => ca.checked_sub(cb),
+            }
+            .unwrap_or(0)
+        }
+        IndexExpr::Binary(a, BinOp::Mul, b) => match (&**a, &**b) {
+            (x, IndexExpr::Int(m)) | (IndexExpr::Int(m), x) => {
+                constant_part(x).checked_mul(*m).unwrap_or(0)
+            }
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// A number every value of `e` is a multiple of (0: `e` is always 0).
+fn divisor(e: &IndexExpr) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        i64::try_from(a).unwrap_or(1)
+    }
+    match e {
+        IndexExpr::Int(v) | IndexExpr::Const { value: v, .. } => v.checked_abs().unwrap_or(1),
+        IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => gcd(divisor(a), divisor(b)),
+        IndexExpr::Binary(a, BinOp::Mul, b) => divisor(a).checked_mul(divisor(b)).unwrap_or(1),
+        IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {
+            IndexExpr::Int(s) if (0..32).contains(s) => divisor(a).checked_mul(1 << s).unwrap_or(1),
+            _ => 1,
+        },
+        IndexExpr::LoopVar { start, step, .. } => gcd(divisor(start), step.unwrap_or(1)),
+        _ => 1,
+    }
+}
+
+/// The lanes of warp 0 that reach an access, as the thread-dependent `if`s around it
+/// decide ([`active_lanes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActiveLanes {
+    /// Every lane: no guard, or guards every lane of warp 0 passes (or none does: the
+    /// access belongs to other warps), or guards that are not read as limiting lanes.
+    All,
+    /// The lanes that pass every guard (bit `i`: lane `i`), and the guard that limits
+    /// them (the innermost one that does).
+    Known {
+        /// Bit `i` set: lane `i` of warp 0 issues the access.
+        mask: u32,
+        /// The limiting condition as written.
+        condition: String,
+    },
+    /// A guard evidently leaves part of the warp idle (`lane == src`, `lane < 10`), but
+    /// which lanes is not known.
+    Partial {
+        /// The condition as written.
+        condition: String,
+    },
+}
+
+impl ActiveLanes {
+    /// How many lanes issue the access, when known.
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            ActiveLanes::All => Some(32),
+            ActiveLanes::Known { mask, .. } => Some(mask.count_ones()),
+            ActiveLanes::Partial { .. } => None,
+        }
+    }
+
+    /// Whether only part of the warp issues the access.
+    pub fn is_partial(&self) -> bool {
+        !matches!(self, ActiveLanes::All)
+    }
+}
+
+/// The lanes of warp 0 that reach `offset` of `file`: each thread-dependent `if` around
+/// it (inside its function) whose condition is comparisons joined by `&&`
+/// ([`SourceFile::guard_comparisons`]) is evaluated for the 32 lanes (`lane < 16`,
+/// `threadIdx.x < 8`, `tid % 32 < MMA_K` with `MMA_K` folded), the `else` branch taking
+/// the other lanes; one that cannot be evaluated still counts as limiting when it
+/// evidently leaves part of a warp idle ([`partial_warp`]). `block` is the
+/// block when known (warp 0 is lanes 0–31 of it; an unknown `blockDim.x` is taken to be
+/// a multiple of 32).
+pub fn active_lanes(file: &SourceFile, offset: usize, block: [Option<i64>; 3]) -> ActiveLanes {
+    active_lanes_in(file, offset, block, &[])
+}
+
+/// [`active_lanes`] in one instantiation of a template kernel: the template parameters in
+/// `bound` take their values in the guards (`if (tid < R)` with `fold<4>` leaves 4 lanes).
+/// A guard that compares a thread index within the block (no `blockIdx`) with a value
+/// the file does not fix (`tid < batch * K`, a runtime `batch`) leaves an unknown part
+/// of the warp ([`ActiveLanes::Partial`]): it is not a bounds check of a global index,
+/// which every warp but the last passes.
+pub fn active_lanes_in(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+) -> ActiveLanes {
+    let mut mask = u32::MAX;
+    let mut limiting: Option<String> = None;
+    for e in file.enclosing(offset) {
+        let (condition, range, in_else) = match &e.kind {
+            EnclosingKind::Function { .. } => break,
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent: true,
+            } => (condition, condition_range, *in_else),
+            _ => continue,
+        };
+        let comps = file.guard_comparisons_with(range, bound).map(|comps| {
+            if bound.is_empty() {
+                return comps;
+            }
+            let value = |name: &str| {
+                bound
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| IndexExpr::Int(*v))
+            };
+            let refold = |name: &str| bound.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+            comps
+                .into_iter()
+                .map(|c| kernaut_syntax::GuardComparison {
+                    left: c.left.rebind(&refold).substitute(&value),
+                    right: c.right.rebind(&refold).substitute(&value),
+                    op: c.op,
+                })
+                .collect()
+        });
+        if comps.as_deref().is_some_and(block_local_unknown_bound) {
+            return ActiveLanes::Partial {
+                condition: condition.clone(),
+            };
+        }
+        let evaluated = comps.as_ref().and_then(|comps| guard_mask(comps, block));
+        match evaluated {
+            Some(m) => {
+                let m = if in_else { !m } else { m };
+                if m != u32::MAX && mask & m != mask {
+                    limiting.get_or_insert_with(|| condition.clone());
+                }
+                mask &= m;
+            }
+            // One comparison of a conjunction that limits the lanes by itself
+            // (`tid < R && oc_base + tid < oc`) bounds the lanes the whole guard lets
+            // in, which are then fewer than the warp but not known.
+            None if partial_warp(file, range)
+                || (!in_else
+                    && comps.as_deref().is_some_and(|cs| {
+                        cs.len() > 1
+                            && cs.iter().any(|c| {
+                                guard_mask(std::slice::from_ref(c), block)
+                                    .is_some_and(|m| m != u32::MAX)
+                            })
+                    })) =>
+            {
+                return ActiveLanes::Partial {
+                    condition: condition.clone(),
+                }
+            }
+            None => {}
+        }
+    }
+    match limiting {
+        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
+        _ => ActiveLanes::All,
+    }
+}
+
+/// Whether one of `comps` compares a thread index within the block (`threadIdx`, the
+/// lane, with no `blockIdx` on either side) with a value that is not a constant: a kernel
+/// parameter or another uniform (`tid < batch * K`). How many lanes of a warp pass it
+/// depends on that value.
+fn block_local_unknown_bound(comps: &[kernaut_syntax::GuardComparison]) -> bool {
+    let thread =
+        |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::ThreadIdx(_) | IndexExpr::Lane));
+    let global = |e: &IndexExpr| {
+        e.mentions(
+            &|x| matches!(x, IndexExpr::Uniform(n) if kernaut_gpu::expr::is_builtin_uniform(n)),
+        )
+    };
+    // A kernel parameter, another uniform, or what the lowering cannot read (a load,
+    // a call): not a constant.
+    let runtime = |e: &IndexExpr| {
+        e.mentions(&|x| match x {
+            IndexExpr::Uniform(n) => !kernaut_gpu::expr::is_builtin_uniform(n),
+            IndexExpr::Unknown(_) => true,
+            _ => false,
+        })
+    };
+    comps.iter().any(|c| {
+        let (l, r) = (&c.left, &c.right);
+        // `k + lane < K` in a loop over `k` is a tail guard: every iteration but the
+        // last has the whole warp.
+        !global(l)
+            && !global(r)
+            && !l.has_loop_var()
+            && !r.has_loop_var()
+            && ((thread(l) && !thread(r) && runtime(r)) || (thread(r) && !thread(l) && runtime(l)))
+    })
+}
+
+/// The lanes of warp 0 for which all of `comps` hold, the same under every sample of
+/// what the file does not fix (the one warp valuation: uniforms as matrix dimensions and
+/// launch indices, an unknown `blockDim.x` a multiple of 32); `None` when a side cannot
+/// be evaluated. A loop variable is held at the loop's first iteration, as the bank and
+/// sector models hold it (`if (i + s < 2 * N)` in a down-sweep whose `s` starts at `N / 2`
+/// leaves lane 0 of the iteration those models evaluate).
+fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> Option<u32> {
+    if comps.is_empty() {
+        return None;
+    }
+    let mut agreed = None;
+    for sample in 0..SAMPLES {
+        let valuation = Valuation {
+            sample,
+            loops: Loops::Iteration(0),
+            ..Valuation::warp0(block)
+        };
+        let mut mask = 0u32;
+        for lane in 0..32 {
+            let mut holds = true;
+            for c in comps {
+                holds &= c.holds(
+                    valuation.lane(&c.left, lane)?,
+                    valuation.lane(&c.right, lane)?,
+                );
+            }
+            if holds {
+                mask |= 1 << lane;
+            }
+        }
+        match agreed {
+            None => agreed = Some(mask),
+            Some(a) if a != mask => return None,
+            _ => {}
+        }
+    }
+    agreed
+}
+
+/// Whether the lanes' addresses relative to lane 0 under `offset` change with
+/// `blockDim.x` ([`kernaut_gpu::expr::BLOCK_X_SAMPLES`], `.y` and `.z` from `block`):
+/// `threadIdx.x * (2048 / blockDim.x)` does, `blockIdx.x * blockDim.x + threadIdx.x`
+/// does not. `false` where a lane cannot be evaluated. The bank and coalescing rules
+/// ask it of a kernel no launch fixes the block of, so that a figure resting on the
+/// assumed `blockDim.x` is stated as an assumption.
+pub fn depends_on_block_x(offset: &IndexExpr, block: [Option<i64>; 3]) -> bool {
+    if !offset.mentions(&|x| matches!(x, IndexExpr::BlockDim(kernaut_syntax::Axis::X))) {
+        return false;
+    }
+    let mut seen: Option<Vec<i64>> = None;
+    for bx in kernaut_gpu::expr::BLOCK_X_SAMPLES {
+        let v = Valuation::warp0([Some(bx), block[1], block[2]]);
+        let Some(lanes) = v.lanes(offset) else {
+            return false;
+        };
+        let rel: Vec<i64> = lanes.iter().map(|l| l - lanes[0]).collect();
+        match &seen {
+            None => seen = Some(rel),
+            Some(s) if *s != rel => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The bank model run on one access of `scope`'s file, for warp 0, with `all` the file's
+/// accesses (the neighbours a merge looks for).
+pub fn bank(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+) -> Option<BankAnalysis> {
+    let function = access
+        .function
+        .as_deref()
+        .and_then(|f| scope.facts().kernel(f));
+    bank_with(scope, all, access, &launch_config(scope, function))
+}
+
+/// [`bank`] with the launch configuration of the access's kernel already worked out
+/// (the rules ask for many accesses of one kernel).
+pub fn bank_with(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    launch: &LaunchConfig,
+) -> Option<BankAnalysis> {
+    let facts = scope.facts();
+    let function = access.function.as_deref().and_then(|f| facts.kernel(f));
+    let mut width_bytes = access.width;
+    let mut kind = match access.kind {
+        AccessKind::Store => banks::AccessKind::Store,
+        _ => banks::AccessKind::Load,
+    };
+    let mut copy = None;
+    if access.kind == AccessKind::AddressOf {
+        if let Some((callee, size)) = async_copy_of(scope.file, access) {
+            width_bytes = Some(size);
+            kind = banks::AccessKind::Store;
+            copy = Some(callee);
+        }
+    }
+    let merged = merged_access(scope, all, access);
+    let shape = |block| BankShape {
+        width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
+        kind,
+        block,
+    };
+    // Each instantiation the file launches; the worst conflict stands (the first on a
+    // tie).
+    let degree = |m: &BankModel| m.result.as_ref().map_or(0, |r| r.conflict_degree);
+    let offset_of = |inst: Option<&Instantiation>| -> IndexExpr {
+        match (&merged, inst) {
+            (Some((_, o)), _) => o.clone(),
+            (None, Some(inst)) => offset_in(facts, access, inst),
+            (None, None) => access.byte_offset.clone(),
+        }
+    };
+    let mut instantiation = None;
+    let mut model = None;
+    let instances = access
+        .function
+        .as_deref()
+        .map(|k| launched_instantiations(facts, k))
+        .unwrap_or_default();
+    if merged.is_none() {
+        for inst in instances {
+            let m = scope
+                .cache
+                .bank(&offset_of(Some(&inst)), shape(launch.block));
+            if model
+                .as_deref()
+                .is_none_or(|best| degree(&m) > degree(best))
+            {
+                model = Some(m);
+                instantiation = Some(inst);
+            }
+        }
+    }
+    let offset = offset_of(instantiation.as_ref());
+    let model = match model {
+        Some(m) => m,
+        None => scope.cache.bank(&offset, shape(launch.block)),
+    };
+    // The other blocks the kernel may run with.
+    let mut others = launch.others.clone();
+    if !matches!(launch.source, BlockSource::Launch { .. }) || launch.uncertain.is_some() {
+        let two_d = function
+            .and_then(|f| f.body_range.clone())
+            .and_then(|r| scope.file.text().get(r))
+            .is_some_and(|t| t.contains("threadIdx.y") || t.contains("threadIdx.z"));
+        for b in plausible_blocks(&offset, two_d) {
+            if b != launch.block && !others.contains(&b) {
+                others.push(b);
+            }
+        }
+    }
+    let other_blocks = others
+        .into_iter()
+        .map(|b| {
+            let m = scope.cache.bank(&offset, shape(b));
+            (b, m.result.as_ref().ok().map(|r| r.conflict_degree))
+        })
+        .collect();
+    // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
+    // full warp of the model overstates a conflict.
+    let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
+        && active_lanes_in(
+            scope.file,
+            access.range.start,
+            launch.block.map(|v| Some(i64::from(v))),
+            instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
+        )
+        .is_partial();
+    let (lowered, held_loops, uniforms) = match &model.lowered {
+        Some(l) => (
+            Some(l.text.clone()),
+            l.held_loops.clone(),
+            l.uniforms.clone(),
+        ),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    Some(BankAnalysis {
+        access: access.clone(),
+        block: launch.block,
+        block_source: launch.source.clone(),
+        block_uncertain: launch.uncertain.clone(),
+        other_blocks,
+        partial_warp,
+        lowered,
+        held_loops,
+        uniforms,
+        copy,
+        assumed_defaults: instantiation
+            .is_none()
+            .then(|| assumed_defaults(facts, access))
+            .flatten(),
+        instantiation,
+        width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
+        merged: merged.map(|(m, _)| m),
+        addresses: model.addresses.clone(),
+        result: match &model.result {
+            Ok(r) => Ok(r.clone()),
+            Err(BankFailure::ElementSizeUnknown) => Err(format!(
+                "the element size of `{}` is not known",
+                access.array
+            )),
+            Err(BankFailure::Other(reason)) => Err(reason.clone()),
+        },
+    })
+}
+
+/// The bank report of `offset` accessed `width` bytes per lane as `kind` (a load unless
+/// a store) under `block`: the same evaluation as [`bank`], for offsets the caller
+/// builds (the `bank-conflict` rule's re-laid-out arrays).
+pub fn bank_of_offset(
+    scope: &Scope<'_>,
+    offset: &IndexExpr,
+    width: Option<u64>,
+    store: bool,
+    block: [u32; 3],
+) -> Option<BankReport> {
+    let shape = BankShape {
+        width,
+        kind: if store {
+            banks::AccessKind::Store
+        } else {
+            banks::AccessKind::Load
+        },
+        block,
+    };
+    scope
+        .cache
+        .bank(offset, shape)
+        .result
+        .as_ref()
+        .ok()
+        .cloned()
+}
+
+impl BankAnalysis {
+    /// The conflict that holds under every block the kernel may run with: what the
+    /// `bank-conflict` rule reports and the inlay hints show. `None` when the access is
+    /// conflict-free under the block assumed, cannot be modelled, or is conflict-free
+    /// under another plausible block; and for an access in a branch only part of the
+    /// warp takes, an address taken, or an offset the same for every thread.
+    pub fn definite_conflict(&self) -> Option<&BankReport> {
+        let r = self.result.as_ref().ok()?;
+        if r.conflict_degree < 2
+            || self.partial_warp
+            || self.access.kind == AccessKind::AddressOf
+            || !self.access.byte_offset.depends_on_thread()
+        {
+            return None;
+        }
+        if self
+            .other_blocks
+            .iter()
+            .any(|(_, d)| d.is_none_or(|d| d < 2))
+        {
+            return None;
+        }
+        Some(r)
+    }
+
+    /// What a hover says about the block assumption and a merge, in Markdown (empty when
+    /// there is nothing to say).
+    pub fn notes_markdown(&self) -> String {
+        let mut md = String::new();
+        if let Some(m) = &self.merged {
+            let op = if self.access.kind == AccessKind::Store {
+                "STS"
+            } else {
+                "LDS"
+            };
+            // A 32-bit shared access has no size suffix in SASS.
+            let instruction = if m.width == 4 {
+                op.to_string()
+            } else {
+                format!("{op}.{}", m.width * 8)
+            };
+            match &m.iterations {
+                Some((var, n)) if m.parts.len() > 1 => md.push_str(&format!(
+                    "Modelled as one {}-byte access: nvcc unrolls the loop over `{var}`, and ptxas merges the {} adjacent {}-byte accesses of this thread in each of {n} consecutive iterations into one `{instruction}`.\n\n",
+                    m.width,
+                    m.parts.len(),
+                    m.width / ((*n).max(1) * m.parts.len() as u64).max(1),
+                )),
+                Some((var, n)) => md.push_str(&format!(
+                    "Modelled as one {}-byte access: nvcc unrolls the loop over `{var}`, and ptxas merges each {n} consecutive {}-byte accesses of this thread into one `{instruction}`.\n\n",
+                    m.width,
+                    m.width / (*n).max(1),
+                )),
+                None => md.push_str(&format!(
+                    "Modelled as one {}-byte access: ptxas merges the {} adjacent {}-byte accesses of this thread to the array into one `{instruction}`.\n\n",
+                    m.width,
+                    m.parts.len(),
+                    m.width / (m.parts.len().max(1) as u64),
+                )),
+            }
+        }
+        if self.partial_warp {
+            md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
+        }
+        let (Ok(r), Some(why)) = (&self.result, &self.block_uncertain) else {
+            return md;
+        };
+        // Only where another block changes the answer.
+        if self
+            .other_blocks
+            .iter()
+            .all(|(_, d)| *d == Some(r.conflict_degree))
+        {
+            return md;
+        }
+        let degree = |d: u32| {
+            if d <= 1 {
+                "conflict-free".to_string()
+            } else {
+                format!("{d}-way")
+            }
+        };
+        let others: Vec<String> = self
+            .other_blocks
+            .iter()
+            .map(|(b, d)| {
+                format!(
+                    "{} at {}×{}×{}",
+                    d.map_or("not modelled".to_string(), degree),
+                    b[0],
+                    b[1],
+                    b[2]
+                )
+            })
+            .collect();
+        let verdict = if self.definite_conflict().is_some() || r.conflict_degree < 2 {
+            ""
+        } else {
+            " The `bank-conflict` rule reports a conflict only when it holds for every one of these blocks, so it does not report this access."
+        };
+        md.push_str(&format!(
+            "The block is not certain ({why}): {} with the block assumed; {}.{verdict}\n\n",
+            degree(r.conflict_degree),
+            others.join(", ")
+        ));
+        md
+    }
+}
+
+use crate::analysis::{Cancellable, FileId, KernelFacts};
+
+/// The kernels of a file, each with its launch sites (from every file), shared
+/// declarations and attributes.
+pub fn kernel_facts(db: &Analysis, file: FileId) -> Cancellable<Vec<KernelFacts<'_>>> {
+    let (path, _) = db.data(file)?;
+    db.query("kernel_facts", || kernel_facts_inner(db, path))
+}
+
+fn kernel_facts_inner<'a>(db: &'a Analysis, path: &str) -> Vec<KernelFacts<'a>> {
+    let Some(f) = db.file(path) else {
+        return Vec::new();
+    };
+    let facts = f.facts();
+    let files = db.sorted_files(path);
+    facts
+        .kernels
+        .iter()
+        .map(|k| {
+            let short = short_name(&k.name);
+            let shared: Vec<&SharedDecl> = f.shared_in(&k.name).collect();
+            let static_shared_bytes = crate::model::kernel_static_shared(facts, &k.name).exact();
+            let mut launches = Vec::new();
+            let mut attributes = Vec::new();
+            for &(p, data) in &files {
+                let Some(id) = db.file_set.get(p) else {
+                    continue;
+                };
+                launches.extend(data.launches_named(short).map(|l| (id, l)));
+                attributes.extend(
+                    data.attributes_named(short)
+                        .map(|a| (a.attribute.as_str(), a.value)),
+                );
+            }
+            KernelFacts {
+                function: k,
+                launches,
+                shared,
+                static_shared_bytes,
+                attributes,
+            }
+        })
+        .collect()
+}
+
+/// Whether the thread-dependent condition at `range` evidently leaves only part of a
+/// warp active: an equality (`lane == 0`, `tid % 2 == 0`) or a bound below the warp size
+/// (`lane < 10`, `tid >= HALF` with `HALF` 16), among its comparisons.
+pub fn partial_warp(file: &SourceFile, range: &TextRange) -> bool {
+    file.condition_comparisons(range)
+        .iter()
+        .any(|(op, _, right)| match op.as_str() {
+            "==" | "!=" => true,
+            _ => right.is_some_and(|n| n > 0 && n < 32),
+        })
+}
+
+/// Where a block size came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSource {
+    /// A launch `k<<<grid, block>>>` in `file` whose block the file determines.
+    Launch {
+        /// The file holding the launch (the snapshot's [`crate::Analysis::path`] names
+        /// it); `None` for a file checked outside a host.
+        file: Option<FileId>,
+        /// The range of the launch.
+        range: TextRange,
+        /// 1-based line of the launch.
+        line: u32,
+    },
+    /// The kernel's `__launch_bounds__` maximum (no launch with a known block was seen).
+    LaunchBounds,
+    /// [`crate::AnalysisConfig::default_block`] (no launch was seen).
+    Default,
+}
+
+/// The bank model run on one shared-memory access, for warp 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BankAnalysis {
+    /// The access.
+    pub access: SharedAccess,
+    /// The block size the lanes were laid out in.
+    pub block: [u32; 3],
+    /// Where the block size came from.
+    pub block_source: BlockSource,
+    /// Why the block is not certain (no launch gives it, the launches differ), when
+    /// it is not.
+    pub block_uncertain: Option<String>,
+    /// The other blocks the kernel may run with, and the conflict degree under each
+    /// (`None`: not modelled there).
+    pub other_blocks: Vec<([u32; 3], Option<u32>)>,
+    /// Whether the access is inside a branch only part of the warp takes
+    /// (`if (lane < 10)`).
+    pub partial_warp: bool,
+    /// The adjacent accesses ptxas merges this one with into one wide access.
+    pub merged: Option<crate::model::Merged>,
+    /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
+    pub lowered: Option<String>,
+    /// Loop variables held at their start value: (name, start).
+    pub held_loops: Vec<(String, String)>,
+    /// Values the warp shares that the file does not fix; the model tried several and
+    /// they did not change the result.
+    pub uniforms: Vec<String>,
+    /// The asynchronous copy whose destination the access is (`__pipeline_memcpy_async`),
+    /// when its size decided the width: the model then runs the copy's shared write.
+    pub copy: Option<String>,
+    /// The template arguments of the kernel's launched instantiation the offset was
+    /// evaluated with, when they differ from the defaults.
+    pub instantiation: Option<Instantiation>,
+    /// The template defaults assumed (`OFFSET = 0`) when the file never launches the
+    /// kernel.
+    pub assumed_defaults: Option<String>,
+    /// The bytes per lane modelled: the element (or cast) size, or the copy's size.
+    pub width: Option<u64>,
+    /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
+    pub addresses: Vec<Option<i64>>,
+    /// The model's report, or why the access cannot be modelled.
+    pub result: Result<BankReport, String>,
+}
+
+/// Copies whose destination is their first argument and whose size is the third.
+const ASYNC_COPIES: &[&str] = &["__pipeline_memcpy_async", "memcpy_async"];
+
+/// The asynchronous copy that `access` (an address taken) is the destination of, and
+/// its size in bytes when the file fixes it at 4, 8 or 16.
+pub fn async_copy_of(file: &SourceFile, access: &SharedAccess) -> Option<(String, u64)> {
+    let calls = file.calls_in(access.range.start);
+    let call = calls
+        .iter()
+        .filter(|c| {
+            c.arg_ranges
+                .first()
+                .is_some_and(|r| r.start <= access.range.start && access.range.end <= r.end)
+        })
+        .min_by_key(|c| c.range.len())?;
+    let last = short_name(&call.callee);
+    if !ASYNC_COPIES.contains(&last) {
+        return None;
+    }
+    // `cuda::memcpy_async(group, dst, src, size, pipe)` takes the group first.
+    let size_arg = if call.args.len() >= 5 { 3 } else { 2 };
+    let size_text = call.args.get(size_arg)?;
+    let size_text = size_text
+        .strip_prefix("cuda::aligned_size_t<")
+        .and_then(|t| t.split('>').next())
+        .unwrap_or(size_text);
+    let size = file.facts().fold_text(size_text, call.range.start)?;
+    let size = u64::try_from(size)
+        .ok()
+        .filter(|s| matches!(s, 4 | 8 | 16))?;
+    Some((call.callee_text.clone(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{AnalysisConfig, AnalysisHost};
+
+    const FILE: &str = r#"
+#define TILE 32
+__global__ void a(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+__global__ void b(float* out, int n) {
+    __shared__ float t[TILE][TILE + 1];
+    for (int j = 0; j < TILE; j += 8)
+        t[threadIdx.y + j][threadIdx.x] = out[n];
+    out[threadIdx.x] = t[threadIdx.x][blockIdx.x];
+}
+void launch(float* out, int n) {
+    a<<<1, dim3(32, 8)>>>(out, n);
+    b<<<1, dim3(8, 32)>>>(out, n);
+}
+"#;
+
+    /// Reports from the cache (a second call, and after an edit elsewhere) are those
+    /// a fresh host computes, and the block is part of what the cache tells apart.
+    #[test]
+    fn cached_reports_match_fresh_ones() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file("/k.cu", FILE);
+        let reports = |host: &AnalysisHost| {
+            let a = host.analysis();
+            let f = a.file_id("/k.cu").unwrap();
+            let banks: Vec<_> = a
+                .shared_accesses(f)
+                .unwrap()
+                .iter()
+                .map(|acc| a.bank(f, acc).unwrap())
+                .collect();
+            let occ: Vec<_> = ["a", "b"]
+                .iter()
+                .map(|k| a.occupancy(f, k).unwrap())
+                .collect();
+            (banks, occ)
+        };
+        let first = reports(&host);
+        assert_eq!(first.0.len(), 4);
+        assert_eq!(reports(&host), first);
+        let fresh = |text: &str| {
+            let mut h = AnalysisHost::new(AnalysisConfig::default());
+            h.set_file("/k.cu", text);
+            reports(&h)
+        };
+        assert_eq!(fresh(FILE), first);
+        // Same index, different blocks: different lanes.
+        let (x, y) = (first.0[0].as_ref().unwrap(), first.0[2].as_ref().unwrap());
+        assert_eq!(x.lowered, y.lowered);
+        assert_ne!(x.addresses, y.addresses);
+
+        let at = FILE.find("void launch").unwrap();
+        host.apply_edit("/k.cu", at..at, "// edited\n");
+        let edited = format!("{}// edited\n{}", &FILE[..at], &FILE[at..]);
+        assert_eq!(reports(&host), fresh(&edited));
+    }
+
+    /// The block shape the warp models use is the launch configuration's block where
+    /// the launches make it certain, in every file of the host, and unknown elsewhere.
+    #[test]
+    fn the_launch_shape_is_the_certain_launch_configuration() {
+        let mut host = AnalysisHost::new(AnalysisConfig::default());
+        host.set_file(
+            "/k.cu",
+            "__global__ void a() {}\n__global__ void b() {}\n__global__ void c(int n) {}\n__global__ void d() {}\n",
+        );
+        host.set_file(
+            "/main.cu",
+            "void run(int n) {\n  a<<<1, dim3(32, 8)>>>();\n  b<<<1, 64>>>();\n  b<<<1, 128>>>();\n  c<<<1, n>>>(n);\n}\n",
+        );
+        let a = host.analysis();
+        let scope = super::Scope::of(&a, "/k.cu").unwrap();
+        let facts = scope.file.facts();
+        let got: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|k| {
+                let shape = super::launch_shape(&scope, Some(k));
+                let config = super::launch_config(&scope, facts.kernel(k)).shape();
+                assert_eq!(shape, config, "{k}");
+                format!("{k}: {shape:?}")
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "a: [Some(32), Some(8), Some(1)]",
+                "b: [None, None, None]",
+                "c: [None, None, None]",
+                "d: [None, None, None]"
+            ]
+        );
+    }
+}

@@ -1,0 +1,1680 @@
+//! Data races, found by running each kernel's body for every thread of the blocks its
+//! launches give: the barrier intervals of every access, and the pairs of threads that
+//! touch one address in one interval with at least one write.
+//!
+//! Each kernel is run once per launch configuration the host code shows (block, grid and
+//! the kernel arguments folded at the launch; at most [`MAX_CONFIGS`]), for every thread
+//! of block 0 (and block 1 where the grid fixes more than one block, for global memory),
+//! over the steps of [`SourceFile::body_steps`]: `if`s decided per thread from their
+//! comparisons, `for` loops stepped from their lowered headers, each access's byte offset
+//! evaluated with [`IndexExpr::eval`]. A thread's *phase* counts the block barriers it has
+//! passed (`__syncthreads()`, `block.sync()`, a device function of the file that
+//! synchronises, `grid.sync()`), its warp phase the `__syncwarp()`s, its grid phase the
+//! grid barriers. Two accesses race when two different threads touch the same bytes, one
+//! writes, and nothing orders them: in one block, the same phase (and, in one warp, the
+//! same warp phase); in different blocks, the same grid phase.
+//!
+//! What is not known stays silent: an access whose index the file does not determine, a
+//! branch or loop the model cannot decide (its accesses are not used as evidence, and a
+//! barrier inside one makes the kernel not modelled), threads that reach different numbers
+//! of barriers. A value the file does not fix but that a race needs (a kernel parameter,
+//! the grid) is sampled, and the race is reported with that assumption named
+//! ([`Race::assumption`]) so that the rules give a hint, not a warning. A kernel that no
+//! launch gives a block is not run: the block's shape decides which threads collide.
+//! A shared histogram bumped with `++` at an index loaded from memory is reported as a
+//! hint ([`RaceKind::DataDependentUpdate`]): which threads collide depends on the data.
+
+use kernaut_syntax::{
+    AccessKind, BinOp, BodySteps, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, Step,
+    TextRange,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use kernaut_gpu::expr::{Loops, Uniforms, Valuation};
+
+use crate::model::{LaunchConfig, Scope};
+
+/// Launch configurations run per kernel.
+pub const MAX_CONFIGS: usize = 3;
+/// Iterations of one loop a thread runs. After them, a loop without barriers or exits is
+/// left (its later iterations' accesses are not recorded, which loses findings but none
+/// of the ones kept); a loop with one stops the thread there (the barriers still to come
+/// are not known).
+const MAX_ITERATIONS: usize = 8;
+/// Steps (statements and accesses) one configuration may take, all threads together.
+pub(crate) const MAX_STEPS: usize = 100_000;
+/// Steps the kernels of one file may take together: past it, the kernels not yet run
+/// are not modelled (a 10,000-line file of kernels stays within the rules' budget).
+pub const FILE_STEPS: usize = 120_000;
+/// Accesses recorded per configuration before the model gives up on the kernel.
+const MAX_INSTANCES: usize = 400_000;
+/// The value tried for a kernel parameter the launch does not fix.
+const PARAM_SAMPLE: i64 = 4096;
+/// The grid tried where the launch does not fix it.
+const GRID_SAMPLE: i64 = 4;
+
+/// Which memory an access touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// `__shared__` memory (one copy per block).
+    Shared,
+    /// Global memory through a pointer parameter (one copy for the grid).
+    Global,
+}
+
+/// What kind of race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaceKind {
+    /// One store (or `++`/`+=`) executed by two threads at one address.
+    SameAddressWrite,
+    /// Two accesses to one shared address by two threads in one barrier interval, one a
+    /// write.
+    SharedMissingBarrier,
+    /// A global element written by one thread and read or written by another at another
+    /// access, with no grid-wide barrier between.
+    GlobalNeighbour,
+    /// `++`/`+=` on shared memory at an index loaded from memory, by every thread.
+    DataDependentUpdate,
+}
+
+/// A read, a write, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read.
+    Read,
+    /// Written.
+    Write,
+    /// Read and written (`+=`, `++`).
+    ReadWrite,
+}
+
+impl Op {
+    fn writes(self) -> bool {
+        !matches!(self, Op::Read)
+    }
+
+    /// The verb for a message.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Op::Read => "reads",
+            Op::Write => "writes",
+            Op::ReadWrite => "updates",
+        }
+    }
+}
+
+/// One side of a race: which thread does what where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceSide {
+    /// The access expression.
+    pub range: TextRange,
+    /// Its 1-based line.
+    pub line: u32,
+    /// `threadIdx` of the thread.
+    pub thread: [i64; 3],
+    /// `blockIdx` of its block.
+    pub block: [i64; 3],
+    /// Read, write or both.
+    pub op: Op,
+    /// The element, as `name[i][j]` with the indices evaluated for the thread.
+    pub element: String,
+    /// The statement the access is in.
+    pub stmt: TextRange,
+    /// The index as written (`a[i][j]` gives `i][j`), empty for a scalar.
+    pub index_text: String,
+}
+
+/// A race between two threads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// What kind.
+    pub kind: RaceKind,
+    /// The memory.
+    pub space: Space,
+    /// The access executed first (in program order).
+    pub first: RaceSide,
+    /// The access executed second; the diagnostic goes here.
+    pub second: RaceSide,
+    /// Whether both threads are in one warp.
+    pub same_warp: bool,
+    /// Whether the second access comes earlier in the text: the pair meets across a loop's
+    /// back edge (the next iteration).
+    pub loop_carried: bool,
+    /// The block of the configuration, and how many dimensions it has (for naming threads).
+    pub block_dims: [i64; 3],
+    /// Whether the grid has more than one block in a dimension (threads are then named
+    /// with their block).
+    pub multi_block: bool,
+    /// What the race relies on that the file does not say, as a phrase; `None` when it
+    /// follows from the launch alone.
+    pub assumption: Option<String>,
+    /// The 1-based line of the launch the configuration comes from, if any.
+    pub launch_line: Option<u32>,
+    /// Where a barrier between the two accesses goes, when one place serves every
+    /// thread.
+    pub barrier_at: Option<BarrierPlace>,
+}
+
+/// Where a barrier that orders two accesses goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierPlace {
+    /// The statement the barrier goes before (or after, with `after`).
+    pub step: TextRange,
+    /// Whether it goes after `step` (at the end of a loop body) rather than before.
+    pub after: bool,
+    /// Whether the place is inside a branch on the thread index, where only a warp
+    /// barrier of the threads inside may go.
+    pub in_thread_branch: bool,
+}
+
+impl Race {
+    /// `thread 3`, `thread (0,1)`, `thread 0 of block 1`.
+    pub fn thread_name(&self, side: &RaceSide) -> String {
+        let dims = if self.block_dims[2] > 1 {
+            3
+        } else if self.block_dims[1] > 1 {
+            2
+        } else {
+            1
+        };
+        let t = coords(side.thread, dims);
+        if self.multi_block && self.space == Space::Global {
+            let bdims = if side.block[2] != 0 {
+                3
+            } else if side.block[1] != 0 {
+                2
+            } else {
+                1
+            };
+            format!("thread {t} of block {}", coords(side.block, bdims))
+        } else {
+            format!("thread {t}")
+        }
+    }
+}
+
+fn coords(c: [i64; 3], dims: usize) -> String {
+    match dims {
+        1 => c[0].to_string(),
+        2 => format!("({},{})", c[0], c[1]),
+        _ => format!("({},{},{})", c[0], c[1], c[2]),
+    }
+}
+
+/// One kernel's launch configuration as the model runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Config {
+    block: [i64; 3],
+    grid: Option<[i64; 3]>,
+    params: Vec<(String, i64)>,
+    launch_line: Option<u32>,
+}
+
+/// The launch configurations of `kernel` that the host code shows (distinct ones, at most
+/// [`MAX_CONFIGS`]); none when no launch fixes the block.
+fn configs(scope: &Scope<'_>, kernel: &Function, launch: &LaunchConfig) -> Vec<Config> {
+    let mut out: Vec<Config> = Vec::new();
+    // The kernel's own file's launches; another file's only when the kernel's file has none
+    // and exactly one other file launches a kernel of that name (samples that each define
+    // their own `testKernel` do not lend each other blocks).
+    let all = scope.launches(&kernel.name);
+    let own: Vec<_> = all
+        .iter()
+        .filter(|(p, _)| *p == scope.path)
+        .copied()
+        .collect();
+    let chosen = if own.is_empty() {
+        let mut files: Vec<&str> = all.iter().map(|(p, _)| *p).collect();
+        files.dedup();
+        if files.len() == 1 {
+            all
+        } else {
+            Vec::new()
+        }
+    } else {
+        own
+    };
+    for (path, site) in chosen {
+        let Some(block) = site.block.value else {
+            continue;
+        };
+        let facts: &FileFacts = match scope.host.and_then(|a| a.file(path)) {
+            Some(f) => f.facts(),
+            None => scope.file.facts(),
+        };
+        let mut params = Vec::new();
+        if site.args.len() == kernel.params.len() {
+            for (p, a) in kernel.params.iter().zip(&site.args) {
+                if let Some(v) = facts.fold_text(a, site.range.start) {
+                    params.push((p.name.clone(), v));
+                }
+            }
+        }
+        let c = Config {
+            block,
+            grid: site.grid.value,
+            params,
+            launch_line: Some(scope.line_of(path, site.range.start)),
+        };
+        if !out
+            .iter()
+            .any(|o| (&o.block, &o.grid, &o.params) == (&c.block, &c.grid, &c.params))
+        {
+            out.push(c);
+        }
+        if out.len() == MAX_CONFIGS {
+            break;
+        }
+    }
+    // Without a launch that fixes the block, the shape that decides which threads collide
+    // is not known: no configuration, no finding (a default block would turn every test
+    // snippet's `out[0] = v` into a report).
+    let _ = launch;
+    out
+}
+
+/// A memory access of the kernel body, as the model runs it.
+#[derive(Debug)]
+struct Site {
+    access: SharedAccess,
+    space: Space,
+    op: Op,
+    /// The buffer: index into `Model::buffers`.
+    buffer: u32,
+    /// The index reads a local whose value changes after its declaration.
+    tainted: bool,
+    /// A store of one value in every thread (`flag = 1`, `c[k] = coef[blockIdx.y]`).
+    same_value: bool,
+    line: u32,
+    /// The statement it is in.
+    stmt: TextRange,
+    /// Where it runs in one pass over the body: its statement, then reads before
+    /// read-modify-writes before writes, then its place in the text.
+    order: (usize, u8, usize),
+}
+
+/// What happens inside one statement, in order.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Access(u32),
+    /// A barrier, and where its call starts.
+    Barrier(Barrier, usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Barrier {
+    Block,
+    Warp,
+    Grid,
+    /// A barrier the model cannot place (a named barrier with a count).
+    Unknown,
+}
+
+/// One access of one thread.
+#[derive(Clone, Copy, Debug)]
+struct Inst {
+    thread: u32,
+    block: u32,
+    site: u32,
+    phase: u32,
+    wphase: u32,
+    gphase: u32,
+    seq: u32,
+    /// The byte offset.
+    offset: i64,
+    /// Bits of `Run::assumed` the access relied on.
+    mask: u32,
+}
+
+/// The model of one kernel body.
+struct Model<'a> {
+    text: &'a str,
+    steps: BodySteps,
+    sites: Vec<Site>,
+    /// The events of each statement, by the statement's start.
+    events: FxHashMap<usize, Vec<Event>>,
+    /// Steps that hold a barrier, by their start.
+    with_barrier: FxHashSet<usize>,
+    /// Steps that hold a `return`, `break` or `continue`, by their start.
+    with_exit: FxHashSet<usize>,
+    /// Shared data-dependent `++` sites.
+    data_updates: Vec<u32>,
+    /// Whether some site writes each buffer (a buffer only read cannot race).
+    written: Vec<bool>,
+}
+
+/// The outcome of walking steps for one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return,
+    /// The model stops following the thread (a loop ran too long, or it cannot go on).
+    Stop,
+}
+
+/// The kernel cannot be modelled (a barrier on an undecided path, too many accesses).
+struct Abort;
+
+/// One configuration's run: the state of the thread being walked and what it recorded.
+struct Run<'m, 'a> {
+    model: &'m Model<'a>,
+    config: &'m Config,
+    /// Names sampled because the file does not fix them, each a bit of `Inst::mask`.
+    assumed: Vec<String>,
+    insts: Vec<Inst>,
+    // The thread being walked.
+    tid: [i64; 3],
+    bid: [i64; 3],
+    thread: u32,
+    block: u32,
+    phase: u32,
+    wphase: u32,
+    gphase: u32,
+    seq: u32,
+    /// Loop variables in scope, innermost last.
+    vars: Vec<(String, i64)>,
+    /// Assumption bits of the path (branches and loop bounds decided on samples).
+    path_mask: u32,
+    /// Whether the path is not certain (an undecided branch): its accesses are no evidence.
+    maybe: u32,
+    /// How many times each site ran on a decided path.
+    executed: Vec<u32>,
+    /// When set, the run records nothing but the element its access number `.0` touches.
+    capture: Option<(u32, Option<String>)>,
+    /// Whether shared accesses are recorded (the first block only).
+    record_shared: bool,
+    /// A hash of the block barriers the thread has passed, in order.
+    barriers: u64,
+    /// Statements walked so far, all threads together.
+    steps: usize,
+    /// The most statements this run may walk.
+    limit: usize,
+}
+
+impl<'a> Model<'a> {
+    fn new(
+        file: &'a SourceFile,
+        kernel: &Function,
+        shared: &[SharedAccess],
+        global: &[SharedAccess],
+        calls: &[kernaut_syntax::CallSite],
+        line_of: &dyn Fn(usize) -> u32,
+    ) -> Option<Model<'a>> {
+        let body = kernel.body_range.clone()?;
+        let steps = file.body_steps(body.start)?;
+        let text = file.text();
+        // Statement ranges in order, to place accesses and calls.
+        let mut stmts: Vec<TextRange> = Vec::new();
+        collect_stmts(&steps.steps, &mut stmts);
+        stmts.sort_by_key(|r| r.start);
+        let stmt_at = |offset: usize| -> Option<TextRange> {
+            let i = stmts
+                .partition_point(|r| r.start <= offset)
+                .checked_sub(1)?;
+            (stmts[i].contains(&offset)).then(|| stmts[i].clone())
+        };
+        let stmt_of = |offset: usize| stmt_at(offset).map(|r| r.start);
+        let mut sites = Vec::new();
+        let mut buffers: Vec<(Space, String)> = Vec::new();
+        let mut per_stmt: FxHashMap<usize, Vec<(usize, u8, Event)>> = FxHashMap::default();
+        let modified: FxHashSet<&str> = steps.modified.iter().map(String::as_str).collect();
+        let locals: FxHashMap<&str, Option<&str>> = steps
+            .locals
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_deref()))
+            .collect();
+        let all = shared
+            .iter()
+            .map(|a| (a, Space::Shared))
+            .chain(steps.scalar_accesses.iter().map(|a| (a, Space::Shared)))
+            .chain(global.iter().map(|a| (a, Space::Global)));
+        let mut data_updates = Vec::new();
+        for (a, space) in all {
+            if !body.contains(&a.range.start) {
+                continue;
+            }
+            let op = match a.kind {
+                AccessKind::Load => Op::Read,
+                AccessKind::Store => Op::Write,
+                AccessKind::LoadStore => Op::ReadWrite,
+                AccessKind::AddressOf => continue,
+            };
+            let Some(stmt_range) = stmt_at(a.range.start) else {
+                continue;
+            };
+            let stmt = stmt_range.start;
+            let key = (space, a.root.clone());
+            let buffer = match buffers.iter().position(|b| *b == key) {
+                Some(i) => i,
+                None => {
+                    buffers.push(key);
+                    buffers.len() - 1
+                }
+            } as u32;
+            let tainted = a
+                .index_texts
+                .iter()
+                .any(|t| reads_modified(t, &modified, &locals, 0));
+            let idx = sites.len() as u32;
+            // A histogram bump: the index is loaded from memory, and no part of it outside
+            // the loads names the thread (`rows[tid][w[k]]` is a private row per thread).
+            if space == Space::Shared
+                && op == Op::ReadWrite
+                && a.byte_offset
+                    .unknown_reason()
+                    .is_some_and(|r| r.contains("loaded from memory"))
+                && !a
+                    .index_texts
+                    .iter()
+                    .any(|t| names_thread(&outside_brackets(t), &locals, 0))
+            {
+                data_updates.push(idx);
+            }
+            let same_value = op == Op::Write && file.stores_same_value(a.range.end);
+            let order = match op {
+                Op::Read => 0,
+                Op::ReadWrite => 1,
+                Op::Write => 2,
+            };
+            sites.push(Site {
+                access: a.clone(),
+                space,
+                op,
+                buffer,
+                tainted,
+                same_value,
+                line: line_of(a.range.start),
+                stmt: stmt_range,
+                order: (stmt, order, a.range.start),
+            });
+            // Loads first, then read-modify-writes, then stores: `a[i] = b[j]` reads `b`
+            // before it writes `a`.
+            per_stmt
+                .entry(stmt)
+                .or_default()
+                .push((a.range.start, order, Event::Access(idx)));
+        }
+        let mut with_barrier_at: Vec<usize> = Vec::new();
+        for c in calls {
+            if !body.contains(&c.range.start) {
+                continue;
+            }
+            let Some(b) = barrier_of(file, c) else {
+                continue;
+            };
+            with_barrier_at.push(c.range.start);
+            match stmt_of(c.range.start) {
+                Some(stmt) => per_stmt.entry(stmt).or_default().push((
+                    c.range.start,
+                    3,
+                    Event::Barrier(b, c.range.start),
+                )),
+                // A barrier in a condition or a loop header: not modelled.
+                None => return None,
+            }
+        }
+        let mut events = FxHashMap::default();
+        for (stmt, mut evs) in per_stmt {
+            evs.sort_by_key(|(at, order, _)| (*order, *at));
+            events.insert(stmt, evs.into_iter().map(|(_, _, e)| e).collect());
+        }
+        let mut with_barrier = FxHashSet::default();
+        mark_barriers(&steps.steps, &with_barrier_at, &mut with_barrier);
+        let mut with_exit = FxHashSet::default();
+        mark_exits(&steps.steps, &mut with_exit);
+        let mut written = vec![false; buffers.len()];
+        for s in &sites {
+            if s.op.writes() {
+                written[s.buffer as usize] = true;
+            }
+        }
+        Some(Model {
+            written,
+            text,
+            steps,
+            sites,
+            events,
+            with_barrier,
+            with_exit,
+            data_updates,
+        })
+    }
+
+    /// Whether the text (a condition, a loop header) reads a local modified after its
+    /// declaration.
+    fn text_tainted(&self, range: &TextRange) -> bool {
+        let modified: FxHashSet<&str> = self.steps.modified.iter().map(String::as_str).collect();
+        let locals: FxHashMap<&str, Option<&str>> = self
+            .steps
+            .locals
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_deref()))
+            .collect();
+        reads_modified(
+            self.text.get(range.clone()).unwrap_or(""),
+            &modified,
+            &locals,
+            0,
+        )
+    }
+}
+
+/// `text` without the parts inside `[...]`: `in[i] & 255` gives `in & 255`.
+fn outside_brackets(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|c| {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth = depth.saturating_sub(1);
+                    return false;
+                }
+                _ => {}
+            }
+            depth == 0
+        })
+        .collect()
+}
+
+/// Whether `text` reads the thread index, directly or through the initialisers of the
+/// locals it names.
+/// Whether `text` names the thread index (or a lane, a thread rank), directly or through
+/// the initialisers of the locals it names.
+pub fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: usize) -> bool {
+    if depth > 6 {
+        return true;
+    }
+    text.contains("threadIdx")
+        || text.contains("thread_rank")
+        || text.contains("lane")
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .any(|w| {
+                locals
+                    .get(w)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|i| i != text && names_thread(i, locals, depth + 1))
+            })
+}
+
+/// Whether `text` names a local in `modified`, directly or through the initialisers of
+/// the locals it names.
+fn reads_modified(
+    text: &str,
+    modified: &FxHashSet<&str>,
+    locals: &FxHashMap<&str, Option<&str>>,
+    depth: usize,
+) -> bool {
+    if depth > 6 {
+        return true;
+    }
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            modified.contains(w)
+                || locals.get(w).copied().flatten().is_some_and(|init| {
+                    init != text && reads_modified(init, modified, locals, depth + 1)
+                })
+        })
+}
+
+fn collect_stmts(steps: &[Step], out: &mut Vec<TextRange>) {
+    for s in steps {
+        match s {
+            Step::Stmt { range } => out.push(range.clone()),
+            Step::If {
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                collect_stmts(then_steps, out);
+                collect_stmts(else_steps, out);
+            }
+            Step::For { body, .. } | Step::Loop { body, .. } | Step::Other { body, .. } => {
+                collect_stmts(body, out)
+            }
+            Step::Exit { .. } => {}
+        }
+    }
+}
+
+/// Marks every step that holds an exit; returns whether one did.
+fn mark_exits(steps: &[Step], out: &mut FxHashSet<usize>) -> bool {
+    let mut any = false;
+    for s in steps {
+        let inner = match s {
+            Step::Stmt { .. } => false,
+            Step::If {
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                let a = mark_exits(then_steps, out);
+                let b = mark_exits(else_steps, out);
+                a || b
+            }
+            Step::For { body, .. } | Step::Loop { body, .. } | Step::Other { body, .. } => {
+                mark_exits(body, out)
+            }
+            Step::Exit { .. } => true,
+        };
+        if inner {
+            out.insert(s.range().start);
+            any = true;
+        }
+    }
+    any
+}
+
+/// Marks every step that holds one of the barriers at `at`; returns whether one did.
+fn mark_barriers(steps: &[Step], at: &[usize], out: &mut FxHashSet<usize>) -> bool {
+    let mut any = false;
+    for s in steps {
+        let inner = match s {
+            Step::Stmt { range } => at.iter().any(|o| range.contains(o)),
+            Step::If {
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                let a = mark_barriers(then_steps, at, out);
+                let b = mark_barriers(else_steps, at, out);
+                a || b
+            }
+            Step::For { body, .. } | Step::Loop { body, .. } | Step::Other { body, .. } => {
+                mark_barriers(body, at, out)
+            }
+            Step::Exit { .. } => false,
+        };
+        if inner {
+            out.insert(s.range().start);
+            any = true;
+        }
+    }
+    any
+}
+
+/// The barrier a call is, if it is one: block barriers (`__syncthreads`, `block.sync()`,
+/// `bar.sync 0` in `asm`, a device function of the file that synchronises, a CUB block
+/// collective), warp barriers (`__syncwarp`, a tile's `sync()`), grid barriers.
+fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barrier> {
+    let callee = call.callee.as_str();
+    let short = kernaut_syntax::short_name(callee);
+    let written = call.callee_text.to_ascii_lowercase();
+    if call.kind == kernaut_syntax::SymbolKind::Ptx {
+        return match callee {
+            c if c.starts_with("bar.sync")
+                || c.starts_with("barrier.sync")
+                || c.starts_with("bar.red") =>
+            {
+                if call.args.len() > 1 {
+                    Some(Barrier::Unknown)
+                } else {
+                    Some(Barrier::Block)
+                }
+            }
+            c if c.starts_with("bar.warp.sync") => Some(Barrier::Warp),
+            c if c.starts_with("bar") || c.starts_with("barrier") => Some(Barrier::Unknown),
+            _ => None,
+        };
+    }
+    match short {
+        "__syncthreads" | "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
+            return Some(Barrier::Block)
+        }
+        "__syncwarp" => return Some(Barrier::Warp),
+        "__barrier_sync" | "arrive_and_wait" | "barrier_wait" => return Some(Barrier::Unknown),
+        _ => {}
+    }
+    if short == "sync" || short == "synchronize" {
+        if callee.contains("grid_group") || written.contains("grid") {
+            return Some(Barrier::Grid);
+        }
+        if callee.contains("thread_block_tile")
+            || callee.contains("coalesced_group")
+            || written.contains("tile")
+            || written.contains("warp")
+        {
+            return Some(Barrier::Warp);
+        }
+        if callee.contains("thread_block")
+            || written.starts_with("block.")
+            || written.starts_with("cta.")
+            || written.contains("this_thread_block()")
+        {
+            return Some(Barrier::Block);
+        }
+        return Some(Barrier::Unknown);
+    }
+    // CUB's block collectives synchronise inside.
+    if callee.contains("cub::Block")
+        || written.contains("blockreduce")
+        || written.contains("blockscan")
+    {
+        return Some(Barrier::Unknown);
+    }
+    // A device function of the file whose body synchronises.
+    let facts = file.facts();
+    if let Some(f) = facts
+        .device_functions
+        .iter()
+        .find(|f| kernaut_syntax::short_name(&f.name) == short)
+    {
+        let body = f
+            .body_range
+            .clone()
+            .and_then(|b| file.text().get(b))
+            .unwrap_or("");
+        if body.contains("sync") || body.contains("barrier") {
+            return Some(Barrier::Unknown);
+        }
+    }
+    None
+}
+
+impl<'m, 'a> Run<'m, 'a> {
+    fn new(model: &'m Model<'a>, config: &'m Config) -> Self {
+        Run {
+            model,
+            config,
+            assumed: Vec::new(),
+            insts: Vec::new(),
+            executed: vec![0; model.sites.len()],
+            capture: None,
+            tid: [0; 3],
+            bid: [0; 3],
+            thread: 0,
+            block: 0,
+            phase: 0,
+            wphase: 0,
+            gphase: 0,
+            seq: 0,
+            vars: Vec::new(),
+            path_mask: 0,
+            maybe: 0,
+            record_shared: true,
+            barriers: 0,
+            steps: 0,
+            limit: MAX_STEPS,
+        }
+    }
+
+    /// The bit for a sampled name.
+    fn assume(&mut self, name: &str) -> u32 {
+        let i = match self.assumed.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.assumed.push(name.to_string());
+                self.assumed.len() - 1
+            }
+        };
+        1u32.checked_shl(i as u32).unwrap_or(1 << 31)
+    }
+
+    /// Evaluates `e` for the current thread through the one warp valuation (the thread
+    /// as a lane of its warp, `blockIdx` and the loop variables at their values in this
+    /// run, parameters the launch passes by name, others sampled): its value and the
+    /// assumption bits it used.
+    fn eval(&mut self, e: &IndexExpr) -> Option<(i64, u32)> {
+        let config = self.config;
+        let [bx, by, _] = config.block;
+        let linear = self.tid[0] + bx * (self.tid[1] + by * self.tid[2]);
+        let valuation = Valuation {
+            block: config.block.map(Some),
+            warp: linear / 32,
+            sample: 0,
+            uniforms: Uniforms::Launch {
+                block_idx: self.bid,
+                grid: config.grid.unwrap_or([GRID_SAMPLE, 1, 1]),
+                named: &config.params,
+                other: PARAM_SAMPLE,
+            },
+            loops: Loops::Values(&self.vars),
+        };
+        // `lane` is lowered from `threadIdx.x % 32`, which in a block narrower than a
+        // warp is not the thread's lane number: evaluated as written.
+        let written;
+        let e = if e.mentions(&|x| matches!(x, IndexExpr::Lane)) {
+            written = lane_as_written(e);
+            &written
+        } else {
+            e
+        };
+        let v = valuation.lane(e, (linear % 32) as usize)?;
+        // The names the value rests on that the launch does not fix.
+        let mut sampled = Vec::new();
+        sampled_names(e, config, &mut sampled);
+        let mut mask = 0;
+        for n in sampled {
+            mask |= self.assume(&n);
+        }
+        Some((v, mask))
+    }
+
+    /// Whether all of `comps` hold for the current thread, and the assumption bits used;
+    /// `None` when one cannot be evaluated.
+    fn holds(&mut self, comps: &[kernaut_syntax::GuardComparison]) -> Option<(bool, u32)> {
+        let mut all = true;
+        let mut mask = 0;
+        for c in comps {
+            let (l, ml) = self.eval(&c.left)?;
+            let (r, mr) = self.eval(&c.right)?;
+            mask |= ml | mr;
+            all &= c.holds(l, r);
+        }
+        Some((all, mask))
+    }
+
+    fn walk(&mut self, steps: &'m [Step]) -> Result<Flow, Abort> {
+        for s in steps {
+            let f = self.step(s)?;
+            if f != Flow::Normal {
+                return Ok(f);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Walks steps whose path is not decided: their accesses are no evidence, and a
+    /// barrier among them makes the kernel not modelled. An exit among them leaves the
+    /// rest of the thread undecided.
+    fn walk_undecided(&mut self, range: &TextRange, steps: &[&'m [Step]]) -> Result<Flow, Abort> {
+        if self.model.with_barrier.contains(&range.start) {
+            return Err(Abort);
+        }
+        self.maybe += 1;
+        let mut exits = false;
+        for s in steps {
+            match self.walk(s)? {
+                Flow::Stop => {
+                    self.maybe -= 1;
+                    return Ok(Flow::Stop);
+                }
+                Flow::Normal => {}
+                _ => exits = true,
+            }
+        }
+        if !exits {
+            self.maybe -= 1;
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn step(&mut self, s: &'m Step) -> Result<Flow, Abort> {
+        match s {
+            Step::Stmt { range } => {
+                self.steps += 1;
+                if self.steps > self.limit {
+                    return Err(Abort);
+                }
+                if let Some(events) = self.model.events.get(&range.start) {
+                    for &e in events {
+                        self.event(e)?;
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            Step::Exit { kind, .. } => Ok(match *kind {
+                "return" => Flow::Return,
+                "break" => Flow::Break,
+                _ => Flow::Continue,
+            }),
+            Step::If {
+                range,
+                condition_range,
+                comparisons,
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                let decided = match comparisons.as_deref() {
+                    Some(c) if !self.model.text_tainted(condition_range) => self.holds(c),
+                    _ => None,
+                };
+                let Some((taken, mask)) = decided else {
+                    return self.walk_undecided(range, &[then_steps, else_steps]);
+                };
+                let saved = self.path_mask;
+                self.path_mask |= mask;
+                let flow = self.walk(if taken { then_steps } else { else_steps })?;
+                // Where the branch may leave the thread, the rest of it relies on the
+                // decision too.
+                if !self.model.with_exit.contains(&range.start) {
+                    self.path_mask = saved;
+                }
+                Ok(flow)
+            }
+            Step::For {
+                range,
+                var,
+                start,
+                condition,
+                update,
+                body,
+                check_first,
+            } => {
+                let header = range.start..body.first().map_or(range.end, |b| b.range().start);
+                let (Some(var), Some(start), Some(cond), Some((op, by))) =
+                    (var, start, condition, update)
+                else {
+                    return self.walk_undecided(range, &[body]);
+                };
+                if self.model.text_tainted(&header) {
+                    return self.walk_undecided(range, &[body]);
+                }
+                let Some((mut v, m0)) = self.eval(start) else {
+                    return self.walk_undecided(range, &[body]);
+                };
+                let saved = self.path_mask;
+                self.path_mask |= m0;
+                self.vars.push((var.clone(), v));
+                let mut iterations = 0;
+                let mut first = !*check_first;
+                let flow = loop {
+                    // A `do … while` runs its body once before it checks.
+                    let checked = if std::mem::take(&mut first) {
+                        Some((true, 0))
+                    } else {
+                        self.holds(cond)
+                    };
+                    let Some((holds, mc)) = checked else {
+                        self.vars.pop();
+                        self.path_mask = saved;
+                        return self.walk_undecided(range, &[body]);
+                    };
+                    self.path_mask |= mc;
+                    if !holds {
+                        break Flow::Normal;
+                    }
+                    iterations += 1;
+                    if iterations > MAX_ITERATIONS {
+                        let plain = !self.model.with_barrier.contains(&range.start)
+                            && !self.model.with_exit.contains(&range.start);
+                        break if plain { Flow::Normal } else { Flow::Stop };
+                    }
+                    match self.walk(body)? {
+                        Flow::Break => break Flow::Normal,
+                        Flow::Return => break Flow::Return,
+                        Flow::Stop => break Flow::Stop,
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                    let Some((step, ms)) = self.eval(by) else {
+                        break Flow::Stop;
+                    };
+                    self.path_mask |= ms;
+                    let Some(next) = op.apply_checked(v, step) else {
+                        break Flow::Stop;
+                    };
+                    if next == v {
+                        break Flow::Stop;
+                    }
+                    v = next;
+                    if let Some(last) = self.vars.last_mut() {
+                        last.1 = v;
+                    }
+                };
+                self.vars.pop();
+                if !self.model.with_barrier.contains(&range.start)
+                    && !self.model.with_exit.contains(&range.start)
+                {
+                    self.path_mask = saved;
+                }
+                Ok(flow)
+            }
+            Step::Loop { range, body } | Step::Other { range, body } => {
+                self.walk_undecided(range, &[body])
+            }
+        }
+    }
+
+    fn event(&mut self, e: Event) -> Result<(), Abort> {
+        match e {
+            Event::Barrier(b, at) => {
+                if self.maybe > 0 {
+                    return Err(Abort);
+                }
+                if b != Barrier::Warp {
+                    // Which block barriers the thread passed, in order: threads that pass
+                    // different ones (a named barrier for half the block) are not modelled.
+                    self.barriers = self
+                        .barriers
+                        .wrapping_mul(0x100_0000_01b3)
+                        .wrapping_add(at as u64 + 1);
+                }
+                match b {
+                    Barrier::Block | Barrier::Unknown => self.phase += 1,
+                    Barrier::Warp => self.wphase += 1,
+                    Barrier::Grid => {
+                        self.phase += 1;
+                        self.gphase += 1;
+                    }
+                }
+            }
+            Event::Access(i) => {
+                let site = &self.model.sites[i as usize];
+                if self.maybe > 0 || site.tainted {
+                    return Ok(());
+                }
+                if (site.space == Space::Shared && !self.record_shared)
+                    || !self.model.written[site.buffer as usize]
+                {
+                    return Ok(());
+                }
+                self.executed[i as usize] += 1;
+                let Some((offset, mask)) = self.eval(&site.access.byte_offset) else {
+                    return Ok(());
+                };
+                self.seq += 1;
+                if let Some((seq, _)) = self.capture {
+                    if seq == self.seq {
+                        let element = self.element(site);
+                        self.capture = Some((seq, Some(element)));
+                    }
+                    return Ok(());
+                }
+                if self.insts.len() >= MAX_INSTANCES {
+                    return Err(Abort);
+                }
+                self.insts.push(Inst {
+                    thread: self.thread,
+                    block: self.block,
+                    site: i,
+                    phase: self.phase,
+                    wphase: self.wphase,
+                    gphase: self.gphase,
+                    seq: self.seq,
+                    offset,
+                    mask: self.path_mask | mask,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The element `site` touches for the current thread, as `name[i][j]`.
+    fn element(&mut self, site: &Site) -> String {
+        let mut s = site.access.array.clone();
+        let indices = site.access.indices.clone();
+        for i in &indices {
+            match self.eval(i) {
+                Some((v, _)) => s.push_str(&format!("[{v}]")),
+                None => s.push_str("[?]"),
+            }
+        }
+        s
+    }
+
+    /// Runs the whole body for thread `linear` of block `block` (`bid` its coordinates).
+    fn thread(&mut self, linear: u32, block: u32, bid: [i64; 3]) -> Result<Flow, Abort> {
+        let [bx, by, _] = self.config.block;
+        let l = i64::from(linear);
+        self.tid = [l % bx, (l / bx) % by, l / (bx * by)];
+        self.bid = bid;
+        self.thread = linear;
+        self.block = block;
+        self.phase = 0;
+        self.barriers = 0;
+        self.wphase = 0;
+        self.gphase = 0;
+        self.seq = 0;
+        self.vars.clear();
+        self.path_mask = 0;
+        self.maybe = 0;
+        let steps = &self.model.steps.steps;
+        self.walk(steps)
+    }
+}
+
+/// `e` with `lane` as the `threadIdx.x % 32` it was lowered from.
+fn lane_as_written(e: &IndexExpr) -> IndexExpr {
+    match e {
+        IndexExpr::Lane => IndexExpr::raw(
+            IndexExpr::ThreadIdx(kernaut_syntax::Axis::X),
+            BinOp::Rem,
+            IndexExpr::Int(32),
+        ),
+        IndexExpr::Binary(a, op, b) => IndexExpr::raw(lane_as_written(a), *op, lane_as_written(b)),
+        other => other.clone(),
+    }
+}
+
+/// The uniforms `e` reads (a loop variable's start aside: the run holds its value) that
+/// `config` does not fix: `gridDim` without a known grid, parameters it passes no value
+/// for; in order of appearance.
+fn sampled_names(e: &IndexExpr, config: &Config, out: &mut Vec<String>) {
+    match e {
+        IndexExpr::Uniform(n) if !out.contains(n) => {
+            let unknown_grid = n.starts_with("gridDim.") && config.grid.is_none();
+            let unknown_param = !n.contains('.') && !config.params.iter().any(|(p, _)| p == n);
+            if unknown_grid || unknown_param {
+                out.push(n.clone());
+            }
+        }
+        IndexExpr::Binary(a, _, b) => {
+            sampled_names(a, config, out);
+            sampled_names(b, config, out);
+        }
+        _ => {}
+    }
+}
+
+trait ApplyChecked {
+    fn apply_checked(self, l: i64, r: i64) -> Option<i64>;
+}
+
+impl ApplyChecked for BinOp {
+    fn apply_checked(self, l: i64, r: i64) -> Option<i64> {
+        IndexExpr::binary(IndexExpr::Int(l), self, IndexExpr::Int(r)).eval(&|_| None)
+    }
+}
+
+/// The races of `kernel` (a kernel of `scope`'s file) under each launch configuration the
+/// host shows. `shared` and `global` are the file's accesses (the kernel's are picked),
+/// `calls` the calls in the kernel's body.
+pub fn kernel_races(
+    scope: &Scope<'_>,
+    kernel: &Function,
+    launch: &LaunchConfig,
+    shared: &[SharedAccess],
+    global: &[SharedAccess],
+    calls: &[kernaut_syntax::CallSite],
+    budget: &std::cell::Cell<usize>,
+) -> Vec<Race> {
+    if budget.get() == 0 {
+        return Vec::new();
+    }
+    let line_of = |offset: usize| scope.line_of(scope.path, offset);
+    let Some(model) = Model::new(scope.file, kernel, shared, global, calls, &line_of) else {
+        return Vec::new();
+    };
+    if model.sites.is_empty() {
+        return Vec::new();
+    }
+    let mut found: Vec<Race> = Vec::new();
+    for config in configs(scope, kernel, launch) {
+        kernaut_syntax::cancel::checkpoint();
+        let threads = config.block.iter().product::<i64>();
+        if config.block.iter().any(|d| *d < 1) || !(1..=1024).contains(&threads) {
+            continue;
+        }
+        let mut blocks = vec![[0i64; 3]];
+        if model.sites.iter().any(|s| s.space == Space::Global) {
+            if let Some(g) = config.grid {
+                if let Some(a) = (0..3).find(|&a| g[a] >= 2) {
+                    let mut b = [0; 3];
+                    b[a] = 1;
+                    blocks.push(b);
+                }
+            }
+        }
+        let mut run = Run::new(&model, &config);
+        run.limit = MAX_STEPS.min(budget.get());
+        let outcome = run_blocks(&mut run, &blocks, threads as u32);
+        budget.set(budget.get().saturating_sub(run.steps.max(1)));
+        if outcome.is_err() {
+            continue;
+        }
+        let multi_block = config.grid.is_some_and(|g| g.iter().any(|d| *d > 1));
+        // One race per kind and statement of the second access: the clearest pair (no
+        // assumption, then one a barrier between two statements fixes, then one in the
+        // same iteration, then the nearest first access).
+        for race in witnesses(&model, &run, &config, &blocks, multi_block) {
+            let known = found
+                .iter()
+                .position(|r| r.kind == race.kind && r.second.stmt == race.second.stmt);
+            match known {
+                Some(i) if rank(&race) < rank(&found[i]) => found[i] = race,
+                Some(_) => {}
+                None => found.push(race),
+            }
+        }
+        // `hist[bin]++` at an index loaded from memory, by more than one thread.
+        for &i in &model.data_updates {
+            if run.executed[i as usize] < 2
+                || found
+                    .iter()
+                    .any(|r| r.second.range == model.sites[i as usize].access.range)
+            {
+                continue;
+            }
+            let site = &model.sites[i as usize];
+            let side = |t: i64| RaceSide {
+                range: site.access.range.clone(),
+                line: site.line,
+                thread: [t, 0, 0],
+                block: [0; 3],
+                op: Op::ReadWrite,
+                element: site.access.array.clone(),
+                stmt: site.stmt.clone(),
+                index_text: site.access.index_texts.join("]["),
+            };
+            found.push(Race {
+                kind: RaceKind::DataDependentUpdate,
+                space: site.space,
+                first: side(0),
+                second: side(1),
+                same_warp: false,
+                loop_carried: false,
+                block_dims: config.block,
+                multi_block: false,
+                assumption: Some(format!(
+                    "two threads reach the same `{}` (the index is loaded from memory)",
+                    site.access.index_texts.join("][")
+                )),
+                launch_line: config.launch_line,
+                barrier_at: None,
+            });
+        }
+    }
+    found
+}
+
+/// How clear a race is as an example, smaller first: no assumption, two statements (a
+/// barrier between them fixes it), the same iteration, the nearest first access.
+fn rank(r: &Race) -> (bool, bool, bool, std::cmp::Reverse<usize>) {
+    (
+        r.assumption.is_some(),
+        r.first.stmt == r.second.stmt,
+        r.loop_carried,
+        std::cmp::Reverse(r.first.range.start),
+    )
+}
+
+/// Runs every thread of each block; `Err` when the kernel is not modelled (an undecided
+/// barrier, too many accesses, threads that pass different numbers of barriers).
+fn run_blocks(run: &mut Run<'_, '_>, blocks: &[[i64; 3]], threads: u32) -> Result<(), Abort> {
+    for (bi, bid) in blocks.iter().enumerate() {
+        run.record_shared = bi == 0;
+        let mut phases: Option<(u32, u32, u64)> = None;
+        for t in 0..threads {
+            if t % 64 == 0 {
+                kernaut_syntax::cancel::checkpoint();
+            }
+            if run.thread(t, bi as u32, *bid)? == Flow::Normal {
+                let p = (run.phase, run.gphase, run.barriers);
+                if *phases.get_or_insert(p) != p {
+                    return Err(Abort);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Pair checks per address before the search moves on.
+const MAX_CHECKS: usize = 20_000;
+
+/// The best witness of each pair of sites that race in one run.
+fn witnesses(
+    model: &Model<'_>,
+    run: &Run<'_, '_>,
+    config: &Config,
+    blocks: &[[i64; 3]],
+    multi_block: bool,
+) -> Vec<Race> {
+    let insts = &run.insts;
+    // Accesses by (buffer, block for shared memory, byte offset).
+    type Key = (u32, u32, i64);
+    let mut buckets: FxHashMap<Key, Vec<u32>> = FxHashMap::default();
+    for (i, x) in insts.iter().enumerate() {
+        let site = &model.sites[x.site as usize];
+        let block = if site.space == Space::Shared {
+            x.block
+        } else {
+            u32::MAX
+        };
+        buckets
+            .entry((site.buffer, block, x.offset))
+            .or_default()
+            .push(i as u32);
+    }
+    let op = |x: &Inst| model.sites[x.site as usize].op;
+    // Per (kind, first site, second site): the best pair (score, first, second), whether a
+    // pair of different warps was seen, and whether the search was cut short.
+    type Best = ((u32, u8, u64), u32, u32);
+    let mut best: FxHashMap<(u8, u32, u32), (Best, bool, bool)> = FxHashMap::default();
+    let mut keys: Vec<(u8, u32, u32)> = Vec::new();
+    let mut buckets: Vec<(&Key, &Vec<u32>)> = buckets.iter().collect();
+    buckets.sort_by_key(|(k, _)| **k);
+    for (_, bucket) in buckets {
+        if bucket.len() < 2 {
+            continue;
+        }
+        let mut checks = 0;
+        let mut cut = false;
+        for &xi in bucket {
+            let x = &insts[xi as usize];
+            if !op(x).writes() {
+                continue;
+            }
+            for &yi in bucket {
+                if yi == xi {
+                    continue;
+                }
+                let y = &insts[yi as usize];
+                if op(y).writes() && yi < xi {
+                    continue; // Each pair of writes once.
+                }
+                checks += 1;
+                if checks > MAX_CHECKS {
+                    cut = true;
+                    break;
+                }
+                if (x.block, x.thread) == (y.block, y.thread) {
+                    continue;
+                }
+                let ordered = if x.block == y.block {
+                    x.phase != y.phase || (x.thread / 32 == y.thread / 32 && x.wphase != y.wphase)
+                } else {
+                    x.gphase != y.gphase
+                };
+                if ordered {
+                    continue;
+                }
+                let (sx, sy) = (&model.sites[x.site as usize], &model.sites[y.site as usize]);
+                if sx.same_value && sy.same_value {
+                    continue;
+                }
+                let kind = if x.site == y.site {
+                    RaceKind::SameAddressWrite
+                } else if sx.space == Space::Shared {
+                    RaceKind::SharedMissingBarrier
+                } else {
+                    RaceKind::GlobalNeighbour
+                };
+                // Program order: the smaller step count first; on a tie the write first.
+                let (f, s) = if (x.seq, !op(x).writes()) <= (y.seq, !op(y).writes()) {
+                    (x, y)
+                } else {
+                    (y, x)
+                };
+                let same_warp = x.block == y.block && x.thread / 32 == y.thread / 32;
+                let score = (
+                    (x.mask | y.mask).count_ones(),
+                    u8::from(same_warp && kind != RaceKind::SameAddressWrite),
+                    u64::from(f.thread) + u64::from(s.thread) + u64::from(f.block + s.block) * 4096,
+                );
+                let key = (kind as u8, f.site, s.site);
+                let x_first = std::ptr::eq(f, x);
+                let pick = (
+                    score,
+                    if x_first { xi } else { yi },
+                    if x_first { yi } else { xi },
+                );
+                match best.get_mut(&key) {
+                    Some((b, other_warps, _)) => {
+                        *other_warps |= !same_warp;
+                        if score < b.0 {
+                            *b = pick;
+                        }
+                    }
+                    None => {
+                        keys.push(key);
+                        best.insert(key, (pick, !same_warp, false));
+                    }
+                }
+            }
+            if cut {
+                break;
+            }
+        }
+        if cut {
+            for v in best.values_mut() {
+                v.2 = true;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    // One race per site pair: a same-address write is reported once, from the store; a
+    // pair already reported the other way round is not repeated.
+    let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
+    for key in keys {
+        let (((_, _, _), fi, si), other_warps, cut) = best[&key];
+        let (f, s) = (&insts[fi as usize], &insts[si as usize]);
+        let pair = (f.site.min(s.site), f.site.max(s.site));
+        if !seen.insert(pair) {
+            continue;
+        }
+        let kind = match key.0 {
+            k if k == RaceKind::SameAddressWrite as u8 => RaceKind::SameAddressWrite,
+            k if k == RaceKind::SharedMissingBarrier as u8 => RaceKind::SharedMissingBarrier,
+            _ => RaceKind::GlobalNeighbour,
+        };
+        let side = |x: &Inst| {
+            let site = &model.sites[x.site as usize];
+            let [bx, by, _] = config.block;
+            let l = i64::from(x.thread);
+            let mut cap = Run::new(model, config);
+            cap.capture = Some((x.seq, None));
+            cap.record_shared = x.block == 0;
+            let bid = blocks[x.block as usize];
+            let _ = cap.thread(x.thread, x.block, bid);
+            let element = cap
+                .capture
+                .and_then(|(_, e)| e)
+                .unwrap_or_else(|| site.access.array.clone());
+            RaceSide {
+                range: site.access.range.clone(),
+                line: site.line,
+                thread: [l % bx, (l / bx) % by, l / (bx * by)],
+                block: bid,
+                op: site.op,
+                element,
+                stmt: site.stmt.clone(),
+                index_text: site.access.index_texts.join("]["),
+            }
+        };
+        let mask = f.mask | s.mask;
+        let mut assumed: Vec<String> = Vec::new();
+        for (i, name) in run.assumed.iter().enumerate() {
+            if mask & (1u32.checked_shl(i as u32).unwrap_or(1 << 31)) != 0 {
+                let v = if name.starts_with("gridDim") {
+                    GRID_SAMPLE
+                } else {
+                    PARAM_SAMPLE
+                };
+                assumed.push(format!("`{name}` = {v}"));
+            }
+        }
+        let first = side(f);
+        let second = side(s);
+        let loop_carried = f.site != s.site
+            && model.sites[f.site as usize].order > model.sites[s.site as usize].order;
+        let barrier_at = (f.site != s.site)
+            .then(|| barrier_place(model, &first.stmt, &second.stmt, loop_carried))
+            .flatten();
+        out.push(Race {
+            barrier_at,
+            kind,
+            space: model.sites[f.site as usize].space,
+            loop_carried,
+            first,
+            second,
+            same_warp: !other_warps && !cut,
+            block_dims: config.block,
+            multi_block,
+            assumption: (!assumed.is_empty()).then(|| assumed.join(" and ")),
+            launch_line: config.launch_line,
+        });
+    }
+    out
+}
+
+/// Where a barrier between the statements `first` and `second` goes: before the step that
+/// holds `second` in the innermost statement list holding both, or, across a loop's back
+/// edge, after the step of the loop body that holds `first`. `None` when they are the
+/// same statement or the place is not in a statement list.
+fn barrier_place(
+    model: &Model<'_>,
+    first: &TextRange,
+    second: &TextRange,
+    loop_carried: bool,
+) -> Option<BarrierPlace> {
+    if first == second && !loop_carried {
+        return None;
+    }
+    let holds = |s: &Step, r: &TextRange| s.range().start <= r.start && r.end <= s.range().end;
+    let mut list: &[Step] = &model.steps.steps;
+    let mut in_thread_branch = false;
+    let mut in_loop_body = false;
+    // After the step that holds `first` in the innermost loop body around both.
+    let mut loop_place: Option<BarrierPlace> = None;
+    loop {
+        let (Some(a), Some(b)) = (
+            list.iter().position(|s| holds(s, first)),
+            list.iter().position(|s| holds(s, second)),
+        ) else {
+            return None;
+        };
+        if in_loop_body {
+            loop_place = Some(BarrierPlace {
+                step: list[a].range().clone(),
+                after: true,
+                in_thread_branch,
+            });
+        }
+        if loop_carried {
+            // The pair meets across the back edge of the innermost loop around both.
+            if a != b {
+                return loop_place;
+            }
+        } else if a != b {
+            return Some(BarrierPlace {
+                step: list[b].range().clone(),
+                after: false,
+                in_thread_branch,
+            });
+        }
+        match &list[a] {
+            Step::If {
+                condition_range,
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                in_thread_branch |= model.mentions_thread(condition_range);
+                let in_then = then_steps.iter().any(|s| holds(s, first));
+                list = if in_then { then_steps } else { else_steps };
+                in_loop_body = false;
+            }
+            Step::For { body, .. } | Step::Loop { body, .. } => {
+                list = body;
+                in_loop_body = true;
+            }
+            _ => return if loop_carried { loop_place } else { None },
+        }
+    }
+}
+
+impl Model<'_> {
+    /// Whether the text at `range` reads the thread index, directly or through locals.
+    fn mentions_thread(&self, range: &TextRange) -> bool {
+        let locals: FxHashMap<&str, Option<&str>> = self
+            .steps
+            .locals
+            .iter()
+            .map(|(n, i)| (n.as_str(), i.as_deref()))
+            .collect();
+        names_thread(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
+    }
+}
+
+/// Which threads a barrier orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum BarrierScope {
+    /// Every thread of the block (`__syncthreads()`, `block.sync()`).
+    Block,
+    /// The lanes of one warp (`__syncwarp()`, a tile's `sync()`).
+    Warp,
+    /// Every thread of the grid (`grid.sync()`).
+    Grid,
+    /// A barrier whose set of threads the model does not know (a named barrier with a
+    /// count, a device function that synchronises); taken to order the block.
+    Other,
+}
+
+impl BarrierScope {
+    /// `block`, `warp`, `grid`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BarrierScope::Block => "block",
+            BarrierScope::Warp => "warp",
+            BarrierScope::Grid => "grid",
+            BarrierScope::Other => "other",
+        }
+    }
+}
+
+/// One thing that happens in a statement of a kernel body, in program order, as the race
+/// model sees it: for the barrier-interval query (`kernaut-ide`'s `barrier_intervals`).
+#[derive(Clone, Debug)]
+pub enum BodyEvent {
+    /// A memory access.
+    Access {
+        /// The access expression.
+        range: TextRange,
+        /// Its 1-based line.
+        line: u32,
+        /// The memory.
+        space: Space,
+        /// Read, write or both.
+        op: Op,
+    },
+    /// A barrier call starting at `at`.
+    Barrier {
+        /// Where the call starts.
+        at: usize,
+        /// Which threads it orders.
+        scope: BarrierScope,
+    },
+}
+
+/// The body of `kernel` as the race model walks it: its steps and the events of each
+/// statement, by the statement's start. Global accesses are those of buffers the kernel
+/// writes (a buffer it only reads cannot race). `None` where the model does not run the
+/// kernel (a barrier in a condition or a loop header).
+pub fn body_events(
+    file: &SourceFile,
+    kernel: &Function,
+    shared: &[SharedAccess],
+    global: &[SharedAccess],
+    calls: &[kernaut_syntax::CallSite],
+    line_of: &dyn Fn(usize) -> u32,
+) -> Option<(BodySteps, FxHashMap<usize, Vec<BodyEvent>>)> {
+    let m = Model::new(file, kernel, shared, global, calls, line_of)?;
+    let mut out: FxHashMap<usize, Vec<BodyEvent>> = FxHashMap::default();
+    for (stmt, evs) in &m.events {
+        let list = evs
+            .iter()
+            .filter_map(|e| match *e {
+                Event::Access(i) => {
+                    let s = &m.sites[i as usize];
+                    (s.space == Space::Shared || m.written[s.buffer as usize]).then(|| {
+                        BodyEvent::Access {
+                            range: s.access.range.clone(),
+                            line: s.line,
+                            space: s.space,
+                            op: s.op,
+                        }
+                    })
+                }
+                Event::Barrier(b, at) => Some(BodyEvent::Barrier {
+                    at,
+                    scope: match b {
+                        Barrier::Block => BarrierScope::Block,
+                        Barrier::Warp => BarrierScope::Warp,
+                        Barrier::Grid => BarrierScope::Grid,
+                        Barrier::Unknown => BarrierScope::Other,
+                    },
+                }),
+            })
+            .collect();
+        out.insert(*stmt, list);
+    }
+    Some((m.steps, out))
+}
