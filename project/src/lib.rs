@@ -27,7 +27,7 @@ pub mod doctor;
 mod loader;
 mod stream;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -35,6 +35,17 @@ use kernaut_ide::{AnalysisHost, Change, FileId};
 
 pub use loader::{read_includes, IncludeRoot, Includes, ProjectLoader};
 pub use stream::{Plan, Stream};
+
+/// A source file as [`ProjectLoader::read_source`] read it.
+pub(crate) struct SourceRead {
+    pub(crate) text: String,
+    /// Read with replacement characters (not UTF-8).
+    pub(crate) lossy: bool,
+    /// The canonical path, the file's key in the host.
+    pub(crate) absolute: String,
+    /// The size on disk.
+    pub(crate) bytes: usize,
+}
 
 /// A file given to the host by [`ProjectLoader::load`].
 #[derive(Clone, Debug)]
@@ -66,37 +77,52 @@ impl ProjectLoader {
     ) -> anyhow::Result<Vec<LoadedFile>> {
         let mut sources = Vec::new();
         for path in paths {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let shown = path.display().to_string();
-            if kernaut_ide::source_text::is_binary(&bytes) {
-                self.note(format!(
-                    "{shown}: a binary file (it holds NUL bytes), skipped"
-                ));
+            let Some(read) = self.read_source(path)? else {
                 continue;
-            }
-            let decoded = kernaut_ide::source_text::decode(bytes);
-            let lossy = match decoded.note(&shown) {
-                Some(note) => {
-                    self.note(note);
-                    true
-                }
-                None => false,
             };
-            let absolute = path
-                .canonicalize()
-                .unwrap_or_else(|_| path.clone())
-                .display()
-                .to_string();
             sources.push(LoadedFile {
-                id: host.file_id(&absolute),
+                id: host.file_id(&read.absolute),
                 path: path.clone(),
-                absolute,
-                text: decoded.text,
-                lossy,
+                absolute: read.absolute,
+                text: read.text,
+                lossy: read.lossy,
             });
         }
         self.give(host, sources)
+    }
+
+    /// One source file named on the command line or opened: its text (decoded, with
+    /// replacement characters and a note where it is not UTF-8), or `None` with a note for
+    /// a binary file. What [`ProjectLoader::load`] and the streamed `check` both read.
+    pub(crate) fn read_source(&mut self, path: &Path) -> anyhow::Result<Option<SourceRead>> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let shown = path.display().to_string();
+        if kernaut_ide::source_text::is_binary(&bytes) {
+            self.note(format!(
+                "{shown}: a binary file (it holds NUL bytes), skipped"
+            ));
+            return Ok(None);
+        }
+        let bytes_len = bytes.len();
+        let decoded = kernaut_ide::source_text::decode(bytes);
+        let lossy = match decoded.note(&shown) {
+            Some(note) => {
+                self.note(note);
+                true
+            }
+            None => false,
+        };
+        let absolute = path
+            .canonicalize()
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string();
+        Ok(Some(SourceRead {
+            text: decoded.text,
+            lossy,
+            absolute,
+            bytes: bytes_len,
+        }))
     }
 
     /// [`ProjectLoader::load`] for one text already read (an editor buffer, a file

@@ -470,6 +470,26 @@ pub struct Includes {
     pub notes: Vec<String>,
 }
 
+/// The quoted header at `key` (a normalised absolute path) that `root` includes, with its
+/// size on disk: `None` where no file is there (the next include folder may have it) or
+/// where it is binary (said in `notes`). Shared by [`read_includes`] and the streamed
+/// `check`'s plan.
+pub(crate) fn read_header(
+    key: &str,
+    root: &str,
+    notes: &mut Vec<String>,
+) -> Option<(String, usize)> {
+    let bytes = std::fs::read(key).ok()?;
+    if source_text::is_binary(&bytes) {
+        notes.push(format!(
+            "{key}: included from {root}, a binary file, skipped"
+        ));
+        return None;
+    }
+    let size = bytes.len();
+    Some((source_text::decode(bytes).text, size))
+}
+
 /// The quoted includes of `roots` (absolute path, text, include folders), transitively,
 /// that `known` (normalised absolute paths → texts) does not hold, read from disk: next to
 /// the including file first, then in each include folder.
@@ -489,21 +509,11 @@ pub fn read_includes(roots: &[IncludeRoot], known: &HashMap<String, Arc<str>>) -
             if let Some(t) = read.get(&key) {
                 return t.clone();
             }
-            let got = match std::fs::read(&key) {
-                Ok(bytes) if source_text::is_binary(&bytes) => {
-                    loaded.notes.push(format!(
-                        "{key}: included from {root}, a binary file, skipped"
-                    ));
-                    None
-                }
-                Ok(bytes) => {
-                    let text: Arc<str> = Arc::from(source_text::decode(bytes).text);
-                    loaded.headers.push((key.clone(), text.to_string()));
-                    Some(text)
-                }
-                // Not there: the next include folder may have it.
-                Err(_) => None,
-            };
+            let got = read_header(&key, root, &mut loaded.notes).map(|(text, _)| {
+                let text: Arc<str> = Arc::from(text);
+                loaded.headers.push((key.clone(), text.to_string()));
+                text
+            });
             read.insert(key, got.clone());
             got
         };

@@ -125,29 +125,10 @@ impl ProjectLoader {
         let mut by_key: HashMap<String, usize> = HashMap::new();
         let mut roots: Vec<(String, Vec<String>)> = Vec::new();
         for path in paths {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let shown = path.display().to_string();
-            if source_text::is_binary(&bytes) {
-                self.note(format!(
-                    "{shown}: a binary file (it holds NUL bytes), skipped"
-                ));
+            let Some(read) = self.read_source(path)? else {
                 continue;
-            }
-            let size = bytes.len();
-            let decoded = source_text::decode(bytes);
-            let lossy = match decoded.note(&shown) {
-                Some(note) => {
-                    self.note(note);
-                    true
-                }
-                None => false,
             };
-            let absolute = path
-                .canonicalize()
-                .unwrap_or_else(|_| path.clone())
-                .display()
-                .to_string();
+            let (size, lossy, absolute) = (read.bytes, read.lossy, read.absolute);
             by_key
                 .entry(normalize_path(&absolute))
                 .or_insert(plan.entries.len());
@@ -158,8 +139,8 @@ impl ProjectLoader {
                 bytes: size,
                 lossy,
                 launched: Box::default(),
-                launches: launch_syntax(&decoded.text),
-                includes: include_lines(&decoded.text),
+                launches: launch_syntax(&read.text),
+                includes: include_lines(&read.text),
                 closure: Box::default(),
                 build: FileBuild::default(),
                 dir_config: None,
@@ -194,36 +175,25 @@ impl ProjectLoader {
                 if missing.contains(&key) {
                     return None;
                 }
-                let got = match std::fs::read(&key) {
-                    Ok(bytes) if source_text::is_binary(&bytes) => {
-                        notes.push(format!(
-                            "{key}: included from {root}, a binary file, skipped"
-                        ));
-                        None
-                    }
-                    Ok(bytes) => {
-                        let size = bytes.len();
-                        let text = source_text::decode(bytes).text;
-                        let includes = include_lines(&text);
-                        by_key.insert(key.clone(), plan.entries.len());
-                        plan.entries.push(Entry {
-                            path: PathBuf::from(&key),
-                            key: key.clone(),
-                            bytes: size,
-                            lossy: false,
-                            launched: Box::default(),
-                            launches: launch_syntax(&text),
-                            includes: includes.clone(),
-                            closure: Box::default(),
-                            build: FileBuild::default(),
-                            dir_config: None,
-                        });
-                        return Some(includes);
-                    }
-                    Err(_) => None,
-                };
+                if let Some((text, size)) = crate::loader::read_header(&key, root, &mut notes) {
+                    let includes = include_lines(&text);
+                    by_key.insert(key.clone(), plan.entries.len());
+                    plan.entries.push(Entry {
+                        path: PathBuf::from(&key),
+                        key: key.clone(),
+                        bytes: size,
+                        lossy: false,
+                        launched: Box::default(),
+                        launches: launch_syntax(&text),
+                        includes: includes.clone(),
+                        closure: Box::default(),
+                        build: FileBuild::default(),
+                        dir_config: None,
+                    });
+                    return Some(includes);
+                }
                 missing.insert(key);
-                got
+                None
             };
             let found = include_closure_in(root, dirs, &mut text_of);
             // An include found next to no file and in no include folder is said once.
