@@ -985,6 +985,10 @@ pub enum ActiveLanes {
     Partial {
         /// The condition as written.
         condition: String,
+        /// The guard compares a thread index within the block with a value the file does
+        /// not fix (`tid < active`, a runtime `active`): how many lanes pass depends on
+        /// that value, and with a large enough one every lane of the warp does.
+        runtime_bound: bool,
     },
 }
 
@@ -1061,9 +1065,15 @@ pub fn active_lanes_in(
                 })
                 .collect()
         });
-        if comps.as_deref().is_some_and(block_local_unknown_bound) {
+        if let Some(comps) = comps.as_deref().filter(|c| block_local_unknown_bound(c)) {
+            // An ordering (`tid < active`) lets every lane in for some values; an
+            // equality (`lane == src`) never does.
+            let orders = comps
+                .iter()
+                .all(|c| matches!(c.op.as_str(), "<" | "<=" | ">" | ">="));
             return ActiveLanes::Partial {
                 condition: condition.clone(),
+                runtime_bound: orders,
             };
         }
         let evaluated = comps.as_ref().and_then(|comps| guard_mask(comps, block));
@@ -1090,6 +1100,7 @@ pub fn active_lanes_in(
             {
                 return ActiveLanes::Partial {
                     condition: condition.clone(),
+                    runtime_bound: false,
                 }
             }
             None => {}

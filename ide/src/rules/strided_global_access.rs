@@ -173,9 +173,19 @@ fn diagnose_with(
         Some((c, _)) => crate::callers::combine(&c.lanes, lanes),
         None => lanes,
     };
-    let (mask, found) = match &lanes {
-        ActiveLanes::All => (u32::MAX, full),
-        ActiveLanes::Known { mask, .. } => (*mask, cost(&a.byte_offset, width, shape, *mask)?),
+    // A guard whose bound is a runtime value (`if (tid < active)`) may let the whole warp
+    // in or only part of it: the full warp's figure, as a hint that states the assumption.
+    let (mask, found, assumed_all) = match &lanes {
+        ActiveLanes::All => (u32::MAX, full, None),
+        ActiveLanes::Known { mask, .. } => (
+            *mask,
+            cost(&a.byte_offset, width, shape, *mask)?,
+            None,
+        ),
+        ActiveLanes::Partial {
+            condition,
+            runtime_bound: true,
+        } => (u32::MAX, full, Some(condition.clone())),
         ActiveLanes::Partial { .. } => return None,
     };
     if !strided(&found) {
@@ -234,6 +244,7 @@ fn diagnose_with(
     };
     let severity = if report.sectors >= 4 * report.ideal
         && assumed_block.is_none()
+        && assumed_all.is_none()
         && uncalled.is_none()
         && !baseline
         && !loop_fills
@@ -281,6 +292,11 @@ fn diagnose_with(
     if let Some((x, kernel)) = &assumed_block {
         message.push_str(&format!(
             " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
+        ));
+    }
+    if let Some(condition) = &assumed_all {
+        message.push_str(&format!(
+            " (a hint only: assuming every lane of the warp passes `{condition}`, whose bound is a runtime value)"
         ));
     }
     message.push_str(
@@ -946,6 +962,29 @@ __global__ void k(const float* B, float* out, int N) {
                 hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic) (only 8 of the 32 lanes issue it, under `threadIdx.x < 8`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: 8 lanes or fewer move little data) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_guard_with_a_runtime_bound_gives_a_hint_that_assumes_the_whole_warp() {
+        // `t < active` lets every lane in or only some, depending on `active`: the full
+        // warp's figure, as a hint that says what it assumes. A guard that evidently
+        // leaves part of the warp idle (`lane == src`) stays silent.
+        check_messages(
+            RULE,
+            r#"
+__global__ void gather(const float* in, float* out, int active, int src) {
+    int t = threadIdx.x;
+    if (t < active) {
+        out[blockIdx.x * 32 + t] = in[t * 64 + blockIdx.x];
+    }
+    if ((t & 31) == src) out[t] = in[t * 64 + 1];
+}
+void run(const float* in, float* out, int a, int s) { gather<<<64, 32>>>(in, out, a, s); }
+"#,
+            expect![[r#"
+                hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (a hint only: assuming every lane of the warp passes `t < active`, whose bound is a runtime value); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }
