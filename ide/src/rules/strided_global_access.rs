@@ -177,11 +177,9 @@ fn diagnose_with(
     // in or only part of it: the full warp's figure, as a hint that states the assumption.
     let (mask, found, assumed_all) = match &lanes {
         ActiveLanes::All => (u32::MAX, full, None),
-        ActiveLanes::Known { mask, .. } => (
-            *mask,
-            cost(&a.byte_offset, width, shape, *mask)?,
-            None,
-        ),
+        ActiveLanes::Known { mask, .. } => {
+            (*mask, cost(&a.byte_offset, width, shape, *mask)?, None)
+        }
         ActiveLanes::Partial {
             condition,
             runtime_bound: true,

@@ -482,6 +482,19 @@ impl<'a> Lowerer<'a> {
         else {
             return Vec::new();
         };
+        // Most names are never assigned: the file's table of written names answers
+        // without this lowerer walking the function.
+        let written = self.facts.locals_memo.get_or_insert_with(
+            (function.start_byte(), function.end_byte()),
+            || {
+                let mut names = rustc_hash::FxHashSet::default();
+                written_names(function, self.text, &mut names);
+                names
+            },
+        );
+        if !written.contains(n) {
+            return Vec::new();
+        }
         let writes = {
             let cached = self.memo.borrow().writes.get(&function.id()).cloned();
             match cached {
@@ -767,6 +780,22 @@ fn function_writes<'a>(function: Node<'a>, text: &str) -> Writes<'a> {
     let mut loops: Vec<Node<'a>> = Vec::new();
     walk_writes(function, text, &mut loops, &mut out);
     out
+}
+
+/// The plain names assigned anywhere under `node` (the targets [`walk_writes`] records).
+fn written_names(node: Node<'_>, text: &str, out: &mut rustc_hash::FxHashSet<String>) {
+    let target = match node.kind_name() {
+        "assignment_expression" => node.field("left"),
+        "update_expression" => node.field("argument"),
+        _ => None,
+    };
+    if let Some(t) = target.filter(|t| t.kind_name() == "identifier") {
+        out.insert(node_text(t, text).to_string());
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        written_names(child, text, out);
+    }
 }
 
 fn walk_writes<'a>(node: Node<'a>, text: &str, loops: &mut Vec<Node<'a>>, out: &mut Writes<'a>) {

@@ -99,9 +99,11 @@ impl SourceFile {
                 .variable_at(node.start_byte())
                 .filter(|v| !v.is_param && v.init.is_some())
                 .filter(|v| {
-                    self.uses_of(v)
-                        .iter()
-                        .all(|u| u.write.is_none() && !u.address_of)
+                    self.facts().locals_memo.read_only(v.name_range.start, || {
+                        self.uses_of(v)
+                            .iter()
+                            .all(|u| u.write.is_none() && !u.address_of)
+                    })
                 });
             let init = local.and_then(|v| {
                 let r = v.init?;

@@ -42,6 +42,78 @@ pub struct FileFacts {
     pub(crate) fingerprint: u64,
     /// Look-up tables over the lists above, built on the first look-up.
     pub(crate) index: OnceLock<FactsIndex>,
+    /// What the lowering has learnt about the functions' locals ([`LocalsMemo`]).
+    pub(crate) locals_memo: LocalsMemo,
+}
+
+/// Answers about a file's functions and locals that the lowering and the index terms ask
+/// for again and again, kept with the facts of one text (a clone starts empty: the facts
+/// of another text).
+#[derive(Default)]
+pub(crate) struct LocalsMemo {
+    /// The names each function assigns (`=`, `op=`, `++`, `--` on a plain name), by the
+    /// function's range: whether a local is reassigned is asked for most names a
+    /// lowering meets, and most are not, which this answers without walking the
+    /// function again for each new lowering.
+    functions:
+        std::sync::Mutex<rustc_hash::FxHashMap<(usize, usize), Arc<rustc_hash::FxHashSet<String>>>>,
+    /// Whether each local (by the start of its name) is never written after its
+    /// declaration nor has its address taken.
+    read_only: std::sync::Mutex<rustc_hash::FxHashMap<usize, bool>>,
+}
+
+impl LocalsMemo {
+    /// The names written in the function at `range` (start and end byte), computed by
+    /// `walk` the first time.
+    pub(crate) fn get_or_insert_with(
+        &self,
+        range: (usize, usize),
+        walk: impl FnOnce() -> rustc_hash::FxHashSet<String>,
+    ) -> Arc<rustc_hash::FxHashSet<String>> {
+        if let Some(found) = self
+            .functions
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&range).cloned())
+        {
+            return found;
+        }
+        let names = Arc::new(walk());
+        if let Ok(mut m) = self.functions.lock() {
+            m.insert(range, names.clone());
+        }
+        names
+    }
+
+    /// Whether the local whose name starts at `name_start` is read only, computed by
+    /// `check` the first time.
+    pub(crate) fn read_only(&self, name_start: usize, check: impl FnOnce() -> bool) -> bool {
+        if let Some(found) = self
+            .read_only
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&name_start).copied())
+        {
+            return found;
+        }
+        let answer = check();
+        if let Ok(mut m) = self.read_only.lock() {
+            m.insert(name_start, answer);
+        }
+        answer
+    }
+}
+
+impl Clone for LocalsMemo {
+    fn clone(&self) -> Self {
+        LocalsMemo::default()
+    }
+}
+
+impl std::fmt::Debug for LocalsMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LocalsMemo")
+    }
 }
 
 /// A function definition.
