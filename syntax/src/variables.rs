@@ -33,6 +33,9 @@ pub struct Variable {
     pub const_range: Option<TextRange>,
     /// Whether it is declared `constexpr`.
     pub is_constexpr: bool,
+    /// Whether its declaration is qualified `volatile` (for a pointer, the pointee:
+    /// `volatile float* s`).
+    pub is_volatile: bool,
     /// The whole declaration (`const int s = 3;`; a parameter's declaration for a
     /// parameter).
     pub declaration: TextRange,
@@ -542,11 +545,13 @@ fn variable<'t>(
     let is_param = c.kind_name() != "declaration";
     let mut const_range = None;
     let mut is_constexpr = false;
+    let mut is_volatile = false;
     for q in named_children(c) {
         if q.kind_name() == "type_qualifier" {
             match node_text(q, text).trim() {
                 "const" => const_range = Some(q.byte_range()),
                 "constexpr" => is_constexpr = true,
+                "volatile" => is_volatile = true,
                 _ => {}
             }
         }
@@ -584,6 +589,7 @@ fn variable<'t>(
         is_param,
         const_range,
         is_constexpr,
+        is_volatile,
         declaration: c.byte_range(),
         init,
         scope: d.end_byte().min(scope_end)..scope_end,
