@@ -147,6 +147,42 @@ impl SourceFile {
     }
 }
 
+/// The kinds of statement that [`Step::Stmt`] holds: statements without statements inside.
+const SIMPLE_STATEMENTS: &[&str] = &[
+    "expression_statement",
+    "declaration",
+    "type_definition",
+    "alias_declaration",
+    "static_assert_declaration",
+    "using_declaration",
+    "asm_statement",
+];
+
+impl SourceFile {
+    /// The range of the innermost statement without statements inside (an expression, a
+    /// declaration, an `asm` statement: what [`Step::Stmt`] holds) that contains `range`,
+    /// through its `;`. `None` when `range` lies in no such statement of a function body
+    /// (in a condition, a loop header, a block's braces).
+    pub fn statement_at(&self, range: &TextRange) -> Option<TextRange> {
+        let root = self.root_at(range.start)?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        loop {
+            let kind = node.kind_name();
+            if SIMPLE_STATEMENTS.contains(&kind) {
+                return Some(node.byte_range());
+            }
+            if kind == "compound_statement"
+                || kind == "function_definition"
+                || kind == "condition_clause"
+                || kind.ends_with("_statement")
+            {
+                return None;
+            }
+            node = node.parent()?;
+        }
+    }
+}
+
 struct StepWalk<'s, 'a> {
     file: &'s SourceFile,
     low: &'s Lowerer<'a>,
@@ -176,13 +212,7 @@ impl<'a> StepWalk<'_, 'a> {
         match node.kind_name() {
             "compound_statement" => out.extend(self.block(node, d)),
             "comment" => {}
-            "expression_statement"
-            | "declaration"
-            | "type_definition"
-            | "alias_declaration"
-            | "static_assert_declaration"
-            | "using_declaration"
-            | "asm_statement" => out.push(Step::Stmt { range }),
+            k if SIMPLE_STATEMENTS.contains(&k) => out.push(Step::Stmt { range }),
             "if_statement" => {
                 let Some(cond) = node.field("condition") else {
                     out.push(self.opaque(node, d));
@@ -671,5 +701,22 @@ mod tests {
               stmt d++;"#]]
         .assert_eq(&out.join("\n"));
         assert_eq!(steps.modified, ["c", "d"]);
+    }
+
+    #[test]
+    fn the_statement_around_a_range() {
+        let text = "__global__ void k(int* g) {\n    if (threadIdx.x == 0) g[0] = f(1);\n    for (int i = 0; i < 4; ++i) {\n        asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));\n    }\n}\n";
+        let file = SourceFile::parse(text);
+        let at = |n: &str| text.find(n).unwrap();
+        let call = at("f(1)")..at("f(1)") + 4;
+        assert_eq!(file.statement_at(&call).map(|r| &text[r]), Some("g[0] = f(1);"));
+        let asm = at("red.add");
+        assert_eq!(
+            file.statement_at(&(asm..asm + 3)).map(|r| &text[r]),
+            Some("asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));")
+        );
+        // A condition and a loop header are in no such statement.
+        assert_eq!(file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)), None);
+        assert_eq!(file.statement_at(&(at("i < 4")..at("i < 4") + 5)), None);
     }
 }
