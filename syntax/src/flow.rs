@@ -265,6 +265,31 @@ fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_unroll_pragma_gives_its_factor_and_where_it_is_written() {
+        let text = "#define N 32\n__global__ void k(float* a) {\n    #pragma unroll N\n    for (int i = 0; i < 64; ++i) a[i] = 0;\n    #pragma  unroll\n    for (int i = 0; i < 64; ++i) a[i] = 1;\n}\n";
+        let file = SourceFile::parse(text);
+        let shown: Vec<_> = file
+            .unroll_pragmas()
+            .into_iter()
+            .map(|p| {
+                (
+                    p.factor,
+                    text[p.range].to_string(),
+                    text[p.factor_range].to_string(),
+                    p.loop_range.map(|r| text[r].starts_with("for (int i = 0; i < 64")),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (Some(32), "#pragma unroll N".into(), " N".into(), Some(true)),
+                (None, "#pragma  unroll".into(), "".into(), Some(true)),
+            ]
+        );
+    }
+
     /// `#pragma unroll` lines are found around each `unroll` as a line-by-line reading
     /// finds them.
     #[test]
