@@ -183,6 +183,28 @@ impl SourceFile {
     }
 }
 
+impl SourceFile {
+    /// Whether the statement at `statement` (a range [`SourceFile::statement_at`] gives)
+    /// is one of the statements of a `{ … }` block, not the whole body of a brace-less
+    /// `if`, `else` or loop (which cannot be deleted without leaving the branch empty).
+    pub fn in_block(&self, statement: &TextRange) -> bool {
+        let Some(root) = self.root_at(statement.start) else {
+            return false;
+        };
+        let Some(mut node) = root.descendant_for_byte_range(statement.start, statement.end)
+        else {
+            return false;
+        };
+        while let Some(p) = node.parent() {
+            if p.byte_range() != *statement {
+                return node.byte_range() == *statement && p.kind_name() == "compound_statement";
+            }
+            node = p;
+        }
+        false
+    }
+}
+
 struct StepWalk<'s, 'a> {
     file: &'s SourceFile,
     low: &'s Lowerer<'a>,
@@ -715,6 +737,9 @@ mod tests {
             file.statement_at(&(asm..asm + 3)).map(|r| &text[r]),
             Some("asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));")
         );
+        // The `if`'s body is no statement of a block; the `asm` statement is.
+        assert!(!file.in_block(&file.statement_at(&call).unwrap()));
+        assert!(file.in_block(&file.statement_at(&(asm..asm + 3)).unwrap()));
         // A condition and a loop header are in no such statement.
         assert_eq!(file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)), None);
         assert_eq!(file.statement_at(&(at("i < 4")..at("i < 4") + 5)), None);
