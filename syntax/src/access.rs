@@ -869,7 +869,9 @@ impl SourceFile {
             {
                 return true;
             }
-            let base = n.field("argument").filter(|b| b.kind_name() == "identifier");
+            let base = n
+                .field("argument")
+                .filter(|b| b.kind_name() == "identifier");
             let index = n
                 .field("indices")
                 .and_then(|l| match named_children(l).as_slice() {
@@ -892,7 +894,9 @@ impl SourceFile {
                     .iter()
                     .find(|p| p.kind_name() != "parenthesized_expression")
                     .and_then(|p| {
-                        let op = p.field("operator").map(|o| node_text(o, text).to_string())?;
+                        let op = p
+                            .field("operator")
+                            .map(|o| node_text(o, text).to_string())?;
                         let value = (p.kind_name() == "assignment_expression")
                             .then(|| p.field("right").map(|r| r.byte_range()))
                             .flatten();
@@ -1632,7 +1636,9 @@ __global__ void k(const float* g, int n) {
                     s.base,
                     s.kind,
                     s.index,
-                    s.write.as_ref().map(|(op, v)| (op.clone(), v.clone().map(|v| &text[v])))
+                    s.write
+                        .as_ref()
+                        .map(|(op, v)| (op.clone(), v.clone().map(|v| &text[v])))
                 )
             })
             .collect();
@@ -1659,7 +1665,10 @@ __global__ void k(const float* g, int n) {
         let plus = file.subscripts_in(&stmt("s[i] +="));
         assert_eq!(plus[0].kind, crate::AccessKind::LoadStore);
         assert_eq!(
-            plus[0].write.as_ref().map(|(op, v)| (op.as_str(), v.clone().map(|v| &text[v]))),
+            plus[0]
+                .write
+                .as_ref()
+                .map(|(op, v)| (op.as_str(), v.clone().map(|v| &text[v]))),
             Some(("+=", Some("s[i + 8]")))
         );
         let inc = file.subscripts_in(&stmt("g[i]++"));

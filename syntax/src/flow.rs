@@ -277,7 +277,8 @@ mod tests {
                     p.factor,
                     text[p.range].to_string(),
                     text[p.factor_range].to_string(),
-                    p.loop_range.map(|r| text[r].starts_with("for (int i = 0; i < 64")),
+                    p.loop_range
+                        .map(|r| text[r].starts_with("for (int i = 0; i < 64")),
                 )
             })
             .collect();

@@ -605,7 +605,9 @@ fn call_argument(
     arg: Node,
     text: &str,
 ) -> Option<(TextRange, String, usize)> {
-    let list = parents.get(i).filter(|l| l.kind_name() == "argument_list")?;
+    let list = parents
+        .get(i)
+        .filter(|l| l.kind_name() == "argument_list")?;
     let call = parents
         .get(i + 1)
         .filter(|c| c.kind_name() == "call_expression")?;
@@ -804,7 +806,12 @@ mod tests {
         let shown: Vec<(bool, Option<(String, usize)>)> = f
             .uses_of(&v)
             .into_iter()
-            .map(|u| (u.address_of, u.argument_of.map(|(_, callee, i)| (callee, i))))
+            .map(|u| {
+                (
+                    u.address_of,
+                    u.argument_of.map(|(_, callee, i)| (callee, i)),
+                )
+            })
             .collect();
         assert_eq!(
             shown,

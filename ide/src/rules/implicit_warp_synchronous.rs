@@ -37,7 +37,9 @@
 //! }
 //! ```
 
-use kernaut_syntax::{AccessKind, BinOp, EnclosingKind, GuardComparison, IndexExpr, Step, TextRange};
+use kernaut_syntax::{
+    AccessKind, BinOp, EnclosingKind, GuardComparison, IndexExpr, Step, TextRange,
+};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -101,9 +103,9 @@ fn block(ctx: &RuleContext, steps: &[Step], one_warp: bool, out: &mut Vec<RuleDi
     let mut run: Vec<Ladder> = Vec::new();
     for step in steps {
         if let Some(s) = ladder_step(ctx, step) {
-            let continues = run.last().is_none_or(|p| {
-                p.array == s.array && p.index == s.index && s.offset < p.offset
-            });
+            let continues = run
+                .last()
+                .is_none_or(|p| p.array == s.array && p.index == s.index && s.offset < p.offset);
             if !continues {
                 flush(ctx, &mut run, one_warp, out);
             }
@@ -182,14 +184,15 @@ fn statement_step(ctx: &RuleContext, range: &TextRange) -> Option<Ladder> {
         .iter()
         .filter(|s| matches!(s.kind, AccessKind::Store | AccessKind::LoadStore));
     let w = writes.next()?;
-    if writes.next().is_some()
-        || w.index.unknown_reason().is_some()
-        || w.index.constant().is_some()
+    if writes.next().is_some() || w.index.unknown_reason().is_some() || w.index.constant().is_some()
     {
         return None;
     }
     let mut read = None;
-    for s in subs.iter().filter(|s| s.base == w.base && s.range != w.range) {
+    for s in subs
+        .iter()
+        .filter(|s| s.base == w.base && s.range != w.range)
+    {
         if s.kind != AccessKind::Load {
             return None;
         }
@@ -268,7 +271,11 @@ fn first_warp_only(comparisons: &[GuardComparison]) -> bool {
                     e,
                     IndexExpr::Lane
                         | IndexExpr::Unknown(_)
-                        | IndexExpr::Binary(_, BinOp::Div | BinOp::Rem | BinOp::Shr | BinOp::And, _)
+                        | IndexExpr::Binary(
+                            _,
+                            BinOp::Div | BinOp::Rem | BinOp::Shr | BinOp::And,
+                            _
+                        )
                 )
             });
         linear

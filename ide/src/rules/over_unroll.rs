@@ -210,11 +210,7 @@ fn loop_body<'s>(steps: &'s [Step], range: &TextRange) -> Option<&'s [Step]> {
 /// The statements of a loop body (expressions, declarations, exits, at any depth), each
 /// inner loop under an unroll pragma counted once per copy; `None` when an inner factor
 /// is unknown.
-fn body_size(
-    ctx: &RuleContext,
-    steps: &[Step],
-    pragmas: &[UnrollPragma],
-) -> Option<i64> {
+fn body_size(ctx: &RuleContext, steps: &[Step], pragmas: &[UnrollPragma]) -> Option<i64> {
     let mut size = 0i64;
     for s in steps {
         size = size.saturating_add(match s {

@@ -191,8 +191,7 @@ impl SourceFile {
         let Some(root) = self.root_at(statement.start) else {
             return false;
         };
-        let Some(mut node) = root.descendant_for_byte_range(statement.start, statement.end)
-        else {
+        let Some(mut node) = root.descendant_for_byte_range(statement.start, statement.end) else {
             return false;
         };
         while let Some(p) = node.parent() {
@@ -731,7 +730,10 @@ mod tests {
         let file = SourceFile::parse(text);
         let at = |n: &str| text.find(n).unwrap();
         let call = at("f(1)")..at("f(1)") + 4;
-        assert_eq!(file.statement_at(&call).map(|r| &text[r]), Some("g[0] = f(1);"));
+        assert_eq!(
+            file.statement_at(&call).map(|r| &text[r]),
+            Some("g[0] = f(1);")
+        );
         let asm = at("red.add");
         assert_eq!(
             file.statement_at(&(asm..asm + 3)).map(|r| &text[r]),
@@ -741,7 +743,10 @@ mod tests {
         assert!(!file.in_block(&file.statement_at(&call).unwrap()));
         assert!(file.in_block(&file.statement_at(&(asm..asm + 3)).unwrap()));
         // A condition and a loop header are in no such statement.
-        assert_eq!(file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)), None);
+        assert_eq!(
+            file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)),
+            None
+        );
         assert_eq!(file.statement_at(&(at("i < 4")..at("i < 4") + 5)), None);
     }
 }
