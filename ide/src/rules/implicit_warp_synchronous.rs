@@ -73,36 +73,72 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if ctx.arch.cc.major() < 7 {
         return;
     }
-    // The functions that subscript shared memory or may hold a `volatile` pointer.
+    // The functions that write shared memory or may hold a `volatile` pointer (whose
+    // every statement is then looked at).
     let volatile = ctx.bodies_mentioning(&["volatile"]);
-    let mut bodies: Vec<TextRange> = ctx
+    let mut bodies: Vec<(TextRange, bool)> = ctx
         .facts
         .kernels
         .iter()
         .chain(&ctx.facts.device_functions)
         .filter_map(|f| {
             let body = f.body_range.clone()?;
-            (f.params.iter().any(|p| p.ty.contains("volatile"))
-                || volatile.contains(&body)
-                || !ctx.shared_accesses_from(body.clone()).is_empty())
-            .then_some(body)
+            let any =
+                f.params.iter().any(|p| p.ty.contains("volatile")) || volatile.contains(&body);
+            (any || shared_ladder_pair_in(ctx, &body)).then_some((body, any))
         })
         .collect();
-    bodies.sort_by_key(|b| (b.start, b.end));
-    bodies.dedup();
-    for body in bodies {
+    bodies.sort_by_key(|(b, _)| (b.start, b.end));
+    bodies.dedup_by_key(|(b, _)| b.clone());
+    for (body, any) in bodies {
         if let Some(steps) = ctx.file.body_steps(body.start) {
-            block(ctx, &steps.steps, false, out);
+            block(ctx, &steps.steps, false, any, out);
         }
     }
 }
 
+/// Whether a shared-memory write inside `range` is followed closely by a read of the
+/// same array `k` elements on (`s[tid] += s[tid + 16]`): what a ladder step over a
+/// `__shared__` array holds, found among the file's shared accesses before any
+/// statement is looked at.
+fn shared_ladder_pair_in(ctx: &RuleContext, range: &TextRange) -> bool {
+    let accesses: Vec<_> = ctx
+        .shared_accesses_from(range.clone())
+        .iter()
+        .filter(|a| range.contains(&a.range.start) && a.indices.len() == 1)
+        .collect();
+    accesses.iter().enumerate().any(|(i, w)| {
+        matches!(w.kind, AccessKind::Store | AccessKind::LoadStore)
+            && accesses[i + 1..].iter().take(8).any(|r| {
+                r.array == w.array
+                    && r.kind == AccessKind::Load
+                    && offset_from(&r.indices[0], &w.indices[0])
+                        .is_some_and(|k| (1..=32).contains(&k))
+            })
+    })
+}
+
+/// Whether a shared-memory access inside `range` writes.
+fn shared_write_in(ctx: &RuleContext, range: &TextRange) -> bool {
+    ctx.shared_accesses_from(range.clone()).iter().any(|a| {
+        range.contains(&a.range.start)
+            && matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
+    })
+}
+
 /// Finds the ladders among `steps` (one block's statements) and in the blocks inside
-/// them; `one_warp` says whether only lanes of one warp run them.
-fn block(ctx: &RuleContext, steps: &[Step], one_warp: bool, out: &mut Vec<RuleDiagnostic>) {
+/// them; `one_warp` says whether only lanes of one warp run them, `any` whether a
+/// statement without a shared-memory write may be a step (through a `volatile` pointer).
+fn block(
+    ctx: &RuleContext,
+    steps: &[Step],
+    one_warp: bool,
+    any: bool,
+    out: &mut Vec<RuleDiagnostic>,
+) {
     let mut run: Vec<Ladder> = Vec::new();
     for step in steps {
-        if let Some(s) = ladder_step(ctx, step) {
+        if let Some(s) = ladder_step(ctx, step, any) {
             let continues = run
                 .last()
                 .is_none_or(|p| p.array == s.array && p.index == s.index && s.offset < p.offset);
@@ -121,11 +157,11 @@ fn block(ctx: &RuleContext, steps: &[Step], one_warp: bool, out: &mut Vec<RuleDi
                 ..
             } => {
                 let first_warp = comparisons.as_deref().is_some_and(first_warp_only);
-                block(ctx, then_steps, one_warp || first_warp, out);
-                block(ctx, else_steps, one_warp, out);
+                block(ctx, then_steps, one_warp || first_warp, any, out);
+                block(ctx, else_steps, one_warp, any, out);
             }
             Step::For { body, .. } | Step::Loop { body, .. } | Step::Other { body, .. } => {
-                block(ctx, body, one_warp, out);
+                block(ctx, body, one_warp, any, out);
             }
             Step::Stmt { .. } | Step::Exit { .. } => {}
         }
@@ -143,9 +179,9 @@ fn flush(ctx: &RuleContext, run: &mut Vec<Ladder>, one_warp: bool, out: &mut Vec
 /// The step as a ladder step: a statement, or an `if` without `else` around one
 /// statement whose condition is the same for the lanes that run the step (it reads no
 /// thread index and no name of the step's index, as `if (blockSize >= 64)`).
-fn ladder_step(ctx: &RuleContext, step: &Step) -> Option<Ladder> {
+fn ladder_step(ctx: &RuleContext, step: &Step, any: bool) -> Option<Ladder> {
     match step {
-        Step::Stmt { range } => statement_step(ctx, range),
+        Step::Stmt { range } => statement_step(ctx, range, any),
         Step::If {
             condition_range,
             then_steps,
@@ -155,7 +191,7 @@ fn ladder_step(ctx: &RuleContext, step: &Step) -> Option<Ladder> {
             let [Step::Stmt { range }] = then_steps.as_slice() else {
                 return None;
             };
-            let s = statement_step(ctx, range)?;
+            let s = statement_step(ctx, range, any)?;
             let thread_dependent = ctx.enclosing(range.start).iter().any(|e| {
                 matches!(
                     &e.kind,
@@ -178,7 +214,10 @@ fn ladder_step(ctx: &RuleContext, step: &Step) -> Option<Ladder> {
 /// The statement at `range` as a ladder step: it writes one subscript `X[i]` of a
 /// `__shared__` array or a `volatile` pointer, and reads `X[i + k]` (`k` a power of two
 /// up to 32) and perhaps `X[i]`.
-fn statement_step(ctx: &RuleContext, range: &TextRange) -> Option<Ladder> {
+fn statement_step(ctx: &RuleContext, range: &TextRange, any: bool) -> Option<Ladder> {
+    if !any && !shared_write_in(ctx, range) {
+        return None;
+    }
     let subs = ctx.file.subscripts_in(range);
     let mut writes = subs
         .iter()

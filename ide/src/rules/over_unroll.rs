@@ -9,8 +9,8 @@
 //! on a 32-trip loop is as silent as `#pragma unroll`). Statements of an inner loop
 //! that is itself unrolled by a pragma count once per copy. A large factor on a small body
 //! (a register-tile loop, a short FMA chain) stays silent. The pragmas and their factors,
-//! the loops' headers and the body's statements (expressions, declarations, exits, at
-//! any depth) are syntax facts (`unroll_pragmas`, `enclosing`, `body_steps`).
+//! the loops' headers and the body's statements (expressions, declarations, exits, at any
+//! depth) are syntax facts (`unroll_pragmas`, `for_bounds`, `simple_statements`).
 //!
 //! The fix unrolls by 4, the small factor the wiki recommends. The factor changes the
 //! schedule, never what the loop computes, so `kernaut-lsp check --fix` applies it.
@@ -24,7 +24,7 @@
 //! for (int k = 0; k < K; ++k) { /* 12 statements */ }
 //! ```
 
-use kernaut_syntax::{BodySteps, EnclosingKind, Step, TextRange, UnrollPragma};
+use kernaut_syntax::{ForBounds, TextRange, UnrollPragma};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -55,8 +55,6 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     {
         return;
     }
-    // The body steps of each function with a pragma, once.
-    let mut functions: Vec<BodySteps> = Vec::new();
     for p in &pragmas {
         let Some(loop_range) = p.loop_range.clone() else {
             continue;
@@ -90,23 +88,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 _ => continue,
             },
         };
-        if !functions
-            .iter()
-            .any(|f| f.body.start <= loop_range.start && loop_range.end <= f.body.end)
-        {
-            match ctx.file.body_steps(loop_range.start) {
-                Some(f) => functions.push(f),
-                None => continue,
-            }
-        }
-        let Some(body) = functions
-            .iter()
-            .filter(|f| f.body.start <= loop_range.start && loop_range.end <= f.body.end)
-            .find_map(|f| loop_body(&f.steps, &loop_range))
-        else {
-            continue;
-        };
-        let Some(size) = body_size(ctx, body, &pragmas) else {
+        let Some(size) = body_size(ctx, &loop_range, &pragmas, 0) else {
             continue;
         };
         if size < LARGE_BODY {
@@ -144,34 +126,20 @@ fn fix(p: &UnrollPragma) -> Fix {
     }
 }
 
-/// The `for` loop at `range` as its header gives it: the exclusive end when the
-/// condition bounds the variable by a constant (`v < N`, `v <= N - 1`), and the start
-/// and step as written.
-fn for_loop(ctx: &RuleContext, range: &TextRange) -> Option<EnclosingKind> {
-    ctx.enclosing(range.start)
-        .iter()
-        .find(|e| e.range == *range)
-        .map(|e| e.kind.clone())
-        .filter(|k| matches!(k, EnclosingKind::For { .. }))
-}
-
 /// The bound `N` of a `for (…; v < N; …)` or `v <= N` header, folded: an upper bound of
 /// the trip count of a loop that starts at 0 or above.
 fn upper_bound(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
-    match for_loop(ctx, range)? {
-        EnclosingKind::For { end, .. } => end,
-        _ => None,
-    }
+    ctx.file.for_bounds(range)?.end
 }
 
 /// The trip count of the `for` loop at `range`, when its bounds and step are constant.
 fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
-    let EnclosingKind::For {
+    let ForBounds {
         start: Some(start),
         end: Some(end),
         step: Some(step),
         ..
-    } = for_loop(ctx, range)?
+    } = ctx.file.for_bounds(range)?
     else {
         return None;
     };
@@ -182,63 +150,45 @@ fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
     Some((end - start + step - 1) / step)
 }
 
-/// The body steps of the loop at `range` among `steps` (and the steps inside them).
-fn loop_body<'s>(steps: &'s [Step], range: &TextRange) -> Option<&'s [Step]> {
-    steps.iter().find_map(|s| match s {
-        Step::For { range: r, body, .. } | Step::Loop { range: r, body } if r == range => {
-            Some(body.as_slice())
-        }
-        Step::For { range: r, body, .. }
-        | Step::Loop { range: r, body }
-        | Step::Other { range: r, body }
-            if r.start <= range.start && range.end <= r.end =>
-        {
-            loop_body(body, range)
-        }
-        Step::If {
-            range: r,
-            then_steps,
-            else_steps,
-            ..
-        } if r.start <= range.start && range.end <= r.end => {
-            loop_body(then_steps, range).or_else(|| loop_body(else_steps, range))
-        }
-        _ => None,
-    })
-}
-
-/// The statements of a loop body (expressions, declarations, exits, at any depth), each
-/// inner loop under an unroll pragma counted once per copy; `None` when an inner factor
-/// is unknown.
-fn body_size(ctx: &RuleContext, steps: &[Step], pragmas: &[UnrollPragma]) -> Option<i64> {
-    let mut size = 0i64;
-    for s in steps {
-        size = size.saturating_add(match s {
-            Step::Stmt { .. } | Step::Exit { .. } => 1,
-            Step::If {
-                then_steps,
-                else_steps,
-                ..
-            } => body_size(ctx, then_steps, pragmas)?
-                .saturating_add(body_size(ctx, else_steps, pragmas)?),
-            Step::Other { body, .. } => body_size(ctx, body, pragmas)?,
-            Step::For { range, body, .. } | Step::Loop { range, body } => {
-                let inner = body_size(ctx, body, pragmas)?;
-                match pragmas
-                    .iter()
-                    .find(|p| p.loop_range.as_ref() == Some(range))
-                {
-                    Some(p) => {
-                        let copies = match p.factor {
-                            Some(n) => n.max(1),
-                            None => trip_count(ctx, range).unwrap_or(1),
-                        };
-                        copies.saturating_mul(inner.max(1))
-                    }
-                    None => inner,
-                }
-            }
-        });
+/// The statements of the loop at `range` (expressions, declarations, exits, at any
+/// depth), each inner loop under an unroll pragma counted once per copy; `None` when an
+/// inner factor is unknown.
+fn body_size(
+    ctx: &RuleContext,
+    range: &TextRange,
+    pragmas: &[UnrollPragma],
+    depth: usize,
+) -> Option<i64> {
+    let inside = |r: &TextRange, outer: &TextRange| {
+        r.start >= outer.start && r.end <= outer.end && r != outer
+    };
+    // The pragma loops inside this one and not inside another such loop inside it.
+    let inner: Vec<(&UnrollPragma, &TextRange)> = pragmas
+        .iter()
+        .filter_map(|p| Some((p, p.loop_range.as_ref()?)))
+        .filter(|(_, l)| inside(l, range))
+        .collect();
+    let direct: Vec<(&UnrollPragma, &TextRange)> = inner
+        .iter()
+        .copied()
+        .filter(|(_, l)| !inner.iter().any(|(_, m)| inside(l, m)))
+        .collect();
+    let statements = ctx.file.simple_statements(range);
+    let mut size = statements
+        .iter()
+        .filter(|s| !direct.iter().any(|(_, l)| inside(s, l)))
+        .count() as i64;
+    for (p, l) in direct {
+        let copies = match p.factor {
+            Some(n) => n.max(1),
+            None => trip_count(ctx, l).unwrap_or(1),
+        };
+        let inner_size = if depth < 4 {
+            body_size(ctx, l, pragmas, depth + 1)?
+        } else {
+            statements.iter().filter(|s| inside(s, l)).count() as i64
+        };
+        size = size.saturating_add(copies.saturating_mul(inner_size.max(1)));
     }
     Some(size)
 }

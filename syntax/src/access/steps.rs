@@ -184,6 +184,44 @@ impl SourceFile {
 }
 
 impl SourceFile {
+    /// The statements without statements inside that lie in `range` (a loop, a body), at
+    /// any depth, in document order: what [`Step::Stmt`] and [`Step::Exit`] hold, without
+    /// lowering anything (a `for` header's declaration is none; a lambda's body is part of
+    /// its statement).
+    pub fn simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
+        let mut out = Vec::new();
+        // From the smallest node around the range, not the whole chunk.
+        let Some(root) = self
+            .root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+        else {
+            return out;
+        };
+        preorder(root, |n| {
+            if n.end_byte() <= range.start || n.start_byte() >= range.end {
+                return false;
+            }
+            let kind = n.kind_name();
+            let simple = SIMPLE_STATEMENTS.contains(&kind)
+                || matches!(
+                    kind,
+                    "return_statement" | "break_statement" | "continue_statement"
+                );
+            if !simple {
+                return true;
+            }
+            let header = n.parent().is_some_and(|p| {
+                matches!(p.kind_name(), "for_statement" | "condition_clause")
+                    && p.field("body") != Some(n)
+            });
+            if !header && range.start <= n.start_byte() && n.end_byte() <= range.end {
+                out.push(n.byte_range());
+            }
+            false
+        });
+        out
+    }
+
     /// Whether the statement at `statement` (a range [`SourceFile::statement_at`] gives)
     /// is one of the statements of a `{ … }` block, not the whole body of a brace-less
     /// `if`, `else` or loop (which cannot be deleted without leaving the branch empty).
@@ -742,6 +780,17 @@ mod tests {
         // The `if`'s body is no statement of a block; the `asm` statement is.
         assert!(!file.in_block(&file.statement_at(&call).unwrap()));
         assert!(file.in_block(&file.statement_at(&(asm..asm + 3)).unwrap()));
+        // The loop's statements: not its header's declaration.
+        let lp = at("for (")..at("    }\n}");
+        let inner: Vec<&str> = file
+            .simple_statements(&lp)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            inner,
+            ["asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));"]
+        );
         // A condition and a loop header are in no such statement.
         assert_eq!(
             file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)),
