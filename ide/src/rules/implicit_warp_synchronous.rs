@@ -73,8 +73,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if ctx.arch.cc.major() < 7 {
         return;
     }
-    // The functions that write shared memory or may hold a `volatile` pointer (whose
-    // every statement is then looked at).
+    // The functions that write shared memory or declare a `volatile` variable (whose
+    // every statement is then looked at). Only functions whose text says `volatile` are
+    // asked for their variables.
     let volatile = ctx.bodies_mentioning(&["volatile"]);
     let mut bodies: Vec<(TextRange, bool)> = ctx
         .facts
@@ -83,8 +84,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .chain(&ctx.facts.device_functions)
         .filter_map(|f| {
             let body = f.body_range.clone()?;
-            let any =
-                f.params.iter().any(|p| p.ty.contains("volatile")) || volatile.contains(&body);
+            let any = (f.params.iter().any(|p| p.ty.contains("volatile"))
+                || volatile.contains(&body))
+                && !ctx
+                    .file
+                    .variables_with_uses(&f.range, &["volatile"], &|v| v.is_volatile)
+                    .is_empty();
             (any || shared_ladder_pair_in(ctx, &body)).then_some((body, any))
         })
         .collect();
@@ -527,6 +532,22 @@ __global__ void k(float* out, float* g) {
         s[tid] += s[tid + 16];
     }
     out[tid] = s[tid];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn volatile_in_a_comment_or_on_another_variable_is_no_volatile_pointer() {
+        check(
+            RULE,
+            r#"
+__device__ void warp_sum(float* g, int tid) {
+    // volatile float* v = g; (not any more)
+    volatile int done = 0;
+    g[tid] += g[tid + 16];
+    g[tid] += g[tid + 8];
+    done = 1;
 }
 "#,
         );
