@@ -68,6 +68,26 @@ impl GuardComparison {
     }
 }
 
+/// One subscript `base[index]` of a named array or pointer inside a range
+/// ([`SourceFile::subscripts_in`]), whatever the base is: a `__shared__` array, a pointer
+/// local or parameter, a register array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscript {
+    /// The range of the subscript expression.
+    pub range: TextRange,
+    /// The name subscripted.
+    pub base: String,
+    /// The range of the index expression.
+    pub index_range: TextRange,
+    /// The index, lowered.
+    pub index: IndexExpr,
+    /// Load, store, both, or address taken.
+    pub kind: AccessKind,
+    /// When the subscript is written: the operator (`=`, `+=`, …, `++`, `--`) and the
+    /// assigned value's range (`None` for `++`/`--`).
+    pub write: Option<(String, Option<TextRange>)>,
+}
+
 impl SourceFile {
     /// Every subscript of a `__shared__` array, or of a pointer carved from an
     /// `extern __shared__` buffer, inside a function, in document order.
@@ -820,6 +840,83 @@ impl SourceFile {
         }
     }
 
+    /// Every one-index subscript of a name (`s[tid + 16]`, `v[i]`) inside `range` (a
+    /// statement), in document order, with its index lowered and how it is used. A chain
+    /// like `a[i][j]` is not among them.
+    pub fn subscripts_in(&self, range: &TextRange) -> Vec<Subscript> {
+        let text = self.text();
+        let roots = self.roots();
+        let Some(root) = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())
+        else {
+            return Vec::new();
+        };
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        let mut out = Vec::new();
+        preorder(*root, |n| {
+            if n.end_byte() <= range.start || n.start_byte() >= range.end {
+                return false;
+            }
+            let kind = n.kind_name();
+            if lacks_byte(n, kind, text, b'[') {
+                return false;
+            }
+            if kind != "subscript_expression"
+                || n.start_byte() < range.start
+                || n.end_byte() > range.end
+            {
+                return true;
+            }
+            let base = n
+                .field("argument")
+                .filter(|b| b.kind_name() == "identifier");
+            let index = n
+                .field("indices")
+                .and_then(|l| match named_children(l).as_slice() {
+                    [one] => Some(*one),
+                    _ => None,
+                });
+            let (Some(base), Some(idx)) = (base, index) else {
+                return true;
+            };
+            let above = low.ancestors(n);
+            if above
+                .first()
+                .is_some_and(|p| p.kind_name() == "subscript_expression")
+            {
+                return true;
+            }
+            let kind = access_kind(&above, n, text);
+            let write = match kind {
+                AccessKind::Store | AccessKind::LoadStore => above
+                    .iter()
+                    .find(|p| p.kind_name() != "parenthesized_expression")
+                    .and_then(|p| {
+                        let op = p
+                            .field("operator")
+                            .map(|o| node_text(o, text).to_string())?;
+                        let value = (p.kind_name() == "assignment_expression")
+                            .then(|| p.field("right").map(|r| r.byte_range()))
+                            .flatten();
+                        Some((op, value))
+                    }),
+                _ => None,
+            };
+            out.push(Subscript {
+                range: n.byte_range(),
+                base: node_text(base, text).to_string(),
+                index_range: idx.byte_range(),
+                index: low.lower(&from_node(idx, text, 0), idx, 0),
+                kind,
+                write,
+            });
+            true
+        });
+        out
+    }
+
     /// The shared-memory access whose range contains `offset`, innermost first.
     pub fn shared_access_at(&self, offset: usize) -> Option<SharedAccess> {
         self.shared_accesses()
@@ -1521,5 +1618,63 @@ __global__ void k(const float* g, int n) {
         let init = file.initializer_of("a", asm[0].range.start).unwrap();
         assert_eq!(&text[init], "__cvta_generic_to_shared(&s[threadIdx.x])");
         assert_eq!(file.initializer_of("n", asm[0].range.start), None);
+    }
+
+    #[test]
+    fn subscripts_of_any_name_with_their_writes() {
+        let text = "__device__ void f(volatile float* s, float* g, int base) {\n    int i = base + threadIdx.x;\n    s[i] = m = m + s[i + 16] + g[2 * i] + t[i][1];\n    s[i] += s[i + 8];\n    g[i]++;\n}\n";
+        let file = SourceFile::parse(text);
+        let at = |n: &str| text.find(n).unwrap();
+        let stmt = |n: &str| at(n)..at(n) + text[at(n)..].find(';').unwrap() + 1;
+        let subs = file.subscripts_in(&stmt("s[i] = m"));
+        let shown: Vec<String> = subs
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {} {:?} {:?} {:?}",
+                    &text[s.range.clone()],
+                    s.base,
+                    s.kind,
+                    s.index,
+                    s.write
+                        .as_ref()
+                        .map(|(op, v)| (op.clone(), v.clone().map(|v| &text[v])))
+                )
+            })
+            .collect();
+        let i = IndexExpr::binary(
+            IndexExpr::uniform("base"),
+            BinOp::Add,
+            IndexExpr::ThreadIdx(crate::Axis::X),
+        );
+        assert_eq!(
+            shown,
+            vec![
+                format!("s[i] s Store {i:?} Some((\"=\", Some(\"m = m + s[i + 16] + g[2 * i] + t[i][1]\")))"),
+                format!(
+                    "s[i + 16] s Load {:?} None",
+                    IndexExpr::binary(i.clone(), BinOp::Add, IndexExpr::Int(16))
+                ),
+                format!(
+                    "g[2 * i] g Load {:?} None",
+                    IndexExpr::binary(IndexExpr::Int(2), BinOp::Mul, i.clone())
+                ),
+            ],
+            "a chain `t[i][1]` is no subscript of a name"
+        );
+        let plus = file.subscripts_in(&stmt("s[i] +="));
+        assert_eq!(plus[0].kind, crate::AccessKind::LoadStore);
+        assert_eq!(
+            plus[0]
+                .write
+                .as_ref()
+                .map(|(op, v)| (op.as_str(), v.clone().map(|v| &text[v]))),
+            Some(("+=", Some("s[i + 8]")))
+        );
+        let inc = file.subscripts_in(&stmt("g[i]++"));
+        assert_eq!(inc[0].write, Some(("++".to_string(), None)));
+        let s = file.variable_named("s", at("s[i] =")).unwrap();
+        let g = file.variable_named("g", at("s[i] =")).unwrap();
+        assert!(s.is_volatile && !g.is_volatile);
     }
 }

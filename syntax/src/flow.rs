@@ -40,6 +40,19 @@ pub use control::{ControlFlow, Jump, JumpKind, LaterKind, LaterStatement};
 mod scan;
 pub(crate) use scan::{shown_range, CONSTRUCTS};
 
+/// The header of a `for` loop ([`SourceFile::for_bounds`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForBounds {
+    /// The variable its initialiser sets.
+    pub var: String,
+    /// Its start value, as written.
+    pub start: Option<String>,
+    /// The exclusive end, when the condition bounds the variable by a constant.
+    pub end: Option<i64>,
+    /// The step, when constant.
+    pub step: Option<i64>,
+}
+
 impl SourceFile {
     /// The statements and the function around `offset`, innermost first.
     pub fn enclosing(&self, offset: usize) -> Vec<Enclosing> {
@@ -113,6 +126,30 @@ impl SourceFile {
             child = node;
         }
         out
+    }
+
+    /// The header of the `for` statement that spans exactly `range`, as the enclosing
+    /// chain's [`EnclosingKind::For`] gives it, without the chain: the variable, its start
+    /// as written, the exclusive end and the step when constant (`for (int i = 0; i < 64;
+    /// ++i)` gives `i`, `0`, 64, 1). `None` when no `for` statement spans `range` or its
+    /// header initialises no variable.
+    pub fn for_bounds(&self, range: &TextRange) -> Option<ForBounds> {
+        let text = self.text();
+        let root = self.root_at(range.start)?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        while node.byte_range() == *range && node.kind_name() != "for_statement" {
+            node = node.parent()?;
+        }
+        if node.byte_range() != *range || node.kind_name() != "for_statement" {
+            return None;
+        }
+        let (start, var, end, step, _) = crate::access::for_header(node, text, self.facts(), "")?;
+        Some(ForBounds {
+            var,
+            start: start.map(|(_, n)| squash_ws(node_text(n, text))),
+            end,
+            step,
+        })
     }
 
     /// What the chain entry of `node` (a kind in [`CONSTRUCTS`]) says whatever the
@@ -264,6 +301,43 @@ fn kind_moved(kind: &EnclosingKind, from: usize, to: usize) -> EnclosingKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unroll_pragma_gives_its_factor_and_where_it_is_written() {
+        let text = "#define N 32\n__global__ void k(float* a) {\n    #pragma unroll N\n    for (int i = 0; i < 64; ++i) a[i] = 0;\n    #pragma  unroll\n    for (int i = 0; i < 64; ++i) a[i] = 1;\n}\n";
+        let file = SourceFile::parse(text);
+        let shown: Vec<_> = file
+            .unroll_pragmas()
+            .into_iter()
+            .map(|p| {
+                (
+                    p.factor,
+                    text[p.range].to_string(),
+                    text[p.factor_range].to_string(),
+                    p.loop_range
+                        .map(|r| text[r].starts_with("for (int i = 0; i < 64")),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (Some(32), "#pragma unroll N".into(), " N".into(), Some(true)),
+                (None, "#pragma  unroll".into(), "".into(), Some(true)),
+            ]
+        );
+        let lp = file.unroll_pragmas()[0].loop_range.clone().unwrap();
+        assert_eq!(
+            file.for_bounds(&lp),
+            Some(ForBounds {
+                var: "i".to_string(),
+                start: Some("0".to_string()),
+                end: Some(64),
+                step: Some(1)
+            })
+        );
+        assert_eq!(file.for_bounds(&(lp.start..lp.end - 1)), None);
+    }
 
     /// `#pragma unroll` lines are found around each `unroll` as a line-by-line reading
     /// finds them.

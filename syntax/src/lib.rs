@@ -66,7 +66,7 @@ mod types;
 mod util;
 mod variables;
 
-pub use access::{BodySteps, GuardComparison, GuardCondition, IndexTerm, Step};
+pub use access::{BodySteps, GuardComparison, GuardCondition, IndexTerm, Step, Subscript};
 pub use chunk::top_level_items;
 pub use constexpr_if::ConstexprIf;
 pub use data::AsmStatement;
@@ -80,7 +80,7 @@ pub use data::{
 };
 pub use facts::split_template_args;
 pub use flow::{
-    AllowComment, ControlFlow, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
+    AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
 };
 pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported

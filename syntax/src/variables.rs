@@ -33,6 +33,9 @@ pub struct Variable {
     pub const_range: Option<TextRange>,
     /// Whether it is declared `constexpr`.
     pub is_constexpr: bool,
+    /// Whether its declaration is qualified `volatile` (for a pointer, the pointee:
+    /// `volatile float* s`).
+    pub is_volatile: bool,
     /// The whole declaration (`const int s = 3;`; a parameter's declaration for a
     /// parameter).
     pub declaration: TextRange,
@@ -66,8 +69,9 @@ pub struct VariableUse {
     /// The type a cast of the name converts it to (`(float4*)name`,
     /// `reinterpret_cast<float4*>(name)`), whitespace squashed.
     pub cast_to: Option<String>,
-    /// The call the use is an argument of (through parentheses and casts): the call's
-    /// range, its callee as written and the argument's index.
+    /// The call the use is an argument of (through parentheses and casts), also as
+    /// `&name` (then `address_of` is set too): the call's range, its callee as written and
+    /// the argument's index.
     pub argument_of: Option<(TextRange, String, usize)>,
     /// Whether the value (through parentheses and casts) is stored whole: the right side
     /// of a plain assignment statement, an initialiser or a returned value.
@@ -542,11 +546,13 @@ fn variable<'t>(
     let is_param = c.kind_name() != "declaration";
     let mut const_range = None;
     let mut is_constexpr = false;
+    let mut is_volatile = false;
     for q in named_children(c) {
         if q.kind_name() == "type_qualifier" {
             match node_text(q, text).trim() {
                 "const" => const_range = Some(q.byte_range()),
                 "constexpr" => is_constexpr = true,
+                "volatile" => is_volatile = true,
                 _ => {}
             }
         }
@@ -584,10 +590,33 @@ fn variable<'t>(
         is_param,
         const_range,
         is_constexpr,
+        is_volatile,
         declaration: c.byte_range(),
         init,
         scope: d.end_byte().min(scope_end)..scope_end,
     })
+}
+
+/// The call `arg` is an argument of when `parents[i]` (an ancestor of `arg`) is the
+/// argument list holding it: the call's range, its callee as written, the argument's index.
+fn call_argument(
+    parents: &[Node],
+    i: usize,
+    arg: Node,
+    text: &str,
+) -> Option<(TextRange, String, usize)> {
+    let list = parents
+        .get(i)
+        .filter(|l| l.kind_name() == "argument_list")?;
+    let call = parents
+        .get(i + 1)
+        .filter(|c| c.kind_name() == "call_expression")?;
+    let index = named_children(*list)
+        .into_iter()
+        .filter(|a| a.kind_name() != "comment")
+        .position(|a| a == arg)?;
+    let f = call.field("function")?;
+    Some((call.byte_range(), squash_ws(node_text(f, text)), index))
 }
 
 /// What the use of a name at `n` does.
@@ -684,22 +713,21 @@ fn classify<'t>(parents: &[Node<'t>], n: Node<'t>, text: &str) -> VariableUse {
                     .is_some_and(|o| node_text(o, text) == "&") =>
             {
                 address_of = true;
-            }
-            "argument_list" => {
-                if let Some(call) = parents
-                    .get(i + 1)
-                    .filter(|c| c.kind_name() == "call_expression")
-                {
-                    let index = named_children(p)
-                        .into_iter()
-                        .filter(|a| a.kind_name() != "comment")
-                        .position(|a| a == node);
-                    if let (Some(index), Some(f)) = (index, call.field("function")) {
-                        argument_of =
-                            Some((call.byte_range(), squash_ws(node_text(f, text)), index));
+                // `&name` passed to a call (`memset(&acc, 0, sizeof acc)`), through
+                // parentheses and casts.
+                let (mut arg, mut j) = (p, i + 1);
+                while let Some(&q) = parents.get(j) {
+                    match q.kind_name() {
+                        "parenthesized_expression" => {}
+                        "cast_expression" if q.field("value") == Some(arg) => {}
+                        _ => break,
                     }
+                    arg = q;
+                    j += 1;
                 }
+                argument_of = call_argument(parents, j, arg, text);
             }
+            "argument_list" => argument_of = call_argument(parents, i, node, text),
             _ => {}
         }
     }
@@ -768,6 +796,33 @@ mod tests {
         let n = f.variable_at(at(text, "n * 2")).unwrap();
         assert!(n.is_param);
         assert_eq!(n.ty, "int");
+    }
+
+    #[test]
+    fn an_address_passed_to_a_call_is_an_argument_use() {
+        let text = "__global__ void k() {\n    float v = 0;\n    memset(&v, 0, 4);\n    f(1, (void*)&(v));\n    g(&v + 1);\n    float* p = &v;\n}\n";
+        let f = SourceFile::parse(text);
+        let v = f.variable_at(text.find("v = 0").unwrap()).unwrap();
+        let shown: Vec<(bool, Option<(String, usize)>)> = f
+            .uses_of(&v)
+            .into_iter()
+            .map(|u| {
+                (
+                    u.address_of,
+                    u.argument_of.map(|(_, callee, i)| (callee, i)),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (true, Some(("memset".to_string(), 0))),
+                (true, Some(("f".to_string(), 1))),
+                // An address in arithmetic or stored is not the argument itself.
+                (true, None),
+                (true, None),
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! one elected producer thread by design.
 //!
 //! The fix moves the commit after the branch: every thread commits, possibly an empty
-//! group.
+//! group. It is offered when each commit in the branch is a call statement of its own in a
+//! `{ … }` block (syntax facts: `statement_at`, `is_call_statement`, `in_block`), not the
+//! whole body of a brace-less `if`/`else`.
 //!
 //! ```cuda
 //! // Before
@@ -28,8 +30,7 @@ use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
 use super::async_ops::{base_name, OpKind};
 use super::{
-    indent_at, line_start, statement_end, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic,
-    TextEdit,
+    indent_at, line_start, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit,
 };
 use crate::config::Severity;
 
@@ -85,7 +86,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     })
                     .map(|o| o.call.range.clone())
                     .collect();
-                if let Some(fix) = move_after(text, &branch, &in_branch, c.call.range.clone()) {
+                if let Some(fix) = move_after(ctx, &branch, &in_branch, &c.call.range) {
                     fixes.push(fix);
                 }
             }
@@ -142,36 +143,46 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
     None
 }
 
-/// Deletes the commits in the branch and writes one after the branch.
+/// Deletes the commits in the branch (each a statement of its own in a block) and writes
+/// one after the branch.
 fn move_after(
-    text: &str,
+    ctx: &RuleContext,
     branch: &TextRange,
     commits: &[TextRange],
-    this: TextRange,
+    this: &TextRange,
 ) -> Option<Fix> {
+    let text = ctx.text();
     let mut edits = Vec::new();
     for r in commits {
-        let end = statement_end(text, r.end, false);
-        let start = line_start(text, r.start);
-        let before = text[start..r.start].trim();
-        // A commit that is the whole body of a brace-less `if`/`else` cannot be deleted.
-        if !before.is_empty() {
+        // A commit that is the whole body of a brace-less `if`/`else`, or part of a
+        // larger statement, cannot be deleted alone.
+        let statement = ctx.file.statement_at(r)?;
+        if !ctx.file.is_call_statement(r) || !ctx.file.in_block(&statement) {
             return None;
         }
-        let prev = text[..start].trim_end();
-        if prev.ends_with(')') || prev.ends_with("else") {
-            return None;
-        }
-        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
-        if !text[end..line_end].trim().is_empty() {
-            return None;
-        }
-        edits.push(TextEdit::replace(start..line_end, ""));
+        // The statement's line goes with it when nothing else is on it.
+        let start = line_start(text, statement.start);
+        let line_end = text[statement.end..]
+            .find('\n')
+            .map_or(text.len(), |i| statement.end + i + 1);
+        let first = text[start..statement.start].trim().is_empty();
+        let after = &text[statement.end..line_end];
+        let range = if first && after.trim().is_empty() {
+            start..line_end
+        } else if first {
+            // A comment follows: it keeps the statement's place.
+            statement.start..statement.end + (after.len() - after.trim_start().len())
+        } else {
+            statement
+        };
+        edits.push(TextEdit::replace(range, ""));
     }
-    let stmt_end = statement_end(text, this.end, false);
-    let stmt = text[this.start..stmt_end].trim();
+    let statement = ctx.file.statement_at(this)?;
     let indent = indent_at(text, branch.start);
-    edits.push(TextEdit::insert(branch.end, format!("\n{indent}{stmt}")));
+    edits.push(TextEdit::insert(
+        branch.end,
+        format!("\n{indent}{}", &text[statement]),
+    ));
     Some(Fix {
         safe: false,
         title: "Move the commit after the branch".into(),
@@ -272,6 +283,53 @@ __global__ void k(const float* in, int ntiles) {
                     }
                 }
             "#]],
+        );
+    }
+
+    #[test]
+    fn fix_reads_the_statements_not_the_line_before() {
+        // The line before ends with `)` (a comment), the second commit shares its line
+        // with a comment: both are statements of the block.
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* in, int n) {
+    __shared__ float buf[256];
+    int tid = threadIdx.x;
+    if (tid < n) {
+        __pipeline_memcpy_async(&buf[tid], &in[tid], sizeof(float));
+        // one group per stage (see the wait below)
+        __pipeline_commit();
+        __pipeline_commit(); // an empty group
+    }
+    __pipeline_wait_prior(0);
+}
+"#,
+            0,
+            expect![[r#"
+                // Move the commit after the branch
+                __global__ void k(const float* in, int n) {
+                    __shared__ float buf[256];
+                    int tid = threadIdx.x;
+                    if (tid < n) {
+                        __pipeline_memcpy_async(&buf[tid], &in[tid], sizeof(float));
+                        // one group per stage (see the wait below)
+                        // an empty group
+                    }
+                    __pipeline_commit();
+                    __pipeline_wait_prior(0);
+                }
+            "#]],
+        );
+        check_no_fix(
+            RULE,
+            r#"
+__global__ void k(int n) {
+    if (threadIdx.x < n) {
+        n += 1;
+    } else __pipeline_commit();
+}
+"#,
         );
     }
 

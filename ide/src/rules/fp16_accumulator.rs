@@ -157,7 +157,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 Use::Assign { range, .. } => Some(range.start),
                 _ => None,
             })
-            .chain(memsets(ctx, &local.name, local.decl.start))
+            .chain(memsets(&all))
             .collect();
         let Some(first) = uses.iter().find_map(|u| match u {
             Use::Update(up)
@@ -293,7 +293,7 @@ fn uses(ctx: &RuleContext, local: &Local, all: &[VariableUse]) -> Vec<Use> {
             }
             continue;
         }
-        if u.operand == u.range {
+        if u.operand == u.range && !u.address_of {
             if let Some((call, callee, 0)) = &u.argument_of {
                 if callee.ends_with("__half2float") || callee.ends_with("__bfloat162float") {
                     out.push(Use::Widened(call.clone()));
@@ -411,22 +411,14 @@ fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize])
     false
 }
 
-/// The starts of the `memset(&name, …)` calls in the function around `at`.
-fn memsets(ctx: &RuleContext, name: &str, at: usize) -> Vec<usize> {
-    let Some(body) = ctx.facts.function_at(at).and_then(|f| f.body_range.clone()) else {
-        return Vec::new();
-    };
-    let text = ctx.text();
-    ctx.calls_in_body(body.start)
-        .iter()
-        .filter(|c| c.callee.ends_with("memset"))
-        .filter(|c| {
-            c.arg_ranges.first().is_some_and(|a| {
-                let arg: String = text[a.clone()].split_whitespace().collect();
-                arg == format!("&{name}") || arg == format!("&({name})")
-            })
+/// The starts of the `memset(&name, …)` calls among a local's uses.
+fn memsets(all: &[VariableUse]) -> Vec<usize> {
+    all.iter()
+        .filter(|u| u.address_of)
+        .filter_map(|u| match &u.argument_of {
+            Some((call, callee, 0)) if callee.ends_with("memset") => Some(call.start),
+            _ => None,
         })
-        .map(|c| c.range.start)
         .collect()
 }
 
@@ -797,6 +789,41 @@ __global__ void dot(const half2* a, const half2* b, float* out, int n) {
         total += __low2float(inner) + __low2float(kept);
     }
     out[threadIdx.x] = total;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_reset_through_a_cast_or_parentheses_is_a_use_of_the_local() {
+        // `memset` of the address, cast or parenthesised, resets the local; a memset of
+        // another local's address does not.
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+#include <cstring>
+__global__ void dot(const half2* a, const half2* b, float* out, int n) {
+    float total = 0.f;
+    half2 part;
+    half2 other;
+    half2 next;
+    for (int k = threadIdx.x * 2; k + 1 < n; k += blockDim.x * 2) {
+        std::memset((void*)&part, 0, sizeof(half2));
+        part = __hfma2(a[k], b[k], part);
+        part = __hfma2(a[k + 1], b[k + 1], part);
+        memset(&(next), 0, sizeof(half2));
+        next = __hfma2(a[k], b[k], next);
+        memset(&other, 0, sizeof(half2));
+        total += __low2float(part) + __high2float(next);
+    }
+    half2 carried;
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        memset(&next, 0, sizeof(half2));
+        carried = __hfma2(a[k], b[k], carried);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `carried` is a packed fp16 (`half2`) accumulator
+    }
+    out[threadIdx.x] = total + __low2float(carried);
 }
 "#,
         );

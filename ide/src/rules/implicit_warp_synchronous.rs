@@ -1,15 +1,22 @@
 //! `warp/implicit-warp-synchronous`: the classic "last warp unrolled" shared-memory
 //! reduction with no `__syncwarp()` between its steps.
 //!
-//! Two or more consecutive steps `s[tid] += s[tid + 32]; s[tid] += s[tid + 16]; …` (also
-//! `s[tid] = v = v + s[tid + 16];` and `s[tid] = fmaxf(s[tid], s[tid + 16]);`, each may
-//! sit under a condition that does not mention `tid`, such as `if (blockSize >= 64)`) on
-//! a `volatile` array or inside `if (tid < 32)`, with nothing between them. Each step reads
+//! Two or more consecutive statements of one block, each writing `X[i]` and reading
+//! `X[i + k]` (and perhaps `X[i]`) with `k` a power of two up to 32 that decreases from
+//! step to step: `s[tid] += s[tid + 32]; s[tid] += s[tid + 16]; …`, also
+//! `s[tid] = v = v + s[tid + 16];` and `s[tid] = fmaxf(s[tid], s[tid + 16]);`. Each may
+//! sit under an `if` without `else` whose condition does not tell the lanes apart (reads
+//! no thread index and no name of the index, such as `if (blockSize >= 64)`). `X` is a
+//! `__shared__` array (or a pointer carved from one) inside a branch that only lanes of
+//! the first warp take (`if (tid < 32)` with `tid` a linear thread index, as the
+//! condition's comparisons give it), or a pointer declared `volatile`. The statements,
+//! their subscripts (base, lowered index, read or write) and the conditions are syntax
+//! facts (`SourceFile::body_steps`, `subscripts_in`, `variable_named`). Each step reads
 //! what another lane of the warp writes in the same or the previous step; that only worked
 //! while the lanes ran in lock-step. With independent thread scheduling (compute
 //! capability 7.0 and newer) nothing orders them, `volatile` or not: a data race
-//! (`pitfall-warp-primitives#P7`). Silent below sm_70 and when a `__syncwarp()` sits
-//! between the steps.
+//! (`pitfall-warp-primitives#P7`). Silent below sm_70 and when a `__syncwarp()` (any
+//! other statement) sits between the steps.
 //!
 //! The fix splits every step into its read and its write with a `__syncwarp()` after
 //! each (only for steps written `s[tid] += s[tid + k];`); the message also names the
@@ -30,8 +37,9 @@
 //! }
 //! ```
 
-use kernaut_syntax::lex::is_identifier;
-use kernaut_syntax::EnclosingKind;
+use kernaut_syntax::{
+    AccessKind, BinOp, EnclosingKind, GuardComparison, IndexExpr, Step, TextRange,
+};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -44,15 +52,20 @@ pub(crate) const RULE: Rule = Rule {
     source: include_str!("implicit_warp_synchronous.rs"),
 };
 
-/// One step of the ladder: `X[T] op RHS` reading `X[T + k]`.
+/// One step of the ladder: a statement that writes `X[i]` and reads `X[i + k]`.
 #[derive(Debug)]
-struct Step {
-    /// The range of the statement, without a leading `if (...)`, through its `;`.
-    range: std::ops::Range<usize>,
+struct Ladder {
+    /// The statement (inside a wrapping `if`), through its `;`.
+    range: TextRange,
     array: String,
-    index: String,
+    /// The index written, lowered.
+    index: IndexExpr,
+    /// Its range.
+    index_range: TextRange,
     offset: i64,
-    /// Whether it is written `X[T] += X[T + k]`.
+    /// Whether `X` is declared `volatile`.
+    volatile: bool,
+    /// Whether it is written `X[i] += X[i + k]`.
     plain: bool,
 }
 
@@ -60,191 +73,295 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if ctx.arch.cc.major() < 7 {
         return;
     }
-    let text = ctx.text();
-    if !text.contains("+ 16]") && !text.contains("+16]") {
-        return;
-    }
-    for body in ctx.bodies_mentioning(&["16]"]) {
-        let masked = mask_comments(&text[body.clone()]);
-        let mut run: Vec<Step> = Vec::new();
-        let mut segment_start = 0;
-        let bytes = masked.as_bytes();
-        let flush = |run: &mut Vec<Step>, out: &mut Vec<RuleDiagnostic>| {
-            if run.len() >= 2 {
-                if let Some(d) = diagnose(ctx, &masked, body.start, run) {
-                    out.push(d);
-                }
-            }
-            run.clear();
-        };
-        let mut depth = 0i32;
-        for (i, &b) in bytes.iter().enumerate() {
-            match b {
-                b'(' | b'[' => depth += 1,
-                b')' | b']' => depth -= 1,
-                b';' | b'{' | b'}' if depth == 0 => {
-                    let seg = &masked[segment_start..i];
-                    match classify(seg, segment_start, b == b';') {
-                        Segment::Step(mut s) => {
-                            s.range.end = i + 1;
-                            let same = run.last().is_none_or(|p| {
-                                p.array == s.array && p.index == s.index && s.offset < p.offset
-                            });
-                            if !same {
-                                flush(&mut run, out);
-                            }
-                            run.push(s);
-                        }
-                        Segment::Neutral => {}
-                        Segment::Other => flush(&mut run, out),
-                    }
-                    segment_start = i + 1;
-                }
-                _ => {}
-            }
+    // The functions that write shared memory or declare a `volatile` variable (whose
+    // every statement is then looked at). Only functions whose text says `volatile` are
+    // asked for their variables.
+    let volatile = ctx.bodies_mentioning(&["volatile"]);
+    let mut bodies: Vec<(TextRange, bool)> = ctx
+        .facts
+        .kernels
+        .iter()
+        .chain(&ctx.facts.device_functions)
+        .filter_map(|f| {
+            let body = f.body_range.clone()?;
+            let any = (f.params.iter().any(|p| p.ty.contains("volatile"))
+                || volatile.contains(&body))
+                && !ctx
+                    .file
+                    .variables_with_uses(&f.range, &["volatile"], &|v| v.is_volatile)
+                    .is_empty();
+            (any || shared_ladder_pair_in(ctx, &body)).then_some((body, any))
+        })
+        .collect();
+    bodies.sort_by_key(|(b, _)| (b.start, b.end));
+    bodies.dedup_by_key(|(b, _)| b.clone());
+    for (body, any) in bodies {
+        if let Some(steps) = ctx.file.body_steps(body.start) {
+            block(ctx, &steps.steps, false, any, out);
         }
-        flush(&mut run, out);
     }
 }
 
-enum Segment {
-    Step(Step),
-    /// Empty, or an `if (...)` head or `else` that does not break a ladder.
-    Neutral,
-    Other,
+/// Whether a shared-memory write inside `range` is followed closely by a read of the
+/// same array `k` elements on (`s[tid] += s[tid + 16]`): what a ladder step over a
+/// `__shared__` array holds, found among the file's shared accesses before any
+/// statement is looked at.
+fn shared_ladder_pair_in(ctx: &RuleContext, range: &TextRange) -> bool {
+    let accesses: Vec<_> = ctx
+        .shared_accesses_from(range.clone())
+        .iter()
+        .filter(|a| range.contains(&a.range.start) && a.indices.len() == 1)
+        .collect();
+    accesses.iter().enumerate().any(|(i, w)| {
+        matches!(w.kind, AccessKind::Store | AccessKind::LoadStore)
+            && accesses[i + 1..].iter().take(8).any(|r| {
+                r.array == w.array
+                    && r.kind == AccessKind::Load
+                    && offset_from(&r.indices[0], &w.indices[0])
+                        .is_some_and(|k| (1..=32).contains(&k))
+            })
+    })
 }
 
-fn classify(seg: &str, at: usize, statement: bool) -> Segment {
-    let lead = seg.len() - seg.trim_start().len();
-    let mut s = seg.trim();
-    let mut start = at + lead;
-    if s.is_empty() || s == "else" {
-        return Segment::Neutral;
+/// Whether a shared-memory access inside `range` writes.
+fn shared_write_in(ctx: &RuleContext, range: &TextRange) -> bool {
+    ctx.shared_accesses_from(range.clone()).iter().any(|a| {
+        range.contains(&a.range.start)
+            && matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
+    })
+}
+
+/// Finds the ladders among `steps` (one block's statements) and in the blocks inside
+/// them; `one_warp` says whether only lanes of one warp run them, `any` whether a
+/// statement without a shared-memory write may be a step (through a `volatile` pointer).
+fn block(
+    ctx: &RuleContext,
+    steps: &[Step],
+    one_warp: bool,
+    any: bool,
+    out: &mut Vec<RuleDiagnostic>,
+) {
+    let mut run: Vec<Ladder> = Vec::new();
+    for step in steps {
+        if let Some(s) = ladder_step(ctx, step, any) {
+            let continues = run
+                .last()
+                .is_none_or(|p| p.array == s.array && p.index == s.index && s.offset < p.offset);
+            if !continues {
+                flush(ctx, &mut run, one_warp, out);
+            }
+            run.push(s);
+            continue;
+        }
+        flush(ctx, &mut run, one_warp, out);
+        match step {
+            Step::If {
+                comparisons,
+                then_steps,
+                else_steps,
+                ..
+            } => {
+                let first_warp = comparisons.as_deref().is_some_and(first_warp_only);
+                block(ctx, then_steps, one_warp || first_warp, any, out);
+                block(ctx, else_steps, one_warp, any, out);
+            }
+            Step::For { body, .. } | Step::Loop { body, .. } | Step::Other { body, .. } => {
+                block(ctx, body, one_warp, any, out);
+            }
+            Step::Stmt { .. } | Step::Exit { .. } => {}
+        }
     }
-    let mut condition = None;
-    if let Some(rest) = s.strip_prefix("if") {
-        let rest_trim = rest.trim_start();
-        if rest_trim.starts_with('(') {
-            let Some(close) = kernaut_syntax::lex::matching_paren(rest_trim, 0) else {
-                return Segment::Other;
+    flush(ctx, &mut run, one_warp, out);
+}
+
+fn flush(ctx: &RuleContext, run: &mut Vec<Ladder>, one_warp: bool, out: &mut Vec<RuleDiagnostic>) {
+    if run.len() >= 2 && (one_warp || run[0].volatile) {
+        out.extend(diagnose(ctx, run));
+    }
+    run.clear();
+}
+
+/// The step as a ladder step: a statement, or an `if` without `else` around one
+/// statement whose condition is the same for the lanes that run the step (it reads no
+/// thread index and no name of the step's index, as `if (blockSize >= 64)`).
+fn ladder_step(ctx: &RuleContext, step: &Step, any: bool) -> Option<Ladder> {
+    match step {
+        Step::Stmt { range } => statement_step(ctx, range, any),
+        Step::If {
+            condition_range,
+            then_steps,
+            else_steps,
+            ..
+        } if else_steps.is_empty() => {
+            let [Step::Stmt { range }] = then_steps.as_slice() else {
+                return None;
             };
-            condition = Some(rest_trim[1..close].to_string());
-            let after = &rest_trim[close + 1..];
-            let skipped = s.len() - after.len();
-            let after_lead = after.len() - after.trim_start().len();
-            start += skipped + after_lead;
-            s = after.trim();
-            if s.is_empty() {
-                return Segment::Neutral;
-            }
+            let s = statement_step(ctx, range, any)?;
+            let thread_dependent = ctx.enclosing(range.start).iter().any(|e| {
+                matches!(
+                    &e.kind,
+                    EnclosingKind::If { condition_range: c, thread_dependent: true, .. }
+                        if c == condition_range
+                )
+            });
+            let index_names = ctx.file.names_in(&s.index_range);
+            let shares_a_name = ctx
+                .file
+                .names_in(condition_range)
+                .iter()
+                .any(|(n, _)| index_names.iter().any(|(m, _)| m == n));
+            (!thread_dependent && !shares_a_name).then_some(s)
         }
+        _ => None,
     }
-    if !statement {
-        return Segment::Other;
-    }
-    let Some(step) = parse_step(s, start) else {
-        return Segment::Other;
-    };
-    if condition.is_some_and(|c| mentions_word(&c, &step.index)) {
-        return Segment::Other;
-    }
-    Segment::Step(step)
 }
 
-/// `X[T] op RHS` where RHS reads `X[T + k]`.
-fn parse_step(s: &str, start: usize) -> Option<Step> {
-    let open = s.find('[')?;
-    let array = s[..open].trim();
-    if !is_identifier(array) {
+/// The statement at `range` as a ladder step: it writes one subscript `X[i]` of a
+/// `__shared__` array or a `volatile` pointer, and reads `X[i + k]` (`k` a power of two
+/// up to 32) and perhaps `X[i]`.
+fn statement_step(ctx: &RuleContext, range: &TextRange, any: bool) -> Option<Ladder> {
+    if !any && !shared_write_in(ctx, range) {
         return None;
     }
-    let close = open + s[open..].find(']')?;
-    let index = s[open + 1..close].trim();
-    if !is_identifier(index) {
-        return None;
-    }
-    let rest = s[close + 1..].trim_start();
-    let (plain, rhs) = if let Some(r) = rest.strip_prefix("+=") {
-        (true, r)
-    } else if let Some(r) = rest.strip_prefix('=') {
-        if r.starts_with('=') {
-            return None;
-        }
-        (false, r)
-    } else {
-        return None;
-    };
-    let squashed: String = rhs.chars().filter(|c| !c.is_whitespace()).collect();
-    let needle = format!("{array}[{index}+");
-    let at = squashed.find(&needle)?;
-    let tail = &squashed[at + needle.len()..];
-    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
-    let offset: i64 = digits.parse().ok()?;
-    if !tail[digits.len()..].starts_with(']')
-        || !(1..=32).contains(&offset)
-        || offset.count_ones() != 1
+    let subs = ctx.file.subscripts_in(range);
+    let mut writes = subs
+        .iter()
+        .filter(|s| matches!(s.kind, AccessKind::Store | AccessKind::LoadStore));
+    let w = writes.next()?;
+    if writes.next().is_some() || w.index.unknown_reason().is_some() || w.index.constant().is_some()
     {
         return None;
     }
-    let plain = plain && squashed == format!("{array}[{index}+{offset}]");
-    Some(Step {
-        range: start..start + s.len(),
-        array: array.to_string(),
-        index: index.to_string(),
+    let mut read = None;
+    for s in subs
+        .iter()
+        .filter(|s| s.base == w.base && s.range != w.range)
+    {
+        if s.kind != AccessKind::Load {
+            return None;
+        }
+        match offset_from(&s.index, &w.index)? {
+            0 => {}
+            k => {
+                if read.replace((k, s)).is_some() {
+                    return None;
+                }
+            }
+        }
+    }
+    let (offset, read) = read?;
+    if !(1..=32).contains(&offset) || offset.count_ones() != 1 {
+        return None;
+    }
+    let volatile = ctx
+        .file
+        .variable_named(&w.base, range.start)
+        .is_some_and(|v| v.is_volatile);
+    let function = ctx.facts.function_at(range.start).map(|f| &f.name);
+    let shared = ctx.facts.shared_named(&w.base, range.start).is_some()
+        || ctx.facts.carves.iter().any(|c| {
+            c.name == w.base && c.range.start < range.start && c.function.as_ref() == function
+        });
+    if !volatile && !shared {
+        return None;
+    }
+    let plain = w
+        .write
+        .as_ref()
+        .is_some_and(|(op, value)| op == "+=" && value.as_ref() == Some(&read.range));
+    Some(Ladder {
+        range: range.clone(),
+        array: w.base.clone(),
+        index: w.index.clone(),
+        index_range: w.index_range.clone(),
         offset,
+        volatile,
         plain,
     })
 }
 
-fn diagnose(ctx: &RuleContext, masked: &str, base: usize, run: &[Step]) -> Option<RuleDiagnostic> {
+/// `k` when `read` is `write + k` (or `write` itself, 0).
+fn offset_from(read: &IndexExpr, write: &IndexExpr) -> Option<i64> {
+    if read == write {
+        return Some(0);
+    }
+    match read {
+        IndexExpr::Binary(a, BinOp::Add, b) if **a == *write => b.constant(),
+        IndexExpr::Binary(a, BinOp::Add, b) if **b == *write => a.constant(),
+        _ => None,
+    }
+}
+
+/// Whether comparisons that all hold leave only lanes of the first warp: one bounds a
+/// linear thread index (`threadIdx.x`, `tid` set from it) below 32 (`tid < 32`,
+/// `tid <= 31`, `warpSize > tid`).
+fn first_warp_only(comparisons: &[GuardComparison]) -> bool {
+    comparisons.iter().any(|c| {
+        let (thread, op, bound) = if c.left.depends_on_thread() {
+            (&c.left, c.op.as_str(), c.right.constant())
+        } else if c.right.depends_on_thread() {
+            let flipped = match c.op.as_str() {
+                ">" => "<",
+                ">=" => "<=",
+                other => other,
+            };
+            (&c.right, flipped, c.left.constant())
+        } else {
+            return false;
+        };
+        let linear = thread.mentions(&|e| matches!(e, IndexExpr::ThreadIdx(_)))
+            && !thread.mentions(&|e| {
+                matches!(
+                    e,
+                    IndexExpr::Lane
+                        | IndexExpr::Unknown(_)
+                        | IndexExpr::Binary(
+                            _,
+                            BinOp::Div | BinOp::Rem | BinOp::Shr | BinOp::And,
+                            _
+                        )
+                )
+            });
+        linear
+            && match (op, bound) {
+                ("<", Some(b)) => b <= 32,
+                ("<=", Some(b)) => b <= 31,
+                _ => false,
+            }
+    })
+}
+
+fn diagnose(ctx: &RuleContext, run: &[Ladder]) -> Option<RuleDiagnostic> {
     let first = &run[0];
     // The steps cross lanes of one warp: the last one reads at most 16 lanes away.
     if run.iter().all(|s| s.offset > 16) {
         return None;
     }
-    let at = base + first.range.start;
-    let in_first_warp = ctx.enclosing(at).iter().any(|e| match &e.kind {
-        EnclosingKind::If {
-            condition,
-            thread_dependent: true,
-            in_else: false,
-            ..
-        } => {
-            let c: String = condition.chars().filter(|c| !c.is_whitespace()).collect();
-            c.contains("<32") || c.contains("<warpSize") || c.contains("<=31")
-        }
-        _ => false,
-    });
-    let volatile_param = ctx.facts.function_at(at).is_some_and(|f| {
-        f.params
-            .iter()
-            .any(|p| p.name == first.array && p.ty.contains("volatile"))
-    });
-    if !in_first_warp && !volatile_param && !declared_volatile(masked, &first.array) {
-        return None;
-    }
-    let range = at..base + first.range.end;
+    let text = ctx.text();
     let fixes = if run.iter().all(|s| s.plain) {
+        let index_names = ctx.file.names_in(&first.index_range);
         let name = ["partial", "partial_sum", "kernaut_partial"]
             .into_iter()
-            .find(|n| *n != first.array && *n != first.index)?;
+            .find(|n| *n != first.array && index_names.iter().all(|(m, _)| m != n))?;
+        let edits = run
+            .iter()
+            .map(|s| {
+                let (x, k) = (&s.array, s.offset);
+                let t = text.get(s.index_range.clone())?;
+                Some(TextEdit::replace(
+                    s.range.clone(),
+                    format!(
+                        "{{ auto {name} = {x}[{t}] + {x}[{t} + {k}]; __syncwarp(); {x}[{t}] = {name}; __syncwarp(); }}"
+                    ),
+                ))
+            })
+            .collect::<Option<Vec<_>>>()?;
         vec![Fix {
             title: "Split each step into its read and its write, with `__syncwarp()` after each"
                 .to_string(),
             // It adds barriers and reorders the steps: a person should read it.
             safe: false,
-            edits: run
-                .iter()
-                .map(|s| {
-                    let (x, t, k) = (&s.array, &s.index, s.offset);
-                    TextEdit::replace(
-                        base + s.range.start..base + s.range.end,
-                        format!(
-                            "{{ auto {name} = {x}[{t}] + {x}[{t} + {k}]; __syncwarp(); {x}[{t}] = {name}; __syncwarp(); }}"
-                        ),
-                    )
-                })
-                .collect(),
+            edits,
         }]
     } else {
         Vec::new()
@@ -252,7 +369,7 @@ fn diagnose(ctx: &RuleContext, masked: &str, base: usize, run: &[Step]) -> Optio
     Some(RuleDiagnostic {
         rule: RULE.id,
         severity: RULE.severity,
-        range,
+        range: first.range.clone(),
         message: format!(
             "implicit warp-synchronous reduction: these {} steps on `{}` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on {} (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync`",
             run.len(),
@@ -262,59 +379,6 @@ fn diagnose(ctx: &RuleContext, masked: &str, base: usize, run: &[Step]) -> Optio
         wiki: RULE.wiki[0].to_string(),
         fixes,
     })
-}
-
-/// Whether `array` is declared `volatile` in `body`.
-fn declared_volatile(body: &str, array: &str) -> bool {
-    body.match_indices("volatile").any(|(i, _)| {
-        let decl = &body[i..];
-        let end = decl.find([';', ')', '=']).unwrap_or(decl.len());
-        mentions_word(&decl[..end], array)
-    })
-}
-
-fn mentions_word(s: &str, word: &str) -> bool {
-    s.match_indices(word).any(|(i, _)| {
-        let before = s[..i].chars().next_back();
-        let after = s[i + word.len()..].chars().next();
-        let id = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        !id(before) && !id(after)
-    })
-}
-
-/// `text` with comments replaced by spaces (same length and offsets).
-fn mask_comments(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = b.to_vec();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                out[i] = b' ';
-                i += 1;
-            }
-        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                if b[i] != b'\n' {
-                    out[i] = b' ';
-                }
-                i += 1;
-            }
-            let end = (i + 2).min(b.len());
-            out[i..end].fill(b' ');
-            i += 2;
-        } else if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i += 1;
-        } else {
-            i += 1;
-        }
-    }
-    // Only ASCII bytes were replaced by ASCII spaces, and only whole comments.
-    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 #[cfg(test)]
@@ -413,6 +477,101 @@ __device__ void warpReduce(volatile float* s, int tid) {
     }
 
     #[test]
+    fn shared_array_under_a_first_warp_branch() {
+        // A `__shared__` array without `volatile`, the branch written on the thread index
+        // itself, a comment and a blank line between the steps: the statements decide.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float s[64];
+    if (threadIdx.x < warpSize) {
+        s[threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 16];
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: implicit warp-synchronous reduction: these 3 steps on `s`
+        // halve again
+
+        s[threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 8];
+        s[threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 4];
+    }
+    out[threadIdx.x] = s[threadIdx.x];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn branches_of_more_than_one_warp_and_lane_conditions_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out, float* g) {
+    __shared__ float s[128];
+    unsigned tid = threadIdx.x;
+    if (tid < 64) {
+        s[tid] += s[tid + 16];
+        s[tid] += s[tid + 8];
+    }
+    if (tid < 32) {
+    } else {
+        s[tid] += s[tid + 16];
+        s[tid] += s[tid + 8];
+    }
+    if (tid % 32 < 16) {
+        s[tid] += s[tid + 16];
+        s[tid] += s[tid + 8];
+    }
+    if (tid < 32) {
+        // Not shared memory, not volatile.
+        g[tid] += g[tid + 16];
+        g[tid] += g[tid + 8];
+        // The condition tells the lanes apart: the steps do not all run together.
+        if (tid < 16) s[tid] += s[tid + 16];
+        if (tid < 8) s[tid] += s[tid + 8];
+        // Increasing offsets: no ladder.
+        s[tid] += s[tid + 8];
+        s[tid] += s[tid + 16];
+    }
+    out[tid] = s[tid];
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn volatile_in_a_comment_or_on_another_variable_is_no_volatile_pointer() {
+        check(
+            RULE,
+            r#"
+__device__ void warp_sum(float* g, int tid) {
+    // volatile float* v = g; (not any more)
+    volatile int done = 0;
+    g[tid] += g[tid + 16];
+    g[tid] += g[tid + 8];
+    done = 1;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn volatile_local_pointer_with_an_offset_index() {
+        check(
+            RULE,
+            r#"
+__device__ void warp_sum(float* buf, int base) {
+    volatile float* v = buf;
+    int i = base + threadIdx.x;
+    v[i] += v[i + 16];
+ // ^^^^^^^^^^^^^^^^^^ warning: implicit warp-synchronous reduction: these 2 steps on `v`
+    v[i] += v[i + 8];
+    __syncwarp();
+    v[i] += v[i + 4];
+}
+"#,
+        );
+    }
+
+    #[test]
     fn fix_splits_each_step() {
         check_fix(
             RULE,
@@ -428,6 +587,26 @@ __device__ void warpReduce(volatile float* s, int tid) {
                 __device__ void warpReduce(volatile float* s, int tid) {
                     { auto partial = s[tid] + s[tid + 32]; __syncwarp(); s[tid] = partial; __syncwarp(); }
                     { auto partial = s[tid] + s[tid + 16]; __syncwarp(); s[tid] = partial; __syncwarp(); }
+                }
+            "#]],
+        );
+        // Steps under a block-size guard keep it; a name the index uses is not taken.
+        check_fix(
+            RULE,
+            r#"
+template <unsigned blockSize>
+__device__ void warpReduce(volatile float* s, int partial) {
+    if (blockSize >= 64) s[partial] += s[partial + 32];
+    if (blockSize >= 32) s[partial] += s[partial + 16];
+}
+"#,
+            0,
+            expect![[r#"
+                // Split each step into its read and its write, with `__syncwarp()` after each
+                template <unsigned blockSize>
+                __device__ void warpReduce(volatile float* s, int partial) {
+                    if (blockSize >= 64) { auto partial_sum = s[partial] + s[partial + 32]; __syncwarp(); s[partial] = partial_sum; __syncwarp(); }
+                    if (blockSize >= 32) { auto partial_sum = s[partial] + s[partial + 16]; __syncwarp(); s[partial] = partial_sum; __syncwarp(); }
                 }
             "#]],
         );

@@ -8,7 +8,9 @@
 //! loop's bound is a full unroll and is judged like a bare pragma (so `#pragma unroll 32`
 //! on a 32-trip loop is as silent as `#pragma unroll`). Statements of an inner loop
 //! that is itself unrolled by a pragma count once per copy. A large factor on a small body
-//! (a register-tile loop, a short FMA chain) stays silent.
+//! (a register-tile loop, a short FMA chain) stays silent. The pragmas and their factors,
+//! the loops' headers and the body's statements (expressions, declarations, exits, at any
+//! depth) are syntax facts (`unroll_pragmas`, `for_bounds`, `simple_statements`).
 //!
 //! The fix unrolls by 4, the small factor the wiki recommends. The factor changes the
 //! schedule, never what the loop computes, so `kernaut-lsp check --fix` applies it.
@@ -22,7 +24,7 @@
 //! for (int k = 0; k < K; ++k) { /* 12 statements */ }
 //! ```
 
-use kernaut_syntax::{EnclosingKind, TextRange, UnrollPragma};
+use kernaut_syntax::{ForBounds, TextRange, UnrollPragma};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -45,10 +47,14 @@ const LARGE_BODY: i64 = 8;
 const FIXED_FACTOR: i64 = 4;
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    if only_small_factors(ctx.text()) {
+    let pragmas = ctx.file.unroll_pragmas();
+    // Only larger factors and bare pragmas can be flagged.
+    if pragmas
+        .iter()
+        .all(|p| p.factor.is_some_and(|n| n <= MAX_FACTOR))
+    {
         return;
     }
-    let pragmas = ctx.file.unroll_pragmas();
     for p in &pragmas {
         let Some(loop_range) = p.loop_range.clone() else {
             continue;
@@ -74,8 +80,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         };
         let copies = match p.factor {
             Some(n) if !full => n,
-            // Most full unrolls are of short loops: the bound read from the header rules
-            // them out without the syntax queries `trip_count` makes.
+            // Most full unrolls are of short loops: the bound from the header rules them
+            // out without the syntax queries `trip_count` makes.
             _ if bound.is_none_or(|b| b <= MAX_FULL_TRIP) => continue,
             _ => match trip_count(ctx, &loop_range) {
                 Some(n) if n > MAX_FULL_TRIP => n,
@@ -102,81 +108,38 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             range: p.range.clone(),
             message,
             wiki: RULE.wiki[0].to_string(),
-            fixes: fix(ctx.text(), p).into_iter().collect(),
+            fixes: vec![fix(p)],
         });
     }
 }
 
-/// Whether every `unroll` word of `text` that could start a pragma argument is followed,
-/// to the end of its line, by a decimal factor of at most [`MAX_FACTOR`]: then no pragma
-/// can be flagged (only larger factors and bare pragmas are), and the tree walk that finds
-/// the pragmas can be skipped. True for a file without `unroll`.
-fn only_small_factors(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    for (i, _) in text.match_indices("unroll") {
-        let end = i + "unroll".len();
-        // `nounroll`, `unrolled`: not the argument `unroll`, `unroll N` or `unroll(N)`.
-        if (i > 0 && is_ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| is_ident(b)) {
-            continue;
-        }
-        let line_end = text[end..].find('\n').map_or(text.len(), |n| end + n);
-        let factor = text[end..line_end].trim();
-        let small = !factor.starts_with('0')
-            && !factor.is_empty()
-            && factor.len() <= 2
-            && factor.bytes().all(|b| b.is_ascii_digit())
-            && factor.parse::<i64>().is_ok_and(|n| n <= MAX_FACTOR);
-        if !small {
-            return false;
-        }
-    }
-    true
-}
-
 /// The edit that sets the factor to [`FIXED_FACTOR`].
-fn fix(text: &str, p: &UnrollPragma) -> Option<Fix> {
-    let line = text.get(p.range.clone())?;
-    let at = p.range.start + line.find("unroll")? + "unroll".len();
-    let edit = TextEdit::replace(at..p.range.end, format!(" {FIXED_FACTOR}"));
+fn fix(p: &UnrollPragma) -> Fix {
     // The unroll factor changes the schedule, never what the loop computes.
-    Some(Fix {
+    Fix {
         safe: true,
         title: format!("Unroll by {FIXED_FACTOR}"),
-        edits: vec![edit],
-    })
+        edits: vec![TextEdit::replace(
+            p.factor_range.clone(),
+            format!(" {FIXED_FACTOR}"),
+        )],
+    }
 }
 
 /// The bound `N` of a `for (…; v < N; …)` or `v <= N` header, folded: an upper bound of
 /// the trip count of a loop that starts at 0 or above.
 fn upper_bound(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
-    let text = ctx.text();
-    let body = body_range(text, range)?;
-    let header = text.get(range.start..body.start)?;
-    let condition = header.split(';').nth(1)?;
-    let (rhs, inclusive) = match condition.find("<=") {
-        Some(i) => (&condition[i + 2..], true),
-        None => (&condition[condition.find('<')? + 1..], false),
-    };
-    let bound = ctx.facts.fold_text(rhs.trim(), range.start)?;
-    Some(if inclusive { bound + 1 } else { bound })
+    ctx.file.for_bounds(range)?.end
 }
 
 /// The trip count of the `for` loop at `range`, when its bounds and step are constant.
 fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
-    let text = ctx.text();
-    let body = body_range(text, range)?;
-    let e = ctx
-        .enclosing(body.start)
-        .iter()
-        .find(|e| e.range == *range)
-        .cloned()?;
-    let EnclosingKind::For {
+    let ForBounds {
         start: Some(start),
         end: Some(end),
         step: Some(step),
         ..
-    } = e.kind
+    } = ctx.file.for_bounds(range)?
     else {
         return None;
     };
@@ -187,103 +150,47 @@ fn trip_count(ctx: &RuleContext, range: &TextRange) -> Option<i64> {
     Some((end - start + step - 1) / step)
 }
 
-/// The statements of the loop body at `range`, each inner loop under an unroll pragma
-/// counted once per copy; `None` when an inner factor is unknown.
+/// The statements of the loop at `range` (expressions, declarations, exits, at any
+/// depth), each inner loop under an unroll pragma counted once per copy; `None` when an
+/// inner factor is unknown.
 fn body_size(
     ctx: &RuleContext,
     range: &TextRange,
     pragmas: &[UnrollPragma],
     depth: usize,
 ) -> Option<i64> {
-    let text = ctx.text();
-    let body = body_range(text, range)?;
-    let inner: Vec<&UnrollPragma> = pragmas
-        .iter()
-        .filter(|p| {
-            p.loop_range
-                .as_ref()
-                .is_some_and(|l| is_direct_child(l, &body, pragmas))
-        })
-        .collect();
-    let mut size = 0i64;
-    let mut at = body.start;
-    for p in &inner {
-        let l = p.loop_range.clone()?;
-        size += statements(text.get(at..p.range.start).unwrap_or(""));
-        let copies = match p.factor {
-            Some(n) => n.max(1),
-            None => trip_count(ctx, &l).unwrap_or(1),
-        };
-        let inner_size = if depth < 4 {
-            body_size(ctx, &l, pragmas, depth + 1)?
-        } else {
-            statements(text.get(l.clone()).unwrap_or(""))
-        };
-        size += copies.saturating_mul(inner_size.max(1));
-        at = l.end;
-    }
-    size += statements(text.get(at..body.end).unwrap_or(""));
-    Some(size)
-}
-
-/// Whether the loop at `l` lies inside `body` and not inside another pragma loop that does.
-fn is_direct_child(l: &TextRange, body: &TextRange, pragmas: &[UnrollPragma]) -> bool {
     let inside = |r: &TextRange, outer: &TextRange| {
         r.start >= outer.start && r.end <= outer.end && r != outer
     };
-    inside(l, body)
-        && !pragmas.iter().any(|o| {
-            o.loop_range
-                .as_ref()
-                .is_some_and(|m| inside(m, body) && inside(l, m))
-        })
-}
-
-/// The range of a loop's body: after the header's `)` for `for`/`while`, between `do` and
-/// the final `while` for `do`.
-fn body_range(text: &str, range: &TextRange) -> Option<TextRange> {
-    let loop_text = text.get(range.clone())?;
-    if loop_text.starts_with("do") {
-        let end = loop_text.rfind("while")?;
-        return Some(range.start + 2..range.start + end);
+    // The pragma loops inside this one and not inside another such loop inside it.
+    let inner: Vec<(&UnrollPragma, &TextRange)> = pragmas
+        .iter()
+        .filter_map(|p| Some((p, p.loop_range.as_ref()?)))
+        .filter(|(_, l)| inside(l, range))
+        .collect();
+    let direct: Vec<(&UnrollPragma, &TextRange)> = inner
+        .iter()
+        .copied()
+        .filter(|(_, l)| !inner.iter().any(|(_, m)| inside(l, m)))
+        .collect();
+    let statements = ctx.file.simple_statements(range);
+    let mut size = statements
+        .iter()
+        .filter(|s| !direct.iter().any(|(_, l)| inside(s, l)))
+        .count() as i64;
+    for (p, l) in direct {
+        let copies = match p.factor {
+            Some(n) => n.max(1),
+            None => trip_count(ctx, l).unwrap_or(1),
+        };
+        let inner_size = if depth < 4 {
+            body_size(ctx, l, pragmas, depth + 1)?
+        } else {
+            statements.iter().filter(|s| inside(s, l)).count() as i64
+        };
+        size = size.saturating_add(copies.saturating_mul(inner_size.max(1)));
     }
-    let open = loop_text.find('(')?;
-    let mut depth = 0i32;
-    for (i, b) in loop_text.bytes().enumerate().skip(open) {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(range.start + i + 1..range.end);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The number of statements in `text`: semicolons outside parentheses (so a `for` header
-/// counts as none), ignoring comments and preprocessor lines.
-fn statements(text: &str) -> i64 {
-    let mut n = 0;
-    for line in text.lines() {
-        let line = line.split("//").next().unwrap_or("");
-        if line.trim_start().starts_with('#') {
-            continue;
-        }
-        let mut depth = 0i32;
-        for b in line.bytes() {
-            match b {
-                b'(' => depth += 1,
-                b')' => depth -= 1,
-                b';' if depth <= 0 => n += 1,
-                _ => {}
-            }
-        }
-    }
-    n
+    Some(size)
 }
 
 #[cfg(test)]
@@ -312,23 +219,6 @@ __global__ void k(const float* a, float* out, int n) {
     out[threadIdx.x] = s0 + s1 + s2 + s3;
 }
 "#;
-
-    #[test]
-    fn small_literal_factors_skip_the_pragma_walk() {
-        use super::only_small_factors;
-        assert!(only_small_factors("for (;;) {}\n"));
-        assert!(only_small_factors(
-            "#pragma unroll 4\n#pragma unroll 16\r\n// unrolled\n"
-        ));
-        assert!(only_small_factors("#pragma nounroll\n"));
-        assert!(!only_small_factors("#pragma unroll 32\n"));
-        assert!(!only_small_factors("#pragma unroll\n"));
-        assert!(!only_small_factors("#pragma unroll 08\n"));
-        assert!(!only_small_factors("#pragma unroll (4)\n"));
-        assert!(!only_small_factors("#pragma unroll N\n"));
-        assert!(!only_small_factors("#pragma unroll 4 // why\n"));
-        assert!(!only_small_factors("// unroll this by hand\n"));
-    }
 
     #[test]
     fn large_factor_on_a_large_body() {
@@ -480,6 +370,74 @@ __global__ void k(const float* a, float* out) {
     out[threadIdx.x] = p + q + r + u;
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn statements_are_counted_from_the_syntax() {
+        // Branches count their statements; a `for` header, comments and strings with `;`
+        // count none; a pragma in a comment is none.
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out, int n) {
+    float s = 0.f, t = 0.f;
+    // #pragma unroll 64
+    #pragma unroll 64
+ // ^^^^^^^^^^^^^^^^^ hint: `#pragma unroll 64` asks the compiler to unroll a body of 8 statements by 64
+    for (int i = 0; i < n; ++i) {
+        float x = a[i]; // one; two; three
+        if (x > 0.f) {
+            s += x;
+            t += x * x;
+        } else {
+            s -= x;
+        }
+        for (int j = 0; j < 2; ++j) t *= 0.5f;
+        printf("%d;%d;\n", i, n);
+        t += 1.f;
+        if (s > 1e9f) break;
+    }
+    #pragma unroll 64
+    for (int i = 0; i < n; ++i) {
+        float x = a[i]; /* ; ; ; ; ; ; ; */
+        if (x > 0.f) s += x; else t += x;
+        for (int j = 0; j < 2; ++j) t *= 0.5f;
+    }
+    out[0] = s + t;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_replaces_a_parenthesised_factor() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const float* a, float* out, int n) {
+    float s = 0.f, t = 0.f;
+    #pragma unroll (32)
+    for (int i = 0; i < n; ++i) {
+        float x = a[i]; float y = x * x; s += x; t += y;
+        s *= 0.5f; t *= 0.5f; s += t; t -= s;
+    }
+    out[0] = s + t;
+}
+"#,
+            0,
+            expect![[r#"
+                // Unroll by 4
+                __global__ void k(const float* a, float* out, int n) {
+                    float s = 0.f, t = 0.f;
+                    #pragma unroll 4
+                    for (int i = 0; i < n; ++i) {
+                        float x = a[i]; float y = x * x; s += x; t += y;
+                        s *= 0.5f; t *= 0.5f; s += t; t -= s;
+                    }
+                    out[0] = s + t;
+                }
+            "#]],
         );
     }
 

@@ -14,8 +14,9 @@
 //! branch (`if (warp == 0)`, `threadIdx.x < 32`) stays silent, as does
 //! `cuda::memcpy_async` with a pipeline (per-thread LDGSTS).
 //!
-//! The fix wraps the statement in `cooperative_groups::invoke_one(coalesced_threads(), …)`
-//! and adds `#include <cooperative_groups.h>` when the file lacks it.
+//! The fix wraps the statement (the syntax's statement around the call or its `asm`) in
+//! `cooperative_groups::invoke_one(coalesced_threads(), …)` and adds
+//! `#include <cooperative_groups.h>` when the file lacks it.
 //!
 //! ```cuda
 //! // Before
@@ -67,7 +68,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let calls: Vec<&CallSite> = all
         .iter()
         .copied()
-        .filter(|c| is_bulk_copy(ctx, c))
+        .filter(|c| is_bulk_copy(ctx, c, &all))
         .collect();
     for call in calls {
         if elected
@@ -76,7 +77,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         {
             continue;
         }
-        let Some((condition, condition_range)) = single_thread_branch(ctx, call.range.start) else {
+        let Some(condition) = single_thread_branch(ctx, call.range.start) else {
             continue;
         };
         let what = if call.kind == SymbolKind::Ptx {
@@ -87,7 +88,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let message = format!(
             "{what} is issued under `if ({condition})`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`)"
         );
-        let fixes = fix(ctx, call, condition_range.end).into_iter().collect();
+        let fixes = fix(ctx, call).into_iter().collect();
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity: RULE.severity,
@@ -99,8 +100,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
-/// Whether `call` issues a bulk (TMA) copy.
-fn is_bulk_copy(ctx: &RuleContext, call: &CallSite) -> bool {
+/// Whether `call` issues a bulk (TMA) copy (`all`: the calls of its function).
+fn is_bulk_copy(ctx: &RuleContext, call: &CallSite, all: &[&CallSite]) -> bool {
     if call.kind == SymbolKind::Ptx {
         return call.callee.starts_with("cp.async.bulk")
             && !call.callee.starts_with("cp.async.bulk.commit_group")
@@ -115,9 +116,13 @@ fn is_bulk_copy(ctx: &RuleContext, call: &CallSite) -> bool {
     // bulk-copy path on sm_90.
     last == "memcpy_async"
         && targets_sm90(ctx)
-        && call.args.len() == 4
-        && call.args[2].contains("aligned_size_t")
-        && is_barrier(ctx, &call.args[3], call.range.start)
+        && call.arg_ranges.len() == 4
+        && all.iter().any(|c| {
+            short_name(&c.callee) == "aligned_size_t"
+                && call.arg_ranges[2].start <= c.range.start
+                && c.range.end <= call.arg_ranges[2].end
+        })
+        && call.arg_ranges.get(3).is_some_and(|a| is_barrier(ctx, a))
 }
 
 /// Whether the file is compiled for sm_90 or newer: the configured target, or, on the
@@ -139,32 +144,26 @@ fn targets_sm90(ctx: &RuleContext) -> bool {
     .any(|m| text.contains(m))
 }
 
-/// Whether the argument names a `cuda::barrier`: the variable's declared type mentions
-/// `barrier`.
-fn is_barrier(ctx: &RuleContext, arg: &str, at: usize) -> bool {
-    let name: String = arg
-        .trim_start_matches(['&', '*', ' '])
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    if name.is_empty() {
-        return false;
-    }
-    ctx.file
-        .variable_named(&name, at)
-        .is_some_and(|v| v.ty.contains("barrier"))
+/// Whether the argument at `arg` names a `cuda::barrier` (`bar`, `&bar`, `bars[i]`): the
+/// declared type of the first variable it names mentions `barrier`.
+fn is_barrier(ctx: &RuleContext, arg: &TextRange) -> bool {
+    ctx.file.names_in(arg).first().is_some_and(|(name, at)| {
+        ctx.file
+            .variable_named(name, at.start)
+            .is_some_and(|v| v.ty.contains("barrier"))
+    })
 }
 
 /// The condition of the innermost `if` around `offset` when it selects threads by an
 /// equality test on the thread index; `None` otherwise.
-fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, TextRange)> {
+fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<String> {
     for e in ctx.enclosing(offset).iter() {
         match &e.kind {
             EnclosingKind::If {
                 condition,
-                condition_range,
                 in_else,
                 thread_dependent,
+                ..
             } => {
                 let c = condition.replace(' ', "").to_ascii_lowercase();
                 let equality = c.contains("==") || c.starts_with('!');
@@ -174,7 +173,7 @@ fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, Tex
                     && equality
                     && !elected
                     && !warp_granular(&c))
-                .then(|| (condition.clone(), condition_range.clone()));
+                .then(|| condition.clone());
             }
             EnclosingKind::Function { .. } => return None,
             _ => {}
@@ -192,20 +191,10 @@ fn warp_granular(c: &str) -> bool {
 }
 
 /// The fix: the statement wrapped in `invoke_one`, and the include when it is missing.
-fn fix(ctx: &RuleContext, call: &CallSite, condition_end: usize) -> Option<Fix> {
+fn fix(ctx: &RuleContext, call: &CallSite) -> Option<Fix> {
     let text = ctx.text();
-    let (start, end) = if call.kind == SymbolKind::Ptx {
-        let asm = text[..call.range.start].rfind("asm")?;
-        (
-            asm,
-            kernaut_syntax::lex::statement_end(text, asm, false).ok()?,
-        )
-    } else {
-        (
-            statement_start(text, call.range.start, condition_end),
-            kernaut_syntax::lex::statement_end(text, call.range.start, false).ok()?,
-        )
-    };
+    // The statement the call (or the `asm` statement the PTX instruction is in) makes.
+    let TextRange { start, end } = ctx.file.statement_at(&call.range)?;
     let statement = text.get(start..end)?;
     let ns = if text.contains("namespace cg = cooperative_groups") {
         "cg"
@@ -228,21 +217,6 @@ fn fix(ctx: &RuleContext, call: &CallSite, condition_end: usize) -> Option<Fix> 
         title: "Elect the issuing lane with cooperative_groups::invoke_one".to_string(),
         edits,
     })
-}
-
-/// The start of the statement holding `offset`: after the previous `;`, `{` or `}`, or
-/// after the `if` condition that ends at `condition_end`.
-fn statement_start(text: &str, offset: usize, condition_end: usize) -> usize {
-    let prev = text[..offset]
-        .rfind([';', '{', '}'])
-        .map_or(0, |i| i + 1)
-        .max(if condition_end <= offset {
-            condition_end
-        } else {
-            0
-        });
-    let s = &text[prev..offset];
-    prev + (s.len() - s.trim_start().len())
 }
 
 #[cfg(test)]
@@ -360,6 +334,41 @@ __global__ void k(const float* gmem, int bytes) {
                     __shared__ cuda::barrier<cuda::thread_scope_block> bar;
                     if (threadIdx.x == 0)
                         cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar); });
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fix_wraps_only_the_statement_of_the_copy() {
+        // In a block after other statements, a barrier from an array, a comment that
+        // holds `asm` and `;` before it: the statement is the syntax's.
+        check_fix(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bars[2];
+    if (threadIdx.x == 0) {
+        int stage = 1; /* not asm; */
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bars[stage]);
+    }
+}
+"#,
+            0,
+            expect![[r#"
+                // Elect the issuing lane with cooperative_groups::invoke_one
+                #include <cooperative_groups.h>
+                #include <cuda/barrier>
+                __global__ void k(const float* gmem, int bytes) {
+                    __shared__ alignas(16) float smem[1024];
+                    __shared__ cuda::barrier<cuda::thread_scope_block> bars[2];
+                    if (threadIdx.x == 0) {
+                        int stage = 1; /* not asm; */
+                        cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bars[stage]); });
+                    }
                 }
             "#]],
         );

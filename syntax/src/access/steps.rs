@@ -147,6 +147,101 @@ impl SourceFile {
     }
 }
 
+/// The kinds of statement that [`Step::Stmt`] holds: statements without statements inside.
+const SIMPLE_STATEMENTS: &[&str] = &[
+    "expression_statement",
+    "declaration",
+    "type_definition",
+    "alias_declaration",
+    "static_assert_declaration",
+    "using_declaration",
+    "asm_statement",
+];
+
+impl SourceFile {
+    /// The range of the innermost statement without statements inside (an expression, a
+    /// declaration, an `asm` statement: what [`Step::Stmt`] holds) that contains `range`,
+    /// through its `;`. `None` when `range` lies in no such statement of a function body
+    /// (in a condition, a loop header, a block's braces).
+    pub fn statement_at(&self, range: &TextRange) -> Option<TextRange> {
+        let root = self.root_at(range.start)?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        loop {
+            let kind = node.kind_name();
+            if SIMPLE_STATEMENTS.contains(&kind) {
+                return Some(node.byte_range());
+            }
+            if kind == "compound_statement"
+                || kind == "function_definition"
+                || kind == "condition_clause"
+                || kind.ends_with("_statement")
+            {
+                return None;
+            }
+            node = node.parent()?;
+        }
+    }
+}
+
+impl SourceFile {
+    /// The statements without statements inside that lie in `range` (a loop, a body), at
+    /// any depth, in document order: what [`Step::Stmt`] and [`Step::Exit`] hold, without
+    /// lowering anything (a `for` header's declaration is none; a lambda's body is part of
+    /// its statement).
+    pub fn simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
+        let mut out = Vec::new();
+        // From the smallest node around the range, not the whole chunk.
+        let Some(root) = self
+            .root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+        else {
+            return out;
+        };
+        preorder(root, |n| {
+            if n.end_byte() <= range.start || n.start_byte() >= range.end {
+                return false;
+            }
+            let kind = n.kind_name();
+            let simple = SIMPLE_STATEMENTS.contains(&kind)
+                || matches!(
+                    kind,
+                    "return_statement" | "break_statement" | "continue_statement"
+                );
+            if !simple {
+                return true;
+            }
+            let header = n.parent().is_some_and(|p| {
+                matches!(p.kind_name(), "for_statement" | "condition_clause")
+                    && p.field("body") != Some(n)
+            });
+            if !header && range.start <= n.start_byte() && n.end_byte() <= range.end {
+                out.push(n.byte_range());
+            }
+            false
+        });
+        out
+    }
+
+    /// Whether the statement at `statement` (a range [`SourceFile::statement_at`] gives)
+    /// is one of the statements of a `{ … }` block, not the whole body of a brace-less
+    /// `if`, `else` or loop (which cannot be deleted without leaving the branch empty).
+    pub fn in_block(&self, statement: &TextRange) -> bool {
+        let Some(root) = self.root_at(statement.start) else {
+            return false;
+        };
+        let Some(mut node) = root.descendant_for_byte_range(statement.start, statement.end) else {
+            return false;
+        };
+        while let Some(p) = node.parent() {
+            if p.byte_range() != *statement {
+                return node.byte_range() == *statement && p.kind_name() == "compound_statement";
+            }
+            node = p;
+        }
+        false
+    }
+}
+
 struct StepWalk<'s, 'a> {
     file: &'s SourceFile,
     low: &'s Lowerer<'a>,
@@ -176,13 +271,7 @@ impl<'a> StepWalk<'_, 'a> {
         match node.kind_name() {
             "compound_statement" => out.extend(self.block(node, d)),
             "comment" => {}
-            "expression_statement"
-            | "declaration"
-            | "type_definition"
-            | "alias_declaration"
-            | "static_assert_declaration"
-            | "using_declaration"
-            | "asm_statement" => out.push(Step::Stmt { range }),
+            k if SIMPLE_STATEMENTS.contains(&k) => out.push(Step::Stmt { range }),
             "if_statement" => {
                 let Some(cond) = node.field("condition") else {
                     out.push(self.opaque(node, d));
@@ -671,5 +760,42 @@ mod tests {
               stmt d++;"#]]
         .assert_eq(&out.join("\n"));
         assert_eq!(steps.modified, ["c", "d"]);
+    }
+
+    #[test]
+    fn the_statement_around_a_range() {
+        let text = "__global__ void k(int* g) {\n    if (threadIdx.x == 0) g[0] = f(1);\n    for (int i = 0; i < 4; ++i) {\n        asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));\n    }\n}\n";
+        let file = SourceFile::parse(text);
+        let at = |n: &str| text.find(n).unwrap();
+        let call = at("f(1)")..at("f(1)") + 4;
+        assert_eq!(
+            file.statement_at(&call).map(|r| &text[r]),
+            Some("g[0] = f(1);")
+        );
+        let asm = at("red.add");
+        assert_eq!(
+            file.statement_at(&(asm..asm + 3)).map(|r| &text[r]),
+            Some("asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));")
+        );
+        // The `if`'s body is no statement of a block; the `asm` statement is.
+        assert!(!file.in_block(&file.statement_at(&call).unwrap()));
+        assert!(file.in_block(&file.statement_at(&(asm..asm + 3)).unwrap()));
+        // The loop's statements: not its header's declaration.
+        let lp = at("for (")..at("    }\n}");
+        let inner: Vec<&str> = file
+            .simple_statements(&lp)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            inner,
+            ["asm volatile(\"red.add.u32 [%0], 1;\" :: \"l\"(g));"]
+        );
+        // A condition and a loop header are in no such statement.
+        assert_eq!(
+            file.statement_at(&(at("threadIdx")..at("threadIdx") + 9)),
+            None
+        );
+        assert_eq!(file.statement_at(&(at("i < 4")..at("i < 4") + 5)), None);
     }
 }

@@ -12,6 +12,9 @@ pub struct UnrollPragma {
     pub factor: Option<i64>,
     /// The text after `unroll`.
     pub factor_text: String,
+    /// The range from the end of the word `unroll` to the end of the pragma: the factor
+    /// with the blanks before it (empty for a bare `#pragma unroll`).
+    pub factor_range: TextRange,
     /// The loop it applies to, if one follows.
     pub loop_range: Option<TextRange>,
 }
@@ -98,10 +101,19 @@ impl SourceFile {
                 let trimmed_end = text
                     .get(node.start_byte()..end)
                     .map_or(end, |t| node.start_byte() + t.trim_end().len());
+                // The argument starts with `unroll`: the factor follows it.
+                let after_word = node
+                    .field("argument")
+                    .map_or(trimmed_end, |a| {
+                        let lead = node_text(a, text).len() - node_text(a, text).trim_start().len();
+                        a.start_byte() + lead + "unroll".len()
+                    })
+                    .min(trimmed_end);
                 out.push(UnrollPragma {
                     range: node.start_byte()..trimmed_end,
                     factor,
                     factor_text,
+                    factor_range: after_word..trimmed_end,
                     loop_range,
                 });
             }
