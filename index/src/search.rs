@@ -474,7 +474,8 @@ impl WikiIndex {
             return Vec::new();
         };
         let searcher = self.reader.searcher();
-        // Questions and short noun phrases ask for a technique, symptoms for a pitfall; a
+        // Questions and short noun phrases ask for a technique, symptoms for a pitfall (a
+        // technique section that shares the symptom's words comes after it); a
         // phrase around a name from code (`__constant__ array indexed by threadIdx`) is
         // about that use, not the technique.
         let skill_gain = if asks_quantity(query) {
@@ -486,6 +487,8 @@ impl WikiIndex {
             && !(topics.words > 1 && query.split_whitespace().any(is_identifier_shaped))
         {
             TECHNIQUE_GAIN
+        } else if describes_symptom(query) {
+            SYMPTOM_SKILL_GAIN
         } else {
             1.0
         };
@@ -673,7 +676,7 @@ impl WikiIndex {
                         Occur::Should,
                         Box::new(BoostQuery::new(
                             Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
-                            0.3,
+                            SYNONYM_WEIGHT,
                         )),
                     ));
                 }
@@ -967,6 +970,12 @@ const TECHNIQUE_GAIN: f32 = 1.6;
 /// Queries of at most this many meaningful words may be such a noun phrase.
 const TECHNIQUE_MAX_WORDS: usize = 4;
 
+/// The factor on skill pages for a query that describes a symptom ("threads in the same
+/// warp take different paths and it gets slow"): what goes wrong, and why, is a pitfall's
+/// section; the skill section that shares its words (the technique that avoids it) is the
+/// next step, not the answer.
+const SYMPTOM_SKILL_GAIN: f32 = 0.8;
+
 /// Whether a query asks for a figure: "how many …", "how much …", or a limit or maximum
 /// ("what is the per-block shared memory limit", "max registers per thread"), and names
 /// no symptom.
@@ -1045,6 +1054,11 @@ fn topic_scorer(
     }
 }
 
+/// The weight of a word's synonym (per field, without the field's boost) next to the word
+/// as typed: a fifth to a sixth of a title or symptom match, enough to decide between
+/// sections that match the other words alike.
+const SYNONYM_WEIGHT: f32 = 0.5;
+
 /// Groups of words CUDA authors use for the same thing (before stemming).
 const SYNONYMS: &[&[&str]] = &[
     &["hang", "hangs", "deadlock", "stuck", "freezes", "forever"],
@@ -1062,6 +1076,8 @@ const SYNONYMS: &[&[&str]] = &[
     &["race", "races", "racecheck", "nondeterministic"],
     &["barrier", "syncthreads"],
     &["struct", "structs", "structure", "structures"],
+    // "The second kernel" of a user is the next (secondary) kernel of the launch pages.
+    &["second", "next", "secondary", "subsequent"],
 ];
 
 /// The stemmed synonym groups, computed once.

@@ -1,8 +1,10 @@
 //! Search quality on the held-out sets of issue 28: queries in users' words, pasted tool
 //! output, page ids and `id#anchor`s. `heldout_queries.tsv` was written before the ranking
 //! work of that issue and never tuned on; `heldout_after.tsv` was written after it, to check
-//! that the changes did not overfit the first set. Both must reach the targets: top-1 at
-//! least 85 %, top-3 at least 95 %.
+//! that the changes did not overfit the first set; `heldout_r3.tsv`, `heldout_r4.tsv` and
+//! `heldout_r5.tsv` were each written before a later round of ranking work. Each set must
+//! reach the targets (top-1 at least 85 %, top-3 at least 95 %) or, where a test says so,
+//! keep the rates it reached.
 //!
 //! `KERNAUT_EVAL=1 cargo test -p kernaut-index --test heldout -- --nocapture` prints the
 //! rates and every query whose first hit is not an expected one.
@@ -91,10 +93,27 @@ fn second_heldout_set_reaches_the_targets() {
     check("heldout_after.tsv", 20);
 }
 
-/// The third set does not reach the issue's top-3 target yet (14/16 top-1, 15/16 top-3 when
-/// it was last measured; 10/16 and 12/16 before this round's changes); it guards what it
-/// reaches. Its miss: a PDL question worded "second" and "first" kernel.
+/// The third set reaches the targets since the fifth round's changes (14/16 top-1, 16/16
+/// top-3; 14/16 and 15/16 before them, 10/16 and 12/16 before the fourth round's).
 #[test]
-fn third_heldout_set_keeps_its_rates() {
-    check_against("heldout_r3.tsv", 16, 80, 90);
+fn third_heldout_set_reaches_the_targets() {
+    check("heldout_r3.tsv", 16);
+}
+
+/// The fourth set reaches the top-1 target but not the top-3 one (17/20 top-1, 18/20 top-3
+/// when last measured; 16/20 and 18/20 before the fifth round's changes); it guards what it
+/// reaches. Its misses: "private array in a kernel goes to local memory" (the section on
+/// "0 bytes spill" local memory comes first, the per-thread array sections are not in the
+/// top 3) and "cp.async gives wrong results when only warp 0 copies" (the section on a
+/// subset of threads copying is not in the top 3).
+#[test]
+fn fourth_heldout_set_keeps_its_rates() {
+    check_against("heldout_r4.tsv", 20, 85, 90);
+}
+
+/// The fifth set, written before the fifth round's changes and not tuned on: 36/41 top-1 and
+/// 41/41 top-3 both before and after them.
+#[test]
+fn fifth_heldout_set_reaches_the_targets() {
+    check("heldout_r5.tsv", 25);
 }

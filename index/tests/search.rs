@@ -397,3 +397,50 @@ title: Bold pitfalls
     expect![[r#"the kernel stalls whenever a **gizmo** is waited on, and the **gizmo** **never** **arms**."#]]
         .assert_eq(&hits[0].snippet);
 }
+
+/// A symptom ("… and it gets slow") asks for the pitfall that explains it, ahead of the
+/// technique section that uses the same words.
+#[test]
+fn a_symptom_puts_the_pitfall_before_the_technique() {
+    const SKILL: &str = "---
+id: skill-paths
+type: skill
+title: Keeping the lanes of a warp on one path
+---
+## What
+Lanes of a warp that take different paths run one path after the other.
+
+## When to use
+### S1. Threads of the same warp that take different paths: slow, so choose paths per warp
+Choose the path from the warp index so that the threads in the same warp take the same
+path and no lane waits while the warp runs a path it does not take.
+";
+    const PITFALLS: &str = "---
+id: pitfall-paths
+type: pitfall
+title: Paths - pitfalls
+parent_skill: paths
+---
+## P1: Branching on the lane index
+**Symptom**: threads of one warp take different paths and the kernel is slow.
+
+**Cause**: the warp runs both paths, one after the other.
+
+## P2: Launching the next kernel too late
+**Symptom**: the next kernel waits until the one before it finishes.
+
+**Cause**: kernels of a stream run one after the other.
+";
+    let wiki = Wiki::from_files([("s.md", SKILL), ("p.md", PITFALLS)]);
+    let index = WikiIndex::build(&wiki).unwrap();
+    let query = "threads in the same warp take different paths and it gets slow";
+    let hits = index.search(
+        query,
+        &SearchOptions {
+            limit: 3,
+            kind: None,
+        },
+    );
+    let got: Vec<String> = hits.iter().take(2).map(|h| h.target()).collect();
+    assert_eq!(got, ["pitfall-paths#P1", "skill-paths#S1"]);
+}
