@@ -110,3 +110,34 @@ fn host_template_never_called_leaves_the_block_unknown() {
     assert_eq!(l.block.value, None);
     assert!(l.caller_bound.is_empty());
 }
+
+#[test]
+fn dim3_assigned_after_its_declaration() {
+    // `dim3 blocks, threads;` then `threads = dim3(16, 16);` on the way to the launch:
+    // the assignment is the value; one inside a branch that ends before the launch
+    // leaves it unknown; one in the launch's own branch is the value there.
+    let text = format!(
+        "{KERNEL}void run(float* p, int n, int mode) {{\n    dim3 blocks, threads;\n    blocks = dim3(n / 16);\n    threads = dim3(16, 16);\n    k<<<blocks, threads>>>(p);\n    dim3 t2(16, 16);\n    if (mode) t2 = dim3(32, 8);\n    k<<<1, t2>>>(p);\n    if (mode == 2) {{\n        t2 = dim3(64, 2);\n        k<<<1, t2>>>(p);\n    }}\n}}\n"
+    );
+    assert_eq!(
+        dims(&text),
+        [
+            (None, Some([16, 16, 1])),
+            (Some([1, 1, 1]), None),
+            (Some([1, 1, 1]), Some([64, 2, 1])),
+        ]
+    );
+}
+
+#[test]
+fn launch_config_block_from_a_dim3_assigned_after_its_declaration() {
+    // `cudaLaunchKernelEx`'s `cfg.blockDim = threads;` with `threads` assigned after
+    // `dim3 threads;`; the same assignment inside a closed branch leaves it unknown.
+    let text = format!(
+        "{KERNEL}void run(float* p, int mode) {{\n    dim3 threads;\n    threads = dim3(128, 2);\n    cudaLaunchConfig_t cfg = {{}};\n    cfg.gridDim = dim3(4);\n    cfg.blockDim = threads;\n    cudaLaunchKernelEx(&cfg, k, p);\n}}\nvoid run2(float* p, int mode) {{\n    dim3 threads(64);\n    if (mode) {{ threads = dim3(128, 2); }}\n    cudaLaunchConfig_t cfg = {{}};\n    cfg.gridDim = dim3(4);\n    cfg.blockDim = threads;\n    cudaLaunchKernelEx(&cfg, k, p);\n}}\n"
+    );
+    assert_eq!(
+        dims(&text),
+        [(Some([4, 1, 1]), Some([128, 2, 1])), (Some([4, 1, 1]), None)]
+    );
+}

@@ -531,14 +531,27 @@ fn siblings_fill_gaps(
         {
             continue;
         }
-        // Only a copy of `a` shifted into its gaps: a constant offset, shorter than the
-        // distance between lanes.
+        // A copy of `a` shifted into its gaps (a constant offset, shorter than the
+        // distance between lanes), or an access whose bytes all lie in the sectors `a`
+        // touches (`rec[base + 4 * q + (q + k) % 4]` for each `k`: the lanes rotate
+        // through the same chunks): what the two leave unused of each other's sectors.
         let Some(theirs) = lane_offsets(&o.byte_offset, shape, 0, 0) else {
             continue;
         };
         let d = theirs[0] - mine[0];
         let spacing = (mine[1] - mine[0]).abs();
-        if d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d) {
+        let shifted =
+            d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d);
+        let sector = |v: i64| v.div_euclid(32);
+        let w = i64::from(width.bytes());
+        let within = theirs != mine
+            && theirs.iter().all(|t| {
+                (sector(*t)..=sector(t + w - 1)).all(|s| {
+                    mine.iter()
+                        .any(|m| (sector(*m)..=sector(m + w - 1)).contains(&s))
+                })
+            });
+        if shifted || within {
             lanes.extend(theirs);
         }
     }
@@ -983,6 +996,34 @@ void run(const float* in, float* out, int a, int s) { gather<<<64, 32>>>(in, out
 "#,
             expect![[r#"
                 hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (a hint only: assuming every lane of the warp passes `t < active`, whose bound is a runtime value); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn statements_that_rotate_through_the_same_sectors_fill_each_other() {
+        // Four lanes share a 16-word record; each statement reads one word of each
+        // lane's 4-word chunk, rotated by the lane, so one statement touches 8 sectors
+        // for 128 bytes but the four read every byte of them: silent. A lone rotated
+        // read of another array stays a warning.
+        check_messages(
+            RULE,
+            r#"
+__global__ void rec4(const unsigned* rec, const unsigned* lone, unsigned* out) {
+    int item = (blockIdx.x * blockDim.x + threadIdx.x) / 4;
+    int base = item * 16;
+    unsigned q = threadIdx.x % 4;
+    unsigned a0 = rec[base + 4 * q + (q + 0) % 4];
+    unsigned a1 = rec[base + 4 * q + (q + 1) % 4];
+    unsigned a2 = rec[base + 4 * q + (q + 2) % 4];
+    unsigned a3 = rec[base + 4 * q + (q + 3) % 4];
+    unsigned b = lone[base * 4 + 16 * q];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = a0 ^ a1 ^ a2 ^ a3 ^ b;
+}
+void run(const unsigned* r, const unsigned* l, unsigned* o, int n) { rec4<<<n / 128, 128>>>(r, l, o); }
+"#,
+            expect![[r#"
+                warning: uncoalesced load from `lone`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }

@@ -28,6 +28,67 @@ pub(crate) fn dim_parts(
     vec![squash_ws(node_text(n, text))]
 }
 
+/// The last assignment `name = dim3(…)` (or `= {…}`) in `function` before `at`, which
+/// wins over the variable's initialiser: `Some(Some(parts))` when every block around the
+/// assignment also holds `at` (it runs on the way to the launch), `Some(None)` when it
+/// sits in a branch or loop that ends before `at` (the value at the launch is not
+/// known), `None` without such an assignment.
+fn last_dim3_assignment(
+    function: Node,
+    name: &str,
+    at: usize,
+    text: &str,
+) -> Option<Option<Vec<String>>> {
+    let mut last: Option<Node> = None;
+    preorder(function, |n| {
+        if n.start_byte() >= at {
+            return false;
+        }
+        if n.kind_name() == "assignment_expression"
+            && n.field("operator")
+                .is_some_and(|o| node_text(o, text) == "=")
+            && n.field("left")
+                .is_some_and(|l| l.kind_name() == "identifier" && node_text(l, text) == name)
+        {
+            last = Some(n);
+        }
+        true
+    });
+    let assignment = last?;
+    let mut up = assignment.parent();
+    while let Some(p) = up {
+        if p == function {
+            break;
+        }
+        if matches!(
+            p.kind_name(),
+            "compound_statement"
+                | "if_statement"
+                | "for_statement"
+                | "while_statement"
+                | "do_statement"
+                | "switch_statement"
+                | "case_statement"
+        ) && !(p.start_byte() <= at && at < p.end_byte())
+        {
+            return Some(None);
+        }
+        up = p.parent();
+    }
+    let value = assignment.field("right")?;
+    Some(match dim3_call_args(value, text) {
+        Some(args) => Some(args),
+        None if value.kind_name() == "initializer_list" => Some(
+            named_children(value)
+                .into_iter()
+                .filter(|a| a.kind_name() != "comment")
+                .map(|a| squash_ws(node_text(a, text)))
+                .collect(),
+        ),
+        None => None,
+    })
+}
+
 /// The arguments of `dim3(x, y, z)` or `dim3{x, y, z}`, as written.
 pub(crate) fn dim3_call_args(n: Node, text: &str) -> Option<Vec<String>> {
     let (callee, args) = match n.kind_name() {
@@ -106,7 +167,15 @@ pub(crate) fn call_facts<'t>(
                     parts: Vec::new(),
                 },
                 |n| {
-                    let parts = dim_parts(*n, text, at, &dim3_vars);
+                    let parts = match function
+                        .filter(|_| n.kind_name() == "identifier")
+                        .and_then(|f| last_dim3_assignment(f, node_text(*n, text), at, text))
+                    {
+                        Some(Some(parts)) => parts,
+                        // Assigned in a branch the launch is not in: not known here.
+                        Some(None) => vec![squash_ws(node_text(*n, text))],
+                        None => dim_parts(*n, text, at, &dim3_vars),
+                    };
                     LaunchDim {
                         text: squash_ws(node_text(*n, text)),
                         value: fold_dim(&parts, at, env),
@@ -628,7 +697,7 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
     if let (true, Some(f)) = (is_name, function) {
         let scope = text.get(f.start..at.min(f.end)).unwrap_or_default();
         // The last `dim3 NAME(…)`, `dim3 NAME{…}` or `dim3 NAME = dim3(…)` before the use.
-        let found = scope.match_indices("dim3").filter_map(|(i, _)| {
+        let declared_at = |i: usize| -> Option<Vec<String>> {
             let rest = scope[i + 4..].trim_start();
             let rest = rest.strip_prefix(d)?;
             if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
@@ -656,12 +725,69 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
                 inner.find(close)?
             };
             Some(split_args(&inner[..end]))
-        });
-        if let Some(parts) = found.last() {
-            return parts;
+        };
+        let declared = scope
+            .match_indices("dim3")
+            .filter_map(|(i, _)| Some((i, declared_at(i)?)))
+            .last();
+        // A later `NAME = dim3(…)` (or `= {…}`) before the use: its value, when it is a
+        // statement of a block the use is still inside; one inside a branch that closed
+        // before the use leaves the value unknown.
+        let assigned = scope
+            .match_indices(d)
+            .filter_map(|(i, _)| {
+                let before = scope[..i].trim_end();
+                if before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+                    || before.ends_with("->")
+                    || scope[i + d.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                {
+                    return None;
+                }
+                let rest = scope[i + d.len()..].trim_start();
+                let rest = rest.strip_prefix('=').filter(|r| !r.starts_with('='))?;
+                Some((i, dim3_value(rest.trim_start())))
+            })
+            .last();
+        let declared_pos = declared.as_ref().map(|(j, _)| *j);
+        match (declared, assigned) {
+            (_, Some((i, value))) if declared_pos.is_none_or(|j| i > j) => {
+                let mut depth = 0i32;
+                for b in scope[i..].bytes() {
+                    match b {
+                        b'{' => depth += 1,
+                        b'}' => depth -= 1,
+                        _ => {}
+                    }
+                    if depth < 0 {
+                        return vec![squash_ws(d)];
+                    }
+                }
+                if let Some(parts) = value {
+                    return parts;
+                }
+            }
+            (Some((_, parts)), _) => return parts,
+            _ => {}
         }
     }
     vec![squash_ws(d)]
+}
+
+/// The parts of `dim3(…)`, `dim3{…}` or `{…}` at the start of `rest`.
+fn dim3_value(rest: &str) -> Option<Vec<String>> {
+    let rest = rest.strip_prefix("dim3").unwrap_or(rest).trim_start();
+    let (open, close) = match rest.chars().next()? {
+        '(' => ('(', ')'),
+        '{' => ('{', '}'),
+        _ => return None,
+    };
+    let inner = rest.strip_prefix(open)?;
+    let end = if open == '(' {
+        list_end(inner, 0)?
+    } else {
+        inner.find(close)?
+    };
+    Some(split_args(&inner[..end]))
 }
 
 /// The uses of macro `def` in `text` outside `#` lines and line comments: where each
