@@ -472,7 +472,8 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
         {
             continue;
         }
-        let expanded = expand(line);
+        // `code=\"sm_52,compute_52\"`: quotes escaped for the shell that make runs.
+        let expanded = expand(line).replace("\\\"", "\"");
         let words: Vec<String> = expanded.split_whitespace().map(str::to_string).collect();
         let found = targets_in_command(&words);
         let mut found = found;
@@ -619,5 +620,8 @@ mod tests {
         // One branch's flags are chosen when make runs: not known.
         let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nelse\nNVCCFLAGS += -arch=sm_80\nendif\n";
         assert_eq!(makefile_targets(t), None);
+        // An automake `Makefile.am`: the shell's escaped quotes around the code list.
+        let t = "nvcc_ARCH = -gencode=arch=compute_52,code=\\\"sm_52,compute_52\\\"\nnvcc_FLAGS = $(nvcc_ARCH) -O3\n";
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_52");
     }
 }

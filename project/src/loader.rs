@@ -252,7 +252,7 @@ impl ProjectLoader {
             }
             candidates.push((d.join("setup.py"), build_files::python_build_targets));
             candidates.push((d.join("pyproject.toml"), build_files::python_build_targets));
-            for name in ["Makefile", "makefile", "GNUmakefile"] {
+            for name in ["Makefile", "makefile", "GNUmakefile", "Makefile.am"] {
                 candidates.push((d.join(name), build_files::makefile_targets));
             }
             for (path, read) in candidates {
