@@ -138,6 +138,9 @@ fn launch_config_block_from_a_dim3_assigned_after_its_declaration() {
     );
     assert_eq!(
         dims(&text),
-        [(Some([4, 1, 1]), Some([128, 2, 1])), (Some([4, 1, 1]), None)]
+        [
+            (Some([4, 1, 1]), Some([128, 2, 1])),
+            (Some([4, 1, 1]), None)
+        ]
     );
 }

@@ -55,12 +55,14 @@ pub(crate) struct LocalsMemo {
     /// function's range: whether a local is reassigned is asked for most names a
     /// lowering meets, and most are not, which this answers without walking the
     /// function again for each new lowering.
-    functions:
-        std::sync::Mutex<rustc_hash::FxHashMap<(usize, usize), Arc<rustc_hash::FxHashSet<String>>>>,
+    functions: std::sync::Mutex<rustc_hash::FxHashMap<(usize, usize), NameSet>>,
     /// Whether each local (by the start of its name) is never written after its
     /// declaration nor has its address taken.
     read_only: std::sync::Mutex<rustc_hash::FxHashMap<usize, bool>>,
 }
+
+/// A set of names, shared.
+pub(crate) type NameSet = Arc<rustc_hash::FxHashSet<String>>;
 
 impl LocalsMemo {
     /// The names written in the function at `range` (start and end byte), computed by
