@@ -7,7 +7,9 @@
 //! (`__syncthreads()`, `__syncthreads_and/or/count`, `this_thread_block().sync()`,
 //! `cooperative_groups::sync(block)`, `bar.sync 0` in `asm`), a tile or the warp
 //! (`tile.sync()` of a `thread_block_tile`, `__syncwarp()` with a full mask: only a
-//! condition that splits the lanes of a warp matters), the cluster and the grid
+//! condition whose lowered value splits the lanes of a warp or tile matters, and one that
+//! splits them only for some values of a parameter, `tid < n`, stays silent), the
+//! cluster and the grid
 //! (`grid.sync()`: a condition on `blockIdx` splits it too). The message names the scope.
 //! Named barriers with a thread count (`bar.sync id, count`), `__syncwarp(mask)` with a
 //! partial or unknown mask, coalesced groups and barriers under conditions that do not
@@ -110,9 +112,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 });
                 continue;
             }
-            // Within a warp, a condition that reads the thread index only through locals
-            // may well be the same for every lane (`warp_id = threadIdx.x / 32` and what is
-            // computed from it): the lanes differ only where the condition names the lane.
+            // (Within a warp, `divergent_branch` gives only a condition whose lowered
+            // value splits the lanes: `warp_id = threadIdx.x / 32` and what is computed
+            // from it does not.)
             let names_lane = ["threadIdx.x", "lane", "thread_rank", "laneid"]
                 .iter()
                 .any(|w| condition.contains(w));
@@ -124,13 +126,6 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     Severity::Hint,
                     format!(
                         " (assuming `blockDim.x` is not a multiple of 32: `{condition}` reads the thread index only through `threadIdx.y`/`threadIdx.z`, which is the same for the lanes of a warp when it is, and no launch in sight fixes the block)"
-                    ),
-                )
-            } else if b.scope.within_warp() && !names_lane && !condition.contains("threadIdx") {
-                (
-                    Severity::Hint,
-                    format!(
-                        " (assuming `{condition}` differs between the lanes of a warp: it reads the thread index through locals, and one derived from `threadIdx.x / 32` is the same for the whole warp)"
                     ),
                 )
             } else {
@@ -898,10 +893,10 @@ __global__ void k(float* out, int n) {
         );
     }
 
-    /// `expert` is computed from the warp index: the same for every lane of a warp, as
-    /// far as the file shows. Only a hint, which says what it assumes.
+    /// `expert` is computed from the warp index: its lowered value is the same for every
+    /// lane of a warp, whatever `n` and `blockIdx.x` are.
     #[test]
-    fn a_warp_barrier_under_a_local_derived_from_the_thread_is_a_hint() {
+    fn a_warp_barrier_under_a_local_derived_from_the_warp_index_stays_silent() {
         check(
             RULE,
             r#"
@@ -910,7 +905,50 @@ __global__ void k(int n) {
     const int expert = blockIdx.x * 4 + warp_id;
     if (expert < n) {
         __syncwarp();
-     // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (expert < n)`
+    }
+}
+"#,
+        );
+    }
+
+    /// Within a warp or a tile, the lowered condition decides, not the words in it: a
+    /// condition that names the warp size can split the warp, one that divides by 64
+    /// or shifts by 5 cannot, and one on a value the file does not fix (`tid < n`) is
+    /// not known to split it.
+    #[test]
+    fn warp_and_tile_barriers_follow_the_lowered_condition() {
+        check(
+            RULE,
+            r#"
+namespace cg = cooperative_groups;
+__global__ void k(float* out, int n) {
+    cg::thread_block block = cg::this_thread_block();
+    auto sixteen = cg::tiled_partition<16>(block);
+    int tid = threadIdx.x;
+    int wid = threadIdx.x >> 5;
+    if (threadIdx.x < warpSize / 2) {
+        __syncwarp();
+     // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if (threadIdx.x < warpSize / 2)`: threads of the warp that skip the branch never reach the warp barrier
+    }
+    if (wid == 0) {
+        __syncwarp();
+    }
+    if (threadIdx.x / 64 == 1) {
+        __syncwarp();
+    }
+    if ((threadIdx.x & 31) < 16) {
+        __syncwarp();
+     // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if ((threadIdx.x & 31) < 16)`: threads of the warp that skip the branch never reach the warp barrier
+    }
+    if (threadIdx.x < 16) {
+        sixteen.sync();
+    }
+    if (threadIdx.x < 8) {
+        sixteen.sync();
+     // ^^^^^^^^^^^^^^ warning: `sixteen.sync()` inside `if (threadIdx.x < 8)`: threads of the tile that skip the branch never reach the tile barrier
+    }
+    if (tid < n) {
+        __syncwarp();
     }
 }
 "#,

@@ -3,8 +3,10 @@
 //!
 //! Commits from divergent paths add one batch per path to the warp's shared sequence, so
 //! `wait_prior(N)` then waits for more recent batches than each thread meant and the
-//! overlap is lost (`pitfall-async-copy#P2`). Branches that are the same for a whole warp
-//! (a warp index, `threadIdx.x < 64`) stay silent, as do CUTLASS-style
+//! overlap is lost (`pitfall-async-copy#P2`). Branches whose lowered condition is the
+//! same for every lane of each warp (`sema::context::barriers::uniformity_in_groups`: a
+//! warp index `threadIdx.x >> 5`, `threadIdx.x < 64`, under the known launch or the sample
+//! block shapes) stay silent, as do CUTLASS-style
 //! `pipeline.producer_commit(state, bytes)` calls, which arrive on an mbarrier from the
 //! one elected producer thread by design.
 //!
@@ -29,9 +31,8 @@
 use kernaut_syntax::{EnclosingKind, SymbolKind, TextRange};
 
 use super::async_ops::{base_name, OpKind};
-use super::{
-    indent_at, line_start, warp_uniform, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit,
-};
+use super::barriers::{certain_block, uniformity_in_groups, Uniformity};
+use super::{indent_at, line_start, Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
 pub(crate) const RULE: Rule = Rule {
@@ -113,22 +114,25 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 /// range, its condition, and whether it is an `if` statement.
 fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, String, bool)> {
     for e in ctx.enclosing(offset).iter() {
-        let (condition, dependent, is_if) = match &e.kind {
+        let (condition, range, dependent, is_if) = match &e.kind {
             EnclosingKind::If {
                 condition,
+                condition_range,
                 thread_dependent,
                 ..
-            } => (condition, *thread_dependent, true),
+            } => (condition, condition_range, *thread_dependent, true),
             EnclosingKind::Switch {
                 condition,
+                condition_range,
                 thread_dependent,
                 ..
             }
             | EnclosingKind::Conditional {
                 condition,
+                condition_range,
                 thread_dependent,
                 ..
-            } => (condition, *thread_dependent, false),
+            } => (condition, condition_range, *thread_dependent, false),
             EnclosingKind::Function { .. } => return None,
             _ => continue,
         };
@@ -136,7 +140,15 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
         // blockDim.x is a multiple of 32, as producer/consumer splits are written.
         let rows_only = (condition.contains("threadIdx.y") || condition.contains("threadIdx.z"))
             && !condition.contains("threadIdx.x");
-        if dependent && !warp_uniform(condition) && !rows_only {
+        // The lowered condition decides whether the lanes of a warp can differ: one
+        // shown the same for every lane (`wid == 0` with `wid = threadIdx.x >> 5`) is
+        // not a split; one the file leaves open (`tid < ntiles`) still is, as the commit
+        // counts of the block's threads differ whenever it splits them.
+        if dependent
+            && !rows_only
+            && uniformity_in_groups(ctx, range, 32, certain_block(ctx, offset))
+                != Uniformity::Uniform
+        {
             return Some((e.range.clone(), condition.clone(), is_if));
         }
     }
@@ -257,6 +269,35 @@ __global__ void k(const float* in, int ntiles) {
     if (threadIdx.x == 0) {
         __pipeline_commit();
         __pipeline_wait_prior(0);
+    }
+}
+"#,
+        );
+    }
+
+    /// Whether a warp's lanes can differ is read off the lowered condition: `warpSize`
+    /// in it does not make it uniform, a warp index computed with `>> 5` or a division
+    /// by 64 does.
+    #[test]
+    fn warp_uniformity_follows_the_lowered_condition() {
+        check(
+            RULE,
+            r#"
+__global__ void k(const float* in) {
+    int wid = threadIdx.x >> 5;
+    if (threadIdx.x < warpSize / 2) {
+        __pipeline_commit();
+     // ^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_commit()` inside `if (threadIdx.x < warpSize / 2)`
+    }
+    if (wid == 0) {
+        __pipeline_commit();
+    }
+    if (threadIdx.x / 64 == 1) {
+        __pipeline_commit();
+    }
+    if ((threadIdx.x & 31) < 16) {
+        __pipeline_commit();
+     // ^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_commit()` inside `if ((threadIdx.x & 31) < 16)`
     }
 }
 "#,

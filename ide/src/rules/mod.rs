@@ -46,7 +46,6 @@ pub(crate) use edit::{indent_at, line_start, statement_end};
 
 pub(crate) use kernaut_sema::context::{
     async_ops, barriers, is_identifier, target_guards, thread_dependent_branch, type_aliases,
-    warp_uniform,
 };
 pub use kernaut_sema::context::{RuleContext, RuleSettings};
 

@@ -15,7 +15,7 @@
 use kernaut_syntax::{short_name, CallSite, EnclosingKind, SymbolKind, TextRange};
 
 use super::async_ops::base_name;
-use super::{is_identifier, warp_uniform, RuleContext};
+use super::{is_identifier, RuleContext};
 use crate::model::{launch_config, BlockSource};
 
 /// The threads a barrier waits for.
@@ -218,51 +218,6 @@ fn tile_size_of(ctx: &RuleContext, name: &str, at: usize) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
-/// Whether a thread-dependent condition is the same for all threads of each tile of
-/// `n` consecutive threads: it is warp-uniform, or compares the thread index with `<` or
-/// `>=` against multiples of `n` only (`idx < 16` for tiles of 16).
-fn tile_uniform(condition: &str, n: u32) -> bool {
-    if warp_uniform(condition) {
-        return true;
-    }
-    let c = condition.to_ascii_lowercase();
-    if n == 0 || c.contains("lane") || c.contains('%') || c.contains('&') {
-        return false;
-    }
-    let b = c.as_bytes();
-    let mut saw = false;
-    let mut i = 0;
-    while i < b.len() {
-        let op_len = match (b[i], b.get(i + 1)) {
-            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
-                i += 2;
-                continue;
-            }
-            (b'<' | b'>' | b'=' | b'!', Some(b'=')) => 2,
-            (b'<' | b'>', _) => 1,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let op = &c[i..i + op_len];
-        let digits: String = c[i + op_len..]
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        let ok = digits
-            .parse::<i64>()
-            .is_ok_and(|v| matches!(op, "<" | ">=") && v % i64::from(n) == 0);
-        if !ok {
-            return false;
-        }
-        saw = true;
-        i += op_len;
-    }
-    saw
-}
-
 /// Whether `__syncwarp(mask)` names every lane: no mask, or one that folds to all 32.
 fn full_mask(ctx: &RuleContext, call: &CallSite) -> bool {
     let Some(r) = call.arg_ranges.first() else {
@@ -324,8 +279,7 @@ fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
 }
 
 /// Whether the `if` condition at `range` has one value in every thread of a block of
-/// shape `block` (`whole_block`), or one value per warp, for every sample of what the
-/// file does not fix and the first iterations of the loops around it: each comparison of
+/// shape `block`, for every sample of what the file does not fix and the first iterations of the loops around it: each comparison of
 /// the condition (joined by `&&`, `||`, `!`), lowered with each instantiation the file
 /// launches the kernel with, has one value, evaluated with the one warp valuation. (Each
 /// on its own: where `a || b` is judged whole, a sample that makes `a` true everywhere
@@ -333,12 +287,7 @@ fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
 /// (a load at a block-uniform address, a `__syncthreads_count` result) is one value for
 /// the whole block, tried at small and at matrix-sized values. `false` where a side has
 /// no value.
-fn uniform_under_launch(
-    ctx: &RuleContext,
-    range: &TextRange,
-    block: [u32; 3],
-    whole_block: bool,
-) -> bool {
+fn uniform_under_launch(ctx: &RuleContext, range: &TextRange, block: [u32; 3]) -> bool {
     use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
     let threads = block.iter().map(|&d| u64::from(d)).product::<u64>();
     if threads == 0 || threads > 1024 {
@@ -372,7 +321,6 @@ fn uniform_under_launch(
                             uniforms,
                             loops: Loops::Iteration(iteration),
                         };
-                        let mut warp_value = None;
                         for lane in 0..32usize {
                             if warp as u64 * 32 + lane as u64 >= threads {
                                 break;
@@ -389,12 +337,7 @@ fn uniform_under_launch(
                                 continue;
                             }
                             evaluated = true;
-                            let seen = if whole_block {
-                                &mut block_value
-                            } else {
-                                &mut warp_value
-                            };
-                            if *seen.get_or_insert_with(|| holds.clone()) != holds {
+                            if *block_value.get_or_insert_with(|| holds.clone()) != holds {
                                 return false;
                             }
                         }
@@ -405,6 +348,169 @@ fn uniform_under_launch(
     }
     evaluated
 }
+
+/// What [`uniformity_in_groups`] finds of a condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uniformity {
+    /// One truth value in every group, for every value tried of what the file does not fix.
+    Uniform,
+    /// Some group holds both truth values whatever the file leaves open: the values of
+    /// the condition that the code fixes split a group.
+    Divergent,
+    /// Not known: a comparison that does not lower, a value with none, or a split that
+    /// depends on a value the file does not fix (`tid < n`).
+    Unknown,
+}
+
+/// Whether the condition at `range` (an `if`'s, `switch`'s or `?:`'s) has one truth
+/// value in each group of `n` consecutive threads (`n` = 32: the lanes of a warp; a
+/// smaller power of two: a tile), evaluated on the lowered guard
+/// ([`kernaut_syntax::SourceFile::uniformity_condition`]) with the one warp valuation for
+/// every warp of the launch's `block`, or of each of [`SAMPLE_BLOCKS`] where no launch is
+/// known, for each instantiation the file launches the kernel with, every sample of the
+/// values the file does not fix and the first iterations of the loops around it.
+///
+/// Uniform when each comparison and value of the condition (joined by `&&`, `||`, `!`)
+/// has one value in each group, in every sample (each on its own, as
+/// [`uniform_under_launch`] judges them). Divergent when the whole condition splits a
+/// group in every sample of some block shape (with no launch, a block shape whose rows
+/// of less than 32 threads share a warp counts too: the callers say what they assume
+/// there), at the loops' first iteration. Unknown otherwise, and where a lane has no
+/// value while another has one.
+pub fn uniformity_in_groups(
+    ctx: &RuleContext,
+    range: &TextRange,
+    n: u32,
+    block: Option<[u32; 3]>,
+) -> Uniformity {
+    use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+    if n == 0 || n > 32 || !n.is_power_of_two() {
+        return Uniformity::Unknown;
+    }
+    let n = n as usize;
+    let shapes: Vec<[u32; 3]> = match block {
+        Some(b) => vec![b],
+        None => SAMPLE_BLOCKS.to_vec(),
+    };
+    // The samples of what the file does not fix: launch built-ins and other uniforms at
+    // small and at matrix-sized values, and the first block with every other uniform (a
+    // kernel parameter) at values that are no multiple of a tile and fall inside the
+    // block's thread range (a bound `n` the block's threads straddle).
+    let mut samples: Vec<(Uniforms, usize)> = [Uniforms::Dimensions, Uniforms::Arbitrary]
+        .into_iter()
+        .flat_map(|u| (0..SAMPLES).map(move |s| (u, s)))
+        .collect();
+    samples.extend(STRADDLING_SAMPLES.map(|other| {
+        (
+            Uniforms::Launch {
+                block_idx: [0; 3],
+                grid: [2, 1, 1],
+                named: &[],
+                other,
+            },
+            0,
+        )
+    }));
+    let mut uniform = true;
+    let mut evaluated = false;
+    let mut divergent = false;
+    for bound in &launched_bindings(ctx, range.start) {
+        for shape in &shapes {
+            let threads = shape.iter().map(|&d| u64::from(d)).product::<u64>();
+            if threads == 0 || threads > 1024 {
+                return Uniformity::Unknown;
+            }
+            let Some(condition) = ctx.file.uniformity_condition(range, bound, Some(*shape)) else {
+                return Uniformity::Unknown;
+            };
+            let dims = shape.map(|d| Some(i64::from(d)));
+            for iteration in 0..4 {
+                // Whether every sample that says something splits a group.
+                let mut splits_always: Option<bool> = None;
+                for (uniforms, sample) in samples.iter().copied() {
+                    let valuation = Valuation {
+                        block: dims,
+                        warp: 0,
+                        sample,
+                        uniforms,
+                        loops: Loops::Iteration(iteration),
+                    };
+                    let Ok(split) = split_groups(&condition, valuation, threads, n) else {
+                        return Uniformity::Unknown;
+                    };
+                    // A sample where no lane has a value (a division by a sample of 0)
+                    // says nothing.
+                    let Some((whole_split, leaf_split)) = split else {
+                        continue;
+                    };
+                    evaluated = true;
+                    uniform &= !leaf_split;
+                    *splits_always.get_or_insert(true) &= whole_split;
+                }
+                divergent |= iteration == 0 && splits_always == Some(true);
+                if divergent && !uniform {
+                    return Uniformity::Divergent;
+                }
+            }
+        }
+    }
+    if uniform && evaluated {
+        Uniformity::Uniform
+    } else if divergent {
+        Uniformity::Divergent
+    } else {
+        Uniformity::Unknown
+    }
+}
+
+/// Under `valuation` (its warp aside), for the `threads` threads of the block in groups of
+/// `n`: whether the whole `condition` splits a group, and whether one of its leaves
+/// does. `Ok(None)` where no thread has a value, `Err` where some have one and others
+/// none.
+fn split_groups(
+    condition: &kernaut_syntax::GuardCondition,
+    valuation: kernaut_gpu::expr::Valuation,
+    threads: u64,
+    n: usize,
+) -> Result<Option<(bool, bool)>, ()> {
+    let leaves = condition.leaves();
+    let mut valued: Option<bool> = None;
+    let (mut whole_split, mut leaf_split) = (false, false);
+    for warp in 0..threads.div_ceil(32) as i64 {
+        let valuation = kernaut_gpu::expr::Valuation { warp, ..valuation };
+        let mut seen: Option<(bool, Vec<i64>)> = None;
+        for lane in 0..32usize {
+            if warp as u64 * 32 + lane as u64 >= threads {
+                break;
+            }
+            if lane % n == 0 {
+                seen = None;
+            }
+            let value = |e: &kernaut_syntax::IndexExpr| valuation.lane(e, lane);
+            let whole = condition.value(&value).map(|v| v != 0);
+            let each: Option<Vec<i64>> = leaves.iter().map(|c| c.value(&value)).collect();
+            let here = whole.zip(each);
+            if *valued.get_or_insert(here.is_some()) != here.is_some() {
+                return Err(());
+            }
+            let Some((whole, each)) = here else {
+                continue;
+            };
+            let (w, l) = seen.get_or_insert_with(|| (whole, each.clone()));
+            whole_split |= *w != whole;
+            leaf_split |= *l != each;
+        }
+        if whole_split && leaf_split {
+            break;
+        }
+    }
+    Ok((valued == Some(true)).then_some((whole_split, leaf_split)))
+}
+
+/// Values tried for a uniform the file does not fix (a kernel parameter) where it is
+/// compared with a thread index: inside the block's thread range and no multiple of a
+/// tile.
+const STRADDLING_SAMPLES: [i64; 3] = [17, 100, 1000];
 
 /// The block shapes tried where no launch fixes the block: one and two dimensions, 32 to
 /// 1,024 threads, warps that hold one row and warps that hold several.
@@ -504,9 +610,10 @@ pub fn implies(
 
 /// The innermost branch around `offset` in its function that can split the threads of
 /// `scope`: an `if`, `switch` or `?:` whose condition depends on the thread (for the
-/// grid and the cluster, also on `blockIdx`), is not the same for the lanes of a warp
-/// (warp and tile scopes), and is not made the same for every thread by the known launch
-/// `block`. Its range and condition.
+/// grid and the cluster, also on `blockIdx`) and is not made the same for every thread
+/// by the known launch `block`; for the warp and tile scopes, one whose lowered value
+/// splits the lanes of a warp or tile ([`uniformity_in_groups`]: divergent; uniform and
+/// unknown stay silent). Its range and condition.
 pub fn divergent_branch(
     ctx: &RuleContext,
     offset: usize,
@@ -557,25 +664,40 @@ pub fn divergent_branch(
                         .as_ref()
                         .is_some_and(|r| names_block_index(ctx, r))
             }
-            BarrierScope::Tile(Some(n)) if n < 32 => thread && !tile_uniform(condition, n),
-            s if s.within_warp() => thread && !warp_uniform(condition),
+            // Within a warp, the lowered condition decides: one that splits the lanes of
+            // a tile (the warp, for a tile of unknown size: tiles hold whole parts of
+            // a warp) whatever the file leaves open. Unknown stays silent.
+            s if s.within_warp() => {
+                let n = match s {
+                    BarrierScope::Tile(Some(n)) => n,
+                    _ => 32,
+                };
+                if !thread {
+                    continue;
+                }
+                let Some(r) = condition_at.as_ref() else {
+                    continue;
+                };
+                match uniformity_in_groups(ctx, r, n, block) {
+                    Uniformity::Divergent => return Some((e.range.clone(), condition.clone())),
+                    Uniformity::Uniform | Uniformity::Unknown => continue,
+                }
+            }
             _ => thread,
         };
         if !splits {
             continue;
         }
-        // The known launch makes the condition the same for every thread of the scope:
-        // the block, or (warp and tile scopes) each warp.
+        // The known launch makes the condition the same for every thread of the block.
         let under_launch = |b: [u32; 3]| {
             condition_at
                 .as_ref()
-                .is_some_and(|r| uniform_under_launch(ctx, r, b, !scope.within_warp()))
+                .is_some_and(|r| uniform_under_launch(ctx, r, b))
         };
         // With no launch in sight, a condition the same for every thread of each block
         // shape tried (one and two dimensions, 32 to 1,024 threads) does not split the
-        // scope whatever the launch: `(i - threadIdx.x) > n` with `i = threadIdx.x + …`.
-        // (For a block barrier only: within a warp, where the block's rows fall decides,
-        // and a hint says so below; across the grid, `blockIdx` splits.)
+        // block whatever the launch: `(i - threadIdx.x) > n` with `i = threadIdx.x + …`.
+        // (For a block barrier only: across the grid, `blockIdx` splits.)
         let uniform = match block {
             Some(b) => under_launch(b),
             None => scope == BarrierScope::Block && SAMPLE_BLOCKS.iter().all(|b| under_launch(*b)),

@@ -30,7 +30,7 @@ use crate::races::{kernel_races, Race};
 use crate::Knowledge;
 use async_ops::AsyncFunction;
 
-pub use conditions::{thread_dependent_branch, warp_uniform};
+pub use conditions::thread_dependent_branch;
 pub use words::{find_word, is_identifier};
 
 /// What the rules read. The syntax queries several rules share (shared accesses, the
