@@ -523,6 +523,21 @@ impl SourceFile {
         Some(self.chunks[i].tree.root_node())
     }
 
+    /// The S-expression of each top-level item, in order, whichever chunk holds it: the
+    /// same for an edited file and a fresh parse of its text even where the two cut
+    /// their chunks at different items. For tests.
+    pub fn debug_items(&self) -> Vec<String> {
+        self.roots()
+            .iter()
+            .flat_map(|r| {
+                let mut cursor = r.walk();
+                r.children(&mut cursor)
+                    .map(|c| c.to_sexp())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// The S-expression of the tree (one line per chunk), for debugging and tests.
     pub fn debug_tree(&self) -> String {
         self.roots()
