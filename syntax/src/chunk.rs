@@ -22,6 +22,10 @@ pub(crate) const MIN_FILE: usize = 32 * 1024;
 /// The size a chunk grows to before it is cut at the next item boundary.
 pub(crate) const TARGET: usize = 2 * 1024;
 
+/// How far top-level text may run without a `;`, `{` or `}` before a line start after a
+/// `,` in it is taken as a cut ([`Scanner::next_cut`]).
+const FORCED_CUT: usize = 8 * 1024;
+
 /// The lexical state between two bytes of the file, as far as cutting needs it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scanner {
@@ -42,6 +46,8 @@ pub(crate) struct Scanner {
     /// confirm it (a `;` or `,` there means the item goes on).
     pending: Option<usize>,
     at_line_start: bool,
+    /// The last byte read that is no blank or comment.
+    last_significant: u8,
 }
 
 impl Scanner {
@@ -88,6 +94,22 @@ impl Scanner {
                     {
                         self.pending = Some(self.pos);
                     }
+                    // Top-level text that runs on without a `;`, `{` or `}`, line after
+                    // line ending in `,`, is no declaration or function: the values of an
+                    // array a header is included into (`0,\n1,\n…`). Parsed whole, its
+                    // error recovery costs the parser time quadratic in its length (24,000
+                    // values: 8 s); cut at such a line end every `FORCED_CUT` bytes.
+                    if self.braces.is_empty()
+                        && self.parens == 0
+                        && self.pp_depth == 0
+                        && self.pending.is_none()
+                        && self.last_significant == b','
+                        && self.pos - self.head_start >= FORCED_CUT
+                    {
+                        self.head_start = self.pos;
+                        self.item_ended = false;
+                        return Some(self.pos);
+                    }
                     continue;
                 }
                 b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => {
@@ -128,6 +150,7 @@ impl Scanner {
             }
             self.item_ended = false;
             self.at_line_start = false;
+            self.last_significant = b;
             match b {
                 b'"' => {
                     self.pos = skip_string(bytes, i);
@@ -402,6 +425,20 @@ mod tests {
         cuts.iter()
             .map(|&c| text[c..].lines().next().unwrap_or("").to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_long_run_of_top_level_values_is_cut_at_lines() {
+        // The values an array's initializer includes from a header: no item ends, but
+        // the text is cut every `FORCED_CUT` bytes at a line start.
+        let text: String = (0..4000).map(|i| format!("{i},\n")).collect();
+        let c = cuts(&text);
+        assert!(c.len() >= text.len() / FORCED_CUT - 1, "{} cuts", c.len());
+        assert!(c.iter().all(|&at| text.as_bytes()[at - 1] == b'\n'));
+        assert!(c.windows(2).all(|w| w[1] - w[0] >= FORCED_CUT));
+        // Inside an initializer's braces nothing is cut.
+        let text = format!("int t[] = {{\n{text}}};\n");
+        assert!(cuts(&text).is_empty());
     }
 
     #[test]
