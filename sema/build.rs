@@ -1,6 +1,7 @@
-//! Writes the built-in wiki's search index while kernaut is built. `src/knowledge.rs`
-//! embeds the index's files and opens them in place at start-up
-//! (`kernaut_index::StaticDirectory`), so no process tokenises the built-in pages.
+//! Writes the built-in wiki's search index, and the parsed built-in pages, while kernaut
+//! is built. `src/knowledge.rs` embeds the index's files and opens them in place at
+//! start-up (`kernaut_index::StaticDirectory`), and reads the pages back with
+//! `Wiki::from_bytes`, so no process parses or tokenises the built-in pages.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -36,6 +37,16 @@ fn main() {
          /// A hash of the index files: changes with the pages and with how they are indexed.\n\
          pub const INDEX_HASH: u64 = {index_hash};",
         wiki.content_hash()
+    )
+    .unwrap();
+    // The parsed pages themselves, read at start instead of parsing the pages again.
+    let wiki_bytes = out.join("builtin_wiki.postcard");
+    std::fs::write(&wiki_bytes, wiki.to_bytes()).expect("writing the built-in wiki");
+    writeln!(
+        src,
+        "/// The built-in wiki, parsed (`Wiki::to_bytes`).\n\
+         pub static WIKI: &[u8] = include_bytes!({:?});",
+        wiki_bytes.display()
     )
     .unwrap();
     std::fs::write(out.join("builtin_index.rs"), src).expect("writing builtin_index.rs");

@@ -201,9 +201,9 @@ impl Preload {
                     .map(Arc::new);
                 *q.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(k);
                 q.ready.notify_all();
-                // The pages' parse (on several threads) leaves freed YAML values and
-                // copies in the allocator's arenas: handed back to the system, they do
-                // not stay in the resident set.
+                // Parsing pages (user folders; the built-in ones come parsed) on several
+                // threads leaves freed YAML values and copies in the allocator's arenas:
+                // handed back to the system, they do not stay in the resident set.
                 #[cfg(all(target_os = "linux", target_env = "gnu"))]
                 // SAFETY: malloc_trim only returns free memory; glibc locks each arena.
                 unsafe {

@@ -31,7 +31,7 @@ impl Knowledge {
     /// a wiki with user folders is indexed once and cached on disk by a hash of its files
     /// (see [`cache_dir`]), so later processes open it without indexing.
     pub fn load(config: &WikiConfig) -> Result<Knowledge, KnowledgeError> {
-        let wiki = Wiki::load(config);
+        let wiki = load_wiki(config);
         if let Some(index) = builtin_index(&wiki) {
             return Ok(Knowledge { wiki, index });
         }
@@ -111,10 +111,65 @@ impl Knowledge {
 }
 
 /// The prebuilt index, when `wiki` holds exactly the pages it was built from.
-/// `KERNAUT_INDEX=rebuild` builds every index in RAM at start, as kernaut did before it
-/// shipped one (for measurements, and to rule the prebuilt index out).
+/// `KERNAUT_INDEX=rebuild` parses the built-in pages and builds every index in RAM at
+/// start, as kernaut did before it shipped them prebuilt (for measurements, and to rule
+/// the prebuilt pages and index out).
 fn rebuild_requested() -> bool {
     std::env::var("KERNAUT_INDEX").is_ok_and(|v| v.trim() == "rebuild")
+}
+
+/// `Wiki::load(config)`, with the built-in pages as `build.rs` parsed them (user folders
+/// are read and parsed as always). `KERNAUT_INDEX=rebuild` parses the built-in pages too.
+pub fn load_wiki(config: &WikiConfig) -> Wiki {
+    if config.no_builtin || rebuild_requested() {
+        return Wiki::load(config);
+    }
+    match builtin_wiki() {
+        Some(base) => base.with_dirs(config),
+        None => Wiki::load(config),
+    }
+}
+
+/// The built-in wiki as `build.rs` parsed it (`None` only if its bytes do not read back,
+/// which the tests rule out).
+pub fn builtin_wiki() -> Option<Wiki> {
+    let wiki = Wiki::from_bytes(builtin_index::WIKI)
+        .filter(|w| w.content_hash() == builtin_index::WIKI_HASH);
+    // The pages are owned by `wiki` now; the 2.4 MB they were read from are not read
+    // again by this process (unless it loads the built-in wiki once more).
+    release_resident(builtin_index::WIKI);
+    wiki
+}
+
+/// Takes the pages of `bytes`, embedded in the executable, out of this process's resident
+/// set: they stay in the page cache (the next process start finds them there) and a later
+/// read faults them back in, unchanged.
+///
+/// `bytes` lies in `.rodata`, a private, read-only mapping of the executable's file that
+/// nothing writes (no relocation touches it), so `MADV_DONTNEED` only drops this process's
+/// mappings of clean file pages; only the pages wholly inside `bytes` are dropped.
+fn release_resident(bytes: &'static [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as usize,
+            _ => return,
+        };
+        let start = bytes.as_ptr() as usize;
+        let first = start.next_multiple_of(page);
+        let end = (start + bytes.len()) / page * page;
+        if end > first {
+            // SAFETY: [first, end) lies inside `bytes`, immutable data of the executable's
+            // read-only file mapping (see above): dropping its pages changes no byte a
+            // reader sees. A failure (e.g. EINVAL) leaves them resident, which is harmless.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
 }
 
 fn builtin_index(wiki: &Wiki) -> Option<WikiIndex> {
@@ -271,4 +326,78 @@ pub fn render_markdown(md: &str) -> String {
 /// The kinds a `--kind` flag accepts.
 pub fn parse_kind(s: &str) -> Option<PageKind> {
     PageKind::parse(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything a reader of the wiki sees, for comparing two loads.
+    fn assert_same_wiki(stored: &Wiki, parsed: &Wiki) {
+        assert_eq!(stored.content_hash(), parsed.content_hash());
+        assert_eq!(stored.pages(), parsed.pages());
+        assert_eq!(stored.diagnostics, parsed.diagnostics);
+        for page in parsed.pages() {
+            assert_eq!(stored.page(&page.id), Some(page), "{}", page.id);
+        }
+    }
+
+    #[test]
+    fn the_stored_builtin_wiki_is_the_parsed_one() {
+        let parsed = Wiki::load(&WikiConfig::builtin());
+        let stored = builtin_wiki().expect("the built-in wiki reads back");
+        // Its bytes read the same after their pages were dropped (`release_resident`).
+        assert_eq!(builtin_wiki().as_ref(), Some(&stored));
+        assert!(parsed.pages().len() > 100);
+        assert_same_wiki(&stored, &parsed);
+        assert_eq!(stored.content_hash(), builtin_index::WIKI_HASH);
+        assert_eq!(Wiki::from_bytes(&parsed.to_bytes()), Some(parsed.clone()));
+        assert_eq!(Wiki::from_bytes(b"not a wiki"), None);
+
+        // The index and symbol table derived from either are the same.
+        let k_stored = Knowledge::load(&WikiConfig::builtin()).unwrap();
+        let k_parsed = Knowledge::from_wiki(parsed).unwrap();
+        let (a, b) = (k_stored.index.symbols(), k_parsed.index.symbols());
+        let mut names = a.symbols();
+        names.sort_unstable();
+        let mut names_b = b.symbols();
+        names_b.sort_unstable();
+        assert_eq!(names, names_b);
+        for name in names {
+            assert_eq!(
+                format!("{:?}", a.lookup(name)),
+                format!("{:?}", b.lookup(name)),
+                "{name}"
+            );
+        }
+        assert_eq!(a.unresolved, b.unresolved);
+        let opts = SearchOptions::default();
+        let hits = |k: &Knowledge| {
+            k.search("bank conflict", &opts)
+                .iter()
+                .map(|h| format!("{h:?}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits(&k_stored), hits(&k_parsed));
+    }
+
+    #[test]
+    fn user_folders_load_over_the_stored_builtin_wiki() {
+        let dir = std::env::temp_dir().join(format!("kernaut-stored-wiki-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("ilp.md"),
+            "---\nid: skill-ilp\ntype: skill\ntitle: My ILP notes\n---\n\n## Why\n\nMine.\n",
+        )
+        .unwrap();
+        let config = WikiConfig {
+            no_builtin: false,
+            dirs: vec![dir.clone()],
+        };
+        let parsed = Wiki::load(&config);
+        let stored = load_wiki(&config);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(stored.page("skill-ilp").unwrap().title, "My ILP notes");
+        assert_same_wiki(&stored, &parsed);
+    }
 }

@@ -41,13 +41,29 @@ impl WikiConfig {
 }
 
 /// The merged wiki: pages by id, plus every problem found while loading.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Wiki {
     pages: Vec<Page>,
     by_id: HashMap<String, usize>,
     /// Problems found while loading (parse errors, duplicates, overrides).
     pub diagnostics: Vec<Diagnostic>,
     /// A hash of every file read, in load order (see [`Wiki::content_hash`]).
+    content_hash: u64,
+}
+
+/// What [`Wiki::to_bytes`] writes (`by_id` is rebuilt from the pages).
+#[derive(serde::Serialize)]
+struct StoredRef<'a> {
+    pages: &'a [Page],
+    diagnostics: &'a [Diagnostic],
+    content_hash: u64,
+}
+
+/// What [`Wiki::from_bytes`] reads: the fields of [`StoredRef`], owned.
+#[derive(serde::Deserialize)]
+struct Stored {
+    pages: Vec<Page>,
+    diagnostics: Vec<Diagnostic>,
     content_hash: u64,
 }
 
@@ -68,6 +84,14 @@ impl Wiki {
             collect_builtin(&BUILTIN, &mut sources);
             wiki.add_layer(sources);
         }
+        wiki.with_dirs(config)
+    }
+
+    /// Loads `config.dirs` (and only them: `no_builtin` is not looked at) as layers over
+    /// this wiki, as [`Wiki::load`] loads them over the built-in pages. With the built-in
+    /// wiki from [`Wiki::from_bytes`] this gives what `Wiki::load(config)` gives.
+    pub fn with_dirs(mut self, config: &WikiConfig) -> Wiki {
+        let wiki = &mut self;
         for dir in &config.dirs {
             let mut sources = Vec::new();
             if let Err(d) = collect_dir(dir, &mut sources, &mut wiki.diagnostics) {
@@ -76,7 +100,38 @@ impl Wiki {
             }
             wiki.add_layer(sources);
         }
-        wiki
+        self
+    }
+
+    /// The wiki as compact bytes (postcard): its pages, load problems and content hash,
+    /// for [`Wiki::from_bytes`]. `kernaut-sema`'s build script stores the built-in wiki
+    /// this way, so that no process parses the built-in pages at start.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let stored = StoredRef {
+            pages: &self.pages,
+            diagnostics: &self.diagnostics,
+            content_hash: self.content_hash,
+        };
+        postcard::to_stdvec(&stored).expect("a wiki always serialises")
+    }
+
+    /// The wiki [`Wiki::to_bytes`] wrote, the same in every respect (pages, problems,
+    /// content hash, look-up by id); `None` when the bytes are not such a wiki (bytes
+    /// written by another version of kernaut can be).
+    pub fn from_bytes(bytes: &[u8]) -> Option<Wiki> {
+        let stored: Stored = postcard::from_bytes(bytes).ok()?;
+        let by_id = stored
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        Some(Wiki {
+            pages: stored.pages,
+            by_id,
+            diagnostics: stored.diagnostics,
+            content_hash: stored.content_hash,
+        })
     }
 
     /// Builds a wiki from in-memory files `(path, text)`, as one external layer (tests).

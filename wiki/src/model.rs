@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 /// What kind of page this is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum PageKind {
     /// A technique (`type: skill`).
     Skill,
@@ -39,7 +41,7 @@ impl PageKind {
 }
 
 /// Where a page came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Origin {
     /// Embedded in the binary from `wiki/pages/`.
     Builtin,
@@ -48,7 +50,7 @@ pub enum Origin {
 }
 
 /// One `{source_id, path, anchor}` entry of `source_refs`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceRef {
     /// The source's id, e.g. `cuda-programming-guide`.
     pub source_id: String,
@@ -59,7 +61,7 @@ pub struct SourceRef {
 }
 
 /// The known frontmatter fields, typed. Unknown fields land in `extra`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Frontmatter {
     /// `status`: draft or verified.
     pub status: Option<String>,
@@ -101,7 +103,7 @@ impl Frontmatter {
 }
 
 /// A heading and the text under it (up to the next heading of the same or higher level).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Section {
     /// Heading level (2 for `##`).
     pub level: u8,
@@ -116,7 +118,7 @@ pub struct Section {
 }
 
 /// One pitfall of a pitfall page, split into its labelled parts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pitfall {
     /// `P1`, `P2`, …
     pub anchor: String,
@@ -139,7 +141,7 @@ pub struct Pitfall {
 }
 
 /// The API extension of `type: api` pages.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiEntry {
     /// Every name the family answers to.
     pub symbols: Vec<String>,
@@ -161,7 +163,7 @@ pub struct ApiEntry {
 }
 
 /// A parsed wiki page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Page {
     /// The unique id (`pitfall-async-copy`).
     pub id: String,
