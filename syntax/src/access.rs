@@ -497,17 +497,7 @@ impl SourceFile {
     pub fn pointer_operand(&self, range: &TextRange) -> Option<(String, IndexExpr)> {
         let text = self.text();
         let roots = self.roots();
-        let root = roots
-            .iter()
-            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
-        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
-        // The smallest node covering the range may be an ancestor of the expression
-        // (an argument list); take the child that spans the range.
-        if node.byte_range() != *range {
-            node = named_children(node)
-                .into_iter()
-                .find(|n| n.byte_range() == *range)?;
-        }
+        let mut node = expression_at(&roots, range)?;
         let tree = Ancestry::few(roots.clone(), text.len());
         let low = Lowerer::new(text, self.facts(), &tree);
         for _ in 0..8 {
@@ -610,15 +600,7 @@ impl SourceFile {
     pub fn lower_at(&self, range: &TextRange) -> Option<IndexExpr> {
         let text = self.text();
         let roots = self.roots();
-        let root = roots
-            .iter()
-            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
-        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
-        if node.byte_range() != *range {
-            node = named_children(node)
-                .into_iter()
-                .find(|n| n.byte_range() == *range)?;
-        }
+        let node = expression_at(&roots, range)?;
         let tree = Ancestry::few(roots.clone(), text.len());
         let low = Lowerer::new(text, self.facts(), &tree);
         Some(low.lower(&from_node(node, text, 0), node, 0))
@@ -1333,6 +1315,22 @@ fn access_kind(above: &[Node], node: Node, text: &str) -> AccessKind {
         };
     }
     AccessKind::Load
+}
+
+/// The node of `roots` that spans exactly `range` (a call argument, an `asm` operand).
+/// The smallest node covering the range may be an ancestor of the expression (an argument
+/// list); then the child that spans the range.
+fn expression_at<'t>(roots: &[Node<'t>], range: &TextRange) -> Option<Node<'t>> {
+    let root = roots
+        .iter()
+        .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())?;
+    let node = root.descendant_for_byte_range(range.start, range.end)?;
+    if node.byte_range() == *range {
+        return Some(node);
+    }
+    named_children(node)
+        .into_iter()
+        .find(|n| n.byte_range() == *range)
 }
 
 #[cfg(test)]
