@@ -483,6 +483,20 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 /// (pairs at best, in a remainder loop), and a loop that also stores to the same array
 /// (four `LDS` and four `STS`: the compiler cannot reorder them). `#pragma unroll 2`
 /// over four elements gives `LDS.64`: the merge is at most the unroll factor.
+///
+/// Updates (`+=`) of consecutive elements merge only in a dynamic (`extern __shared__`)
+/// buffer: nvcc 13.5 `-arch=sm_90 -O3 -cubin` gives one `LDS.128` and one `STS.128` for
+/// four `sf[t * 4 + k] += …` on an `extern __shared__ float sf[]` (and on a pointer cast
+/// from an `extern` byte buffer), but four `LDS` and four `STS` on a static
+/// `__shared__ float st[1024]`, with or without a pointer taken from it, while plain
+/// stores to that static array still merge. In a dynamic buffer the other accesses of
+/// the buffer between the parts do not stop the merge when none can overlap a part the
+/// merged access moves past ([`reorder_is_safe`]): the pairwise reduction
+/// `sd[t * 4 + k] += sd[(t + h) * 4 + k]` of doubles is two `LDS.128` of the partner and
+/// two `LDS.128` and `STS.128` of the target per step, while `sa[t * 4 + k] +=
+/// sa[t * 4 + h + k]` (the partner may be the next target) stays scalar. Loads and
+/// stores through kernel pointer parameters between the parts do not stop it either
+/// (kernel parameters point to global memory).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
     /// The bytes of the wide access (4, 8 or 16).
@@ -535,15 +549,21 @@ fn merged_access(
     a: &SharedAccess,
 ) -> Option<(Merged, IndexExpr)> {
     let elem = a.element_size?;
+    // An update (`s[i] += v`) merges only in a dynamic (`extern __shared__`) buffer: see
+    // [`Merged`].
+    let dynamic = is_dynamic_buffer(scope, a);
     if loop_merge_counts(elem, a.kind, true).is_empty()
         || a.width != Some(elem)
         || a.cast_type.is_some()
-        || !matches!(a.kind, AccessKind::Load | AccessKind::Store)
+        || !(matches!(a.kind, AccessKind::Load | AccessKind::Store)
+            || (a.kind == AccessKind::LoadStore && dynamic))
     {
         return None;
     }
-    if let Some(m) = loop_merged(scope, all, a, elem) {
-        return Some(m);
+    if a.kind != AccessKind::LoadStore {
+        if let Some(m) = loop_merged(scope, all, a, elem) {
+            return Some(m);
+        }
     }
     if merge_counts(elem, a.kind).is_empty() {
         return None;
@@ -605,18 +625,23 @@ fn merged_access(
         if parts.len() as u64 != k {
             continue;
         }
-        // Nothing else touches the array between the parts.
-        let (from, to) = (
-            parts.iter().map(|p| p.range.start).min()?,
-            parts.iter().map(|p| p.range.end).max()?,
-        );
-        let between = window.iter().any(|o| {
-            o.root == a.root
-                && o.range.start >= from
-                && o.range.end <= to
-                && !parts.iter().any(|p| p.range == o.range)
-        });
-        if between {
+        // Nothing else touches the array between the parts (in a dynamic buffer: nothing
+        // the merged access would have to move past and could overlap).
+        let blocked = if dynamic {
+            !reorder_is_safe(scope, window, &parts)
+        } else {
+            let (from, to) = (
+                parts.iter().map(|p| p.range.start).min()?,
+                parts.iter().map(|p| p.range.end).max()?,
+            );
+            window.iter().any(|o| {
+                o.root == a.root
+                    && o.range.start >= from
+                    && o.range.end <= to
+                    && !parts.iter().any(|p| p.range == o.range)
+            })
+        };
+        if blocked {
             continue;
         }
         let mut ranges: Vec<TextRange> = parts.iter().map(|p| p.range.clone()).collect();
@@ -642,6 +667,105 @@ fn merged_access(
         ));
     }
     None
+}
+
+/// Whether `a` is carved from a dynamic (`extern __shared__`) buffer.
+fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
+    scope
+        .facts()
+        .shared_named(&a.root, a.range.start)
+        .is_some_and(|d| d.is_extern)
+}
+
+/// Whether the merged access of `parts` may move past the other accesses of their buffer
+/// in the statements from the first part's to the last's (see [`Merged`]): the merged load
+/// is made at the first part, the merged store at the last, so a part that reads moves up
+/// past the writes before it and a part that writes moves down past every access after
+/// it. Within one statement the assignment's target is written after its right-hand side
+/// is read. Each such pair must be provably apart ([`apart`]).
+fn reorder_is_safe(scope: &Scope<'_>, window: &[SharedAccess], parts: &[&SharedAccess]) -> bool {
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    let Some(first) = parts.first() else {
+        return false;
+    };
+    let from = parts.iter().map(|p| statement(&p.range).start).min();
+    let to = parts.iter().map(|p| statement(&p.range).end).max();
+    let (Some(from), Some(to)) = (from, to) else {
+        return false;
+    };
+    let writes = |k: AccessKind| matches!(k, AccessKind::Store | AccessKind::LoadStore);
+    let reads = |k: AccessKind| matches!(k, AccessKind::Load | AccessKind::LoadStore);
+    window
+        .iter()
+        .filter(|o| {
+            o.root == first.root
+                && o.range.start >= from
+                && o.range.end <= to
+                && !parts.iter().any(|p| p.range == o.range)
+        })
+        .all(|o| {
+            if o.kind == AccessKind::AddressOf {
+                return false;
+            }
+            let so = statement(&o.range).start;
+            parts.iter().all(|p| {
+                let sp = statement(&p.range).start;
+                let before = match so.cmp(&sp) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Greater => false,
+                    // Two targets of one statement: keep them apart.
+                    std::cmp::Ordering::Equal if writes(o.kind) && writes(p.kind) => {
+                        return apart(scope, o, p);
+                    }
+                    // The right-hand side is read before the target is written.
+                    std::cmp::Ordering::Equal => !writes(o.kind),
+                };
+                let crosses = if before {
+                    reads(p.kind) && writes(o.kind)
+                } else {
+                    writes(p.kind)
+                };
+                !crosses || apart(scope, o, p)
+            })
+        })
+}
+
+/// Whether two accesses of one thread never overlap, for every value of their variable
+/// parts: their byte offsets differ by a constant that, modulo what divides both variable
+/// parts, leaves room for both widths (`s[t * 4 + 1]` and `s[(t + h) * 4]` of doubles are
+/// 8 bytes apart modulo 32).
+fn apart(scope: &Scope<'_>, o: &SharedAccess, p: &SharedAccess) -> bool {
+    let (Some(wo), Some(wp)) = (o.width, p.width) else {
+        return false;
+    };
+    let (Ok(wo), Ok(wp)) = (i64::try_from(wo), i64::try_from(wp)) else {
+        return false;
+    };
+    let theirs = scope.cache.split(&o.byte_offset, split_constant);
+    let ours = scope.cache.split(&p.byte_offset, split_constant);
+    let ((co, ko), (cp, kp)) = ((&theirs.0, theirs.1), (&ours.0, ours.1));
+    if co.unknown_reason().is_some() || cp.unknown_reason().is_some() {
+        return false;
+    }
+    if co == cp {
+        return ko.checked_add(wo).is_some_and(|e| e <= kp)
+            || kp.checked_add(wp).is_some_and(|e| e <= ko);
+    }
+    let mut d = (divisor(co).unsigned_abs(), divisor(cp).unsigned_abs());
+    while d.1 != 0 {
+        d = (d.1, d.0 % d.1);
+    }
+    let Ok(d) = i64::try_from(d.0) else {
+        return false;
+    };
+    let Some(r) = ko
+        .checked_sub(kp)
+        .filter(|_| d > 1)
+        .map(|x| x.rem_euclid(d))
+    else {
+        return false;
+    };
+    r >= wp && r + wo <= d
 }
 
 /// Written-out parts merged into `wide` bytes at `offset`, inside an unrolled loop whose

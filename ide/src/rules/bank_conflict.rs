@@ -989,6 +989,66 @@ __global__ void hstores(const __half* in) {
     }
 
     #[test]
+    fn updates_merge_in_a_dynamic_buffer_only() {
+        // nvcc 13.5 `-arch=sm_90 -O3 -cubin`, `cuobjdump -sass`: four `+=` on consecutive
+        // floats of an `extern __shared__` buffer are one `LDS.128` and one `STS.128`
+        // (conflict-free at a 16-byte stride); the pairwise update of four doubles, with
+        // the partner's loads between the targets, is two `LDS.128` of the partner, two
+        // `LDS.128` and two `STS.128` of the target: 2-way, 8 wavefronts where 4 are
+        // needed. The same `+=` on a static `__shared__` array stays four `LDS` and four
+        // `STS` (4-way at a 16-byte stride), and so do updates whose partner offset `h`
+        // may overlap the next target.
+        check(
+            RULE,
+            r#"
+__global__ void ext_floats(float* out) {
+    extern __shared__ float sf[];
+    int t = threadIdx.x;
+    sf[t * 4 + 0] += 1.0f;
+    sf[t * 4 + 1] += 2.0f;
+    sf[t * 4 + 2] += 3.0f;
+    sf[t * 4 + 3] += 4.0f;
+    out[t] = sf[t];
+}
+__global__ void ext_pairs(double* out) {
+    extern __shared__ double sd[];
+    int t = threadIdx.x;
+    for (int h = 16; h > 0; h >>= 1) {
+        sd[t * 4 + 0] += sd[(t + h) * 4 + 0];
+     // ^^^^^^^^^^^^^ hint: 2-way bank conflict: this update of `sd` takes 8 wavefronts instead of 4
+                      // ^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `sd` takes 8 wavefronts instead of 4
+        sd[t * 4 + 1] += sd[(t + h) * 4 + 1];
+     // ^^^^^^^^^^^^^ hint: 2-way bank conflict: this update of `sd` takes 8 wavefronts instead of 4
+                      // ^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `sd` takes 8 wavefronts instead of 4
+        __syncthreads();
+    }
+    out[t] = sd[t];
+}
+__global__ void static_floats(float* out) {
+    __shared__ float st[1024];
+    int t = threadIdx.x;
+    st[t * 4 + 0] += 1.0f;
+ // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `st` takes 4 wavefronts instead of 1
+    st[t * 4 + 1] += 2.0f;
+ // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `st` takes 4 wavefronts instead of 1
+    out[t] = st[t];
+}
+__global__ void ext_overlap(float* out, int h) {
+    extern __shared__ float sa[];
+    int t = threadIdx.x;
+    sa[t * 4 + 0] += sa[t * 4 + h];
+ // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `sa` takes 4 wavefronts instead of 1
+                  // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this load from `sa` takes 4 wavefronts instead of 1
+    sa[t * 4 + 1] += sa[t * 4 + h + 1];
+ // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `sa` takes 4 wavefronts instead of 1
+                  // ^^^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this load from `sa` takes 4 wavefronts instead of 1
+    out[t] = sa[t];
+}
+"#,
+        );
+    }
+
+    #[test]
     fn adjacent_doubles_and_half_loads_that_stay_separate_are_flagged() {
         // nvcc 13.5, sm_90: doubles starting at an odd element stay two loads
         // (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`); four `__half` loads of a
