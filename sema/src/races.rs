@@ -7,7 +7,8 @@
 //! of block 0 (and block 1 where the grid fixes more than one block, for global memory),
 //! over the steps of [`SourceFile::body_steps`]: `if`s decided per thread from their
 //! comparisons, `for` loops stepped from their lowered headers, each access's byte offset
-//! evaluated with [`IndexExpr::eval`]. A thread's *phase* counts the block barriers it has
+//! evaluated for the thread as a lane of its warp by the one warp valuation
+//! ([`Valuation`], as the bank and sector models evaluate it). A thread's *phase* counts the block barriers it has
 //! passed (`__syncthreads()`, `block.sync()`, a device function of the file that
 //! synchronises, `grid.sync()`), its warp phase the `__syncwarp()`s, its grid phase the
 //! grid barriers. Two accesses race when two different threads touch the same bytes, one
@@ -25,7 +26,7 @@
 //! hint ([`RaceKind::DataDependentUpdate`]): which threads collide depends on the data.
 
 use kernaut_syntax::{
-    AccessKind, BinOp, BodySteps, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, Step,
+    AccessKind, BodySteps, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, Step,
     TextRange,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -50,8 +51,19 @@ pub const FILE_STEPS: usize = 120_000;
 const MAX_INSTANCES: usize = 400_000;
 /// The value tried for a kernel parameter the launch does not fix.
 const PARAM_SAMPLE: i64 = 4096;
-/// The grid tried where the launch does not fix it.
-const GRID_SAMPLE: i64 = 4;
+/// Threads of a warp.
+const WARP: i64 = kernaut_gpu::banks::WARP_LANES as i64;
+
+/// `threadIdx` of thread `linear` of the configuration's block, as the one valuation
+/// numbers threads (x fastest, then y, then z).
+fn thread_idx(config: &Config, linear: u32) -> [i64; 3] {
+    let l = i64::from(linear);
+    Valuation {
+        warp: l / WARP,
+        ..Valuation::warp0(config.block.map(Some))
+    }
+    .thread((l % WARP) as usize)
+}
 
 /// Which memory an access touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -361,11 +373,11 @@ struct Abort;
 struct Run<'m, 'a> {
     model: &'m Model<'a>,
     config: &'m Config,
-    /// Names sampled because the file does not fix them, each a bit of `Inst::mask`.
-    assumed: Vec<String>,
+    /// Names sampled because the file does not fix them, with the value taken, each a bit
+    /// of `Inst::mask`.
+    assumed: Vec<(String, i64)>,
     insts: Vec<Inst>,
     // The thread being walked.
-    tid: [i64; 3],
     bid: [i64; 3],
     thread: u32,
     block: u32,
@@ -786,7 +798,6 @@ impl<'m, 'a> Run<'m, 'a> {
             insts: Vec::new(),
             executed: vec![0; model.sites.len()],
             capture: None,
-            tid: [0; 3],
             bid: [0; 3],
             thread: 0,
             block: 0,
@@ -804,54 +815,47 @@ impl<'m, 'a> Run<'m, 'a> {
         }
     }
 
-    /// The bit for a sampled name.
-    fn assume(&mut self, name: &str) -> u32 {
-        let i = match self.assumed.iter().position(|n| n == name) {
+    /// The bit for a sampled name and its value.
+    fn assume(&mut self, sampled: (String, i64)) -> u32 {
+        let i = match self.assumed.iter().position(|n| *n == sampled) {
             Some(i) => i,
             None => {
-                self.assumed.push(name.to_string());
+                self.assumed.push(sampled);
                 self.assumed.len() - 1
             }
         };
         1u32.checked_shl(i as u32).unwrap_or(1 << 31)
     }
 
-    /// Evaluates `e` for the current thread through the one warp valuation (the thread
-    /// as a lane of its warp, `blockIdx` and the loop variables at their values in this
-    /// run, parameters the launch passes by name, others sampled): its value and the
-    /// assumption bits it used.
-    fn eval(&mut self, e: &IndexExpr) -> Option<(i64, u32)> {
+    /// The one warp valuation for the current thread's warp: the block and grid of the
+    /// configuration (`gridDim` sampled where the launch does not fix it), `blockIdx` and
+    /// the loop variables at their values in this run, the parameters the launch passes
+    /// by name, others at [`PARAM_SAMPLE`].
+    fn valuation(&self) -> Valuation<'_> {
         let config = self.config;
-        let [bx, by, _] = config.block;
-        let linear = self.tid[0] + bx * (self.tid[1] + by * self.tid[2]);
-        let valuation = Valuation {
+        Valuation {
             block: config.block.map(Some),
-            warp: linear / 32,
+            warp: i64::from(self.thread) / WARP,
             sample: 0,
             uniforms: Uniforms::Launch {
                 block_idx: self.bid,
-                grid: config.grid.unwrap_or([GRID_SAMPLE, 1, 1]),
+                grid: config.grid,
                 named: &config.params,
                 other: PARAM_SAMPLE,
             },
             loops: Loops::Values(&self.vars),
-        };
-        // `lane` is lowered from `threadIdx.x % 32`, which in a block narrower than a
-        // warp is not the thread's lane number: evaluated as written.
-        let written;
-        let e = if e.mentions(&|x| matches!(x, IndexExpr::Lane)) {
-            written = lane_as_written(e);
-            &written
-        } else {
-            e
-        };
-        let v = valuation.lane(e, (linear % 32) as usize)?;
-        // The names the value rests on that the launch does not fix.
-        let mut sampled = Vec::new();
-        sampled_names(e, config, &mut sampled);
+        }
+    }
+
+    /// Evaluates `e` for the current thread (a lane of its warp) through the one warp
+    /// valuation: its value and the assumption bits of the sampled values it read.
+    fn eval(&mut self, e: &IndexExpr) -> Option<(i64, u32)> {
+        let valuation = self.valuation();
+        let v = valuation.lane(e, (self.thread % 32) as usize)?;
+        let sampled = valuation.assumed(e);
         let mut mask = 0;
         for n in sampled {
-            mask |= self.assume(&n);
+            mask |= self.assume(n);
         }
         Some((v, mask))
     }
@@ -1007,7 +1011,7 @@ impl<'m, 'a> Run<'m, 'a> {
                         break Flow::Stop;
                     };
                     self.path_mask |= ms;
-                    let Some(next) = op.apply_checked(v, step) else {
+                    let Some(next) = op.checked(v, step) else {
                         break Flow::Stop;
                     };
                     if next == v {
@@ -1111,9 +1115,6 @@ impl<'m, 'a> Run<'m, 'a> {
 
     /// Runs the whole body for thread `linear` of block `block` (`bid` its coordinates).
     fn thread(&mut self, linear: u32, block: u32, bid: [i64; 3]) -> Result<Flow, Abort> {
-        let [bx, by, _] = self.config.block;
-        let l = i64::from(linear);
-        self.tid = [l % bx, (l / bx) % by, l / (bx * by)];
         self.bid = bid;
         self.thread = linear;
         self.block = block;
@@ -1127,49 +1128,6 @@ impl<'m, 'a> Run<'m, 'a> {
         self.maybe = 0;
         let steps = &self.model.steps.steps;
         self.walk(steps)
-    }
-}
-
-/// `e` with `lane` as the `threadIdx.x % 32` it was lowered from.
-fn lane_as_written(e: &IndexExpr) -> IndexExpr {
-    match e {
-        IndexExpr::Lane => IndexExpr::raw(
-            IndexExpr::ThreadIdx(kernaut_syntax::Axis::X),
-            BinOp::Rem,
-            IndexExpr::Int(32),
-        ),
-        IndexExpr::Binary(a, op, b) => IndexExpr::raw(lane_as_written(a), *op, lane_as_written(b)),
-        other => other.clone(),
-    }
-}
-
-/// The uniforms `e` reads (a loop variable's start aside: the run holds its value) that
-/// `config` does not fix: `gridDim` without a known grid, parameters it passes no value
-/// for; in order of appearance.
-fn sampled_names(e: &IndexExpr, config: &Config, out: &mut Vec<String>) {
-    match e {
-        IndexExpr::Uniform(n) if !out.contains(n) => {
-            let unknown_grid = n.starts_with("gridDim.") && config.grid.is_none();
-            let unknown_param = !n.contains('.') && !config.params.iter().any(|(p, _)| p == n);
-            if unknown_grid || unknown_param {
-                out.push(n.clone());
-            }
-        }
-        IndexExpr::Binary(a, _, b) => {
-            sampled_names(a, config, out);
-            sampled_names(b, config, out);
-        }
-        _ => {}
-    }
-}
-
-trait ApplyChecked {
-    fn apply_checked(self, l: i64, r: i64) -> Option<i64>;
-}
-
-impl ApplyChecked for BinOp {
-    fn apply_checked(self, l: i64, r: i64) -> Option<i64> {
-        IndexExpr::binary(IndexExpr::Int(l), self, IndexExpr::Int(r)).eval(&|_| None)
     }
 }
 
@@ -1447,8 +1405,6 @@ fn witnesses(
         };
         let side = |x: &Inst| {
             let site = &model.sites[x.site as usize];
-            let [bx, by, _] = config.block;
-            let l = i64::from(x.thread);
             let mut cap = Run::new(model, config);
             cap.capture = Some((x.seq, None));
             cap.record_shared = x.block == 0;
@@ -1461,7 +1417,7 @@ fn witnesses(
             RaceSide {
                 range: site.access.range.clone(),
                 line: site.line,
-                thread: [l % bx, (l / bx) % by, l / (bx * by)],
+                thread: thread_idx(config, x.thread),
                 block: bid,
                 op: site.op,
                 element,
@@ -1471,13 +1427,8 @@ fn witnesses(
         };
         let mask = f.mask | s.mask;
         let mut assumed: Vec<String> = Vec::new();
-        for (i, name) in run.assumed.iter().enumerate() {
+        for (i, (name, v)) in run.assumed.iter().enumerate() {
             if mask & (1u32.checked_shl(i as u32).unwrap_or(1 << 31)) != 0 {
-                let v = if name.starts_with("gridDim") {
-                    GRID_SAMPLE
-                } else {
-                    PARAM_SAMPLE
-                };
                 assumed.push(format!("`{name}` = {v}"));
             }
         }

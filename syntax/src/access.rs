@@ -1589,7 +1589,10 @@ __global__ void k(float* out, int src) {
         assert!(file.is_call_statement(&range_of(text, "assign(out[lane], 2.0f)")));
         assert!(!file.is_call_statement(&range_of(text, "scaled(out[lane * 2])")));
         let arg = range_of(text, "lane * 2");
-        assert_eq!(file.lower_at(&arg).unwrap().to_string(), "lane * 2");
+        assert_eq!(
+            file.lower_at(&arg).unwrap().to_string(),
+            "threadIdx.x % 32 * 2"
+        );
     }
 
     /// An inline `asm` statement's template and operands, and a local's initialiser.

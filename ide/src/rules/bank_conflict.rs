@@ -741,6 +741,26 @@ void launch(float* out) {
     }
 
     #[test]
+    fn thread_x_modulo_32_in_a_block_narrower_than_a_warp() {
+        // `threadIdx.x % 32` is evaluated as written: with 16x2 blocks lanes 16-31 are
+        // row 1, whose `threadIdx.x % 32` is 0-15 again, so each pair of lanes reads one
+        // word (a broadcast) and the 16 words sit in 16 banks. Read as the lane number
+        // it would look like a 2-way conflict.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float buf[64];
+    out[threadIdx.y * 16 + threadIdx.x] = buf[(threadIdx.x % 32) * 2];
+}
+void launch(float* out) {
+    k<<<1, dim3(16, 2)>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn block_shape_from_a_launch_after_macro_statements() {
         // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;` or before the launch:
         // the launch's block is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over

@@ -322,13 +322,6 @@ impl<'a> Lowerer<'a> {
                 };
                 let l = self.lower(a, at, d);
                 let r = self.lower(b, at, d);
-                let rv = r.eval(&|_| None);
-                if l == IndexExpr::ThreadIdx(Axis::X)
-                    && ((bop == BinOp::Rem && rv == Some(32))
-                        || (bop == BinOp::And && rv == Some(31)))
-                {
-                    return IndexExpr::Lane;
-                }
                 IndexExpr::binary(l, bop, r)
             }
             Expr::Subscript(..) => self.opaque(
