@@ -1595,6 +1595,45 @@ __global__ void k(float* out, int src) {
         );
     }
 
+    /// `thread_rank()` of the block and of a tile of known size lowers; of a group whose
+    /// size the file does not fix it does not.
+    #[test]
+    fn thread_rank_lowers_for_the_block_and_sized_tiles() {
+        let text = r#"
+namespace cg = cooperative_groups;
+template <int T>
+__global__ void k(float* out, int n) {
+    cg::thread_block_tile<16> t16 = cg::tiled_partition<16>(cg::this_thread_block());
+    auto block = cg::this_thread_block();
+    auto t4 = cg::tiled_partition<4>(block);
+    auto tile = cg::tiled_partition(block, 8);
+    auto some = cg::tiled_partition(block, n);
+    out[block.thread_rank()] = 0;
+    out[cg::this_thread_block().thread_rank()] = 0;
+    out[t16.thread_rank()] = 0;
+    out[t4.thread_rank()] = 0;
+    out[tile.thread_rank()] = 0;
+    out[some.thread_rank()] = 0;
+}
+"#;
+        let file = SourceFile::parse(text);
+        let lowered = |what: &str| {
+            let at = text.find(&format!("[{what}]")).unwrap() + 1;
+            file.lower_at(&(at..at + what.len())).unwrap().to_string()
+        };
+        let block = "threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)";
+        assert_eq!(lowered("block.thread_rank()"), block);
+        assert_eq!(lowered("cg::this_thread_block().thread_rank()"), block);
+        assert_eq!(lowered("t16.thread_rank()"), format!("({block}) % 16"));
+        assert_eq!(lowered("t4.thread_rank()"), format!("({block}) % 4"));
+        assert_eq!(lowered("tile.thread_rank()"), format!("({block}) % 8"));
+        assert!(file
+            .lower_at(&range_of(text, "some.thread_rank()"))
+            .unwrap()
+            .unknown_reason()
+            .is_some());
+    }
+
     /// An inline `asm` statement's template and operands, and a local's initialiser.
     #[test]
     fn asm_statements_and_initialisers() {
