@@ -606,6 +606,65 @@ impl SourceFile {
         Some(low.lower(&from_node(node, text, 0), node, 0))
     }
 
+    /// The top of the expression at `range` (an assigned value, a call argument), its
+    /// parentheses unwrapped: a call with its callee and arguments, a binary or prefix
+    /// operation with its operands, a plain name, or something else. `None` when `range` is not one
+    /// expression of the file.
+    pub fn expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
+        let text = self.text();
+        let roots = self.roots();
+        let mut node = expression_at(&roots, range)?;
+        while node.kind_name() == "parenthesized_expression" {
+            match named_children(node).as_slice() {
+                [one] => node = *one,
+                _ => return Some(ExprShape::Other),
+            }
+        }
+        Some(match node.kind_name() {
+            "call_expression" => {
+                let Some(function) = node.field("function") else {
+                    return Some(ExprShape::Other);
+                };
+                ExprShape::Call {
+                    callee: squash_ws(&strip_template_args(node_text(function, text))),
+                    args: node
+                        .field("arguments")
+                        .map(|a| {
+                            named_children(a)
+                                .into_iter()
+                                .filter(|c| c.kind_name() != "comment")
+                                .map(|c| c.byte_range())
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                }
+            }
+            "binary_expression" => match (
+                node.field("left"),
+                node.field("operator"),
+                node.field("right"),
+            ) {
+                (Some(l), Some(op), Some(r)) => ExprShape::Binary {
+                    left: l.byte_range(),
+                    op: node_text(op, text).to_string(),
+                    right: r.byte_range(),
+                },
+                _ => ExprShape::Other,
+            },
+            "identifier" => ExprShape::Name(node_text(node, text).to_string()),
+            "unary_expression" | "pointer_expression" => {
+                match (node.field("operator"), node.field("argument")) {
+                    (Some(op), Some(a)) => ExprShape::Unary {
+                        op: node_text(op, text).to_string(),
+                        operand: a.byte_range(),
+                    },
+                    _ => ExprShape::Other,
+                }
+            }
+            _ => ExprShape::Other,
+        })
+    }
+
     /// Whether the call at `range` is a statement of its own (`assign(out[i], v);`): its
     /// value, if it has one, is dropped, so the call acts through its arguments or has
     /// other effects.
@@ -1320,6 +1379,39 @@ fn access_kind(above: &[Node], node: Node, text: &str) -> AccessKind {
 /// The node of `roots` that spans exactly `range` (a call argument, an `asm` operand).
 /// The smallest node covering the range may be an ancestor of the expression (an argument
 /// list); then the child that spans the range.
+/// The top of an expression, as [`SourceFile::expression_shape`] gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExprShape {
+    /// `callee(args…)`: the callee as written, template arguments and spaces removed
+    /// (`__hadd`, `cuda::std::max`, `v.load`), and each argument's range.
+    Call {
+        /// The callee.
+        callee: String,
+        /// The arguments' ranges.
+        args: Vec<TextRange>,
+    },
+    /// `left op right`, for a binary operator.
+    Binary {
+        /// The left operand's range.
+        left: TextRange,
+        /// The operator (`+`, `-`, `*`, `&&`, …).
+        op: String,
+        /// The right operand's range.
+        right: TextRange,
+    },
+    /// `op operand`, for a prefix operator (`-x`, `!x`, `*p`, `&v`).
+    Unary {
+        /// The operator.
+        op: String,
+        /// The operand's range.
+        operand: TextRange,
+    },
+    /// A plain name.
+    Name(String),
+    /// Anything else (a literal, a member, a subscript, a cast).
+    Other,
+}
+
 fn expression_at<'t>(roots: &[Node<'t>], range: &TextRange) -> Option<Node<'t>> {
     let root = roots
         .iter()
