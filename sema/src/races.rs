@@ -293,8 +293,6 @@ struct Site {
     op: Op,
     /// The buffer: index into `Model::buffers`.
     buffer: u32,
-    /// The index reads a local whose value changes after its declaration.
-    tainted: bool,
     /// A store of one value in every thread (`flag = 1`, `c[k] = coef[blockIdx.y]`).
     same_value: bool,
     line: u32,
@@ -431,7 +429,6 @@ impl<'a> Model<'a> {
         let mut sites = Vec::new();
         let mut buffers: Vec<(Space, String)> = Vec::new();
         let mut per_stmt: FxHashMap<usize, Vec<(usize, u8, Event)>> = FxHashMap::default();
-        let modified: FxHashSet<&str> = steps.modified.iter().map(String::as_str).collect();
         let locals: FxHashMap<&str, Option<&str>> = steps
             .locals
             .iter()
@@ -465,10 +462,6 @@ impl<'a> Model<'a> {
                     buffers.len() - 1
                 }
             } as u32;
-            let tainted = a
-                .index_texts
-                .iter()
-                .any(|t| reads_modified(t, &modified, &locals, 0));
             let idx = sites.len() as u32;
             // A histogram bump: the index is loaded from memory, and no part of it outside
             // the loads names the thread (`rows[tid][w[k]]` is a private row per thread).
@@ -495,7 +488,6 @@ impl<'a> Model<'a> {
                 space,
                 op,
                 buffer,
-                tainted,
                 same_value,
                 line: line_of(a.range.start),
                 stmt: stmt_range,
@@ -553,24 +545,6 @@ impl<'a> Model<'a> {
             data_updates,
         })
     }
-
-    /// Whether the text (a condition, a loop header) reads a local modified after its
-    /// declaration.
-    fn text_tainted(&self, range: &TextRange) -> bool {
-        let modified: FxHashSet<&str> = self.steps.modified.iter().map(String::as_str).collect();
-        let locals: FxHashMap<&str, Option<&str>> = self
-            .steps
-            .locals
-            .iter()
-            .map(|(n, i)| (n.as_str(), i.as_deref()))
-            .collect();
-        reads_modified(
-            self.text.get(range.clone()).unwrap_or(""),
-            &modified,
-            &locals,
-            0,
-        )
-    }
 }
 
 /// `text` without the parts inside `[...]`: `in[i] & 255` gives `in & 255`.
@@ -612,27 +586,6 @@ pub fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: u
                     .flatten()
                     .is_some_and(|i| i != text && names_thread(i, locals, depth + 1))
             })
-}
-
-/// Whether `text` names a local in `modified`, directly or through the initialisers of
-/// the locals it names.
-fn reads_modified(
-    text: &str,
-    modified: &FxHashSet<&str>,
-    locals: &FxHashMap<&str, Option<&str>>,
-    depth: usize,
-) -> bool {
-    if depth > 6 {
-        return true;
-    }
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .any(|w| {
-            modified.contains(w)
-                || locals.get(w).copied().flatten().is_some_and(|init| {
-                    init != text && reads_modified(init, modified, locals, depth + 1)
-                })
-        })
 }
 
 fn collect_stmts(steps: &[Step], out: &mut Vec<TextRange>) {
@@ -930,16 +883,12 @@ impl<'m, 'a> Run<'m, 'a> {
             }),
             Step::If {
                 range,
-                condition_range,
                 comparisons,
                 then_steps,
                 else_steps,
                 ..
             } => {
-                let decided = match comparisons.as_deref() {
-                    Some(c) if !self.model.text_tainted(condition_range) => self.holds(c),
-                    _ => None,
-                };
+                let decided = comparisons.as_deref().and_then(|c| self.holds(c));
                 let Some((taken, mask)) = decided else {
                     return self.walk_undecided(range, &[then_steps, else_steps]);
                 };
@@ -962,15 +911,11 @@ impl<'m, 'a> Run<'m, 'a> {
                 body,
                 check_first,
             } => {
-                let header = range.start..body.first().map_or(range.end, |b| b.range().start);
                 let (Some(var), Some(start), Some(cond), Some((op, by))) =
                     (var, start, condition, update)
                 else {
                     return self.walk_undecided(range, &[body]);
                 };
-                if self.model.text_tainted(&header) {
-                    return self.walk_undecided(range, &[body]);
-                }
                 let Some((mut v, m0)) = self.eval(start) else {
                     return self.walk_undecided(range, &[body]);
                 };
@@ -1061,7 +1006,7 @@ impl<'m, 'a> Run<'m, 'a> {
             }
             Event::Access(i) => {
                 let site = &self.model.sites[i as usize];
-                if self.maybe > 0 || site.tainted {
+                if self.maybe > 0 {
                     return Ok(());
                 }
                 if (site.space == Space::Shared && !self.record_shared)

@@ -152,6 +152,35 @@ int main() {
     /// The clean twins: one thread stores, every dimension indexes, atomics, one constant,
     /// one value loaded at an address that reads no thread index.
     #[test]
+    fn a_local_assigned_again_is_valued_by_the_lowering() {
+        // `i = i / 2` is the last assignment every thread runs before the store, so the
+        // index is `threadIdx.x / 2` (as the bank model reads it): threads 0 and 1 write
+        // `s[0]`. `j`, set again under a thread condition, has no value: silent.
+        check_messages(
+            RULE,
+            r#"
+__global__ void halve(float* out) {
+    __shared__ float s[128];
+    int i = threadIdx.x;
+    i = i / 2;
+    s[i] = threadIdx.x;
+    int j = threadIdx.x;
+    if (threadIdx.x > 0) j = 0;
+    s[64 + j] = threadIdx.x;
+    out[threadIdx.x] = 0.0f;
+}
+int main() {
+    float* o;
+    halve<<<1, 64>>>(o);
+}
+"#,
+            expect![[r#"
+                warning: thread 1 writes `s[0]` at line 5; thread 0 writes it too (block of 64 from the launch at line 13): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
+    #[test]
     fn clean_twins_stay_silent() {
         check(
             RULE,
