@@ -338,7 +338,7 @@ struct Inst {
 
 /// The model of one kernel body.
 struct Model<'a> {
-    text: &'a str,
+    file: &'a SourceFile,
     steps: BodySteps,
     sites: Vec<Site>,
     /// The events of each statement, by the statement's start.
@@ -414,7 +414,6 @@ impl<'a> Model<'a> {
     ) -> Option<Model<'a>> {
         let body = kernel.body_range.clone()?;
         let steps = file.body_steps(body.start)?;
-        let text = file.text();
         // Statement ranges in order, to place accesses and calls.
         let mut stmts: Vec<TextRange> = Vec::new();
         collect_stmts(&steps.steps, &mut stmts);
@@ -536,7 +535,7 @@ impl<'a> Model<'a> {
         }
         Some(Model {
             written,
-            text,
+            file,
             steps,
             sites,
             events,
@@ -1453,7 +1452,7 @@ fn barrier_place(
                 else_steps,
                 ..
             } => {
-                in_thread_branch |= model.mentions_thread(condition_range);
+                in_thread_branch |= model.thread_branch(condition_range, first.start);
                 let in_then = then_steps.iter().any(|s| holds(s, first));
                 list = if in_then { then_steps } else { else_steps };
                 in_loop_body = false;
@@ -1468,15 +1467,21 @@ fn barrier_place(
 }
 
 impl Model<'_> {
-    /// Whether the text at `range` reads the thread index, directly or through locals.
-    fn mentions_thread(&self, range: &TextRange) -> bool {
-        let locals: FxHashMap<&str, Option<&str>> = self
-            .steps
-            .locals
-            .iter()
-            .map(|(n, i)| (n.as_str(), i.as_deref()))
-            .collect();
-        names_thread(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
+    /// Whether the `if` whose condition is at `condition` (around `offset`; the syntax's
+    /// condition range holds its parentheses too) branches on the thread: the syntax's
+    /// reading of the condition (the thread index, a lane, a `thread_rank()`, a local
+    /// that carries them).
+    fn thread_branch(&self, condition: &TextRange, offset: usize) -> bool {
+        self.file.enclosing(offset).iter().any(|e| {
+            matches!(
+                &e.kind,
+                kernaut_syntax::EnclosingKind::If {
+                    condition_range,
+                    thread_dependent: true,
+                    ..
+                } if condition_range.start <= condition.start && condition.end <= condition_range.end
+            )
+        })
     }
 }
 

@@ -102,7 +102,7 @@ fn linear(race: &crate::races::Race) -> i64 {
 mod tests {
     use expect_test::expect;
 
-    use crate::rules::testing::{check, check_fix, check_messages};
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
 
     const RULE: &str = "race/shared-missing-barrier";
 
@@ -261,6 +261,53 @@ int main() {
     reduce<<<128, 256>>>(o, i);
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn no_block_barrier_inside_a_branch_on_the_thread() {
+        // Threads 0 and 64 are in different warps: inside `if (t < 128)` (a local that
+        // carries the thread index) no barrier serves them, so there is no fix; the same
+        // pair under a branch on the block gets `__syncthreads()`.
+        let kernel = |condition: &str| {
+            format!(
+                r#"
+__global__ void k(float* out) {{
+    __shared__ float s[256];
+    unsigned t = threadIdx.x;
+    if ({condition}) {{
+        s[t] = out[t];
+        out[t] = s[(t + 64) % 256];
+    }}
+}}
+int main() {{
+    float* o;
+    k<<<2, 256>>>(o);
+}}
+"#
+            )
+        };
+        check_no_fix(RULE, &kernel("t < 128"));
+        check_fix(
+            RULE,
+            &kernel("blockIdx.x < 1"),
+            0,
+            expect![[r#"
+                // Insert `__syncthreads();` before the second access
+                __global__ void k(float* out) {
+                    __shared__ float s[256];
+                    unsigned t = threadIdx.x;
+                    if (blockIdx.x < 1) {
+                        s[t] = out[t];
+                        __syncthreads();
+                        out[t] = s[(t + 64) % 256];
+                    }
+                }
+                int main() {
+                    float* o;
+                    k<<<2, 256>>>(o);
+                }
+            "#]],
         );
     }
 
