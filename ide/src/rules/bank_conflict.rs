@@ -761,6 +761,29 @@ void launch(float* out) {
     }
 
     #[test]
+    fn a_block_thread_rank_is_the_linear_thread_index() {
+        // `block.thread_rank()` lowers to the linear thread index, so its stride of two
+        // words is the 2-way conflict that `2 * threadIdx.x` is.
+        check_messages(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+__global__ void k(float* out) {
+    __shared__ float buf[512];
+    auto block = cooperative_groups::this_thread_block();
+    out[threadIdx.x] = buf[2 * block.thread_rank()];
+}
+void launch(float* out) {
+    k<<<1, 256>>>(out);
+}
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * block.thread_rank()` (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    #[test]
     fn block_shape_from_a_launch_after_macro_statements() {
         // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;` or before the launch:
         // the launch's block is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over

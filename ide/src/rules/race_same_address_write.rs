@@ -181,6 +181,35 @@ int main() {
     }
 
     #[test]
+    fn a_tile_rank_repeats_in_every_warp() {
+        // `tile.thread_rank()` of a 32-thread tile lowers to the linear index modulo 32:
+        // warps 0 and 1 write the same 32 slots; the block's rank is one slot per thread.
+        check_messages(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void ranks(float* out) {
+    __shared__ float s[64];
+    __shared__ float t[64];
+    auto block = cg::this_thread_block();
+    auto tile = cg::tiled_partition<32>(block);
+    s[tile.thread_rank()] = threadIdx.x;
+    t[block.thread_rank()] = threadIdx.x;
+    out[threadIdx.x] = 0.0f;
+}
+int main() {
+    float* o;
+    ranks<<<1, 64>>>(o);
+}
+"#,
+            expect![[r#"
+                warning: thread 32 writes `s[0]` at line 8; thread 0 writes it too (block of 64 from the launch at line 14): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
+    #[test]
     fn clean_twins_stay_silent() {
         check(
             RULE,
