@@ -663,10 +663,22 @@ fn mark_barriers(steps: &[Step], at: &[usize], out: &mut FxHashSet<usize>) -> bo
     any
 }
 
+/// How deep [`barrier_of`] follows the file's device functions into the ones they call.
+const BARRIER_CALL_DEPTH: usize = 4;
+
 /// The barrier a call is, if it is one: block barriers (`__syncthreads`, `block.sync()`,
 /// `bar.sync 0` in `asm`, a device function of the file that synchronises, a CUB block
 /// collective), warp barriers (`__syncwarp`, a tile's `sync()`), grid barriers.
 fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barrier> {
+    barrier_within(file, call, BARRIER_CALL_DEPTH)
+}
+
+/// [`barrier_of`], following device functions `depth` calls deep.
+fn barrier_within(
+    file: &SourceFile,
+    call: &kernaut_syntax::CallSite,
+    depth: usize,
+) -> Option<Barrier> {
     let callee = call.callee.as_str();
     let short = kernaut_syntax::short_name(callee);
     let written = call.callee_text.to_ascii_lowercase();
@@ -722,19 +734,21 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
     {
         return Some(Barrier::Unknown);
     }
-    // A device function of the file whose body synchronises.
+    // A device function of the file whose body calls a barrier (of any scope: which
+    // threads it orders for the caller is not modelled), through the calls the syntax
+    // finds in it; a warp shuffle (`__shfl_down_sync`) is no barrier.
     let facts = file.facts();
-    if let Some(f) = facts
+    if let Some(body) = facts
         .device_functions
         .iter()
         .find(|f| kernaut_syntax::short_name(&f.name) == short)
+        .and_then(|f| f.body_range.clone())
     {
-        let body = f
-            .body_range
-            .clone()
-            .and_then(|b| file.text().get(b))
-            .unwrap_or("");
-        if body.contains("sync") || body.contains("barrier") {
+        if depth > 0
+            && file.calls_in(body.start).iter().any(|c| {
+                body.contains(&c.range.start) && barrier_within(file, c, depth - 1).is_some()
+            })
+        {
             return Some(Barrier::Unknown);
         }
     }

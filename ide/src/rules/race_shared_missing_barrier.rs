@@ -312,6 +312,43 @@ int main() {{
     }
 
     #[test]
+    fn a_helper_orders_threads_only_when_it_calls_a_barrier() {
+        // `warp_sum` shuffles (`__shfl_down_sync` is no barrier): the write of `s[0]` by
+        // thread 0 and its read by thread 32 stay unordered. `block_sync` calls
+        // `__syncthreads()` and orders them.
+        let kernel = |helper: &str| {
+            format!(
+                r#"
+__device__ float warp_sum(float v) {{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    return v;
+}}
+__device__ void block_sync() {{ __syncthreads(); }}
+__global__ void k(float* out) {{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = out[t];
+    {helper};
+    out[t] = s[(t + 32) % 64];
+}}
+int main() {{
+    float* o;
+    k<<<1, 64>>>(o);
+}}
+"#
+            )
+        };
+        check_messages(
+            RULE,
+            &kernel("out[t] = warp_sum(out[t])"),
+            expect![[r#"
+                warning: thread 0 writes `s[0]` at line 9 and thread 32 reads it at line 11 with no barrier between (read after write) (block of 64 from the launch at line 15): put `__syncthreads()` between them (pitfall-data-race#P2)
+            "#]],
+        );
+        check(RULE, &kernel("block_sync()"));
+    }
+
+    #[test]
     fn last_warp_without_syncwarp() {
         check_messages(
             RULE,
