@@ -186,7 +186,8 @@ pub enum Expr {
     ThreadIdx(Axis),
     /// `blockDim.x`, `.y` or `.z`.
     BlockDim(Axis),
-    /// The lane within the warp: `threadIdx.x % 32` or `threadIdx.x & 31`.
+    /// The lane within the warp (`%laneid`): the thread's linear index in the block
+    /// modulo 32.
     Lane,
     /// A constant the file determines (`TILE_DIM`), with its value.
     Const {
@@ -612,6 +613,9 @@ pub const BUILTIN_SAMPLES: [i64; 3] = [0, 1, 5];
 pub const ARBITRARY_SAMPLES: [i64; 3] = [0, 1, 7];
 /// Values tried for `blockDim.x` where no launch fixes it: multiples of the warp size.
 pub const BLOCK_X_SAMPLES: [i64; 3] = [32, 128, 256];
+/// `gridDim.x` under [`Uniforms::Launch`] where the launch does not fix the grid (`.y`
+/// and `.z` are 1): more than one block, few enough to run.
+pub const LAUNCH_GRID_SAMPLE: i64 = 4;
 /// How many samples a valuation's `sample` runs over.
 pub const SAMPLES: usize = 3;
 
@@ -628,13 +632,14 @@ pub enum Uniforms<'a> {
     /// The values given by name (`warpSize` is 32 unless given); another name has none.
     Named(&'a [(String, i64)]),
     /// One block of a known launch, as the race model runs it thread by thread:
-    /// `blockIdx` at `block_idx`, `gridDim` at `grid`, the values given by name, any
-    /// other plain name at `other` (another launch built-in has none).
+    /// `blockIdx` at `block_idx`, `gridDim` at `grid` (where the launch does not fix it,
+    /// `[`[`LAUNCH_GRID_SAMPLE`]`, 1, 1]`), the values given by name, any other plain
+    /// name at `other` (another launch built-in has none).
     Launch {
         /// `blockIdx` as `[x, y, z]`.
         block_idx: [i64; 3],
-        /// `gridDim` as `[x, y, z]`.
-        grid: [i64; 3],
+        /// `gridDim` as `[x, y, z]`, `None` where the launch does not fix it.
+        grid: Option<[i64; 3]>,
         /// Values by name (kernel parameters the launch passes as constants).
         named: &'a [(String, i64)],
         /// The value of any other plain name.
@@ -745,6 +750,7 @@ impl Valuation<'_> {
                     return axis(rest).map(|a| block_idx[a]).ok_or_else(unknown);
                 }
                 if let Some(rest) = name.strip_prefix("gridDim.") {
+                    let grid = grid.unwrap_or([LAUNCH_GRID_SAMPLE, 1, 1]);
                     return axis(rest).map(|a| grid[a]).ok_or_else(unknown);
                 }
                 if name.contains('.') {
@@ -765,6 +771,44 @@ impl Valuation<'_> {
                 }
             },
         })
+    }
+
+    /// The uniforms `e` reads that this valuation takes at a sample rather than at a
+    /// value the code or the launch gives, each once with the value taken, in order of
+    /// appearance: every uniform under [`Uniforms::Dimensions`], [`Uniforms::Arbitrary`]
+    /// and [`Uniforms::All`]; under [`Uniforms::Launch`], `gridDim` without a grid and
+    /// plain names not given; none under [`Uniforms::Named`]. A loop variable's start is
+    /// read only where the loops are held at an iteration (with [`Loops::Values`] the
+    /// value was given).
+    pub fn assumed(&self, e: &Expr) -> Vec<(String, i64)> {
+        fn walk(v: &Valuation<'_>, e: &Expr, out: &mut Vec<(String, i64)>) {
+            match e {
+                Expr::Uniform(n) if !out.iter().any(|(o, _)| o == n) => {
+                    let sampled = match v.uniforms {
+                        Uniforms::Dimensions | Uniforms::Arbitrary | Uniforms::All(_) => true,
+                        Uniforms::Named(_) => false,
+                        Uniforms::Launch { grid, named, .. } => {
+                            (n.starts_with("gridDim.") && grid.is_none())
+                                || (!n.contains('.') && !named.iter().any(|(p, _)| p == n))
+                        }
+                    };
+                    if let (true, Ok(value)) = (sampled, v.uniform(n)) {
+                        out.push((n.clone(), value));
+                    }
+                }
+                Expr::Binary(a, _, b) => {
+                    walk(v, a, out);
+                    walk(v, b, out);
+                }
+                Expr::LoopVar { start, .. } if !matches!(v.loops, Loops::Values(_)) => {
+                    walk(v, start, out)
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, e, &mut out);
+        out
     }
 
     /// The value of `e` for `lane`, or why it has none.

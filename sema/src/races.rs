@@ -7,7 +7,8 @@
 //! of block 0 (and block 1 where the grid fixes more than one block, for global memory),
 //! over the steps of [`SourceFile::body_steps`]: `if`s decided per thread from their
 //! comparisons, `for` loops stepped from their lowered headers, each access's byte offset
-//! evaluated with [`IndexExpr::eval`]. A thread's *phase* counts the block barriers it has
+//! evaluated for the thread as a lane of its warp by the one warp valuation
+//! ([`Valuation`], as the bank and sector models evaluate it). A thread's *phase* counts the block barriers it has
 //! passed (`__syncthreads()`, `block.sync()`, a device function of the file that
 //! synchronises, `grid.sync()`), its warp phase the `__syncwarp()`s, its grid phase the
 //! grid barriers. Two accesses race when two different threads touch the same bytes, one
@@ -25,7 +26,7 @@
 //! hint ([`RaceKind::DataDependentUpdate`]): which threads collide depends on the data.
 
 use kernaut_syntax::{
-    AccessKind, BinOp, BodySteps, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, Step,
+    AccessKind, BodySteps, FileFacts, Function, IndexExpr, SharedAccess, SourceFile, Step,
     TextRange,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -50,8 +51,19 @@ pub const FILE_STEPS: usize = 120_000;
 const MAX_INSTANCES: usize = 400_000;
 /// The value tried for a kernel parameter the launch does not fix.
 const PARAM_SAMPLE: i64 = 4096;
-/// The grid tried where the launch does not fix it.
-const GRID_SAMPLE: i64 = 4;
+/// Threads of a warp.
+const WARP: i64 = kernaut_gpu::banks::WARP_LANES as i64;
+
+/// `threadIdx` of thread `linear` of the configuration's block, as the one valuation
+/// numbers threads (x fastest, then y, then z).
+fn thread_idx(config: &Config, linear: u32) -> [i64; 3] {
+    let l = i64::from(linear);
+    Valuation {
+        warp: l / WARP,
+        ..Valuation::warp0(config.block.map(Some))
+    }
+    .thread((l % WARP) as usize)
+}
 
 /// Which memory an access touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -281,8 +293,6 @@ struct Site {
     op: Op,
     /// The buffer: index into `Model::buffers`.
     buffer: u32,
-    /// The index reads a local whose value changes after its declaration.
-    tainted: bool,
     /// A store of one value in every thread (`flag = 1`, `c[k] = coef[blockIdx.y]`).
     same_value: bool,
     line: u32,
@@ -328,7 +338,7 @@ struct Inst {
 
 /// The model of one kernel body.
 struct Model<'a> {
-    text: &'a str,
+    file: &'a SourceFile,
     steps: BodySteps,
     sites: Vec<Site>,
     /// The events of each statement, by the statement's start.
@@ -361,11 +371,11 @@ struct Abort;
 struct Run<'m, 'a> {
     model: &'m Model<'a>,
     config: &'m Config,
-    /// Names sampled because the file does not fix them, each a bit of `Inst::mask`.
-    assumed: Vec<String>,
+    /// Names sampled because the file does not fix them, with the value taken, each a bit
+    /// of `Inst::mask`.
+    assumed: Vec<(String, i64)>,
     insts: Vec<Inst>,
     // The thread being walked.
-    tid: [i64; 3],
     bid: [i64; 3],
     thread: u32,
     block: u32,
@@ -404,7 +414,6 @@ impl<'a> Model<'a> {
     ) -> Option<Model<'a>> {
         let body = kernel.body_range.clone()?;
         let steps = file.body_steps(body.start)?;
-        let text = file.text();
         // Statement ranges in order, to place accesses and calls.
         let mut stmts: Vec<TextRange> = Vec::new();
         collect_stmts(&steps.steps, &mut stmts);
@@ -419,7 +428,6 @@ impl<'a> Model<'a> {
         let mut sites = Vec::new();
         let mut buffers: Vec<(Space, String)> = Vec::new();
         let mut per_stmt: FxHashMap<usize, Vec<(usize, u8, Event)>> = FxHashMap::default();
-        let modified: FxHashSet<&str> = steps.modified.iter().map(String::as_str).collect();
         let locals: FxHashMap<&str, Option<&str>> = steps
             .locals
             .iter()
@@ -453,10 +461,6 @@ impl<'a> Model<'a> {
                     buffers.len() - 1
                 }
             } as u32;
-            let tainted = a
-                .index_texts
-                .iter()
-                .any(|t| reads_modified(t, &modified, &locals, 0));
             let idx = sites.len() as u32;
             // A histogram bump: the index is loaded from memory, and no part of it outside
             // the loads names the thread (`rows[tid][w[k]]` is a private row per thread).
@@ -483,7 +487,6 @@ impl<'a> Model<'a> {
                 space,
                 op,
                 buffer,
-                tainted,
                 same_value,
                 line: line_of(a.range.start),
                 stmt: stmt_range,
@@ -532,7 +535,7 @@ impl<'a> Model<'a> {
         }
         Some(Model {
             written,
-            text,
+            file,
             steps,
             sites,
             events,
@@ -540,24 +543,6 @@ impl<'a> Model<'a> {
             with_exit,
             data_updates,
         })
-    }
-
-    /// Whether the text (a condition, a loop header) reads a local modified after its
-    /// declaration.
-    fn text_tainted(&self, range: &TextRange) -> bool {
-        let modified: FxHashSet<&str> = self.steps.modified.iter().map(String::as_str).collect();
-        let locals: FxHashMap<&str, Option<&str>> = self
-            .steps
-            .locals
-            .iter()
-            .map(|(n, i)| (n.as_str(), i.as_deref()))
-            .collect();
-        reads_modified(
-            self.text.get(range.clone()).unwrap_or(""),
-            &modified,
-            &locals,
-            0,
-        )
     }
 }
 
@@ -600,27 +585,6 @@ pub fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: u
                     .flatten()
                     .is_some_and(|i| i != text && names_thread(i, locals, depth + 1))
             })
-}
-
-/// Whether `text` names a local in `modified`, directly or through the initialisers of
-/// the locals it names.
-fn reads_modified(
-    text: &str,
-    modified: &FxHashSet<&str>,
-    locals: &FxHashMap<&str, Option<&str>>,
-    depth: usize,
-) -> bool {
-    if depth > 6 {
-        return true;
-    }
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .any(|w| {
-            modified.contains(w)
-                || locals.get(w).copied().flatten().is_some_and(|init| {
-                    init != text && reads_modified(init, modified, locals, depth + 1)
-                })
-        })
 }
 
 fn collect_stmts(steps: &[Step], out: &mut Vec<TextRange>) {
@@ -699,10 +663,22 @@ fn mark_barriers(steps: &[Step], at: &[usize], out: &mut FxHashSet<usize>) -> bo
     any
 }
 
+/// How deep [`barrier_of`] follows the file's device functions into the ones they call.
+const BARRIER_CALL_DEPTH: usize = 4;
+
 /// The barrier a call is, if it is one: block barriers (`__syncthreads`, `block.sync()`,
 /// `bar.sync 0` in `asm`, a device function of the file that synchronises, a CUB block
 /// collective), warp barriers (`__syncwarp`, a tile's `sync()`), grid barriers.
 fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barrier> {
+    barrier_within(file, call, BARRIER_CALL_DEPTH)
+}
+
+/// [`barrier_of`], following device functions `depth` calls deep.
+fn barrier_within(
+    file: &SourceFile,
+    call: &kernaut_syntax::CallSite,
+    depth: usize,
+) -> Option<Barrier> {
     let callee = call.callee.as_str();
     let short = kernaut_syntax::short_name(callee);
     let written = call.callee_text.to_ascii_lowercase();
@@ -758,19 +734,21 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
     {
         return Some(Barrier::Unknown);
     }
-    // A device function of the file whose body synchronises.
+    // A device function of the file whose body calls a barrier (of any scope: which
+    // threads it orders for the caller is not modelled), through the calls the syntax
+    // finds in it; a warp shuffle (`__shfl_down_sync`) is no barrier.
     let facts = file.facts();
-    if let Some(f) = facts
+    if let Some(body) = facts
         .device_functions
         .iter()
         .find(|f| kernaut_syntax::short_name(&f.name) == short)
+        .and_then(|f| f.body_range.clone())
     {
-        let body = f
-            .body_range
-            .clone()
-            .and_then(|b| file.text().get(b))
-            .unwrap_or("");
-        if body.contains("sync") || body.contains("barrier") {
+        if depth > 0
+            && file.calls_in(body.start).iter().any(|c| {
+                body.contains(&c.range.start) && barrier_within(file, c, depth - 1).is_some()
+            })
+        {
             return Some(Barrier::Unknown);
         }
     }
@@ -786,7 +764,6 @@ impl<'m, 'a> Run<'m, 'a> {
             insts: Vec::new(),
             executed: vec![0; model.sites.len()],
             capture: None,
-            tid: [0; 3],
             bid: [0; 3],
             thread: 0,
             block: 0,
@@ -804,54 +781,47 @@ impl<'m, 'a> Run<'m, 'a> {
         }
     }
 
-    /// The bit for a sampled name.
-    fn assume(&mut self, name: &str) -> u32 {
-        let i = match self.assumed.iter().position(|n| n == name) {
+    /// The bit for a sampled name and its value.
+    fn assume(&mut self, sampled: (String, i64)) -> u32 {
+        let i = match self.assumed.iter().position(|n| *n == sampled) {
             Some(i) => i,
             None => {
-                self.assumed.push(name.to_string());
+                self.assumed.push(sampled);
                 self.assumed.len() - 1
             }
         };
         1u32.checked_shl(i as u32).unwrap_or(1 << 31)
     }
 
-    /// Evaluates `e` for the current thread through the one warp valuation (the thread
-    /// as a lane of its warp, `blockIdx` and the loop variables at their values in this
-    /// run, parameters the launch passes by name, others sampled): its value and the
-    /// assumption bits it used.
-    fn eval(&mut self, e: &IndexExpr) -> Option<(i64, u32)> {
+    /// The one warp valuation for the current thread's warp: the block and grid of the
+    /// configuration (`gridDim` sampled where the launch does not fix it), `blockIdx` and
+    /// the loop variables at their values in this run, the parameters the launch passes
+    /// by name, others at [`PARAM_SAMPLE`].
+    fn valuation(&self) -> Valuation<'_> {
         let config = self.config;
-        let [bx, by, _] = config.block;
-        let linear = self.tid[0] + bx * (self.tid[1] + by * self.tid[2]);
-        let valuation = Valuation {
+        Valuation {
             block: config.block.map(Some),
-            warp: linear / 32,
+            warp: i64::from(self.thread) / WARP,
             sample: 0,
             uniforms: Uniforms::Launch {
                 block_idx: self.bid,
-                grid: config.grid.unwrap_or([GRID_SAMPLE, 1, 1]),
+                grid: config.grid,
                 named: &config.params,
                 other: PARAM_SAMPLE,
             },
             loops: Loops::Values(&self.vars),
-        };
-        // `lane` is lowered from `threadIdx.x % 32`, which in a block narrower than a
-        // warp is not the thread's lane number: evaluated as written.
-        let written;
-        let e = if e.mentions(&|x| matches!(x, IndexExpr::Lane)) {
-            written = lane_as_written(e);
-            &written
-        } else {
-            e
-        };
-        let v = valuation.lane(e, (linear % 32) as usize)?;
-        // The names the value rests on that the launch does not fix.
-        let mut sampled = Vec::new();
-        sampled_names(e, config, &mut sampled);
+        }
+    }
+
+    /// Evaluates `e` for the current thread (a lane of its warp) through the one warp
+    /// valuation: its value and the assumption bits of the sampled values it read.
+    fn eval(&mut self, e: &IndexExpr) -> Option<(i64, u32)> {
+        let valuation = self.valuation();
+        let v = valuation.lane(e, (self.thread % 32) as usize)?;
+        let sampled = valuation.assumed(e);
         let mut mask = 0;
         for n in sampled {
-            mask |= self.assume(&n);
+            mask |= self.assume(n);
         }
         Some((v, mask))
     }
@@ -926,16 +896,12 @@ impl<'m, 'a> Run<'m, 'a> {
             }),
             Step::If {
                 range,
-                condition_range,
                 comparisons,
                 then_steps,
                 else_steps,
                 ..
             } => {
-                let decided = match comparisons.as_deref() {
-                    Some(c) if !self.model.text_tainted(condition_range) => self.holds(c),
-                    _ => None,
-                };
+                let decided = comparisons.as_deref().and_then(|c| self.holds(c));
                 let Some((taken, mask)) = decided else {
                     return self.walk_undecided(range, &[then_steps, else_steps]);
                 };
@@ -958,15 +924,11 @@ impl<'m, 'a> Run<'m, 'a> {
                 body,
                 check_first,
             } => {
-                let header = range.start..body.first().map_or(range.end, |b| b.range().start);
                 let (Some(var), Some(start), Some(cond), Some((op, by))) =
                     (var, start, condition, update)
                 else {
                     return self.walk_undecided(range, &[body]);
                 };
-                if self.model.text_tainted(&header) {
-                    return self.walk_undecided(range, &[body]);
-                }
                 let Some((mut v, m0)) = self.eval(start) else {
                     return self.walk_undecided(range, &[body]);
                 };
@@ -1007,7 +969,7 @@ impl<'m, 'a> Run<'m, 'a> {
                         break Flow::Stop;
                     };
                     self.path_mask |= ms;
-                    let Some(next) = op.apply_checked(v, step) else {
+                    let Some(next) = op.checked(v, step) else {
                         break Flow::Stop;
                     };
                     if next == v {
@@ -1057,7 +1019,7 @@ impl<'m, 'a> Run<'m, 'a> {
             }
             Event::Access(i) => {
                 let site = &self.model.sites[i as usize];
-                if self.maybe > 0 || site.tainted {
+                if self.maybe > 0 {
                     return Ok(());
                 }
                 if (site.space == Space::Shared && !self.record_shared)
@@ -1111,9 +1073,6 @@ impl<'m, 'a> Run<'m, 'a> {
 
     /// Runs the whole body for thread `linear` of block `block` (`bid` its coordinates).
     fn thread(&mut self, linear: u32, block: u32, bid: [i64; 3]) -> Result<Flow, Abort> {
-        let [bx, by, _] = self.config.block;
-        let l = i64::from(linear);
-        self.tid = [l % bx, (l / bx) % by, l / (bx * by)];
         self.bid = bid;
         self.thread = linear;
         self.block = block;
@@ -1127,49 +1086,6 @@ impl<'m, 'a> Run<'m, 'a> {
         self.maybe = 0;
         let steps = &self.model.steps.steps;
         self.walk(steps)
-    }
-}
-
-/// `e` with `lane` as the `threadIdx.x % 32` it was lowered from.
-fn lane_as_written(e: &IndexExpr) -> IndexExpr {
-    match e {
-        IndexExpr::Lane => IndexExpr::raw(
-            IndexExpr::ThreadIdx(kernaut_syntax::Axis::X),
-            BinOp::Rem,
-            IndexExpr::Int(32),
-        ),
-        IndexExpr::Binary(a, op, b) => IndexExpr::raw(lane_as_written(a), *op, lane_as_written(b)),
-        other => other.clone(),
-    }
-}
-
-/// The uniforms `e` reads (a loop variable's start aside: the run holds its value) that
-/// `config` does not fix: `gridDim` without a known grid, parameters it passes no value
-/// for; in order of appearance.
-fn sampled_names(e: &IndexExpr, config: &Config, out: &mut Vec<String>) {
-    match e {
-        IndexExpr::Uniform(n) if !out.contains(n) => {
-            let unknown_grid = n.starts_with("gridDim.") && config.grid.is_none();
-            let unknown_param = !n.contains('.') && !config.params.iter().any(|(p, _)| p == n);
-            if unknown_grid || unknown_param {
-                out.push(n.clone());
-            }
-        }
-        IndexExpr::Binary(a, _, b) => {
-            sampled_names(a, config, out);
-            sampled_names(b, config, out);
-        }
-        _ => {}
-    }
-}
-
-trait ApplyChecked {
-    fn apply_checked(self, l: i64, r: i64) -> Option<i64>;
-}
-
-impl ApplyChecked for BinOp {
-    fn apply_checked(self, l: i64, r: i64) -> Option<i64> {
-        IndexExpr::binary(IndexExpr::Int(l), self, IndexExpr::Int(r)).eval(&|_| None)
     }
 }
 
@@ -1447,8 +1363,6 @@ fn witnesses(
         };
         let side = |x: &Inst| {
             let site = &model.sites[x.site as usize];
-            let [bx, by, _] = config.block;
-            let l = i64::from(x.thread);
             let mut cap = Run::new(model, config);
             cap.capture = Some((x.seq, None));
             cap.record_shared = x.block == 0;
@@ -1461,7 +1375,7 @@ fn witnesses(
             RaceSide {
                 range: site.access.range.clone(),
                 line: site.line,
-                thread: [l % bx, (l / bx) % by, l / (bx * by)],
+                thread: thread_idx(config, x.thread),
                 block: bid,
                 op: site.op,
                 element,
@@ -1471,13 +1385,8 @@ fn witnesses(
         };
         let mask = f.mask | s.mask;
         let mut assumed: Vec<String> = Vec::new();
-        for (i, name) in run.assumed.iter().enumerate() {
+        for (i, (name, v)) in run.assumed.iter().enumerate() {
             if mask & (1u32.checked_shl(i as u32).unwrap_or(1 << 31)) != 0 {
-                let v = if name.starts_with("gridDim") {
-                    GRID_SAMPLE
-                } else {
-                    PARAM_SAMPLE
-                };
                 assumed.push(format!("`{name}` = {v}"));
             }
         }
@@ -1557,7 +1466,7 @@ fn barrier_place(
                 else_steps,
                 ..
             } => {
-                in_thread_branch |= model.mentions_thread(condition_range);
+                in_thread_branch |= model.thread_branch(condition_range, first.start);
                 let in_then = then_steps.iter().any(|s| holds(s, first));
                 list = if in_then { then_steps } else { else_steps };
                 in_loop_body = false;
@@ -1572,15 +1481,21 @@ fn barrier_place(
 }
 
 impl Model<'_> {
-    /// Whether the text at `range` reads the thread index, directly or through locals.
-    fn mentions_thread(&self, range: &TextRange) -> bool {
-        let locals: FxHashMap<&str, Option<&str>> = self
-            .steps
-            .locals
-            .iter()
-            .map(|(n, i)| (n.as_str(), i.as_deref()))
-            .collect();
-        names_thread(self.text.get(range.clone()).unwrap_or(""), &locals, 0)
+    /// Whether the `if` whose condition is at `condition` (around `offset`; the syntax's
+    /// condition range holds its parentheses too) branches on the thread: the syntax's
+    /// reading of the condition (the thread index, a lane, a `thread_rank()`, a local
+    /// that carries them).
+    fn thread_branch(&self, condition: &TextRange, offset: usize) -> bool {
+        self.file.enclosing(offset).iter().any(|e| {
+            matches!(
+                &e.kind,
+                kernaut_syntax::EnclosingKind::If {
+                    condition_range,
+                    thread_dependent: true,
+                    ..
+                } if condition_range.start <= condition.start && condition.end <= condition_range.end
+            )
+        })
     }
 }
 

@@ -606,6 +606,65 @@ impl SourceFile {
         Some(low.lower(&from_node(node, text, 0), node, 0))
     }
 
+    /// The top of the expression at `range` (an assigned value, a call argument), its
+    /// parentheses unwrapped: a call with its callee and arguments, a binary or prefix
+    /// operation with its operands, a plain name, or something else. `None` when `range` is not one
+    /// expression of the file.
+    pub fn expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
+        let text = self.text();
+        let roots = self.roots();
+        let mut node = expression_at(&roots, range)?;
+        while node.kind_name() == "parenthesized_expression" {
+            match named_children(node).as_slice() {
+                [one] => node = *one,
+                _ => return Some(ExprShape::Other),
+            }
+        }
+        Some(match node.kind_name() {
+            "call_expression" => {
+                let Some(function) = node.field("function") else {
+                    return Some(ExprShape::Other);
+                };
+                ExprShape::Call {
+                    callee: squash_ws(&strip_template_args(node_text(function, text))),
+                    args: node
+                        .field("arguments")
+                        .map(|a| {
+                            named_children(a)
+                                .into_iter()
+                                .filter(|c| c.kind_name() != "comment")
+                                .map(|c| c.byte_range())
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                }
+            }
+            "binary_expression" => match (
+                node.field("left"),
+                node.field("operator"),
+                node.field("right"),
+            ) {
+                (Some(l), Some(op), Some(r)) => ExprShape::Binary {
+                    left: l.byte_range(),
+                    op: node_text(op, text).to_string(),
+                    right: r.byte_range(),
+                },
+                _ => ExprShape::Other,
+            },
+            "identifier" => ExprShape::Name(node_text(node, text).to_string()),
+            "unary_expression" | "pointer_expression" => {
+                match (node.field("operator"), node.field("argument")) {
+                    (Some(op), Some(a)) => ExprShape::Unary {
+                        op: node_text(op, text).to_string(),
+                        operand: a.byte_range(),
+                    },
+                    _ => ExprShape::Other,
+                }
+            }
+            _ => ExprShape::Other,
+        })
+    }
+
     /// Whether the call at `range` is a statement of its own (`assign(out[i], v);`): its
     /// value, if it has one, is dropped, so the call acts through its arguments or has
     /// other effects.
@@ -1320,6 +1379,39 @@ fn access_kind(above: &[Node], node: Node, text: &str) -> AccessKind {
 /// The node of `roots` that spans exactly `range` (a call argument, an `asm` operand).
 /// The smallest node covering the range may be an ancestor of the expression (an argument
 /// list); then the child that spans the range.
+/// The top of an expression, as [`SourceFile::expression_shape`] gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExprShape {
+    /// `callee(args…)`: the callee as written, template arguments and spaces removed
+    /// (`__hadd`, `cuda::std::max`, `v.load`), and each argument's range.
+    Call {
+        /// The callee.
+        callee: String,
+        /// The arguments' ranges.
+        args: Vec<TextRange>,
+    },
+    /// `left op right`, for a binary operator.
+    Binary {
+        /// The left operand's range.
+        left: TextRange,
+        /// The operator (`+`, `-`, `*`, `&&`, …).
+        op: String,
+        /// The right operand's range.
+        right: TextRange,
+    },
+    /// `op operand`, for a prefix operator (`-x`, `!x`, `*p`, `&v`).
+    Unary {
+        /// The operator.
+        op: String,
+        /// The operand's range.
+        operand: TextRange,
+    },
+    /// A plain name.
+    Name(String),
+    /// Anything else (a literal, a member, a subscript, a cast).
+    Other,
+}
+
 fn expression_at<'t>(roots: &[Node<'t>], range: &TextRange) -> Option<Node<'t>> {
     let root = roots
         .iter()
@@ -1589,7 +1681,49 @@ __global__ void k(float* out, int src) {
         assert!(file.is_call_statement(&range_of(text, "assign(out[lane], 2.0f)")));
         assert!(!file.is_call_statement(&range_of(text, "scaled(out[lane * 2])")));
         let arg = range_of(text, "lane * 2");
-        assert_eq!(file.lower_at(&arg).unwrap().to_string(), "lane * 2");
+        assert_eq!(
+            file.lower_at(&arg).unwrap().to_string(),
+            "threadIdx.x % 32 * 2"
+        );
+    }
+
+    /// `thread_rank()` of the block and of a tile of known size lowers; of a group whose
+    /// size the file does not fix it does not.
+    #[test]
+    fn thread_rank_lowers_for_the_block_and_sized_tiles() {
+        let text = r#"
+namespace cg = cooperative_groups;
+template <int T>
+__global__ void k(float* out, int n) {
+    cg::thread_block_tile<16> t16 = cg::tiled_partition<16>(cg::this_thread_block());
+    auto block = cg::this_thread_block();
+    auto t4 = cg::tiled_partition<4>(block);
+    auto tile = cg::tiled_partition(block, 8);
+    auto some = cg::tiled_partition(block, n);
+    out[block.thread_rank()] = 0;
+    out[cg::this_thread_block().thread_rank()] = 0;
+    out[t16.thread_rank()] = 0;
+    out[t4.thread_rank()] = 0;
+    out[tile.thread_rank()] = 0;
+    out[some.thread_rank()] = 0;
+}
+"#;
+        let file = SourceFile::parse(text);
+        let lowered = |what: &str| {
+            let at = text.find(&format!("[{what}]")).unwrap() + 1;
+            file.lower_at(&(at..at + what.len())).unwrap().to_string()
+        };
+        let block = "threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)";
+        assert_eq!(lowered("block.thread_rank()"), block);
+        assert_eq!(lowered("cg::this_thread_block().thread_rank()"), block);
+        assert_eq!(lowered("t16.thread_rank()"), format!("({block}) % 16"));
+        assert_eq!(lowered("t4.thread_rank()"), format!("({block}) % 4"));
+        assert_eq!(lowered("tile.thread_rank()"), format!("({block}) % 8"));
+        assert!(file
+            .lower_at(&range_of(text, "some.thread_rank()"))
+            .unwrap()
+            .unknown_reason()
+            .is_some());
     }
 
     /// An inline `asm` statement's template and operands, and a local's initialiser.

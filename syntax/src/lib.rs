@@ -66,7 +66,9 @@ mod types;
 mod util;
 mod variables;
 
-pub use access::{BodySteps, GuardComparison, GuardCondition, IndexTerm, Step, Subscript};
+pub use access::{
+    BodySteps, ExprShape, GuardComparison, GuardCondition, IndexTerm, Step, Subscript,
+};
 pub use chunk::top_level_items;
 pub use constexpr_if::ConstexprIf;
 pub use data::AsmStatement;

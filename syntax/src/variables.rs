@@ -246,7 +246,7 @@ impl SourceFile {
 
     /// The plain names used in the expression at `range`: identifiers that are not a
     /// member, a qualified name's part, a callee's name or under `sizeof`, with their
-    /// ranges.
+    /// ranges (the object of a method call, `pipe` in `pipe.commit()`, is one).
     pub fn names_in(&self, range: &TextRange) -> Vec<(String, TextRange)> {
         let text = self.text();
         let mut out = Vec::new();
@@ -283,7 +283,9 @@ impl SourceFile {
                             _ => break,
                         }
                     }
-                    if let Some(name) = f {
+                    // `pipe.commit()`: the object is a plain name (the member is a
+                    // field, never one).
+                    if let Some(name) = f.filter(|f| f.kind_name() != "field_expression") {
                         skip.push(name.byte_range());
                     }
                 }

@@ -413,17 +413,17 @@ fn reduction_facts_and_accesses() {
     show_accesses(
         &file,
         expect![[r#"
-        reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
-        reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
-        reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
-        reduce_half Load w=Some(2) `sdata[tid + s]` -> ((threadIdx.x + s@[(blockDim.x / 2)]) * 2)
-        reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
-        reduce_half Store w=Some(2) `sdata[warp]` -> ((threadIdx.x / WARP=32) * 2)
-        reduce_half LoadStore w=Some(2) `sdata[in[tid]]` -> unknown(`in[tid]` is loaded from memory)
-        carved Store w=Some(4) `a[threadIdx.x]` -> (threadIdx.x * 4)
-        carved Store w=Some(4) `b[threadIdx.x * 2]` -> (1024 + ((threadIdx.x * 2) * 4))
-        carved Store w=Some(4) `c[threadIdx.x % 32]` -> (1536 + (lane * 4))
-        carved Load w=Some(4) `c[0]` -> 1536"#]],
+            reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+            reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+            reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+            reduce_half Load w=Some(2) `sdata[tid + s]` -> ((threadIdx.x + s@[(blockDim.x / 2)]) * 2)
+            reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
+            reduce_half Store w=Some(2) `sdata[warp]` -> ((threadIdx.x / WARP=32) * 2)
+            reduce_half LoadStore w=Some(2) `sdata[in[tid]]` -> unknown(`in[tid]` is loaded from memory)
+            carved Store w=Some(4) `a[threadIdx.x]` -> (threadIdx.x * 4)
+            carved Store w=Some(4) `b[threadIdx.x * 2]` -> (1024 + ((threadIdx.x * 2) * 4))
+            carved Store w=Some(4) `c[threadIdx.x % 32]` -> (1536 + ((threadIdx.x % 32) * 4))
+            carved Load w=Some(4) `c[0]` -> 1536"#]],
     );
 }
 

@@ -741,6 +741,49 @@ void launch(float* out) {
     }
 
     #[test]
+    fn thread_x_modulo_32_in_a_block_narrower_than_a_warp() {
+        // `threadIdx.x % 32` is evaluated as written: with 16x2 blocks lanes 16-31 are
+        // row 1, whose `threadIdx.x % 32` is 0-15 again, so each pair of lanes reads one
+        // word (a broadcast) and the 16 words sit in 16 banks. Read as the lane number
+        // it would look like a 2-way conflict.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+    __shared__ float buf[64];
+    out[threadIdx.y * 16 + threadIdx.x] = buf[(threadIdx.x % 32) * 2];
+}
+void launch(float* out) {
+    k<<<1, dim3(16, 2)>>>(out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_block_thread_rank_is_the_linear_thread_index() {
+        // `block.thread_rank()` lowers to the linear thread index, so its stride of two
+        // words is the 2-way conflict that `2 * threadIdx.x` is.
+        check_messages(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+__global__ void k(float* out) {
+    __shared__ float buf[512];
+    auto block = cooperative_groups::this_thread_block();
+    out[threadIdx.x] = buf[2 * block.thread_rank()];
+}
+void launch(float* out) {
+    k<<<1, 256>>>(out);
+}
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * block.thread_rank()` (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    #[test]
     fn block_shape_from_a_launch_after_macro_statements() {
         // `CHECK(b, M)` with no `;` before `constexpr int BX = 16;` or before the launch:
         // the launch's block is still 16x16, so the column read is 8-way (16-way if `threadIdx.x` ran over

@@ -45,14 +45,15 @@ pub(crate) const RULE: Rule = Rule {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
-    // A block-scoped pipeline with producer and consumer roles commits from the producer
-    // branch by design.
-    let block_pipeline = text.contains("thread_scope_block");
     for (_, ops) in ctx.async_functions().iter() {
         let commits: Vec<_> = ops
             .iter()
             .filter(|o| o.kind == OpKind::Commit)
-            .filter(|o| !(block_pipeline && o.call.callee.ends_with("producer_commit")))
+            // A block-scoped pipeline with producer and consumer roles commits from the
+            // producer branch by design.
+            .filter(|o| {
+                !(o.call.callee.ends_with("producer_commit") && on_block_pipeline(ctx, &o.call))
+            })
             // `pipeline.producer_commit(state, bytes)` (CUTLASS's mbarrier pipelines) is an
             // arrive on the stage's barrier by the producer thread, not a commit group:
             // `cuda::pipeline`'s `producer_commit()` takes no argument.
@@ -108,6 +109,42 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             });
         }
     }
+}
+
+/// Whether `call` (`pipe.producer_commit()`) is made on a block-scoped `cuda::pipeline`:
+/// the object's declared type has `thread_scope_block` as its scope argument
+/// (`cuda::pipeline<cuda::thread_scope_block>`), or its initialiser passes a shared state
+/// that has (`auto pipe = cuda::make_pipeline(block, &state, role)` with
+/// `cuda::pipeline_shared_state<cuda::thread_scope_block, 2> state`). Declarations and
+/// their types are syntax facts; a comment or another object that mentions the scope
+/// does not count.
+fn on_block_pipeline(ctx: &RuleContext, call: &kernaut_syntax::CallSite) -> bool {
+    let file = &ctx.file;
+    let Some((object, at)) = file.names_in(&call.callee_range).into_iter().next() else {
+        return false;
+    };
+    let Some(pipe) = file.variable_named(&object, at.start) else {
+        return false;
+    };
+    if block_scoped(&pipe.ty) {
+        return true;
+    }
+    pipe.init.is_some_and(|init| {
+        file.names_in(&init).iter().any(|(name, at)| {
+            file.variable_named(name, at.start)
+                .is_some_and(|state| block_scoped(&state.ty))
+        })
+    })
+}
+
+/// Whether a declared type's first template argument is the block scope
+/// (`cuda::thread_scope_block`, `cuda::thread_scope::thread_scope_block`).
+fn block_scoped(ty: &str) -> bool {
+    ty.split_once('<').is_some_and(|(_, args)| {
+        args.split([',', '>'])
+            .next()
+            .is_some_and(|first| kernaut_syntax::short_name(first.trim()) == "thread_scope_block")
+    })
 }
 
 /// The innermost thread-dependent branch around `offset` that is not warp-uniform: its
@@ -402,6 +439,43 @@ __global__ void producer(Pipeline pipeline, State state, int tiles, unsigned byt
             pipeline.producer_commit(state, bytes);
         }
         ++state;
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn producer_commit_on_a_block_scoped_pipeline_stays_silent() {
+        // The producer branch of a block-scoped pipeline (its type, or the shared state
+        // its `make_pipeline` takes) commits by design; a thread-scoped pipeline's
+        // commit in a lane branch is reported, whatever a comment says.
+        check(
+            RULE,
+            r#"
+#include <cuda/pipeline>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(const float* in, float* out) {
+    __shared__ float buf[256];
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> state;
+    auto block = cg::this_thread_block();
+    auto pipe = cuda::make_pipeline(block, &state, threadIdx.x % 32 < 16 ? cuda::pipeline_role::producer : cuda::pipeline_role::consumer);
+    if (threadIdx.x % 32 < 16) {
+        pipe.producer_acquire();
+        cuda::memcpy_async(&buf[threadIdx.x], &in[threadIdx.x], sizeof(float), pipe);
+        pipe.producer_commit();
+    }
+}
+__global__ void j(const float* in, float* out) {
+    __shared__ float buf[256];
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    // not a cuda::thread_scope_block pipeline
+    if (threadIdx.x % 32 < 16) {
+        pipe.producer_acquire();
+        cuda::memcpy_async(&buf[threadIdx.x], &in[threadIdx.x], sizeof(float), pipe);
+        pipe.producer_commit();
+     // ^^^^^^^^^^^^^^^^^^^^^^ warning: `pipe.producer_commit()` inside `if (threadIdx.x % 32 < 16)`
     }
 }
 "#,

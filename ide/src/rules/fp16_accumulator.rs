@@ -25,9 +25,8 @@
 //! out[blockIdx.x] = __float2half_rn(acc);
 //! ```
 
-use kernaut_syntax::lex::is_ident_byte;
 use kernaut_syntax::short_name;
-use kernaut_syntax::{EnclosingKind, TextRange, Variable, VariableUse};
+use kernaut_syntax::{EnclosingKind, ExprShape, TextRange, Variable, VariableUse};
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
@@ -130,12 +129,12 @@ struct Local {
     init: Option<TextRange>,
 }
 
-/// An additive update `acc op= term`: the statement (without `;`), the terms added, and
-/// whether it is a fused multiply-add (`a * b`).
+/// An additive update `acc op= term`: the statement (without `;`), the terms added (their
+/// ranges), and whether it is a fused multiply-add (`a * b`).
 struct Update {
     range: TextRange,
     negate: bool,
-    terms: Vec<String>,
+    terms: Vec<TextRange>,
     fma: bool,
 }
 
@@ -170,7 +169,16 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         }) else {
             continue;
         };
-        if first.terms.iter().any(|t| t.contains("__shfl")) {
+        // A term that shuffles (`__hadd(w, __shfl_down_sync(…))`) is a warp reduction,
+        // not a running sum.
+        let calls = ctx.file.calls_in(first.range.start);
+        if calls.iter().any(|c| {
+            short_name(&c.callee).starts_with("__shfl")
+                && first
+                    .terms
+                    .iter()
+                    .any(|t| t.start <= c.range.start && c.range.end <= t.end)
+        }) {
             continue;
         }
         let (what, why, wiki) = match local.format {
@@ -219,8 +227,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 enum Use {
     /// An additive update.
     Update(Update),
-    /// Another assignment to it: `acc = 0` (resets are fine when the value is a literal).
-    Assign { range: TextRange, value: String },
+    /// Another assignment to it: `acc = 0` (resets are fine when the value is a literal),
+    /// and the value's range.
+    Assign { range: TextRange, value: TextRange },
     /// `__half2float(acc)`: the call's range.
     Widened(TextRange),
     /// `x = acc;` or `return acc;`: the name's range.
@@ -265,7 +274,6 @@ fn locals(ctx: &RuleContext, types: &Types) -> Vec<(Local, Vec<VariableUse>)> {
 
 /// Every use of `local` after its declaration (`all`), classified.
 fn uses(ctx: &RuleContext, local: &Local, all: &[VariableUse]) -> Vec<Use> {
-    let text = ctx.text();
     let mut out = Vec::new();
     // Uses inside an assignment already classified are part of it.
     let mut skip_until = 0;
@@ -281,7 +289,7 @@ fn uses(ctx: &RuleContext, local: &Local, all: &[VariableUse]) -> Vec<Use> {
                         .iter()
                         .any(|o| value.start <= o.range.start && o.range.end <= value.end);
                     out.push(classify_assignment(
-                        text,
+                        ctx,
                         &local.name,
                         &w.op,
                         w.range.clone(),
@@ -310,18 +318,19 @@ fn uses(ctx: &RuleContext, local: &Local, all: &[VariableUse]) -> Vec<Use> {
     out
 }
 
-/// Classifies the assignment `name op value` at `range`; `mentions` says whether the
-/// value reads the variable itself.
+/// Classifies the assignment `name op value` at `range` from the syntax's reading of the
+/// value (`ExprShape`: a call and its arguments, a binary operation and its operands, a
+/// name); `mentions` says whether the value reads the variable itself.
 fn classify_assignment(
-    text: &str,
+    ctx: &RuleContext,
     name: &str,
     op: &str,
     range: TextRange,
     value: TextRange,
     mentions: bool,
 ) -> Use {
-    let value = text[value].trim();
-    let update = |negate: bool, terms: Vec<String>, fma: bool| {
+    let term = |r: &TextRange| r.clone();
+    let update = |negate: bool, terms: Vec<TextRange>, fma: bool| {
         Use::Update(Update {
             range: range.clone(),
             negate,
@@ -330,43 +339,45 @@ fn classify_assignment(
         })
     };
     match op {
-        "+=" => return update(false, vec![value.to_string()], false),
-        "-=" => return update(true, vec![value.to_string()], false),
+        "+=" => return update(false, vec![term(&value)], false),
+        "-=" => return update(true, vec![term(&value)], false),
         _ => {}
     }
-    if let Some((callee, args)) = call_parts(value) {
-        let is_name = |a: &str| a == name;
-        match (callee, args.as_slice()) {
+    let is_name = |r: &TextRange| {
+        ctx.file
+            .expression_shape(r)
+            .is_some_and(|e| e == ExprShape::Name(name.to_string()))
+    };
+    match ctx.file.expression_shape(&value) {
+        Some(ExprShape::Call { callee, args }) => match (short_name(&callee), args.as_slice()) {
             ("__hadd" | "__hadd_rn", [a, b]) if is_name(a) => {
-                return update(false, vec![b.to_string()], false)
+                return update(false, vec![term(b)], false)
             }
             ("__hadd" | "__hadd_rn", [a, b]) if is_name(b) => {
-                return update(false, vec![a.to_string()], false)
+                return update(false, vec![term(a)], false)
             }
             ("__hsub" | "__hsub_rn", [a, b]) if is_name(a) => {
-                return update(true, vec![b.to_string()], false)
+                return update(true, vec![term(b)], false)
             }
             ("__hfma" | "__hfma2", [a, b, c]) if is_name(c) => {
-                return update(false, vec![a.to_string(), b.to_string()], true)
+                return update(false, vec![term(a), term(b)], true)
             }
             _ => {}
+        },
+        Some(ExprShape::Binary { left, op, right }) if op == "+" || op == "-" => {
+            if is_name(&left) {
+                return update(op == "-", vec![term(&right)], false);
+            }
+            if is_name(&right) && op == "+" {
+                return update(false, vec![term(&left)], false);
+            }
         }
-    }
-    if let Some((l, op, r)) = split_top_level_additive(value) {
-        if l == name {
-            return update(op == '-', vec![r.to_string()], false);
-        }
-        if r == name && op == '+' {
-            return update(false, vec![l.to_string()], false);
-        }
+        _ => {}
     }
     if mentions {
         return Use::Other;
     }
-    Use::Assign {
-        range,
-        value: value.to_string(),
-    }
+    Use::Assign { range, value }
 }
 
 /// Whether `offset` lies in a loop that does not contain the declaration at `decl`, that
@@ -438,10 +449,7 @@ fn fix(ctx: &RuleContext, types: &Types, local: &Local, uses: &[Use]) -> Option<
     let f = local.format;
     let mut edits = vec![TextEdit::replace(local.ty_range.clone(), "float")];
     if let Some(init) = &local.init {
-        edits.push(TextEdit::replace(
-            init.clone(),
-            float_value(&text[init.clone()], f)?,
-        ));
+        edits.push(TextEdit::replace(init.clone(), float_value(ctx, init, f)?));
     }
     for u in uses {
         match u {
@@ -451,7 +459,7 @@ fn fix(ctx: &RuleContext, types: &Types, local: &Local, uses: &[Use]) -> Option<
                     .iter()
                     .map(|t| {
                         is_half_term(ctx, types, t, up.range.start)
-                            .then(|| format!("{}({t})", f.widen()))
+                            .then(|| format!("{}({})", f.widen(), text[t.clone()].trim()))
                     })
                     .collect();
                 let terms = terms?;
@@ -464,7 +472,7 @@ fn fix(ctx: &RuleContext, types: &Types, local: &Local, uses: &[Use]) -> Option<
                 edits.push(TextEdit::replace(up.range.clone(), new));
             }
             Use::Assign { range, value } => {
-                let new = format!("{} = {}", local.name, float_value(value, f)?);
+                let new = format!("{} = {}", local.name, float_value(ctx, value, f)?);
                 edits.push(TextEdit::replace(range.clone(), new));
             }
             Use::Widened(range) => {
@@ -486,24 +494,27 @@ fn fix(ctx: &RuleContext, types: &Types, local: &Local, uses: &[Use]) -> Option<
     })
 }
 
-/// A 16-bit value written as a float: a literal or a conversion of one stays a literal,
+/// The 16-bit value at `value` written as a float: a literal or a conversion of one
+/// (`__float2half(0.f)`, `__half(1)`, as the syntax reads the call) stays a literal,
 /// anything else is widened.
-fn float_value(value: &str, f: Format) -> Option<String> {
-    let v = value.trim();
-    if let Some((callee, args)) = call_parts(v) {
-        if matches!(
-            callee,
+fn float_value(ctx: &RuleContext, value: &TextRange, f: Format) -> Option<String> {
+    let text = ctx.text();
+    let v = text.get(value.clone())?.trim();
+    if let Some(ExprShape::Call { callee, args }) = ctx.file.expression_shape(value) {
+        if let (
             "__float2half"
-                | "__float2half_rn"
-                | "__float2bfloat16"
-                | "__float2bfloat16_rn"
-                | "__half"
-                | "__nv_bfloat16"
-                | "half"
-                | "nv_bfloat16"
-        ) && args.len() == 1
+            | "__float2half_rn"
+            | "__float2bfloat16"
+            | "__float2bfloat16_rn"
+            | "__half"
+            | "__nv_bfloat16"
+            | "half"
+            | "nv_bfloat16",
+            [arg],
+        ) = (short_name(&callee), args.as_slice())
         {
-            return Some(float_literal(args[0]).unwrap_or_else(|| args[0].to_string()));
+            let arg = text[arg.clone()].trim();
+            return Some(float_literal(arg).unwrap_or_else(|| arg.to_string()));
         }
     }
     if let Some(l) = float_literal(v) {
@@ -539,42 +550,46 @@ fn float_literal(v: &str) -> Option<String> {
     })
 }
 
-/// Whether `term` is known to be a 16-bit scalar: a subscript of a 16-bit pointer or
-/// array, a 16-bit variable, a half intrinsic's result, or a product of such.
-fn is_half_term(ctx: &RuleContext, types: &Types, term: &str, at: usize) -> bool {
-    let t = term.trim();
-    if let Some((l, r)) = split_top_level(t, '*') {
-        return is_half_term(ctx, types, l, at) && is_half_term(ctx, types, r, at);
+/// Whether the term at `term` is known to be a 16-bit scalar: a subscript of a 16-bit
+/// pointer or array, a 16-bit variable, a half intrinsic's result, or a product of such
+/// (as the syntax reads the expression).
+fn is_half_term(ctx: &RuleContext, types: &Types, term: &TextRange, at: usize) -> bool {
+    match ctx.file.expression_shape(term) {
+        None => false,
+        Some(ExprShape::Binary { left, op, right }) if op == "*" => {
+            is_half_term(ctx, types, &left, at) && is_half_term(ctx, types, &right, at)
+        }
+        Some(ExprShape::Binary { .. }) => false,
+        Some(ExprShape::Call { callee, args }) => {
+            let callee = short_name(&callee);
+            matches!(
+                callee,
+                "__hmul"
+                    | "__hadd"
+                    | "__hsub"
+                    | "__hfma"
+                    | "__hneg"
+                    | "__habs"
+                    | "__float2half"
+                    | "__float2half_rn"
+                    | "__float2bfloat16"
+                    | "__float2bfloat16_rn"
+                    | "__low2half"
+                    | "__high2half"
+                    | "__low2bfloat16"
+                    | "__high2bfloat16"
+            ) || (callee == "__ldg"
+                && args.first().is_some_and(|a| {
+                    matches!(ctx.file.expression_shape(a), Some(ExprShape::Unary { op, .. }) if op == "&")
+                }))
+        }
+        // `x[i]`, `*p`, `v`: the variable the term reads first.
+        Some(_) => ctx
+            .file
+            .names_in(term)
+            .first()
+            .is_some_and(|(name, _)| declared_half(ctx, types, name, at)),
     }
-    if let Some((callee, _)) = call_parts(t) {
-        return matches!(
-            callee,
-            "__hmul"
-                | "__hadd"
-                | "__hsub"
-                | "__hfma"
-                | "__hneg"
-                | "__habs"
-                | "__float2half"
-                | "__float2half_rn"
-                | "__float2bfloat16"
-                | "__float2bfloat16_rn"
-                | "__low2half"
-                | "__high2half"
-                | "__low2bfloat16"
-                | "__high2bfloat16"
-        ) || (callee == "__ldg" && t.contains('&'));
-    }
-    let base: String = t
-        .trim_start_matches(['*', '&', '('])
-        .bytes()
-        .take_while(|b| is_ident_byte(*b))
-        .map(char::from)
-        .collect();
-    if base.is_empty() {
-        return false;
-    }
-    declared_half(ctx, types, &base, at)
 }
 
 /// Whether `name` is declared (as a parameter or local before `at`) with a 16-bit scalar
@@ -591,88 +606,6 @@ fn declared_half(ctx: &RuleContext, types: &Types, name: &str, at: usize) -> boo
         .shared
         .iter()
         .any(|d| d.name == name && is_half_ty(&d.element_type))
-}
-
-/// `callee(args…)` when `s` is exactly one call.
-fn call_parts(s: &str) -> Option<(&str, Vec<&str>)> {
-    let open = s.find('(')?;
-    let callee = s[..open].trim();
-    if callee.is_empty()
-        || !callee.bytes().all(|b| is_ident_byte(b) || b == b':')
-        || !s.ends_with(')')
-    {
-        return None;
-    }
-    let inner = &s[open + 1..s.len() - 1];
-    let mut depth = 0i32;
-    for b in inner.bytes() {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => {
-                depth -= 1;
-                if depth < 0 {
-                    return None;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut args = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, b) in inner.bytes().enumerate() {
-        match b {
-            b'(' | b'[' | b'<' => depth += 1,
-            b')' | b']' | b'>' => depth -= 1,
-            b',' if depth == 0 => {
-                args.push(inner[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !inner.trim().is_empty() {
-        args.push(inner[start..].trim());
-    }
-    Some((short_name(callee), args))
-}
-
-/// `l + r` or `l - r` split at the last top-level additive operator.
-fn split_top_level_additive(s: &str) -> Option<(&str, char, &str)> {
-    let mut depth = 0i32;
-    let mut last = None;
-    let bytes = s.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b'+' | b'-' if depth == 0 && i > 0 => {
-                let prev = s[..i].trim_end();
-                let unary = prev.is_empty()
-                    || prev.ends_with(['(', '*', '/', '+', '-', '=', ',', 'e', 'E']);
-                if !unary {
-                    last = Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    let i = last?;
-    Some((s[..i].trim(), char::from(bytes[i]), s[i + 1..].trim()))
-}
-
-/// `l op r` split at the first top-level `op`.
-fn split_top_level(s: &str, op: char) -> Option<(&str, &str)> {
-    let mut depth = 0i32;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
-            c if c == op && depth == 0 => return Some((s[..i].trim(), s[i + 1..].trim())),
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -1043,6 +976,66 @@ __global__ void sum(const half_t* x, half_t* out, int n) {
                     for (int i = threadIdx.x; i < n; i += blockDim.x)
                         acc += __half2float(x[i]);
                     out[threadIdx.x] = __float2half_rn(acc);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn the_assigned_value_is_read_from_the_syntax() {
+        // A parenthesised sum, a comment between the operands and `__hadd` with the
+        // local second are updates; `acc2 = acc2 * x[i]` and a sum of another local are
+        // not.
+        check(
+            RULE,
+            r#"
+__global__ void k(const __half* x, __half* out, int n) {
+    __half a = 0, unused = 0;
+    __half p = 0;
+    __half c = 0;
+    __half h = 0;
+    __half m = 1;
+    __half o = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        p = (p + x[i]);
+     // ^^^^^^^^^^^^^^ warning: `p` is an fp16 (`__half`) accumulator updated in a loop
+        c = c /* running */ - x[i];
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `c` is an fp16 (`__half`) accumulator updated in a loop
+        h = __hadd(x[i], (h));
+     // ^^^^^^^^^^^^^^^^^^^^^ warning: `h` is an fp16 (`__half`) accumulator updated in a loop
+        m = m * x[i];
+        o = x[i] + x[0];
+    }
+    out[0] = p; out[1] = c; out[2] = h; out[3] = m; out[4] = o;
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn fix_of_a_parenthesised_sum_and_a_commented_intrinsic() {
+        check_fix(
+            RULE,
+            r#"
+__global__ void k(const __half* x, __half* out, int n) {
+    __half s = __half(0);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        s = (s + __ldg(&x[i]) * x[0]);
+        s = __hadd(/* next */ x[i], s);
+    }
+    out[0] = s;
+}
+"#,
+            0,
+            expect![[r#"
+                // Accumulate `s` in float
+                __global__ void k(const __half* x, __half* out, int n) {
+                    float s = 0.0f;
+                    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                        s += __half2float(__ldg(&x[i]) * x[0]);
+                        s += __half2float(x[i]);
+                    }
+                    out[0] = __float2half_rn(s);
                 }
             "#]],
         );

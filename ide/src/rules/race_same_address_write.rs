@@ -152,6 +152,64 @@ int main() {
     /// The clean twins: one thread stores, every dimension indexes, atomics, one constant,
     /// one value loaded at an address that reads no thread index.
     #[test]
+    fn a_local_assigned_again_is_valued_by_the_lowering() {
+        // `i = i / 2` is the last assignment every thread runs before the store, so the
+        // index is `threadIdx.x / 2` (as the bank model reads it): threads 0 and 1 write
+        // `s[0]`. `j`, set again under a thread condition, has no value: silent.
+        check_messages(
+            RULE,
+            r#"
+__global__ void halve(float* out) {
+    __shared__ float s[128];
+    int i = threadIdx.x;
+    i = i / 2;
+    s[i] = threadIdx.x;
+    int j = threadIdx.x;
+    if (threadIdx.x > 0) j = 0;
+    s[64 + j] = threadIdx.x;
+    out[threadIdx.x] = 0.0f;
+}
+int main() {
+    float* o;
+    halve<<<1, 64>>>(o);
+}
+"#,
+            expect![[r#"
+                warning: thread 1 writes `s[0]` at line 5; thread 0 writes it too (block of 64 from the launch at line 13): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_tile_rank_repeats_in_every_warp() {
+        // `tile.thread_rank()` of a 32-thread tile lowers to the linear index modulo 32:
+        // warps 0 and 1 write the same 32 slots; the block's rank is one slot per thread.
+        check_messages(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void ranks(float* out) {
+    __shared__ float s[64];
+    __shared__ float t[64];
+    auto block = cg::this_thread_block();
+    auto tile = cg::tiled_partition<32>(block);
+    s[tile.thread_rank()] = threadIdx.x;
+    t[block.thread_rank()] = threadIdx.x;
+    out[threadIdx.x] = 0.0f;
+}
+int main() {
+    float* o;
+    ranks<<<1, 64>>>(o);
+}
+"#,
+            expect![[r#"
+                warning: thread 32 writes `s[0]` at line 8; thread 0 writes it too (block of 64 from the launch at line 14): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
+    #[test]
     fn clean_twins_stay_silent() {
         check(
             RULE,

@@ -102,7 +102,7 @@ fn linear(race: &crate::races::Race) -> i64 {
 mod tests {
     use expect_test::expect;
 
-    use crate::rules::testing::{check, check_fix, check_messages};
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
 
     const RULE: &str = "race/shared-missing-barrier";
 
@@ -262,6 +262,90 @@ int main() {
 }
 "#,
         );
+    }
+
+    #[test]
+    fn no_block_barrier_inside_a_branch_on_the_thread() {
+        // Threads 0 and 64 are in different warps: inside `if (t < 128)` (a local that
+        // carries the thread index) no barrier serves them, so there is no fix; the same
+        // pair under a branch on the block gets `__syncthreads()`.
+        let kernel = |condition: &str| {
+            format!(
+                r#"
+__global__ void k(float* out) {{
+    __shared__ float s[256];
+    unsigned t = threadIdx.x;
+    if ({condition}) {{
+        s[t] = out[t];
+        out[t] = s[(t + 64) % 256];
+    }}
+}}
+int main() {{
+    float* o;
+    k<<<2, 256>>>(o);
+}}
+"#
+            )
+        };
+        check_no_fix(RULE, &kernel("t < 128"));
+        check_fix(
+            RULE,
+            &kernel("blockIdx.x < 1"),
+            0,
+            expect![[r#"
+                // Insert `__syncthreads();` before the second access
+                __global__ void k(float* out) {
+                    __shared__ float s[256];
+                    unsigned t = threadIdx.x;
+                    if (blockIdx.x < 1) {
+                        s[t] = out[t];
+                        __syncthreads();
+                        out[t] = s[(t + 64) % 256];
+                    }
+                }
+                int main() {
+                    float* o;
+                    k<<<2, 256>>>(o);
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_helper_orders_threads_only_when_it_calls_a_barrier() {
+        // `warp_sum` shuffles (`__shfl_down_sync` is no barrier): the write of `s[0]` by
+        // thread 0 and its read by thread 32 stay unordered. `block_sync` calls
+        // `__syncthreads()` and orders them.
+        let kernel = |helper: &str| {
+            format!(
+                r#"
+__device__ float warp_sum(float v) {{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    return v;
+}}
+__device__ void block_sync() {{ __syncthreads(); }}
+__global__ void k(float* out) {{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = out[t];
+    {helper};
+    out[t] = s[(t + 32) % 64];
+}}
+int main() {{
+    float* o;
+    k<<<1, 64>>>(o);
+}}
+"#
+            )
+        };
+        check_messages(
+            RULE,
+            &kernel("out[t] = warp_sum(out[t])"),
+            expect![[r#"
+                warning: thread 0 writes `s[0]` at line 9 and thread 32 reads it at line 11 with no barrier between (read after write) (block of 64 from the launch at line 15): put `__syncthreads()` between them (pitfall-data-race#P2)
+            "#]],
+        );
+        check(RULE, &kernel("block_sync()"));
     }
 
     #[test]

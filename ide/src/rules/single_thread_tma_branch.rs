@@ -8,11 +8,15 @@
 //! `cp.async.bulk*` in inline PTX (with a plain mbarrier or not), the `cuda::ptx` and
 //! `cuda::device` bulk-copy functions, and, on sm_90 and newer, `cuda::memcpy_async` of
 //! an `aligned_size_t` size with a `cuda::barrier` (on the default target only in a
-//! file that uses other sm_90 features). It fires when that `if` compares the thread
-//! index for equality (`threadIdx.x == 0`, `lane == 0`, `!tid`). A copy already inside
-//! `cooperative_groups::invoke_one`, under an `elect`-ed lane, or in a warp-granular
-//! branch (`if (warp == 0)`, `threadIdx.x < 32`) stays silent, as does
-//! `cuda::memcpy_async` with a pipeline (per-thread LDGSTS).
+//! file that uses other sm_90 features). It fires when that `if`'s lowered condition
+//! compares the thread index for equality (`threadIdx.x == 0`, `lane == 0`, `!tid`,
+//! `block.thread_rank() == 0`, `tile.thread_rank() == 0` for a tile of known size) and
+//! the thread side differs between the lanes of a warp under the one valuation (the
+//! launch's block, else its samples). A copy already inside
+//! `cooperative_groups::invoke_one`, under an `elect`-ed lane (a call the lowering does
+//! not value), or in a warp-granular branch (`if (warp == 0)`, `threadIdx.x < 32`,
+//! `threadIdx.y == 0` with whole-warp rows) stays silent, as does `cuda::memcpy_async`
+//! with a pipeline (per-thread LDGSTS).
 //!
 //! The fix wraps the statement (the syntax's statement around the call or its `asm`) in
 //! `cooperative_groups::invoke_one(coalesced_threads(), …)` and adds
@@ -27,9 +31,11 @@
 //!     cooperative_groups::invoke_one(cooperative_groups::coalesced_threads(), [&] { cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar); });
 //! ```
 
+use kernaut_gpu::expr::{Valuation, SAMPLES};
 use kernaut_syntax::short_name;
-use kernaut_syntax::{CallSite, EnclosingKind, SymbolKind, TextRange};
+use kernaut_syntax::{CallSite, EnclosingKind, GuardCondition, IndexExpr, SymbolKind, TextRange};
 
+use super::barriers::certain_block;
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
@@ -155,25 +161,28 @@ fn is_barrier(ctx: &RuleContext, arg: &TextRange) -> bool {
 }
 
 /// The condition of the innermost `if` around `offset` when it selects threads by an
-/// equality test on the thread index; `None` otherwise.
+/// equality test on the thread index; `None` otherwise. The test is read from the lowered
+/// condition (`SourceFile::guard_condition`): a comparison `==` between a side that reads
+/// the thread (`threadIdx.x`, `block.thread_rank()`, `tile.thread_rank()`, a local alias
+/// of them) and one that does not, or `!tid`, where the thread side differs between the
+/// lanes of a warp under the one valuation (a warp index `threadIdx.x / 32 == 0` does
+/// not). A side the lowering does not know (`elect_one_sync()`) is no such test.
 fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<String> {
     for e in ctx.enclosing(offset).iter() {
         match &e.kind {
             EnclosingKind::If {
                 condition,
+                condition_range,
                 in_else,
-                thread_dependent,
                 ..
             } => {
-                let c = condition.replace(' ', "").to_ascii_lowercase();
-                let equality = c.contains("==") || c.starts_with('!');
-                let elected = c.contains("elect");
-                return (*thread_dependent
-                    && !in_else
-                    && equality
-                    && !elected
-                    && !warp_granular(&c))
-                .then(|| condition.clone());
+                if *in_else {
+                    return None;
+                }
+                let lowered = ctx.file.guard_condition(condition_range)?;
+                let block =
+                    certain_block(ctx, offset).map_or([None; 3], |b| b.map(|d| Some(i64::from(d))));
+                return selects_lanes(&lowered, block).then(|| condition.clone());
             }
             EnclosingKind::Function { .. } => return None,
             _ => {}
@@ -182,12 +191,41 @@ fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<String> {
     None
 }
 
-/// Whether a condition (spaces removed, lowercase) tests a warp index rather than a lane:
-/// `threadIdx.x / 32 == 0`, `warp_id == 1`, with no lane term.
-fn warp_granular(c: &str) -> bool {
-    let lane = c.contains("lane") || c.contains('%') || c.contains("&31") || c.contains("&0x1f");
-    let warp = c.contains("warp") || c.contains("/32") || c.contains(">>5");
-    warp && !lane
+/// Whether `c` holds an equality test that picks lanes of a warp by their thread index
+/// (`block`: the block every launch gives, where known).
+fn selects_lanes(c: &GuardCondition, block: [Option<i64>; 3]) -> bool {
+    let lane_level = |e: &IndexExpr| {
+        e.unknown_reason().is_none() && e.depends_on_thread() && differs_in_a_warp(e, block)
+    };
+    let known_uniform = |e: &IndexExpr| e.unknown_reason().is_none() && !e.depends_on_thread();
+    match c {
+        GuardCondition::Compare(cmp) => {
+            cmp.op == "=="
+                && ((lane_level(&cmp.left) && known_uniform(&cmp.right))
+                    || (lane_level(&cmp.right) && known_uniform(&cmp.left)))
+        }
+        GuardCondition::Not(inner) => match &**inner {
+            GuardCondition::Value(e) => lane_level(e),
+            other => selects_lanes(other, block),
+        },
+        GuardCondition::And(all) | GuardCondition::Or(all) => {
+            all.iter().any(|c| selects_lanes(c, block))
+        }
+        GuardCondition::Value(_) => false,
+    }
+}
+
+/// Whether `e` takes more than one value over the lanes of warp 0 of `block`, for some
+/// sample of what the one valuation takes where nothing fixes it (the block's width,
+/// uniforms).
+fn differs_in_a_warp(e: &IndexExpr, block: [Option<i64>; 3]) -> bool {
+    (0..SAMPLES).any(|sample| {
+        let v = Valuation {
+            sample,
+            ..Valuation::warp0(block)
+        };
+        v.lanes(e).is_some_and(|l| l.iter().any(|x| *x != l[0]))
+    })
 }
 
 /// The fix: the statement wrapped in `invoke_one`, and the include when it is missing.
@@ -400,6 +438,72 @@ __global__ void k(const void* src, unsigned dst, unsigned bar, unsigned bytes) {
                     }
                 }
             "#]],
+        );
+    }
+
+    #[test]
+    fn thread_rank_tests_are_read_from_the_lowered_condition() {
+        // `thread_rank()` of the block lowers to the linear thread index and a tile's to
+        // it modulo the tile size: each `== 0` selects one lane. A tile of a size the
+        // file does not fix, a meta group and a warp index stay silent.
+        check(
+            RULE,
+            r#"
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+namespace cg = cooperative_groups;
+__global__ void k(const float* gmem, int bytes, int n) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    cg::thread_block block = cg::this_thread_block();
+    auto tile = cg::tiled_partition<32>(block);
+    auto some = cg::tiled_partition(block, n);
+    if (block.thread_rank() == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+     // ^^^^^^^^^^^^^^^^^^ warning: the bulk copy `cuda::memcpy_async` is issued under `if (block.thread_rank() == 0)`
+    if (cg::this_thread_block().thread_rank() == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+     // ^^^^^^^^^^^^^^^^^^ warning: the bulk copy `cuda::memcpy_async` is issued under `if (cg::this_thread_block().thread_rank() == 0)`
+    if (0 == tile.thread_rank())
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+     // ^^^^^^^^^^^^^^^^^^ warning: the bulk copy `cuda::memcpy_async` is issued under `if (0 == tile.thread_rank())`
+    if (some.thread_rank() == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+    if (tile.meta_group_rank() == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+    if (block.thread_rank() / 32 == 1)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+    bar.arrive_and_wait();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_row_test_selects_lanes_only_in_blocks_narrower_than_a_warp() {
+        // `threadIdx.y == 0` is one value per warp when rows are whole warps (the
+        // assumption without a launch); 16-wide blocks put two rows in a warp.
+        let kernel = r#"
+#include <cuda/barrier>
+__global__ void k(const float* gmem, int bytes) {
+    __shared__ alignas(16) float smem[1024];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.y == 0)
+        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+    bar.arrive_and_wait();
+}
+"#;
+        check(RULE, kernel);
+        check(
+            RULE,
+            &format!(
+                "{}{}",
+                kernel.replace(
+                    "        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);\n",
+                    "        cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);\n     // ^^^^^^^^^^^^^^^^^^ warning: the bulk copy `cuda::memcpy_async` is issued under `if (threadIdx.y == 0)`\n"
+                ),
+                "void launch(const float* g, int b) { k<<<1, dim3(16, 16)>>>(g, b); }\n"
+            ),
         );
     }
 }

@@ -404,7 +404,7 @@ pub fn uniformity_in_groups(
         (
             Uniforms::Launch {
                 block_idx: [0; 3],
-                grid: [2, 1, 1],
+                grid: Some([2, 1, 1]),
                 named: &[],
                 other,
             },

@@ -2,6 +2,7 @@
 //! loop variables through their `for` headers, memoised per function walk.
 
 use super::*;
+use crate::util::short_name;
 
 /// The lowering context: the file, its facts, and the node the expression sits at.
 ///
@@ -199,6 +200,17 @@ impl<'a> Lowerer<'a> {
         use_node: Node<'a>,
         name: &str,
     ) -> Option<(Option<Node<'a>>, bool)> {
+        self.declaration_nodes(use_node, name)
+            .map(|(c, d)| init_and_param(c, d))
+    }
+
+    /// The declaration (or parameter declaration) of `name` used at `use_node`, and its
+    /// declarator of that name.
+    pub(crate) fn declaration_nodes(
+        &self,
+        use_node: Node<'a>,
+        name: &str,
+    ) -> Option<(Node<'a>, Node<'a>)> {
         let at = use_node.start_byte();
         for &scope in self.ancestors(use_node).iter() {
             // Only these kinds hold declarations (`scope_candidates` answers `None` for
@@ -219,7 +231,7 @@ impl<'a> Lowerer<'a> {
                             declarator_name(d).is_some_and(|n| node_text(n, self.text) == name)
                         })
                     }) {
-                        return Some(init_and_param(c, d));
+                        return Some((c, d));
                     }
                 }
                 continue;
@@ -231,7 +243,7 @@ impl<'a> Lowerer<'a> {
                 .get(name)
                 .and_then(|v| v.iter().rev().find(|(start, _, _)| *start <= at))
             {
-                return Some(init_and_param(c, d));
+                return Some((c, d));
             }
         }
         None
@@ -322,13 +334,6 @@ impl<'a> Lowerer<'a> {
                 };
                 let l = self.lower(a, at, d);
                 let r = self.lower(b, at, d);
-                let rv = r.eval(&|_| None);
-                if l == IndexExpr::ThreadIdx(Axis::X)
-                    && ((bop == BinOp::Rem && rv == Some(32))
-                        || (bop == BinOp::And && rv == Some(31)))
-                {
-                    return IndexExpr::Lane;
-                }
                 IndexExpr::binary(l, bop, r)
             }
             Expr::Subscript(..) => self.opaque(
@@ -336,6 +341,20 @@ impl<'a> Lowerer<'a> {
                 at,
                 IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr))),
             ),
+            Expr::Call { callee, args } if args.is_empty() && callee.ends_with(".thread_rank") => {
+                let object = &callee[..callee.len() - ".thread_rank".len()];
+                match self.group_size(object, at, d) {
+                    Some(None) => self.block_rank(),
+                    Some(Some(n)) => IndexExpr::binary(self.block_rank(), BinOp::Rem, n),
+                    None => self.opaque(
+                        expr,
+                        at,
+                        IndexExpr::Unknown(format!(
+                            "`{callee}()` is the rank in a group of unknown size"
+                        )),
+                    ),
+                }
+            }
             Expr::Call { callee, .. } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
                 None => self.opaque(
@@ -362,6 +381,106 @@ impl<'a> Lowerer<'a> {
                 at,
                 IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
             ),
+        }
+    }
+
+    /// `threadIdx` along `axis`, or 0 where the known block has extent 1 there.
+    fn thread_idx(&self, axis: Axis) -> IndexExpr {
+        if self.block.is_some_and(|d| d[axis as usize] == 1) {
+            IndexExpr::Int(0)
+        } else {
+            IndexExpr::ThreadIdx(axis)
+        }
+    }
+
+    /// A thread block's `thread_rank()`: the linear thread index, `threadIdx.x +
+    /// blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)`.
+    fn block_rank(&self) -> IndexExpr {
+        let (x, y, z) = (
+            self.thread_idx(Axis::X),
+            self.thread_idx(Axis::Y),
+            self.thread_idx(Axis::Z),
+        );
+        let yz = IndexExpr::binary(
+            y,
+            BinOp::Add,
+            IndexExpr::binary(IndexExpr::BlockDim(Axis::Y), BinOp::Mul, z),
+        );
+        IndexExpr::binary(
+            x,
+            BinOp::Add,
+            IndexExpr::binary(IndexExpr::BlockDim(Axis::X), BinOp::Mul, yz),
+        )
+    }
+
+    /// The cooperative group `object` (the text before `.thread_rank`) names, used at
+    /// `at`: `Some(None)` for the thread block (`cg::this_thread_block()`, a
+    /// `thread_block` or a local initialised from `this_thread_block()`), `Some(Some(n))`
+    /// for a tile of `n` threads (`thread_block_tile<n>`, `tiled_partition<n>(…)` or
+    /// `tiled_partition(…, n)` with `n` a constant), `None` otherwise.
+    fn group_size(&self, object: &str, at: Node<'a>, depth: usize) -> Option<Option<IndexExpr>> {
+        if short_name(object.trim_end_matches("()")) == "this_thread_block"
+            && object.ends_with("()")
+        {
+            return Some(None);
+        }
+        if !object
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return None;
+        }
+        let (decl, declarator) = self.declaration_nodes(at, object)?;
+        let constant = |node: Node<'a>| {
+            let v = self.lower(&from_node(node, self.text, 0), node, depth + 1);
+            v.constant().map(IndexExpr::Int)
+        };
+        // `thread_block_tile<32>` or `thread_block` as declared.
+        if let Some(mut ty) = decl.field("type") {
+            // `cg::thread_block_tile<32>`: down the qualified name to its last part.
+            while ty.kind_name() == "qualified_identifier" {
+                match ty.field("name") {
+                    Some(n) => ty = n,
+                    None => break,
+                }
+            }
+            let name = node_text(ty.field("name").unwrap_or(ty), self.text);
+            match name {
+                "thread_block" => return Some(None),
+                "thread_block_tile" if ty.kind_name() == "template_type" => {
+                    let arg = ty
+                        .field("arguments")
+                        .and_then(|a| named_children(a).first().copied())?;
+                    return Some(Some(constant(arg)?));
+                }
+                _ => {}
+            }
+        }
+        // `auto g = cg::this_thread_block()` or `auto t = cg::tiled_partition<32>(block)`.
+        let (init, _) = init_and_param(decl, declarator);
+        let init = init.filter(|i| i.kind_name() == "call_expression")?;
+        let mut function = init.field("function")?;
+        while function.kind_name() == "qualified_identifier" {
+            match function.field("name") {
+                Some(n) => function = n,
+                None => break,
+            }
+        }
+        let name = node_text(function.field("name").unwrap_or(function), self.text);
+        match name {
+            "this_thread_block" => Some(None),
+            "tiled_partition" => {
+                let size = match function.field("arguments") {
+                    Some(targs) if function.kind_name() == "template_function" => {
+                        named_children(targs).first().copied()
+                    }
+                    _ => init
+                        .field("arguments")
+                        .and_then(|a| named_children(a).get(1).copied()),
+                }?;
+                Some(Some(constant(size)?))
+            }
+            _ => None,
         }
     }
 

@@ -18,10 +18,6 @@ pub struct BodySteps {
     pub scalar_accesses: Vec<SharedAccess>,
     /// Locals declared in the body, with their initialiser as written.
     pub locals: Vec<(String, Option<String>)>,
-    /// Names assigned, incremented or whose address is taken after their declaration, other
-    /// than a `for` loop's own variable in its header: their initialiser does not say
-    /// their value.
-    pub modified: Vec<String>,
 }
 
 /// One step of a [`BodySteps`].
@@ -140,7 +136,6 @@ impl SourceFile {
             steps,
             scalar_accesses: Vec::new(),
             locals: Vec::new(),
-            modified: Vec::new(),
         };
         walk.names(body, &function.name, &mut out);
         Some(out)
@@ -471,64 +466,12 @@ impl<'a> StepWalk<'_, 'a> {
         }
     }
 
-    /// The body's locals, the names modified after their declaration, and the accesses
-    /// of `__shared__` scalars.
+    /// The body's locals and the accesses of `__shared__` scalars.
     fn names(&self, body: Node<'a>, function: &str, out: &mut BodySteps) {
         let text = self.low.text;
         let facts = self.low.facts;
-        let mut modified: Vec<String> = Vec::new();
-        let mut mark = |name: &str, node: Node<'a>| {
-            // A `for` loop's own variable, set in its header, is the loop's.
-            let in_header = self.low.ancestors(node).iter().any(|a| {
-                a.kind_name() == "for_statement"
-                    && [a.field("initializer"), a.field("update")]
-                        .into_iter()
-                        .flatten()
-                        .any(|h| h.byte_range().contains(&node.start_byte()))
-                    && self
-                        .low
-                        .for_header(*a, "")
-                        .is_some_and(|(_, v, ..)| v == name)
-            });
-            // So is the update of a `while`/`do` loop that counts like a `for`.
-            let in_update = self.low.ancestors(node).iter().any(|a| {
-                matches!(a.kind_name(), "while_statement" | "do_statement")
-                    && self
-                        .low
-                        .while_header(*a, name)
-                        .as_deref()
-                        .and_then(Option::as_ref)
-                        .is_some_and(|w| w.update_stmt.byte_range().contains(&node.start_byte()))
-            });
-            if !in_header && !in_update && !modified.iter().any(|m| m == name) {
-                modified.push(name.to_string());
-            }
-        };
         preorder(body, |node| {
             match node.kind_name() {
-                "assignment_expression" => {
-                    if let Some(l) = node.field("left").filter(|l| l.kind_name() == "identifier") {
-                        mark(node_text(l, text), node);
-                    }
-                }
-                "update_expression" => {
-                    if let Some(a) = node
-                        .field("argument")
-                        .filter(|a| a.kind_name() == "identifier")
-                    {
-                        mark(node_text(a, text), node);
-                    }
-                }
-                "pointer_expression"
-                    if node.field("operator").map(|o| node_text(o, text)) == Some("&") =>
-                {
-                    if let Some(a) = node
-                        .field("argument")
-                        .filter(|a| a.kind_name() == "identifier")
-                    {
-                        mark(node_text(a, text), node);
-                    }
-                }
                 "init_declarator" => {
                     if let Some(n) = node.field("declarator").and_then(declarator_name) {
                         let init = node.field("value").map(|v| squash_ws(node_text(v, text)));
@@ -572,7 +515,6 @@ impl<'a> StepWalk<'_, 'a> {
             }
             true
         });
-        out.modified = modified;
     }
 }
 
@@ -698,7 +640,6 @@ mod tests {
             if tid == 0 (1 comparisons)
               stmt out[blockIdx.x] = s[0];"#]]
         .assert_eq(&out.join("\n"));
-        assert_eq!(steps.modified, ["flag"]);
         assert_eq!(
             steps.scalar_accesses.len(),
             1,
@@ -759,7 +700,6 @@ mod tests {
             loop
               stmt d++;"#]]
         .assert_eq(&out.join("\n"));
-        assert_eq!(steps.modified, ["c", "d"]);
     }
 
     #[test]
