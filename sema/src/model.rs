@@ -628,7 +628,7 @@ fn merged_access(
         // Nothing else touches the array between the parts (in a dynamic buffer: nothing
         // the merged access would have to move past and could overlap).
         let blocked = if dynamic {
-            !reorder_is_safe(scope, window, &parts)
+            !reorder_is_safe(scope, all, window, &parts)
         } else {
             let (from, to) = (
                 parts.iter().map(|p| p.range.start).min()?,
@@ -639,6 +639,7 @@ fn merged_access(
                     && o.range.start >= from
                     && o.range.end <= to
                     && !parts.iter().any(|p| p.range == o.range)
+                    && !forwarded(scope, all, o)
             })
         };
         if blocked {
@@ -683,7 +684,75 @@ fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
 /// past the writes before it and a part that writes moves down past every access after
 /// it. Within one statement the assignment's target is written after its right-hand side
 /// is read. Each such pair must be provably apart ([`apart`]).
-fn reorder_is_safe(scope: &Scope<'_>, window: &[SharedAccess], parts: &[&SharedAccess]) -> bool {
+/// Whether the load `a` never reaches shared memory because the compiler forwards the
+/// value: the same thread stored to or loaded from the same bytes in an earlier
+/// statement of the same straight-line stretch ([`SourceFile::straight_line`]: no branch
+/// and no barrier between), and nothing between may write them. nvcc 13.5 `-O3 -arch=sm_90`
+/// keeps the value in a register: a helper that fills `w[3]`, `w[0] = … - w[3]`,
+/// `w[2] = … w[0] …`, `w[1] = …` on a per-thread four-float slot of shared memory is one
+/// `STS.128` and no load. A `volatile` array is read every time.
+pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    if a.kind != AccessKind::Load || a.width.is_none() {
+        return false;
+    }
+    let statement = |r: &TextRange| scope.file.statement_at(r);
+    let Some(mine) = statement(&a.range) else {
+        return false;
+    };
+    let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
+    let hi = all.partition_point(|o| o.range.start < mine.start);
+    let earlier = all.get(lo..hi.max(lo)).unwrap_or_default();
+    let ours = scope.cache.split(&a.byte_offset, split_constant);
+    if ours.0.unknown_reason().is_some() {
+        return false;
+    }
+    let same = |o: &SharedAccess| {
+        o.root == a.root
+            && o.function == a.function
+            && o.width == a.width
+            && o.cast_type == a.cast_type
+            && *scope.cache.split(&o.byte_offset, split_constant) == *ours
+    };
+    let Some(source) = earlier.iter().rev().find(|e| {
+        matches!(
+            e.kind,
+            AccessKind::Load | AccessKind::Store | AccessKind::LoadStore
+        ) && same(e)
+    }) else {
+        return false;
+    };
+    let Some(theirs) = statement(&source.range) else {
+        return false;
+    };
+    if theirs.end > mine.start || !scope.file.straight_line(&source.range, &a.range) {
+        return false;
+    }
+    // Nothing between may write the bytes (the source's own statement included, after
+    // it: `w[0] = …; w[0] += 1;` is a write).
+    let writes_between = all
+        .iter()
+        .filter(|o| o.root == a.root && o.range.start > source.range.start)
+        .filter(|o| o.range.start < mine.start)
+        .any(|o| {
+            o.kind == AccessKind::AddressOf
+                || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
+                    && !apart(scope, o, a))
+        });
+    if writes_between {
+        return false;
+    }
+    !scope
+        .file
+        .variable_at(a.range.start)
+        .is_some_and(|v| v.is_volatile)
+}
+
+fn reorder_is_safe(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    window: &[SharedAccess],
+    parts: &[&SharedAccess],
+) -> bool {
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let Some(first) = parts.first() else {
         return false;
@@ -703,6 +772,7 @@ fn reorder_is_safe(scope: &Scope<'_>, window: &[SharedAccess], parts: &[&SharedA
                 && o.range.end <= to
                 && !parts.iter().any(|p| p.range == o.range)
         })
+        .filter(|o| !forwarded(scope, all, o))
         .all(|o| {
             if o.kind == AccessKind::AddressOf {
                 return false;
@@ -1370,6 +1440,9 @@ pub fn bank_with(
             kind = banks::AccessKind::Store;
             copy = Some(callee);
         }
+    }
+    if forwarded(scope, all, access) {
+        return None;
     }
     let merged = merged_access(scope, all, access);
     let shape = |block| BankShape {

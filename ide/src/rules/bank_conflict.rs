@@ -1092,6 +1092,52 @@ __global__ void ext_overlap(float* out, int h) {
     }
 
     #[test]
+    fn loads_of_what_the_thread_just_wrote_never_reach_shared_memory() {
+        // nvcc 13.5 `-O3 -arch=sm_90 -cubin`: the helper's read-backs of its own slot
+        // are served from registers and its four stores are one `STS.128` (conflict-free
+        // at a 16-byte stride). A `volatile` slot is read back every time, and so is a
+        // slot read after a barrier.
+        check(
+            RULE,
+            r#"
+__device__ __forceinline__ void weights(float t, float* w) {
+    w[3] = t * t;
+    w[0] = t - w[3];
+    w[2] = 1.0f + w[0] - w[3];
+    w[1] = -w[0] - w[2] - w[3];
+}
+__global__ void fill(const float* pos, float* out) {
+    extern __shared__ float slot[];
+    weights(pos[threadIdx.x], &slot[4 * threadIdx.x]);
+    out[threadIdx.x] = pos[threadIdx.x];
+}
+__global__ void fill_volatile(const float* pos, float* out) {
+    volatile __shared__ float vs[1024];
+    int t = threadIdx.x;
+    vs[4 * t] = pos[t];
+ // ^^^^^^^^^ warning: 4-way bank conflict: this store to `vs` takes 4 wavefronts instead of 1
+    out[t] = vs[4 * t] * 2.0f;
+          // ^^^^^^^^^ warning: 4-way bank conflict: this load from `vs` takes 4 wavefronts instead of 1
+}
+__global__ void after_barrier(const float* pos, float* out) {
+    __shared__ float sb[1024];
+    int t = threadIdx.x;
+    sb[4 * t] = pos[t];
+ // ^^^^^^^^^ warning: 4-way bank conflict: this store to `sb` takes 4 wavefronts instead of 1
+    __syncthreads();
+    out[t] = sb[4 * t] * 2.0f;
+          // ^^^^^^^^^ warning: 4-way bank conflict: this load from `sb` takes 4 wavefronts instead of 1
+}
+void run(const float* pos, float* out) {
+    fill<<<1, 256, 4096>>>(pos, out);
+    fill_volatile<<<1, 256>>>(pos, out);
+    after_barrier<<<1, 256>>>(pos, out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn adjacent_doubles_and_half_loads_that_stay_separate_are_flagged() {
         // nvcc 13.5, sm_90: doubles starting at an odd element stay two loads
         // (`LDS.64 R6, [R0+0x8]`, `LDS.64 R8, [R0+0x10]`); four `__half` loads of a

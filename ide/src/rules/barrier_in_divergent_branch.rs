@@ -505,6 +505,48 @@ void run(const int* deg, float* out, int n, float* p, size_t bytes) {
     }
 
     #[test]
+    fn a_block_size_held_in_a_local_reaches_the_launch() {
+        // `int threads = 32; dim3 block(threads);`: the warp index is the block index, so
+        // the guard is the same for every thread of a block. A local assigned again
+        // before the launch is not followed, and the guard stays divergent for the
+        // blocks it may then have.
+        check(
+            RULE,
+            r#"
+__global__ void carry_in(const unsigned* in, unsigned* out) {
+    __shared__ unsigned carry;
+    int gid = blockIdx.x * blockDim.x + threadIdx.x;
+    int wid = gid >> 5;
+    if (wid > 0) {
+        if (threadIdx.x == 0) carry = out[wid - 1];
+        __syncthreads();
+    }
+    out[gid] = in[gid] + carry;
+}
+__global__ void carry_in2(const unsigned* in, unsigned* out) {
+    __shared__ unsigned carry;
+    int gid = blockIdx.x * blockDim.x + threadIdx.x;
+    int wid = gid >> 5;
+    if (wid > 0) {
+        if (threadIdx.x == 0) carry = out[wid - 1];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (wid > 0)`
+    }
+    out[gid] = in[gid] + carry;
+}
+void run(const unsigned* in, unsigned* out, int n) {
+    int threads = 32;
+    dim3 block(threads);
+    carry_in<<<(n + threads - 1) / threads, block>>>(in, out);
+    int wide = 32;
+    wide *= 8;
+    carry_in2<<<(n + wide - 1) / wide, wide>>>(in, out);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn a_condition_the_same_in_every_block_shape_needs_no_launch() {
         // No launch in sight: `i - threadIdx.x` is the same for every thread of any
         // block, so the `break` leaves the loop for the whole block; `i < n` is not.

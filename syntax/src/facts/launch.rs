@@ -176,9 +176,20 @@ pub(crate) fn call_facts<'t>(
                         Some(None) => vec![squash_ws(node_text(*n, text))],
                         None => dim_parts(*n, text, at, &dim3_vars),
                     };
+                    // A part that names a local holding a constant (`int threads = 32;
+                    // dim3 block(threads);`) folds through the local.
+                    let value = fold_dim(&parts, at, env).or_else(|| {
+                        let mut v = [1i64; 3];
+                        for (i, p) in parts.iter().take(3).enumerate() {
+                            v[i] = env.fold(&from_text(p), at).or_else(|| {
+                                fold_local_name(tree, p, text, declarations, function, env, at)
+                            })?;
+                        }
+                        Some(v)
+                    });
                     LaunchDim {
                         text: squash_ws(node_text(*n, text)),
-                        value: fold_dim(&parts, at, env),
+                        value,
                         parts,
                     }
                 },
@@ -403,8 +414,31 @@ fn fold_local(
     if n.kind_name() != "identifier" {
         return None;
     }
+    fold_local_name(
+        tree,
+        node_text(n, text),
+        text,
+        declarations,
+        function,
+        env,
+        at,
+    )
+}
+
+/// [`fold_local`] for a name read from text (a launch dimension's part).
+fn fold_local_name(
+    tree: &Ancestry,
+    name: &str,
+    text: &str,
+    declarations: &[Node],
+    function: Option<Node>,
+    env: &Env,
+    at: usize,
+) -> Option<i64> {
+    if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
+        return None;
+    }
     let func = function?;
-    let name = node_text(n, text);
     // The innermost declaration of `name` whose scope holds `at`: (value, scope, name at).
     let mut found: Option<(Node, TextRange, usize)> = None;
     for d in declarations
