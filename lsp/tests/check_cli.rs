@@ -633,3 +633,38 @@ fn cmake_gencode_flags_behind_options_name_the_targets() {
     let o = check(&dir, &["copy.cu"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// A kernel's strides that the host function launching it passes on, and that every
+/// call of that function in the project passes as 1: `check` over the folder says
+/// nothing of them; a call in another file that passes a runtime stride brings the hint.
+#[test]
+fn strides_every_caller_passes_as_one_are_coalesced() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-fixed-strides");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("copy.cu"),
+        "__global__ void copy_kernel(int n, const float *x, int incx, float *y, int incy)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i*incy] = x[i*incx];\n}\n\nvoid copy_gpu(int n, const float *x, int incx, float *y, int incy)\n{\n    copy_kernel<<<(n + 255) / 256, 256>>>(n, x, incx, y, incy);\n}\n",
+    )
+    .unwrap();
+    let caller = "void copy_gpu(int n, const float *x, int incx, float *y, int incy);\n\nvoid backup(const float *w, float *saved, int n)\n{\n    copy_gpu(n, w, 1, saved, 1);\n}\n";
+    std::fs::write(dir.join("train.cu"), caller).unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        !stdout(&o).contains("strided-global-access"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(
+        dir.join("train.cu"),
+        caller.replace("saved, 1);", "saved, 1);\n    copy_gpu(n, w, n, saved, 1);"),
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("copy.cu:4:28: hint: uncoalesced load from `x`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `incx` to be 64 or more)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("store to `y`"), "{}", stdout(&o));
+}
