@@ -635,8 +635,9 @@ fn cmake_gencode_flags_behind_options_name_the_targets() {
 }
 
 /// A kernel's strides that the host function launching it passes on, and that every
-/// call of that function in the project passes as 1: `check` over the folder says
-/// nothing of them; a call in another file that passes a runtime stride brings the hint.
+/// call of that function in the project (in `.cu` files and in host C++ files) passes as
+/// 1: `check` over the folder says nothing of them; a call in another file that passes a
+/// runtime stride brings the hint.
 #[test]
 fn strides_every_caller_passes_as_one_are_coalesced() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-fixed-strides");
@@ -649,14 +650,17 @@ fn strides_every_caller_passes_as_one_are_coalesced() {
     .unwrap();
     let caller = "void copy_gpu(int n, const float *x, int incx, float *y, int incy);\n\nvoid backup(const float *w, float *saved, int n)\n{\n    copy_gpu(n, w, 1, saved, 1);\n}\n";
     std::fs::write(dir.join("train.cu"), caller).unwrap();
+    // A host C++ file of the project calls it too: it is read, not checked.
+    std::fs::write(dir.join("main.cpp"), caller.replace("backup", "restore")).unwrap();
     let o = check(&dir, &["."]);
     assert!(
         !stdout(&o).contains("strided-global-access"),
         "{}",
         stdout(&o)
     );
+    assert!(!stdout(&o).contains("main.cpp"), "{}", stdout(&o));
     std::fs::write(
-        dir.join("train.cu"),
+        dir.join("main.cpp"),
         caller.replace("saved, 1);", "saved, 1);\n    copy_gpu(n, w, n, saved, 1);"),
     )
     .unwrap();

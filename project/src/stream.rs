@@ -101,6 +101,40 @@ impl Plan {
         self.entries[i].lossy
     }
 
+    /// Adds host sources not to check (`.c`, `.cpp` files of the project): a file to
+    /// check whose kernels a host function launches with one of its parameters is
+    /// given, with the host, those of them that call that function, so that the
+    /// constants they pass are seen ([`Stream::load`]). Nothing else reads them.
+    pub fn add_host_sources(&mut self, paths: &[PathBuf]) {
+        for path in paths {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let key = path
+                .canonicalize()
+                .unwrap_or_else(|_| path.clone())
+                .display()
+                .to_string();
+            if self.entries.iter().any(|e| e.key == key) {
+                continue;
+            }
+            self.entries.push(Entry {
+                path: path.clone(),
+                key,
+                bytes: usize::try_from(meta.len()).unwrap_or(usize::MAX),
+                lossy: false,
+                launched: Box::default(),
+                launches: false,
+                wrappers: Box::default(),
+                names_wrappers: Box::default(),
+                includes: Arc::from(""),
+                closure: Box::default(),
+                build: FileBuild::default(),
+                dir_config: None,
+            });
+        }
+    }
+
     /// The entries `e` needs in the host: itself and its headers.
     fn with_closure(&self, e: usize) -> impl Iterator<Item = usize> + '_ {
         std::iter::once(e).chain(self.entries[e].closure.iter().map(|&h| h as usize))
