@@ -93,7 +93,8 @@ fn targets_of_flags(items: &[Item]) -> Vec<(Target, usize, Vec<String>)> {
             }
             let w = w.trim_end_matches('>');
             if !w.is_empty() {
-                words.push((w.replace("\\\"", "\""), item));
+                // `code=\\\"sm_80,compute_80\\\"`: quotes escaped for the shell.
+                words.push((w.replace('\\', ""), item));
             }
         }
     }
@@ -146,6 +147,13 @@ fn targets_of_flags(items: &[Item]) -> Vec<(Target, usize, Vec<String>)> {
         }
         i += 1;
     }
+    // A PTX-only target next to the real one of the same capability adds nothing.
+    let reals: Vec<(u32, u32, kernaut_ide::gpu::Variant)> = out
+        .iter()
+        .filter(|(t, _, _)| !t.virtual_only)
+        .map(|(t, _, _)| (t.major, t.minor, t.variant))
+        .collect();
+    out.retain(|(t, _, _)| !t.virtual_only || !reals.contains(&(t.major, t.minor, t.variant)));
     out
 }
 
@@ -1185,6 +1193,12 @@ impl CondParser<'_> {
                 self.at += 1;
                 let b = self.args.get(self.at)?;
                 self.at += 1;
+                if op == "IN_LIST" {
+                    // The right side names a list variable.
+                    let x = self.ev.operand(a)?;
+                    let list = self.ev.var_text(&b.text)?;
+                    return Some(list.split(';').any(|v| v == x));
+                }
                 let (x, y) = (self.ev.operand(a)?, self.ev.operand(b)?);
                 return match op.as_str() {
                     "STREQUAL" => Some(x == y),
@@ -1268,6 +1282,19 @@ target_compile_options(k PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${FLAGS}>)
         // A variable the command line sets decides nothing; `DEFINED` of one set here does.
         let t = "if(DEFINED SM)\n  set(G -arch=sm_${SM})\nendif()\nset(SM 86)\nif(DEFINED SM)\n  string(APPEND CMAKE_CUDA_FLAGS \" -arch=sm_${SM}\")\nendif()\n";
         assert_eq!(show(t), "sm_86@6");
+    }
+
+    #[test]
+    fn escaped_quotes_and_lists_of_architectures() {
+        let t = r#"set(SM_SETS 70 80 90)
+set(SM 80 CACHE STRING "target")
+foreach(N IN LISTS SM_SETS)
+  if(N IN_LIST SM)
+    string(APPEND CMAKE_CUDA_FLAGS " -gencode=arch=compute_${N},code=\"sm_${N},compute_${N}\"")
+  endif()
+endforeach()
+"#;
+        assert_eq!(show(t), "sm_80@5");
     }
 
     #[test]
