@@ -9,7 +9,7 @@
 //! other files ([`LaunchIndex::fingerprint`]) in time proportional to the launches of the
 //! kernels asked about.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use kernaut_syntax::{CallSite, FileFacts, Function, LaunchSite};
@@ -166,11 +166,34 @@ impl Analysis {
                 return out;
             }
             for (path, data) in self.sorted_files("") {
-                if !words_at(data.source.text(), &names).is_empty() {
-                    let data = data.with_trees();
-                    for (n, c) in calls_named(&data.source, &names) {
-                        out.entry(n).or_default().push((path.to_string(), c));
+                let at = call_candidates(data.source.text(), &names);
+                if at.is_empty() {
+                    continue;
+                }
+                let mut key: Vec<&str> =
+                    at.iter().map(|&o| word_at(data.source.text(), o)).collect();
+                key.sort_unstable();
+                key.dedup();
+                let key = rustc_hash::FxBuildHasher.hash_one(&key);
+                let mut slot = data
+                    .calls_by_name
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let calls = match slot.as_ref() {
+                    Some((k, calls)) if *k == key => calls.clone(),
+                    _ => {
+                        let with = data.with_trees();
+                        let calls = Arc::new(calls_named(&with.source, &names));
+                        *slot = Some((key, calls.clone()));
+                        calls
                     }
+                };
+                drop(slot);
+                for (n, c) in calls.iter() {
+                    out.entry(n.clone())
+                        .or_default()
+                        .push((path.to_string(), c.clone()));
                 }
             }
             out
@@ -257,6 +280,36 @@ pub fn fixed_args<'a>(
     out
 }
 
+/// The identifier that starts at `at`.
+fn word_at(text: &str, at: usize) -> &str {
+    let end = text[at..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(text.len(), |e| at + e);
+    &text[at..end]
+}
+
+/// Where `text` may call one of `names`: the name as a whole word, followed by `(`, and
+/// not right after another word (`void name(` declares or defines it; `return name(`
+/// calls it).
+fn call_candidates(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
+    words_at(text, names)
+        .into_iter()
+        .filter(|&at| {
+            let after = text[at + word_at(text, at).len()..].trim_start();
+            if !after.starts_with('(') {
+                return false;
+            }
+            let before = text[..at].trim_end();
+            let prev = before
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                || matches!(prev, "return" | "else" | "do" | "case")
+        })
+        .collect()
+}
+
 /// Where `text` holds one of `names` as a whole word.
 fn words_at(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
     let mut out = Vec::new();
@@ -291,7 +344,7 @@ pub fn calls_named(
     source: &kernaut_syntax::SourceFile,
     names: &rustc_hash::FxHashSet<&str>,
 ) -> Vec<(String, CallSite)> {
-    let at = words_at(source.text(), names);
+    let at = call_candidates(source.text(), names);
     if at.is_empty() {
         return Vec::new();
     }
