@@ -1361,6 +1361,14 @@ void step(float *x, float *y, int n)
             hint: uncoalesced load from `X`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `INCX` = 2, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
         "#]],
         );
+        // Its address handed out: calls through it are not seen.
+        let escaped =
+            format!("{AXPY}\nvoid (*saxpy)(int, float, float *, int, float *, int) = axpy_gpu;\n");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &escaped).len(),
+            2,
+            "{escaped}"
+        );
         // A host function that changes the stride before the launch: not what callers pass.
         let written = AXPY.replace(
             "{\n    axpy_kernel",

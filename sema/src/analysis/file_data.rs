@@ -54,8 +54,8 @@ pub struct FileData {
     pub(crate) calls_by_name: CallsCache,
 }
 
-/// Calls, each with the name of the function it calls.
-pub(crate) type NamedCalls = Arc<Vec<(String, kernaut_syntax::CallSite)>>;
+/// Calls, each with the name of the function it calls (`None`: its address used).
+pub(crate) type NamedCalls = Arc<Vec<(String, Option<kernaut_syntax::CallSite>)>>;
 
 /// [`FileData::calls_by_name`]: the calls and the hash of the names asked. A clone
 /// starts empty.

@@ -31,12 +31,16 @@ pub struct LaunchIndex {
     fixed: Mutex<FxHashMap<String, FixedArgs>>,
     /// The calls, in every file, of the host functions whose launches pass one of their
     /// parameters on, by the function's short name (with the path of each call's file).
-    wrapper_calls: OnceLock<FxHashMap<String, Vec<(String, CallSite)>>>,
+    wrapper_calls: OnceLock<FxHashMap<String, CallsOf>>,
 }
 
 /// The scalar parameters of a kernel that every launch passes the same constant, with
 /// that constant.
 pub type FixedArgs = Arc<[(String, i64)]>;
+
+/// Calls of a host function, each with the path of its file; `None` for a use of the
+/// function's address.
+pub type CallsOf = Vec<(String, Option<CallSite>)>;
 
 impl LaunchIndex {
     /// Indexes the launches of `files`.
@@ -129,7 +133,7 @@ impl Analysis {
         }
         let sites: Vec<(&str, &LaunchSite)> = self.launches_of_ref("", &kernel.name).collect();
         let facts_of = |path: &str| self.files.get(path).map(|f| f.facts());
-        let calls_of = |short: &str| -> Vec<(String, CallSite)> {
+        let calls_of = |short: &str| -> CallsOf {
             self.wrapper_calls().get(short).cloned().unwrap_or_default()
         };
         let v: FixedArgs = fixed_args(kernel, &sites, &facts_of, &calls_of).into();
@@ -146,7 +150,7 @@ impl Analysis {
     /// The calls of every host function of the host that passes one of its parameters
     /// to a kernel it launches, by its short name: one pass over the words of every
     /// file, then the calls of the files that name one. Once per revision.
-    fn wrapper_calls(&self) -> &FxHashMap<String, Vec<(String, CallSite)>> {
+    fn wrapper_calls(&self) -> &FxHashMap<String, CallsOf> {
         self.launch_index().wrapper_calls.get_or_init(|| {
             let mut names: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
             for data in self.files.values() {
@@ -161,12 +165,12 @@ impl Analysis {
                     }
                 }
             }
-            let mut out: FxHashMap<String, Vec<(String, CallSite)>> = FxHashMap::default();
+            let mut out: FxHashMap<String, Vec<(String, Option<CallSite>)>> = FxHashMap::default();
             if names.is_empty() {
                 return out;
             }
             for (path, data) in self.sorted_files("") {
-                let at = call_candidates(data.source.text(), &names);
+                let at = words_at(data.source.text(), &names);
                 if at.is_empty() {
                     continue;
                 }
@@ -183,8 +187,14 @@ impl Analysis {
                 let calls = match slot.as_ref() {
                     Some((k, calls)) if *k == key => calls.clone(),
                     _ => {
-                        let with = data.with_trees();
-                        let calls = Arc::new(calls_named(&with.source, &names));
+                        let text = data.source.text();
+                        let mut calls = escapes(text, &names);
+                        // Parsed again (trees dropped) only where a call may be.
+                        let at = call_candidates(text, &names);
+                        if !at.is_empty() {
+                            calls.extend(calls_at(&data.with_trees().source, &at, &names));
+                        }
+                        let calls = Arc::new(calls);
                         *slot = Some((key, calls.clone()));
                         calls
                     }
@@ -203,19 +213,20 @@ impl Analysis {
 
 /// [`Analysis::fixed_kernel_args`] over the launches `sites` (path, launch), reading
 /// each path's facts through `facts_of` and the calls of a host function by its short
-/// name through `calls_of` (every call of the name in the files in sight).
+/// name through `calls_of` (every call of the name in the files in sight; `None` for a
+/// use of its address, through which calls are not seen).
 pub fn fixed_args<'a>(
     kernel: &Function,
     sites: &[(&'a str, &'a LaunchSite)],
     facts_of: &dyn Fn(&str) -> Option<&'a FileFacts>,
-    calls_of: &dyn Fn(&str) -> Vec<(String, CallSite)>,
+    calls_of: &dyn Fn(&str) -> CallsOf,
 ) -> Vec<(String, i64)> {
     let mut out = Vec::new();
     if sites.is_empty() {
         return out;
     }
     // The calls of each host function around a launch, looked up once.
-    let mut calls: FxHashMap<String, Vec<(String, CallSite)>> = FxHashMap::default();
+    let mut calls: FxHashMap<String, CallsOf> = FxHashMap::default();
     'params: for (k, p) in kernel.params.iter().enumerate() {
         if p.name.is_empty() || p.ty.contains(['*', '&', '[']) {
             continue;
@@ -250,7 +261,8 @@ pub fn fixed_args<'a>(
                         .or_insert_with(|| calls_of(&short));
                     let mut passed: Option<i64> = None;
                     for (cpath, c) in found.iter() {
-                        let Some(cfacts) = facts_of(cpath) else {
+                        // Its address taken: calls through it are not seen.
+                        let (Some(cfacts), Some(c)) = (facts_of(cpath), c) else {
                             continue 'params;
                         };
                         if c.args.len() != site.caller_value_params.len() {
@@ -337,19 +349,47 @@ fn words_at(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
 }
 
 /// The calls in `source` of the functions named `names` (by name without namespaces,
-/// as [`kernaut_syntax::SourceFile::find_calls`] matches them), each with the name: only the
-/// functions whose text names one are looked into. Calls outside every function (a
-/// file-scope initialiser) are not seen.
+/// as [`kernaut_syntax::SourceFile::find_calls`] matches them), each with the name: only
+/// the functions whose text names one are looked into. A use of a name as a value
+/// (`&name`, `f(name)`, `p = name;`: its address, through which calls are not seen) is
+/// `None`. Calls outside every function (a file-scope initialiser) are not seen.
 pub fn calls_named(
     source: &kernaut_syntax::SourceFile,
     names: &rustc_hash::FxHashSet<&str>,
-) -> Vec<(String, CallSite)> {
+) -> Vec<(String, Option<CallSite>)> {
+    let mut out = escapes(source.text(), names);
     let at = call_candidates(source.text(), names);
+    out.extend(calls_at(source, &at, names));
+    out
+}
+
+/// The names of `names` that `text` uses as values (their address): each as
+/// `(name, None)`.
+fn escapes(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<(String, Option<CallSite>)> {
+    words_at(text, names)
+        .into_iter()
+        .filter(|&at| {
+            let before = text[..at].trim_end();
+            let after = text[at + word_at(text, at).len()..].trim_start();
+            (before.ends_with('&') && !before.ends_with("&&"))
+                || (before.ends_with(['=', '(', ',', '{'])
+                    && after.starts_with([')', ',', ';', '}']))
+        })
+        .map(|at| (word_at(text, at).to_string(), None))
+        .collect()
+}
+
+/// The calls of `names` in the functions around the offsets `at`.
+fn calls_at(
+    source: &kernaut_syntax::SourceFile,
+    at: &[usize],
+    names: &rustc_hash::FxHashSet<&str>,
+) -> Vec<(String, Option<CallSite>)> {
     if at.is_empty() {
         return Vec::new();
     }
     source
-        .calls_in_functions_at(&at)
+        .calls_in_functions_at(at)
         .into_iter()
         .filter(|c| c.kind != kernaut_syntax::SymbolKind::Ptx)
         .filter_map(|c| {
@@ -358,7 +398,7 @@ pub fn calls_named(
                 .map(kernaut_syntax::short_name)
                 .find(|n| names.contains(n))?
                 .to_string();
-            Some((n, c))
+            Some((n, Some(c)))
         })
         .collect()
 }
