@@ -430,45 +430,38 @@ impl Eval {
     /// `${…}` references replaced, innermost first; `None` when one names a variable
     /// not known here (or the environment). The items it read are collected in `used`.
     fn expand_text(&self, s: &str, used: &mut Vec<Item>, strict: bool) -> Option<String> {
-        let mut out = s.to_string();
+        // `$ENV{X}`: the environment of the configure run, not known here; `$CACHE{X}`:
+        // the variable's cache value, read as the variable.
+        let mut out = s.replace("$CACHE{", "${");
+        while let Some(at) = out.find("$ENV{") {
+            if strict {
+                return None;
+            }
+            let end = out[at..].find('}').map_or(out.len(), |e| at + e + 1);
+            out.replace_range(at..end, "");
+        }
         for _ in 0..64 {
             let Some(close) = find_ref_close(&out) else {
                 break;
             };
             let open = out[..close].rfind("${")?;
             let name = out[open + 2..close].to_string();
-            let (start, value) = if out[..open].ends_with("$ENV") || out[..open].ends_with("$CACHE")
-            {
-                let start = out[..open].rfind('$').unwrap_or(open);
-                if strict || out[..open].ends_with("$ENV") {
-                    if strict {
+            let value = match self.vars.get(&name) {
+                Some(v) => {
+                    used.extend(v.items.iter().cloned());
+                    if strict && !v.known {
                         return None;
                     }
-                    (start, String::new())
-                } else {
-                    (start, self.var_text(&name).unwrap_or_default())
+                    v.items
+                        .iter()
+                        .map(|i| i.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(";")
                 }
-            } else {
-                match self.vars.get(&name) {
-                    Some(v) => {
-                        used.extend(v.items.iter().cloned());
-                        if strict && !v.known {
-                            return None;
-                        }
-                        (
-                            open,
-                            v.items
-                                .iter()
-                                .map(|i| i.text.as_str())
-                                .collect::<Vec<_>>()
-                                .join(";"),
-                        )
-                    }
-                    None if strict => return None,
-                    None => (open, String::new()),
-                }
+                None if strict => return None,
+                None => String::new(),
             };
-            out.replace_range(start..close + 1, &value);
+            out.replace_range(open..close + 1, &value);
         }
         Some(out)
     }
