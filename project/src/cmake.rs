@@ -2,6 +2,7 @@
 //! its commands parsed (quoted, bracket and unquoted arguments, comments), variables
 //! followed through `set()`, `list(APPEND|PREPEND|INSERT|REMOVE_ITEM)`, `string(APPEND|
 //! PREPEND|CONCAT)`, `option()` and cache defaults, `foreach()` over known lists, and
+//! FindCUDA's `cuda_select_nvcc_arch_flags(OUT 7.5 8.6+PTX)` with numbered architectures,
 //! `if()`/`elseif()`/`else()` decided where the file decides them (`if(VAR)`,
 //! `if(NOT VAR)`, `if(DEFINED VAR)`, `AND`/`OR`, string and number comparisons of known
 //! values), with the option and cache defaults the file declares.
@@ -922,6 +923,50 @@ impl Eval {
                     }
                 }
             }
+            "cuda_select_nvcc_arch_flags" => {
+                // FindCUDA's `cuda_select_nvcc_arch_flags(OUT 7.0 8.0+PTX)`: the
+                // `-gencode` flags of the numbered architectures; `Auto` (the GPU of the
+                // configuring machine), `Common`, `All` and names are not followed.
+                let archs = self.expand_args(&args[args.len().min(1)..], c.line, conds);
+                let mut flags = Vec::new();
+                for a in &archs {
+                    let (num, ptx) = match a.text.strip_suffix("+PTX") {
+                        Some(n) => (n, true),
+                        None => (a.text.as_str(), false),
+                    };
+                    let Some((major, minor)) = num.split_once('.') else {
+                        self.vars.remove(&first);
+                        return;
+                    };
+                    if !(major.chars().all(|c| c.is_ascii_digit())
+                        && minor.chars().all(|c| c.is_ascii_alphanumeric()))
+                    {
+                        self.vars.remove(&first);
+                        return;
+                    }
+                    let cc = format!("{major}{minor}");
+                    let code = if ptx {
+                        format!("sm_{cc},compute_{cc}")
+                    } else {
+                        format!("sm_{cc}")
+                    };
+                    for text in [
+                        "-gencode".to_string(),
+                        format!("arch=compute_{cc},code={code}"),
+                    ] {
+                        flags.push(Item {
+                            text,
+                            line: a.line,
+                            conds: a.conds.clone(),
+                        });
+                    }
+                }
+                if flags.is_empty() {
+                    self.vars.remove(&first);
+                } else {
+                    self.assign(&first, flags, conds);
+                }
+            }
             "target_compile_options"
             | "add_compile_options"
             | "add_definitions"
@@ -1288,6 +1333,15 @@ foreach(N IN LISTS SM_SETS)
 endforeach()
 "#;
         assert_eq!(show(t), "sm_80@5");
+    }
+
+    #[test]
+    fn find_cuda_arch_selection() {
+        let t = "find_package(CUDA)\ncuda_select_nvcc_arch_flags(ARCH_FLAGS 7.5 8.6+PTX)\nlist(APPEND CUDA_NVCC_FLAGS ${ARCH_FLAGS})\n";
+        assert_eq!(show(t), "sm_75@2, sm_86@2");
+        // The GPU of the machine that configures: not known.
+        let t = "cuda_select_nvcc_arch_flags(ARCH_FLAGS Auto)\nlist(APPEND CUDA_NVCC_FLAGS ${ARCH_FLAGS})\n";
+        assert_eq!(show(t), "");
     }
 
     #[test]
