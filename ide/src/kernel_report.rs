@@ -596,17 +596,37 @@ fn build_with(
     let shape = crate::model::Scope::of(a, path).map_or([None; 3], |scope| {
         crate::model::launch_shape(&scope, Some(&k.name))
     });
+    // The kernel's parameters every launch passes as one constant, as the rule reads
+    // them.
+    let fixed = crate::model::Scope::of(a, path)
+        .map(|scope| crate::model::fixed_kernel_args(&scope, &k))
+        .unwrap_or_default();
+    let with_fixed = |access: &SharedAccess| -> Option<SharedAccess> {
+        if fixed.is_empty() {
+            return None;
+        }
+        let offset = access.byte_offset.substitute(&|n| {
+            let (name, v) = fixed.iter().find(|(p, _)| p == n)?;
+            Some(kernaut_syntax::IndexExpr::Const {
+                name: name.clone(),
+                value: *v,
+            })
+        });
+        (offset != access.byte_offset)
+            .then(|| crate::callers::rebuilt(access, access.root.clone(), offset))
+    };
     let mut global = Vec::new();
     for access in prepared.globals.iter().filter(|x| inside(&x.range)) {
         if access.kind == AccessKind::AddressOf {
             continue;
         }
         let executions = executions(src, access.range.start, &k.range);
+        let bound = with_fixed(access);
         global.push(global_entry(
             data,
             text,
             src,
-            access,
+            bound.as_ref().unwrap_or(access),
             shape,
             executions,
             &crate::model::ActiveLanes::All,
@@ -669,11 +689,12 @@ fn build_with(
             .iter()
             .filter(|x| x.kind != AccessKind::AddressOf)
         {
+            let bound = with_fixed(access);
             let mut e = global_entry(
                 fdata,
                 ftext,
                 &fdata.source,
-                access,
+                bound.as_ref().unwrap_or(access),
                 shape,
                 runs(access.range.start),
                 &c.lanes,

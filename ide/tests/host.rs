@@ -259,3 +259,41 @@ fn sass_facts_confirm_or_clear_the_l1_guess_and_reach_the_kernel_hover() {
         "all copies bypass L1: the guess is cleared"
     );
 }
+
+/// A kernel's stride parameter that the host function launching it passes on, and that
+/// every call of that function, in another file, passes as 1: the accesses are
+/// coalesced. A call that passes a runtime value there brings the hint back, in the
+/// kernel's file, without an edit of it.
+#[test]
+fn strides_fixed_by_the_callers_in_other_files() {
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let blas = "__global__ void scale_kernel(int n, float a, float *x, int incx)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i*incx] *= a;\n}\n\nvoid scale_gpu(int n, float a, float *x, int incx)\n{\n    scale_kernel<<<(n + 127) / 128, 128>>>(n, a, x, incx);\n}\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let kernel = host.set_file("/proj/blas.cu", blas);
+    let strided = |host: &AnalysisHost| -> Vec<String> {
+        host.analysis()
+            .diagnostics(kernel)
+            .unwrap()
+            .iter()
+            .filter(|d| d.rule == "coalescing/strided-global-access")
+            .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
+            .collect()
+    };
+    // No call of `scale_gpu` in sight: the stride is unknown, and the hint says so.
+    let before = strided(&host);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert!(before[0].starts_with("hint: "), "{before:?}");
+    assert!(
+        before[0].contains("(taking `incx` to be 64 or more)"),
+        "{before:?}"
+    );
+    let main = "void scale_gpu(int n, float a, float *x, int incx);\n\nvoid train(float *w, float *g, int n)\n{\n    scale_gpu(n, 0.9f, w, 1);\n    scale_gpu(n, 0.1f, g, 1);\n}\n";
+    let caller = host.set_file("/proj/train.cu", main);
+    assert_eq!(strided(&host), Vec::<String>::new());
+    // One call passes a runtime stride: unknown again.
+    let mut change = Change::new();
+    change.set_file(caller, main.replace("g, 1);", "g, n);"));
+    host.apply_change(change);
+    assert_eq!(strided(&host), before);
+}

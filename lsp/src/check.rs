@@ -138,7 +138,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     host.set_knowledge(Arc::new(knowledge));
     let mut loader = ProjectLoader::new(None);
     if !args.fix && !args.resources {
-        return streamed(args, host, &mut loader, &files);
+        let host_sources = collect_host_sources(&args.paths)?;
+        return streamed(args, host, &mut loader, &files, &host_sources);
     }
     // `--fix` writes files and checks them again, and `--resources` compiles every file:
     // both hold the whole repository. Over a large one, files are kept as text and facts
@@ -155,6 +156,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Every file with its `.kernaut.toml`, its build's targets and macros, and the
     // headers it includes: the project loader, as in the editor and `ktui`.
     let mut loaded = loader.load(&mut host, &files)?;
+    // The project's host C/C++ sources, not checked: their calls of the host functions
+    // that launch the kernels may fix the kernels' arguments (as the streamed run reads
+    // them).
+    let host_sources = collect_host_sources(&args.paths)?;
+    if !host_sources.is_empty() {
+        loader.load(&mut host, &host_sources)?;
+    }
     for note in loader.take_notes() {
         if args.verbose || !note.contains("included from") {
             eprintln!("kernaut-lsp: note: {note}");
@@ -383,8 +391,10 @@ fn streamed(
     mut host: AnalysisHost,
     loader: &mut ProjectLoader,
     files: &[PathBuf],
+    host_sources: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
-    let plan = loader.plan(files)?;
+    let mut plan = loader.plan(files)?;
+    plan.add_host_sources(host_sources);
     for note in loader.take_notes() {
         if args.verbose || !note.contains("included from") {
             eprintln!("kernaut-lsp: note: {note}");
@@ -501,6 +511,29 @@ fn is_cuda(path: &Path) -> bool {
         path.extension().and_then(|e| e.to_str()),
         Some("cu" | "cuh")
     )
+}
+
+/// The C and C++ sources of the folders given (walked as [`collect_files`] walks them):
+/// not checked, but their calls of the host functions that launch the kernels may fix
+/// the kernels' arguments.
+fn collect_host_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for p in paths.iter().filter(|p| p.is_dir()) {
+        for entry in ignore::WalkBuilder::new(p).require_git(false).build() {
+            let entry = entry.with_context(|| format!("walking {}", p.display()))?;
+            let host = entry
+                .path()
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "c" | "cc" | "cpp" | "cxx" | "c++" | "C"));
+            if host && entry.file_type().is_some_and(|t| t.is_file()) {
+                found.push(entry.into_path());
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
 }
 
 /// The files to check: named files as given, folders walked (honouring `.gitignore`,

@@ -575,3 +575,100 @@ __global__ void k(const float4* in, float* out, int n) {\n\
     let o = check(&dir, &["src/k.cu"]);
     assert_eq!(stdout(&o), "", "{}", stderr(&o));
 }
+
+/// Targets from `-gencode` flags a `CMakeLists.txt` collects in a variable under its
+/// options and hands nvcc: the options' defaults decide the branches, and a condition
+/// the file does not decide keeps its targets, with a note naming it.
+#[test]
+fn cmake_gencode_flags_behind_options_name_the_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-cmake-gencode");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let cmake = "cmake_minimum_required(VERSION 3.18)\n\
+        project(demo LANGUAGES CXX CUDA)\n\
+        option(WITH_TURING \"Build for sm_75\" ON)\n\
+        option(WITH_HOPPER \"Build for sm_90\" OFF)\n\
+        if(WITH_TURING)\n\
+        \x20 set(ARCH_FLAGS ${ARCH_FLAGS} -gencode arch=compute_75,code=sm_75)\n\
+        endif()\n\
+        if(WITH_HOPPER)\n\
+        \x20 list(APPEND ARCH_FLAGS -gencode arch=compute_90,code=sm_90)\n\
+        endif()\n\
+        list(APPEND ARCH_FLAGS -gencode arch=compute_86,code=sm_86)\n\
+        set(CUDA_NVCC_FLAGS ${CUDA_NVCC_FLAGS} ${ARCH_FLAGS})\n\
+        add_library(demo copy.cu)\n";
+    std::fs::write(dir.join("CMakeLists.txt"), cmake).unwrap();
+    std::fs::write(
+        dir.join("copy.cu"),
+        "__global__ void k(const float* in) {\n    asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: \"r\"(0), \"l\"(in));\n}\n",
+    )
+    .unwrap();
+    let shown = |o: &Output| stdout(o).replace(&dir.display().to_string(), "$DIR");
+    let o = check(&dir, &["copy.cu"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        shown(&o).starts_with("copy.cu:2:19: error: `cp.async.ca` needs sm_80, but this file is also built for sm_75 (from $DIR/CMakeLists.txt:6)"),
+        "{}",
+        shown(&o)
+    );
+    // A condition the file does not decide: its targets count, and the origin says so.
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        cmake.replace("if(WITH_TURING)", "if(CUDA_VERSION VERSION_LESS 13.0)"),
+    )
+    .unwrap();
+    let o = check(&dir, &["copy.cu"]);
+    assert!(
+        shown(&o).starts_with("copy.cu:2:19: error: `cp.async.ca` needs sm_80, but this file is also built for sm_75 (from $DIR/CMakeLists.txt:6; sm_75 only under if(CUDA_VERSION VERSION_LESS 13.0) (line 6), which the file does not decide)"),
+        "{}",
+        shown(&o)
+    );
+    // Every option off but one sm_86 flag: built for sm_86 only, nothing to say.
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        cmake.replace("\"Build for sm_75\" ON", "\"Build for sm_75\" OFF"),
+    )
+    .unwrap();
+    let o = check(&dir, &["copy.cu"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// A kernel's strides that the host function launching it passes on, and that every
+/// call of that function in the project (in `.cu` files and in host C++ files) passes as
+/// 1: `check` over the folder says nothing of them; a call in another file that passes a
+/// runtime stride brings the hint.
+#[test]
+fn strides_every_caller_passes_as_one_are_coalesced() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-fixed-strides");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("copy.cu"),
+        "__global__ void copy_kernel(int n, const float *x, int incx, float *y, int incy)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i*incy] = x[i*incx];\n}\n\nvoid copy_gpu(int n, const float *x, int incx, float *y, int incy)\n{\n    copy_kernel<<<(n + 255) / 256, 256>>>(n, x, incx, y, incy);\n}\n",
+    )
+    .unwrap();
+    let caller = "void copy_gpu(int n, const float *x, int incx, float *y, int incy);\n\nvoid backup(const float *w, float *saved, int n)\n{\n    copy_gpu(n, w, 1, saved, 1);\n}\n";
+    std::fs::write(dir.join("train.cu"), caller).unwrap();
+    // A host C++ file of the project calls it too: it is read, not checked.
+    std::fs::write(dir.join("main.cpp"), caller.replace("backup", "restore")).unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        !stdout(&o).contains("strided-global-access"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("main.cpp"), "{}", stdout(&o));
+    std::fs::write(
+        dir.join("main.cpp"),
+        caller.replace("saved, 1);", "saved, 1);\n    copy_gpu(n, w, n, saved, 1);"),
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("copy.cu:4:28: hint: uncoalesced load from `x`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `incx` to be 64 or more)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("store to `y`"), "{}", stdout(&o));
+}

@@ -17,6 +17,9 @@ pub struct Found {
     pub targets: Vec<Target>,
     /// Where the first of them is written.
     pub line: usize,
+    /// What some of them depend on, where the file does not decide it (`sm_90a only
+    /// under if(CUDA_VERSION VERSION_GREATER_EQUAL 12.0) (line 7)`).
+    pub note: Option<String>,
 }
 
 fn push_unique(out: &mut Vec<Target>, t: Target) {
@@ -224,7 +227,50 @@ fn cmake_set_value(text: &str, name: &str) -> Option<String> {
 /// …)`, `CUDA_ARCHITECTURES …` in `set_target_properties`/`set_property`. Where several
 /// statements name different lists (per target, or per CUDA version), only the targets
 /// every one of them names are sure: their intersection.
+///
+/// Without such a list, the `-gencode`/`-arch` flags that reach nvcc
+/// (`CUDA_NVCC_FLAGS`, `CMAKE_CUDA_FLAGS`, `target_compile_options`, …), through the
+/// variables, options and `if()`s the file sets and decides ([`crate::cmake`]). Targets
+/// of a branch the file does not decide are kept, and the note says what they depend
+/// on.
 pub fn cmake_targets(text: &str) -> Option<Found> {
+    architectures_targets(text).or_else(|| cmake_flag_targets(text))
+}
+
+/// The targets of the `-gencode`/`-arch` flags a CMake text hands nvcc, with a note for
+/// those that depend on a condition the file does not decide.
+fn cmake_flag_targets(text: &str) -> Option<Found> {
+    let found = crate::cmake::gencode_targets(text);
+    let (_, line, _) = found.first()?;
+    let line = *line;
+    let mut notes: Vec<String> = Vec::new();
+    // The conditional targets grouped by what they depend on.
+    let mut groups: Vec<(String, Vec<String>, usize)> = Vec::new();
+    for (t, l, conds) in &found {
+        if conds.is_empty() {
+            continue;
+        }
+        let key = conds.join(" and ");
+        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, ts, _)) => ts.push(t.to_string()),
+            None => groups.push((key, vec![t.to_string()], *l)),
+        }
+    }
+    for (key, ts, l) in groups {
+        notes.push(format!(
+            "{} only under {key} (line {l}), which the file does not decide",
+            ts.join(", ")
+        ));
+    }
+    Some(Found {
+        targets: found.into_iter().map(|(t, _, _)| t).collect(),
+        line,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    })
+}
+
+/// The targets of the `CUDA_ARCHITECTURES` lists of a CMake text ([`cmake_targets`]).
+fn architectures_targets(text: &str) -> Option<Found> {
     let mut lists: Vec<(usize, Vec<Target>)> = Vec::new();
     let code = strip_cmake_comments(text);
     for key in ["CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES"] {
@@ -285,6 +331,7 @@ pub fn cmake_targets(text: &str) -> Option<Found> {
     (!sure.is_empty()).then_some(Found {
         targets: sure,
         line,
+        note: None,
     })
 }
 
@@ -366,6 +413,7 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
         return Some(Found {
             targets,
             line: *line,
+            note: None,
         });
     }
     for (n, line) in text.lines().enumerate() {
@@ -401,6 +449,7 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
             return Some(Found {
                 targets,
                 line: n + 1,
+                note: None,
             });
         }
     }
@@ -492,6 +541,7 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
     Some(Found {
         targets,
         line: first?,
+        note: None,
     })
 }
 

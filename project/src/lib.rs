@@ -22,6 +22,7 @@
 //! ```
 
 pub mod build_files;
+mod cmake;
 pub mod compiled;
 pub mod doctor;
 mod loader;

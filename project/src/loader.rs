@@ -271,7 +271,11 @@ impl ProjectLoader {
                     let targets = build_files::torch_arch_list(&list);
                     if !targets.is_empty() {
                         result = Some((
-                            Found { targets, line: 0 },
+                            Found {
+                                targets,
+                                line: 0,
+                                note: None,
+                            },
                             PathBuf::from("$TORCH_CUDA_ARCH_LIST"),
                         ));
                         break;
@@ -364,11 +368,14 @@ impl ProjectLoader {
         let from_file = self.build_file_targets(file);
         match (&build.targets, from_file) {
             (None, Some((found, path))) => {
-                let origin = if found.line == 0 {
+                let mut origin = if found.line == 0 {
                     path.display().to_string()
                 } else {
                     format!("{}:{}", path.display(), found.line)
                 };
+                if let Some(note) = &found.note {
+                    origin.push_str(&format!("; {note}"));
+                }
                 build.targets = TargetSet::named(found.targets, origin);
             }
             (Some(set), Some((found, path))) => {

@@ -14,10 +14,13 @@
 //! in it, its headers or its build's macros is never parsed for the summary.
 //!
 //! A file's diagnostics read other files only through the launches and
-//! `cudaFuncSetAttribute` calls of the kernels it defines or launches (the key of its
-//! diagnostics cache says so) and through the headers it includes; every other file the
-//! host could hold changes nothing, so the findings are those of [`ProjectLoader::load`]
-//! over the whole repository.
+//! `cudaFuncSetAttribute` calls of the kernels it defines or launches, the calls of the
+//! host functions that launch them passing a parameter on (the constants they pass fix
+//! the kernels' parameters), both of which the key of its diagnostics cache hashes, and
+//! through the headers it includes; every other file the host could hold changes
+//! nothing, so the findings are those of [`ProjectLoader::load`] over the whole
+//! repository. The files that name such a host function are found by one more read of
+//! every file, made only when some launch passes a parameter on.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -49,6 +52,12 @@ struct Entry {
     launched: Box<[u64]>,
     /// Whether its text holds launch or attribute syntax ([`launch_syntax`]).
     launches: bool,
+    /// The kernels it launches from a host function that passes one of its parameters
+    /// on, each with that function ((kernel, function) by names without namespaces,
+    /// hashed): the calls of the function decide the kernel's argument.
+    wrappers: Box<[(u64, u64)]>,
+    /// Those functions (of any file) whose names its text holds, hashed, sorted.
+    names_wrappers: Box<[u64]>,
     /// Its quoted includes, as `#include` lines (what the include closure reads of it).
     includes: Arc<str>,
     /// The headers it includes, transitively (entries), in include order.
@@ -90,6 +99,40 @@ impl Plan {
     /// Whether the `i`th file to check is not UTF-8 (read with replacement characters).
     pub fn lossy(&self, i: usize) -> bool {
         self.entries[i].lossy
+    }
+
+    /// Adds host sources not to check (`.c`, `.cpp` files of the project): a file to
+    /// check whose kernels a host function launches with one of its parameters is
+    /// given, with the host, those of them that call that function, so that the
+    /// constants they pass are seen ([`Stream::load`]). Nothing else reads them.
+    pub fn add_host_sources(&mut self, paths: &[PathBuf]) {
+        for path in paths {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let key = path
+                .canonicalize()
+                .unwrap_or_else(|_| path.clone())
+                .display()
+                .to_string();
+            if self.entries.iter().any(|e| e.key == key) {
+                continue;
+            }
+            self.entries.push(Entry {
+                path: path.clone(),
+                key,
+                bytes: usize::try_from(meta.len()).unwrap_or(usize::MAX),
+                lossy: false,
+                launched: Box::default(),
+                launches: false,
+                wrappers: Box::default(),
+                names_wrappers: Box::default(),
+                includes: Arc::from(""),
+                closure: Box::default(),
+                build: FileBuild::default(),
+                dir_config: None,
+            });
+        }
     }
 
     /// The entries `e` needs in the host: itself and its headers.
@@ -140,6 +183,8 @@ impl ProjectLoader {
                 lossy,
                 launched: Box::default(),
                 launches: launch_syntax(&read.text),
+                wrappers: Box::default(),
+                names_wrappers: Box::default(),
                 includes: include_lines(&read.text),
                 closure: Box::default(),
                 build: FileBuild::default(),
@@ -185,6 +230,8 @@ impl ProjectLoader {
                         lossy: false,
                         launched: Box::default(),
                         launches: launch_syntax(&text),
+                        wrappers: Box::default(),
+                        names_wrappers: Box::default(),
                         includes: includes.clone(),
                         closure: Box::default(),
                         build: FileBuild::default(),
@@ -351,6 +398,27 @@ impl Stream {
                     }
                 }
             }
+            // The files that call the host functions launching those kernels with their
+            // own parameters: their arguments may fix the kernels' parameters.
+            let wrappers: Vec<u64> = self
+                .plan
+                .entries
+                .iter()
+                .flat_map(|e| e.wrappers.iter())
+                .filter(|(k, _)| names.binary_search(k).is_ok())
+                .map(|(_, w)| *w)
+                .collect();
+            if !wrappers.is_empty() {
+                for e in 0..self.plan.entries.len() {
+                    let named = &self.plan.entries[e].names_wrappers;
+                    if wrappers.iter().any(|w| named.binary_search(w).is_ok()) {
+                        for x in self.plan.with_closure(e) {
+                            grew |= !need[x];
+                            need[x] = true;
+                        }
+                    }
+                }
+            }
             if grew {
                 self.give(host, &need)?;
             }
@@ -404,8 +472,51 @@ impl Stream {
                 .collect();
             launched.sort_unstable();
             launched.dedup();
+            let mut wrappers: Vec<(u64, u64)> = facts
+                .launches
+                .iter()
+                .filter(|l| {
+                    l.args.iter().any(|a| {
+                        l.caller_value_params
+                            .iter()
+                            .any(|p| !p.is_empty() && p == a.trim())
+                    })
+                })
+                .filter_map(|l| {
+                    let f = l.function.as_deref()?;
+                    Some((ident_hash(short_name(&l.kernel)), ident_hash(short_name(f))))
+                })
+                .collect();
+            wrappers.sort_unstable();
+            wrappers.dedup();
             drop(a);
             self.plan.entries[e].launched = launched.into_boxed_slice();
+            self.plan.entries[e].wrappers = wrappers.into_boxed_slice();
+        }
+        // The files that name one of those host functions: one more read of each file,
+        // only when a launch passes a parameter on.
+        let all: rustc_hash::FxHashSet<u64> = self
+            .plan
+            .entries
+            .iter()
+            .flat_map(|e| e.wrappers.iter().map(|(_, w)| *w))
+            .collect();
+        if !all.is_empty() {
+            for e in 0..count {
+                let Ok(bytes) = std::fs::read(&self.plan.entries[e].path) else {
+                    continue;
+                };
+                let text = source_text::decode(bytes).text;
+                let mut named: Vec<u64> = text
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .map(ident_hash)
+                    .filter(|h| all.contains(h))
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                self.plan.entries[e].names_wrappers = named.into_boxed_slice();
+            }
         }
         self.summarized = true;
         Ok(())

@@ -165,7 +165,7 @@ impl CallContext {
 }
 
 /// `a` with its root and byte offset replaced.
-fn rebuilt(a: &SharedAccess, root: String, byte_offset: IndexExpr) -> SharedAccess {
+pub fn rebuilt(a: &SharedAccess, root: String, byte_offset: IndexExpr) -> SharedAccess {
     SharedAccess::new(
         a.range.clone(),
         AccessData {

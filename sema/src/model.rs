@@ -151,6 +151,33 @@ pub struct LaunchConfig {
     pub uncertain: Option<String>,
 }
 
+/// The scalar parameters of `kernel` every launch in sight passes the same constant
+/// (directly, or through a parameter of the host function around the launch that every
+/// call of it passes as one constant): [`Analysis::fixed_kernel_args`] in a host, the
+/// file's own launches and calls without one.
+pub fn fixed_kernel_args(scope: &Scope<'_>, kernel: &Function) -> Vec<(String, i64)> {
+    if let Some(host) = scope.host {
+        return host.fixed_kernel_args(kernel).to_vec();
+    }
+    let facts = scope.file.facts();
+    let short = kernaut_syntax::short_name(&kernel.name);
+    let sites: Vec<(&str, &kernaut_syntax::LaunchSite)> = facts
+        .launches
+        .iter()
+        .filter(|l| l.kernel == kernel.name || kernaut_syntax::short_name(&l.kernel) == short)
+        .map(|l| (scope.path, l))
+        .collect();
+    let facts_of = |p: &str| (p == scope.path).then_some(facts);
+    let calls_of = |name: &str| {
+        let names: rustc_hash::FxHashSet<&str> = std::iter::once(name).collect();
+        crate::analysis::calls_named(scope.file, &names)
+            .into_iter()
+            .map(|(_, c)| (scope.path.to_string(), c))
+            .collect()
+    };
+    crate::analysis::fixed_args(kernel, &sites, &facts_of, &calls_of)
+}
+
 /// The launch configuration of `kernel`: its first launch (in this file, then the other
 /// files of the host by path) with a known block, else its `__launch_bounds__` maximum,
 /// else the configured default.

@@ -131,8 +131,9 @@ pub(crate) fn diagnostics_at(
 }
 
 /// What the model reads from launches, per kernel name the file `f` defines or launches:
-/// the launches of that kernel in every file and, for a kernel `f` launches over the
-/// 48 KB default, its dynamic shared-memory opt-ins. Under the empty name: the default
+/// the launches of that kernel in every file, the constants they fix its parameters to
+/// and, for a kernel `f` launches over the 48 KB default, its dynamic shared-memory
+/// opt-ins. Under the empty name: the default
 /// block every kernel falls back on. (The incremental run's key per kernel.)
 fn kernel_names(db: &Analysis, f: &FileData) -> Vec<(String, u64)> {
     use std::hash::{Hash, Hasher};
@@ -157,6 +158,11 @@ fn kernel_names(db: &Analysis, f: &FileData) -> Vec<(String, u64)> {
             if over {
                 dynamic_opt_ins(db, n).hash(&mut h);
             }
+            // The constants its launches fix its parameters to, through the host
+            // functions around them and their calls in any file.
+            for k in facts.kernels.iter().filter(|k| short_name(&k.name) == n) {
+                db.fixed_kernel_args(k).hash(&mut h);
+            }
             (n.to_string(), h.finish())
         })
         .collect();
@@ -178,6 +184,11 @@ fn launch_fingerprint(db: &Analysis, f: &FileData) -> u64 {
     db.launch_index()
         .fingerprint(kernels.map(|k| short_name(&k.name)))
         .hash(&mut h);
+    // The constants the launches fix the kernels' parameters to: they follow the host
+    // functions around the launches to their calls, in any file.
+    for k in &f.facts().kernels {
+        db.fixed_kernel_args(k).hash(&mut h);
+    }
     // The dynamic shared-memory opt-ins, in other files, of the kernels `f` launches
     // over the 48 KB default (`smem/dynamic-over-48k-without-opt-in` reads them).
     for l in &f.facts().launches {

@@ -18,7 +18,10 @@
 //! indices whose cost depends on a value the file does not
 //! show other than a matrix dimension (a kernel parameter multiplying the thread index is
 //! taken to be 64 or more, and the finding is then a hint that says so: the parameter may
-//! be 1 in every call).
+//! be 1 in every call). A parameter every launch passes one constant is that constant:
+//! written at the launch, or a parameter of the host function around the launch that
+//! every call of it in the project passes as one constant (`axpy_gpu(n, a, x, 1, y, 1)`
+//! launching `axpy_kernel<<<…>>>(n, a, x, incx, y, incy)`; `model::fixed_kernel_args`).
 //!
 //! There is no automatic fix: map `threadIdx.x` to the contiguous dimension, or stage the
 //! tile through shared memory (`skill-coalescing#S3`).
@@ -141,6 +144,14 @@ fn diagnose_with(
     {
         return None;
     }
+    // The kernel's parameters that every launch passes as one constant (`incy` = 1,
+    // directly or through the host function around the launch) are that constant.
+    let kernel = match context {
+        Some((c, _)) => Some(c.kernel.as_str()),
+        None => a.function.as_deref(),
+    };
+    let (fixed, bound) = with_fixed_args(ctx, a, kernel);
+    let a = bound.as_ref().unwrap_or(a);
     let width = AccessWidth::from_bytes(u32::try_from(a.width?).ok()?)?;
     // An offset that reads `blockDim.x` of a kernel no launch fixes the block of
     // (`per = 2048 / blockDim.x`, launched in a loop over block sizes) is measured in
@@ -287,6 +298,16 @@ fn diagnose_with(
     if let Some((c, line)) = context {
         message.push_str(&format!(" (in {})", c.phrase(line)));
     }
+    if !fixed.is_empty() {
+        message.push_str(&format!(
+            " (with {}, as every launch passes)",
+            fixed
+                .iter()
+                .map(|(n, v)| format!("`{n}` = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if let Some((x, kernel)) = &assumed_block {
         message.push_str(&format!(
             " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
@@ -353,6 +374,48 @@ fn diagnose_with(
         },
         report.sectors,
     ))
+}
+
+/// The parameters of `kernel` that every launch fixes and `a`'s offset reads, with
+/// their values, and `a` with them replaced (`None` where none is read).
+fn with_fixed_args(
+    ctx: &RuleContext,
+    a: &SharedAccess,
+    kernel: Option<&str>,
+) -> (Vec<(String, i64)>, Option<SharedAccess>) {
+    let Some(k) = kernel.and_then(|k| ctx.facts.kernel(k)) else {
+        return (Vec::new(), None);
+    };
+    // Only parameters the offset reads are worth the look-up.
+    if !k.params.iter().any(|p| {
+        a.byte_offset
+            .mentions(&|e| matches!(e, IndexExpr::Uniform(n) if *n == p.name))
+    }) {
+        return (Vec::new(), None);
+    }
+    let fixed = crate::model::fixed_kernel_args(&ctx.scope(), k);
+    let mut used = Vec::new();
+    let offset = a.byte_offset.substitute(&|n| {
+        let (name, v) = fixed.iter().find(|(p, _)| p == n)?;
+        Some(IndexExpr::Const {
+            name: name.clone(),
+            value: *v,
+        })
+    });
+    for (n, v) in &fixed {
+        if a.byte_offset
+            .mentions(&|e| matches!(e, IndexExpr::Uniform(u) if u == n))
+        {
+            used.push((n.clone(), *v));
+        }
+    }
+    if used.is_empty() {
+        return (used, None);
+    }
+    (
+        used,
+        Some(crate::callers::rebuilt(a, a.root.clone(), offset)),
+    )
 }
 
 /// Whether the access is through a pointer parameter of a device function that one of
@@ -1246,6 +1309,77 @@ void run(const float* in, float* out, int n) {
             expect![[r#"
                 hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart (assuming `blockDim.x` = 256: no launch of `gather` fixes its block, and the figure depends on it); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
+        );
+    }
+
+    /// The strides of a BLAS-style kernel are runtime parameters; every call of the host
+    /// function that launches it passes 1 for them.
+    const AXPY: &str = r#"
+__global__ void axpy_kernel(int N, float A, float *X, int INCX, float *Y, int INCY)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) Y[i*INCY] += A*X[i*INCX];
+}
+
+void axpy_gpu(int N, float A, float *X, int INCX, float *Y, int INCY)
+{
+    axpy_kernel<<<(N + 255) / 256, 256>>>(N, A, X, INCX, Y, INCY);
+}
+
+void step(float *x, float *y, int n)
+{
+    axpy_gpu(n, 0.5f, x, 1, y, 1);
+    axpy_gpu(n, -1.f, y, 1, x, 1);
+}
+"#;
+
+    #[test]
+    fn strides_every_caller_of_the_launching_host_function_fixes() {
+        // Every call passes 1: the accesses are coalesced.
+        check(RULE, AXPY);
+        // One call passes a runtime stride: the hint that assumes it stays.
+        let unknown = AXPY.replace(
+            "axpy_gpu(n, -1.f, y, 1, x, 1);",
+            "axpy_gpu(n, -1.f, y, n, x, 1);",
+        );
+        check_messages(
+            RULE,
+            &unknown,
+            expect![[r#"
+                hint: uncoalesced load from `X`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCX` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCX`, which the code does not fix) (pitfall-coalescing#P1)
+            "#]],
+        );
+        // Calls that agree on another constant: the figure is measured at it, and said.
+        let two = AXPY
+            .replace(", 1, y, 1);", ", 2, y, 2);")
+            .replace(", 1, x, 1);", ", 2, x, 2);");
+        check_messages(
+            RULE,
+            &two,
+            expect![[r#"
+            hint: uncoalesced update of `Y`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `INCY` = 2, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            hint: uncoalesced load from `X`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `INCX` = 2, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+        "#]],
+        );
+        // Its address handed out: calls through it are not seen.
+        let escaped =
+            format!("{AXPY}\nvoid (*saxpy)(int, float, float *, int, float *, int) = axpy_gpu;\n");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &escaped).len(),
+            2,
+            "{escaped}"
+        );
+        // A host function that changes the stride before the launch: not what callers pass.
+        let written = AXPY.replace(
+            "{\n    axpy_kernel",
+            "{\n    INCY = INCY < 0 ? -INCY : INCY;\n    axpy_kernel",
+        );
+        check_messages(
+            RULE,
+            &written,
+            expect![[r#"
+            hint: uncoalesced update of `Y`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCY` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCY`, which the code does not fix) (pitfall-coalescing#P1)
+        "#]],
         );
     }
 }

@@ -91,6 +91,15 @@ pub(crate) fn check_messages(rule: &str, fixture: &str, expect: Expect) {
     expect.assert_eq(&(text.join("\n") + "\n"));
 }
 
+/// The messages of `rule` over a one-file fixture.
+pub(crate) fn messages(rule: &str, fixture: &str) -> Vec<String> {
+    let f = Fixture::parse(fixture);
+    run(f.single(), rule)
+        .into_iter()
+        .map(|d| d.message)
+        .collect()
+}
+
 /// Applies fix `fix` of the first diagnostic of `rule` and compares the source with a
 /// snapshot.
 #[track_caller]

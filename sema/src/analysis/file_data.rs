@@ -47,6 +47,25 @@ pub struct FileData {
     /// of those headers and of the last segments of every include name they and the file
     /// hold (a change of another file reaches the prelude only through one of those).
     pub(crate) prelude_key: OnceLock<(u64, Box<[u64]>)>,
+    /// The calls of host functions by name ([`super::calls_named`]) last looked up in
+    /// this version of the file, with a hash of the names asked: a file no edit reaches
+    /// keeps them across revisions (its trees may be dropped, and then each look-up
+    /// would parse it again).
+    pub(crate) calls_by_name: CallsCache,
+}
+
+/// Calls, each with the name of the function it calls (`None`: its address used).
+pub(crate) type NamedCalls = Arc<Vec<(String, Option<kernaut_syntax::CallSite>)>>;
+
+/// [`FileData::calls_by_name`]: the calls and the hash of the names asked. A clone
+/// starts empty.
+#[derive(Debug, Default)]
+pub(crate) struct CallsCache(pub(crate) Mutex<Option<(u64, NamedCalls)>>);
+
+impl Clone for CallsCache {
+    fn clone(&self) -> CallsCache {
+        CallsCache::default()
+    }
 }
 
 /// What the host's include resolution reads of a file: its quoted and angled includes
@@ -155,6 +174,7 @@ impl FileData {
             unparsed: false,
             header: OnceLock::new(),
             prelude_key: OnceLock::new(),
+            calls_by_name: CallsCache::default(),
         }
     }
 
@@ -222,6 +242,7 @@ impl FileData {
             unparsed: false,
             header: self.header.clone(),
             prelude_key: self.prelude_key.clone(),
+            calls_by_name: CallsCache::default(),
         }
     }
 

@@ -9,11 +9,14 @@
 //! other files ([`LaunchIndex::fingerprint`]) in time proportional to the launches of the
 //! kernels asked about.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use kernaut_syntax::{CallSite, FileFacts, Function, LaunchSite};
 use rustc_hash::{FxHashMap, FxHasher};
 
 use super::file_data::FileData;
+use super::Analysis;
 
 /// Every launch of the host, by the kernel's name without namespaces.
 #[derive(Debug, Default)]
@@ -23,7 +26,21 @@ pub struct LaunchIndex {
     by_name: FxHashMap<String, Vec<(String, usize)>>,
     /// For each name: a hash of what the model reads from those launches.
     fingerprints: FxHashMap<String, u64>,
+    /// [`Analysis::fixed_kernel_args`] by kernel (name and parameter types), worked out
+    /// on first use in the revision.
+    fixed: Mutex<FxHashMap<String, FixedArgs>>,
+    /// The calls, in every file, of the host functions whose launches pass one of their
+    /// parameters on, by the function's short name (with the path of each call's file).
+    wrapper_calls: OnceLock<FxHashMap<String, CallsOf>>,
 }
+
+/// The scalar parameters of a kernel that every launch passes the same constant, with
+/// that constant.
+pub type FixedArgs = Arc<[(String, i64)]>;
+
+/// Calls of a host function, each with the path of its file; `None` for a use of the
+/// function's address.
+pub type CallsOf = Vec<(String, Option<CallSite>)>;
 
 impl LaunchIndex {
     /// Indexes the launches of `files`.
@@ -59,6 +76,8 @@ impl LaunchIndex {
         LaunchIndex {
             by_name,
             fingerprints,
+            fixed: Mutex::default(),
+            wrapper_calls: OnceLock::new(),
         }
     }
 
@@ -82,4 +101,304 @@ impl LaunchIndex {
         }
         h.finish()
     }
+}
+
+impl Analysis {
+    /// The scalar parameters of `kernel` that every launch of it in the host passes the
+    /// same constant: an argument that folds (`1`, `TILE / 2`), or a parameter of the
+    /// host function around the launch (`axpy_gpu(n, a, x, incx, …)` launching
+    /// `axpy_kernel<<<…>>>(n, a, x, incx, …)`) that the function never writes and that
+    /// every call of it in the host passes as one constant. A parameter one launch or
+    /// call leaves unknown, or where they disagree, is not fixed; nor is any without a
+    /// launch in sight. Worked out once per revision.
+    pub fn fixed_kernel_args(&self, kernel: &Function) -> FixedArgs {
+        let key = format!(
+            "{}({})",
+            kernel.name,
+            kernel
+                .params
+                .iter()
+                .map(|p| p.ty.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let index = self.launch_index();
+        if let Some(v) = index
+            .fixed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return v.clone();
+        }
+        let sites: Vec<(&str, &LaunchSite)> = self.launches_of_ref("", &kernel.name).collect();
+        let facts_of = |path: &str| self.files.get(path).map(|f| f.facts());
+        let calls_of = |short: &str| -> CallsOf {
+            self.wrapper_calls().get(short).cloned().unwrap_or_default()
+        };
+        let v: FixedArgs = fixed_args(kernel, &sites, &facts_of, &calls_of).into();
+        index
+            .fixed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, v.clone());
+        v
+    }
+}
+
+impl Analysis {
+    /// The calls of every host function of the host that passes one of its parameters
+    /// to a kernel it launches, by its short name: one pass over the words of every
+    /// file, then the calls of the files that name one. Once per revision.
+    fn wrapper_calls(&self) -> &FxHashMap<String, CallsOf> {
+        self.launch_index().wrapper_calls.get_or_init(|| {
+            let mut names: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+            for data in self.files.values() {
+                for l in &data.facts().launches {
+                    let passes = l.args.iter().any(|a| {
+                        l.caller_value_params
+                            .iter()
+                            .any(|p| !p.is_empty() && p == a.trim())
+                    });
+                    if let Some(f) = l.function.as_deref().filter(|_| passes) {
+                        names.insert(kernaut_syntax::short_name(f));
+                    }
+                }
+            }
+            let mut out: FxHashMap<String, Vec<(String, Option<CallSite>)>> = FxHashMap::default();
+            if names.is_empty() {
+                return out;
+            }
+            for (path, data) in self.sorted_files("") {
+                let at = words_at(data.source.text(), &names);
+                if at.is_empty() {
+                    continue;
+                }
+                let mut key: Vec<&str> =
+                    at.iter().map(|&o| word_at(data.source.text(), o)).collect();
+                key.sort_unstable();
+                key.dedup();
+                let key = rustc_hash::FxBuildHasher.hash_one(&key);
+                let mut slot = data
+                    .calls_by_name
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let calls = match slot.as_ref() {
+                    Some((k, calls)) if *k == key => calls.clone(),
+                    _ => {
+                        let text = data.source.text();
+                        let mut calls = escapes(text, &names);
+                        // Parsed again (trees dropped) only where a call may be.
+                        let at = call_candidates(text, &names);
+                        if !at.is_empty() {
+                            calls.extend(calls_at(&data.with_trees().source, &at, &names));
+                        }
+                        let calls = Arc::new(calls);
+                        *slot = Some((key, calls.clone()));
+                        calls
+                    }
+                };
+                drop(slot);
+                for (n, c) in calls.iter() {
+                    out.entry(n.clone())
+                        .or_default()
+                        .push((path.to_string(), c.clone()));
+                }
+            }
+            out
+        })
+    }
+}
+
+/// [`Analysis::fixed_kernel_args`] over the launches `sites` (path, launch), reading
+/// each path's facts through `facts_of` and the calls of a host function by its short
+/// name through `calls_of` (every call of the name in the files in sight; `None` for a
+/// use of its address, through which calls are not seen).
+pub fn fixed_args<'a>(
+    kernel: &Function,
+    sites: &[(&'a str, &'a LaunchSite)],
+    facts_of: &dyn Fn(&str) -> Option<&'a FileFacts>,
+    calls_of: &dyn Fn(&str) -> CallsOf,
+) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    if sites.is_empty() {
+        return out;
+    }
+    // The calls of each host function around a launch, looked up once.
+    let mut calls: FxHashMap<String, CallsOf> = FxHashMap::default();
+    'params: for (k, p) in kernel.params.iter().enumerate() {
+        if p.name.is_empty() || p.ty.contains(['*', '&', '[']) {
+            continue;
+        }
+        let mut value: Option<i64> = None;
+        for (path, site) in sites {
+            if site.args.len() != kernel.params.len() {
+                continue 'params;
+            }
+            let Some(facts) = facts_of(path) else {
+                continue 'params;
+            };
+            let arg = site.args[k].trim();
+            let v = match facts.fold_text(arg, site.range.start) {
+                Some(v) => Some(v),
+                None => {
+                    // A parameter of the host function around the launch: what every
+                    // call of that function passes.
+                    let Some(j) = site
+                        .caller_value_params
+                        .iter()
+                        .position(|q| !q.is_empty() && q == arg)
+                    else {
+                        continue 'params;
+                    };
+                    let Some(function) = site.function.as_deref() else {
+                        continue 'params;
+                    };
+                    let short = kernaut_syntax::short_name(function).to_string();
+                    let found = calls
+                        .entry(short.clone())
+                        .or_insert_with(|| calls_of(&short));
+                    let mut passed: Option<i64> = None;
+                    for (cpath, c) in found.iter() {
+                        // Its address taken: calls through it are not seen.
+                        let (Some(cfacts), Some(c)) = (facts_of(cpath), c) else {
+                            continue 'params;
+                        };
+                        if c.args.len() != site.caller_value_params.len() {
+                            continue 'params;
+                        }
+                        let Some(v) = cfacts.fold_text(c.args[j].trim(), c.range.start) else {
+                            continue 'params;
+                        };
+                        if passed.is_some_and(|x| x != v) {
+                            continue 'params;
+                        }
+                        passed = Some(v);
+                    }
+                    passed
+                }
+            };
+            let Some(v) = v else { continue 'params };
+            if value.is_some_and(|x| x != v) {
+                continue 'params;
+            }
+            value = Some(v);
+        }
+        if let Some(v) = value {
+            out.push((p.name.clone(), v));
+        }
+    }
+    out
+}
+
+/// The identifier that starts at `at`.
+fn word_at(text: &str, at: usize) -> &str {
+    let end = text[at..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(text.len(), |e| at + e);
+    &text[at..end]
+}
+
+/// Where `text` may call one of `names`: the name as a whole word, followed by `(`, and
+/// not right after another word (`void name(` declares or defines it; `return name(`
+/// calls it).
+fn call_candidates(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
+    words_at(text, names)
+        .into_iter()
+        .filter(|&at| {
+            let after = text[at + word_at(text, at).len()..].trim_start();
+            if !after.starts_with('(') {
+                return false;
+            }
+            let before = text[..at].trim_end();
+            let prev = before
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                || matches!(prev, "return" | "else" | "do" | "case")
+        })
+        .collect()
+}
+
+/// Where `text` holds one of `names` as a whole word.
+fn words_at(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            if names.contains(&text[start..i]) {
+                out.push(start);
+            }
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The calls in `source` of the functions named `names` (by name without namespaces,
+/// as [`kernaut_syntax::SourceFile::find_calls`] matches them), each with the name: only
+/// the functions whose text names one are looked into. A use of a name as a value
+/// (`&name`, `f(name)`, `p = name;`: its address, through which calls are not seen) is
+/// `None`. Calls outside every function (a file-scope initialiser) are not seen.
+pub fn calls_named(
+    source: &kernaut_syntax::SourceFile,
+    names: &rustc_hash::FxHashSet<&str>,
+) -> Vec<(String, Option<CallSite>)> {
+    let mut out = escapes(source.text(), names);
+    let at = call_candidates(source.text(), names);
+    out.extend(calls_at(source, &at, names));
+    out
+}
+
+/// The names of `names` that `text` uses as values (their address): each as
+/// `(name, None)`.
+fn escapes(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<(String, Option<CallSite>)> {
+    words_at(text, names)
+        .into_iter()
+        .filter(|&at| {
+            let before = text[..at].trim_end();
+            let after = text[at + word_at(text, at).len()..].trim_start();
+            (before.ends_with('&') && !before.ends_with("&&"))
+                || (before.ends_with(['=', '(', ',', '{'])
+                    && after.starts_with([')', ',', ';', '}']))
+        })
+        .map(|at| (word_at(text, at).to_string(), None))
+        .collect()
+}
+
+/// The calls of `names` in the functions around the offsets `at`.
+fn calls_at(
+    source: &kernaut_syntax::SourceFile,
+    at: &[usize],
+    names: &rustc_hash::FxHashSet<&str>,
+) -> Vec<(String, Option<CallSite>)> {
+    if at.is_empty() {
+        return Vec::new();
+    }
+    source
+        .calls_in_functions_at(at)
+        .into_iter()
+        .filter(|c| c.kind != kernaut_syntax::SymbolKind::Ptx)
+        .filter_map(|c| {
+            let n = [c.callee.as_str(), c.callee_text.as_str()]
+                .into_iter()
+                .map(kernaut_syntax::short_name)
+                .find(|n| names.contains(n))?
+                .to_string();
+            Some((n, Some(c)))
+        })
+        .collect()
 }

@@ -46,6 +46,7 @@ pub use file_data::{DiagnosticsKey, FileData};
 pub use host::AnalysisHost;
 pub use items::{item_names, items, items_reusing, names, Item, ItemKind, Macros, Names, RulesRun};
 pub use kernaut_syntax::short_name;
+pub use launches::{calls_named, fixed_args, FixedArgs};
 pub use snapshot::{Analysis, FileConfig, KernelFacts};
 
 /// What the analysis assumes where the code does not say.

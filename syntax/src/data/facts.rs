@@ -310,6 +310,11 @@ pub struct LaunchSite {
     /// arguments binds them (`launch_gemm<128, 64>(...)`); the dimensions and template
     /// arguments of the launch are folded with them. Empty when none binds them.
     pub caller_bound: Vec<(String, i64)>,
+    /// The value parameters of the function that contains the launch, in order, each
+    /// by name where its body never writes it (`n = …`, `n += …`, `++n`, `&n`), so that
+    /// an argument naming it holds what every caller passes; empty for one it writes
+    /// (and for an unnamed one).
+    pub caller_value_params: Vec<String>,
 }
 
 /// A `cudaFuncSetAttribute(kernel, attribute, value)` call.

@@ -257,6 +257,7 @@ pub(crate) fn call_facts<'t>(
                 })
                 .unwrap_or_default(),
             caller_bound: Vec::new(),
+            caller_value_params: function.map(|f| value_params(f, text)).unwrap_or_default(),
         });
         return;
     }
@@ -394,6 +395,7 @@ fn launch_ex(
         function: function_name(func).map(|n| node_text(n, text).to_string()),
         caller_params: Vec::new(),
         caller_bound: Vec::new(),
+        caller_value_params: function.map(|f| value_params(f, text)).unwrap_or_default(),
     })
 }
 
@@ -1021,9 +1023,79 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
                 function: function.map(|f| f.0),
                 caller_params: Vec::new(),
                 caller_bound: Vec::new(),
+                caller_value_params: Vec::new(),
             });
         }
     }
     facts.launches.extend(found);
     facts.launches.sort_by_key(|l| l.range.start);
+}
+
+/// The parameters of function definition `def`, in order, each by name where the body
+/// never writes it, else empty ([`LaunchSite::caller_value_params`]).
+fn value_params(def: Node, text: &str) -> Vec<String> {
+    let body = def
+        .field("body")
+        .map(|b| node_text(b, text))
+        .unwrap_or_default();
+    crate::declarator::function_declarator(def)
+        .and_then(|fd| fd.field("parameters"))
+        .map(|pl| {
+            named_children(pl)
+                .into_iter()
+                .filter(|p| p.kind_name().contains("parameter_declaration"))
+                .map(|p| {
+                    let name = p
+                        .field("declarator")
+                        .and_then(crate::declarator::declarator_name)
+                        .map(|n| node_text(n, text).to_string())
+                        .unwrap_or_default();
+                    // A reference parameter aliases the caller's variable.
+                    let reference = node_text(p, text).contains('&');
+                    if name.is_empty() || reference || written_in(body, &name) {
+                        String::new()
+                    } else {
+                        name
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `body` may write the variable `name`: an assignment (`=`, `+=`, `<<=`, …), an
+/// increment or decrement, or its address taken.
+fn written_in(body: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    body.match_indices(name).any(|(at, _)| {
+        let before = body[..at].trim_end();
+        let after = body[at + name.len()..].trim_start();
+        if body[..at].chars().next_back().is_some_and(is_word)
+            || body[at + name.len()..].chars().next().is_some_and(is_word)
+        {
+            return false;
+        }
+        // A member (`p.n`, `p->n`) is another variable.
+        if before.ends_with('.') || before.ends_with("->") {
+            return false;
+        }
+        if before.ends_with("++") || before.ends_with("--") {
+            return true;
+        }
+        if before.ends_with('&') && !before.ends_with("&&") {
+            let prev = before[..before.len() - 1].trim_end();
+            // `&n` (address) after an operator or an opening; `a & n` is a bit-and.
+            if prev.is_empty() || prev.ends_with(['(', ',', '=', '{', ';', '?', ':', '[']) {
+                return true;
+            }
+        }
+        if after.starts_with("++") || after.starts_with("--") {
+            return true;
+        }
+        let ops = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="];
+        if ops.iter().any(|o| after.starts_with(o)) {
+            return true;
+        }
+        after.starts_with('=') && !after.starts_with("==")
+    })
 }

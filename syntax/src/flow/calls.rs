@@ -117,6 +117,33 @@ impl SourceFile {
         crate::util::par_map(offsets, |&o| self.calls_in(o))
     }
 
+    /// The calls inside the functions that contain one of `offsets` (each function once,
+    /// in the order first reached; an offset outside every function gives nothing): a
+    /// look-up of the calls of a few functions found by their text, without gathering
+    /// every call of the file.
+    pub fn calls_in_functions_at(&self, offsets: &[usize]) -> Vec<CallSite> {
+        let mut seen: Vec<usize> = Vec::new();
+        let mut out = Vec::new();
+        for &at in offsets {
+            let Some(root) = self.root_at(at) else {
+                continue;
+            };
+            let Some(f) = chain_at(root, at)
+                .into_iter()
+                .find(|n| n.kind_name() == "function_definition")
+            else {
+                continue;
+            };
+            if seen.contains(&f.start_byte()) {
+                continue;
+            }
+            seen.push(f.start_byte());
+            let (scan, base) = self.function_scan(root, f);
+            out.extend(scan.calls.iter().map(|c| c.moved(0, base)));
+        }
+        out
+    }
+
     /// Every call of `name` in the file: calls whose resolved callee, or one of its lookup
     /// candidates, is `name` or ends in `::name`, member calls through their receiver's
     /// type, and PTX instructions whose mnemonic is `name` or starts with `name.`.
