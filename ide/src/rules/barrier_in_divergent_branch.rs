@@ -1115,4 +1115,69 @@ void launch(float* out) {
 "#,
         );
     }
+
+    /// A barrier chosen by a `?:` on a value the same for the whole block is a block
+    /// barrier only where the condition picks its arm: with `G = 8` from the launch,
+    /// `(G > warpSize) ? __syncthreads() : __syncwarp()` is a warp barrier, and the
+    /// `continue` skips no block barrier; with `G = 64`, or a `constexpr` 64, it is a
+    /// block barrier the `continue` skips; with no launch to bind `G`, the file does not
+    /// say which, and nothing is reported.
+    #[test]
+    fn a_barrier_chosen_by_a_conditional_expression() {
+        check(
+            RULE,
+            r#"
+template <int G>
+__global__ void groups(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+template <int G>
+__global__ void wide(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+                            // ^^^^^^^^^ warning: `continue` under `if (partner[me] <= me)` skips `__syncthreads()`
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+template <int G>
+__global__ void unbound(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+constexpr int W = 64;
+__global__ void fixed(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / W) * rounds + r;
+        if (partner[me] <= me) continue;
+                            // ^^^^^^^^^ warning: `continue` under `if (partner[me] <= me)` skips `__syncthreads()`
+        st[threadIdx.x] = d[me];
+        (W > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+void launch(float* d, const int* p, int rounds) {
+    groups<8><<<4, 256, 1024>>>(d, p, rounds);
+    wide<64><<<4, 256, 1024>>>(d, p, rounds);
+}
+"#,
+        );
+    }
 }
