@@ -1111,14 +1111,6 @@ pub fn active_lanes_in(
                 }
                 mask &= m;
             }
-            // A condition on values loaded from memory at lane-dependent addresses
-            // (`int cnt = pool[t]; if (cnt)`): which lanes pass is data, not code. A load
-            // every lane of the warp makes at one address is one value for the warp.
-            None if loads_vary_in_warp(&file.condition_loads(range), block) => {
-                return ActiveLanes::DataDependent {
-                    condition: condition.clone(),
-                }
-            }
             // One comparison of a conjunction that limits the lanes by itself
             // (`tid < R && oc_base + tid < oc`) bounds the lanes the whole guard lets
             // in, which are then fewer than the warp but not known.
@@ -1135,6 +1127,15 @@ pub fn active_lanes_in(
                 return ActiveLanes::Partial {
                     condition: condition.clone(),
                     runtime_bound: false,
+                }
+            }
+            // Any other condition on values loaded from memory at lane-dependent
+            // addresses (`int cnt = pool[t]; if (cnt)`): which lanes pass is data, not
+            // code. A load every lane of the warp makes at one address is one value for
+            // the warp.
+            None if loads_vary_in_warp(&file.condition_loads(range), block) => {
+                return ActiveLanes::DataDependent {
+                    condition: condition.clone(),
                 }
             }
             None => {}

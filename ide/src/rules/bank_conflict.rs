@@ -1390,8 +1390,9 @@ void run(const float* in, float* out, int n) {
 
     /// Under `if (c)` with `c` loaded from shared memory at each lane's own slot, which
     /// lanes store is data: the 4-way degree of the full warp is an assumption, a hint
-    /// that states it. A value loaded at one address per warp (`cnt[t / 32]`) is the
-    /// same for every lane, and a guard on the thread index is evaluated as before.
+    /// that states it. An equality (`c == 3`) evidently leaves part of the warp idle, as
+    /// `lane == src` does: silent. A value loaded at one address per warp (`cnt[t / 32]`)
+    /// is the same for every lane, and a guard on the thread index is evaluated as before.
     #[test]
     fn a_guard_on_loaded_data_is_a_hint_that_assumes_the_whole_warp() {
         check(
@@ -1408,8 +1409,9 @@ __global__ void avg(const int* members, float* out) {
     acc[t * 4] = 1.0f / c;
  // ^^^^^^^^^^ hint: 4-way bank conflict: this store to `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `c`, which depends on data loaded at run time)
   }
-  if (cnt[t] > 2 && t < 64) out[t] = acc[t * 4 + 1];
-                                  // ^^^^^^^^^^^^^^ hint: 4-way bank conflict: this load from `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `cnt[t] > 2 && t < 64`
+  if (cnt[t] > 40 && t < 64) out[t] = acc[t * 4 + 1];
+                                   // ^^^^^^^^^^^^^^ hint: 4-way bank conflict: this load from `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `cnt[t] > 40 && t < 64`
+  if (c == 3) acc[t * 4] = 0.0f;
   int w = cnt[t / 32];
   if (w > 0) acc[t * 4 + 2] = 2.0f;
           // ^^^^^^^^^^^^^^ warning: 4-way bank conflict
