@@ -692,8 +692,9 @@ __global__ void k(const float* in, float* out, int n) {
     }
 
     /// Threads that stage their value before they leave have done their shared-memory
-    /// work: the hint does not say it is skipped. In a loop whose barrier comes before
-    /// the exit, the stores of the later iterations are skipped.
+    /// work: the hint does not say it is skipped. A `__shared__` scalar assigned after
+    /// the exit is skipped work, and so are, in a loop whose barrier comes before the
+    /// exit, the stores of the later iterations.
     #[test]
     fn kernel_return_after_the_threads_own_stores() {
         check_messages(
@@ -709,6 +710,16 @@ __global__ void staged(const float* in, float* out, int n) {
     __syncthreads();
     out[i] = tile[127 - tx];
 }
+__global__ void scalar(const unsigned* sums, unsigned* out, unsigned n) {
+    unsigned i = blockIdx.x * 128 + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    __shared__ unsigned offset;
+    offset = sums[blockIdx.x];
+    __syncthreads();
+    out[i] += offset;
+}
 __global__ void rounds(const float* in, float* out, int n, int r) {
     __shared__ float tile[128];
     int tx = threadIdx.x;
@@ -722,6 +733,7 @@ __global__ void rounds(const float* in, float* out, int n, int r) {
 "#,
             expect![[r#"
                 hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads); keep every thread to the barrier and guard the work instead (`if (!(i >= n)) { ... }`) (pitfall-synchronization#P1)
+                hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(i >= n)) { ... }`) (pitfall-synchronization#P1)
                 hint: `return` under `if (blockIdx.x * 128 + tx >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(blockIdx.x * 128 + tx >= n)) { ... }`) (pitfall-synchronization#P1)
             "#]],
         );

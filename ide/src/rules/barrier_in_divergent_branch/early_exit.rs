@@ -88,9 +88,15 @@ pub(super) fn check(
         let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
         // Said only where the exited threads do skip shared-memory work the others do
         // before the barrier: their stores made before the `return` are done.
-        let skipped = (jump.kind == JumpKind::Return
-            && skips_shared_work(ctx, &jump.range, &missed.range))
-        .then_some("their part of the shared-memory work before the barrier is never done");
+        // The last barrier the others reach after the branch: the work before any of
+        // the barriers they meet is the exited threads' to skip.
+        let last = barriers
+            .iter()
+            .rev()
+            .find(|b| flow.reaches_after(&branch, b.range.start, None))
+            .map_or(&missed.range, |b| &b.range);
+        let skipped = (jump.kind == JumpKind::Return && skips_shared_work(ctx, &jump.range, last))
+            .then_some("their part of the shared-memory work before the barrier is never done");
         let (but, and) = match skipped {
             Some(s) => (format!(", but {s}"), format!(", and {s}")),
             None => (String::new(), String::new()),
@@ -151,17 +157,18 @@ pub(super) fn check(
 }
 
 /// Whether the threads that leave at `jump` skip shared-memory work that the others do
-/// before they reach the barrier at `missed`: a store, an update or a taken address
-/// (`cp.async`, an atomic) of a `__shared__` array after the exit and before the
-/// barrier, or, where a loop around both brings the others back to a barrier written
-/// before the exit, anywhere in that loop. What a thread stored before it left is done.
+/// before a barrier they reach after it (`last`, the last such barrier in the function
+/// as written): a store, an update or a taken address (`cp.async`, an atomic) of a
+/// `__shared__` array or variable after the exit and before `last`, or, where a loop
+/// around the exit brings the others back to a barrier written before it, anywhere in
+/// that loop. What a thread stored before it left is done.
 fn skips_shared_work(
     ctx: &RuleContext,
     jump: &kernaut_syntax::TextRange,
-    missed: &kernaut_syntax::TextRange,
+    last: &kernaut_syntax::TextRange,
 ) -> bool {
-    let region = if missed.start >= jump.end {
-        jump.end..missed.start
+    let region = if last.start >= jump.end {
+        jump.end..last.start
     } else {
         let chain = ctx.enclosing(jump.start);
         let around = chain.iter().find(|e| {
@@ -170,16 +177,30 @@ fn skips_shared_work(
                 EnclosingKind::For { .. }
                     | EnclosingKind::While { .. }
                     | EnclosingKind::DoWhile { .. }
-            ) && e.range.contains(&missed.start)
+            ) && e.range.contains(&last.start)
         });
         match around {
             Some(e) => e.range.clone(),
             None => return false,
         }
     };
-    ctx.shared_accesses().iter().any(|a| {
-        a.kind != AccessKind::Load && region.start <= a.range.start && a.range.end <= region.end
-    })
+    let inside = |r: &kernaut_syntax::TextRange| region.start <= r.start && r.end <= region.end;
+    let arrays = ctx
+        .shared_accesses()
+        .iter()
+        .any(|a| a.kind != AccessKind::Load && inside(&a.range));
+    // A `__shared__` scalar assigned (`valOffs = sums[b];`) is no subscript.
+    arrays
+        || ctx.facts.shared.iter().any(|d| {
+            ctx.file
+                .variable_named(&d.name, region.end)
+                .is_some_and(|v| {
+                    ctx.file
+                        .uses_of(&v)
+                        .iter()
+                        .any(|u| (u.write.is_some() || u.address_of) && inside(&u.range))
+                })
+        })
 }
 
 /// What the callers of a device function do after the call, as far as the file shows.
