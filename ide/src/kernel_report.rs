@@ -1085,6 +1085,12 @@ fn global_entry(
             );
             return e;
         }
+        crate::model::ActiveLanes::DataDependent { condition } => {
+            e.unknown = Some(format!(
+                "which lanes pass `{condition}` depends on data loaded at run time"
+            ));
+            return e;
+        }
     };
     e.active_lanes = mask.count_ones();
     match crate::rules::strided_global_access::warp_sectors(&access.byte_offset, width, shape, mask) {

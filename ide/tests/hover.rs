@@ -954,6 +954,46 @@ __global__ void k(const int* idx, float* out) {
 }
 
 #[test]
+fn a_guard_on_loaded_data_is_said_to_be_assumed() {
+    check_hover(
+        r#"
+__global__ void k(const int* n, float* out) {
+    __shared__ float acc[128 * 4];
+    int c = n[threadIdx.x];
+    if (c) acc[threadIdx.x * 4$0] = 1.0f;
+}
+void run(const int* n, float* out) { k<<<1, 128>>>(n, out); }
+"#,
+        expect![[r#"
+            shared-access `acc[threadIdx.x * 4]` at `acc[threadIdx.x * 4]`
+            ---
+            **hint** `bank-conflict`: 4-way bank conflict: this store to `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `c`, which depends on data loaded at run time); the lanes' stride comes from `threadIdx.x * 4`
+
+            Wiki: `pitfall-bank-conflict#P1`
+
+            ---
+
+            **shared store** `acc[threadIdx.x * 4]` · 4 B per lane · warp 0 of a 128×1×1 block (from the launch at line 6)
+
+            Byte offset: `threadIdx.x * 4 * 4`
+
+            **4-way bank conflict**: 4 wavefronts per request (32 active lanes, 32 distinct words).
+
+            The lanes' stride comes from `threadIdx.x * 4` (line 4).
+
+            Only the lanes for which `c` holds run this access, and which ones depends on data loaded at run time: the full warp modelled here is an assumption, so the `bank-conflict` rule gives at most a hint.
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   4  .  .  .  4  .  .  .  4  .  .  .  4  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   4  .  .  .  4  .  .  .  4  .  .  .  4  .  .  .
+            ```
+        "#]],
+    );
+}
+
+#[test]
 fn stride_from_a_parameter_changes_the_answer() {
     check_hover(
         r#"

@@ -410,6 +410,8 @@ pub fn combine(outer: &ActiveLanes, here: ActiveLanes) -> ActiveLanes {
     match (outer, here) {
         (ActiveLanes::Partial { .. }, _) => outer.clone(),
         (_, p @ ActiveLanes::Partial { .. }) => p,
+        (ActiveLanes::DataDependent { .. }, _) => outer.clone(),
+        (_, d @ ActiveLanes::DataDependent { .. }) => d,
         (ActiveLanes::All, h) => h,
         (o, ActiveLanes::All) => o.clone(),
         (ActiveLanes::Known { mask: a, condition }, ActiveLanes::Known { mask: b, .. }) => {
@@ -562,6 +564,9 @@ pub fn bound_bank(
     let mut b = crate::model::bank_with(scope, all, access, launch)?;
     if c.lanes.is_partial() && b.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2) {
         b.partial_warp = true;
+    }
+    if let ActiveLanes::DataDependent { condition } = &c.lanes {
+        b.data_guard.get_or_insert_with(|| condition.clone());
     }
     Some(b)
 }

@@ -1211,6 +1211,12 @@ pub enum ActiveLanes {
         /// that value, and with a large enough one every lane of the warp does.
         runtime_bound: bool,
     },
+    /// The guard's truth for each lane depends on data loaded at run time (`int cnt =
+    /// pool[t]; if (cnt)`): any part of the warp, the whole warp included, may take it.
+    DataDependent {
+        /// The condition as written.
+        condition: String,
+    },
 }
 
 impl ActiveLanes {
@@ -1219,13 +1225,33 @@ impl ActiveLanes {
         match self {
             ActiveLanes::All => Some(32),
             ActiveLanes::Known { mask, .. } => Some(mask.count_ones()),
-            ActiveLanes::Partial { .. } => None,
+            ActiveLanes::Partial { .. } | ActiveLanes::DataDependent { .. } => None,
         }
     }
 
-    /// Whether only part of the warp issues the access.
+    /// Whether only part of the warp issues the access (known to be part of it: a guard
+    /// on loaded data may let every lane in).
     pub fn is_partial(&self) -> bool {
-        !matches!(self, ActiveLanes::All)
+        matches!(
+            self,
+            ActiveLanes::Known { .. } | ActiveLanes::Partial { .. }
+        )
+    }
+
+    /// The guard a figure for the whole warp must assume every lane passes, and why
+    /// that is not known: a runtime bound (`tid < active`) or loaded data (`if (cnt)`
+    /// with `cnt = pool[t]`). `None` where the lanes are known or evidently partial.
+    pub fn assumed_all(&self) -> Option<(&str, &'static str)> {
+        match self {
+            ActiveLanes::Partial {
+                condition,
+                runtime_bound: true,
+            } => Some((condition, "whose bound is a runtime value")),
+            ActiveLanes::DataDependent { condition } => {
+                Some((condition, "which depends on data loaded at run time"))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -1324,6 +1350,15 @@ pub fn active_lanes_in(
                     runtime_bound: false,
                 }
             }
+            // Any other condition on values loaded from memory at lane-dependent
+            // addresses (`int cnt = pool[t]; if (cnt)`): which lanes pass is data, not
+            // code. A load every lane of the warp makes at one address is one value for
+            // the warp.
+            None if loads_vary_in_warp(&file.condition_loads(range), block) => {
+                return ActiveLanes::DataDependent {
+                    condition: condition.clone(),
+                }
+            }
             None => {}
         }
     }
@@ -1331,6 +1366,25 @@ pub fn active_lanes_in(
         Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
         _ => ActiveLanes::All,
     }
+}
+
+/// Whether one of `loads` (the element indices of the loads a condition reads) may be
+/// at different addresses for different lanes of warp 0: an index that cannot be
+/// evaluated, or one whose lanes differ under some sample of what the file does not fix.
+fn loads_vary_in_warp(loads: &[IndexExpr], block: [Option<i64>; 3]) -> bool {
+    loads.iter().any(|index| {
+        (0..SAMPLES).any(|sample| {
+            let valuation = Valuation {
+                sample,
+                loops: Loops::Iteration(0),
+                ..Valuation::warp0(block)
+            };
+            match valuation.lanes(index) {
+                Some(lanes) => lanes.iter().any(|l| *l != lanes[0]),
+                None => true,
+            }
+        })
+    })
 }
 
 /// Whether one of `comps` compares a thread index within the block (`threadIdx`, the
@@ -1535,14 +1589,20 @@ pub fn bank_with(
         .collect();
     // Inside `if (lane == 0)` or `if (lane < 10)` only part of the warp accesses: the
     // full warp of the model overstates a conflict.
-    let partial_warp = model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
-        && active_lanes_in(
-            scope.file,
-            access.range.start,
-            launch.block.map(|v| Some(i64::from(v))),
-            instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
-        )
-        .is_partial();
+    let lanes = active_lanes_in(
+        scope.file,
+        access.range.start,
+        launch.block.map(|v| Some(i64::from(v))),
+        instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
+    );
+    let partial_warp =
+        model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2) && lanes.is_partial();
+    // Inside `if (cnt)` with `cnt` loaded per lane, which lanes access is data: the
+    // full warp of the model is an assumption.
+    let data_guard = match lanes {
+        ActiveLanes::DataDependent { condition } => Some(condition),
+        _ => None,
+    };
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),
@@ -1558,6 +1618,7 @@ pub fn bank_with(
         block_uncertain: launch.uncertain.clone(),
         other_blocks,
         partial_warp,
+        data_guard,
         lowered,
         held_loops,
         uniforms,
@@ -1672,6 +1733,9 @@ impl BankAnalysis {
         }
         if self.partial_warp {
             md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
+        }
+        if let Some(condition) = &self.data_guard {
+            md.push_str(&format!("Only the lanes for which `{condition}` holds run this access, and which ones depends on data loaded at run time: the full warp modelled here is an assumption, so the `bank-conflict` rule gives at most a hint.\n\n"));
         }
         let (Ok(r), Some(why)) = (&self.result, &self.block_uncertain) else {
             return md;
@@ -1812,6 +1876,10 @@ pub struct BankAnalysis {
     /// Whether the access is inside a branch only part of the warp takes
     /// (`if (lane < 10)`).
     pub partial_warp: bool,
+    /// The guard around the access whose truth for each lane depends on data loaded at
+    /// run time (`if (cnt)` with `cnt = pool[t]`), when there is one: the model's full
+    /// warp is then an assumption, which a finding states.
+    pub data_guard: Option<String>,
     /// The adjacent accesses ptxas merges this one with into one wide access.
     pub merged: Option<crate::model::Merged>,
     /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.

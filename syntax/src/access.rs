@@ -412,6 +412,36 @@ impl SourceFile {
         ))
     }
 
+    /// The element indices of the memory loads the value of the condition at `range` (an
+    /// `if`'s condition as [`crate::EnclosingKind::If`] gives its range) reads, each
+    /// lowered like a subscript's index: directly (`if (s[t] > 0)`) or through the locals
+    /// it names (`int cnt = pool[t]; if (cnt)`). A load through a pointer or a loading
+    /// call has an unknown index. Empty when the condition reads no memory.
+    pub fn condition_loads(&self, range: &TextRange) -> Vec<IndexExpr> {
+        let text = self.text();
+        let roots = self.roots();
+        let Some(root) = roots
+            .iter()
+            .find(|r| r.start_byte() <= range.start && range.end <= r.end_byte())
+        else {
+            return Vec::new();
+        };
+        let Some(mut node) = root.descendant_for_byte_range(range.start, range.end) else {
+            return Vec::new();
+        };
+        if node.kind_name() == "condition_clause" {
+            match node.field("value") {
+                Some(v) => node = v,
+                None => return Vec::new(),
+            }
+        }
+        let tree = Ancestry::few(roots.clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree);
+        let mut out = Vec::new();
+        low.loads_read(&from_node(node, text, 0), node, &mut Vec::new(), &mut out);
+        out
+    }
+
     /// The condition at `range` (an `if`'s condition as [`crate::EnclosingKind::If`]
     /// gives its range) as comparisons that all hold, each side lowered like an index:
     /// `lane < MMA_K && tid % 32 >= 4` gives two. `None` when it is anything else (a

@@ -152,6 +152,33 @@ impl SourceFile {
         })
     }
 
+    /// Which arm of the conditional expression that spans exactly `range` (as the
+    /// enclosing chain's [`EnclosingKind::Conditional`] gives it) holds `offset`: `true`
+    /// for the one taken when the condition holds (`c ? this : …`), `false` for the
+    /// other. `None` when no conditional expression spans `range` or `offset` is in its
+    /// condition.
+    pub fn conditional_arm(&self, range: &TextRange, offset: usize) -> Option<bool> {
+        let root = self.root_at(range.start)?;
+        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
+        while node.byte_range() == *range && node.kind_name() != "conditional_expression" {
+            node = node.parent()?;
+        }
+        if node.byte_range() != *range || node.kind_name() != "conditional_expression" {
+            return None;
+        }
+        let holds = |field: &str| {
+            node.field(field)
+                .is_some_and(|n| n.byte_range().contains(&offset))
+        };
+        if holds("consequence") {
+            Some(true)
+        } else if holds("alternative") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// What the chain entry of `node` (a kind in [`CONSTRUCTS`]) says whatever the
     /// offset: an `if`'s `in_else` is left `false`.
     ///

@@ -72,6 +72,75 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+impl<'a> Lowerer<'a> {
+    /// The element indices (lowered like a subscript's) of the memory loads whose values
+    /// `expr` (at `at`) reads, directly or through the initialisers and assignments of
+    /// the locals it names, pushed to `out`: `cnt` with `int cnt = pool[t];` gives `t`'s
+    /// lowering. A load whose address is not an index (`*p`, `__ldg(p)`, an atomic's old
+    /// value) gives an unknown one. The index of a load is not followed further: its
+    /// value is the load's, whatever the index reads.
+    pub(crate) fn loads_read(
+        &self,
+        expr: &Expr,
+        at: Node<'a>,
+        seen: &mut Vec<String>,
+        out: &mut Vec<crate::IndexExpr>,
+    ) {
+        if seen.len() > 4 * MAX_STEPS || out.len() > 8 {
+            return;
+        }
+        let mut names = Vec::new();
+        expr.walk_pruned(&mut |e| match e {
+            Expr::Subscript(_, index) => {
+                out.push(self.lower(index, at, 0));
+                false
+            }
+            Expr::Unary("*", _) => {
+                out.push(crate::IndexExpr::Unknown("a load through a pointer".into()));
+                false
+            }
+            Expr::Call { callee, .. } if loads_memory(callee) => {
+                out.push(crate::IndexExpr::Unknown(format!(
+                    "`{callee}(...)` loads from memory"
+                )));
+                false
+            }
+            // Every thread of the block gets the same result.
+            Expr::Call { callee, .. } if is_block_reduction(callee) => false,
+            Expr::Name(n) => {
+                if !seen.contains(n) {
+                    names.push(n.clone());
+                }
+                false
+            }
+            _ => true,
+        });
+        for n in names {
+            if seen.contains(&n) {
+                continue;
+            }
+            seen.push(n.clone());
+            if let Some((Some(init), false)) = self.declaration(at, &n) {
+                let e = from_node(init, self.text, 0);
+                self.loads_read(&e, init, seen, out);
+            }
+            for w in self.writes_of(at, &n) {
+                if let Some(r) = w.field("right") {
+                    let e = from_node(r, self.text, 0);
+                    self.loads_read(&e, r, seen, out);
+                }
+            }
+        }
+    }
+}
+
+/// Calls that return a value read from memory: the read-only and cache-hinted loads
+/// and the atomics (the old value).
+fn loads_memory(callee: &str) -> bool {
+    let name = callee.rsplit("::").next().unwrap_or(callee);
+    name.starts_with("__ld") || name.starts_with("atomic")
+}
+
 /// The block-wide barrier reductions: every thread of the block gets the same result.
 pub(crate) fn is_block_reduction(callee: &str) -> bool {
     matches!(

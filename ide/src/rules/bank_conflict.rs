@@ -214,7 +214,7 @@ fn diagnose(
                 Some(i64::from(bank.block[2])),
             ],
         );
-    let severity = if degree >= 4 && !block_assumed {
+    let severity = if degree >= 4 && !block_assumed && bank.data_guard.is_none() {
         Severity::Warning
     } else {
         Severity::Hint
@@ -239,6 +239,11 @@ fn diagnose(
     }
     if let Some((c, line)) = context {
         message.push_str(&format!(" (in {})", c.phrase(line)));
+    }
+    if let Some(condition) = &bank.data_guard {
+        message.push_str(&format!(
+            " (a hint only: assuming every lane of the warp passes `{condition}`, which depends on data loaded at run time)"
+        ));
     }
     let kernel = match context {
         Some((c, _)) => c.kernel.as_str(),
@@ -1529,6 +1534,41 @@ void run(const float* in, float* out, int n) {
             expect![[r#"
                 hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (assuming `blockDim.x` = 256: no launch of `fill` fixes its block, and the figure depends on it); the lanes' stride comes from `threadIdx.x * per` (pitfall-bank-conflict#P1)
             "#]],
+        );
+    }
+
+    /// Under `if (c)` with `c` loaded from shared memory at each lane's own slot, which
+    /// lanes store is data: the 4-way degree of the full warp is an assumption, a hint
+    /// that states it. An equality (`c == 3`) evidently leaves part of the warp idle, as
+    /// `lane == src` does: silent. A value loaded at one address per warp (`cnt[t / 32]`)
+    /// is the same for every lane, and a guard on the thread index is evaluated as before.
+    #[test]
+    fn a_guard_on_loaded_data_is_a_hint_that_assumes_the_whole_warp() {
+        check(
+            RULE,
+            r#"
+__global__ void avg(const int* members, float* out) {
+  __shared__ int cnt[128];
+  __shared__ float acc[128 * 4];
+  int t = threadIdx.x;
+  cnt[t] = members[t];
+  __syncthreads();
+  int c = cnt[t];
+  if (c) {
+    acc[t * 4] = 1.0f / c;
+ // ^^^^^^^^^^ hint: 4-way bank conflict: this store to `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `c`, which depends on data loaded at run time)
+  }
+  if (cnt[t] > 40 && t < 64) out[t] = acc[t * 4 + 1];
+                                   // ^^^^^^^^^^^^^^ hint: 4-way bank conflict: this load from `acc` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (a hint only: assuming every lane of the warp passes `cnt[t] > 40 && t < 64`
+  if (c == 3) acc[t * 4] = 0.0f;
+  int w = cnt[t / 32];
+  if (w > 0) acc[t * 4 + 2] = 2.0f;
+          // ^^^^^^^^^^^^^^ warning: 4-way bank conflict
+  if (t < 64) acc[t * 4 + 3] = 3.0f;
+           // ^^^^^^^^^^^^^^ warning: 4-way bank conflict
+}
+void run(const int* m, float* o) { avg<<<1, 128>>>(m, o); }
+"#,
         );
     }
 }

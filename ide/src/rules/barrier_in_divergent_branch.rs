@@ -28,12 +28,13 @@
 //! out of a loop that holds a barrier, or a `return` from a `__device__` function ahead of
 //! a barrier the other threads still reach (warnings: the threads stay alive and miss the
 //! barrier); and `if (i >= n) return;` in a kernel ahead of `__syncthreads()` (a hint:
-//! exited threads do not hold up `bar.sync`, but the guide forbids it and their share of
-//! the work is skipped). A barrier in the other branch of an `if`, or after an
-//! unconditional `return`, is not reached and stays silent. Thread dependence follows
-//! local variables computed from `threadIdx` (`int i = blockIdx.x * N + tx;` with `tx =
-//! threadIdx.x`); conditions on `blockIdx`, parameters and template parameters alone are
-//! uniform for a block barrier.
+//! exited threads do not hold up `bar.sync`, but the guide forbids it, and where
+//! shared-memory stores follow the exit their share of that work is skipped). A barrier
+//! in the other branch of an `if`, or after an unconditional `return`, is not reached
+//! and stays silent. Thread dependence follows local variables computed from
+//! `threadIdx` (`int i = blockIdx.x * N + tx;` with `tx = threadIdx.x`); conditions on
+//! `blockIdx`, parameters and template parameters alone are uniform for a block
+//! barrier.
 //!
 //! ```cuda
 //! // Before
@@ -732,6 +733,54 @@ __global__ void k(const float* in, float* out, int n) {
         );
     }
 
+    /// Threads that stage their value before they leave have done their shared-memory
+    /// work: the hint does not say it is skipped. A `__shared__` scalar assigned after
+    /// the exit is skipped work, and so are, in a loop whose barrier comes before the
+    /// exit, the stores of the later iterations.
+    #[test]
+    fn kernel_return_after_the_threads_own_stores() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void staged(const float* in, float* out, int n) {
+    __shared__ float tile[128];
+    int tx = threadIdx.x;
+    tile[tx] = in[blockIdx.y * 128 + tx];
+    int i = blockIdx.x * 128 + tx;
+    if (i >= n) return;
+    out[i] = 0.0f;
+    __syncthreads();
+    out[i] = tile[127 - tx];
+}
+__global__ void scalar(const unsigned* sums, unsigned* out, unsigned n) {
+    unsigned i = blockIdx.x * 128 + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    __shared__ unsigned offset;
+    offset = sums[blockIdx.x];
+    __syncthreads();
+    out[i] += offset;
+}
+__global__ void rounds(const float* in, float* out, int n, int r) {
+    __shared__ float tile[128];
+    int tx = threadIdx.x;
+    for (int k = 0; k < r; ++k) {
+        tile[tx] = in[k * 128 + tx];
+        __syncthreads();
+        out[k] += tile[127 - tx];
+        if (blockIdx.x * 128 + tx >= n) return;
+    }
+}
+"#,
+            expect![[r#"
+                hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads); keep every thread to the barrier and guard the work instead (`if (!(i >= n)) { ... }`) (pitfall-synchronization#P1)
+                hint: `return` under `if (i >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(i >= n)) { ... }`) (pitfall-synchronization#P1)
+                hint: `return` under `if (blockIdx.x * 128 + tx >= n)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(blockIdx.x * 128 + tx >= n)) { ... }`) (pitfall-synchronization#P1)
+            "#]],
+        );
+    }
+
     #[test]
     fn exits_on_paths_that_never_reach_the_barrier_stay_silent() {
         check(
@@ -1153,6 +1202,71 @@ __global__ void half(float* out) {
 void launch(float* out) {
     full<<<64, 256>>>(out);
     half<<<64, 256>>>(out);
+}
+"#,
+        );
+    }
+
+    /// A barrier chosen by a `?:` on a value the same for the whole block is a block
+    /// barrier only where the condition picks its arm: with `G = 8` from the launch,
+    /// `(G > warpSize) ? __syncthreads() : __syncwarp()` is a warp barrier, and the
+    /// `continue` skips no block barrier; with `G = 64`, or a `constexpr` 64, it is a
+    /// block barrier the `continue` skips; with no launch to bind `G`, the file does not
+    /// say which, and nothing is reported.
+    #[test]
+    fn a_barrier_chosen_by_a_conditional_expression() {
+        check(
+            RULE,
+            r#"
+template <int G>
+__global__ void groups(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+template <int G>
+__global__ void wide(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+                            // ^^^^^^^^^ warning: `continue` under `if (partner[me] <= me)` skips `__syncthreads()`
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+template <int G>
+__global__ void unbound(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / G) * rounds + r;
+        if (partner[me] <= me) continue;
+        st[threadIdx.x] = d[me];
+        (G > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+constexpr int W = 64;
+__global__ void fixed(float* d, const int* partner, int rounds) {
+    extern __shared__ float st[];
+    for (int r = 0; r < rounds; ++r) {
+        int me = (threadIdx.x / W) * rounds + r;
+        if (partner[me] <= me) continue;
+                            // ^^^^^^^^^ warning: `continue` under `if (partner[me] <= me)` skips `__syncthreads()`
+        st[threadIdx.x] = d[me];
+        (W > warpSize) ? __syncthreads() : __syncwarp();
+        d[me] = st[threadIdx.x ^ 1];
+    }
+}
+void launch(float* d, const int* p, int rounds) {
+    groups<8><<<4, 256, 1024>>>(d, p, rounds);
+    wide<64><<<4, 256, 1024>>>(d, p, rounds);
 }
 "#,
         );

@@ -184,18 +184,20 @@ fn diagnose_with(
         Some((c, _)) => crate::callers::combine(&c.lanes, lanes),
         None => lanes,
     };
-    // A guard whose bound is a runtime value (`if (tid < active)`) may let the whole warp
-    // in or only part of it: the full warp's figure, as a hint that states the assumption.
+    // A guard whose bound is a runtime value (`if (tid < active)`) or whose truth is
+    // loaded data (`if (cnt)` with `cnt = pool[t]`) may let the whole warp in or only
+    // part of it: the full warp's figure, as a hint that states the assumption.
     let (mask, found, assumed_all) = match &lanes {
         ActiveLanes::All => (u32::MAX, full, None),
         ActiveLanes::Known { mask, .. } => {
             (*mask, cost(&a.byte_offset, width, shape, *mask)?, None)
         }
-        ActiveLanes::Partial {
-            condition,
-            runtime_bound: true,
-        } => (u32::MAX, full, Some(condition.clone())),
-        ActiveLanes::Partial { .. } => return None,
+        ActiveLanes::Partial { .. } | ActiveLanes::DataDependent { .. } => {
+            match lanes.assumed_all() {
+                Some((condition, why)) => (u32::MAX, full, Some((condition.to_string(), why))),
+                None => return None,
+            }
+        }
     };
     if !strided(&found) {
         return None;
@@ -313,9 +315,9 @@ fn diagnose_with(
             " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
         ));
     }
-    if let Some(condition) = &assumed_all {
+    if let Some((condition, why)) = &assumed_all {
         message.push_str(&format!(
-            " (a hint only: assuming every lane of the warp passes `{condition}`, whose bound is a runtime value)"
+            " (a hint only: assuming every lane of the warp passes `{condition}`, {why})"
         ));
     }
     message.push_str(
@@ -1065,6 +1067,26 @@ void run(const float* in, float* out, int a, int s) { gather<<<64, 32>>>(in, out
 "#,
             expect![[r#"
                 hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (a hint only: assuming every lane of the warp passes `t < active`, whose bound is a runtime value); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_guard_on_loaded_data_gives_a_hint_that_assumes_the_whole_warp() {
+        // Which lanes pass `flag` (loaded at each lane's own index) is data: the full
+        // warp's figure, as a hint that says what it assumes.
+        check_messages(
+            RULE,
+            r#"
+__global__ void pick(const int* keep, const float* in, float* out) {
+    int t = threadIdx.x;
+    int flag = keep[blockIdx.x * 32 + t];
+    if (flag) out[blockIdx.x * 32 + t] = in[t * 64 + blockIdx.x];
+}
+void run(const int* k, const float* in, float* out) { pick<<<64, 32>>>(k, in, out); }
+"#,
+            expect![[r#"
+                hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (a hint only: assuming every lane of the warp passes `flag`, which depends on data loaded at run time); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }

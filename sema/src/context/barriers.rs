@@ -10,7 +10,8 @@
 //! cluster or the grid (`cluster.sync()`, `grid.sync()`, `this_grid().sync()`). Barriers
 //! whose set the code chooses at run time (`bar.sync id, count`, `__syncwarp(mask)` with a
 //! partial or unknown mask, a `coalesced_group`, whose members are the threads that
-//! arrive) have no scope here.
+//! arrive, a barrier in an arm of a block-uniform `?:` whose condition the file does not
+//! decide or decides for the other arm) have no scope here.
 
 use kernaut_syntax::{short_name, CallSite, EnclosingKind, SymbolKind, TextRange};
 
@@ -93,8 +94,80 @@ pub fn barriers(ctx: &RuleContext, calls: &[CallSite]) -> Vec<Barrier> {
     out
 }
 
-/// The scope of `call`, where it is a barrier with a scope fixed by the code.
+/// The scope of `call`, where it is a barrier with a scope fixed by the code. A barrier
+/// in an arm of a `?:` whose condition is one value for the whole block (`(G > warpSize)
+/// ? __syncthreads() : __syncwarp()`) is one only where the condition picks its arm
+/// ([`arms_taken`]); where it picks the other, or the file does not decide which, the
+/// code chooses the barrier and it has no scope here.
 pub fn barrier_scope(ctx: &RuleContext, call: &CallSite) -> Option<BarrierScope> {
+    let scope = fixed_scope(ctx, call)?;
+    arms_taken(ctx, call.range.start).then_some(scope)
+}
+
+/// Whether every `?:` around `offset` in its function whose condition does not depend
+/// on the thread takes the arm that holds `offset`, in every instantiation the file
+/// launches the kernel with, under the known launch and for every sample of what the
+/// file does not fix ([`block_value`]). A thread-dependent `?:` splits the threads
+/// instead: [`divergent_branch`] judges it.
+fn arms_taken(ctx: &RuleContext, offset: usize) -> bool {
+    for e in ctx.enclosing(offset).iter() {
+        let (condition_range, thread) = match &e.kind {
+            EnclosingKind::Conditional {
+                condition_range,
+                thread_dependent,
+                ..
+            } => (condition_range, *thread_dependent),
+            EnclosingKind::Function { .. } => break,
+            _ => continue,
+        };
+        if thread {
+            continue;
+        }
+        let Some(arm) = ctx.file.conditional_arm(&e.range, offset) else {
+            continue;
+        };
+        if block_value(ctx, condition_range) != Some(arm) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The truth value of the condition at `range`, where it is one for every thread of the
+/// block and the same in every instantiation the file launches the kernel with, under
+/// the known launch (or the default shape), every sample of what the file does not fix
+/// and the first iterations of the loops around it: `G > warpSize` with `G` bound to 8
+/// by the launch is `false`; with a kernel parameter for `G`, or no launch of a template
+/// kernel, it has none.
+fn block_value(ctx: &RuleContext, range: &TextRange) -> Option<bool> {
+    use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+    let block = certain_block(ctx, range.start);
+    let dims = block.map_or([None; 3], |b| b.map(|d| Some(i64::from(d))));
+    let mut seen = None;
+    for bound in launched_bindings(ctx, range.start) {
+        let condition = ctx.file.uniformity_condition(range, &bound, block)?;
+        for uniforms in [Uniforms::Dimensions, Uniforms::Arbitrary] {
+            for sample in 0..SAMPLES {
+                for iteration in 0..4 {
+                    let valuation = Valuation {
+                        sample,
+                        uniforms,
+                        loops: Loops::Iteration(iteration),
+                        ..Valuation::warp0(dims)
+                    };
+                    let v = condition.value(&|e| valuation.lane(e, 0))? != 0;
+                    if *seen.get_or_insert(v) != v {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// [`barrier_scope`] for a barrier whatever the `?:`s around it choose.
+fn fixed_scope(ctx: &RuleContext, call: &CallSite) -> Option<BarrierScope> {
     if call.kind == SymbolKind::Ptx {
         return ptx_barrier(&call.callee, &call.args);
     }

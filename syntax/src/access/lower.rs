@@ -592,7 +592,7 @@ impl<'a> Lowerer<'a> {
 
     /// The assignments to `n` in the function around `at` that can reach the use at
     /// `at` ([`Self::reassigned`]).
-    fn writes_of(&self, at: Node<'a>, n: &str) -> Vec<Node<'a>> {
+    pub(crate) fn writes_of(&self, at: Node<'a>, n: &str) -> Vec<Node<'a>> {
         let Some(function) = self
             .ancestors(at)
             .iter()

@@ -5,11 +5,12 @@
 //! A `return` from a kernel ends the thread, and PTX `bar.sync` waits only for threads
 //! that have not exited (the `exit` instruction releases a barrier held up only by exiting
 //! threads), so it does not hang on today's hardware; it is reported as a hint, for the
-//! programming guide's rule and for the work the exited threads skip. A `return` from a
-//! `__device__` function, a `continue` and a `break` leave the thread alive past the
-//! barrier it skipped: a warning.
+//! programming guide's rule, which says the exited threads skip shared-memory work only
+//! where a shared store follows the exit (what they stored before leaving is done). A
+//! `return` from a `__device__` function, a `continue` and a `break` leave the thread
+//! alive past the barrier it skipped: a warning.
 
-use kernaut_syntax::{ControlFlow, JumpKind};
+use kernaut_syntax::{AccessKind, ControlFlow, EnclosingKind, JumpKind};
 
 use super::super::barriers::{divergent_branch, Barrier, BarrierScope};
 use super::{RuleContext, RuleDiagnostic, RULE};
@@ -85,6 +86,21 @@ pub(super) fn check(
         }
         let written: String = text[missed.range.clone()].split_whitespace().collect();
         let guard = format!("guard the work instead (`if (!({condition})) {{ ... }}`)");
+        // Said only where the exited threads do skip shared-memory work the others do
+        // before the barrier: their stores made before the `return` are done.
+        // The last barrier the others reach after the branch: the work before any of
+        // the barriers they meet is the exited threads' to skip.
+        let last = barriers
+            .iter()
+            .rev()
+            .find(|b| flow.reaches_after(&branch, b.range.start, None))
+            .map_or(&missed.range, |b| &b.range);
+        let skipped = (jump.kind == JumpKind::Return && skips_shared_work(ctx, &jump.range, last))
+            .then_some("their part of the shared-memory work before the barrier is never done");
+        let (but, and) = match skipped {
+            Some(s) => (format!(", but {s}"), format!(", and {s}")),
+            None => (String::new(), String::new()),
+        };
         let (severity, message) = match jump.kind {
             // The thread exits. PTX `exit` releases a block barrier that only exited
             // threads hold up, so this does not hang today, but it is outside what the
@@ -92,14 +108,14 @@ pub(super) fn check(
             JumpKind::Return if in_kernel => (
                 Severity::Hint,
                 format!(
-                    "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
+                    "`return` under `if ({condition})` ends some threads of the block before `{written}`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads){but}; keep every thread to the barrier and {guard}"
                 ),
             ),
             JumpKind::Return => match callers() {
                 CallersAfter::Exit(kernels) => (
                     Severity::Hint,
                     format!(
-                        "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{kernels}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it, and their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and {guard}"
+                        "`return` under `if ({condition})` leaves this device function for some threads of the block before `{written}`, and its caller `{kernels}` meets no block barrier after the call, so they go on to exit as after a kernel `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it{and}; keep every thread to the barrier and {guard}"
                     ),
                 ),
                 CallersAfter::Unknown => (
@@ -138,6 +154,53 @@ pub(super) fn check(
             fixes: Vec::new(),
         });
     }
+}
+
+/// Whether the threads that leave at `jump` skip shared-memory work that the others do
+/// before a barrier they reach after it (`last`, the last such barrier in the function
+/// as written): a store, an update or a taken address (`cp.async`, an atomic) of a
+/// `__shared__` array or variable after the exit and before `last`, or, where a loop
+/// around the exit brings the others back to a barrier written before it, anywhere in
+/// that loop. What a thread stored before it left is done.
+fn skips_shared_work(
+    ctx: &RuleContext,
+    jump: &kernaut_syntax::TextRange,
+    last: &kernaut_syntax::TextRange,
+) -> bool {
+    let region = if last.start >= jump.end {
+        jump.end..last.start
+    } else {
+        let chain = ctx.enclosing(jump.start);
+        let around = chain.iter().find(|e| {
+            matches!(
+                e.kind,
+                EnclosingKind::For { .. }
+                    | EnclosingKind::While { .. }
+                    | EnclosingKind::DoWhile { .. }
+            ) && e.range.contains(&last.start)
+        });
+        match around {
+            Some(e) => e.range.clone(),
+            None => return false,
+        }
+    };
+    let inside = |r: &kernaut_syntax::TextRange| region.start <= r.start && r.end <= region.end;
+    let arrays = ctx
+        .shared_accesses()
+        .iter()
+        .any(|a| a.kind != AccessKind::Load && inside(&a.range));
+    // A `__shared__` scalar assigned (`valOffs = sums[b];`) is no subscript.
+    arrays
+        || ctx.facts.shared.iter().any(|d| {
+            ctx.file
+                .variable_named(&d.name, region.end)
+                .is_some_and(|v| {
+                    ctx.file
+                        .uses_of(&v)
+                        .iter()
+                        .any(|u| (u.write.is_some() || u.address_of) && inside(&u.range))
+                })
+        })
 }
 
 /// What the callers of a device function do after the call, as far as the file shows.
