@@ -20,6 +20,8 @@ pub struct Found {
     /// What some of them depend on, where the file does not decide it (`sm_90a only
     /// under if(CUDA_VERSION VERSION_GREATER_EQUAL 12.0) (line 7)`).
     pub note: Option<String>,
+    /// The targets built only under such a condition.
+    pub conditional: Vec<Target>,
 }
 
 fn push_unique(out: &mut Vec<Target>, t: Target) {
@@ -262,10 +264,18 @@ fn cmake_flag_targets(text: &str) -> Option<Found> {
             ts.join(", ")
         ));
     }
+    let conditional = found
+        .iter()
+        .filter(|(t, _, conds)| {
+            !conds.is_empty() && !found.iter().any(|(u, _, c)| u == t && c.is_empty())
+        })
+        .map(|(t, _, _)| t.clone())
+        .collect();
     Some(Found {
         targets: found.into_iter().map(|(t, _, _)| t).collect(),
         line,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
+        conditional,
     })
 }
 
@@ -332,6 +342,7 @@ fn architectures_targets(text: &str) -> Option<Found> {
         targets: sure,
         line,
         note: None,
+        conditional: Vec::new(),
     })
 }
 
@@ -414,6 +425,7 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
             targets,
             line: *line,
             note: None,
+            conditional: Vec::new(),
         });
     }
     for (n, line) in text.lines().enumerate() {
@@ -450,6 +462,7 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
                 targets,
                 line: n + 1,
                 note: None,
+                conditional: Vec::new(),
             });
         }
     }
@@ -542,6 +555,7 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
         targets,
         line: first?,
         note: None,
+        conditional: Vec::new(),
     })
 }
 

@@ -275,6 +275,7 @@ impl ProjectLoader {
                                 targets,
                                 line: 0,
                                 note: None,
+                                conditional: Vec::new(),
                             },
                             PathBuf::from("$TORCH_CUDA_ARCH_LIST"),
                         ));
@@ -376,7 +377,8 @@ impl ProjectLoader {
                 if let Some(note) = &found.note {
                     origin.push_str(&format!("; {note}"));
                 }
-                build.targets = TargetSet::named(found.targets, origin);
+                build.targets = TargetSet::named(found.targets, origin)
+                    .map(|set| set.with_conditional(found.conditional));
             }
             (Some(set), Some((found, path))) => {
                 let mut a = set.targets.clone();

@@ -99,6 +99,10 @@ pub struct TargetSet {
     pub origin: String,
     /// Nothing named a target: [`TargetSet::assumed`] was used.
     pub assumed: bool,
+    /// The targets built only under a condition the build file does not decide
+    /// (`if(CUDA_VERSION VERSION_LESS 13.0)`): a finding that holds only for them is a
+    /// hint.
+    pub conditional: Vec<Target>,
 }
 
 impl TargetSet {
@@ -108,6 +112,7 @@ impl TargetSet {
             targets: vec![Target::new(9, 0)],
             origin: "assumed".to_string(),
             assumed: true,
+            conditional: Vec::new(),
         }
     }
 
@@ -123,7 +128,20 @@ impl TargetSet {
             targets: unique,
             origin: origin.into(),
             assumed: false,
+            conditional: Vec::new(),
         })
+    }
+
+    /// These targets with `conditional` marked as built only under a condition the
+    /// build file does not decide.
+    pub fn with_conditional(mut self, conditional: Vec<Target>) -> TargetSet {
+        self.conditional = conditional;
+        self
+    }
+
+    /// Whether `target` is built only under a condition the build does not decide.
+    pub fn is_conditional(&self, target: &Target) -> bool {
+        self.conditional.contains(target)
     }
 
     /// The architecture the models (occupancy, banks) use: the newest target whose

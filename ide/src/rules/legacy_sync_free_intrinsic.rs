@@ -85,19 +85,32 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     // fails only where code is emitted, in a kernel or a function a kernel reaches.
     let failing = |offset: usize, emitted_only: bool| -> Option<&kernaut_gpu::Target> {
         let c: &Compiled = compiled.get_or_init(|| Compiled::scan(ctx));
-        targets.iter().enumerate().find_map(|(i, t)| {
+        let surely = |i: usize, t: &kernaut_gpu::Target| {
             let state = if emitted_only {
                 c.at(ctx, i, offset)
             } else {
                 c.guards.at(i, offset).0
             };
-            (t.major >= 7 && state == Tri::True).then_some(t)
-        })
+            t.major >= 7 && state == Tri::True
+        };
+        // A target the build names for certain before one it builds only under a
+        // condition it does not decide.
+        let mut found = targets.iter().enumerate().filter(|(i, t)| surely(*i, t));
+        let first = found.next();
+        std::iter::once(first)
+            .flatten()
+            .chain(found)
+            .find(|(_, t)| !ctx.targets.is_conditional(t))
+            .or(first)
+            .map(|(_, t)| t)
     };
-    let severity = if ctx.targets.assumed {
-        Severity::Hint
-    } else {
-        RULE.severity
+    // Where the only failing target is built under an undecided condition, a hint.
+    let severity_for = |t: &kernaut_gpu::Target| {
+        if ctx.targets.assumed || ctx.targets.is_conditional(t) {
+            Severity::Hint
+        } else {
+            RULE.severity
+        }
     };
     let mut seen = HashSet::default();
     let names = ["__shfl", "__any", "__all", "__ballot", "shfl.", "vote."];
@@ -117,7 +130,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 if let (Some(target), true) = (target, seen.insert(call.range.clone())) {
                     out.push(RuleDiagnostic {
                         rule: RULE.id,
-                        severity,
+                        severity: severity_for(target),
                         range: call.callee_range.clone(),
                         message: format!(
                             "PTX `{m}` without `.sync` is rejected by ptxas for {target}{} (not supported on .target sm_70 and higher, whose lanes are scheduled independently): use `{}.sync` with a member mask",
@@ -154,7 +167,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             }
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity,
+                severity: severity_for(target),
                 range: call.callee_range.clone(),
                 message: if name.starts_with("__shfl") {
                     format!(

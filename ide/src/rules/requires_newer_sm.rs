@@ -113,15 +113,24 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let compiled = compiled.get_or_init(|| Compiled::scan(ctx));
             // The first target that surely compiles this call and lacks what it needs;
             // where the guards or the callers leave it unknown, nothing is said.
-            let Some(i) = failing
+            // A target the build file names for certain before one it builds only under
+            // a condition it does not decide; a finding that rests on such a target
+            // alone is a hint (its message names the condition).
+            let surely: Vec<usize> = failing
                 .into_iter()
-                .find(|i| compiled.at(ctx, *i, call.range.start) == Tri::True)
+                .filter(|i| compiled.at(ctx, *i, call.range.start) == Tri::True)
+                .collect();
+            let Some(i) = surely
+                .iter()
+                .copied()
+                .find(|i| !ctx.targets.is_conditional(&targets[*i]))
+                .or_else(|| surely.first().copied())
             else {
                 continue;
             };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
-                severity: if ctx.targets.assumed {
+                severity: if ctx.targets.assumed || ctx.targets.is_conditional(&targets[i]) {
                     Severity::Hint
                 } else {
                     RULE.severity
