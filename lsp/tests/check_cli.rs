@@ -636,6 +636,56 @@ fn cmake_gencode_flags_behind_options_name_the_targets() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
+/// A block size that a header's constant gives a local (`int bsize = tblock;` with
+/// `static const int tblock = 32;` in a header found through CMake's
+/// `target_include_directories`): the launch's block is 32 threads, so a guard on the
+/// warp index is the same for a whole block and the barrier under it is fine. Without the
+/// include folder the header is not found, the block is unknown and the guard divides
+/// larger blocks.
+#[test]
+fn header_constants_reach_the_launch_through_cmake_include_folders() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-header-constants");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("include/lib")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let cmake = "cmake_minimum_required(VERSION 3.18)\n\
+        project(demo LANGUAGES CUDA)\n\
+        add_library(demo src/k.cu src/entry.cu)\n\
+        target_include_directories(demo PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include/lib>)\n\
+        set(CMAKE_CUDA_ARCHITECTURES 80)\n";
+    std::fs::write(dir.join("CMakeLists.txt"), cmake).unwrap();
+    std::fs::write(
+        dir.join("include/lib/k.h"),
+        "#pragma once\nstatic const int tblock = 32;\n__global__ void kern(const unsigned* in, unsigned* out);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/k.cu"),
+        "#include \"k.h\"\n__global__ void kern(const unsigned* in, unsigned* out) {\n    __shared__ unsigned carry;\n    int gid = blockIdx.x * blockDim.x + threadIdx.x;\n    int warp = gid >> 5;\n    if (warp > 0) {\n        if (threadIdx.x == 0) carry = out[warp - 1];\n        __syncthreads();\n    }\n    out[gid] = in[gid] + carry;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/entry.cu"),
+        "#include \"k.h\"\nvoid run(const unsigned* in, unsigned* out, int n) {\n    int bsize = tblock;\n    dim3 b(bsize);\n    kern<<<(n + bsize - 1) / bsize, b>>>(in, out);\n}\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert_eq!(stdout(&o), "");
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        cmake.replace("target_include_directories", "# target_include_directories"),
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("src/k.cu:8:9: warning: `__syncthreads()` inside `if (warp > 0)`"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 /// A kernel's strides that the host function launching it passes on, and that every
 /// call of that function in the project (in `.cu` files and in host C++ files) passes as
 /// 1: `check` over the folder says nothing of them; a call in another file that passes a

@@ -60,6 +60,63 @@ struct Var {
 
 /// The targets the flags reaching nvcc name: each with the line it is written on and
 /// the undecided conditions it depends on (empty: always).
+/// The include folders a CMake text names for its sources (`include_directories(…)`,
+/// `target_include_directories(t PUBLIC|PRIVATE|INTERFACE …)`), relative to the folder
+/// of the file, with `${CMAKE_CURRENT_SOURCE_DIR}` (and, in the file that declares the
+/// `project()`, `${PROJECT_SOURCE_DIR}` and `${CMAKE_SOURCE_DIR}`) read as that folder and `$<BUILD_INTERFACE:…>` unwrapped. A
+/// folder that names any other variable or generator expression is not known and left
+/// out.
+pub(crate) fn include_dirs(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let commands = parse(text);
+    let top = commands.iter().any(|c| c.name == "project");
+    for c in commands {
+        let args: &[Arg] = match c.name.as_str() {
+            "include_directories" => &c.args,
+            "target_include_directories" => c.args.get(1..).unwrap_or_default(),
+            _ => continue,
+        };
+        for a in args {
+            let mut t = a.text.trim().to_string();
+            if matches!(
+                t.as_str(),
+                "PUBLIC" | "PRIVATE" | "INTERFACE" | "SYSTEM" | "BEFORE" | "AFTER"
+            ) {
+                continue;
+            }
+            if let Some(inner) = t
+                .strip_prefix("$<BUILD_INTERFACE:")
+                .and_then(|r| r.strip_suffix('>'))
+            {
+                t = inner.to_string();
+            }
+            // The project's top folder is this one only in the file that declares it.
+            let vars: &[&str] = if top {
+                &[
+                    "${CMAKE_CURRENT_SOURCE_DIR}",
+                    "${CMAKE_CURRENT_LIST_DIR}",
+                    "${PROJECT_SOURCE_DIR}",
+                    "${CMAKE_SOURCE_DIR}",
+                ]
+            } else {
+                &["${CMAKE_CURRENT_SOURCE_DIR}", "${CMAKE_CURRENT_LIST_DIR}"]
+            };
+            for var in vars {
+                if let Some(rest) = t.strip_prefix(var) {
+                    t = format!(".{rest}");
+                }
+            }
+            if t.is_empty() || t.contains("${") || t.contains("$<") || t.contains("$ENV") {
+                continue;
+            }
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn gencode_targets(text: &str) -> Vec<(Target, usize, Vec<String>)> {
     let commands = parse(text);
     let mut ev = Eval::default();

@@ -73,6 +73,8 @@ pub struct ProjectLoader {
     dbs: HashMap<PathBuf, Option<Arc<CompileDb>>>,
     /// Folder → the build file's targets found at or above it.
     build_of_dir: HashMap<PathBuf, Option<(Found, PathBuf)>>,
+    /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
+    cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
     notes: Vec<String>,
 }
 
@@ -106,6 +108,37 @@ impl ProjectLoader {
         self.db_of_dir.clear();
         self.dbs.clear();
         self.build_of_dir.clear();
+        self.cmake_includes_of_dir.clear();
+    }
+
+    /// The include folders the `CMakeLists.txt` files from `file`'s folder up to the
+    /// project's root name ([`crate::cmake::include_dirs`]), nearest first; used where
+    /// neither a compile database nor `.kernaut.toml` names any.
+    fn cmake_include_dirs(&mut self, file: &Path) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for d in self.ancestors(&folder_of(file)) {
+            let dirs = self
+                .cmake_includes_of_dir
+                .entry(d.clone())
+                .or_insert_with(|| {
+                    let Ok(text) = std::fs::read_to_string(d.join("CMakeLists.txt")) else {
+                        return Vec::new();
+                    };
+                    crate::cmake::include_dirs(&text)
+                        .into_iter()
+                        .map(|rel| d.join(rel))
+                        .filter(|p| p.is_dir())
+                        .map(|p| normalize_path(&p.display().to_string()))
+                        .collect()
+                })
+                .clone();
+            for x in dirs {
+                if !out.contains(&x) {
+                    out.push(x);
+                }
+            }
+        }
+        out
     }
 
     /// The folders from `dir` up to the project's root.
@@ -403,6 +436,9 @@ impl ProjectLoader {
                 }
             }
             _ => {}
+        }
+        if build.include_dirs.is_empty() {
+            build.include_dirs = self.cmake_include_dirs(file);
         }
         build
     }

@@ -226,6 +226,9 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
                 facts.env.insert(&m.name, None, from_text(&m.body));
             }
         }
+        for (name, value) in &prelude.constants {
+            facts.env.insert(name, None, from_text(value));
+        }
         facts.prelude = Some(prelude.clone());
     }
     facts.fingerprint = global.finish();

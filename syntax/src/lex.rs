@@ -14,7 +14,7 @@ pub fn is_identifier(s: &str) -> bool {
 
 /// The index of the byte that closes the string or character literal opening at `i`
 /// (a `"` or `'`), or `None` when the text ends first.
-fn literal_end(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn literal_end(b: &[u8], i: usize) -> Option<usize> {
     let q = b[i];
     let mut j = i + 1;
     while j < b.len() {

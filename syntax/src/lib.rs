@@ -84,7 +84,9 @@ pub use facts::split_template_args;
 pub use flow::{
     AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
 };
-pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
+pub use macros::{
+    constant_definitions, macro_definitions, quoted_includes, Include, MacroDef, Prelude,
+};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.
 pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};

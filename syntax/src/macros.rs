@@ -44,6 +44,9 @@ pub struct MacroDef {
 pub struct Prelude {
     /// The definitions.
     pub macros: Vec<MacroDef>,
+    /// The headers' integral constants ([`constant_definitions`]): folded like object-like
+    /// macros, but not seen by `#if`.
+    pub constants: Vec<(String, String)>,
 }
 
 impl Prelude {
@@ -59,6 +62,107 @@ impl Prelude {
         self.hash(&mut h);
         h.finish()
     }
+}
+
+/// The integral constants a header declares at file or namespace scope, as (name,
+/// initialiser text): `static const int tblock = 32;`, `constexpr unsigned kWarps = 4;`,
+/// `const size_t kBytes = 64 * 1024;`. A file that includes the header folds these
+/// names in launch configurations and indices; they are not macros (`#if` does not see
+/// them). Read from the text: statements at brace depth 0 or inside `namespace` blocks
+/// only, one declarator each, an initialiser after `=`.
+pub fn constant_definitions(text: &str) -> Vec<(String, String)> {
+    if !(text.contains("const") && text.contains('=')) {
+        return Vec::new();
+    }
+    let code = crate::lex::strip_comments(text);
+    let mut out = Vec::new();
+    // The kinds of the braces open at this point: true for a namespace's.
+    let mut stack: Vec<bool> = Vec::new();
+    let mut start = 0;
+    let b = code.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                i = crate::lex::literal_end(b, i).unwrap_or(b.len());
+                continue;
+            }
+            b'#' if code[start..i].trim().is_empty() => {
+                // A directive line: skipped, with its continuations.
+                while i < b.len() && !(b[i] == b'\n' && b.get(i.wrapping_sub(1)) != Some(&b'\\')) {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            b'{' => {
+                let head = code[start..i].trim();
+                stack.push(head.starts_with("namespace") || head.starts_with("inline namespace"));
+                start = i + 1;
+            }
+            b'}' => {
+                stack.pop();
+                start = i + 1;
+            }
+            b';' => {
+                if stack.iter().all(|n| *n) {
+                    if let Some(c) = constant_statement(&code[start..i]) {
+                        out.push(c);
+                    }
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `static const int name = value` (the text before `;`) as (name, value).
+fn constant_statement(stmt: &str) -> Option<(String, String)> {
+    let (decl, value) = stmt.split_once('=')?;
+    let value = value.trim();
+    if value.is_empty() || value.contains(['{', '"']) || value.starts_with('=') {
+        return None;
+    }
+    let words: Vec<&str> = decl.split_whitespace().collect();
+    let (name, quals) = words.split_last()?;
+    if !quals.iter().any(|w| matches!(*w, "const" | "constexpr"))
+        || !name.bytes().all(crate::util::is_ident_byte)
+        || name.bytes().next().is_some_and(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let integral = quals.iter().all(|w| {
+        matches!(
+            *w,
+            "static"
+                | "inline"
+                | "const"
+                | "constexpr"
+                | "__device__"
+                | "__constant__"
+                | "unsigned"
+                | "signed"
+                | "int"
+                | "long"
+                | "short"
+                | "char"
+                | "size_t"
+                | "std::size_t"
+                | "int8_t"
+                | "int16_t"
+                | "int32_t"
+                | "int64_t"
+                | "uint8_t"
+                | "uint16_t"
+                | "uint32_t"
+                | "uint64_t"
+                | "auto"
+        )
+    });
+    // `__constant__` memory is a runtime value (set with `cudaMemcpyToSymbol`).
+    (integral && !quals.contains(&"__constant__")).then(|| (name.to_string(), value.to_string()))
 }
 
 /// The directive lines of `text` outside block comments: (start of the line, the text
@@ -224,6 +328,27 @@ pub(crate) fn squash_chevrons(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_constants_at_file_and_namespace_scope() {
+        let text = "#pragma once\n\
+            static const int tblock = 32; // fixed\n\
+            namespace cfg { constexpr unsigned kWarps = 4; }\n\
+            const size_t kBytes = 64 * 1024;\n\
+            __constant__ int dev_n = 3;\n\
+            const float scale = 0.5f;\n\
+            struct S { static const int inner = 7; };\n\
+            __device__ int f() { const int local = 2; return local; }\n\
+            /* const int commented = 1; */\n";
+        assert_eq!(
+            constant_definitions(text),
+            vec![
+                ("tblock".to_string(), "32".to_string()),
+                ("kWarps".to_string(), "4".to_string()),
+                ("kBytes".to_string(), "64 * 1024".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn includes_quoted_only_outside_comments() {

@@ -75,6 +75,7 @@ impl Clone for CallsCache {
 pub(crate) struct HeaderFacts {
     pub(crate) includes: Arc<str>,
     pub(crate) macros: Arc<Vec<kernaut_syntax::MacroDef>>,
+    pub(crate) constants: Arc<Vec<(String, String)>>,
     pub(crate) macros_hash: u64,
 }
 
@@ -183,10 +184,12 @@ impl FileData {
         self.header.get_or_init(|| {
             let text = self.source.text();
             let macros = kernaut_syntax::macro_definitions(text);
+            let constants = kernaut_syntax::constant_definitions(text);
             HeaderFacts {
                 includes: Arc::from(crate::includes::include_lines(text)),
-                macros_hash: FxBuildHasher.hash_one(&macros),
+                macros_hash: FxBuildHasher.hash_one((&macros, &constants)),
                 macros: Arc::new(macros),
+                constants: Arc::new(constants),
             }
         })
     }

@@ -238,12 +238,15 @@ pub fn refresh_preludes(
                 body: body.clone(),
             })
             .collect();
+        let mut constants: Vec<(String, String)> = Vec::new();
         for (header, _) in &headers {
             if let Some(d) = data_at(header) {
                 macros.extend(d.header_facts().macros.iter().cloned());
+                constants.extend(d.header_facts().constants.iter().cloned());
             }
         }
-        let prelude = (!macros.is_empty()).then_some(Prelude { macros });
+        let prelude =
+            (!(macros.is_empty() && constants.is_empty())).then_some(Prelude { macros, constants });
         if data.source.prelude().map(|p| &**p) != prelude.as_ref() {
             updates.push((path.clone(), prelude.map(Arc::new), Some((key, deps))));
         } else {
