@@ -82,7 +82,8 @@ pub use data::{
 };
 pub use facts::split_template_args;
 pub use flow::{
-    AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
+    AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement,
+    StatementShape, UnrollPragma,
 };
 pub use macros::{macro_definitions, quoted_includes, Include, MacroDef, Prelude};
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
