@@ -217,6 +217,27 @@ fn condition<'a>(
     }
 }
 
+/// Whether `node` (through parentheses) is a comparison, `&&`, `||` or `!`: a truth value
+/// [`condition`] splits into its leaves.
+fn is_logical(node: Node<'_>, text: &str) -> bool {
+    match node.kind_name() {
+        "parenthesized_expression" => match named_children(node).as_slice() {
+            [one] => is_logical(*one, text),
+            _ => false,
+        },
+        "binary_expression" => node.field("operator").is_some_and(|o| {
+            matches!(
+                node_text(o, text),
+                "&&" | "||" | "<" | "<=" | ">" | ">=" | "==" | "!="
+            )
+        }),
+        "unary_expression" => node
+            .field("operator")
+            .is_some_and(|o| node_text(o, text) == "!"),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::GuardCondition;
@@ -244,26 +265,5 @@ mod tests {
             })
         };
         assert_eq!(c.value(&leaf), Some(1));
-    }
-}
-
-/// Whether `node` (through parentheses) is a comparison, `&&`, `||` or `!`: a truth value
-/// [`condition`] splits into its leaves.
-fn is_logical(node: Node<'_>, text: &str) -> bool {
-    match node.kind_name() {
-        "parenthesized_expression" => match named_children(node).as_slice() {
-            [one] => is_logical(*one, text),
-            _ => false,
-        },
-        "binary_expression" => node.field("operator").is_some_and(|o| {
-            matches!(
-                node_text(o, text),
-                "&&" | "||" | "<" | "<=" | ">" | ">=" | "==" | "!="
-            )
-        }),
-        "unary_expression" => node
-            .field("operator")
-            .is_some_and(|o| node_text(o, text) == "!"),
-        _ => false,
     }
 }
