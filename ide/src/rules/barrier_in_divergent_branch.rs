@@ -14,8 +14,13 @@
 //! Named barriers with a thread count (`bar.sync id, count`), `__syncwarp(mask)` with a
 //! partial or unknown mask, coalesced groups and barriers under conditions that do not
 //! depend on the thread stay silent, and so do:
-//! - an `if` whose branches each hold the same number of barriers of the scope, passed by
-//!   every thread of the branch (each side arrives as often);
+//! - an `if` whose branches arrive at barriers of the scope equally often
+//!   (`sema::context::barriers::arrivals`): warp-specialised code whose producer and
+//!   consumer sides each run loops of the same trip count (constant, or the same header
+//!   over values no thread changes) around their barriers, and `else if` chains whose
+//!   arms each arrive as often; where both sides hold barriers but how often they arrive
+//!   is not known, the rule stays silent too. Sides known to arrive a different number of
+//!   times get a message that says so;
 //! - a guard that the known launch makes the same for every thread (`if (threadIdx.x <
 //!   256)` in a kernel every launch of which has 256 threads).
 //!
@@ -145,13 +150,33 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             } else {
                 (RULE.severity, String::new())
             };
+            // Both sides hold barriers of the scope, but arrive at them unequally often
+            // (`balanced` found the counts differ).
+            let both_sides = flow
+                .branches(&branch)
+                .and_then(|(then, other)| Some((then, other?)))
+                .is_some_and(|(then, other)| {
+                    let holds = |r: &kernaut_syntax::TextRange| {
+                        found
+                            .iter()
+                            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
+                    };
+                    holds(&then) && holds(&other)
+                });
+            let what = if both_sides {
+                format!(
+                    "both sides of the branch reach {barrier}s, but their threads arrive at them a different number of times, so the barriers pair up wrongly and {threads} can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch"
+                )
+            } else {
+                format!(
+                    "threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch"
+                )
+            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
                 severity,
                 range: b.range.clone(),
-                message: format!(
-                    "`{written}` inside `if ({condition})`: threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch{assumption}"
-                ),
+                message: format!("`{written}` inside `if ({condition})`: {what}{assumption}"),
                 wiki: RULE.wiki[0].to_string(),
                 fixes: Vec::new(),
             });
@@ -307,6 +332,29 @@ __global__ void reduce(float* data) {
     __syncthreads();
 }
 "#,
+        );
+    }
+
+    #[test]
+    fn sides_that_arrive_unequally_often_say_so() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void roles(float* d) {
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < 3; s++) __syncthreads();
+    } else {
+        __syncthreads();
+        __syncthreads();
+    }
+    d[threadIdx.x] = 0.f;
+}
+"#,
+            expect![[r#"
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+            "#]],
         );
     }
 
@@ -1103,7 +1151,7 @@ __global__ void other_side(float* v, int n) {
     if (i < n) {
         s[threadIdx.x] = v[i];
         __syncthreads();
-     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: threads of the block that skip the branch never reach
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times
     } else {
         s[threadIdx.x] = 0.0f;
         __syncthreads();
