@@ -865,7 +865,8 @@ fn arrivals_in(
         StatementShape::Other => {
             // A `?:`, a lambda or a preprocessor conditional may run a barrier or not.
             let text = &ctx.text()[stmt.clone()];
-            if text.contains('?') || text.contains('#') || text.contains('[') {
+            let lambda = ["[=", "[&", "[]", "[this"].iter().any(|l| text.contains(l));
+            if text.contains('?') || text.contains('#') || lambda {
                 return Unknown;
             }
             Known(Arrivals::from([(Vec::new(), inside as u64)]))
