@@ -1290,6 +1290,15 @@ pub fn active_lanes_in(
                 in_else,
                 thread_dependent: true,
             } => (condition, condition_range, *in_else),
+            // `p ? s[i] : 0`: the lanes that evaluate the arm.
+            EnclosingKind::Conditional {
+                condition,
+                condition_range,
+                thread_dependent: true,
+            } => match file.conditional_arm(&e.range, offset) {
+                Some(in_else) => (condition, condition_range, in_else),
+                None => continue,
+            },
             _ => continue,
         };
         let comps = file.guard_comparisons_with(range, bound).map(|comps| {

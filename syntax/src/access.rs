@@ -480,12 +480,19 @@ impl SourceFile {
             };
         }
         todo.push(node);
+        let mut followed = 0;
         while let Some(n) = todo.pop() {
             if out.len() > 8 {
                 return None;
             }
             match n.kind_name() {
                 "parenthesized_expression" => todo.push(*named_children(n).first()?),
+                // A guard held in a local no assignment reaches (`const bool p = lane <
+                // 8; if (p)`) is its initialiser.
+                "identifier" if followed < 4 => {
+                    followed += 1;
+                    todo.push(low.read_only_initializer(n, node_text(n, text))?);
+                }
                 "binary_expression" => {
                     let op = node_text(n.field("operator")?, text);
                     let (l, r) = (n.field("left")?, n.field("right")?);

@@ -82,7 +82,8 @@ pub use data::{
 };
 pub use facts::split_template_args;
 pub use flow::{
-    AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement, UnrollPragma,
+    AllowComment, ControlFlow, ForBounds, Jump, JumpKind, LaterKind, LaterStatement,
+    StatementShape, UnrollPragma,
 };
 pub use macros::{
     constant_definitions, macro_definitions, quoted_includes, Include, MacroDef, Prelude,

@@ -1487,6 +1487,33 @@ void run(const float* in, float* out, int nw) { fold<4><<<1, 128>>>(in, out, nw)
         );
     }
 
+    /// A lane guard held in a local no assignment reaches (`const bool few = tid < 8;`)
+    /// limits the lanes as the comparison written in place does, through `if (few)` and
+    /// `few ? s[..] : 0` alike: only part of the warp takes the branch, which the hover
+    /// explains; the unguarded access of the same stride is 32-way.
+    #[test]
+    fn a_lane_guard_held_in_a_bool_local_limits_the_lanes() {
+        check(
+            RULE,
+            r#"
+__global__ void starts(unsigned* out) {
+    __shared__ unsigned s[1024];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        const bool few = threadIdx.x < 8;
+        unsigned t = few ? s[threadIdx.x << 5] : 0;
+        if (few)
+            s[threadIdx.x << 5] = t + 1;
+        out[threadIdx.x] = s[threadIdx.x << 5];
+                        // ^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s`
+    }
+}
+void run(unsigned* out) { starts<<<1, 256>>>(out); }
+"#,
+        );
+    }
+
     /// A guard on the loop variable is evaluated at the iteration the model holds: in
     /// the first step of a Blelloch down-sweep only lane 0 passes `i + s < 2 * N`.
     #[test]

@@ -14,8 +14,13 @@
 //! Named barriers with a thread count (`bar.sync id, count`), `__syncwarp(mask)` with a
 //! partial or unknown mask, coalesced groups and barriers under conditions that do not
 //! depend on the thread stay silent, and so do:
-//! - an `if` whose branches each hold the same number of barriers of the scope, passed by
-//!   every thread of the branch (each side arrives as often);
+//! - an `if` whose branches arrive at barriers of the scope equally often
+//!   (`sema::context::barriers::arrivals`): warp-specialised code whose producer and
+//!   consumer sides each run loops of the same trip count (constant, or the same header
+//!   over values no thread changes) around their barriers, and `else if` chains whose
+//!   arms each arrive as often; where both sides hold barriers but how often they arrive
+//!   is not known, the rule stays silent too. Sides known to arrive a different number of
+//!   times get a message that says so;
 //! - a guard that the known launch makes the same for every thread (`if (threadIdx.x <
 //!   256)` in a kernel every launch of which has 256 threads).
 //!
@@ -48,7 +53,8 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 
 mod early_exit;
 use super::barriers::{
-    barriers, certain_block, divergent_branch, if_condition, implies, Barrier, BarrierScope,
+    arrivals, barriers, certain_block, divergent_branch, if_condition, implies, ArrivalCount,
+    Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -78,13 +84,26 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         };
         let block = certain_block(ctx, body.start);
         for b in &found {
-            let Some((branch, condition)) = divergent_branch(ctx, b.range.start, b.scope, block)
-            else {
+            // The innermost branch that splits the threads and whose sides do not arrive
+            // at the scope's barriers equally often (a balanced one hands the question to
+            // the branch around it).
+            let mut at = b.range.start;
+            let found_branch = loop {
+                let Some((branch, condition)) = divergent_branch(ctx, at, b.scope, block) else {
+                    break None;
+                };
+                if !balanced(ctx, &flow, &branch, b, &found) {
+                    break Some((branch, condition));
+                }
+                match branch.start.checked_sub(1) {
+                    Some(before) if before > flow.body.start => at = before,
+                    _ => break None,
+                }
+            };
+            let Some((branch, condition)) = found_branch else {
                 continue;
             };
-            if balanced(&flow, &branch, b, &found)
-                || !parsed_cleanly(ctx, &(branch.start..b.range.end), &errors)
-            {
+            if !parsed_cleanly(ctx, &(branch.start..b.range.end), &errors) {
                 continue;
             }
             let written: String = ctx.text()[b.range.clone()]
@@ -132,13 +151,33 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             } else {
                 (RULE.severity, String::new())
             };
+            // Both sides hold barriers of the scope, but arrive at them unequally often
+            // (`balanced` found the counts differ).
+            let both_sides = flow
+                .branches(&branch)
+                .and_then(|(then, other)| Some((then, other?)))
+                .is_some_and(|(then, other)| {
+                    let holds = |r: &kernaut_syntax::TextRange| {
+                        found
+                            .iter()
+                            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
+                    };
+                    holds(&then) && holds(&other)
+                });
+            let what = if both_sides {
+                format!(
+                    "both sides of the branch reach {barrier}s, but their threads arrive at them a different number of times, so the barriers pair up wrongly and {threads} can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch"
+                )
+            } else {
+                format!(
+                    "threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch"
+                )
+            };
             out.push(RuleDiagnostic {
                 rule: RULE.id,
                 severity,
                 range: b.range.clone(),
-                message: format!(
-                    "`{written}` inside `if ({condition})`: threads of {threads} that skip the branch never reach the {barrier}, so {threads} can hang or synchronise the wrong threads; move the barrier out of the branch{assumption}"
-                ),
+                message: format!("`{written}` inside `if ({condition})`: {what}{assumption}"),
                 wiki: RULE.wiki[0].to_string(),
                 fixes: Vec::new(),
             });
@@ -232,11 +271,17 @@ fn parsed_cleanly(
         .any(|e| e.start < range.end && range.start <= e.end)
 }
 
-/// Whether the `if` at `branch` holds barriers of `b`'s scope in both branches, the same
-/// number in each and every one passed by every thread that takes its branch: the threads
-/// of either side then arrive at a barrier of the scope as many times, and the barrier
-/// (one hardware barrier per scope, counted by arrivals) completes.
+/// Whether the threads on either side of the `if` at `branch` arrive at barriers of `b`'s
+/// scope equally often ([`arrivals`]): each barrier (one hardware barrier per scope,
+/// counted by arrivals) then completes with every thread. Warp-specialised code runs
+/// `if (warp < P) { for (k…) { …; sync } } else { for (k…) { sync; … } }`: loops with
+/// the same constant trip count, or the same header over values no thread changes, pair
+/// up, and so do the arms of an `else if` chain that each arrive as often. Where both
+/// sides arrive but how often is not known (a loop over a thread-dependent bound, a jump
+/// out past a barrier), the finding would rest on an unknown: it counts as balanced
+/// (silent). Counts known to differ, or one side with no barrier, are not balanced.
 fn balanced(
+    ctx: &RuleContext,
     flow: &ControlFlow,
     branch: &kernaut_syntax::TextRange,
     b: &Barrier,
@@ -245,17 +290,18 @@ fn balanced(
     let Some((then, Some(other))) = flow.branches(branch) else {
         return false;
     };
-    let side = |r: &kernaut_syntax::TextRange| {
-        let inside: Vec<&Barrier> = all
-            .iter()
-            .filter(|x| x.scope == b.scope && r.contains(&x.range.start))
-            .collect();
-        let direct = inside.iter().all(|x| flow.always_passes(r, x.range.start));
-        (inside.len(), direct)
+    let holds = |r: &kernaut_syntax::TextRange| {
+        all.iter()
+            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
     };
-    let (n, direct_then) = side(&then);
-    let (m, direct_other) = side(&other);
-    n > 0 && n == m && direct_then && direct_other
+    match (
+        arrivals(ctx, flow, &then, b.scope, all),
+        arrivals(ctx, flow, &other, b.scope, all),
+    ) {
+        (ArrivalCount::Known(x), ArrivalCount::Known(y)) => !x.is_empty() && x == y,
+        (ArrivalCount::Varies, _) | (_, ArrivalCount::Varies) => false,
+        _ => holds(&then) && holds(&other),
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +331,97 @@ __global__ void reduce(float* data) {
     if (threadIdx.x == 0) block.sync();
                        // ^^^^^^^^^^^^ warning: `block.sync()` inside `if (threadIdx.x == 0)`
     __syncthreads();
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn sides_that_arrive_unequally_often_say_so() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void roles(float* d) {
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < 3; s++) __syncthreads();
+    } else {
+        __syncthreads();
+        __syncthreads();
+    }
+    d[threadIdx.x] = 0.f;
+}
+"#,
+            expect![[r#"
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+                warning: `__syncthreads()` inside `if (threadIdx.x < 32)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times, so the barriers pair up wrongly and the block can hang or synchronise the wrong threads; make each side arrive as often, or move the barriers out of the branch (pitfall-synchronization#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn warp_specialised_branches_that_arrive_equally_often_pair_up() {
+        // Each side of the split arrives at the block barrier as often: loops with the
+        // same header over a parameter, constant trip counts written differently, an
+        // `else if` chain. Counts that differ, or an arm with none, still split the block.
+        check(
+            RULE,
+            r#"
+__global__ void produce_consume(const float* src, float* dst, int stages) {
+    __shared__ float buf[32];
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < stages; s++) {
+            buf[threadIdx.x] = src[s * 32 + threadIdx.x];
+            __syncthreads();
+        }
+        __syncthreads();
+    } else {
+        float acc = 0.f;
+        for (int s = 0; s < stages; s++) {
+            __syncthreads();
+            acc += buf[threadIdx.x - 32];
+        }
+        __syncthreads();
+        dst[threadIdx.x - 32] = acc;
+    }
+}
+__global__ void three_roles(float* d) {
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < 4; s++) __syncthreads();
+    } else if (threadIdx.x < 64) {
+        for (int s = 0; s < 8; s += 2) __syncthreads();
+    } else {
+        __syncthreads(); __syncthreads(); __syncthreads(); __syncthreads();
+    }
+    d[threadIdx.x] = 0.f;
+}
+__global__ void one_more(float* d, int stages) {
+    if (threadIdx.x < 32) {
+        for (int s = 0; s < stages; s++) __syncthreads();
+                                      // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 32)`
+    } else {
+        for (int s = 0; s < stages + 1; s++) __syncthreads();
+                                          // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 32)`
+    }
+    d[threadIdx.x] = 0.f;
+}
+__global__ void chain_without_else(float* d) {
+    if (threadIdx.x < 32) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 32)`
+    } else if (threadIdx.x < 64) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
+    }
+    d[threadIdx.x] = 0.f;
+}
+__global__ void balanced_inside_a_split(float* d) {
+    if (threadIdx.x < 64) {
+        if (threadIdx.x < 16) __syncthreads(); else __syncthreads();
+                           // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
+                                                 // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
+    }
+    d[threadIdx.x] = 0.f;
 }
 "#,
         );
@@ -1105,7 +1242,7 @@ __global__ void other_side(float* v, int n) {
     if (i < n) {
         s[threadIdx.x] = v[i];
         __syncthreads();
-     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: threads of the block that skip the branch never reach
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: both sides of the branch reach block barriers, but their threads arrive at them a different number of times
     } else {
         s[threadIdx.x] = 0.0f;
         __syncthreads();

@@ -6,7 +6,14 @@
 //! additively inside it (`acc += x`, `acc = acc + x`, `acc = __hadd(acc, x)`,
 //! `acc = __hfma(a, b, acc)`, and the `-` forms). Maxima and minima (`__hmax`), products,
 //! loops of at most 16 known iterations, warp-shuffle reduction trees and packed
-//! `__half2` accumulators (usually deliberate packed math) stay silent.
+//! `__half2` accumulators (usually deliberate packed math) stay silent. A loop's count
+//! comes from its constant header or from the kernel's launches (a bound every launch
+//! passes as a constant; a grid-stride loop whose launch covers `n` in one trip per
+//! thread is no accumulation). An fp16 sum over a count set at run time that nothing in
+//! the file fixes (`fy < kh` in a convolution window) is a hint that states the
+//! assumption of a long loop; grid- and block-stride loops (there to give each thread
+//! many elements) and bf16 sums (8 significant bits: a short window already loses most
+//! of each addend) stay warnings.
 //!
 //! The fix accumulates in `float`: the declaration, each update widened with
 //! `__half2float` / `__bfloat162float` (`__hfma` becomes `fmaf`), stores of the
@@ -30,6 +37,7 @@ use kernaut_syntax::{EnclosingKind, ExprShape, TextRange, Variable, VariableUse}
 
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
+use kernaut_sema::context::loop_trips;
 
 pub(crate) const RULE: Rule = Rule {
     source: include_str!("fp16_accumulator.rs"),
@@ -158,15 +166,25 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             })
             .chain(memsets(&all))
             .collect();
-        let Some(first) = uses.iter().find_map(|u| match u {
-            Use::Update(up)
-                if (up.fma || !local.packed)
-                    && in_long_loop(ctx, up.range.start, local.decl.start, &resets) =>
-            {
-                Some(up)
+        // The first update in a long loop, else the first in a loop of unknown length.
+        let mut found: Option<(&Update, Length)> = None;
+        for u in &uses {
+            let Use::Update(up) = u else { continue };
+            if !up.fma && local.packed {
+                continue;
             }
-            _ => None,
-        }) else {
+            match loop_length(ctx, up.range.start, local.decl.start, &resets) {
+                Length::Short => {}
+                Length::Long => {
+                    found = Some((up, Length::Long));
+                    break;
+                }
+                unknown => {
+                    found.get_or_insert((up, unknown));
+                }
+            }
+        }
+        let Some((first, length)) = found else {
             continue;
         };
         // A term that shuffles (`__hadd(w, __shfl_down_sync(…))`) is a warp reduction,
@@ -193,9 +211,22 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 RULE.wiki[1],
             ),
         };
+        // A count set at run time: for fp16 the finding rests on it being long. bf16
+        // keeps 8 significant bits: by the 16th term of like size an addend keeps 4 of
+        // them, so even a short window loses most of each term, and the warning stands.
+        let (severity, loop_phrase, assumption) = match &length {
+            Length::Unknown(condition) if local.format == Format::Fp16 => (
+                Severity::Hint,
+                format!("in a loop whose trip count is set at run time (`{condition}`)"),
+                format!(
+                    " (a hint only: this holds if the loop runs for many iterations, more than {SHORT_LOOP}; no constant or launch in the file fixes its count)"
+                ),
+            ),
+            _ => (RULE.severity, "in a loop".to_string(), String::new()),
+        };
         let message = if local.packed {
             format!(
-                "`{}` is a packed {} (`{}`) accumulator that a fused multiply-add updates in a loop: each of its two lanes is rounded to {} after every step, and {why}; accumulate the products in `float` (two floats per pair) and convert once at the end",
+                "`{}` is a packed {} (`{}`) accumulator that a fused multiply-add updates {loop_phrase}: each of its two lanes is rounded to {} after every step, and {why}; accumulate the products in `float` (two floats per pair) and convert once at the end{assumption}",
                 local.name,
                 &what[what.find(' ').map_or(0, |i| i + 1)..],
                 local.ty,
@@ -203,7 +234,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             )
         } else {
             format!(
-                "`{}` is {what} (`{}`) accumulator updated in a loop: {why}; accumulate in `float` and convert once at the end",
+                "`{}` is {what} (`{}`) accumulator updated {loop_phrase}: {why}; accumulate in `float` and convert once at the end{assumption}",
                 local.name, local.ty
             )
         };
@@ -214,7 +245,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         };
         out.push(RuleDiagnostic {
             rule: RULE.id,
-            severity: RULE.severity,
+            severity,
             range: first.range.clone(),
             message,
             wiki: wiki.to_string(),
@@ -380,13 +411,36 @@ fn classify_assignment(
     Use::Assign { range, value }
 }
 
-/// Whether `offset` lies in a loop that does not contain the declaration at `decl`, that
-/// is not known to run at most [`SHORT_LOOP`] times, and whose iterations do not each set
-/// the variable anew before `offset` (a reset at one of `resets`, outside any branch).
-fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize]) -> bool {
+/// How long the loops around an update run ([`loop_length`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Length {
+    /// No loop carries the sum, or each runs at most [`SHORT_LOOP`] times.
+    Short,
+    /// A loop is known to run more than [`SHORT_LOOP`] times, or is a grid- or
+    /// block-stride loop no launch in the file fixes (written so that each thread takes
+    /// many elements).
+    Long,
+    /// A loop runs a number of times set at run time (`t < taps`) that no launch fixes:
+    /// the header's condition as written.
+    Unknown(String),
+}
+
+/// How long the loops around `offset` run that do not contain the declaration at `decl`
+/// and whose iterations do not each set the variable anew before `offset` (a reset at
+/// one of `resets`, outside any branch).
+///
+/// A `for` loop's count is known from its constant header, or from the kernel's launches
+/// (`sema::context::loop_trips`: a bound that every launch passes as a constant, a
+/// grid-stride loop whose launches cover `n` in one trip per thread). More than
+/// [`SHORT_LOOP`] known trips is long: past 16 terms of like size the sum is 16 times a
+/// term, so each term added keeps at most 7 of fp16's 11 significant bits. A count set
+/// at run time is unknown, except in a stride loop (`i += blockDim.x * gridDim.x`), whose
+/// pattern is there to give each thread many elements.
+fn loop_length(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize]) -> Length {
+    let mut unknown = None;
     for e in ctx.enclosing(offset).iter() {
         if e.range.contains(&decl) {
-            return false;
+            break;
         }
         let is_loop = matches!(
             e.kind,
@@ -397,29 +451,64 @@ fn in_long_loop(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize])
                 e.range.contains(&r) && r < offset && runs_every_iteration(ctx, r, &e.range)
             })
         {
-            return false;
+            // This loop and those around it carry no sum: the loops inside it decide.
+            break;
         }
         match &e.kind {
             EnclosingKind::For {
-                start, end, step, ..
+                header,
+                start,
+                end,
+                step,
+                ..
             } => {
                 let start = start
                     .as_deref()
                     .and_then(|s| ctx.facts.fold_text(s, e.range.start));
-                let short = match (start, *end, *step) {
-                    (Some(s), Some(e), Some(st)) if st > 0 => (e - s + st - 1) / st <= SHORT_LOOP,
-                    _ => false,
+                let trips = match (start, *end, *step) {
+                    (Some(s), Some(e), Some(st)) if st > 0 => Some((e - s + st - 1) / st),
+                    _ => loop_trips::trips_at_launches(ctx, &e.range, &e.kind),
                 };
-                if !short {
-                    return true;
+                match trips {
+                    Some(n) if n <= SHORT_LOOP => {}
+                    Some(_) => return Length::Long,
+                    None if is_stride_loop(header) => return Length::Long,
+                    None => {
+                        let condition = header.split(';').nth(1).unwrap_or(header).trim();
+                        unknown.get_or_insert_with(|| condition.to_string());
+                    }
                 }
             }
-            EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. } => return true,
-            EnclosingKind::Function { .. } => return false,
+            EnclosingKind::While { condition, .. } | EnclosingKind::DoWhile { condition, .. } => {
+                // `while (i < n) { …; i += blockDim.x; }`: a stride loop.
+                if is_stride_step(&ctx.text()[e.range.clone()]) {
+                    return Length::Long;
+                }
+                unknown.get_or_insert_with(|| condition.clone());
+            }
+            EnclosingKind::Function { .. } => break,
             _ => {}
         }
     }
-    false
+    match unknown {
+        Some(c) => Length::Unknown(c),
+        None => Length::Short,
+    }
+}
+
+/// Whether a `for` header steps by a launch dimension (`i += blockDim.x * gridDim.x`,
+/// `i += stride` is not read here: the launch reading above follows such locals).
+fn is_stride_loop(header: &str) -> bool {
+    header.split(';').nth(2).is_some_and(is_stride_step)
+}
+
+/// Whether `text` steps a variable by a launch dimension (`+= blockDim.x`).
+fn is_stride_step(text: &str) -> bool {
+    text.match_indices("+=").any(|(i, _)| {
+        let rest = &text[i + 2..];
+        let step = &rest[..rest.find(';').unwrap_or(rest.len())];
+        step.contains("blockDim") || step.contains("gridDim")
+    })
 }
 
 /// The starts of the `memset(&name, …)` calls among a local's uses.
@@ -692,6 +781,65 @@ __global__ void k(const __half* x, const __half2* y, __half* out, int n) {
     }
 
     #[test]
+    fn loop_counts_the_launches_fix_and_counts_set_at_run_time() {
+        // `dot_one` is a grid-stride loop whose only launch covers `n` with one thread per
+        // element: one trip, no sum. `blend` runs `taps` = 16 times at its only launch.
+        // `window` runs `kh * kw` times, values no launch in the file fixes: a hint that
+        // states the assumption (for bf16, whose 8 significant bits a short window already
+        // exhausts, a warning). `dot_many` launches too few threads for `n`: many trips.
+        check_messages(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define COUNT (1 << 20)
+__global__ void dot_one(const half* x, const half* y, half* out, int n) {
+    const int stride = gridDim.x * blockDim.x;
+    half part = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        part = part + x[i] * y[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = part;
+}
+__global__ void dot_many(const half* x, half* out, int n) {
+    half sum = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        sum = sum + x[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+__global__ void blend(const __half* s, __half* out, int taps) {
+    __half mix = __float2half(0.f);
+    for (int t = 0; t < taps; ++t) mix = __hadd(mix, s[threadIdx.x * taps + t]);
+    out[threadIdx.x] = mix;
+}
+__global__ void window(const __half* in, __half* out, int kh, int kw) {
+    __half acc = __float2half(0.f);
+    for (int fy = 0; fy < kh; ++fy)
+        for (int fx = 0; fx < kw; ++fx) acc = __hadd(acc, in[fy * kw + fx + threadIdx.x]);
+    out[threadIdx.x] = acc;
+}
+__global__ void window_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int kw) {
+    __nv_bfloat16 b = 0;
+    for (int fx = 0; fx < kw; ++fx) b += in[fx + threadIdx.x];
+    out[threadIdx.x] = b;
+}
+void run(const half* x, const half* y, half* out, int k) {
+    dim3 grid(COUNT / 256);
+    dim3 block(256);
+    dot_one<<<grid, block>>>(x, y, out, COUNT);
+    dot_many<<<64, 256>>>(x, out, COUNT);
+    blend<<<1, 256>>>(x, out, 16);
+    window<<<1, 128>>>(x, out, k, k);
+}
+"#,
+            expect![[r#"
+                warning: `sum` is an fp16 (`half`) accumulator updated in a loop: fp16 overflows at 65,504 and a running sum stops growing at 2,048, where the ulp reaches 2; accumulate in `float` and convert once at the end (pitfall-half-precision-math#P1)
+                hint: `acc` is an fp16 (`__half`) accumulator updated in a loop whose trip count is set at run time (`fx < kw`): fp16 overflows at 65,504 and a running sum stops growing at 2,048, where the ulp reaches 2; accumulate in `float` and convert once at the end (a hint only: this holds if the loop runs for many iterations, more than 16; no constant or launch in the file fixes its count) (pitfall-half-precision-math#P1)
+                warning: `b` is a bf16 (`__nv_bfloat16`) accumulator updated in a loop: bf16 has 7 mantissa bits, so a running sum of ones stops at 256 and any addend below about 0.4% of the total is lost; accumulate in `float` and convert once at the end (pitfall-half-precision-math#P2)
+            "#]],
+        );
+    }
+
+    #[test]
     fn a_partial_set_anew_every_iteration_carries_no_sum() {
         // `part` is zeroed at the top of each iteration and folded into a float: the sum
         // the loop carries is `total`. A reset under a branch, or one outside the inner
@@ -717,7 +865,7 @@ __global__ void dot(const half2* a, const half2* b, float* out, int n) {
         inner = __float2half2_rn(0.f);
         for (int j = 0; j < n; ++j) {
             inner = __hfma2(a[j], b[j], inner);
-         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `inner` is a packed fp16 (`half2`) accumulator
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: `inner` is a packed fp16 (`half2`) accumulator that a fused multiply-add updates in a loop whose trip count is set at run time (`j < n`)
         }
         total += __low2float(inner) + __low2float(kept);
     }

@@ -796,3 +796,218 @@ fn names_block_index(ctx: &RuleContext, range: &TextRange) -> bool {
             )
         })
 }
+
+/// How many times a thread arrives at barriers of one scope while it runs a statement: a
+/// sum of terms, each a number of arrivals times the trip counts of the loops around
+/// them that the code does not fix (keyed by their headers, whitespace squashed, sorted).
+/// `for (s = 0; s < stages; s++) { …; __syncthreads(); }` gives `{["int s = 0; s <
+/// stages; s++"]: 1}`; an empty map, no arrival.
+pub type Arrivals = std::collections::BTreeMap<Vec<String>, u64>;
+
+/// What [`arrivals`] finds of a statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrivalCount {
+    /// Every thread that runs the statement arrives this often.
+    Known(Arrivals),
+    /// Threads that run it arrive a different number of times: an `if` inside whose
+    /// branches arrive differently, as far as the code shows.
+    Varies,
+    /// Not known: a loop whose trip count is neither constant nor the same expression of
+    /// values no thread changes, a jump out of a statement past a barrier, a `switch`.
+    Unknown,
+}
+
+/// How often a thread that runs the statement `stmt` of `flow` arrives at the barriers of
+/// `scope` among `all` (the function's barriers): for warp-specialised code, where each
+/// side of an `if` holds its own barriers (`if (warp < P) { for (k…) { …; sync } } else {
+/// for (k…) { sync; … } }`), the two sides pair up when they arrive equally often.
+///
+/// A block sums its statements; an `if` counts when both branches (the missing `else`
+/// arrives never) count the same; a loop multiplies its body by its trip count, known
+/// when its `for` header bounds the variable by constants, or, when it reads only values
+/// no thread changes (kernel parameters, launch built-ins, constants: not thread
+/// dependent, no name in it written in the function but the loop variable in the
+/// header), as the header itself: two loops with the same such header run as often.
+pub fn arrivals(
+    ctx: &RuleContext,
+    flow: &kernaut_syntax::ControlFlow,
+    stmt: &TextRange,
+    scope: BarrierScope,
+    all: &[Barrier],
+) -> ArrivalCount {
+    arrivals_in(ctx, flow, stmt, scope, all, 0)
+}
+
+fn arrivals_in(
+    ctx: &RuleContext,
+    flow: &kernaut_syntax::ControlFlow,
+    stmt: &TextRange,
+    scope: BarrierScope,
+    all: &[Barrier],
+    depth: usize,
+) -> ArrivalCount {
+    use kernaut_syntax::StatementShape;
+    use ArrivalCount::{Known, Unknown, Varies};
+    let inside = all
+        .iter()
+        .filter(|b| b.scope == scope && stmt.contains(&b.range.start))
+        .count();
+    if inside == 0 {
+        return Known(Arrivals::new());
+    }
+    if depth > 32 {
+        return Unknown;
+    }
+    // A jump that leaves the statement takes some threads past barriers in it.
+    let leaves = flow.jumps.iter().any(|j| {
+        stmt.contains(&j.range.start)
+            && j.target
+                .as_ref()
+                .is_none_or(|t| !(stmt.start <= t.start && t.end <= stmt.end))
+    });
+    if leaves {
+        return Unknown;
+    }
+    let Some(shape) = flow.shape(stmt) else {
+        return Unknown;
+    };
+    let count = |r: &TextRange| arrivals_in(ctx, flow, r, scope, all, depth + 1);
+    match shape {
+        StatementShape::Block(children) => {
+            let mut sum = Arrivals::new();
+            let mut unknown = false;
+            for c in &children {
+                match count(c) {
+                    Known(a) => {
+                        for (k, v) in a {
+                            *sum.entry(k).or_default() += v;
+                        }
+                    }
+                    Varies => return Varies,
+                    Unknown => unknown = true,
+                }
+            }
+            if unknown {
+                Unknown
+            } else {
+                Known(sum)
+            }
+        }
+        StatementShape::If(then, other) => {
+            let a = count(&then);
+            let b = match &other {
+                Some(o) => count(o),
+                None => Known(Arrivals::new()),
+            };
+            match (a, b) {
+                (Known(a), Known(b)) if a == b => Known(a),
+                (Known(_), Known(_)) | (Varies, _) | (_, Varies) => Varies,
+                _ => Unknown,
+            }
+        }
+        StatementShape::Loop(body) => {
+            // `break` or `continue` of this loop skip barriers of some iterations.
+            if flow
+                .jumps
+                .iter()
+                .any(|j| body.contains(&j.range.start) && j.target.as_ref() == Some(stmt))
+            {
+                return Unknown;
+            }
+            let per = match count(&body) {
+                Known(a) => a,
+                other => return other,
+            };
+            match trip_count(ctx, stmt, &body, scope) {
+                Some(Trips::Constant(n)) => {
+                    Known(per.into_iter().map(|(k, v)| (k, v * n)).collect())
+                }
+                Some(Trips::Header(h)) => Known(
+                    per.into_iter()
+                        .map(|(mut k, v)| {
+                            k.push(h.clone());
+                            k.sort();
+                            (k, v)
+                        })
+                        .collect(),
+                ),
+                None => Unknown,
+            }
+        }
+        StatementShape::Switch | StatementShape::Jump(_) => Unknown,
+        StatementShape::Other => {
+            // A `?:`, a lambda or a preprocessor conditional may run a barrier or not.
+            let text = &ctx.text()[stmt.clone()];
+            let lambda = ["[=", "[&", "[]", "[this"].iter().any(|l| text.contains(l));
+            if text.contains('?') || text.contains('#') || lambda {
+                return Unknown;
+            }
+            Known(Arrivals::from([(Vec::new(), inside as u64)]))
+        }
+    }
+}
+
+/// The trip count of a loop ([`arrivals`]).
+enum Trips {
+    Constant(u64),
+    Header(String),
+}
+
+/// The trip count of the `for` loop at `stmt` (body `body`), the same for every thread of
+/// `scope` that runs it: constant, or its header when that reads only values no thread
+/// changes. `None` for other loops.
+fn trip_count(
+    ctx: &RuleContext,
+    stmt: &TextRange,
+    body: &TextRange,
+    scope: BarrierScope,
+) -> Option<Trips> {
+    let chain = ctx.enclosing(body.start);
+    let e = chain.iter().find(|e| e.range == *stmt)?;
+    let EnclosingKind::For {
+        header,
+        var: Some(var),
+        start,
+        end,
+        step,
+        thread_dependent: false,
+    } = &e.kind
+    else {
+        return None;
+    };
+    let head = stmt.start..body.start;
+    if matches!(scope, BarrierScope::Grid | BarrierScope::Cluster)
+        && ctx.text()[head.clone()].contains("blockIdx")
+    {
+        return None;
+    }
+    // No name of the header is written in the function, but the loop variable in it.
+    let function = ctx.facts.function_at(stmt.start)?.range.clone();
+    for (name, at) in ctx.file.names_in(&head) {
+        let Some(v) = ctx.file.variable_at(at.start) else {
+            continue;
+        };
+        let own = name == *var;
+        let written = ctx.file.uses_of(&v).iter().any(|u| {
+            function.contains(&u.range.start)
+                && (u.address_of || u.write.is_some())
+                && !(own && head.contains(&u.range.start))
+        });
+        if written {
+            return None;
+        }
+    }
+    if let (Some(s), Some(e), Some(d)) = (
+        start.as_deref().and_then(|s| s.parse::<i64>().ok()),
+        end,
+        step,
+    ) {
+        if *d > 0 {
+            let n = if *e > s { (*e - s + *d - 1) / *d } else { 0 };
+            return Some(Trips::Constant(n as u64));
+        }
+    }
+    Some(Trips::Header(
+        header.split_whitespace().collect::<Vec<_>>().join(" "),
+    ))
+}

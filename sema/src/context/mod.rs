@@ -12,6 +12,7 @@
 pub mod async_ops;
 pub mod barriers;
 pub mod conditions;
+pub mod loop_trips;
 pub mod target_guards;
 pub mod type_aliases;
 mod words;

@@ -182,6 +182,21 @@ fn condition<'a>(
                 ))),
             }
         }
+        // A condition held in a local no assignment reaches (`const bool p = lane < 8;`)
+        // is its initialiser, where that is a comparison or a logical operation.
+        "identifier" => {
+            let init = low
+                .read_only_initializer(node, node_text(node, text))
+                .filter(|i| is_logical(*i, text));
+            match init {
+                Some(init) => condition(low, init, text, leaves),
+                None => Some(GuardCondition::Value(low.lower(
+                    &from_node(node, text, 0),
+                    node,
+                    0,
+                ))),
+            }
+        }
         "unary_expression"
             if node
                 .field("operator")
@@ -199,6 +214,27 @@ fn condition<'a>(
             node,
             0,
         ))),
+    }
+}
+
+/// Whether `node` (through parentheses) is a comparison, `&&`, `||` or `!`: a truth value
+/// [`condition`] splits into its leaves.
+fn is_logical(node: Node<'_>, text: &str) -> bool {
+    match node.kind_name() {
+        "parenthesized_expression" => match named_children(node).as_slice() {
+            [one] => is_logical(*one, text),
+            _ => false,
+        },
+        "binary_expression" => node.field("operator").is_some_and(|o| {
+            matches!(
+                node_text(o, text),
+                "&&" | "||" | "<" | "<=" | ">" | ">=" | "==" | "!="
+            )
+        }),
+        "unary_expression" => node
+            .field("operator")
+            .is_some_and(|o| node_text(o, text) == "!"),
+        _ => false,
     }
 }
 

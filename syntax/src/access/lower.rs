@@ -204,6 +204,16 @@ impl<'a> Lowerer<'a> {
             .map(|(c, d)| init_and_param(c, d))
     }
 
+    /// The initialiser of the local `name` used at `use_node` when no assignment can
+    /// reach the use ([`Self::reassigned`]): its value there (`p` in `const bool p = lane
+    /// < 8; if (p) …` gives `lane < 8`). `None` for a parameter or a local assigned again.
+    pub(crate) fn read_only_initializer(&self, use_node: Node<'a>, name: &str) -> Option<Node<'a>> {
+        match self.declaration(use_node, name)? {
+            (Some(init), false) if !self.reassigned(use_node, name) => Some(init),
+            _ => None,
+        }
+    }
+
     /// The declaration (or parameter declaration) of `name` used at `use_node`, and its
     /// declarator of that name.
     pub(crate) fn declaration_nodes(

@@ -122,6 +122,24 @@ pub enum LaterKind {
     Other,
 }
 
+/// The shape of one statement of the tree ([`ControlFlow::shape`]), with the ranges of
+/// the statements it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatementShape {
+    /// The function body or a `{ … }` block: its statements in order.
+    Block(Vec<TextRange>),
+    /// An `if`: the branch taken when true and the `else` branch, where written.
+    If(TextRange, Option<TextRange>),
+    /// A loop (`for`, `while`, `do`, range `for`): its body.
+    Loop(TextRange),
+    /// A `switch`, or a `case` inside one.
+    Switch,
+    /// A `return`, `continue` or `break`.
+    Jump(JumpKind),
+    /// Any other statement (it completes; code in lambdas and `#if` blocks included).
+    Other,
+}
+
 /// The control flow of one function ([`SourceFile::control_flow`]).
 #[derive(Clone, Debug)]
 pub struct ControlFlow {
@@ -473,6 +491,27 @@ impl ControlFlow {
         let then = self.stmts[*s.children.first()?].range.clone();
         let other = s.children.get(1).map(|c| self.stmts[*c].range.clone());
         Some((then, other))
+    }
+
+    /// The shape of the statement that spans exactly `range`; `None` where no statement
+    /// of the tree does.
+    pub fn shape(&self, range: &TextRange) -> Option<StatementShape> {
+        let i = self.stmts.iter().position(|s| s.range == *range)?;
+        let s = &self.stmts[i];
+        let child = |k: usize| s.children.get(k).map(|c| self.stmts[*c].range.clone());
+        Some(match s.kind {
+            Kind::Seq => StatementShape::Block(
+                s.children
+                    .iter()
+                    .map(|c| self.stmts[*c].range.clone())
+                    .collect(),
+            ),
+            Kind::If => StatementShape::If(child(0)?, child(1)),
+            Kind::Loop => StatementShape::Loop(child(0)?),
+            Kind::Switch | Kind::SwitchBody => StatementShape::Switch,
+            Kind::Jump(k) => StatementShape::Jump(k),
+            Kind::Other => StatementShape::Other,
+        })
     }
 
     /// Whether a thread that enters `outer` (a statement) always passes `offset`
