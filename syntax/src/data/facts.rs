@@ -59,6 +59,43 @@ pub(crate) struct LocalsMemo {
     /// Whether each local (by the start of its name) is never written after its
     /// declaration nor has its address taken.
     read_only: std::sync::Mutex<rustc_hash::FxHashMap<usize, bool>>,
+    /// The index terms of each subscript, by its range
+    /// ([`SourceFile::index_terms`](crate::SourceFile::index_terms)).
+    terms: Memo<(usize, usize), Arc<[crate::IndexTerm]>>,
+    /// The variables declared in a range, looking only into the statements that mention
+    /// one of the words (by the range and the words).
+    variables: Memo<RangeAndWords, Arc<[crate::Variable]>>,
+    /// The uses of each variable, by the start of its name.
+    uses: Memo<usize, Arc<[crate::VariableUse]>>,
+    /// The pointer expression at each range, as a base name and an element index
+    /// ([`SourceFile::pointer_operand`](crate::SourceFile::pointer_operand)).
+    operands: Memo<(usize, usize), Option<(String, crate::IndexExpr)>>,
+    /// The control flow of each function, by the function's range
+    /// ([`SourceFile::control_flow`](crate::SourceFile::control_flow)).
+    flows: Memo<(usize, usize), Arc<crate::ControlFlow>>,
+}
+
+/// A range (start and end byte) and the words a look into it is limited to.
+type RangeAndWords = (usize, usize, Box<[String]>);
+
+/// One table of answers of a [`LocalsMemo`], shared between threads.
+type Memo<K, V> = std::sync::Mutex<rustc_hash::FxHashMap<K, V>>;
+
+/// The answer `map` keeps for `key`, computed by `compute` (outside the lock) the first
+/// time.
+fn memo<K: std::hash::Hash + Eq, V: Clone>(
+    map: &Memo<K, V>,
+    key: K,
+    compute: impl FnOnce() -> V,
+) -> V {
+    if let Some(found) = map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return found;
+    }
+    let answer = compute();
+    if let Ok(mut m) = map.lock() {
+        m.insert(key, answer.clone());
+    }
+    answer
 }
 
 /// A set of names, shared.
@@ -103,6 +140,64 @@ impl LocalsMemo {
             m.insert(name_start, answer);
         }
         answer
+    }
+}
+
+impl LocalsMemo {
+    /// The index terms of the subscript at `range`, computed by `compute` the first time.
+    pub(crate) fn terms(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Vec<crate::IndexTerm>,
+    ) -> Arc<[crate::IndexTerm]> {
+        memo(&self.terms, (range.start, range.end), || compute().into())
+    }
+
+    /// The variables declared in `range` in the statements that mention one of `words`,
+    /// computed by `compute` the first time.
+    pub(crate) fn variables(
+        &self,
+        range: &crate::TextRange,
+        words: &[&str],
+        compute: impl FnOnce() -> Vec<crate::Variable>,
+    ) -> Arc<[crate::Variable]> {
+        let words = words.iter().map(|w| w.to_string()).collect();
+        memo(&self.variables, (range.start, range.end, words), || {
+            compute().into()
+        })
+    }
+
+    /// The uses of the variable whose name starts at `name_start`, computed by `compute`
+    /// the first time.
+    pub(crate) fn uses(
+        &self,
+        name_start: usize,
+        compute: impl FnOnce() -> Vec<crate::VariableUse>,
+    ) -> Arc<[crate::VariableUse]> {
+        memo(&self.uses, name_start, || compute().into())
+    }
+}
+
+impl LocalsMemo {
+    /// The pointer expression at `range`, computed by `compute` the first time.
+    pub(crate) fn operand(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<(String, crate::IndexExpr)>,
+    ) -> Option<(String, crate::IndexExpr)> {
+        memo(&self.operands, (range.start, range.end), compute)
+    }
+
+    /// The control flow of the function at `function`, computed by `compute` the first
+    /// time.
+    pub(crate) fn flow(
+        &self,
+        function: &crate::TextRange,
+        compute: impl FnOnce() -> crate::ControlFlow,
+    ) -> Arc<crate::ControlFlow> {
+        memo(&self.flows, (function.start, function.end), || {
+            Arc::new(compute())
+        })
     }
 }
 
