@@ -73,7 +73,18 @@ pub(crate) struct LocalsMemo {
     /// The control flow of each function, by the function's range
     /// ([`SourceFile::control_flow`](crate::SourceFile::control_flow)).
     flows: Memo<(usize, usize), Arc<crate::ControlFlow>>,
+    /// The condition at each range lowered for a question of uniformity, by the range,
+    /// the bound names and the block
+    /// ([`SourceFile::uniformity_condition`](crate::SourceFile::uniformity_condition)).
+    conditions: Memo<UniformityKey, Option<crate::GuardCondition>>,
+    /// The statements of each preprocessor conditional, by its range
+    /// ([`SourceFile::conditional_statements`](crate::SourceFile::conditional_statements)).
+    arms: Memo<(usize, usize), Option<Arc<[crate::LaterStatement]>>>,
 }
+
+/// A condition's range (start and end byte), the names bound and the block it is
+/// lowered with.
+type UniformityKey = (usize, usize, Box<[(String, i64)]>, Option<[u32; 3]>);
 
 /// A range (start and end byte) and the words a look into it is limited to.
 type RangeAndWords = (usize, usize, Box<[String]>);
@@ -197,6 +208,33 @@ impl LocalsMemo {
     ) -> Arc<crate::ControlFlow> {
         memo(&self.flows, (function.start, function.end), || {
             Arc::new(compute())
+        })
+    }
+}
+
+impl LocalsMemo {
+    /// The condition at `range` lowered for uniformity with `bound` and `block`,
+    /// computed by `compute` the first time.
+    pub(crate) fn condition(
+        &self,
+        range: &crate::TextRange,
+        bound: &[(String, i64)],
+        block: Option<[u32; 3]>,
+        compute: impl FnOnce() -> Option<crate::GuardCondition>,
+    ) -> Option<crate::GuardCondition> {
+        let key = (range.start, range.end, bound.into(), block);
+        memo(&self.conditions, key, compute)
+    }
+
+    /// The statements of the preprocessor conditional at `range`, computed by
+    /// `compute` the first time.
+    pub(crate) fn arms(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<Vec<crate::LaterStatement>>,
+    ) -> Option<Arc<[crate::LaterStatement]>> {
+        memo(&self.arms, (range.start, range.end), || {
+            compute().map(Into::into)
         })
     }
 }

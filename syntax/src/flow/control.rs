@@ -140,8 +140,16 @@ pub struct ControlFlow {
 impl SourceFile {
     /// The statements of every arm of the preprocessor conditional at `range` (`#if`,
     /// `#ifdef`, with their `#elif`/`#else`), nested conditionals opened, as later
-    /// statements ([`LaterStatement`]); `None` where `range` is not such a block.
-    pub fn conditional_statements(&self, range: &TextRange) -> Option<Vec<LaterStatement>> {
+    /// statements ([`LaterStatement`]); `None` where `range` is not such a block. Kept
+    /// with the file's facts.
+    pub fn conditional_statements(&self, range: &TextRange) -> Option<Arc<[LaterStatement]>> {
+        match self.tree_memo() {
+            Some(memo) => memo.arms(range, || self.find_conditional_statements(range)),
+            None => self.find_conditional_statements(range).map(Into::into),
+        }
+    }
+
+    fn find_conditional_statements(&self, range: &TextRange) -> Option<Vec<LaterStatement>> {
         let root = self.root_at(range.start)?;
         let node = root.descendant_for_byte_range(range.start, range.end)?;
         let node = std::iter::successors(Some(node), |n| n.parent())
