@@ -11,9 +11,9 @@ use kernaut_syntax::{IndexTerm, SharedAccess, SourceFile};
 /// model reports).
 pub fn lane_term(file: &SourceFile, access: &SharedAccess, block: [u32; 3]) -> Option<IndexTerm> {
     let valuation = Valuation::warp0(block.map(|d| Some(i64::from(d))));
-    let mut varying = file
-        .index_terms(&access.range)
-        .into_iter()
+    let terms = file.index_terms(&access.range);
+    let mut varying = terms
+        .iter()
         .filter(|t| t.expr.depends_on_thread())
         .filter(|t| {
             valuation
@@ -21,7 +21,7 @@ pub fn lane_term(file: &SourceFile, access: &SharedAccess, block: [u32; 3]) -> O
                 .is_none_or(|l| l.iter().any(|v| *v != l[0]))
         });
     let term = varying.next()?;
-    varying.next().is_none().then_some(term)
+    varying.next().is_none().then(|| term.clone())
 }
 
 /// How a message names `term` of an access with `indices` indices: `` `2 * threadIdx.x` ``,

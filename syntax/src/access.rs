@@ -530,8 +530,16 @@ impl SourceFile {
 
     /// The pointer expression at `range` (an `asm` operand, a call argument) as a base
     /// name and an element index lowered like a subscript: `&g[i]`, `g + i` and `g`
-    /// (index 0), through parentheses and casts. `None` for anything else.
+    /// (index 0), through parentheses and casts. `None` for anything else. Kept with the
+    /// file's facts: asked again, the operand is not lowered again.
     pub fn pointer_operand(&self, range: &TextRange) -> Option<(String, IndexExpr)> {
+        match self.tree_memo() {
+            Some(memo) => memo.operand(range, || self.lower_pointer_operand(range)),
+            None => self.lower_pointer_operand(range),
+        }
+    }
+
+    fn lower_pointer_operand(&self, range: &TextRange) -> Option<(String, IndexExpr)> {
         let text = self.text();
         let roots = self.roots();
         let mut node = expression_at(&roots, range)?;

@@ -18,7 +18,7 @@ pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
     LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
 };
-pub(crate) use facts::{FactsIndex, FunctionTable};
+pub(crate) use facts::{FactsIndex, FunctionTable, LocalsMemo};
 
 mod cache;
 pub(crate) use cache::{AccessSlot, ChunkCache, ChunkScan, OffsetCache};

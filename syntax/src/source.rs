@@ -495,6 +495,14 @@ impl SourceFile {
 
     /// The roots of the chunks' trees, in document order (crate-private: tree-sitter never
     /// leaves this crate). Empty when there is no tree.
+    /// The memo of answers about the file's text kept with its facts, for queries that
+    /// read the trees: `None` for a file without them ([`SourceFile::without_trees`]),
+    /// whose facts a parsed copy shares, so that an answer found without the trees is
+    /// not kept for it.
+    pub(crate) fn tree_memo(&self) -> Option<&crate::data::LocalsMemo> {
+        (!self.chunks.is_empty()).then(|| &self.facts().locals_memo)
+    }
+
     pub(crate) fn roots(&self) -> Vec<Node<'_>> {
         self.chunks.iter().map(|c| c.tree.root_node()).collect()
     }

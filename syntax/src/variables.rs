@@ -176,19 +176,23 @@ impl SourceFile {
     /// The variables declared inside `range` that `accept` keeps, each with its uses
     /// (as [`SourceFile::uses_of`] gives them): for a rule that looks at many locals of a
     /// function at once. Only the statements whose text holds one of `written` (the type
-    /// names the rule accepts, say) are looked into; empty looks into all.
+    /// names the rule accepts, say) are looked into; empty looks into all. Kept
+    /// with the file's facts: asked again, neither is looked for again.
     pub fn variables_with_uses(
         &self,
         range: &TextRange,
         written: &[&str],
         accept: &dyn Fn(&Variable) -> bool,
     ) -> Vec<(Variable, Vec<VariableUse>)> {
-        self.variables_mentioning(range, written)
-            .into_iter()
+        let Some(memo) = self.tree_memo() else {
+            return Vec::new();
+        };
+        memo.variables(range, written, || self.variables_mentioning(range, written))
+            .iter()
             .filter(|v| accept(v))
             .map(|v| {
-                let uses = self.uses_among(&v);
-                (v, uses)
+                let uses = memo.uses(v.name_range.start, || self.uses_among(v));
+                (v.clone(), uses.to_vec())
             })
             .collect()
     }

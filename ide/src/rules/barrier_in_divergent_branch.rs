@@ -216,7 +216,7 @@ fn skippers_exit(
         while i < later.len() {
             match ctx.file.conditional_statements(&later[i].range) {
                 Some(inner) if later[i].kind == LaterKind::Other => {
-                    later.splice(i..=i, inner);
+                    later.splice(i..=i, inner.iter().cloned());
                 }
                 _ => i += 1,
             }

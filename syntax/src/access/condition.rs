@@ -96,14 +96,19 @@ impl SourceFile {
     /// instantiation's arguments), with the launch's `block` an axis of extent 1 making
     /// its `threadIdx` 0, and anything the model cannot value that reads no thread index
     /// (a load at an address that reads none, a `__syncthreads_count` result, `sizeof` of
-    /// a template type) one value for the whole block.
+    /// a template type) one value for the whole block. Kept with the file's facts.
     pub fn uniformity_condition(
         &self,
         range: &TextRange,
         bound: &[(String, i64)],
         block: Option<[u32; 3]>,
     ) -> Option<GuardCondition> {
-        self.condition_at(range, Some((bound, block)))
+        match self.tree_memo() {
+            Some(memo) => memo.condition(range, bound, block, || {
+                self.condition_at(range, Some((bound, block)))
+            }),
+            None => self.condition_at(range, Some((bound, block))),
+        }
     }
 
     /// The condition at `range`, lowered plainly or, with `uniformity`, as

@@ -29,8 +29,15 @@ impl SourceFile {
     /// [`SharedAccess`]'s range), outermost index first: each index split at its
     /// top-level `+` and `-` (through parentheses); a term that is a local written only by
     /// its initialiser is split in that initialiser. Empty when `range` is not a
-    /// subscript.
-    pub fn index_terms(&self, range: &TextRange) -> Vec<IndexTerm> {
+    /// subscript. Kept with the file's facts: asked again, the terms are not recomputed.
+    pub fn index_terms(&self, range: &TextRange) -> std::sync::Arc<[IndexTerm]> {
+        match self.tree_memo() {
+            Some(memo) => memo.terms(range, || self.compute_index_terms(range)),
+            None => self.compute_index_terms(range).into(),
+        }
+    }
+
+    fn compute_index_terms(&self, range: &TextRange) -> Vec<IndexTerm> {
         let text = self.text();
         let Some(root) = self.root_at(range.start) else {
             return Vec::new();
@@ -164,5 +171,25 @@ mod tests {
                 "1 -1 @1 = 1",
             ]
         );
+    }
+
+    /// The terms are kept with the facts, which a copy without trees shares with the
+    /// file parsed again: what the copy found without its trees is not kept for it.
+    #[test]
+    fn terms_asked_without_trees_are_not_kept() {
+        let text = "__global__ void k() {\n    __shared__ float s[64];\n    int row = threadIdx.x * 2;\n    s[row + 1] = 0;\n}\n";
+        let at = text.find("s[row + 1]").unwrap();
+        let range = at..at + "s[row + 1]".len();
+        let bare = SourceFile::parse(text).without_trees();
+        assert!(bare.index_terms(&range).is_empty());
+        let parsed = bare.reparsed();
+        let texts: Vec<_> = parsed
+            .index_terms(&range)
+            .iter()
+            .map(|t| t.text.clone())
+            .collect();
+        assert_eq!(texts, ["threadIdx.x * 2", "1"]);
+        // Asked again, the same answer.
+        assert_eq!(parsed.index_terms(&range).len(), 2);
     }
 }

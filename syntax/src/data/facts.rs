@@ -59,6 +59,54 @@ pub(crate) struct LocalsMemo {
     /// Whether each local (by the start of its name) is never written after its
     /// declaration nor has its address taken.
     read_only: std::sync::Mutex<rustc_hash::FxHashMap<usize, bool>>,
+    /// The index terms of each subscript, by its range
+    /// ([`SourceFile::index_terms`](crate::SourceFile::index_terms)).
+    terms: Memo<(usize, usize), Arc<[crate::IndexTerm]>>,
+    /// The variables declared in a range, looking only into the statements that mention
+    /// one of the words (by the range and the words).
+    variables: Memo<RangeAndWords, Arc<[crate::Variable]>>,
+    /// The uses of each variable, by the start of its name.
+    uses: Memo<usize, Arc<[crate::VariableUse]>>,
+    /// The pointer expression at each range, as a base name and an element index
+    /// ([`SourceFile::pointer_operand`](crate::SourceFile::pointer_operand)).
+    operands: Memo<(usize, usize), Option<(String, crate::IndexExpr)>>,
+    /// The control flow of each function, by the function's range
+    /// ([`SourceFile::control_flow`](crate::SourceFile::control_flow)).
+    flows: Memo<(usize, usize), Arc<crate::ControlFlow>>,
+    /// The condition at each range lowered for a question of uniformity, by the range,
+    /// the bound names and the block
+    /// ([`SourceFile::uniformity_condition`](crate::SourceFile::uniformity_condition)).
+    conditions: Memo<UniformityKey, Option<crate::GuardCondition>>,
+    /// The statements of each preprocessor conditional, by its range
+    /// ([`SourceFile::conditional_statements`](crate::SourceFile::conditional_statements)).
+    arms: Memo<(usize, usize), Option<Arc<[crate::LaterStatement]>>>,
+}
+
+/// A condition's range (start and end byte), the names bound and the block it is
+/// lowered with.
+type UniformityKey = (usize, usize, Box<[(String, i64)]>, Option<[u32; 3]>);
+
+/// A range (start and end byte) and the words a look into it is limited to.
+type RangeAndWords = (usize, usize, Box<[String]>);
+
+/// One table of answers of a [`LocalsMemo`], shared between threads.
+type Memo<K, V> = std::sync::Mutex<rustc_hash::FxHashMap<K, V>>;
+
+/// The answer `map` keeps for `key`, computed by `compute` (outside the lock) the first
+/// time.
+fn memo<K: std::hash::Hash + Eq, V: Clone>(
+    map: &Memo<K, V>,
+    key: K,
+    compute: impl FnOnce() -> V,
+) -> V {
+    if let Some(found) = map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return found;
+    }
+    let answer = compute();
+    if let Ok(mut m) = map.lock() {
+        m.insert(key, answer.clone());
+    }
+    answer
 }
 
 /// A set of names, shared.
@@ -103,6 +151,91 @@ impl LocalsMemo {
             m.insert(name_start, answer);
         }
         answer
+    }
+}
+
+impl LocalsMemo {
+    /// The index terms of the subscript at `range`, computed by `compute` the first time.
+    pub(crate) fn terms(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Vec<crate::IndexTerm>,
+    ) -> Arc<[crate::IndexTerm]> {
+        memo(&self.terms, (range.start, range.end), || compute().into())
+    }
+
+    /// The variables declared in `range` in the statements that mention one of `words`,
+    /// computed by `compute` the first time.
+    pub(crate) fn variables(
+        &self,
+        range: &crate::TextRange,
+        words: &[&str],
+        compute: impl FnOnce() -> Vec<crate::Variable>,
+    ) -> Arc<[crate::Variable]> {
+        let words = words.iter().map(|w| w.to_string()).collect();
+        memo(&self.variables, (range.start, range.end, words), || {
+            compute().into()
+        })
+    }
+
+    /// The uses of the variable whose name starts at `name_start`, computed by `compute`
+    /// the first time.
+    pub(crate) fn uses(
+        &self,
+        name_start: usize,
+        compute: impl FnOnce() -> Vec<crate::VariableUse>,
+    ) -> Arc<[crate::VariableUse]> {
+        memo(&self.uses, name_start, || compute().into())
+    }
+}
+
+impl LocalsMemo {
+    /// The pointer expression at `range`, computed by `compute` the first time.
+    pub(crate) fn operand(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<(String, crate::IndexExpr)>,
+    ) -> Option<(String, crate::IndexExpr)> {
+        memo(&self.operands, (range.start, range.end), compute)
+    }
+
+    /// The control flow of the function at `function`, computed by `compute` the first
+    /// time.
+    pub(crate) fn flow(
+        &self,
+        function: &crate::TextRange,
+        compute: impl FnOnce() -> crate::ControlFlow,
+    ) -> Arc<crate::ControlFlow> {
+        memo(&self.flows, (function.start, function.end), || {
+            Arc::new(compute())
+        })
+    }
+}
+
+impl LocalsMemo {
+    /// The condition at `range` lowered for uniformity with `bound` and `block`,
+    /// computed by `compute` the first time.
+    pub(crate) fn condition(
+        &self,
+        range: &crate::TextRange,
+        bound: &[(String, i64)],
+        block: Option<[u32; 3]>,
+        compute: impl FnOnce() -> Option<crate::GuardCondition>,
+    ) -> Option<crate::GuardCondition> {
+        let key = (range.start, range.end, bound.into(), block);
+        memo(&self.conditions, key, compute)
+    }
+
+    /// The statements of the preprocessor conditional at `range`, computed by
+    /// `compute` the first time.
+    pub(crate) fn arms(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<Vec<crate::LaterStatement>>,
+    ) -> Option<Arc<[crate::LaterStatement]>> {
+        memo(&self.arms, (range.start, range.end), || {
+            compute().map(Into::into)
+        })
     }
 }
 

@@ -25,6 +25,8 @@
 //! assert!(flow.reaches_after(&guard, barrier, Some(&jump.target.clone().unwrap())));
 //! ```
 
+use std::sync::Arc;
+
 use tree_sitter::Node;
 
 use crate::source::SourceFile;
@@ -156,8 +158,16 @@ pub struct ControlFlow {
 impl SourceFile {
     /// The statements of every arm of the preprocessor conditional at `range` (`#if`,
     /// `#ifdef`, with their `#elif`/`#else`), nested conditionals opened, as later
-    /// statements ([`LaterStatement`]); `None` where `range` is not such a block.
-    pub fn conditional_statements(&self, range: &TextRange) -> Option<Vec<LaterStatement>> {
+    /// statements ([`LaterStatement`]); `None` where `range` is not such a block. Kept
+    /// with the file's facts.
+    pub fn conditional_statements(&self, range: &TextRange) -> Option<Arc<[LaterStatement]>> {
+        match self.tree_memo() {
+            Some(memo) => memo.arms(range, || self.find_conditional_statements(range)),
+            None => self.find_conditional_statements(range).map(Into::into),
+        }
+    }
+
+    fn find_conditional_statements(&self, range: &TextRange) -> Option<Vec<LaterStatement>> {
         let root = self.root_at(range.start)?;
         let node = root.descendant_for_byte_range(range.start, range.end)?;
         let node = std::iter::successors(Some(node), |n| n.parent())
@@ -168,25 +178,30 @@ impl SourceFile {
     }
 
     /// The control flow of the function around `offset`; `None` outside every function
-    /// with a body.
-    pub fn control_flow(&self, offset: usize) -> Option<ControlFlow> {
+    /// with a body. Kept with the file's facts, by function: asked again, the flow is
+    /// not built again.
+    pub fn control_flow(&self, offset: usize) -> Option<Arc<ControlFlow>> {
         let root = self.root_at(offset)?;
         let chain = chain_at(root, offset);
-        let f = chain
+        let f = *chain
             .iter()
             .find(|n| n.kind_name() == "function_definition")?;
         let body = f.field("body")?;
-        let mut flow = ControlFlow {
-            function: f.byte_range(),
-            body: body.byte_range(),
-            jumps: Vec::new(),
-            stmts: Vec::new(),
-        };
-        let mut targets = Vec::new();
-        flow.build(body, None, &mut targets, 0);
-        flow.jumps.sort_by_key(|j| j.range.start);
-        flow.mark_exits();
-        Some(flow)
+        // A file without trees has no function here: the memo is there.
+        let memo = self.tree_memo()?;
+        Some(memo.flow(&f.byte_range(), || {
+            let mut flow = ControlFlow {
+                function: f.byte_range(),
+                body: body.byte_range(),
+                jumps: Vec::new(),
+                stmts: Vec::new(),
+            };
+            let mut targets = Vec::new();
+            flow.build(body, None, &mut targets, 0);
+            flow.jumps.sort_by_key(|j| j.range.start);
+            flow.mark_exits();
+            flow
+        }))
     }
 }
 
@@ -661,7 +676,7 @@ impl ControlFlow {
 mod tests {
     use super::*;
 
-    fn flow(text: &str) -> ControlFlow {
+    fn flow(text: &str) -> Arc<ControlFlow> {
         let file = SourceFile::parse(text);
         file.control_flow(text.find('{').unwrap() + 1).unwrap()
     }
