@@ -1296,7 +1296,8 @@ pub fn active_lanes_in(
                 condition_range,
                 thread_dependent: true,
             } => match file.conditional_arm(&e.range, offset) {
-                Some(in_else) => (condition, condition_range, in_else),
+                // `Some(true)` is the arm taken when the condition holds.
+                Some(taken_when_true) => (condition, condition_range, !taken_when_true),
                 None => continue,
             },
             _ => continue,

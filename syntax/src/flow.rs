@@ -128,31 +128,6 @@ impl SourceFile {
         out
     }
 
-    /// Which arm of the conditional expression (`c ? a : b`) that spans exactly `range`
-    /// holds `offset`: `Some(false)` for the one taken when true, `Some(true)` for the
-    /// other; `None` in the condition, or where no such expression spans `range`.
-    pub fn conditional_arm(&self, range: &TextRange, offset: usize) -> Option<bool> {
-        let root = self.root_at(range.start)?;
-        let mut node = root.descendant_for_byte_range(range.start, range.end)?;
-        while node.byte_range() == *range && node.kind_name() != "conditional_expression" {
-            node = node.parent()?;
-        }
-        if node.byte_range() != *range || node.kind_name() != "conditional_expression" {
-            return None;
-        }
-        let within = |f: &str| {
-            node.field(f)
-                .is_some_and(|n| n.start_byte() <= offset && offset < n.end_byte())
-        };
-        if within("consequence") {
-            Some(false)
-        } else if within("alternative") {
-            Some(true)
-        } else {
-            None
-        }
-    }
-
     /// The header of the `for` statement that spans exactly `range`, as the enclosing
     /// chain's [`EnclosingKind::For`] gives it, without the chain: the variable, its start
     /// as written, the exclusive end and the step when constant (`for (int i = 0; i < 64;
