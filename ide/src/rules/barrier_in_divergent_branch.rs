@@ -53,8 +53,8 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 
 mod early_exit;
 use super::barriers::{
-    arrivals, barriers, certain_block, divergent_branch, if_condition, implies, ArrivalCount,
-    Barrier, BarrierScope,
+    arrivals, barriers, calls_a_synchronising_helper, certain_block, divergent_branch,
+    if_condition, implies, ArrivalCount, Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -290,9 +290,11 @@ fn balanced(
     let Some((then, Some(other))) = flow.branches(branch) else {
         return false;
     };
+    // A side holds a barrier of the scope, or calls a device function that reaches one.
     let holds = |r: &kernaut_syntax::TextRange| {
         all.iter()
             .any(|x| x.scope == b.scope && r.contains(&x.range.start))
+            || calls_a_synchronising_helper(ctx, r)
     };
     match (
         arrivals(ctx, flow, &then, b.scope, all),
@@ -680,6 +682,47 @@ void run(const unsigned* in, unsigned* out, int n) {
     wide *= 8;
     carry_in2<<<(n + wide - 1) / wide, wide>>>(in, out);
 }
+"#,
+        );
+    }
+
+    #[test]
+    fn a_side_that_reaches_its_barriers_in_a_helper_pairs_up() {
+        // Each specialised side runs `layers` barriers, one side through a device
+        // function: how often it arrives is not shown by the branch, so nothing is said.
+        // A side whose helper has no barrier leaves the other side's barriers unpaired.
+        check(
+            RULE,
+            r#"
+template <int R>
+__device__ void produce(float* s, int layers) {
+    for (int l = 0; l < layers; l++) {
+        s[threadIdx.x] = l;
+        __syncthreads();
+    }
+}
+__device__ void idle(float* s) { s[threadIdx.x] = 0.0f; }
+template <int R>
+__global__ void spec(float* out, int layers) {
+    __shared__ float s[256];
+    if (threadIdx.x < 2 * R) {
+        produce<R>(s, layers);
+    } else {
+        for (int l = 0; l < layers; l++) {
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x < R) {
+        idle(s);
+    } else {
+        for (int l = 0; l < layers; l++) {
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < R)`
+        }
+    }
+    out[threadIdx.x] = s[threadIdx.x];
+}
+void run(float* o, int n) { spec<32><<<1, 256>>>(o, n); }
 "#,
         );
     }

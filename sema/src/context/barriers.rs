@@ -848,6 +848,11 @@ fn arrivals_in(
 ) -> ArrivalCount {
     use kernaut_syntax::StatementShape;
     use ArrivalCount::{Known, Unknown, Varies};
+    // A device function called here that reaches a barrier itself arrives a number of
+    // times the statement does not show.
+    if calls_a_synchronising_helper(ctx, stmt) {
+        return Unknown;
+    }
     let inside = all
         .iter()
         .filter(|b| b.scope == scope && stmt.contains(&b.range.start))
@@ -945,6 +950,58 @@ fn arrivals_in(
             Known(Arrivals::from([(Vec::new(), inside as u64)]))
         }
     }
+}
+
+/// Whether a call inside `stmt` is to a device function of the file that reaches a
+/// barrier of any scope (through its own calls, four deep).
+pub fn calls_a_synchronising_helper(ctx: &RuleContext, stmt: &TextRange) -> bool {
+    let facts = ctx.facts;
+    let Some(f) = facts
+        .device_functions
+        .iter()
+        .chain(facts.kernels.iter())
+        .find(|f| {
+            f.body_range
+                .as_ref()
+                .is_some_and(|b| b.contains(&stmt.start))
+        })
+    else {
+        return false;
+    };
+    let Some(body) = &f.body_range else {
+        return false;
+    };
+    fn synchronises(ctx: &RuleContext, name: &str, depth: usize, seen: &mut Vec<String>) -> bool {
+        // `helper<T, R>` is `helper`.
+        let name = name.split('<').next().unwrap_or(name).trim();
+        if depth == 0 || seen.iter().any(|s| s == name) {
+            return false;
+        }
+        seen.push(name.to_string());
+        let facts = ctx.facts;
+        facts
+            .device_functions
+            .iter()
+            .filter(|d| d.name == name)
+            .filter_map(|d| d.body_range.as_ref())
+            .any(|b| {
+                ctx.calls_in_body(b.start).iter().any(|c| {
+                    fixed_scope(ctx, c).is_some()
+                        || synchronises(ctx, kernaut_syntax::short_name(&c.callee), depth - 1, seen)
+                })
+            })
+    }
+    ctx.calls_in_body(body.start)
+        .iter()
+        .filter(|c| stmt.contains(&c.range.start) && fixed_scope(ctx, c).is_none())
+        .any(|c| {
+            synchronises(
+                ctx,
+                kernaut_syntax::short_name(&c.callee),
+                4,
+                &mut Vec::new(),
+            )
+        })
 }
 
 /// The trip count of a loop ([`arrivals`]).
