@@ -269,7 +269,7 @@ fn cmake_flag_targets(text: &str) -> Option<Found> {
         .filter(|(t, _, conds)| {
             !conds.is_empty() && !found.iter().any(|(u, _, c)| u == t && c.is_empty())
         })
-        .map(|(t, _, _)| t.clone())
+        .map(|(t, _, _)| *t)
         .collect();
     Some(Found {
         targets: found.into_iter().map(|(t, _, _)| t).collect(),
