@@ -719,36 +719,33 @@ fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
 /// `w[2] = … w[0] …`, `w[1] = …` on a per-thread four-float slot of shared memory is one
 /// `STS.128` and no load. A `volatile` array is read every time.
 pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
-    if a.kind != AccessKind::Load || a.width.is_none() {
+    if a.kind != AccessKind::Load || a.width.is_none() || a.byte_offset.unknown_reason().is_some() {
         return false;
     }
-    let statement = |r: &TextRange| scope.file.statement_at(r);
-    let Some(mine) = statement(&a.range) else {
-        return false;
-    };
+    // The nearest earlier access of the same bytes, compared as written (cheap: this runs
+    // for every access a merge looks at).
     let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
-    let hi = all.partition_point(|o| o.range.start < mine.start);
-    let earlier = all.get(lo..hi.max(lo)).unwrap_or_default();
-    let ours = scope.cache.split(&a.byte_offset, split_constant);
-    if ours.0.unknown_reason().is_some() {
-        return false;
-    }
-    let same = |o: &SharedAccess| {
-        o.root == a.root
-            && o.function == a.function
-            && o.width == a.width
-            && o.cast_type == a.cast_type
-            && *scope.cache.split(&o.byte_offset, split_constant) == *ours
-    };
-    let Some(source) = earlier.iter().rev().find(|e| {
-        matches!(
-            e.kind,
-            AccessKind::Load | AccessKind::Store | AccessKind::LoadStore
-        ) && same(e)
-    }) else {
+    let hi = all.partition_point(|o| o.range.start < a.range.start);
+    let Some(at) = all
+        .get(lo..hi.max(lo))
+        .unwrap_or_default()
+        .iter()
+        .rposition(|e| {
+            matches!(
+                e.kind,
+                AccessKind::Load | AccessKind::Store | AccessKind::LoadStore
+            ) && e.root == a.root
+                && e.width == a.width
+                && e.cast_type == a.cast_type
+                && e.function == a.function
+                && e.byte_offset == a.byte_offset
+        })
+    else {
         return false;
     };
-    let Some(theirs) = statement(&source.range) else {
+    let source = &all[lo + at];
+    let statement = |r: &TextRange| scope.file.statement_at(r);
+    let (Some(mine), Some(theirs)) = (statement(&a.range), statement(&source.range)) else {
         return false;
     };
     if theirs.end > mine.start || !scope.file.straight_line(&source.range, &a.range) {
@@ -756,15 +753,13 @@ pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> b
     }
     // Nothing between may write the bytes (the source's own statement included, after
     // it: `w[0] = …; w[0] += 1;` is a write).
-    let writes_between = all
-        .iter()
-        .filter(|o| o.root == a.root && o.range.start > source.range.start)
-        .filter(|o| o.range.start < mine.start)
-        .any(|o| {
-            o.kind == AccessKind::AddressOf
-                || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
-                    && !apart(scope, o, a))
-        });
+    let to = all.partition_point(|o| o.range.start < mine.start);
+    let from = lo + at + 1;
+    let between = all.get(from..to.max(from)).unwrap_or_default();
+    let writes_between = between.iter().filter(|o| o.root == a.root).any(|o| {
+        o.kind == AccessKind::AddressOf
+            || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore) && !apart(scope, o, a))
+    });
     if writes_between {
         return false;
     }

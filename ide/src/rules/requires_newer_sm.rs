@@ -249,6 +249,23 @@ fn requirement(ctx: &RuleContext, call: &CallSite) -> Option<Requirement> {
     if !trusted {
         return None;
     }
+    // A member call is the library's member only on a receiver of the library's class:
+    // `p.x()` on a type the file does not show (a vector class from a header not in the
+    // tree) is not `nvcuda::wmma::fragment::x`. An unknown receiver says nothing.
+    if let SymbolKind::Member { receiver_type, .. } = &call.kind {
+        let mut parts = m.symbol.rsplit("::");
+        let (_, class) = (parts.next(), parts.next());
+        if let Some(class) = class {
+            let class = class.split('<').next().unwrap_or(class);
+            let of_class = receiver_type.as_deref().is_some_and(|t| {
+                let t = t.split('<').next().unwrap_or(t);
+                t == class || t.ends_with(&format!("::{class}"))
+            });
+            if !of_class {
+                return None;
+            }
+        }
+    }
     let page = m
         .api
         .as_deref()
@@ -517,6 +534,25 @@ __device__ void unused() {
 }
 struct Mma { __device__ void run() { asm volatile("fence.proxy.async.shared::cta;"); } };
 __global__ void k() {}
+"#,
+        );
+    }
+
+    /// A member call on a value whose type the file does not show (a vector class from
+    /// a header outside the tree) is not the library's member of that name: `p.x()` is no
+    /// `nvcuda::wmma::fragment::x`.
+    #[test]
+    fn member_calls_on_unknown_types_are_not_library_members() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_50
+#include <Eigen/Dense>
+typedef Eigen::Matrix<int, 2, 1> Pix;
+__device__ inline int flat(const Pix& p, int pitch) { return p.y() * pitch + p.x(); }
+__global__ void touch(const Pix* pts, int* out, int pitch) {
+    out[threadIdx.x] = flat(pts[threadIdx.x], pitch);
+}
 "#,
         );
     }
