@@ -748,7 +748,7 @@ pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> b
     let (Some(mine), Some(theirs)) = (statement(&a.range), statement(&source.range)) else {
         return false;
     };
-    if theirs.end > mine.start || !scope.file.straight_line(&source.range, &a.range) {
+    if theirs.end > mine.start {
         return false;
     }
     // Nothing between may write the bytes (the source's own statement included, after
@@ -760,13 +760,21 @@ pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> b
         o.kind == AccessKind::AddressOf
             || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore) && !apart(scope, o, a))
     });
-    if writes_between {
-        return false;
-    }
-    !scope
+    // The tree walks last: most candidates fail above, or have a barrier between (which
+    // `straight_line` would find by the same words).
+    let gap = scope
         .file
-        .variable_at(a.range.start)
-        .is_some_and(|v| v.is_volatile)
+        .text()
+        .get(source.range.end..a.range.start)
+        .unwrap_or_default();
+    !writes_between
+        && !gap.contains("sync")
+        && !gap.contains("barrier")
+        && scope.file.straight_line(&source.range, &a.range)
+        && !scope
+            .file
+            .variable_at(a.range.start)
+            .is_some_and(|v| v.is_volatile)
 }
 
 fn reorder_is_safe(
@@ -794,7 +802,6 @@ fn reorder_is_safe(
                 && o.range.end <= to
                 && !parts.iter().any(|p| p.range == o.range)
         })
-        .filter(|o| !forwarded(scope, all, o))
         .all(|o| {
             if o.kind == AccessKind::AddressOf {
                 return false;
@@ -818,7 +825,7 @@ fn reorder_is_safe(
                     writes(p.kind)
                 };
                 !crosses || apart(scope, o, p)
-            })
+            }) || forwarded(scope, all, o)
         })
 }
 

@@ -395,7 +395,7 @@ fn with_fixed_args(
     }) {
         return (Vec::new(), None);
     }
-    let fixed = crate::model::fixed_kernel_args(&ctx.scope(), k);
+    let fixed = ctx.fixed_kernel_args(k);
     let mut used = Vec::new();
     let offset = a.byte_offset.substitute(&|n| {
         let (name, v) = fixed.iter().find(|(p, _)| p == n)?;
@@ -404,7 +404,7 @@ fn with_fixed_args(
             value: *v,
         })
     });
-    for (n, v) in &fixed {
+    for (n, v) in fixed.iter() {
         if a.byte_offset
             .mentions(&|e| matches!(e, IndexExpr::Uniform(u) if u == n))
         {

@@ -63,6 +63,9 @@ pub struct RuleContext<'a> {
     pub model: crate::model::RuleModel<'a>,
 }
 
+/// A kernel's parameters fixed to one constant by every launch, with their values.
+pub type FixedArgs = Arc<[(String, i64)]>;
+
 /// Lazily computed syntax queries shared by the rules of one run.
 #[derive(Debug, Default)]
 struct Queries<'a> {
@@ -82,6 +85,8 @@ struct Queries<'a> {
     race_steps: Mutex<Vec<(usize, usize)>>,
     /// See [`RuleContext::with_race_steps_elsewhere`].
     race_steps_elsewhere: Vec<(usize, usize)>,
+    /// [`RuleContext::fixed_kernel_args`] by kernel name.
+    fixed_args: Mutex<HashMap<String, FixedArgs>>,
 }
 
 /// The settings one run of the rules uses, built whole.
@@ -186,6 +191,18 @@ impl<'a> RuleContext<'a> {
         let lo = all.partition_point(|a| a.range.start < range.start);
         let hi = lo + all[lo..].partition_point(|a| a.range.start < range.end);
         &all[lo..hi]
+    }
+
+    /// The scalar parameters of `kernel` every launch in sight passes one constant
+    /// ([`crate::model::fixed_kernel_args`]), computed once per kernel and run: without a
+    /// host it scans the file's text for the calls of the launching host functions.
+    pub fn fixed_kernel_args(&self, kernel: &kernaut_syntax::Function) -> FixedArgs {
+        if let Some(f) = lock(&self.queries.fixed_args).get(&kernel.name) {
+            return f.clone();
+        }
+        let fixed: FixedArgs = crate::model::fixed_kernel_args(&self.scope(), kernel).into();
+        lock(&self.queries.fixed_args).insert(kernel.name.clone(), fixed.clone());
+        fixed
     }
 
     /// The calls of the function whose body starts at `body_start`
