@@ -673,6 +673,12 @@ fn barrier_of(file: &SourceFile, call: &kernaut_syntax::CallSite) -> Option<Barr
     barrier_within(file, call, BARRIER_CALL_DEPTH)
 }
 
+/// Whether `call` is a barrier of any scope, or a device function of the file that
+/// reaches one ([`barrier_of`]).
+pub(crate) fn reaches_barrier(file: &SourceFile, call: &kernaut_syntax::CallSite) -> bool {
+    barrier_of(file, call).is_some()
+}
+
 /// [`barrier_of`], following device functions `depth` calls deep.
 fn barrier_within(
     file: &SourceFile,

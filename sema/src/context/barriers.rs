@@ -953,7 +953,8 @@ fn arrivals_in(
 }
 
 /// Whether a call inside `stmt` is to a device function of the file that reaches a
-/// barrier of any scope (through its own calls, four deep).
+/// barrier of any scope (through its own calls, as the race model follows them:
+/// [`crate::races::reaches_barrier`]).
 pub fn calls_a_synchronising_helper(ctx: &RuleContext, stmt: &TextRange) -> bool {
     let facts = ctx.facts;
     let Some(f) = facts
@@ -971,37 +972,10 @@ pub fn calls_a_synchronising_helper(ctx: &RuleContext, stmt: &TextRange) -> bool
     let Some(body) = &f.body_range else {
         return false;
     };
-    fn synchronises(ctx: &RuleContext, name: &str, depth: usize, seen: &mut Vec<String>) -> bool {
-        // `helper<T, R>` is `helper`.
-        let name = name.split('<').next().unwrap_or(name).trim();
-        if depth == 0 || seen.iter().any(|s| s == name) {
-            return false;
-        }
-        seen.push(name.to_string());
-        let facts = ctx.facts;
-        facts
-            .device_functions
-            .iter()
-            .filter(|d| d.name == name)
-            .filter_map(|d| d.body_range.as_ref())
-            .any(|b| {
-                ctx.calls_in_body(b.start).iter().any(|c| {
-                    fixed_scope(ctx, c).is_some()
-                        || synchronises(ctx, kernaut_syntax::short_name(&c.callee), depth - 1, seen)
-                })
-            })
-    }
     ctx.calls_in_body(body.start)
         .iter()
         .filter(|c| stmt.contains(&c.range.start) && fixed_scope(ctx, c).is_none())
-        .any(|c| {
-            synchronises(
-                ctx,
-                kernaut_syntax::short_name(&c.callee),
-                4,
-                &mut Vec::new(),
-            )
-        })
+        .any(|c| crate::races::reaches_barrier(ctx.file, c))
 }
 
 /// The trip count of a loop ([`arrivals`]).
