@@ -78,6 +78,23 @@ pub const KNOWN_CAPABILITIES: &[(u32, u32)] = &[
     (12, 1),
 ];
 
+/// Compute capabilities that older nvcc releases built for and CUDA 13 no longer does
+/// (1.x and 2.x until CUDA 8, 3.0 and 3.2 until CUDA 10, 3.5 and 3.7 until CUDA 11):
+/// builds written for them are still read, as what they name. None has a row in the
+/// occupancy tables, and none schedules the lanes of a warp independently.
+pub const LEGACY_CAPABILITIES: &[(u32, u32)] = &[
+    (1, 0),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (2, 0),
+    (2, 1),
+    (3, 0),
+    (3, 2),
+    (3, 5),
+    (3, 7),
+];
+
 /// GPU products people name instead of an architecture, lower-case, with the compute
 /// capability of each (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus).
 pub const PRODUCTS: &[(&str, &str)] = &[
@@ -223,7 +240,9 @@ impl Target {
                 suggestion: closest_product(text),
             });
         };
-        if !KNOWN_CAPABILITIES.contains(&(major, minor)) {
+        if !KNOWN_CAPABILITIES.contains(&(major, minor))
+            && !LEGACY_CAPABILITIES.contains(&(major, minor))
+        {
             // `4090` reads as 409.0: a product, not an architecture.
             if let Some(t) = (!prefixed).then(|| product(text)).flatten() {
                 return Ok(t);
@@ -251,6 +270,16 @@ impl Target {
         text.split(',').map(|t| Target::parse(t.trim())).collect()
     }
 
+    /// Whether code compiled for this target runs with independent thread scheduling
+    /// (compute capability 7.0 and newer): the lanes of a warp are not in lock-step, so
+    /// warp-synchronous code needs `__syncwarp()`. Older targets run a warp's lanes in
+    /// lock-step, also where their PTX is compiled at run time for a newer GPU (the CUDA
+    /// programming guide's independent thread scheduling section: `-arch=compute_60
+    /// -code=sm_70` keeps Pascal's scheduling).
+    pub fn schedules_lanes_independently(&self) -> bool {
+        self.major >= 7
+    }
+
     /// The value of `__CUDA_ARCH__` while compiling for this target (900 for sm_90).
     pub fn cuda_arch(&self) -> u32 {
         self.major * 100 + self.minor * 10
@@ -273,9 +302,17 @@ impl Target {
     /// one; whether an `a`/`f` target of a later major version keeps the instruction
     /// differs per instruction (`wgmma` is gone on sm_100a, `setmaxnreg` is not), so
     /// that is `None`.
+    ///
+    /// A generic requirement of sm_50, the oldest capability CUDA 13 builds for, is what a
+    /// table writes for "every supported GPU": for an older target (sm_35) it says
+    /// nothing, so that is `None` too.
     pub fn meets(&self, major: u32, minor: u32, specific: bool) -> Option<bool> {
         if !specific {
-            return Some((self.major, self.minor) >= (major, minor));
+            let met = (self.major, self.minor) >= (major, minor);
+            if !met && Some(&(major, minor)) == KNOWN_CAPABILITIES.first() {
+                return None;
+            }
+            return Some(met);
         }
         if self.variant == Variant::Generic || (self.major, self.minor) < (major, minor) {
             return Some(false);
@@ -435,6 +472,8 @@ mod tests {
             ("A100", "sm_80"),
             ("GH200", "sm_90"),
             ("B200", "sm_100"),
+            ("sm_35", "sm_35"),
+            ("compute_30", "compute_30"),
         ] {
             assert_eq!(shown(text), want, "{text}");
         }
@@ -461,6 +500,13 @@ mod tests {
         assert_eq!(t("sm_100").meets(9, 0, true), Some(false));
         assert_eq!(t("sm_80").meets(9, 0, true), Some(false));
         assert_eq!(t("sm_103a").meets(10, 0, true), Some(true));
+        // An older build than CUDA 13 knows: the tables' floor of sm_50 says nothing
+        // about it, a newer requirement is unmet, and its lanes run in lock-step.
+        assert_eq!(t("sm_35").meets(5, 0, false), None);
+        assert_eq!(t("sm_35").meets(3, 0, false), Some(true));
+        assert_eq!(t("sm_35").meets(6, 0, false), Some(false));
+        assert!(!t("sm_61").schedules_lanes_independently());
+        assert!(t("sm_70").schedules_lanes_independently());
         assert_eq!(t("sm_100f").meets(10, 0, true), Some(true));
         assert_eq!(t("sm_120a").meets(10, 0, true), None);
         assert_eq!(

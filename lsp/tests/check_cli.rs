@@ -724,3 +724,65 @@ fn strides_every_caller_passes_as_one_are_coalesced() {
     );
     assert!(!stdout(&o).contains("store to `y`"), "{}", stdout(&o));
 }
+
+/// A Makefile that builds for pre-Volta targets only (`-arch=sm_35`, which current nvcc
+/// no longer accepts): the build is read as written. Its lanes run in lock-step, so a
+/// warp-synchronous tail through `volatile` is no race there, and the same tail
+/// without `volatile` still is (the compiler may keep a value in a register). The rule
+/// written for one file decides that file's target: `shfl.cu` is built for sm_30, so its
+/// `__shfl` (sm_30) is fine although the pattern rule builds the rest for sm_20. Built
+/// for sm_70 as well, the tail is a race again.
+#[test]
+fn pre_volta_builds_run_warps_in_lock_step() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-pre-volta");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let makefile = "APPS = sum shfl\nall: $(APPS)\n\nshfl: shfl.cu\n\tnvcc -O2 -arch=sm_30 -o $@ $<\n\n%: %.cu\n\tnvcc -O2 -arch=sm_20 -o $@ $<\n";
+    std::fs::write(dir.join("Makefile"), makefile).unwrap();
+    // The tail through a `volatile` pointer `w`, or on the array itself.
+    let tail = |w: &str| {
+        format!(
+            "__global__ void block_sum(const int* in, int* out) {{\n    __shared__ int part[64];\n    unsigned t = threadIdx.x;\n    part[t] = in[blockIdx.x * 64 + t];\n    __syncthreads();\n    if (t < 32) {{\n        volatile int* w = part;\n        {w}[t] += {w}[t + 32];\n        {w}[t] += {w}[t + 16];\n        {w}[t] += {w}[t + 8];\n    }}\n    if (t == 0) out[blockIdx.x] = part[0];\n}}\nvoid run(const int* in, int* out, int n) {{ block_sum<<<n, 64>>>(in, out); }}\n"
+        )
+    };
+    std::fs::write(dir.join("sum.cu"), tail("w")).unwrap();
+    std::fs::write(
+        dir.join("shfl.cu"),
+        "__global__ void rotate(int* v) {\n    v[threadIdx.x] = __shfl(v[threadIdx.x], threadIdx.x + 1);\n}\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("targets: sm_20 (from ")
+            && stderr(&o).contains("targets: sm_30 (from "),
+        "{}",
+        stderr(&o)
+    );
+    // Without `volatile` the tail is a race on any target.
+    std::fs::write(dir.join("sum.cu"), tail("part")).unwrap();
+    let o = check(&dir, &["sum.cu"]);
+    assert!(
+        stdout(&o).contains("sum.cu:9:20: warning: thread 16 updates `part[16]` at line 8 and thread 0 reads it at line 9 with no barrier between (read after write)"),
+        "{}",
+        stdout(&o)
+    );
+    // Built for sm_70 too: the lanes are scheduled independently there.
+    std::fs::write(dir.join("sum.cu"), tail("w")).unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        makefile.replace(
+            "-arch=sm_20",
+            "-gencode arch=compute_35,code=sm_35 -gencode arch=compute_70,code=sm_70",
+        ),
+    )
+    .unwrap();
+    let o = check(&dir, &["sum.cu"]);
+    assert!(
+        stdout(&o).contains("sum.cu:8:9: warning: implicit warp-synchronous reduction: these 3 steps on `w` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_70 (independent thread scheduling)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -148,6 +148,57 @@ fn gencodes_in_text(text: &str) -> Vec<(usize, Vec<Target>)> {
     out
 }
 
+/// One rule of a Makefile: its prerequisites (expanded) and the 0-based lines of its
+/// recipe.
+struct MakeRule {
+    prerequisites: Vec<String>,
+    recipe: Vec<usize>,
+}
+
+/// The rules of a Makefile: a line `targets: prerequisites` (not a `:=` assignment)
+/// and the tab-indented lines after it.
+fn makefile_rules(text: &str, expand: &dyn Fn(&str) -> String) -> Vec<MakeRule> {
+    let mut rules: Vec<MakeRule> = Vec::new();
+    let mut open = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('\t') {
+            if open {
+                if let Some(r) = rules.last_mut() {
+                    r.recipe.push(n);
+                }
+            }
+            continue;
+        }
+        let code = line.split('#').next().unwrap_or("");
+        if code.trim().is_empty() {
+            continue;
+        }
+        open = false;
+        let Some(colon) = code.find(':') else {
+            continue;
+        };
+        let after = &code[colon + 1..];
+        if after.starts_with('=') || after.starts_with(":=") || code[..colon].contains('=') {
+            continue;
+        }
+        // `target: prereqs ; recipe` keeps its recipe on the same line.
+        let prereqs = after.split(';').next().unwrap_or("");
+        rules.push(MakeRule {
+            prerequisites: expand(prereqs)
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            recipe: if after.contains(';') {
+                vec![n]
+            } else {
+                Vec::new()
+            },
+        });
+        open = true;
+    }
+    rules
+}
+
 /// A CMake list: `80;90a`, `80 90a`, `"80-real;90a-virtual"`. `None` where a value is
 /// computed at configure time (`native`, `all`, `all-major`, `OFF`, a variable).
 fn cmake_list(values: &str) -> Option<Vec<Target>> {
@@ -473,6 +524,15 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
 /// `-gencode …` in any variable or rule, with `$(VAR)`/`${VAR}` replaced by a simple
 /// `VAR = value` (`:=`, `?=`) of the same file.
 pub fn makefile_targets(text: &str) -> Option<Found> {
+    makefile_targets_for(text, None)
+}
+
+/// The targets a Makefile compiles the source file `file` (a file name) for. A rule that
+/// names the file among its prerequisites (`scan: scan.cu` with its own `nvcc
+/// -arch=sm_30` recipe) decides alone, as make runs that rule's recipe for it and no
+/// pattern rule; without one, the recipes of rules written for other source files are
+/// left out. With `None`, every line counts.
+pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let vars: Vec<(String, String)> = text
         .lines()
         .filter_map(|l| {
@@ -506,12 +566,43 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
         }
         out
     };
+    // Which rule each recipe line belongs to, and which rules name `file` or another
+    // source file among their prerequisites.
+    let rules = makefile_rules(text, &expand);
+    let source = |w: &str| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        !name.contains('%')
+            && [".cu", ".cuh", ".cpp", ".cc", ".c"]
+                .iter()
+                .any(|e| name.ends_with(e))
+    };
+    let names_file = |r: &MakeRule| {
+        file.is_some_and(|f| {
+            r.prerequisites
+                .iter()
+                .any(|w| w.rsplit('/').next() == Some(f))
+        })
+    };
+    let own: Vec<&MakeRule> = rules.iter().filter(|r| names_file(r)).collect();
+    let counts = |n: usize| -> bool {
+        let rule = rules.iter().find(|r| r.recipe.contains(&n));
+        if file.is_none() {
+            return true;
+        }
+        if !own.is_empty() {
+            return rule.is_some_and(|r| names_file(r));
+        }
+        rule.is_none_or(|r| !r.prerequisites.iter().any(|w| source(w)))
+    };
     let mut targets = Vec::new();
     let mut first = None;
     // Lines inside `ifeq`/`ifdef` blocks hold one branch's flags, chosen when make runs:
     // not known.
     let mut depth = 0usize;
     for (n, line) in text.lines().enumerate() {
+        if !counts(n) {
+            continue;
+        }
         let line = line.split('#').next().unwrap_or("");
         match line.split_whitespace().next().unwrap_or("") {
             "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
@@ -687,5 +778,14 @@ mod tests {
         // An automake `Makefile.am`: the shell's escaped quotes around the code list.
         let t = "nvcc_ARCH = -gencode=arch=compute_52,code=\\\"sm_52,compute_52\\\"\nnvcc_FLAGS = $(nvcc_ARCH) -O3\n";
         assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_52");
+        // A rule written for one file decides its targets; the pattern rule the rest.
+        let t = "APPS = scan sum\nall: $(APPS)\n\nscan: scan.cu util.h\n\tnvcc -O2 -arch=sm_30 -o $@ $<\n\n%: %.cu\n\tnvcc -O2 -arch=sm_20 -o $@ $<\n";
+        let for_file = |f| names(&makefile_targets_for(t, Some(f)).unwrap().targets);
+        assert_eq!(for_file("scan.cu"), "sm_30");
+        assert_eq!(for_file("sum.cu"), "sm_20");
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_30 sm_20");
+        // A rule with no target flags for its file: nvcc's default, not known.
+        let t = "one: one.cu\n\tnvcc -o one one.cu\nrest: rest.cu\n\tnvcc -arch=sm_80 rest.cu\n";
+        assert_eq!(makefile_targets_for(t, Some("one.cu")), None);
     }
 }

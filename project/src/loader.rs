@@ -73,6 +73,8 @@ pub struct ProjectLoader {
     dbs: HashMap<PathBuf, Option<Arc<CompileDb>>>,
     /// Folder → the build file's targets found at or above it.
     build_of_dir: HashMap<PathBuf, Option<(Found, PathBuf)>>,
+    /// Makefile → its text, for the targets of each file it builds.
+    makefile_text: HashMap<PathBuf, Arc<str>>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
     cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
     notes: Vec<String>,
@@ -108,6 +110,7 @@ impl ProjectLoader {
         self.db_of_dir.clear();
         self.dbs.clear();
         self.build_of_dir.clear();
+        self.makefile_text.clear();
         self.cmake_includes_of_dir.clear();
     }
 
@@ -239,10 +242,38 @@ impl ProjectLoader {
         Some((db_path, entries))
     }
 
-    /// The targets the nearest build file names (CMake, then Python build scripts, then
-    /// Makefiles, at the nearest folder that has any), with that file.
+    /// The targets the nearest build file names for `file` (CMake, then Python build
+    /// scripts, then Makefiles, at the nearest folder that has any), with that file. A
+    /// Makefile's rule written for the file decides alone
+    /// ([`build_files::makefile_targets_for`]).
     fn build_file_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
-        let dir = folder_of(file);
+        let (found, path) = self.build_file_targets_of_dir(&folder_of(file))?;
+        let is_makefile = path.file_name().is_some_and(|n| {
+            ["Makefile", "makefile", "GNUmakefile", "Makefile.am"]
+                .iter()
+                .any(|m| n == *m)
+        });
+        if !is_makefile {
+            return Some((found, path));
+        }
+        let name = file.file_name()?.to_string_lossy().to_string();
+        let text = match self.makefile_text.get(&path) {
+            Some(t) => t.clone(),
+            None => {
+                let t: Arc<str> = std::fs::read(&path)
+                    .map(|b| source_text::decode(b).text)
+                    .unwrap_or_default()
+                    .into();
+                self.makefile_text.insert(path.clone(), t.clone());
+                t
+            }
+        };
+        build_files::makefile_targets_for(&text, Some(&name)).map(|f| (f, path))
+    }
+
+    /// The targets the nearest build file at or above `dir` names, with that file.
+    fn build_file_targets_of_dir(&mut self, dir: &Path) -> Option<(Found, PathBuf)> {
+        let dir = dir.to_path_buf();
         if let Some(found) = self.build_of_dir.get(&dir) {
             return found.clone();
         }

@@ -144,6 +144,31 @@ impl TargetSet {
         self.conditional.contains(target)
     }
 
+    /// The target to name where a finding rests on independent thread scheduling (the
+    /// lanes of a warp not in lock-step, sm_70 and newer): the first such target the
+    /// build names for certain, else one it builds under an undecided condition. `None`
+    /// where every target runs a warp's lanes in lock-step (a build for sm_35 or sm_61
+    /// only): warp-synchronous code through `volatile` is ordered there.
+    pub fn independent_scheduling(&self) -> Option<&Target> {
+        let mut its = self
+            .targets
+            .iter()
+            .filter(|t| t.schedules_lanes_independently());
+        let first = its.next();
+        std::iter::once(first)
+            .flatten()
+            .chain(its)
+            .find(|t| !self.is_conditional(t))
+            .or(first)
+    }
+
+    /// Whether the occupancy tables model some target (one has a row at or below its
+    /// capability). A build for sm_35 alone is older than every row: its occupancy is
+    /// not modelled.
+    pub fn modelled(&self) -> bool {
+        modelled(&self.targets)
+    }
+
     /// The architecture the models (occupancy, banks) use: the newest target whose
     /// limits the tables hold, else the closest older one, else `sm_90`.
     pub fn primary(&self) -> Arch {
@@ -187,6 +212,15 @@ impl TargetSet {
             format!("{} (from {})", self.names(), self.origin)
         }
     }
+}
+
+/// Whether the occupancy tables model one of `targets` (see [`TargetSet::modelled`]).
+pub fn modelled(targets: &[Target]) -> bool {
+    targets.iter().any(|t| {
+        kernaut_gpu::ComputeCapability::ALL
+            .iter()
+            .any(|cc| (cc.major(), cc.minor()) <= (t.major, t.minor))
+    })
 }
 
 /// What the build says about one file, found by the project loader: its targets, the

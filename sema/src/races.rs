@@ -89,6 +89,23 @@ pub enum RaceKind {
     DataDependentUpdate,
 }
 
+/// Whether the two accesses of `race` are ordered by lock-step execution where the
+/// lanes of a warp are not scheduled independently (every target older than sm_70): both
+/// threads are in one warp, both accesses go through `volatile` (so neither stays in a
+/// register), and they are two different accesses (one store by two lanes at one
+/// address still leaves the value to chance).
+pub fn ordered_in_lockstep(file: &SourceFile, race: &Race) -> bool {
+    race.same_warp
+        && matches!(
+            race.kind,
+            RaceKind::SharedMissingBarrier | RaceKind::GlobalNeighbour
+        )
+        && [&race.first, &race.second].iter().all(|side| {
+            file.variable_at(side.range.start)
+                .is_some_and(|v| v.is_volatile)
+        })
+}
+
 /// A read, a write, or both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {

@@ -171,6 +171,10 @@ pub fn registers_comment(text: &str, start: usize) -> Option<u32> {
 /// The occupancy of `kernel` (defined in `path`) at the launch configuration found.
 pub fn occupancy_for(analysis: &Analysis, path: &str, kernel: &str) -> Option<OccupancyReport> {
     let file = analysis.file(path)?;
+    // A build for targets older than the tables' rows (sm_35 alone): not modelled.
+    if !analysis.config.targets.is_empty() && !crate::config::modelled(&analysis.config.targets) {
+        return None;
+    }
     let facts = file.facts();
     let k = facts.kernel(kernel)?;
     // A template kernel: its launch bounds and shared sizes in the instantiation chosen.

@@ -15,8 +15,11 @@
 //! what another lane of the warp writes in the same or the previous step; that only worked
 //! while the lanes ran in lock-step. With independent thread scheduling (compute
 //! capability 7.0 and newer) nothing orders them, `volatile` or not: a data race
-//! (`pitfall-warp-primitives#P7`). Silent below sm_70 and when a `__syncwarp()` (any
-//! other statement) sits between the steps.
+//! (`pitfall-warp-primitives#P7`). The message names the first target the build names
+//! that schedules independently; silent when every target is older than sm_70 (their
+//! lanes run in lock-step, also as PTX compiled at run time for a newer GPU), a hint
+//! when only a target built under an undecided condition is, and silent when a
+//! `__syncwarp()` (any other statement) sits between the steps.
 //!
 //! The fix splits every step into its read and its write with a `__syncwarp()` after
 //! each (only for steps written `s[tid] += s[tid + k];`); the message also names the
@@ -70,7 +73,9 @@ struct Ladder {
 }
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    if ctx.arch.cc.major() < 7 {
+    // Only a target that schedules the lanes of a warp independently makes the steps
+    // race; a build for older targets alone (sm_35, sm_61) runs them in lock-step.
+    if ctx.targets.independent_scheduling().is_none() {
         return;
     }
     // The functions that write shared memory or declare a `volatile` variable (whose
@@ -366,15 +371,23 @@ fn diagnose(ctx: &RuleContext, run: &[Ladder]) -> Option<RuleDiagnostic> {
     } else {
         Vec::new()
     };
+    let its = ctx.targets.independent_scheduling()?;
+    // Where only a target built under a condition the build does not decide schedules
+    // the lanes independently, a hint.
+    let severity = if ctx.targets.is_conditional(its) {
+        Severity::Hint
+    } else {
+        RULE.severity
+    };
     Some(RuleDiagnostic {
         rule: RULE.id,
-        severity: RULE.severity,
+        severity,
         range: first.range.clone(),
         message: format!(
             "implicit warp-synchronous reduction: these {} steps on `{}` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on {} (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync`",
             run.len(),
             first.array,
-            ctx.arch
+            its
         ),
         wiki: RULE.wiki[0].to_string(),
         fixes,

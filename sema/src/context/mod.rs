@@ -417,6 +417,9 @@ impl RuleContext<'_> {
                     spent.push((body.start, before - budget.get()));
                 }
                 *lock(&self.queries.race_steps) = spent;
+                if self.targets.independent_scheduling().is_none() {
+                    out.retain(|r| !crate::races::ordered_in_lockstep(self.file, r));
+                }
                 out.into()
             })
             .clone()
