@@ -590,7 +590,7 @@ pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
             return true;
         }
         if !own.is_empty() {
-            return rule.is_some_and(|r| names_file(r));
+            return rule.is_some_and(&names_file);
         }
         rule.is_none_or(|r| !r.prerequisites.iter().any(|w| source(w)))
     };
