@@ -1335,6 +1335,18 @@ pub fn active_lanes_in(
                 runtime_bound: orders,
             };
         }
+        // `if (t == total - 1)` with `t` a different value in each lane: at most one
+        // lane passes, whatever `total` is (the equality never lets the warp in).
+        if !in_else
+            && comps
+                .as_deref()
+                .is_some_and(|cs| one_lane_equality(cs, block))
+        {
+            return ActiveLanes::Partial {
+                condition: condition.clone(),
+                runtime_bound: false,
+            };
+        }
         let evaluated = comps.as_ref().and_then(|comps| guard_mask(comps, block));
         match evaluated {
             Some(m) => {
@@ -1378,6 +1390,43 @@ pub fn active_lanes_in(
         Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
         _ => ActiveLanes::All,
     }
+}
+
+/// Whether one of `comps` (a conjunction) is an equality between a value that differs in
+/// every lane of warp 0, under every sample of what the file does not fix (`t` with `t =
+/// threadIdx.x + blockDim.x * blockIdx.x`), and a value that names no thread index and
+/// reads nothing the lowering does not know (`total - 1`, a kernel parameter): at most
+/// one lane of the warp passes it.
+fn one_lane_equality(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> bool {
+    let thread =
+        |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::ThreadIdx(_) | IndexExpr::Lane));
+    let unknown = |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::Unknown(_)));
+    comps.iter().any(|c| {
+        if c.op != "==" {
+            return false;
+        }
+        let (varying, same) = match (thread(&c.left), thread(&c.right)) {
+            (true, false) => (&c.left, &c.right),
+            (false, true) => (&c.right, &c.left),
+            _ => return false,
+        };
+        if unknown(same) {
+            return false;
+        }
+        (0..SAMPLES).all(|sample| {
+            let valuation = Valuation {
+                sample,
+                loops: Loops::Iteration(0),
+                ..Valuation::warp0(block)
+            };
+            valuation.lanes(varying).is_some_and(|lanes| {
+                let mut seen = lanes.to_vec();
+                seen.sort_unstable();
+                seen.dedup();
+                seen.len() == lanes.len()
+            })
+        })
+    })
 }
 
 /// Whether one of `loads` (the element indices of the loads a condition reads) may be

@@ -187,6 +187,7 @@ impl SourceFile {
     #[doc(hidden)]
     pub fn parse_with_target(text: &str, target: usize) -> SourceFile {
         let (masked, masks) = mask_macros(text);
+        let masked = blank_dead(masked, &dead_regions(text));
         let chunks = parse_all(&masked, target);
         SourceFile {
             text: Arc::from(text),
@@ -300,12 +301,34 @@ impl SourceFile {
         text.push_str(&self.text[end..]);
         // Mask the new text: a chunked file again only from the chunk the edit starts in
         // to the first old chunk boundary after it, copying the rest.
-        let (masked, masks, lo, tail) = if self.chunk_target != 0 && !self.chunks.is_empty() {
-            self.remask(&text, start, end, start + new_text.len())
-        } else {
-            let (masked, masks) = mask_macros(&text);
-            (masked, masks, 0, 0)
+        // Code no compile includes (`#if 0`) is blank for the parser. Where the edit
+        // changes which code that is, everything is masked again.
+        let dead = dead_regions(&text);
+        let same_dead = {
+            let old_dead = dead_regions(&self.text);
+            let moved: Option<Vec<TextRange>> = old_dead
+                .iter()
+                .map(|r| {
+                    if r.end < start {
+                        Some(r.clone())
+                    } else if r.start > end {
+                        let to = |i: usize| i + new_text.len() + start - end;
+                        Some(to(r.start)..to(r.end))
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            moved.as_ref() == Some(&dead)
         };
+        let (masked, masks, lo, tail) =
+            if same_dead && self.chunk_target != 0 && !self.chunks.is_empty() {
+                self.remask(&text, start, end, start + new_text.len())
+            } else {
+                let (masked, masks) = mask_macros(&text);
+                (masked, masks, 0, 0)
+            };
+        let masked = blank_dead(masked, &dead);
 
         // The bytes that differ: from the first to the last, both searched only where the
         // masking may have changed something (from `lo`, and before the last `tail` bytes,
@@ -949,6 +972,145 @@ fn matching_paren(bytes: &[u8], open: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// The lines that no compile of the file includes, whatever the target and the macros:
+/// the body of `#if 0` (`#elif 0`, `#if false`), and the arms after one that is surely
+/// taken (`#else` of `#if 1`), from the line after the directive to the start of the next
+/// directive of the same `#if`. Directive lines themselves are kept. Lines starting `#`
+/// inside block comments are not directives.
+pub(crate) fn dead_regions(text: &str) -> Vec<TextRange> {
+    /// One open `#if`: whether an arm was surely taken, where the current dead arm
+    /// started, and whether the whole `#if` sits inside dead code.
+    struct Open {
+        taken: bool,
+        dead_from: Option<usize>,
+        inert: bool,
+    }
+    let known = |cond: &str| -> Option<bool> {
+        let c = cond.split("//").next().unwrap_or("");
+        let c = match c.find("/*") {
+            Some(at) => &c[..at],
+            None => c,
+        };
+        let c: String = c
+            .chars()
+            .filter(|ch| !ch.is_whitespace() && *ch != '(' && *ch != ')')
+            .collect();
+        match c.as_str() {
+            "0" | "false" => Some(false),
+            "1" | "true" => Some(true),
+            _ => None,
+        }
+    };
+    if !text.contains("#if") && !text.contains("# if") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut in_comment = false;
+    let mut at = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let was_comment = in_comment;
+        // Block comments opened and closed on this line (strings are not told apart:
+        // a `/*` inside one only makes a later `#` line count as commented).
+        let mut rest = line;
+        loop {
+            if in_comment {
+                match rest.find("*/") {
+                    Some(i) => {
+                        in_comment = false;
+                        rest = &rest[i + 2..];
+                    }
+                    None => break,
+                }
+            } else {
+                let open = rest.find("/*");
+                let line_comment = rest.find("//");
+                match open {
+                    Some(i) if line_comment.is_none_or(|l| i < l) => {
+                        in_comment = true;
+                        rest = &rest[i + 2..];
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if was_comment {
+            continue;
+        }
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let directive = directive.trim_start();
+        let word_end = directive
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(directive.len());
+        let (word, cond) = directive.split_at(word_end);
+        let parent_dead = stack
+            .last()
+            .is_some_and(|o| o.inert || o.dead_from.is_some());
+        match word {
+            "if" | "ifdef" | "ifndef" => {
+                let value = if word == "if" { known(cond) } else { None };
+                stack.push(Open {
+                    taken: value == Some(true),
+                    dead_from: (value == Some(false) && !parent_dead).then_some(at),
+                    inert: parent_dead,
+                });
+            }
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                let Some(open) = stack.last_mut() else {
+                    continue;
+                };
+                if open.inert {
+                    continue;
+                }
+                if let Some(from) = open.dead_from.take() {
+                    out.push(from..start);
+                }
+                let value = if word == "elif" { known(cond) } else { None };
+                if open.taken || value == Some(false) {
+                    open.dead_from = Some(at);
+                }
+                open.taken |= value == Some(true) || word == "else";
+            }
+            "endif" => {
+                if let Some(open) = stack.pop() {
+                    if let Some(from) = open.dead_from {
+                        out.push(from..start);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // An `#if 0` never closed: dead to the end.
+    for open in stack {
+        if let (Some(from), false) = (open.dead_from, open.inert) {
+            out.push(from..text.len());
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out.retain(|r| r.start < r.end);
+    out
+}
+
+/// `masked` with every byte of `dead` blank but line breaks.
+fn blank_dead(masked: String, dead: &[TextRange]) -> String {
+    if dead.is_empty() {
+        return masked;
+    }
+    let mut out = masked.into_bytes();
+    for r in dead {
+        let end = r.end.min(out.len());
+        if r.start < end {
+            blank(&mut out, r.start, end);
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn blank(out: &mut [u8], start: usize, end: usize) {

@@ -39,6 +39,8 @@ const PIECES: &[&str] = &[
     "'",
     "#if X\n",
     "#endif\n",
+    "#if 0\n",
+    "#else\n",
     "__syncthreads();\n",
     "int q = 3;\n",
     "void f() {}\n",

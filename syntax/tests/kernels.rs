@@ -680,3 +680,26 @@ __global__ void k() {
     assert_eq!(at.callee, "cooperative_groups::thread_block::sync");
     assert_eq!(&text[at.callee_range.clone()], "block.sync");
 }
+
+/// Code that no compile includes (`#if 0`, the `#else` of `#if 1`, an `#elif 0`) is no
+/// kernel; an `#if` the file does not decide keeps both arms. Removing the `0` by an edit
+/// brings the kernel back, as a fresh parse has it.
+#[test]
+fn code_no_compile_includes_is_no_kernel() {
+    let text = "#if 0\n__global__ void off(float* p) { p[threadIdx.x] = 0; }\n#if X\n__global__ void nested(float* p) {}\n#endif\n#else\n__global__ void on(float* p) {}\n#endif\n#if 1\n__global__ void one(float* p) {}\n#elif X\n__global__ void elif_after_one(float* p) {}\n#else\n__global__ void else_after_one(float* p) {}\n#endif\n#ifdef USE_X\n__global__ void maybe(float* p) {}\n#elif 0\n__global__ void elif_zero(float* p) {}\n#else\n__global__ void fallback(float* p) {}\n#endif\n/*\n#if 0\n*/\n__global__ void after_comment(float* p) {}\n";
+    let names = |f: &SourceFile| {
+        f.facts()
+            .kernels
+            .iter()
+            .map(|k| k.name.clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut file = SourceFile::parse(text);
+    assert_eq!(names(&file), "on one maybe fallback after_comment");
+    file.apply_edit(4..5, "1");
+    assert_eq!(names(&file), "off nested one maybe fallback after_comment");
+    assert_eq!(names(&file), names(&SourceFile::parse(file.text())));
+    let chunked = SourceFile::parse_with_target(text, 1);
+    assert_eq!(names(&chunked), "on one maybe fallback after_comment");
+}

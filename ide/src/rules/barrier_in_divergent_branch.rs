@@ -188,7 +188,8 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
 
 /// Whether the threads that skip the `if` at `branch` go on to exit without doing
 /// anything more: the `if` is the rest of the function (nothing but a `return` follows
-/// it, no loop holds it), none of the function's block barriers (`all`) lies in its
+/// it, no loop holds it, or it is the whole body of a loop that changes nothing its
+/// condition reads, and that loop is the rest of the function), none of the function's block barriers (`all`) lies in its
 /// `else`, and the function is a kernel, or a device function whose every call is in a
 /// kernel that meets no block barrier after the call. Threads that skip a barrier and
 /// then go on working are not ordered by it: that stays a warning. `Some(None)` when the
@@ -200,6 +201,38 @@ fn skippers_exit(
     branch: &kernaut_syntax::TextRange,
     all: &[Barrier],
 ) -> Option<Option<String>> {
+    // An `if` that is the whole body of a loop, on a condition the loop does not change
+    // (no name in it is assigned in the loop, no memory or call is read), is skipped by
+    // the same threads in every iteration: for them the loop is the branch, and what
+    // follows it is what they run next.
+    let condition_text = if_condition(ctx, branch).and_then(|c| ctx.file.text().get(c));
+    let mut after = branch.clone();
+    let call = |c: &str| {
+        c.match_indices('(').any(|(i, _)| {
+            c[..i]
+                .trim_end()
+                .ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+        })
+    };
+    if let Some(cond) = condition_text.filter(|c| !c.contains('[') && !c.contains("->") && !call(c))
+    {
+        let names: Vec<&str> = cond
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+            .collect();
+        while let Some(l) = flow.loop_with_body(&after) {
+            let written = ctx.file.names_written_in(&l);
+            if names
+                .iter()
+                .any(|n| written.contains(n.split('.').next().unwrap_or(n)))
+            {
+                break;
+            }
+            after = l;
+        }
+    }
+    let branch_if = branch;
+    let branch = &after;
     // After the branch the skipping threads run nothing more of the function (the branch
     // ends it), or only statements guarded by conditions that hold in no skipping thread
     // (`if (t == 0) out[b] = s[0];` after `if (t < 32) { ... }`): they do no work the
@@ -208,8 +241,8 @@ fn skippers_exit(
     // meant to wait for the barrier: that stays a warning.
     if !flow.ends_after(branch) {
         let mut later = flow.runs_after(branch)?;
-        let condition = if_condition(ctx, branch)?;
-        let block = certain_block(ctx, branch.start);
+        let condition = if_condition(ctx, branch_if)?;
+        let block = certain_block(ctx, branch_if.start);
         // A preprocessor conditional stands for the statements of all its arms (one of
         // them is compiled; each must hold).
         let mut i = 0;
@@ -234,7 +267,7 @@ fn skippers_exit(
             }
         }
     }
-    let other = flow.branches(branch).and_then(|(_, other)| other);
+    let other = flow.branches(branch_if).and_then(|(_, other)| other);
     let met = all.iter().any(|x| {
         x.scope == BarrierScope::Block
             && (flow.reaches_after(branch, x.range.start, None)
@@ -755,6 +788,43 @@ __global__ void sweep(float* p, size_t n) {
     }
 
     #[test]
+    fn a_guard_the_loop_does_not_change_is_skipped_in_every_iteration() {
+        // `if (gid < len)` is the whole body of the loop and the loop assigns neither
+        // name: the threads that skip it skip every iteration, meet no barrier, and exit.
+        // A guard on the loop's own counter (`gid + r < len`), or on an array, divides
+        // the iterations: a warning.
+        check(
+            RULE,
+            r#"
+__global__ void rounds(const float* in, float* out, int len, int n) {
+    __shared__ float s[64];
+    int gid = blockIdx.x * 64 + threadIdx.x;
+    for (int r = 0; r < n; ++r) {
+        if (gid < len) {
+            s[threadIdx.x] = in[r * len + gid];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (gid < len)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+            out[r * len + gid] = s[63 - threadIdx.x];
+        }
+    }
+}
+__global__ void shifting(const float* in, float* out, int len, int n) {
+    __shared__ float s[64];
+    int gid = blockIdx.x * 64 + threadIdx.x;
+    for (int r = 0; r < n; ++r) {
+        if (gid + r < len) {
+            s[threadIdx.x] = in[gid + r];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (gid + r < len)`: threads of the block that skip the branch never reach the block barrier
+            out[gid] = s[63 - threadIdx.x];
+        }
+    }
+}
+"#,
+        );
+    }
+
+    #[test]
     fn skipping_threads_that_run_only_barrier_free_code_then_exit_are_a_hint() {
         // After `if (t < 32) { ... }` the skipping threads run only `if (t == 0) ...` and
         // `if (t < 16 && ...)`, whose conditions hold in none of them, then exit: as
@@ -1227,9 +1297,9 @@ __global__ void k(float* out, int n) {
     }
 
     /// A guard around the rest of the kernel: the threads that skip it meet no barrier
-    /// again and exit, as after `if (i >= n) return;`, a hint. Inside a loop, or with a
-    /// barrier after the `if`, they meet the barrier of a later iteration or the one
-    /// after: still a warning.
+    /// again and exit, as after `if (i >= n) return;`, a hint; also as the whole body of a
+    /// loop that does not change the guard (they skip every iteration). With a barrier
+    /// after the `if`, or another side that arrives differently, still a warning.
     #[test]
     fn a_guard_around_the_rest_of_the_kernel_is_a_hint() {
         check(
@@ -1265,7 +1335,7 @@ __global__ void rounds(float* v, int n, int rounds) {
         if (i < n) {
             s[threadIdx.x] = v[i];
             __syncthreads();
-         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`: threads of the block that skip the branch never reach
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (i < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
             v[i] += s[255 - threadIdx.x];
         }
     }

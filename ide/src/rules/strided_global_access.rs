@@ -854,6 +854,12 @@ fn collect_dims(e: &IndexExpr, out: &mut Vec<String>) {
                     }
                 }
             }
+            // `t / rows`, `t % rows`: which lanes share a row rests on the divisor too.
+            if matches!(op, kernaut_syntax::BinOp::Div | kernaut_syntax::BinOp::Rem)
+                && a.depends_on_thread()
+            {
+                uniforms(b, out);
+            }
             collect_dims(a, out);
             collect_dims(b, out);
         }
@@ -1067,6 +1073,49 @@ void run(const float* in, float* out, int a, int s) { gather<<<64, 32>>>(in, out
 "#,
             expect![[r#"
                 hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (a hint only: assuming every lane of the warp passes `t < active`, whose bound is a runtime value); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_divisor_the_code_does_not_fix_is_named_with_the_assumption() {
+        // Which lanes share a row rests on `rows` as much as on `n`: both are assumed.
+        check_messages(
+            RULE,
+            r#"
+__global__ void scatter(const float* in, float* out, int rows, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[(t % rows) * n + t / rows] = in[t];
+}
+"#,
+            expect![[r#"
+                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `n`, `rows` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `n`, `rows`, which the code does not fix) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn an_equality_with_a_grid_index_leaves_one_lane() {
+        // `t == total - 1` with `t` the grid-wide index: one lane of one warp stores,
+        // one sector, whatever `total` is; the strided loop every thread runs is reported.
+        check_messages(
+            RULE,
+            r#"
+__global__ void pad_and_sum(unsigned char* buf, int chunk, int total, int pad, unsigned* out) {
+    int t = threadIdx.x + blockDim.x * blockIdx.x;
+    int base = t * chunk;
+    if (t >= total) return;
+    if (t == total - 1 && pad > 0) {
+        for (int i = 0; i < pad; i++) buf[base + chunk - pad + i] = 0;
+    }
+    unsigned h = 0;
+    for (int i = 0; i < chunk; i++) h += buf[base + i];
+    out[t] = h;
+}
+void run(unsigned char* b, unsigned* o) { pad_and_sum<<<16, 256>>>(b, 256, 4096, 7, o); }
+"#,
+            expect![[r#"
+                warning: uncoalesced load from `buf`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `chunk` = 256, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }

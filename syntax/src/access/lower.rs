@@ -911,6 +911,21 @@ fn function_writes<'a>(function: Node<'a>, text: &str) -> Writes<'a> {
     out
 }
 
+impl SourceFile {
+    /// The plain names assigned (`=`, `+=`, `++`) anywhere inside `range` (a loop with its
+    /// header, a block).
+    pub fn names_written_in(&self, range: &TextRange) -> rustc_hash::FxHashSet<String> {
+        let mut out = rustc_hash::FxHashSet::default();
+        if let Some(node) = self
+            .root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+        {
+            written_names(node, self.text(), &mut out);
+        }
+        out
+    }
+}
+
 /// The plain names assigned anywhere under `node` (the targets [`walk_writes`] records).
 fn written_names(node: Node<'_>, text: &str, out: &mut rustc_hash::FxHashSet<String>) {
     let target = match node.kind_name() {

@@ -436,6 +436,17 @@ impl ControlFlow {
         true
     }
 
+    /// The loop whose whole body is the statement at `from` (`for (…) if (c) { … }`, also
+    /// with braces around the one statement).
+    pub fn loop_with_body(&self, from: &TextRange) -> Option<TextRange> {
+        let i = self.stmt(from)?;
+        let mut p = self.stmts[i].parent?;
+        if self.stmts[p].kind == Kind::Seq && self.stmts[p].children.len() == 1 {
+            p = self.stmts[p].parent?;
+        }
+        (self.stmts[p].kind == Kind::Loop).then(|| self.stmts[p].range.clone())
+    }
+
     /// What a thread that completes the statement at `from` runs before the function
     /// ends: the later statements of each block around it, up to the body, in order.
     /// `None` where a loop or a `switch` holds it (the statement runs again, or `case`s
