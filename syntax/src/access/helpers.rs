@@ -43,21 +43,50 @@ impl<'a> Lowerer<'a> {
             .device_functions
             .iter()
             .filter(|f| short_name(&f.name) == name && f.params.len() == args.len());
-        let function = defs.next()?;
+        let lowered = |a: &Expr| self.lower(a, at, depth + 1);
+        let result = Some(IndexExpr::Uniform(format!("{callee}(...)")));
+        let Some(function) = defs.next() else {
+            // A header's helper, as its summary says.
+            let mut found = self
+                .facts
+                .prelude()?
+                .helpers
+                .iter()
+                .filter(|h| h.name == name && h.params == args.len());
+            let summary = found.next()?;
+            if found.next().is_some() {
+                return None;
+            }
+            let uniform = summary
+                .uniform_when
+                .iter()
+                .all(|&i| args.get(i).is_some_and(|a| !varies(&lowered(a))));
+            return if uniform { result } else { None };
+        };
         if defs.next().is_some() {
             return None;
         }
         let body = self.tree.node_spanning(function.body_range.as_ref()?)?;
-        if body.kind_name() != "compound_statement" {
-            return None;
-        }
         let params: Vec<(String, IndexExpr)> = function
             .params
             .iter()
             .zip(args)
             .filter(|(p, _)| !p.name.is_empty())
-            .map(|(p, a)| (p.name.clone(), self.lower(a, at, depth + 1)))
+            .map(|(p, a)| (p.name.clone(), lowered(a)))
             .collect();
+        if self.returns_uniform(body, params) {
+            result
+        } else {
+            None
+        }
+    }
+
+    /// Whether the function whose body is `body` returns one value for the block with its
+    /// parameters bound to `params` ([`Self::helper_result`] says when).
+    fn returns_uniform(&self, body: Node<'a>, params: Vec<(String, IndexExpr)>) -> bool {
+        if body.kind_name() != "compound_statement" {
+            return false;
+        }
         let mut inner = Lowerer::new(self.text, self.facts, self.tree);
         inner.opaque_uniform = true;
         inner.block = self.block;
@@ -96,17 +125,20 @@ impl<'a> Lowerer<'a> {
         });
         if gives_up || returns.is_empty() || returns.len() + decisions.len() > MAX_HELPER_STATEMENTS
         {
-            return None;
+            return false;
         }
         // Each returned value, and the names it reads.
         let mut read: Vec<String> = Vec::new();
         for r in &returns {
-            let value = named_children(*r)
+            let Some(value) = named_children(*r)
                 .into_iter()
-                .find(|c| c.kind_name() != "comment")?;
+                .find(|c| c.kind_name() != "comment")
+            else {
+                return false;
+            };
             let e = from_node(value, self.text, 0);
             if varies(&inner.lower(&e, value, 0)) {
-                return None;
+                return false;
             }
             e.walk_pruned(&mut |x| {
                 if let Expr::Name(n) = x {
@@ -129,10 +161,10 @@ impl<'a> Lowerer<'a> {
                     .iter()
                     .any(|(n, w)| read.iter().any(|r| r == n) && inside(*w));
             if decides && !inner.uniform_condition(d) {
-                return None;
+                return false;
             }
         }
-        Some(IndexExpr::Uniform(format!("{callee}(...)")))
+        true
     }
 
     /// Whether the condition of the branch or loop `statement` has one value in every
@@ -179,4 +211,71 @@ fn varies(e: &IndexExpr) -> bool {
             } => varies(s),
             _ => false,
         })
+}
+
+/// How many parameters a summarised helper may take.
+const MAX_SUMMARY_PARAMS: usize = 32;
+
+impl SourceFile {
+    /// For each device function of the file (not a kernel, its name defined once with
+    /// that many parameters) whose result is one value for the whole block where some of
+    /// its arguments are ([`Lowerer::helper_result`] with every parameter one such value),
+    /// which parameters those are: each that, alone taken to be the thread index, makes
+    /// the result differ. A file that includes this one as a header follows its helpers
+    /// through these.
+    pub fn helper_summaries(&self) -> Vec<crate::HelperSummary> {
+        let text = self.text();
+        if !text.contains("return") {
+            return Vec::new();
+        }
+        let facts = self.facts();
+        let roots = self.roots();
+        let tree = Ancestry::few(roots, text.len());
+        let low = Lowerer::new(text, facts, &tree).for_uniformity(&[], None);
+        let mut out = Vec::new();
+        for f in &facts.device_functions {
+            let name = short_name(&f.name);
+            let n = f.params.len();
+            if n > MAX_SUMMARY_PARAMS
+                || f.params.iter().any(|p| p.name.is_empty())
+                || facts
+                    .device_functions
+                    .iter()
+                    .filter(|g| short_name(&g.name) == name && g.params.len() == n)
+                    .count()
+                    != 1
+            {
+                continue;
+            }
+            let Some(body) = f.body_range.as_ref().and_then(|b| tree.node_spanning(b)) else {
+                continue;
+            };
+            let bound = |varying: Option<usize>| -> Vec<(String, IndexExpr)> {
+                f.params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let v = if Some(i) == varying {
+                            IndexExpr::ThreadIdx(crate::Axis::X)
+                        } else {
+                            IndexExpr::Uniform(p.name.clone())
+                        };
+                        (p.name.clone(), v)
+                    })
+                    .collect()
+            };
+            if !low.returns_uniform(body, bound(None)) {
+                continue;
+            }
+            let uniform_when = (0..n)
+                .filter(|&i| !low.returns_uniform(body, bound(Some(i))))
+                .collect();
+            out.push(crate::HelperSummary {
+                name: name.to_string(),
+                params: n,
+                uniform_when,
+            });
+        }
+        out
+    }
 }
