@@ -439,3 +439,50 @@ __global__ void k(__half* conics, uint2 v, float* f) {
         "#]],
     );
 }
+
+/// A helper of an included file whose result a `switch` on block-uniform values decides
+/// (here `__shared__` values thread 0 wrote before a barrier) is one branch for the
+/// block, as the same helper in the file is; passed a thread-varying value where the
+/// `switch` reads it, it splits the block.
+#[test]
+fn a_header_helper_result_decided_by_uniform_arguments_is_one_branch() {
+    check(
+        r#"
+//- /p/src/paths.cuh
+#pragma once
+__device__ void scale(float* s, int t, float v) { s[t] *= v; }
+__device__ int fast_path(float* s, int a, int b, int t) {
+    switch (a * 4 + b) {
+    case 0: scale(s, t, 2.f); break;
+    case 5: scale(s, t, 3.f); break;
+    default: return 0;
+    }
+    return 1;
+}
+//- /p/src/k.cu
+#include "paths.cuh"
+__global__ void k(const int* kinds, float* out) {
+    __shared__ int a, b;
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    if (t == 0) { a = kinds[2 * blockIdx.x]; b = kinds[2 * blockIdx.x + 1]; }
+    __syncthreads();
+    s[t] = out[t];
+    if (!fast_path(s, a, b, t)) {
+        s[t] += 1.f;
+        __syncthreads();
+    }
+    if (!fast_path(s, a, t % 4, t)) {
+        __syncthreads();
+    }
+    out[t] = s[t];
+}
+void run(const int* kinds, float* out, int n) { k<<<n, 128>>>(kinds, out); }
+"#,
+        1,
+        "sync/barrier-in-divergent-branch",
+        expect![[r#"
+            14: Warning `__syncthreads()`: `__syncthreads()` inside `if (!fast_path(s, a, t % 4, t))`: 
+        "#]],
+    );
+}

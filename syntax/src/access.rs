@@ -40,6 +40,8 @@ pub use terms::IndexTerm;
 mod condition;
 pub use condition::GuardCondition;
 
+mod helpers;
+
 mod steps;
 pub use steps::{BodySteps, Step};
 

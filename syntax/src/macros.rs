@@ -47,6 +47,22 @@ pub struct Prelude {
     /// The headers' integral constants ([`constant_definitions`]): folded like object-like
     /// macros, but not seen by `#if`.
     pub constants: Vec<(String, String)>,
+    /// The headers' device functions whose result can be one value for the whole block
+    /// ([`crate::SourceFile::helper_summaries`]).
+    pub helpers: Vec<HelperSummary>,
+}
+
+/// What decides whether a device function's result is the same in every thread of the
+/// block ([`crate::SourceFile::helper_summaries`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HelperSummary {
+    /// The function's name, its last segment.
+    pub name: String,
+    /// How many parameters it takes.
+    pub params: usize,
+    /// The parameters (by position) whose arguments must be the same in every thread for
+    /// the result to be; the result is one value for the block where they are.
+    pub uniform_when: Vec<usize>,
 }
 
 impl Prelude {

@@ -215,7 +215,8 @@ impl SourceFile {
     /// same trees, with every fact, access and cache computed afresh. `None` or an empty
     /// prelude is a file that sees only its own macros.
     pub fn with_prelude(&self, prelude: Option<Arc<Prelude>>) -> SourceFile {
-        let prelude = prelude.filter(|p| !(p.macros.is_empty() && p.constants.is_empty()));
+        let prelude = prelude
+            .filter(|p| !(p.macros.is_empty() && p.constants.is_empty() && p.helpers.is_empty()));
         SourceFile {
             text: self.text.clone(),
             masked: self.masked.clone(),

@@ -67,6 +67,12 @@ impl<'a> Lowerer<'a> {
                 let e = from_node(init, self.text, 0);
                 self.thread_tainted(&e, init, depth + 1)
             }
+            // A followed helper's parameter carries what its argument does.
+            Some((_, true)) => self
+                .params
+                .iter()
+                .find(|(p, _)| p == n)
+                .is_some_and(|(_, v)| v.unknown_reason().is_some() || v.depends_on_thread()),
             _ => false,
         }
     }

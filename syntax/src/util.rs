@@ -441,6 +441,18 @@ impl<'t> Ancestry<'t> {
         self.roots.get(i).copied()
     }
 
+    /// The smallest node of the trees that spans `range`.
+    pub(crate) fn node_spanning(&self, range: &std::ops::Range<usize>) -> Option<Node<'t>> {
+        let at = range.start;
+        let i = self
+            .roots
+            .partition_point(|r| r.start_byte() <= at)
+            .saturating_sub(1);
+        self.roots
+            .get(i)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+    }
+
     /// Whether `node` is the root of one of the trees (the file scope).
     pub(crate) fn is_root(&self, node: Node<'t>) -> bool {
         self.root_of(node) == Some(node)

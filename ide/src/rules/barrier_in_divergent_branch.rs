@@ -1521,4 +1521,68 @@ void launch(float* d, const int* p, int rounds) {
 "#,
         );
     }
+
+    #[test]
+    fn a_helper_result_decided_by_block_uniform_values_is_one_branch() {
+        // `pick` also takes the thread index for its work, but which value it returns
+        // depends only on `mode` (written by one thread before the barrier) and on
+        // constants: every thread takes the same side. Helpers whose result the thread
+        // decides (a returned value, a branch around a `return` or a `break`, an
+        // assignment of the returned local) still split the block.
+        check(
+            RULE,
+            r#"
+__device__ void work(float* s, int t) { s[t] = 1.f; }
+__device__ int pick(int mode, float* s, int t) {
+    switch (mode) {
+    case 0: work(s, t); break;
+    case 2: for (int i = 0; i < mode; ++i) { if (mode == 4) return 2; } break;
+    default: return 0;
+    }
+    return 1;
+}
+__device__ int leaves_early(int mode, float* s, int t) {
+    switch (mode) {
+    case 0: if (t > 3) break; work(s, t); return 2;
+    default: return 0;
+    }
+    return 1;
+}
+__device__ int offset(int mode, int t) { return mode + t; }
+__device__ int clamped(int mode, int t) {
+    int r = mode;
+    if (t < 16) r = 0;
+    return r;
+}
+__global__ void k(const int* modes, float* out) {
+    __shared__ int mode;
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    if (t == 0) mode = modes[blockIdx.x];
+    __syncthreads();
+    if (!pick(mode, s, t)) {
+        __syncthreads();
+    }
+    if (pick(t, s, t)) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (pick(t, s, t))`
+    }
+    if (leaves_early(mode, s, t)) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (leaves_early(mode, s, t))`
+    }
+    if (offset(mode, t) > 4) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (offset(mode, t) > 4)`
+    }
+    if (clamped(mode, t)) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (clamped(mode, t))`
+    }
+    out[blockIdx.x * 128 + t] = s[t];
+}
+void run(const int* m, float* out, int n) { k<<<n, 128>>>(m, out); }
+"#,
+        );
+    }
 }

@@ -16,7 +16,11 @@
 //! `cooperative_groups::invoke_one`, under an `elect`-ed lane (a call the lowering does
 //! not value), or in a warp-granular branch (`if (warp == 0)`, `threadIdx.x < 32`,
 //! `threadIdx.y == 0` with whole-warp rows) stays silent, as does `cuda::memcpy_async`
-//! with a pipeline (per-thread LDGSTS).
+//! with a pipeline (per-thread LDGSTS). A bulk store from shared to global memory
+//! completed by a bulk group (`cp.async.bulk[.tensor.Nd].global.shared::cta.bulk_group`)
+//! writes the same bytes however often it runs: ptxas issues it once (one `UBLKCP.G.S` /
+//! `UTMASTG`, no loop) where its operands are the same in every lane, so it counts only
+//! where an operand is known to differ between the lanes the branch lets through.
 //!
 //! The fix wraps the statement (the syntax's statement around the call or its `asm`) in
 //! `cooperative_groups::invoke_one(coalesced_threads(), …)` and adds
@@ -83,9 +87,13 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         {
             continue;
         }
-        let Some(condition) = single_thread_branch(ctx, call.range.start) else {
+        let Some((condition, lowered)) = single_thread_branch(ctx, call.range.start) else {
             continue;
         };
+        // A bulk store is issued once where its operands are the same in every lane.
+        if issue(ctx, call) == Issue::OnceWhereUniform && !operands_differ(ctx, call, &lowered) {
+            continue;
+        }
         let what = if call.kind == SymbolKind::Ptx {
             format!("`{}`", call.callee)
         } else {
@@ -131,6 +139,139 @@ fn is_bulk_copy(ctx: &RuleContext, call: &CallSite, all: &[&CallSite]) -> bool {
         && call.arg_ranges.get(3).is_some_and(|a| is_barrier(ctx, a))
 }
 
+/// How ptxas issues a bulk copy in a branch where it cannot prove that one lane is active.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Issue {
+    /// Once per active lane, in a loop: a copy that signals an mbarrier
+    /// (`mbarrier::complete_tx::bytes`, SASS `UBLKCP.S.G` / `UTMALDG` under `ELECT` and
+    /// `BRA.U.ANY`) counts its bytes once per issue, so every lane's copy is issued.
+    PerLane,
+    /// Once, where its operands are the same in every lane: a store from shared to global
+    /// memory completed by a bulk group (`cp.async.bulk.global.shared::cta.bulk_group`,
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`, `cuda::ptx` with
+    /// `space_global` as its destination) writes the same bytes however often it runs, so
+    /// ptxas issues one `UBLKCP.G.S` / `UTMASTG` with no loop (checked with nvcc 13,
+    /// sm_90). With operands that may differ between lanes it loops like a load.
+    OnceWhereUniform,
+}
+
+/// How `call` (a bulk copy) is issued ([`Issue`]).
+fn issue(ctx: &RuleContext, call: &CallSite) -> Issue {
+    let store = if call.kind == SymbolKind::Ptx {
+        // `cp.async.bulk[.tensor.Nd].global.shared::cta.bulk_group…`: the destination's
+        // state space follows the copy's shape.
+        let mut parts = call.callee.split('.').skip(3);
+        let mut space = parts.next();
+        if space == Some("tensor") {
+            parts.next();
+            space = parts.next();
+        }
+        space == Some("global") && call.callee.split('.').any(|p| p == "bulk_group")
+    } else {
+        let last = short_name(&call.callee);
+        (last == "cp_async_bulk" || last == "cp_async_bulk_tensor")
+            && call
+                .arg_ranges
+                .first()
+                .and_then(|a| ctx.text().get(a.clone()))
+                .is_some_and(|a| a.contains("space_global"))
+    };
+    if store {
+        Issue::OnceWhereUniform
+    } else {
+        Issue::PerLane
+    }
+}
+
+/// Whether an operand of the bulk store `call` is known to differ between the lanes that
+/// run it, under the branch condition `branch`: lowered for uniformity, with each
+/// `threadIdx.x == c` (or a lane expression `== c`) the branch tests taken at `c`, as
+/// ptxas propagates it (`dst + threadIdx.x * 16` under `threadIdx.x == 0` is one
+/// address). An operand the model cannot value, or a named PTX operand, says nothing.
+fn operands_differ(ctx: &RuleContext, call: &CallSite, branch: &GuardCondition) -> bool {
+    let operands: Vec<TextRange> = if call.kind == SymbolKind::Ptx {
+        let Some(stmt) = ctx
+            .file
+            .asm_statements(&call.range)
+            .into_iter()
+            .find(|s| s.range.start <= call.range.start && call.range.end <= s.range.end)
+        else {
+            return false;
+        };
+        let mut used = Vec::new();
+        for arg in &call.args {
+            let mut rest = arg.as_str();
+            while let Some(i) = rest.find('%') {
+                rest = &rest[i + 1..];
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let Ok(n) = digits.parse::<usize>() else {
+                    return false;
+                };
+                let Some(r) = stmt.operands.get(n) else {
+                    return false;
+                };
+                used.push(r.clone());
+            }
+        }
+        used
+    } else {
+        call.arg_ranges.iter().skip(2).cloned().collect()
+    };
+    // The equalities every lane of the branch meets.
+    let mut fixed: Vec<(&IndexExpr, &IndexExpr)> = Vec::new();
+    let mut top = vec![branch];
+    while let Some(c) = top.pop() {
+        match c {
+            GuardCondition::And(all) => top.extend(all),
+            GuardCondition::Compare(cmp) if cmp.op == "==" => {
+                if cmp.left.depends_on_thread() && !cmp.right.depends_on_thread() {
+                    fixed.push((&cmp.left, &cmp.right));
+                } else if cmp.right.depends_on_thread() && !cmp.left.depends_on_thread() {
+                    fixed.push((&cmp.right, &cmp.left));
+                }
+            }
+            _ => {}
+        }
+    }
+    let block = certain_block(ctx, call.range.start);
+    let mut differs = false;
+    for r in operands {
+        let Some(lowered) = ctx.file.uniformity_condition(&r, &[], block) else {
+            return false;
+        };
+        for leaf in lowered.leaves() {
+            let sides: Vec<&IndexExpr> = match leaf {
+                GuardCondition::Compare(cmp) => vec![&cmp.left, &cmp.right],
+                GuardCondition::Value(e) => vec![e],
+                _ => return false,
+            };
+            for e in sides {
+                let e = fixed
+                    .iter()
+                    .fold(e.clone(), |e, (from, to)| replace(&e, from, to));
+                if e.unknown_reason().is_some() {
+                    return false;
+                }
+                differs |= e.depends_on_thread();
+            }
+        }
+    }
+    differs
+}
+
+/// `e` with every part equal to `from` replaced by `to`.
+fn replace(e: &IndexExpr, from: &IndexExpr, to: &IndexExpr) -> IndexExpr {
+    if e == from {
+        return to.clone();
+    }
+    match e {
+        IndexExpr::Binary(a, op, b) => {
+            IndexExpr::binary(replace(a, from, to), *op, replace(b, from, to))
+        }
+        other => other.clone(),
+    }
+}
+
 /// Whether the file is compiled for sm_90 or newer: the configured target, or, on the
 /// default target, a file that uses sm_90 features itself.
 fn targets_sm90(ctx: &RuleContext) -> bool {
@@ -167,7 +308,7 @@ fn is_barrier(ctx: &RuleContext, arg: &TextRange) -> bool {
 /// of them) and one that does not, or `!tid`, where the thread side differs between the
 /// lanes of a warp under the one valuation (a warp index `threadIdx.x / 32 == 0` does
 /// not). A side the lowering does not know (`elect_one_sync()`) is no such test.
-fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<String> {
+fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, GuardCondition)> {
     for e in ctx.enclosing(offset).iter() {
         match &e.kind {
             EnclosingKind::If {
@@ -182,7 +323,7 @@ fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<String> {
                 let lowered = ctx.file.guard_condition(condition_range)?;
                 let block =
                     certain_block(ctx, offset).map_or([None; 3], |b| b.map(|d| Some(i64::from(d))));
-                return selects_lanes(&lowered, block).then(|| condition.clone());
+                return selects_lanes(&lowered, block).then(|| (condition.clone(), lowered));
             }
             EnclosingKind::Function { .. } => return None,
             _ => {}
@@ -344,6 +485,43 @@ __global__ void k(const float* gmem, int bytes) {
     __shared__ cuda::barrier<cuda::thread_scope_block> bar;
     if (threadIdx.x == 0)
         cuda::memcpy_async(smem, gmem, cuda::aligned_size_t<16>(bytes), bar);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_bulk_group_store_is_looped_only_with_operands_that_differ() {
+        // Stores from shared to global memory completed by a bulk group: with operands
+        // the same in every lane (`threadIdx.x` fixed by the branch's own test counts),
+        // ptxas issues one `UBLKCP.G.S` / `UTMASTG`; an address that differs between the
+        // lanes a `% 32 == 0` branch lets through is served lane by lane.
+        check(
+            RULE,
+            r#"
+__global__ void k(char* dst, const void* src, const void* map, int x, int bytes) {
+    __shared__ alignas(128) unsigned char stage[4096];
+    __shared__ unsigned long long mbar;
+    unsigned sa = (unsigned)__cvta_generic_to_shared(stage);
+    unsigned bar = (unsigned)__cvta_generic_to_shared(&mbar);
+    char* out = dst + (long long)blockIdx.x * bytes;
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                     :: "l"(out), "r"(sa), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                     :: "l"(map), "r"(sa), "r"(x), "r"(0) : "memory");
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                     :: "l"(out + threadIdx.x * 16), "r"(sa), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.commit_group;");
+    }
+    if (threadIdx.x % 32 == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                   // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `cp.async.bulk.global.shared::cta.bulk_group` is issued under `if (threadIdx.x % 32 == 0)`
+                     :: "l"(out + threadIdx.x * 16), "r"(sa), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` is issued under `if (threadIdx.x % 32 == 0)`
+                     :: "r"(sa), "l"(src), "r"(bytes), "r"(bar) : "memory");
+    }
 }
 "#,
         );

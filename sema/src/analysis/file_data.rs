@@ -42,6 +42,9 @@ pub struct FileData {
     pub unparsed: bool,
     /// What include resolution reads of the text, found on first use.
     pub(crate) header: OnceLock<HeaderFacts>,
+    /// The summaries of the file's device functions, for the files that include it
+    /// ([`FileData::helper_summaries`]).
+    pub(crate) helpers: OnceLock<Arc<Vec<kernaut_syntax::HelperSummary>>>,
     /// What the file's prelude was made of when it was last found the same: a hash of
     /// its build's macros, its headers and their `#define`s, and the hashes of the paths
     /// of those headers and of the last segments of every include name they and the file
@@ -174,6 +177,7 @@ impl FileData {
             trees_dropped: false,
             unparsed: false,
             header: OnceLock::new(),
+            helpers: OnceLock::new(),
             prelude_key: OnceLock::new(),
             calls_by_name: CallsCache::default(),
         }
@@ -192,6 +196,21 @@ impl FileData {
                 constants: Arc::new(constants),
             }
         })
+    }
+
+    /// What decides whether each of the file's device functions returns one value for
+    /// the block ([`SourceFile::helper_summaries`]), found once (from trees parsed again
+    /// where they were dropped): what a file that includes this one sees of its helpers.
+    pub(crate) fn helper_summaries(&self) -> Arc<Vec<kernaut_syntax::HelperSummary>> {
+        self.helpers
+            .get_or_init(|| {
+                let text = self.source.text();
+                if !(text.contains("return") && text.contains("__device__")) {
+                    return Arc::default();
+                }
+                Arc::new(self.with_trees().source.helper_summaries())
+            })
+            .clone()
     }
 
     /// A file whose text the host parses later ([`FileData::unparsed`]).
@@ -244,6 +263,7 @@ impl FileData {
             trees_dropped: true,
             unparsed: false,
             header: self.header.clone(),
+            helpers: self.helpers.clone(),
             prelude_key: self.prelude_key.clone(),
             calls_by_name: CallsCache::default(),
         }

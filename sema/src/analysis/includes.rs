@@ -223,6 +223,7 @@ pub fn refresh_preludes(
             data_at(header)
                 .map(|d| d.header_facts().macros_hash)
                 .hash(&mut h);
+            data_at(header).map(|d| d.helper_summaries()).hash(&mut h);
         }
         let key = h.finish();
         if data.prelude_key.get().map(|k| k.0) == Some(key) {
@@ -239,14 +240,20 @@ pub fn refresh_preludes(
             })
             .collect();
         let mut constants: Vec<(String, String)> = Vec::new();
+        let mut helpers = Vec::new();
         for (header, _) in &headers {
             if let Some(d) = data_at(header) {
                 macros.extend(d.header_facts().macros.iter().cloned());
                 constants.extend(d.header_facts().constants.iter().cloned());
+                helpers.extend(d.helper_summaries().iter().cloned());
             }
         }
-        let prelude =
-            (!(macros.is_empty() && constants.is_empty())).then_some(Prelude { macros, constants });
+        let prelude = (!(macros.is_empty() && constants.is_empty() && helpers.is_empty()))
+            .then_some(Prelude {
+                macros,
+                constants,
+                helpers,
+            });
         if data.source.prelude().map(|p| &**p) != prelude.as_ref() {
             updates.push((path.clone(), prelude.map(Arc::new), Some((key, deps))));
         } else {

@@ -143,7 +143,7 @@ impl SourceFile {
     }
 }
 
-fn condition<'a>(
+pub(crate) fn condition<'a>(
     low: &Lowerer<'a>,
     node: Node<'a>,
     text: &str,

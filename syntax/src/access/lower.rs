@@ -20,10 +20,15 @@ pub(crate) struct Lowerer<'a> {
     /// Whether a name, load or call the model cannot value but that reads no thread index
     /// lowers to [`IndexExpr::Uniform`] (the same in every thread of the block) instead of
     /// [`IndexExpr::Unknown`]: for questions of uniformity, not for figures.
-    opaque_uniform: bool,
+    pub(crate) opaque_uniform: bool,
     /// The block every launch gives, where known ([`Self::for_uniformity`]): an axis of
     /// extent 1 makes its `threadIdx` 0.
-    block: Option<[u32; 3]>,
+    pub(crate) block: Option<[u32; 3]>,
+    /// The parameters of a helper whose result is asked for ([`Self::helper_result`]),
+    /// each bound to its argument as the call lowers it.
+    pub(crate) params: Vec<(String, IndexExpr)>,
+    /// How many helpers deep this lowerer is ([`Self::helper_result`]).
+    pub(crate) helper_depth: usize,
 }
 
 /// The declarations of a scope, by name: for each declaration (in document order) that
@@ -67,6 +72,8 @@ impl<'a> Lowerer<'a> {
             bound: &[],
             opaque_uniform: false,
             block: None,
+            params: Vec::new(),
+            helper_depth: 0,
         }
     }
 
@@ -365,13 +372,16 @@ impl<'a> Lowerer<'a> {
                     ),
                 }
             }
-            Expr::Call { callee, .. } => match self.facts.env.fold(expr, at.start_byte()) {
+            Expr::Call { callee, args } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
-                None => self.opaque(
-                    expr,
-                    at,
-                    IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
-                ),
+                None => match self.helper_result(callee, args, at, d) {
+                    Some(v) => v,
+                    None => self.opaque(
+                        expr,
+                        at,
+                        IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                    ),
+                },
             },
             Expr::SizeofType(ty) => match type_size(ty) {
                 Some(v) => IndexExpr::Int(v as i64),
@@ -527,6 +537,10 @@ impl<'a> Lowerer<'a> {
         }
         if let Some((init, is_param)) = self.declaration(at, n) {
             if is_param {
+                // A helper's parameter, where its call is followed, is its argument.
+                if let Some((_, v)) = self.params.iter().find(|(p, _)| p == n) {
+                    return v.clone();
+                }
                 return IndexExpr::Uniform(n.to_string());
             }
             if let Some(v) = self
