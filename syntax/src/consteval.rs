@@ -80,7 +80,20 @@ impl Env {
 
     /// The expression bound to `name` at offset `at`: the innermost scoped one first.
     pub(crate) fn lookup(&self, name: &str, at: usize) -> Option<&Expr> {
-        let list = self.entries.get(name.trim_start_matches("::"))?;
+        let name = name.trim_start_matches("::");
+        let Some(list) = self.entries.get(name) else {
+            // `cfg::kTile` for `namespace cfg { constexpr int kTile = 64; }`: constants
+            // are recorded under their own names, and one defined once in the file, at
+            // file scope, is that one (a class member is recorded with its class).
+            let (head, last) = name.rsplit_once("::")?;
+            if head.contains('<') || self.classes.contains_key(head.rsplit("::").next()?) {
+                return None;
+            }
+            return match self.entries.get(last)?.as_slice() {
+                [(None, e)] => Some(e),
+                _ => None,
+            };
+        };
         let scoped = list
             .iter()
             .filter(|(s, _)| s.as_ref().is_some_and(|r| r.contains(&at)))

@@ -28,6 +28,23 @@ pub(crate) fn constant_decl(
         }
         return;
     }
+    // `constexpr dim3 kBlock(128, 2);`: its parts as `kBlock.x`, `kBlock.y`, `kBlock.z`,
+    // for launches that name it.
+    if node
+        .field("type")
+        .is_some_and(|t| node_text(t, text).trim() == "dim3")
+    {
+        for (name, args, _) in super::launch::dim3_inits(tree, node, text) {
+            if args.is_empty() || args.len() > 3 {
+                continue;
+            }
+            for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+                let part = args.get(i).map_or(Expr::Int(1), |a| from_text(a));
+                facts.env.insert(&format!("{name}.{axis}"), scope.clone(), part);
+            }
+        }
+        return;
+    }
     for d in named_children(node) {
         if d.kind_name() != "init_declarator" {
             continue;

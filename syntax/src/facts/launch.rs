@@ -187,6 +187,19 @@ pub(crate) fn call_facts<'t>(
                         }
                         Some(v)
                     });
+                    // A `dim3` constant of the file (`constexpr dim3 kBlock(128);`, also in
+                    // a namespace: `cfg::kBlock`).
+                    let value = value.or_else(|| {
+                        if !matches!(n.kind_name(), "identifier" | "qualified_identifier") {
+                            return None;
+                        }
+                        let name = squash_ws(node_text(*n, text)).replace(' ', "");
+                        let mut v = [1i64; 3];
+                        for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+                            v[i] = env.fold(&Expr::Name(format!("{name}.{axis}")), at)?;
+                        }
+                        Some(v)
+                    });
                     LaunchDim {
                         text: squash_ws(node_text(*n, text)),
                         value,
