@@ -159,6 +159,13 @@ impl SourceFile {
     /// through its `;`. `None` when `range` lies in no such statement of a function body
     /// (in a condition, a loop header, a block's braces).
     pub fn statement_at(&self, range: &TextRange) -> Option<TextRange> {
+        match self.tree_memo() {
+            Some(memo) => memo.statement(range, || self.find_statement_at(range)),
+            None => self.find_statement_at(range),
+        }
+    }
+
+    fn find_statement_at(&self, range: &TextRange) -> Option<TextRange> {
         let root = self.root_at(range.start)?;
         let mut node = root.descendant_for_byte_range(range.start, range.end)?;
         loop {

@@ -80,6 +80,15 @@ pub(crate) struct LocalsMemo {
     /// The statements of each preprocessor conditional, by its range
     /// ([`SourceFile::conditional_statements`](crate::SourceFile::conditional_statements)).
     arms: Memo<(usize, usize), Option<Arc<[crate::LaterStatement]>>>,
+    /// Whether the code between two ranges runs straight, by the two ranges in document
+    /// order ([`SourceFile::straight_line`](crate::SourceFile::straight_line)).
+    straight: Memo<(usize, usize, usize, usize), bool>,
+    /// The simple statement around each range
+    /// ([`SourceFile::statement_at`](crate::SourceFile::statement_at)).
+    statements: Memo<(usize, usize), Option<crate::TextRange>>,
+    /// The variable each name declares or refers to, by the offset asked about
+    /// ([`SourceFile::variable_at`](crate::SourceFile::variable_at)).
+    variables_at: Memo<usize, Option<crate::Variable>>,
 }
 
 /// A condition's range (start and end byte), the names bound and the block it is
@@ -236,6 +245,38 @@ impl LocalsMemo {
         memo(&self.arms, (range.start, range.end), || {
             compute().map(Into::into)
         })
+    }
+}
+
+impl LocalsMemo {
+    /// Whether the code between `first` and `second` (in document order) runs straight,
+    /// computed by `compute` the first time.
+    pub(crate) fn straight(
+        &self,
+        first: &crate::TextRange,
+        second: &crate::TextRange,
+        compute: impl FnOnce() -> bool,
+    ) -> bool {
+        let key = (first.start, first.end, second.start, second.end);
+        memo(&self.straight, key, compute)
+    }
+
+    /// The simple statement around `range`, computed by `compute` the first time.
+    pub(crate) fn statement(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<crate::TextRange>,
+    ) -> Option<crate::TextRange> {
+        memo(&self.statements, (range.start, range.end), compute)
+    }
+
+    /// The variable of the name at `offset`, computed by `compute` the first time.
+    pub(crate) fn variable_at(
+        &self,
+        offset: usize,
+        compute: impl FnOnce() -> Option<crate::Variable>,
+    ) -> Option<crate::Variable> {
+        memo(&self.variables_at, offset, compute)
     }
 }
 
