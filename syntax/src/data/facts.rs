@@ -549,9 +549,9 @@ pub(crate) struct FunctionTable {
 /// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FactsIndex {
-    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
-    /// built from; a look-up on lists of other lengths scans them instead.
-    pub(crate) lens: (usize, usize, usize, usize),
+    /// The lengths of `kernels`, `device_functions`, `shared`, `macros` and `launches`
+    /// the index was built from; a look-up on lists of other lengths scans them instead.
+    pub(crate) lens: (usize, usize, usize, usize, usize),
     /// The functions as `(start, end, kernel?, position)` sorted by start (the longest
     /// first among equal starts) with, for each, the innermost other function that
     /// contains it (`usize::MAX`: none). Ranges nest when a broken brace leaves one
@@ -567,4 +567,7 @@ pub(crate) struct FactsIndex {
     pub(crate) shared: Vec<(u64, usize)>,
     /// The macros as (hash of the name, position), sorted, as `kernels`.
     pub(crate) macros: Vec<(u64, usize)>,
+    /// The launches as (hash of the launched kernel's name without namespaces,
+    /// position), sorted, as `kernels`.
+    pub(crate) launches: Vec<(u64, usize)>,
 }
