@@ -654,8 +654,15 @@ impl SourceFile {
     /// The top of the expression at `range` (an assigned value, a call argument), its
     /// parentheses unwrapped: a call with its callee and arguments, a binary or prefix
     /// operation with its operands, a plain name, or something else. `None` when `range` is not one
-    /// expression of the file.
+    /// expression of the file. Kept with the file's facts.
     pub fn expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
+        match self.tree_memo() {
+            Some(memo) => memo.expression_shape(range, || self.find_expression_shape(range)),
+            None => self.find_expression_shape(range),
+        }
+    }
+
+    fn find_expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
         let text = self.text();
         let roots = self.roots();
         let mut node = expression_at(&roots, range)?;

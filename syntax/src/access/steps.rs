@@ -189,8 +189,17 @@ impl SourceFile {
     /// The statements without statements inside that lie in `range` (a loop, a body), at
     /// any depth, in document order: what [`Step::Stmt`] and [`Step::Exit`] hold, without
     /// lowering anything (a `for` header's declaration is none; a lambda's body is part of
-    /// its statement).
+    /// its statement). Kept with the file's facts.
     pub fn simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
+        match self.tree_memo() {
+            Some(memo) => memo
+                .simple_statements(range, || self.find_simple_statements(range))
+                .to_vec(),
+            None => self.find_simple_statements(range),
+        }
+    }
+
+    fn find_simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
         let mut out = Vec::new();
         // From the smallest node around the range, not the whole chunk.
         let Some(root) = self

@@ -86,6 +86,12 @@ pub(crate) struct LocalsMemo {
     /// The simple statement around each range
     /// ([`SourceFile::statement_at`](crate::SourceFile::statement_at)).
     statements: Memo<(usize, usize), Option<crate::TextRange>>,
+    /// The statements without statements inside that lie in each range
+    /// ([`SourceFile::simple_statements`](crate::SourceFile::simple_statements)).
+    simple: Memo<(usize, usize), Arc<[crate::TextRange]>>,
+    /// The top of the expression at each range
+    /// ([`SourceFile::expression_shape`](crate::SourceFile::expression_shape)).
+    shapes: Memo<(usize, usize), Option<crate::ExprShape>>,
     /// The variable each name declares or refers to, by the offset asked about
     /// ([`SourceFile::variable_at`](crate::SourceFile::variable_at)).
     variables_at: Memo<usize, Option<crate::Variable>>,
@@ -268,6 +274,25 @@ impl LocalsMemo {
         compute: impl FnOnce() -> Option<crate::TextRange>,
     ) -> Option<crate::TextRange> {
         memo(&self.statements, (range.start, range.end), compute)
+    }
+
+    /// The statements without statements inside that lie in `range`, computed by
+    /// `compute` the first time.
+    pub(crate) fn simple_statements(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Vec<crate::TextRange>,
+    ) -> Arc<[crate::TextRange]> {
+        memo(&self.simple, (range.start, range.end), || compute().into())
+    }
+
+    /// The top of the expression at `range`, computed by `compute` the first time.
+    pub(crate) fn expression_shape(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<crate::ExprShape>,
+    ) -> Option<crate::ExprShape> {
+        memo(&self.shapes, (range.start, range.end), compute)
     }
 
     /// The variable of the name at `offset`, computed by `compute` the first time.
