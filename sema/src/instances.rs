@@ -269,7 +269,12 @@ pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantia
 pub fn assumed_defaults(facts: &FileFacts, a: &SharedAccess) -> Option<String> {
     let name = a.function.as_deref()?;
     let f = facts.kernel(name)?;
-    if facts.launches.iter().any(|l| l.kernel == name) {
+    // A launch of `name` is one of a kernel of its short name.
+    if facts
+        .launches_by_short_name(kernaut_syntax::short_name(name))
+        .iter()
+        .any(|l| l.kernel == name)
+    {
         return None;
     }
     let defaults: Vec<String> = f

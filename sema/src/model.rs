@@ -76,9 +76,10 @@ impl<'a> Scope<'a> {
             Some(a) => a.launches_of_ref(self.path, kernel).collect(),
             None => {
                 let short = short_name(kernel);
+                // Each launch of `kernel` is one of a kernel of its short name.
                 self.facts()
-                    .launches
-                    .iter()
+                    .launches_by_short_name(short)
+                    .into_iter()
                     .filter(|l| launches_kernel(l, kernel, short))
                     .map(|l| (self.path, l))
                     .collect()

@@ -19,7 +19,7 @@ use crate::symbol::{
 use crate::types::type_size;
 use crate::util::{
     copy_map, descend_to, lacks_byte, mostly_fresh, move_range, named_children, node_text, par_map,
-    preorder, squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
+    preorder, preorder_overlapping, squash_ws, strip_template_args, Ancestry, NodeExt, MAX_DEPTH,
 };
 use crate::TextRange;
 
@@ -656,8 +656,15 @@ impl SourceFile {
     /// The top of the expression at `range` (an assigned value, a call argument), its
     /// parentheses unwrapped: a call with its callee and arguments, a binary or prefix
     /// operation with its operands, a plain name, or something else. `None` when `range` is not one
-    /// expression of the file.
+    /// expression of the file. Kept with the file's facts.
     pub fn expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
+        match self.tree_memo() {
+            Some(memo) => memo.expression_shape(range, || self.find_expression_shape(range)),
+            None => self.find_expression_shape(range),
+        }
+    }
+
+    fn find_expression_shape(&self, range: &TextRange) -> Option<ExprShape> {
         let text = self.text();
         let roots = self.roots();
         let mut node = expression_at(&roots, range)?;
@@ -779,9 +786,17 @@ impl SourceFile {
     /// straight: both in one statement (or one condition) with no `?:` between them, or
     /// in plain statements (expressions, declarations) of one block with only plain
     /// statements between; and nothing between names a barrier (a name or string with
-    /// `sync` in it).
+    /// `sync` in it). Kept with the file's facts.
     pub fn straight_line(&self, a: &TextRange, b: &TextRange) -> bool {
         let (first, second) = if a.start <= b.start { (a, b) } else { (b, a) };
+        match self.tree_memo() {
+            Some(memo) => memo.straight(first, second, || self.find_straight_line(first, second)),
+            None => self.find_straight_line(first, second),
+        }
+    }
+
+    /// [`SourceFile::straight_line`] for `first` and `second` in document order.
+    fn find_straight_line(&self, first: &TextRange, second: &TextRange) -> bool {
         let (from, to) = (first.end.min(second.start), second.start);
         let text = self.text();
         let Some(root) = self
@@ -821,20 +836,30 @@ impl SourceFile {
             {
                 return false;
             }
-            if named_children(p1)
-                .into_iter()
-                .filter(|c| c.start_byte() >= s1.end_byte() && c.end_byte() <= s2.start_byte())
-                .any(|c| !plain(c))
-            {
-                return false;
+            // The statements between, from `s1` on (not every child of the block).
+            let mut cursor = p1.walk();
+            let at_s1 = cursor.goto_first_child_for_byte(s1.start_byte()).is_some();
+            while at_s1 && cursor.goto_next_sibling() {
+                let c = cursor.node();
+                if c.id() == s2.id() || c.start_byte() > s2.start_byte() {
+                    break;
+                }
+                if c.is_named()
+                    && c.start_byte() >= s1.end_byte()
+                    && c.end_byte() <= s2.start_byte()
+                    && !plain(c)
+                {
+                    return false;
+                }
             }
             p1
         };
-        // Between the two: no `?:` around or between them, no barrier.
+        // Between the two: no `?:` around or between them, no barrier. Only the nodes
+        // that overlap `from..to` are visited.
         let mut straight = true;
-        preorder(scope, |n| {
-            if !straight || n.end_byte() <= from || n.start_byte() >= to {
-                return straight;
+        preorder_overlapping(scope, from, to, |n| {
+            if !straight {
+                return false;
             }
             match n.kind_name() {
                 "conditional_expression" | "lambda_expression" | "compound_statement"

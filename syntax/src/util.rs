@@ -194,6 +194,47 @@ pub(crate) fn preorder<'t>(root: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) 
     }
 }
 
+/// [`preorder`] limited to the nodes that overlap `from..to` (end after `from` and start
+/// before `to`): `f` is called on those only, in document order, and the children that
+/// end at or before `from` are skipped by one seek instead of one by one (the others
+/// cannot overlap: a node's children lie inside it). `f` returns whether to descend.
+pub(crate) fn preorder_overlapping<'t>(
+    root: Node<'t>,
+    from: usize,
+    to: usize,
+    mut f: impl FnMut(Node<'t>) -> bool,
+) {
+    let overlaps = |n: Node<'_>| n.end_byte() > from && n.start_byte() < to;
+    if !overlaps(root) {
+        return;
+    }
+    let mut cursor = root.walk();
+    loop {
+        // The cursor's node overlaps the range here.
+        if f(cursor.node()) && cursor.goto_first_child_for_byte(from).is_some() {
+            if overlaps(cursor.node()) {
+                continue;
+            }
+            // The first child that ends after `from` starts at or after `to`: so do the
+            // ones after it.
+            cursor.goto_parent();
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            // A later sibling ends after `from` too: it overlaps unless it starts at or
+            // after `to`, and then so do the ones after it.
+            if cursor.goto_next_sibling() && overlaps(cursor.node()) {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
 /// The named children of `node` as a vector.
 pub(crate) fn named_children(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
@@ -566,6 +607,42 @@ pub fn split_template_args(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `preorder_overlapping` visits the nodes that `preorder` meets overlapping the
+    /// range, in the same order, for every range between two token boundaries of a
+    /// small kernel (empty ranges included).
+    #[test]
+    fn preorder_overlapping_visits_what_preorder_meets_in_the_range() {
+        let text = "__global__ void k(float* o, int c) {\n  __shared__ float s[8];\n  \
+                    float a = s[1] + (c ? s[2] : 0.f);\n  if (c) { o[0] = a; }\n  \
+                    __syncthreads();\n  o[1] = s[3];\n}\n";
+        let file = crate::SourceFile::parse(text);
+        let root = file.roots()[0];
+        let mut bounds = Vec::new();
+        preorder(root, |n| {
+            bounds.extend([n.start_byte(), n.end_byte()]);
+            true
+        });
+        bounds.sort_unstable();
+        bounds.dedup();
+        for (i, &from) in bounds.iter().enumerate() {
+            for &to in &bounds[i..] {
+                let mut want = Vec::new();
+                preorder(root, |n| {
+                    if n.end_byte() > from && n.start_byte() < to {
+                        want.push(n.id());
+                    }
+                    true
+                });
+                let mut got = Vec::new();
+                preorder_overlapping(root, from, to, |n| {
+                    got.push(n.id());
+                    true
+                });
+                assert_eq!(got, want, "{from}..{to}");
+            }
+        }
+    }
 
     /// The fast paths of `squash_ws` and `strip_template_args` answer as the plain
     /// character loops do, on every string of up to five characters from an alphabet of

@@ -84,8 +84,15 @@ pub struct VariableUse {
 impl SourceFile {
     /// The variable that the name at `offset` declares or refers to, found through the
     /// scopes around it. `None` for anything else (a member, a type, a function, a name
-    /// the file does not declare).
+    /// the file does not declare). Kept with the file's facts.
     pub fn variable_at(&self, offset: usize) -> Option<Variable> {
+        match self.tree_memo() {
+            Some(memo) => memo.variable_at(offset, || self.find_variable_at(offset)),
+            None => self.find_variable_at(offset),
+        }
+    }
+
+    fn find_variable_at(&self, offset: usize) -> Option<Variable> {
         let text = self.text();
         let at = |o: usize| -> Option<Variable> {
             let chain = chain_at(self.root_at(o)?, o);

@@ -159,6 +159,13 @@ impl SourceFile {
     /// through its `;`. `None` when `range` lies in no such statement of a function body
     /// (in a condition, a loop header, a block's braces).
     pub fn statement_at(&self, range: &TextRange) -> Option<TextRange> {
+        match self.tree_memo() {
+            Some(memo) => memo.statement(range, || self.find_statement_at(range)),
+            None => self.find_statement_at(range),
+        }
+    }
+
+    fn find_statement_at(&self, range: &TextRange) -> Option<TextRange> {
         let root = self.root_at(range.start)?;
         let mut node = root.descendant_for_byte_range(range.start, range.end)?;
         loop {
@@ -182,8 +189,17 @@ impl SourceFile {
     /// The statements without statements inside that lie in `range` (a loop, a body), at
     /// any depth, in document order: what [`Step::Stmt`] and [`Step::Exit`] hold, without
     /// lowering anything (a `for` header's declaration is none; a lambda's body is part of
-    /// its statement).
+    /// its statement). Kept with the file's facts.
     pub fn simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
+        match self.tree_memo() {
+            Some(memo) => memo
+                .simple_statements(range, || self.find_simple_statements(range))
+                .to_vec(),
+            None => self.find_simple_statements(range),
+        }
+    }
+
+    fn find_simple_statements(&self, range: &TextRange) -> Vec<TextRange> {
         let mut out = Vec::new();
         // From the smallest node around the range, not the whole chunk.
         let Some(root) = self

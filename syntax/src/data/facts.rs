@@ -80,6 +80,21 @@ pub(crate) struct LocalsMemo {
     /// The statements of each preprocessor conditional, by its range
     /// ([`SourceFile::conditional_statements`](crate::SourceFile::conditional_statements)).
     arms: Memo<(usize, usize), Option<Arc<[crate::LaterStatement]>>>,
+    /// Whether the code between two ranges runs straight, by the two ranges in document
+    /// order ([`SourceFile::straight_line`](crate::SourceFile::straight_line)).
+    straight: Memo<(usize, usize, usize, usize), bool>,
+    /// The simple statement around each range
+    /// ([`SourceFile::statement_at`](crate::SourceFile::statement_at)).
+    statements: Memo<(usize, usize), Option<crate::TextRange>>,
+    /// The statements without statements inside that lie in each range
+    /// ([`SourceFile::simple_statements`](crate::SourceFile::simple_statements)).
+    simple: Memo<(usize, usize), Arc<[crate::TextRange]>>,
+    /// The top of the expression at each range
+    /// ([`SourceFile::expression_shape`](crate::SourceFile::expression_shape)).
+    shapes: Memo<(usize, usize), Option<crate::ExprShape>>,
+    /// The variable each name declares or refers to, by the offset asked about
+    /// ([`SourceFile::variable_at`](crate::SourceFile::variable_at)).
+    variables_at: Memo<usize, Option<crate::Variable>>,
 }
 
 /// A condition's range (start and end byte), the names bound and the block it is
@@ -236,6 +251,57 @@ impl LocalsMemo {
         memo(&self.arms, (range.start, range.end), || {
             compute().map(Into::into)
         })
+    }
+}
+
+impl LocalsMemo {
+    /// Whether the code between `first` and `second` (in document order) runs straight,
+    /// computed by `compute` the first time.
+    pub(crate) fn straight(
+        &self,
+        first: &crate::TextRange,
+        second: &crate::TextRange,
+        compute: impl FnOnce() -> bool,
+    ) -> bool {
+        let key = (first.start, first.end, second.start, second.end);
+        memo(&self.straight, key, compute)
+    }
+
+    /// The simple statement around `range`, computed by `compute` the first time.
+    pub(crate) fn statement(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<crate::TextRange>,
+    ) -> Option<crate::TextRange> {
+        memo(&self.statements, (range.start, range.end), compute)
+    }
+
+    /// The statements without statements inside that lie in `range`, computed by
+    /// `compute` the first time.
+    pub(crate) fn simple_statements(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Vec<crate::TextRange>,
+    ) -> Arc<[crate::TextRange]> {
+        memo(&self.simple, (range.start, range.end), || compute().into())
+    }
+
+    /// The top of the expression at `range`, computed by `compute` the first time.
+    pub(crate) fn expression_shape(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<crate::ExprShape>,
+    ) -> Option<crate::ExprShape> {
+        memo(&self.shapes, (range.start, range.end), compute)
+    }
+
+    /// The variable of the name at `offset`, computed by `compute` the first time.
+    pub(crate) fn variable_at(
+        &self,
+        offset: usize,
+        compute: impl FnOnce() -> Option<crate::Variable>,
+    ) -> Option<crate::Variable> {
+        memo(&self.variables_at, offset, compute)
     }
 }
 
@@ -508,9 +574,9 @@ pub(crate) struct FunctionTable {
 /// Look-up tables for [`FileFacts`]: built once, read by every look-up after.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FactsIndex {
-    /// The lengths of `kernels`, `device_functions`, `shared` and `macros` the index was
-    /// built from; a look-up on lists of other lengths scans them instead.
-    pub(crate) lens: (usize, usize, usize, usize),
+    /// The lengths of `kernels`, `device_functions`, `shared`, `macros` and `launches`
+    /// the index was built from; a look-up on lists of other lengths scans them instead.
+    pub(crate) lens: (usize, usize, usize, usize, usize),
     /// The functions as `(start, end, kernel?, position)` sorted by start (the longest
     /// first among equal starts) with, for each, the innermost other function that
     /// contains it (`usize::MAX`: none). Ranges nest when a broken brace leaves one
@@ -526,4 +592,7 @@ pub(crate) struct FactsIndex {
     pub(crate) shared: Vec<(u64, usize)>,
     /// The macros as (hash of the name, position), sorted, as `kernels`.
     pub(crate) macros: Vec<(u64, usize)>,
+    /// The launches as (hash of the launched kernel's name without namespaces,
+    /// position), sorted, as `kernels`.
+    pub(crate) launches: Vec<(u64, usize)>,
 }

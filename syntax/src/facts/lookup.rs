@@ -76,6 +76,7 @@ impl FileFacts {
             self.device_functions.len(),
             self.shared.len(),
             self.macros.len(),
+            self.launches.len(),
         );
         let index = self.index.get_or_init(|| self.build_index());
         (index.lens == lens).then_some(index)
@@ -117,11 +118,29 @@ impl FileFacts {
                 self.device_functions.len(),
                 self.shared.len(),
                 self.macros.len(),
+                self.launches.len(),
             ),
             functions: nesting(functions),
             kernels,
             shared,
             macros: name_table(self.macros.iter().map(String::as_str)),
+            launches: name_table(self.launches.iter().map(|l| crate::short_name(&l.kernel))),
+        }
+    }
+
+    /// The launches of the kernels whose name without namespaces is `short`, in document
+    /// order: those of `launches` with `short_name(&l.kernel) == short`.
+    pub fn launches_by_short_name(&self, short: &str) -> Vec<&LaunchSite> {
+        match self.index() {
+            Some(index) => positions_of(&index.launches, short)
+                .map(|i| &self.launches[i])
+                .filter(|l| crate::short_name(&l.kernel) == short)
+                .collect(),
+            None => self
+                .launches
+                .iter()
+                .filter(|l| crate::short_name(&l.kernel) == short)
+                .collect(),
         }
     }
 
