@@ -303,13 +303,21 @@ impl Target {
     /// differs per instruction (`wgmma` is gone on sm_100a, `setmaxnreg` is not), so
     /// that is `None`.
     ///
-    /// A generic requirement of sm_50, the oldest capability CUDA 13 builds for, is what a
-    /// table writes for "every supported GPU": for an older target (sm_35) it says
-    /// nothing, so that is `None` too.
+    /// For a target older than CUDA 13 builds for (sm_35, sm_13), a generic requirement
+    /// at or below sm_50 says nothing: the tables were written for the GPUs CUDA 13
+    /// supports (sm_50 stands for "every one of them", and an older floor such as sm_20
+    /// for `__syncthreads` was never checked against 1.x), so that is `None` too. A
+    /// newer requirement (sm_60 for `atomicAdd` on `double`) is surely unmet.
     pub fn meets(&self, major: u32, minor: u32, specific: bool) -> Option<bool> {
         if !specific {
             let met = (self.major, self.minor) >= (major, minor);
-            if !met && Some(&(major, minor)) == KNOWN_CAPABILITIES.first() {
+            let legacy = LEGACY_CAPABILITIES.contains(&(self.major, self.minor));
+            if !met
+                && legacy
+                && KNOWN_CAPABILITIES
+                    .first()
+                    .is_some_and(|f| (major, minor) <= *f)
+            {
                 return None;
             }
             return Some(met);
@@ -504,6 +512,7 @@ mod tests {
         // about it, a newer requirement is unmet, and its lanes run in lock-step.
         assert_eq!(t("sm_35").meets(5, 0, false), None);
         assert_eq!(t("sm_35").meets(3, 0, false), Some(true));
+        assert_eq!(t("sm_13").meets(2, 0, false), None);
         assert_eq!(t("sm_35").meets(6, 0, false), Some(false));
         assert!(!t("sm_61").schedules_lanes_independently());
         assert!(t("sm_70").schedules_lanes_independently());

@@ -769,6 +769,26 @@ fn pre_volta_builds_run_warps_in_lock_step() {
         "{}",
         stdout(&o)
     );
+    // The targets in a file the Makefile includes (`include $(ROOT)/make.defs`).
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/make.defs"),
+        "GEN = -gencode=arch=compute_35,code=\\\"sm_35,compute_35\\\"\nNVCCFLAGS = -O3 $(GEN)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("inc/makefile"),
+        "ROOT = .\ninclude $(ROOT)/make.defs\nsum.o: sum.cu\n\tnvcc $(NVCCFLAGS) -c $< -o $@\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("inc/sum.cu"), tail("w")).unwrap();
+    let o = check(&dir.join("inc"), &["sum.cu"]);
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("targets: sm_35 (from ") && stderr(&o).contains("inc/makefile:4)"),
+        "{}",
+        stderr(&o)
+    );
     // Built for sm_70 too: the lanes are scheduled independently there.
     std::fs::write(dir.join("sum.cu"), tail("w")).unwrap();
     std::fs::write(

@@ -130,6 +130,11 @@ fn gencodes_in_text(text: &str) -> Vec<(usize, Vec<Target>)> {
         let mut rest = line;
         while let Some(at) = rest.find("arch=compute_") {
             let tail = &rest[at..];
+            // `-arch=compute_80` is nvcc's own flag, not a `-gencode` value.
+            if rest[..at].ends_with('-') {
+                rest = &tail[1..];
+                continue;
+            }
             let end = tail
                 .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')'))
                 .unwrap_or(tail.len());
@@ -520,6 +525,43 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// The files a Makefile includes (`include make.defs`, `-include $(ROOT)/common.mk`,
+/// `sinclude …`), as written, with `$(VAR)`/`${VAR}` replaced by a simple `VAR = value`
+/// of the same text; a name still holding a `$` is left out.
+pub fn makefile_includes(text: &str) -> Vec<String> {
+    let vars: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let (name, value) = l.split_once('=')?;
+            let name = name.trim_end_matches([':', '?', '+']).trim();
+            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then_some((name, value.trim()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let Some(rest) = ["include ", "-include ", "sinclude "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+        else {
+            continue;
+        };
+        for word in rest.split_whitespace() {
+            let mut w = word.to_string();
+            for (name, value) in &vars {
+                w = w
+                    .replace(&format!("$({name})"), value)
+                    .replace(&format!("${{{name}}}"), value);
+            }
+            if !w.contains('$') {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 /// The targets a Makefile names: `-arch=sm_80`, `-arch sm_80`, `--gpu-architecture`,
 /// `-gencode …` in any variable or rule, with `$(VAR)`/`${VAR}` replaced by a simple
 /// `VAR = value` (`:=`, `?=`) of the same file.
@@ -584,10 +626,33 @@ pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
         })
     };
     let own: Vec<&MakeRule> = rules.iter().filter(|r| names_file(r)).collect();
+    // `sum.cubin: NVCCFLAGS += -arch=sm_13`: a variable set for some targets only; it
+    // counts for the file whose name, up to the first `.`, is a target's.
+    let stem = |name: &str| -> String {
+        let name = name.rsplit('/').next().unwrap_or(name);
+        name.split('.').next().unwrap_or(name).to_string()
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let target_specific = |n: usize| -> Option<Vec<String>> {
+        let code = lines.get(n)?.split('#').next()?;
+        if code.starts_with('\t') {
+            return None;
+        }
+        let (targets, rest) = code.split_once(':')?;
+        let (var, _) = rest.split_once('=')?;
+        let var = var.trim().trim_end_matches(['+', '?', ':']).trim();
+        (!var.is_empty()
+            && !rest.trim_start().starts_with('=')
+            && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| targets.split_whitespace().map(stem).collect())
+    };
     let counts = |n: usize| -> bool {
         let rule = rules.iter().find(|r| r.recipe.contains(&n));
         if file.is_none() {
             return true;
+        }
+        if let Some(targets) = target_specific(n) {
+            return file.is_some_and(|f| targets.contains(&stem(f)));
         }
         if !own.is_empty() {
             return rule.is_some_and(&names_file);
@@ -784,6 +849,17 @@ mod tests {
         assert_eq!(for_file("scan.cu"), "sm_30");
         assert_eq!(for_file("sum.cu"), "sm_20");
         assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_30 sm_20");
+        // Flags set for one target only count for its file.
+        let t = "all: sum.cubin dsum.cubin\nsum.cubin: NVCCFLAGS += -code=sm_11,sm_13 -arch=compute_11\ndsum.cubin: NVCCFLAGS += -code=sm_13 -arch=compute_13\n%.cubin: %.cu\n\tnvcc $(NVCCFLAGS) -cubin -o $@ $<\n";
+        let for_file = |f| names(&makefile_targets_for(t, Some(f)).unwrap().targets);
+        assert_eq!(for_file("dsum.cu"), "sm_13");
+        assert_eq!(for_file("sum.cu"), "sm_11 sm_13");
+        assert_eq!(
+            makefile_includes(
+                "ROOT = ..\ninclude $(ROOT)/make.defs extra.mk\n-include $(UNSET)/x.mk\n"
+            ),
+            ["../make.defs", "extra.mk"]
+        );
         // A rule with no target flags for its file: nvcc's default, not known.
         let t = "one: one.cu\n\tnvcc -o one one.cu\nrest: rest.cu\n\tnvcc -arch=sm_80 rest.cu\n";
         assert_eq!(makefile_targets_for(t, Some("one.cu")), None);

@@ -18,6 +18,9 @@ use crate::build_files::{self, Found};
 /// A build file's reader: its text to the targets it names.
 type Reader = fn(&str) -> Option<Found>;
 
+/// The files a build file's text was read from, in order, with their line counts.
+type Segments = Vec<(PathBuf, usize)>;
+
 /// A parsed compile database: its entries by the canonical path of their file.
 #[derive(Debug, Default)]
 struct CompileDb {
@@ -73,8 +76,11 @@ pub struct ProjectLoader {
     dbs: HashMap<PathBuf, Option<Arc<CompileDb>>>,
     /// Folder → the build file's targets found at or above it.
     build_of_dir: HashMap<PathBuf, Option<(Found, PathBuf)>>,
-    /// Makefile → its text, for the targets of each file it builds.
-    makefile_text: HashMap<PathBuf, Arc<str>>,
+    /// Folder → the Makefile whose targets it has (where one gave them).
+    makefile_of_dir: HashMap<PathBuf, PathBuf>,
+    /// Makefile → its text with its includes' before it (and where each part came
+    /// from), for the targets of each file it builds.
+    makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
     cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
     notes: Vec<String>,
@@ -111,6 +117,7 @@ impl ProjectLoader {
         self.dbs.clear();
         self.build_of_dir.clear();
         self.makefile_text.clear();
+        self.makefile_of_dir.clear();
         self.cmake_includes_of_dir.clear();
     }
 
@@ -247,28 +254,25 @@ impl ProjectLoader {
     /// Makefile's rule written for the file decides alone
     /// ([`build_files::makefile_targets_for`]).
     fn build_file_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
-        let (found, path) = self.build_file_targets_of_dir(&folder_of(file))?;
-        let is_makefile = path.file_name().is_some_and(|n| {
-            ["Makefile", "makefile", "GNUmakefile", "Makefile.am"]
-                .iter()
-                .any(|m| n == *m)
-        });
-        if !is_makefile {
+        let dir = folder_of(file);
+        let (found, path) = self.build_file_targets_of_dir(&dir)?;
+        let Some(makefile) = self.makefile_of_dir.get(&dir).cloned() else {
             return Some((found, path));
-        }
+        };
         let name = file.file_name()?.to_string_lossy().to_string();
-        let text = match self.makefile_text.get(&path) {
+        let (text, segments) = match self.makefile_text.get(&makefile) {
             Some(t) => t.clone(),
             None => {
-                let t: Arc<str> = std::fs::read(&path)
-                    .map(|b| source_text::decode(b).text)
-                    .unwrap_or_default()
-                    .into();
-                self.makefile_text.insert(path.clone(), t.clone());
+                let t = read_build_file(&makefile).unwrap_or_default();
+                let t = (Arc::<str>::from(t.0), t.1);
+                self.makefile_text.insert(makefile.clone(), t.clone());
                 t
             }
         };
-        build_files::makefile_targets_for(&text, Some(&name)).map(|f| (f, path))
+        let mut found = build_files::makefile_targets_for(&text, Some(&name))?;
+        let (path, line) = origin_of(&makefile, &segments, found.line);
+        found.line = line;
+        Some((found, path))
     }
 
     /// The targets the nearest build file at or above `dir` names, with that file.
@@ -320,11 +324,16 @@ impl ProjectLoader {
                 candidates.push((d.join(name), build_files::makefile_targets));
             }
             for (path, read) in candidates {
-                let Ok(bytes) = std::fs::read(&path) else {
+                let Some((text, segments)) = read_build_file(&path) else {
                     continue;
                 };
-                let text = source_text::decode(bytes).text;
-                if let Some(found) = read(&text) {
+                if let Some(mut found) = read(&text) {
+                    if is_makefile_name(&path) {
+                        self.makefile_of_dir.insert(dir.clone(), path.clone());
+                    }
+                    // A line of an included Makefile names that file.
+                    let (path, line) = origin_of(&path, &segments, found.line);
+                    found.line = line;
                     result = Some((found, path));
                     break 'dirs;
                 }
@@ -526,6 +535,55 @@ fn include_dirs_of(args: &[String]) -> Vec<String> {
 }
 
 /// The folder of `file`, absolute where it can be made so.
+/// Whether `path` is named as a Makefile.
+fn is_makefile_name(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        ["Makefile", "makefile", "GNUmakefile", "Makefile.am"]
+            .iter()
+            .any(|m| n == *m)
+    })
+}
+
+/// A build file's text; for a Makefile, the files it includes (one level, found next to
+/// it) come first, as make reads their variables before the rules that use them. The
+/// parts in order, with their line counts.
+fn read_build_file(path: &Path) -> Option<(String, Segments)> {
+    let text = source_text::decode(std::fs::read(path).ok()?).text;
+    let mut out = String::new();
+    let mut segments = Vec::new();
+    if is_makefile_name(path) {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for inc in build_files::makefile_includes(&text) {
+            let p = dir.join(&inc);
+            if let Ok(bytes) = std::fs::read(&p) {
+                let t = source_text::decode(bytes).text;
+                let mut t = t.to_string();
+                if !t.ends_with('\n') {
+                    t.push('\n');
+                }
+                segments.push((p, t.lines().count()));
+                out.push_str(&t);
+            }
+        }
+    }
+    segments.push((path.to_path_buf(), text.lines().count()));
+    out.push_str(&text);
+    Some((out, segments))
+}
+
+/// The file and 1-based line of line `line` of a text made of `segments` (`path`, the
+/// last part, when the line is past them all or 0).
+fn origin_of(path: &Path, segments: &[(PathBuf, usize)], line: usize) -> (PathBuf, usize) {
+    let mut start = 0;
+    for (p, count) in segments {
+        if line > start && line <= start + count {
+            return (p.clone(), line - start);
+        }
+        start += count;
+    }
+    (path.to_path_buf(), line)
+}
+
 fn folder_of(file: &Path) -> PathBuf {
     let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

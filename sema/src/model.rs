@@ -720,6 +720,18 @@ fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
 /// `w[2] = … w[0] …`, `w[1] = …` on a per-thread four-float slot of shared memory is one
 /// `STS.128` and no load. A `volatile` array is read every time.
 pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    forwarded_in(scope, all, a, false)
+}
+
+/// [`forwarded`] for a global-memory load among the file's global accesses `all`: a
+/// store through any other pointer between the two may alias the bytes, so none may sit
+/// between (nvcc 13.5 keeps `cols[idx]` in a register for `cols[idx] = v; copy[idx] =
+/// cols[idx];`: no second `LDG`).
+pub fn forwarded_global(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    forwarded_in(scope, all, a, true)
+}
+
+fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, aliasing: bool) -> bool {
     if a.kind != AccessKind::Load || a.width.is_none() || a.byte_offset.unknown_reason().is_some() {
         return false;
     }
@@ -754,13 +766,20 @@ pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> b
     }
     // Nothing between may write the bytes (the source's own statement included, after
     // it: `w[0] = …; w[0] += 1;` is a write).
+    // A store written before the source in its statement runs after it (`copy[i] =
+    // cols[i];` stores `copy[i]` after loading `cols[i]`).
     let to = all.partition_point(|o| o.range.start < mine.start);
-    let from = lo + at + 1;
+    let from = all.partition_point(|o| o.range.start < theirs.start);
     let between = all.get(from..to.max(from)).unwrap_or_default();
-    let writes_between = between.iter().filter(|o| o.root == a.root).any(|o| {
-        o.kind == AccessKind::AddressOf
-            || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore) && !apart(scope, o, a))
-    });
+    let writes_between = between
+        .iter()
+        .filter(|o| o.range != source.range)
+        .filter(|o| aliasing || o.root == a.root)
+        .any(|o| {
+            o.kind == AccessKind::AddressOf
+                || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
+                    && (o.root != a.root || !apart(scope, o, a)))
+        });
     // The tree walks last: most candidates fail above, or have a barrier between (which
     // `straight_line` would find by the same words).
     let gap = scope

@@ -731,24 +731,16 @@ fn barrier_within(
         _ => {}
     }
     if short == "sync" || short == "synchronize" {
-        if callee.contains("grid_group") || written.contains("grid") {
-            return Some(Barrier::Grid);
-        }
-        if callee.contains("thread_block_tile")
-            || callee.contains("coalesced_group")
-            || written.contains("tile")
-            || written.contains("warp")
-        {
-            return Some(Barrier::Warp);
-        }
-        if callee.contains("thread_block")
-            || written.starts_with("block.")
-            || written.starts_with("cta.")
-            || written.contains("this_thread_block()")
-        {
-            return Some(Barrier::Block);
-        }
-        return Some(Barrier::Unknown);
+        // The group's scope as the barrier rules read it (`context::barriers`); a tile
+        // of up to 32 threads orders lanes of one warp.
+        use crate::context::barriers::{sync_scope, BarrierScope as Group};
+        return Some(match sync_scope(file, call) {
+            Some(Group::Block) => Barrier::Block,
+            Some(Group::Grid) => Barrier::Grid,
+            Some(Group::Warp) => Barrier::Warp,
+            Some(Group::Tile(n)) if n.is_none_or(|n| n <= 32) => Barrier::Warp,
+            _ => Barrier::Unknown,
+        });
     }
     // CUB's block collectives synchronise inside.
     if callee.contains("cub::Block")

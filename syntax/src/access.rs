@@ -845,6 +845,7 @@ impl SourceFile {
                     break;
                 }
                 if c.is_named()
+                    && c.kind_name() != "comment"
                     && c.start_byte() >= s1.end_byte()
                     && c.end_byte() <= s2.start_byte()
                     && !plain(c)

@@ -517,7 +517,7 @@ __global__ void rows(const float* in, float* out, int rows) {
     for (int r = 0; r < rows; ++r) {
         __syncthreads();
         if (in[r * N + threadIdx.x] < 0.0f) break;
-                                         // ^^^^^^ warning: `break` under `if (in[r * N + threadIdx.x] < 0.0f)` leaves the loop for some threads of the block, which stay alive and miss `__syncthreads()`
+                                         // ^^^^^^ hint: `break` under `if (in[r * N + threadIdx.x] < 0.0f)` leaves the loop for some threads of the block before `__syncthreads()`; they meet no block barrier after the loop and go on to exit
         out[r] += 1.0f;
     }
 }
@@ -592,7 +592,7 @@ __global__ void pick(const T* x, const int* kept, int* out) {
     for (int i = threadIdx.x; i < n; i += B) {
         int count = __syncthreads_count(x[i] > 0);
         if (!(count == 0) || i + B >= n) break;
-                                      // ^^^^^^ warning: `break` under `if (!(count == 0) || i + B >= n)`
+                                      // ^^^^^^ hint: `break` under `if (!(count == 0) || i + B >= n)`
     }
 }
 template <int B>
@@ -778,7 +778,7 @@ __global__ void sweep(float* p, size_t n) {
     }
     for (size_t j = threadIdx.x; ; j += blockDim.x) {
         if (j >= n) break;
-                 // ^^^^^^ warning: `break` under `if (j >= n)`
+                 // ^^^^^^ hint: `break` under `if (j >= n)`
         __syncthreads();
         p[j] += a;
     }

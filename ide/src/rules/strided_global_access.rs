@@ -144,6 +144,14 @@ fn diagnose_with(
     {
         return None;
     }
+    // A load of what the thread just stored or loaded, with no store between: served
+    // from a register, no request at all.
+    if context.is_none()
+        && a.kind == AccessKind::Load
+        && crate::model::forwarded_global(&ctx.scope(), all, a)
+    {
+        return None;
+    }
     // The kernel's parameters that every launch passes as one constant (`incy` = 1,
     // directly or through the host function around the launch) are that constant.
     let kernel = match context {
@@ -253,7 +261,19 @@ fn diagnose_with(
             .filter(|f| !f.is_kernel && f.params.iter().any(|p| p.name == a.root))
             .map(|f| f.name.clone()),
     };
+    // The kernel is launched, but no launch's block folds (`block.x / PER`, a runtime
+    // size): how many threads share a warp is not known, and a block of fewer than 32
+    // threads issues smaller requests.
+    let unfolded_launch = match (shape[0], kernel) {
+        (None, Some(k)) if assumed_block.is_none() => {
+            let launches = ctx.scope().launches(k);
+            (!launches.is_empty() && launches.iter().all(|(_, l)| l.block.value.is_none()))
+                .then(|| k.to_string())
+        }
+        _ => None,
+    };
     let severity = if report.sectors >= 4 * report.ideal
+        && unfolded_launch.is_none()
         && assumed_block.is_none()
         && assumed_all.is_none()
         && uncalled.is_none()
@@ -356,6 +376,10 @@ fn diagnose_with(
         });
     } else if baseline {
         message.push_str(" (a hint only: the kernel is named as a deliberate baseline)");
+    } else if let Some(k) = &unfolded_launch {
+        message.push_str(&format!(
+            " (a hint only: no launch of `{k}` fixes its block; a block of 32 threads or more is assumed)"
+        ));
     } else if !dims.is_empty() && report.sectors >= 4 * report.ideal && !few_lanes {
         message.push_str(&format!(
             " (a hint only: the cost rests on {}, which the code does not fix)",
@@ -1090,6 +1114,50 @@ __global__ void scatter(const float* in, float* out, int rows, int n) {
 "#,
             expect![[r#"
                 hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `n`, `rows` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `n`, `rows`, which the code does not fix) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_launch_whose_block_does_not_fold_gives_a_hint() {
+        // `block.x / PER` is not folded: the launch may well give fewer than 32 threads.
+        check_messages(
+            RULE,
+            r#"
+__global__ void swap(const int* in, int* out) {
+    int base = threadIdx.x * 16;
+    out[base] = in[base + 1];
+}
+void run(const int* in, int* out, dim3 block) { swap<<<1, block.x / 4>>>(in, out); }
+"#,
+            expect![[r#"
+                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: no launch of `swap` fixes its block; a block of 32 threads or more is assumed) (pitfall-coalescing#P1)
+                hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: no launch of `swap` fixes its block; a block of 32 threads or more is assumed) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_load_of_what_the_thread_just_stored_is_no_request() {
+        // `cols[idx]` read back right after the store is a register (no `LDG` in SASS);
+        // after a store through another pointer that may alias it, it is loaded again.
+        check_messages(
+            RULE,
+            r#"
+__global__ void fill(int* rows, int* cols, int* copy, int n) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    int idx = k * 12;
+    cols[idx] = n;
+    copy[idx] = cols[idx];
+    rows[idx] = cols[idx];
+}
+void run(int* r, int* c, int* p, int n) { fill<<<64, 128>>>(r, c, p, n); }
+"#,
+            expect![[r#"
+                warning: uncoalesced store to `cols`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 48 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced store to `copy`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 48 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced store to `rows`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 48 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `cols`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 48 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }

@@ -171,33 +171,47 @@ fn fixed_scope(ctx: &RuleContext, call: &CallSite) -> Option<BarrierScope> {
     if call.kind == SymbolKind::Ptx {
         return ptx_barrier(&call.callee, &call.args);
     }
-    let text = ctx.text();
     match base_name(&call.callee) {
         "__syncthreads" | "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
             Some(BarrierScope::Block)
         }
         "__syncwarp" => full_mask(ctx, call).then_some(BarrierScope::Warp),
-        "sync" | "synchronize" => {
-            // A member call names its group through the receiver's type or the receiver
-            // as written; `cooperative_groups::sync(g)` through its argument.
-            let receiver = match call.callee_text.rsplit_once('.') {
-                Some((r, _)) => r.to_string(),
-                None => call
-                    .arg_ranges
-                    .first()
-                    .and_then(|r| text.get(r.clone()))
-                    .unwrap_or("")
-                    .to_string(),
-            };
-            group_scope(&call.callee, &receiver, ctx, call.range.start)
-        }
+        "sync" | "synchronize" => sync_scope(ctx.file, call),
         _ => None,
     }
 }
 
+/// The scope of a cooperative group's `sync()` (`block.sync()`, `tile.sync()`,
+/// `cooperative_groups::sync(g)`): the group's resolved type, else the receiver as
+/// written and the variable it names. `None` for a group whose threads are not known (a
+/// `coalesced_group`, an unknown receiver). The race model asks the same.
+pub(crate) fn sync_scope(
+    file: &kernaut_syntax::SourceFile,
+    call: &CallSite,
+) -> Option<BarrierScope> {
+    // A member call names its group through the receiver's type or the receiver as
+    // written; `cooperative_groups::sync(g)` through its argument.
+    let receiver = match call.callee_text.rsplit_once('.') {
+        Some((r, _)) => r.to_string(),
+        None => call
+            .arg_ranges
+            .first()
+            .and_then(|r| file.text().get(r.clone()))
+            .unwrap_or("")
+            .to_string(),
+    };
+    group_scope(&call.callee, &receiver, file, call.range.start)
+}
+
 /// The scope of a cooperative group, from its resolved type (`callee`, as in
 /// `cooperative_groups::thread_block_tile<32>::sync`) or its name as written.
-fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Option<BarrierScope> {
+fn group_scope(
+    callee: &str,
+    receiver: &str,
+    file: &kernaut_syntax::SourceFile,
+    at: usize,
+) -> Option<BarrierScope> {
+    let facts = file.facts();
     let ty = callee.to_ascii_lowercase();
     let r = receiver.trim().to_ascii_lowercase();
     if ty.contains("coalesced_group") || r.contains("coalesced_threads") {
@@ -207,7 +221,7 @@ fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Op
         let n = ty[i + "thread_block_tile<".len()..]
             .split(['>', ','])
             .next()
-            .and_then(|n| ctx.facts.fold_text(n.trim(), at))
+            .and_then(|n| facts.fold_text(n.trim(), at))
             .and_then(|n| u32::try_from(n).ok());
         return Some(BarrierScope::Tile(n));
     }
@@ -215,7 +229,7 @@ fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Op
         let n = r[i + "tiled_partition<".len()..]
             .split(['>', ','])
             .next()
-            .and_then(|n| ctx.facts.fold_text(n.trim(), at))
+            .and_then(|n| facts.fold_text(n.trim(), at))
             .and_then(|n| u32::try_from(n).ok());
         return Some(BarrierScope::Tile(n));
     }
@@ -225,7 +239,7 @@ fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Op
             .rsplit(['.', ':', '>', ' ', '('])
             .next()
             .unwrap_or("");
-        return Some(BarrierScope::Tile(tile_size_of(ctx, name, at)));
+        return Some(BarrierScope::Tile(tile_size_of(file, name, at)));
     }
     if ty.contains("grid_group") || r.contains("this_grid()") {
         return Some(BarrierScope::Grid);
@@ -243,7 +257,7 @@ fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Op
         .rsplit(['.', ':', '>', ' ', '('])
         .next()
         .unwrap_or("");
-    if let Some(n) = tile_size_of(ctx, name, at) {
+    if let Some(n) = tile_size_of(file, name, at) {
         return Some(BarrierScope::Tile(Some(n)));
     }
     match word {
@@ -258,35 +272,31 @@ fn group_scope(callee: &str, receiver: &str, ctx: &RuleContext, at: usize) -> Op
 /// The size of the tile the variable `name` holds at `at`, from its last definition
 /// before `at` (its initialiser or an assignment): `auto t = cg::tiled_partition<16>(block);`
 /// or `cg::thread_group t = cg::tiled_partition(block, 16);`.
-fn tile_size_of(ctx: &RuleContext, name: &str, at: usize) -> Option<u32> {
+fn tile_size_of(file: &kernaut_syntax::SourceFile, name: &str, at: usize) -> Option<u32> {
     let name = name.trim();
     if !is_identifier(name) {
         return None;
     }
-    let v = ctx.file.variable_named(name, at)?;
+    let v = file.variable_named(name, at)?;
     let mut value = v.init.clone().filter(|r| r.end <= at);
-    for u in ctx.file.uses_of(&v) {
+    for u in file.uses_of(&v) {
         match u.write {
             Some(w) if w.op == "=" && w.range.end <= at => value = w.value,
             _ => {}
         }
     }
     let value = value?;
-    let call = ctx.file.calls_in(value.start).into_iter().find(|c| {
+    let call = file.calls_in(value.start).into_iter().find(|c| {
         value.start <= c.range.start
             && c.range.end <= value.end
             && short_name(&c.callee) == "tiled_partition"
     })?;
-    let size = match ctx
-        .file
-        .template_argument_ranges(&call.callee_range)
-        .first()
-    {
+    let size = match file.template_argument_ranges(&call.callee_range).first() {
         Some(r) => r.clone(),
         None => call.arg_ranges.get(1)?.clone(),
     };
-    let written = ctx.text().get(size)?;
-    ctx.facts
+    let written = file.text().get(size)?;
+    file.facts()
         .fold_text(written.trim(), at)
         .and_then(|n| u32::try_from(n).ok())
 }

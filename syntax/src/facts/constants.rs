@@ -40,7 +40,9 @@ pub(crate) fn constant_decl(
             }
             for (i, axis) in ["x", "y", "z"].iter().enumerate() {
                 let part = args.get(i).map_or(Expr::Int(1), |a| from_text(a));
-                facts.env.insert(&format!("{name}.{axis}"), scope.clone(), part);
+                facts
+                    .env
+                    .insert(&format!("{name}.{axis}"), scope.clone(), part);
             }
         }
         return;

@@ -8,7 +8,8 @@
 //! programming guide's rule, which says the exited threads skip shared-memory work only
 //! where a shared store follows the exit (what they stored before leaving is done). A
 //! `return` from a `__device__` function, a `continue` and a `break` leave the thread
-//! alive past the barrier it skipped: a warning.
+//! alive past the barrier it skipped: a warning, but for a `break` in a kernel after
+//! whose loop the thread meets no block barrier again (it goes on to exit: a hint).
 
 use kernaut_syntax::{AccessKind, ControlFlow, EnclosingKind, JumpKind};
 
@@ -138,6 +139,21 @@ pub(super) fn check(
                     "`continue` under `if ({condition})` skips `{written}` later in this iteration for some threads of the block, which stay alive and reach the barrier of the next iteration instead: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread to the barrier and {guard}"
                 ),
             ),
+            // Out of the loop the leaving threads meet no block barrier again (none after
+            // it, no loop around it holding one) and go on to exit, as after a `return`.
+            JumpKind::Break
+                if in_kernel
+                    && !barriers
+                        .iter()
+                        .any(|b| flow.reaches_after(&left, b.range.start, None)) =>
+            {
+                (
+                    Severity::Hint,
+                    format!(
+                        "`break` under `if ({condition})` leaves the loop for some threads of the block before `{written}`; they meet no block barrier after the loop and go on to exit, as after a `return`: today the hardware lets the barrier complete without them (PTX `exit` releases a barrier held up only by exited threads), but the CUDA programming guide allows a block barrier only where every thread of the block reaches it; keep every thread in the loop and {guard}"
+                    ),
+                )
+            }
             JumpKind::Break => (
                 RULE.severity,
                 format!(
