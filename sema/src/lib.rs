@@ -29,6 +29,7 @@ pub mod compiled;
 pub mod config;
 pub mod context;
 pub mod diagnostic;
+pub mod groups;
 pub mod instances;
 pub mod knowledge;
 pub mod line_index;

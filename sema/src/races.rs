@@ -733,12 +733,11 @@ fn barrier_within(
     if short == "sync" || short == "synchronize" {
         // The group's scope as the barrier rules read it (`context::barriers`); a tile
         // of up to 32 threads orders lanes of one warp.
-        use crate::context::barriers::{sync_scope, BarrierScope as Group};
+        use crate::groups::{sync_scope, GroupScope};
         return Some(match sync_scope(file, call) {
-            Some(Group::Block) => Barrier::Block,
-            Some(Group::Grid) => Barrier::Grid,
-            Some(Group::Warp) => Barrier::Warp,
-            Some(Group::Tile(n)) if n.is_none_or(|n| n <= 32) => Barrier::Warp,
+            Some(GroupScope::Block) => Barrier::Block,
+            Some(GroupScope::Grid) => Barrier::Grid,
+            Some(GroupScope::Tile(n)) if n.is_none_or(|n| n <= 32) => Barrier::Warp,
             _ => Barrier::Unknown,
         });
     }

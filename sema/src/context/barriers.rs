@@ -13,10 +13,10 @@
 //! arrive, a barrier in an arm of a block-uniform `?:` whose condition the file does not
 //! decide or decides for the other arm) have no scope here.
 
-use kernaut_syntax::{short_name, CallSite, EnclosingKind, SymbolKind, TextRange};
+use kernaut_syntax::{CallSite, EnclosingKind, SymbolKind, TextRange};
 
 use super::async_ops::base_name;
-use super::{is_identifier, RuleContext};
+use super::RuleContext;
 use crate::model::{launch_config, BlockSource};
 
 /// The threads a barrier waits for.
@@ -33,6 +33,18 @@ pub enum BarrierScope {
     Cluster,
     /// Every thread of the grid.
     Grid,
+}
+
+impl From<crate::groups::GroupScope> for BarrierScope {
+    fn from(g: crate::groups::GroupScope) -> BarrierScope {
+        use crate::groups::GroupScope;
+        match g {
+            GroupScope::Tile(n) => BarrierScope::Tile(n),
+            GroupScope::Block => BarrierScope::Block,
+            GroupScope::Cluster => BarrierScope::Cluster,
+            GroupScope::Grid => BarrierScope::Grid,
+        }
+    }
 }
 
 impl BarrierScope {
@@ -176,129 +188,9 @@ fn fixed_scope(ctx: &RuleContext, call: &CallSite) -> Option<BarrierScope> {
             Some(BarrierScope::Block)
         }
         "__syncwarp" => full_mask(ctx, call).then_some(BarrierScope::Warp),
-        "sync" | "synchronize" => sync_scope(ctx.file, call),
+        "sync" | "synchronize" => crate::groups::sync_scope(ctx.file, call).map(BarrierScope::from),
         _ => None,
     }
-}
-
-/// The scope of a cooperative group's `sync()` (`block.sync()`, `tile.sync()`,
-/// `cooperative_groups::sync(g)`): the group's resolved type, else the receiver as
-/// written and the variable it names. `None` for a group whose threads are not known (a
-/// `coalesced_group`, an unknown receiver). The race model asks the same.
-pub(crate) fn sync_scope(
-    file: &kernaut_syntax::SourceFile,
-    call: &CallSite,
-) -> Option<BarrierScope> {
-    // A member call names its group through the receiver's type or the receiver as
-    // written; `cooperative_groups::sync(g)` through its argument.
-    let receiver = match call.callee_text.rsplit_once('.') {
-        Some((r, _)) => r.to_string(),
-        None => call
-            .arg_ranges
-            .first()
-            .and_then(|r| file.text().get(r.clone()))
-            .unwrap_or("")
-            .to_string(),
-    };
-    group_scope(&call.callee, &receiver, file, call.range.start)
-}
-
-/// The scope of a cooperative group, from its resolved type (`callee`, as in
-/// `cooperative_groups::thread_block_tile<32>::sync`) or its name as written.
-fn group_scope(
-    callee: &str,
-    receiver: &str,
-    file: &kernaut_syntax::SourceFile,
-    at: usize,
-) -> Option<BarrierScope> {
-    let facts = file.facts();
-    let ty = callee.to_ascii_lowercase();
-    let r = receiver.trim().to_ascii_lowercase();
-    if ty.contains("coalesced_group") || r.contains("coalesced_threads") {
-        return None;
-    }
-    if let Some(i) = ty.find("thread_block_tile<") {
-        let n = ty[i + "thread_block_tile<".len()..]
-            .split(['>', ','])
-            .next()
-            .and_then(|n| facts.fold_text(n.trim(), at))
-            .and_then(|n| u32::try_from(n).ok());
-        return Some(BarrierScope::Tile(n));
-    }
-    if let Some(i) = r.find("tiled_partition<") {
-        let n = r[i + "tiled_partition<".len()..]
-            .split(['>', ','])
-            .next()
-            .and_then(|n| facts.fold_text(n.trim(), at))
-            .and_then(|n| u32::try_from(n).ok());
-        return Some(BarrierScope::Tile(n));
-    }
-    if ty.contains("thread_block_tile") || r.contains("tiled_partition") {
-        let name = receiver
-            .trim()
-            .rsplit(['.', ':', '>', ' ', '('])
-            .next()
-            .unwrap_or("");
-        return Some(BarrierScope::Tile(tile_size_of(file, name, at)));
-    }
-    if ty.contains("grid_group") || r.contains("this_grid()") {
-        return Some(BarrierScope::Grid);
-    }
-    if ty.contains("cluster_group") || r.contains("this_cluster()") {
-        return Some(BarrierScope::Cluster);
-    }
-    if ty.contains("thread_block") || r.contains("this_thread_block()") {
-        return Some(BarrierScope::Block);
-    }
-    // A receiver of no known type: by the usual names only.
-    let word = r.rsplit(['.', ':', '>', ' ', '(']).next().unwrap_or("");
-    let name = receiver
-        .trim()
-        .rsplit(['.', ':', '>', ' ', '('])
-        .next()
-        .unwrap_or("");
-    if let Some(n) = tile_size_of(file, name, at) {
-        return Some(BarrierScope::Tile(Some(n)));
-    }
-    match word {
-        "block" | "cta" | "tb" | "thread_block" => Some(BarrierScope::Block),
-        "grid" => Some(BarrierScope::Grid),
-        "cluster" => Some(BarrierScope::Cluster),
-        "tile" | "warp" | "tile32" | "warp_tile" => Some(BarrierScope::Tile(None)),
-        _ => None,
-    }
-}
-
-/// The size of the tile the variable `name` holds at `at`, from its last definition
-/// before `at` (its initialiser or an assignment): `auto t = cg::tiled_partition<16>(block);`
-/// or `cg::thread_group t = cg::tiled_partition(block, 16);`.
-fn tile_size_of(file: &kernaut_syntax::SourceFile, name: &str, at: usize) -> Option<u32> {
-    let name = name.trim();
-    if !is_identifier(name) {
-        return None;
-    }
-    let v = file.variable_named(name, at)?;
-    let mut value = v.init.clone().filter(|r| r.end <= at);
-    for u in file.uses_of(&v) {
-        match u.write {
-            Some(w) if w.op == "=" && w.range.end <= at => value = w.value,
-            _ => {}
-        }
-    }
-    let value = value?;
-    let call = file.calls_in(value.start).into_iter().find(|c| {
-        value.start <= c.range.start
-            && c.range.end <= value.end
-            && short_name(&c.callee) == "tiled_partition"
-    })?;
-    let size = match file.template_argument_ranges(&call.callee_range).first() {
-        Some(r) => r.clone(),
-        None => call.arg_ranges.get(1)?.clone(),
-    };
-    let written = file.text().get(size)?;
-    file.facts()
-        .fold_text(written.trim(), at)
-        .and_then(|n| u32::try_from(n).ok())
 }
 
 /// Whether `__syncwarp(mask)` names every lane: no mask, or one that folds to all 32.
