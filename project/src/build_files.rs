@@ -575,15 +575,36 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
 /// pattern rule; without one, the recipes of rules written for other source files are
 /// left out. With `None`, every line counts.
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
-    let vars: Vec<(String, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let (name, value) = l.split_once('=')?;
-            let name = name.trim_end_matches([':', '?', '+']).trim();
-            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-                .then(|| (name.to_string(), value.trim().to_string()))
-        })
-        .collect();
+    // Variables, each logical line (`\`-continued lines joined); one set inside an
+    // `ifeq`/`ifdef` block is chosen when make runs, so it is not known and left out.
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut depth = 0usize;
+    let mut logical = String::new();
+    for line in text.lines() {
+        if let Some(head) = line.strip_suffix('\\') {
+            logical.push_str(head);
+            logical.push(' ');
+            continue;
+        }
+        logical.push_str(line);
+        let l = std::mem::take(&mut logical);
+        let first = l.split_whitespace().next().unwrap_or("");
+        match first {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 0 {
+            continue;
+        }
+        let Some((name, value)) = l.split_once('=') else {
+            continue;
+        };
+        let name = name.trim_end_matches([':', '?', '+']).trim();
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            vars.push((name.to_string(), value.trim().to_string()));
+        }
+    }
     let expand = |line: &str| -> String {
         let mut out = line.to_string();
         for _ in 0..4 {
@@ -849,6 +870,9 @@ mod tests {
         assert_eq!(for_file("scan.cu"), "sm_30");
         assert_eq!(for_file("sum.cu"), "sm_20");
         assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_30 sm_20");
+        // A variable set only inside `ifeq` blocks is not known where it is used.
+        let t = "ifeq ($(CUDA_MAJOR),13)\nGEN ?= -gencode=arch=compute_75,code=sm_75 \\\n  -gencode=arch=compute_90,code=sm_90\nendif\nFLAGS := $(GEN)\nk: k.cu\n\tnvcc $(FLAGS) k.cu\n";
+        assert_eq!(makefile_targets_for(t, Some("k.cu")), None);
         // Flags set for one target only count for its file.
         let t = "all: sum.cubin dsum.cubin\nsum.cubin: NVCCFLAGS += -code=sm_11,sm_13 -arch=compute_11\ndsum.cubin: NVCCFLAGS += -code=sm_13 -arch=compute_13\n%.cubin: %.cu\n\tnvcc $(NVCCFLAGS) -cubin -o $@ $<\n";
         let for_file = |f| names(&makefile_targets_for(t, Some(f)).unwrap().targets);

@@ -220,11 +220,31 @@ fn skippers_exit(
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
             .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
             .collect();
-        while let Some(l) = flow.loop_with_body(&after) {
+        // Statements before the `if` in the body are run by the skipping threads too:
+        // only local declarations that touch no memory and call nothing.
+        let harmless = |r: &kernaut_syntax::TextRange| {
+            ctx.file.is_declaration(r)
+                && ctx
+                    .shared_accesses_from(r.clone())
+                    .iter()
+                    .all(|a| !r.contains(&a.range.start))
+                && ctx
+                    .file
+                    .global_accesses()
+                    .iter()
+                    .all(|a| !r.contains(&a.range.start))
+                && ctx
+                    .file
+                    .calls_in(r.start)
+                    .iter()
+                    .all(|c| !r.contains(&c.range.start))
+        };
+        while let Some((l, before)) = flow.loop_with_body(&after) {
             let written = ctx.file.names_written_in(&l);
             if names
                 .iter()
                 .any(|n| written.contains(n.split('.').next().unwrap_or(n)))
+                || !before.iter().all(harmless)
             {
                 break;
             }
@@ -804,6 +824,34 @@ __global__ void rounds(const float* in, float* out, int len, int n) {
             s[threadIdx.x] = in[r * len + gid];
             __syncthreads();
          // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (gid < len)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+            out[r * len + gid] = s[63 - threadIdx.x];
+        }
+    }
+}
+__global__ void nested(const float* in, float* out, int len, int n, int m) {
+    __shared__ float s[64];
+    int gid = blockIdx.x * 64 + threadIdx.x;
+    for (int d = 0; d < m; ++d) {
+        int base = d * n * len;
+        for (int r = 0; r < n; ++r) {
+            if (gid < len) {
+                s[threadIdx.x] = in[base + r * len + gid];
+                __syncthreads();
+             // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (gid < len)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+                out[base + gid] = s[63 - threadIdx.x];
+            }
+        }
+    }
+}
+__global__ void stores_first(const float* in, float* out, int len, int n) {
+    __shared__ float s[64];
+    int gid = blockIdx.x * 64 + threadIdx.x;
+    for (int r = 0; r < n; ++r) {
+        s[threadIdx.x] = 0.0f;
+        if (gid < len) {
+            s[threadIdx.x] = in[r * len + gid];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (gid < len)`: threads of the block that skip the branch never reach the block barrier
             out[r * len + gid] = s[63 - threadIdx.x];
         }
     }

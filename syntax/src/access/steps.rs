@@ -186,6 +186,22 @@ impl SourceFile {
 }
 
 impl SourceFile {
+    /// Whether `range` is exactly a declaration statement (`int i = n * 4;`).
+    pub fn is_declaration(&self, range: &TextRange) -> bool {
+        self.root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+            .is_some_and(|n| {
+                let n = if n.byte_range() == *range {
+                    Some(n)
+                } else {
+                    n.parent().filter(|p| p.byte_range() == *range)
+                };
+                n.is_some_and(|n| n.kind_name() == "declaration")
+            })
+    }
+}
+
+impl SourceFile {
     /// The statements without statements inside that lie in `range` (a loop, a body), at
     /// any depth, in document order: what [`Step::Stmt`] and [`Step::Exit`] hold, without
     /// lowering anything (a `for` header's declaration is none; a lambda's body is part of

@@ -436,15 +436,25 @@ impl ControlFlow {
         true
     }
 
-    /// The loop whose whole body is the statement at `from` (`for (…) if (c) { … }`, also
-    /// with braces around the one statement).
-    pub fn loop_with_body(&self, from: &TextRange) -> Option<TextRange> {
+    /// The loop whose body ends with the statement at `from` (`for (…) if (c) { … }`,
+    /// also in braces after other statements), with the ranges of the body's statements
+    /// before it.
+    pub fn loop_with_body(&self, from: &TextRange) -> Option<(TextRange, Vec<TextRange>)> {
         let i = self.stmt(from)?;
         let mut p = self.stmts[i].parent?;
-        if self.stmts[p].kind == Kind::Seq && self.stmts[p].children.len() == 1 {
+        let mut before = Vec::new();
+        if self.stmts[p].kind == Kind::Seq {
+            let children = &self.stmts[p].children;
+            if children.last() != Some(&i) {
+                return None;
+            }
+            before = children[..children.len() - 1]
+                .iter()
+                .map(|c| self.stmts[*c].range.clone())
+                .collect();
             p = self.stmts[p].parent?;
         }
-        (self.stmts[p].kind == Kind::Loop).then(|| self.stmts[p].range.clone())
+        (self.stmts[p].kind == Kind::Loop).then(|| (self.stmts[p].range.clone(), before))
     }
 
     /// What a thread that completes the statement at `from` runs before the function
