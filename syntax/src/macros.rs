@@ -87,7 +87,7 @@ impl Prelude {
 /// them). Read from the text: statements at brace depth 0 or inside `namespace` blocks
 /// only, one declarator each, an initialiser after `=`.
 pub fn constant_definitions(text: &str) -> Vec<(String, String)> {
-    if !(text.contains("const") && text.contains('=')) {
+    if !(text.contains("const") && (text.contains('=') || text.contains("dim3"))) {
         return Vec::new();
     }
     let code = crate::lex::strip_comments(text);
@@ -124,6 +124,7 @@ pub fn constant_definitions(text: &str) -> Vec<(String, String)> {
                     if let Some(c) = constant_statement(&code[start..i]) {
                         out.push(c);
                     }
+                    out.extend(dim3_constant(&code[start..i]));
                 }
                 start = i + 1;
             }
@@ -132,6 +133,73 @@ pub fn constant_definitions(text: &str) -> Vec<(String, String)> {
         i += 1;
     }
     out
+}
+
+/// `constexpr dim3 name(x, y)` (also `{x, y}`, `= dim3(x, y)`; the text before `;`) as
+/// its parts `name.x`, `name.y`, `name.z` (1 where not written), the form a launch that
+/// names the constant folds.
+fn dim3_constant(stmt: &str) -> Vec<(String, String)> {
+    let Some((head, rest)) = stmt.split_once("dim3") else {
+        return Vec::new();
+    };
+    let quals: Vec<&str> = head.split_whitespace().collect();
+    if !quals.iter().any(|w| matches!(*w, "const" | "constexpr"))
+        || !quals.iter().all(|w| {
+            matches!(
+                *w,
+                "static" | "inline" | "const" | "constexpr" | "__device__" | "__host__"
+            )
+        })
+    {
+        return Vec::new();
+    }
+    let rest = rest.trim_start();
+    let name_len = rest
+        .bytes()
+        .take_while(|b| crate::util::is_ident_byte(*b))
+        .count();
+    let (name, after) = rest.split_at(name_len);
+    if name.is_empty() || name.bytes().next().is_some_and(|c| c.is_ascii_digit()) {
+        return Vec::new();
+    }
+    let mut after = after.trim();
+    if let Some(v) = after.strip_prefix('=') {
+        after = v.trim().strip_prefix("dim3").unwrap_or(v).trim();
+    }
+    let Some(inner) = after
+        .strip_prefix('(')
+        .and_then(|a| a.strip_suffix(')'))
+        .or_else(|| after.strip_prefix('{').and_then(|a| a.strip_suffix('}')))
+    else {
+        return Vec::new();
+    };
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(inner[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(inner[from..].trim());
+    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+        return Vec::new();
+    }
+    ["x", "y", "z"]
+        .iter()
+        .enumerate()
+        .map(|(i, axis)| {
+            (
+                format!("{name}.{axis}"),
+                parts.get(i).map_or("1".to_string(), |p| p.to_string()),
+            )
+        })
+        .collect()
 }
 
 /// `static const int name = value` (the text before `;`) as (name, value).
@@ -355,13 +423,18 @@ mod tests {
             const float scale = 0.5f;\n\
             struct S { static const int inner = 7; };\n\
             __device__ int f() { const int local = 2; return local; }\n\
-            /* const int commented = 1; */\n";
+            /* const int commented = 1; */\n\
+            namespace lib { constexpr dim3 kBlock(128, 2); }\n\
+            dim3 loose(64);\n";
         assert_eq!(
             constant_definitions(text),
             vec![
                 ("tblock".to_string(), "32".to_string()),
                 ("kWarps".to_string(), "4".to_string()),
                 ("kBytes".to_string(), "64 * 1024".to_string()),
+                ("kBlock.x".to_string(), "128".to_string()),
+                ("kBlock.y".to_string(), "2".to_string()),
+                ("kBlock.z".to_string(), "1".to_string()),
             ]
         );
     }
