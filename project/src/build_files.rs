@@ -525,19 +525,46 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// A Makefile's simple variables (`VAR = value`, `:=`, `?=`, `+=`), each logical line
+/// (`\`-continued lines joined); one set inside an `ifeq`/`ifdef` block is chosen when make
+/// runs, so it is not known and left out.
+fn makefile_vars(text: &str) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut depth = 0usize;
+    let mut logical = String::new();
+    for line in text.lines() {
+        if let Some(head) = line.strip_suffix('\\') {
+            logical.push_str(head);
+            logical.push(' ');
+            continue;
+        }
+        logical.push_str(line);
+        let l = std::mem::take(&mut logical);
+        let first = l.split_whitespace().next().unwrap_or("");
+        match first {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 0 {
+            continue;
+        }
+        let Some((name, value)) = l.split_once('=') else {
+            continue;
+        };
+        let name = name.trim_end_matches([':', '?', '+']).trim();
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            vars.push((name.to_string(), value.trim().to_string()));
+        }
+    }
+    vars
+}
+
 /// The files a Makefile includes (`include make.defs`, `-include $(ROOT)/common.mk`,
 /// `sinclude …`), as written, with `$(VAR)`/`${VAR}` replaced by a simple `VAR = value`
 /// of the same text; a name still holding a `$` is left out.
 pub fn makefile_includes(text: &str) -> Vec<String> {
-    let vars: Vec<(&str, &str)> = text
-        .lines()
-        .filter_map(|l| {
-            let (name, value) = l.split_once('=')?;
-            let name = name.trim_end_matches([':', '?', '+']).trim();
-            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-                .then_some((name, value.trim()))
-        })
-        .collect();
+    let vars = makefile_vars(text);
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("");
@@ -575,36 +602,7 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
 /// pattern rule; without one, the recipes of rules written for other source files are
 /// left out. With `None`, every line counts.
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
-    // Variables, each logical line (`\`-continued lines joined); one set inside an
-    // `ifeq`/`ifdef` block is chosen when make runs, so it is not known and left out.
-    let mut vars: Vec<(String, String)> = Vec::new();
-    let mut depth = 0usize;
-    let mut logical = String::new();
-    for line in text.lines() {
-        if let Some(head) = line.strip_suffix('\\') {
-            logical.push_str(head);
-            logical.push(' ');
-            continue;
-        }
-        logical.push_str(line);
-        let l = std::mem::take(&mut logical);
-        let first = l.split_whitespace().next().unwrap_or("");
-        match first {
-            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
-            "endif" => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > 0 {
-            continue;
-        }
-        let Some((name, value)) = l.split_once('=') else {
-            continue;
-        };
-        let name = name.trim_end_matches([':', '?', '+']).trim();
-        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            vars.push((name.to_string(), value.trim().to_string()));
-        }
-    }
+    let vars = makefile_vars(text);
     let expand = |line: &str| -> String {
         let mut out = line.to_string();
         for _ in 0..4 {

@@ -320,7 +320,7 @@ impl ProjectLoader {
             }
             candidates.push((d.join("setup.py"), build_files::python_build_targets));
             candidates.push((d.join("pyproject.toml"), build_files::python_build_targets));
-            for name in ["Makefile", "makefile", "GNUmakefile", "Makefile.am"] {
+            for name in MAKEFILE_NAMES {
                 candidates.push((d.join(name), build_files::makefile_targets));
             }
             for (path, read) in candidates {
@@ -534,14 +534,13 @@ fn include_dirs_of(args: &[String]) -> Vec<String> {
     out
 }
 
-/// The folder of `file`, absolute where it can be made so.
+/// The names a Makefile goes by (automake's `Makefile.am` too), in the order looked for.
+const MAKEFILE_NAMES: [&str; 4] = ["Makefile", "makefile", "GNUmakefile", "Makefile.am"];
+
 /// Whether `path` is named as a Makefile.
 fn is_makefile_name(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| {
-        ["Makefile", "makefile", "GNUmakefile", "Makefile.am"]
-            .iter()
-            .any(|m| n == *m)
-    })
+    path.file_name()
+        .is_some_and(|n| MAKEFILE_NAMES.iter().any(|m| n == *m))
 }
 
 /// A build file's text; for a Makefile, the files it includes (one level, found next to
@@ -584,6 +583,7 @@ fn origin_of(path: &Path, segments: &[(PathBuf, usize)], line: usize) -> (PathBu
     (path.to_path_buf(), line)
 }
 
+/// The folder of `file`, absolute where it can be made so.
 fn folder_of(file: &Path) -> PathBuf {
     let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

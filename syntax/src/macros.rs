@@ -251,7 +251,7 @@ fn constant_statement(stmt: &str) -> Option<(String, String)> {
 
 /// The directive lines of `text` outside block comments: (start of the line, the text
 /// after `#`, trimmed at the start), with `\` continuations joined.
-fn directives(text: &str) -> Vec<(usize, usize, String)> {
+pub(crate) fn directives(text: &str) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
     let mut in_comment = false;
     let mut offset = 0;

@@ -979,7 +979,7 @@ fn matching_paren(bytes: &[u8], open: usize) -> Option<usize> {
 /// the body of `#if 0` (`#elif 0`, `#if false`), and the arms after one that is surely
 /// taken (`#else` of `#if 1`), from the line after the directive to the start of the next
 /// directive of the same `#if`. Directive lines themselves are kept. Lines starting `#`
-/// inside block comments are not directives.
+/// inside block comments are not directives ([`crate::macros::directives`]).
 pub(crate) fn dead_regions(text: &str) -> Vec<TextRange> {
     /// One open `#if`: whether an arm was surely taken, where the current dead arm
     /// started, and whether the whole `#if` sits inside dead code.
@@ -1009,42 +1009,13 @@ pub(crate) fn dead_regions(text: &str) -> Vec<TextRange> {
     }
     let mut out = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
-    let mut in_comment = false;
-    let mut at = 0usize;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let was_comment = in_comment;
-        // Block comments opened and closed on this line (strings are not told apart:
-        // a `/*` inside one only makes a later `#` line count as commented).
-        let mut rest = line;
-        loop {
-            if in_comment {
-                match rest.find("*/") {
-                    Some(i) => {
-                        in_comment = false;
-                        rest = &rest[i + 2..];
-                    }
-                    None => break,
-                }
-            } else {
-                let open = rest.find("/*");
-                let line_comment = rest.find("//");
-                match open {
-                    Some(i) if line_comment.is_none_or(|l| i < l) => {
-                        in_comment = true;
-                        rest = &rest[i + 2..];
-                    }
-                    _ => break,
-                }
-            }
-        }
-        if was_comment {
-            continue;
-        }
-        let Some(directive) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
+    // The directives outside block comments (`\`-continued lines joined): each one's
+    // line start, and where the line after it starts.
+    for (start, end, directive) in crate::macros::directives(text) {
+        let at = text
+            .get(end..)
+            .and_then(|t| t.find('\n'))
+            .map_or(text.len(), |i| end + i + 1);
         let directive = directive.trim_start();
         let word_end = directive
             .find(|c: char| !c.is_ascii_alphabetic())

@@ -205,20 +205,22 @@ fn skippers_exit(
     // (no name in it is assigned in the loop, no memory or call is read), is skipped by
     // the same threads in every iteration: for them the loop is the branch, and what
     // follows it is what they run next.
-    let condition_text = if_condition(ctx, branch).and_then(|c| ctx.file.text().get(c));
     let mut after = branch.clone();
-    let call = |c: &str| {
-        c.match_indices('(').any(|(i, _)| {
-            c[..i]
-                .trim_end()
-                .ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
-        })
+    // A call inside a range (a condition, a statement).
+    let calls_inside = |r: &kernaut_syntax::TextRange| {
+        ctx.file
+            .calls_in(r.start)
+            .iter()
+            .any(|c| r.contains(&c.range.start))
     };
-    if let Some(cond) = condition_text.filter(|c| !c.contains('[') && !c.contains("->") && !call(c))
+    if let Some(cond) = if_condition(ctx, branch)
+        .filter(|c| ctx.file.condition_loads(c).is_empty() && !calls_inside(c))
     {
-        let names: Vec<&str> = cond
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-            .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        let names: Vec<String> = ctx
+            .file
+            .names_in(&cond)
+            .into_iter()
+            .map(|(n, _)| n)
             .collect();
         // Statements before the `if` in the body are run by the skipping threads too:
         // only local declarations that touch no memory and call nothing.
@@ -233,19 +235,11 @@ fn skippers_exit(
                     .global_accesses()
                     .iter()
                     .all(|a| !r.contains(&a.range.start))
-                && ctx
-                    .file
-                    .calls_in(r.start)
-                    .iter()
-                    .all(|c| !r.contains(&c.range.start))
+                && !calls_inside(r)
         };
         while let Some((l, before)) = flow.loop_with_body(&after) {
             let written = ctx.file.names_written_in(&l);
-            if names
-                .iter()
-                .any(|n| written.contains(n.split('.').next().unwrap_or(n)))
-                || !before.iter().all(harmless)
-            {
+            if names.iter().any(|n| written.contains(n)) || !before.iter().all(harmless) {
                 break;
             }
             after = l;
