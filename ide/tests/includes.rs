@@ -486,3 +486,50 @@ void run(const int* kinds, float* out, int n) { k<<<n, 128>>>(kinds, out); }
         "#]],
     );
 }
+
+/// Two programs of one project each define a kernel `step` in a header of their own and
+/// launch it with their own block. A launch reaches the kernel its translation unit
+/// defines: `a/`'s `dim3(32, 4)` makes `ty == 0` one whole warp, and `b/`'s 16-wide
+/// block (of its own `step`) says nothing of `a/`'s kernel. A file that sees no
+/// definition of the name (a declaration only) may launch either.
+#[test]
+fn a_launch_reaches_the_kernel_of_its_own_translation_unit() {
+    const A_STEP: &str = r#"
+//- /p/a/step.cuh
+#pragma once
+__global__ void step(float* g) {
+    __shared__ float s[4][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    s[ty][tx] = g[ty * 32 + tx];
+    __syncthreads();
+    if (ty == 0) {
+        s[0][tx] += s[1][tx];
+        __syncwarp();
+        g[tx] = s[0][(tx + 1) % 32];
+    }
+}
+//- /p/a/main.cu
+#include "step.cuh"
+void run_a(float* d) { step<<<1, dim3(32, 4)>>>(d); }
+//- /p/b/step.cuh
+#pragma once
+__global__ void step(float* g) { g[threadIdx.y * 16 + threadIdx.x] *= 2.f; }
+//- /p/b/main.cu
+#include "step.cuh"
+void run_b(float* d) { step<<<1, dim3(16, 8)>>>(d); }
+"#;
+    check(A_STEP, 0, "sync/barrier-in-divergent-branch", expect![""]);
+    // A third file that only declares `step` may launch `a/`'s: its 16-wide block splits
+    // the warp under `ty == 0`.
+    let declared = format!(
+        "{A_STEP}//- /p/c/main.cu\n__global__ void step(float* g);\nvoid run_c(float* d) {{ step<<<1, dim3(16, 8)>>>(d); }}\n"
+    );
+    check(
+        &declared,
+        0,
+        "sync/barrier-in-divergent-branch",
+        expect![[r#"
+            9: Warning `__syncwarp()`: `__syncwarp()` inside `if (ty == 0)`: threads of the warp th
+        "#]],
+    );
+}

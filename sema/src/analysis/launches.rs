@@ -32,6 +32,12 @@ pub struct LaunchIndex {
     /// The calls, in every file, of the host functions whose launches pass one of their
     /// parameters on, by the function's short name (with the path of each call's file).
     wrapper_calls: OnceLock<FxHashMap<String, CallsOf>>,
+    /// For each launched name that more than one file defines a kernel of (two programs
+    /// of one project, each with its own `step` kernel): the files that define one.
+    definers: FxHashMap<String, Vec<String>>,
+    /// The headers each file includes (normalised paths), worked out on first use for
+    /// the files that launch a name of [`LaunchIndex::definers`].
+    headers: Mutex<FxHashMap<String, Arc<[String]>>>,
 }
 
 /// The scalar parameters of a kernel that every launch passes the same constant, with
@@ -59,14 +65,33 @@ impl LaunchIndex {
                 }
             }
         }
+        let mut definers: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        for (path, f) in &files {
+            for k in &f.facts().kernels {
+                let short = kernaut_syntax::short_name(&k.name);
+                if by_name.contains_key(short) {
+                    let paths = definers.entry(short.to_string()).or_default();
+                    let path = super::includes::normalize_path(path);
+                    if !paths.contains(&path) {
+                        paths.push(path);
+                    }
+                }
+            }
+        }
+        definers.retain(|_, paths| paths.len() > 1);
         let data: FxHashMap<&str, &FileData> = files.iter().copied().collect();
         let fingerprints = by_name
             .iter()
             .map(|(name, sites)| {
                 let mut h = FxHasher::default();
+                let defined_twice = definers.contains_key(name);
                 for (path, i) in sites {
                     let l = &data[path.as_str()].facts().launches[*i];
                     path.hash(&mut h);
+                    // Which definition a launch reaches depends on its file's includes.
+                    if defined_twice {
+                        data[path.as_str()].header_facts().includes.hash(&mut h);
+                    }
                     (&l.kernel, &l.template_args, l.block.value, &l.block.text).hash(&mut h);
                     (&l.shared_bytes_text, l.shared_bytes).hash(&mut h);
                 }
@@ -78,7 +103,14 @@ impl LaunchIndex {
             fingerprints,
             fixed: Mutex::default(),
             wrapper_calls: OnceLock::new(),
+            definers,
+            headers: Mutex::default(),
         }
+    }
+
+    /// The files that define a kernel named `short`, where more than one does.
+    pub fn definers(&self, short: &str) -> &[String] {
+        self.definers.get(short).map_or(&[], Vec::as_slice)
     }
 
     /// The launches of kernels named `short` (without namespaces), as (path, position in
@@ -104,6 +136,56 @@ impl LaunchIndex {
 }
 
 impl Analysis {
+    /// Whether a launch of a kernel named `short` in the file at `site` can launch the
+    /// definition in the file at `first`: a launch reaches the kernel its own translation
+    /// unit defines. Where the file or a header it includes defines a kernel of that name
+    /// and `first` is neither, the launch is of that other kernel (two programs of one
+    /// project, each with a `step` kernel of its own). A file that sees no definition
+    /// (a declaration, separate compilation) may launch any.
+    pub(super) fn launch_reaches(&self, first: &str, site: &str, short: &str) -> bool {
+        let index = self.launch_index();
+        let definers = index.definers(short);
+        if definers.is_empty() || site == first {
+            return true;
+        }
+        let first = super::includes::normalize_path(first);
+        let site_norm = super::includes::normalize_path(site);
+        let headers = self.headers_of(site);
+        let sees = |p: &String| *p == site_norm || headers.contains(p);
+        sees(&first) || !definers.iter().any(sees)
+    }
+
+    /// The headers the file at `path` includes, transitively (normalised paths), kept
+    /// in the revision's launch index.
+    fn headers_of(&self, path: &str) -> Arc<[String]> {
+        let index = self.launch_index();
+        if let Some(h) = index.headers.lock().ok().and_then(|m| m.get(path).cloned()) {
+            return h;
+        }
+        let by_norm: FxHashMap<String, &FileData> = self
+            .files
+            .iter()
+            .map(|(p, f)| (super::includes::normalize_path(p), &**f))
+            .collect();
+        let mut text_of = |p: &str| -> Option<Arc<str>> {
+            let norm = super::includes::normalize_path(p);
+            Some(by_norm.get(&norm)?.header_facts().includes.clone())
+        };
+        let dirs = self
+            .builds
+            .get(path)
+            .map(|b| b.include_dirs.as_slice())
+            .unwrap_or_default();
+        let headers: Arc<[String]> = super::includes::include_closure_in(path, dirs, &mut text_of)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        if let Ok(mut m) = index.headers.lock() {
+            m.insert(path.to_string(), headers.clone());
+        }
+        headers
+    }
+
     /// The scalar parameters of `kernel` that every launch of it in the host passes the
     /// same constant: an argument that folds (`1`, `TILE / 2`), or a parameter of the
     /// host function around the launch (`axpy_gpu(n, a, x, incx, …)` launching

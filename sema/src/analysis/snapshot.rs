@@ -401,6 +401,7 @@ impl Analysis {
             .chain(others)
             .filter_map(resolve)
             .filter(move |(_, l)| l.kernel == kernel || short == kernel)
+            .filter(move |(p, _)| self.launch_reaches(first, p, short))
     }
 }
 
