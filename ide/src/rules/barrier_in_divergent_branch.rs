@@ -692,6 +692,52 @@ void run(const int* deg, float* out, int n, float* p, size_t bytes) {
     }
 
     #[test]
+    fn a_thread_index_cancels_through_a_local_stepped_in_a_bare_block() {
+        // `row = H - 1 - ty`, stepped by `blockDim.y` inside a bare `{ }` (which every
+        // thread runs whole): `row + ty` is one value for the block. Stepped under a
+        // condition instead, the guard stays per-thread.
+        check(
+            RULE,
+            r#"
+__constant__ int c_height;
+__global__ void backward(float* data) {
+    __shared__ float tile[8][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = c_height - 1 - ty;
+    {
+        tile[ty][tx] = data[ty * 32 + tx];
+        __syncthreads();
+        row -= (int)blockDim.y;
+    }
+    if (row + ty >= 0) {
+        tile[ty][tx] += 1.0f;
+        __syncthreads();
+    }
+    data[ty * 32 + tx] = tile[ty][tx];
+}
+__global__ void backward_some(float* data, int skip) {
+    __shared__ float tile[8][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = c_height - 1 - ty;
+    if (data[tx] > 0.f) {
+        row -= (int)blockDim.y;
+    }
+    if (row + ty >= 0) {
+        tile[ty][tx] += 1.0f;
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (row + ty >= 0)`
+    }
+    data[ty * 32 + tx] = tile[ty][tx];
+}
+void run(float* d) {
+    backward<<<1, dim3(32, 8)>>>(d);
+    backward_some<<<1, dim3(32, 8)>>>(d, 0);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn a_block_size_held_in_a_local_reaches_the_launch() {
         // `int threads = 32; dim3 block(threads);`: the warp index is the block index, so
         // the guard is the same for every thread of a block. A local assigned again

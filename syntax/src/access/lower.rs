@@ -687,9 +687,10 @@ impl<'a> Lowerer<'a> {
 
     /// The value of `n` at `at` where the last assignment before the use is a statement
     /// of a block around the use, so that every thread runs it on the way (`col = col ^
-    /// ((row & 3) << 3);`, `id /= w;`): its right side, with `n` there taken at its
-    /// previous definition. `None` where another assignment can reach the use through a
-    /// loop, or the last one is inside a branch or a loop of its own.
+    /// ((row & 3) << 3);`, `id /= w;`), also inside bare `{ … }` blocks: its right side,
+    /// with `n` there taken at its previous definition. `None` where another assignment
+    /// can reach the use through a loop, or the last one is inside a branch or a loop of
+    /// its own.
     fn straight_line_definition(&self, at: Node<'a>, n: &str, depth: usize) -> Option<IndexExpr> {
         let use_at = at.start_byte();
         let writes = self.writes_of(at, n);
@@ -700,11 +701,16 @@ impl<'a> Lowerer<'a> {
         let stmt = w
             .parent()
             .filter(|p| p.kind_name() == "expression_statement")?;
-        let block = stmt
+        let mut block = stmt
             .parent()
             .filter(|b| b.kind_name() == "compound_statement")?;
-        if !self.ancestors(at).contains(&block) {
-            return None;
+        // A bare `{ … }` statement runs whole wherever it stands: the write in it is one
+        // every thread runs on the way when the block around that is the use's.
+        let around = self.ancestors(at);
+        while !around.contains(&block) {
+            block = block
+                .parent()
+                .filter(|b| b.kind_name() == "compound_statement")?;
         }
         let previous = |node: Node<'a>| self.lower_name(n, node, depth + 1);
         Some(match w.kind_name() {
