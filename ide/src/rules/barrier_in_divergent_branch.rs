@@ -54,7 +54,7 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 mod early_exit;
 use super::barriers::{
     arrivals, barriers, calls_a_synchronising_helper, certain_block, divergent_branch,
-    if_condition, implies, ArrivalCount, Barrier, BarrierScope,
+    if_condition, implies, reads_only_rows, ArrivalCount, Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -135,12 +135,20 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             // (Within a warp, `divergent_branch` gives only a condition whose lowered
             // value splits the lanes: `warp_id = threadIdx.x / 32` and what is computed
             // from it does not.)
-            let names_lane = ["threadIdx.x", "lane", "thread_rank", "laneid"]
-                .iter()
-                .any(|w| condition.contains(w));
             // `threadIdx.y` (or `.z`) is the same for a whole warp when `blockDim.x` is a
             // multiple of 32 (a known launch that says so made the branch uniform above).
-            let rows_only = !names_lane && condition.contains("threadIdx") && block.is_none();
+            // The lowered condition tells (`ty == 3` with `ty = threadIdx.y`); one that
+            // does not lower is read by the names it writes.
+            let rows_only = block.is_none()
+                && b.scope.within_warp()
+                && if_condition(ctx, &branch)
+                    .and_then(|r| reads_only_rows(ctx, &r))
+                    .unwrap_or_else(|| {
+                        let names_lane = ["threadIdx.x", "lane", "thread_rank", "laneid"]
+                            .iter()
+                            .any(|w| condition.contains(w));
+                        !names_lane && condition.contains("threadIdx")
+                    });
             let (severity, assumption) = if b.scope.within_warp() && rows_only {
                 (
                     Severity::Hint,
@@ -1479,8 +1487,8 @@ __global__ void pick(const float* p, int n, int* out) {
 
     /// A warp barrier under a condition on `threadIdx.y`: the lanes of a warp share it
     /// when `blockDim.x` is a multiple of 32. A launch that says so makes it silent; with
-    /// no launch in sight, a hint that states the assumption; a block 16 wide splits
-    /// warps between two rows, a warning.
+    /// no launch in sight, a hint that states the assumption (also where the row index
+    /// is held in a local); a block 16 wide splits warps between two rows, a warning.
     #[test]
     fn a_warp_barrier_under_a_row_condition() {
         check(
@@ -1497,6 +1505,14 @@ __global__ void rows_unknown(float* out) {
         out[threadIdx.x] = 0.0f;
         __syncwarp();
      // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (threadIdx.y == 0)`: threads of the warp that skip the branch never reach the warp barrier, so the warp can hang or synchronise the wrong threads; move the barrier out of the branch (assuming `blockDim.x` is not a multiple of 32
+    }
+}
+__global__ void rows_alias(float* out) {
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    if (ty == 3) {
+        out[tx] = 0.0f;
+        __syncwarp();
+     // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (ty == 3)`: threads of the warp that skip the branch never reach the warp barrier, so the warp can hang or synchronise the wrong threads; move the barrier out of the branch (assuming `blockDim.x` is not a multiple of 32
     }
 }
 __global__ void rows16(float* out) {

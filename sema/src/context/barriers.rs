@@ -253,6 +253,22 @@ fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
     }
 }
 
+/// Whether the condition at `range`, lowered, reads the thread index only through
+/// `threadIdx.y`/`threadIdx.z` (`ty == 3` with `const int ty = threadIdx.y`): the same
+/// for the lanes of a warp when `blockDim.x` is a multiple of 32. `None` where the
+/// condition does not lower.
+pub fn reads_only_rows(ctx: &RuleContext, range: &TextRange) -> Option<bool> {
+    use kernaut_syntax::{Axis, IndexExpr};
+    let condition = ctx.file.uniformity_condition(range, &[], None)?;
+    let lane = |e: &IndexExpr| matches!(e, IndexExpr::ThreadIdx(Axis::X) | IndexExpr::Lane);
+    let row = |e: &IndexExpr| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z));
+    // A part the model cannot value (it reads the thread index some way) could read a lane.
+    if condition.mentions(&|e| matches!(e, IndexExpr::Unknown(_))) {
+        return None;
+    }
+    Some(!condition.mentions(&lane) && condition.mentions(&row))
+}
+
 /// Whether the `if` condition at `range` has one value in every thread of a block of
 /// shape `block`, for every sample of what the file does not fix and the first iterations of the loops around it: each comparison of
 /// the condition (joined by `&&`, `||`, `!`), lowered with each instantiation the file
