@@ -54,7 +54,7 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 mod early_exit;
 use super::barriers::{
     arrivals, barriers, calls_a_synchronising_helper, certain_block, divergent_branch,
-    if_condition, implies, reads_only_rows, ArrivalCount, Barrier, BarrierScope,
+    if_condition, implies, launched_blocks, reads_only_rows, ArrivalCount, Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -136,11 +136,15 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             // value splits the lanes: `warp_id = threadIdx.x / 32` and what is computed
             // from it does not.)
             // `threadIdx.y` (or `.z`) is the same for a whole warp when `blockDim.x` is a
-            // multiple of 32 (a known launch that says so made the branch uniform above).
+            // multiple of 32 (a known launch that says so made the branch uniform above;
+            // one of several launches that gives a narrower block splits warps).
             // The lowered condition tells (`ty == 3` with `ty = threadIdx.y`); one that
             // does not lower is read by the names it writes.
             let rows_only = block.is_none()
                 && b.scope.within_warp()
+                && launched_blocks(ctx, b.range.start)
+                    .iter()
+                    .all(|l| l[0] % 32 == 0)
                 && if_condition(ctx, &branch)
                     .and_then(|r| reads_only_rows(ctx, &r))
                     .unwrap_or_else(|| {
@@ -232,19 +236,8 @@ fn skippers_exit(
             .collect();
         // Statements before the `if` in the body are run by the skipping threads too:
         // only local declarations that touch no memory and call nothing.
-        let harmless = |r: &kernaut_syntax::TextRange| {
-            ctx.file.is_declaration(r)
-                && ctx
-                    .shared_accesses_from(r.clone())
-                    .iter()
-                    .all(|a| !r.contains(&a.range.start))
-                && ctx
-                    .file
-                    .global_accesses()
-                    .iter()
-                    .all(|a| !r.contains(&a.range.start))
-                && !calls_inside(r)
-        };
+        let harmless =
+            |r: &kernaut_syntax::TextRange| ctx.file.is_declaration(r) && touches_no_memory(ctx, r);
         while let Some((l, before)) = flow.loop_with_body(&after) {
             let written = ctx.file.names_written_in(&l);
             if names.iter().any(|n| written.contains(n)) || !before.iter().all(harmless) {
@@ -261,6 +254,9 @@ fn skippers_exit(
     // barrier should have ordered, and go on to exit. Work after the branch that they do
     // run (`atomicAdd(&out[i / 2], in[i])` after `if (even) { out[i] = 0; barrier }`) was
     // meant to wait for the barrier: that stays a warning.
+    // Later `if`s whose condition holds in no skipping thread: their barriers are met by
+    // the other threads only.
+    let mut skipped_later: Vec<kernaut_syntax::TextRange> = Vec::new();
     if !flow.ends_after(branch) {
         let mut later = flow.runs_after(branch)?;
         let condition = if_condition(ctx, branch_if)?;
@@ -284,7 +280,14 @@ fn skippers_exit(
                     if !implies(ctx, &guard, &condition, block) {
                         return None;
                     }
+                    skipped_later.push(s.range.clone());
                 }
+                // A local declared or assigned from what touches no memory is no work
+                // a barrier orders (`m = rows - 1 - blockDim.y;`).
+                LaterKind::Other
+                    if (ctx.file.is_declaration(&s.range)
+                        || ctx.file.is_local_assignment(&s.range))
+                        && touches_no_memory(ctx, &s.range) => {}
                 LaterKind::Other => return None,
             }
         }
@@ -292,6 +295,7 @@ fn skippers_exit(
     let other = flow.branches(branch_if).and_then(|(_, other)| other);
     let met = all.iter().any(|x| {
         x.scope == BarrierScope::Block
+            && !skipped_later.iter().any(|r| r.contains(&x.range.start))
             && (flow.reaches_after(branch, x.range.start, None)
                 || other.as_ref().is_some_and(|o| o.contains(&x.range.start)))
     });
@@ -309,6 +313,24 @@ fn skippers_exit(
         }
         early_exit::CallersAfter::Continue => None,
     }
+}
+
+/// Whether the statement at `r` reads and writes no shared or global memory and calls
+/// nothing.
+fn touches_no_memory(ctx: &RuleContext, r: &kernaut_syntax::TextRange) -> bool {
+    ctx.shared_accesses_from(r.clone())
+        .iter()
+        .all(|a| !r.contains(&a.range.start))
+        && ctx
+            .file
+            .global_accesses()
+            .iter()
+            .all(|a| !r.contains(&a.range.start))
+        && !ctx
+            .file
+            .calls_in(r.start)
+            .iter()
+            .any(|c| r.contains(&c.range.start))
 }
 
 /// Whether the file parses without an error in `range`: where the parser lost its way
@@ -694,6 +716,58 @@ void run(const int* deg, float* out, int n, float* p, size_t bytes) {
     per_row<<<n, dim3(128, 1)>>>(deg, out, n);
     two_rows<<<n, dim3(128, 2)>>>(deg, out, n);
     sweep<float><<<80, 256>>>(p, bytes);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn skipping_threads_that_every_later_guard_keeps_out_exit() {
+        // Rows with `ty >= rows - 1` skip the first section. The second section's guard
+        // (`m > 0` with `m = rows - 1 - blockDim.y`) holds only where `rows - 1 - ty > 0`
+        // does for every row, so the skipping rows never enter it: they meet no block
+        // barrier again and exit (the hint). A later guard that some skipping row passes
+        // (`rows > 2`) makes them meet its barriers: a warning.
+        check(
+            RULE,
+            r#"
+__constant__ int c_rows;
+__global__ void sweep(float* g) {
+    __shared__ float s[8][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int m = c_rows - 1;
+    if (m - ty > 0) {
+        s[ty][tx] = g[ty * 32 + tx];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (m - ty > 0)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+        g[ty * 32 + tx] = s[ty][tx];
+    }
+    m = c_rows - 1 - (int)blockDim.y;
+    if (m > 0) {
+        s[ty][tx] = g[(m + ty) * 32 + tx];
+        __syncthreads();
+        g[(m + ty) * 32 + tx] = s[ty][tx];
+    }
+}
+__global__ void sweep_more(float* g) {
+    __shared__ float s[8][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int m = c_rows - 1;
+    if (m - ty > 0) {
+        s[ty][tx] = g[ty * 32 + tx];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (m - ty > 0)`
+        g[ty * 32 + tx] = s[ty][tx];
+    }
+    if (c_rows > 2) {
+        s[ty][tx] = g[(m + ty) * 32 + tx];
+        __syncthreads();
+        g[(m + ty) * 32 + tx] = s[ty][tx];
+    }
+}
+void run(float* g, int rows) {
+    sweep<<<1, dim3(32, rows < 8 ? rows : 8)>>>(g);
+    sweep_more<<<1, dim3(32, rows < 8 ? rows : 8)>>>(g);
 }
 "#,
         );

@@ -237,6 +237,25 @@ pub fn certain_block(ctx: &RuleContext, offset: usize) -> Option<[u32; 3]> {
         .then_some(config.block)
 }
 
+/// The blocks the launches in sight give the kernel around `offset` (those that fold),
+/// empty where none does.
+pub fn launched_blocks(ctx: &RuleContext, offset: usize) -> Vec<[u32; 3]> {
+    let Some(kernel) = ctx
+        .facts
+        .function_at(offset)
+        .and_then(|f| ctx.facts.kernel(&f.name))
+    else {
+        return Vec::new();
+    };
+    let config = launch_config(&ctx.scope(), Some(kernel));
+    match config.source {
+        BlockSource::Launch { .. } => std::iter::once(config.block)
+            .chain(config.others.iter().copied())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The template arguments of every instantiation the file launches the kernel around
 /// `at` with; one empty binding (the kernel's own text) where there is none.
 fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {

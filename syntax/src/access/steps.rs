@@ -199,6 +199,38 @@ impl SourceFile {
                 n.is_some_and(|n| n.kind_name() == "declaration")
             })
     }
+
+    /// Whether the statement at `range` only assigns named locals (`m = c - 1 - y;`,
+    /// `i += 2, j--;`): an expression statement of plain-name assignments and updates.
+    /// (What the right sides read is the caller's question.)
+    pub fn is_local_assignment(&self, range: &TextRange) -> bool {
+        fn assigns_a_name(n: Node<'_>) -> bool {
+            let target = match n.kind_name() {
+                "assignment_expression" => n.field("left"),
+                "update_expression" => n.field("argument"),
+                "comma_expression" => {
+                    return [n.field("left"), n.field("right")]
+                        .into_iter()
+                        .all(|c| c.is_some_and(assigns_a_name))
+                }
+                "parenthesized_expression" => return n.named_child(0).is_some_and(assigns_a_name),
+                _ => return false,
+            };
+            target.is_some_and(|t| t.kind_name() == "identifier")
+        }
+        self.root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+            .is_some_and(|n| {
+                let n = if n.byte_range() == *range {
+                    Some(n)
+                } else {
+                    n.parent().filter(|p| p.byte_range() == *range)
+                };
+                n.filter(|n| n.kind_name() == "expression_statement")
+                    .and_then(|n| n.named_child(0))
+                    .is_some_and(assigns_a_name)
+            })
+    }
 }
 
 impl SourceFile {
