@@ -214,7 +214,20 @@ fn diagnose(
                 Some(i64::from(bank.block[2])),
             ],
         );
-    let severity = if degree >= 4 && !block_assumed && bank.data_guard.is_none() {
+    // Where no launch gives the block, another shape the kernel may run with (rows of 16
+    // threads in a kernel that reads `threadIdx.y`) may give another degree: the message
+    // names the lowest, and a warning needs that one to be one.
+    let other_degree = (!matches!(bank.block_source, BlockSource::Launch { .. }))
+        .then(|| {
+            bank.other_blocks
+                .iter()
+                .filter_map(|(b, d)| Some((*b, (*d)?)))
+                .filter(|(_, d)| *d < degree)
+                .min_by_key(|(_, d)| *d)
+        })
+        .flatten();
+    let lowest = other_degree.map_or(degree, |(_, d)| d);
+    let severity = if lowest >= 4 && !block_assumed && bank.data_guard.is_none() {
         Severity::Warning
     } else {
         Severity::Hint
@@ -261,9 +274,22 @@ fn diagnose(
         _ if block_assumed => message.push_str(&format!(
             " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
         )),
-        _ if x >= 32 && x % 32 == 0 => message.push_str(&format!(
-            " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block)"
-        )),
+        _ if x >= 32 && x % 32 == 0 => {
+            message.push_str(&format!(
+                " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block"
+            ));
+            if let Some(([bx, by, bz], d)) = other_degree {
+                message.push_str(&format!(
+                    "; with a {bx}×{by}×{bz} block, whose warps span rows, it is {}",
+                    if d < 2 {
+                        "conflict-free".to_string()
+                    } else {
+                        format!("{d}-way")
+                    }
+                ));
+            }
+            message.push(')');
+        }
         BlockSource::LaunchBounds => message.push_str(&format!(
             " (assuming the {x}×{y}×{z} block of the `__launch_bounds__` maximum: no launch of `{kernel}` gives its block)"
         )),
@@ -508,7 +534,7 @@ __global__ void transpose(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` gives its block); the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
+                warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `transpose` gives its block; with a 4×8×1 block, whose warps span rows, it is 4-way); the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
             "#]],
         );
     }
@@ -640,7 +666,9 @@ __global__ void k(float* out) {
     fn unknown_shape_of_a_2d_kernel_warns_only_for_every_shape() {
         // No launch, and the kernel uses `threadIdx.y`: its rows may be 16, 8 or 4 threads
         // wide. `s[2 * tx]` is 2-way only when a row spans the warp (16 threads cover
-        // 128 bytes), so it stays silent; `s[32 * tx]` conflicts under every shape.
+        // 128 bytes), so it stays silent; `s[32 * tx]` conflicts at least 4-way under
+        // every shape (a warning that names the lowest), `s[16 * tx]` only 2-way in rows
+        // of 4 (a hint).
         check(
             RULE,
             r#"
@@ -649,7 +677,9 @@ __global__ void k(float* out) {
     int tx = threadIdx.x, ty = threadIdx.y;
     out[ty] = s[2 * tx];
     out[ty] += s[32 * tx];
-            // ^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp
+            // ^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block; with a 4×8×1 block, whose warps span rows, it is 4-way)
+    out[ty] += s[16 * tx];
+            // ^^^^^^^^^^ hint: 16-way bank conflict: this load from `s` takes 16 wavefronts instead of 1, because lanes of a warp hit 16 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block; with a 4×8×1 block, whose warps span rows, it is 2-way)
 }
 __global__ void flat(float* out) {
     __shared__ float s[4096];
