@@ -810,7 +810,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][threadIdx.y]` at `tile[threadIdx.x][threadIdx.y]`
             ---
-            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x` in the row index
+            **warning** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block; with a 4×8×1 block, whose warps span rows, it is 4-way); the lanes' stride comes from `threadIdx.x` in the row index
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 

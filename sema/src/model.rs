@@ -150,6 +150,9 @@ pub struct LaunchConfig {
     pub others: Vec<[u32; 3]>,
     /// Why the block is not certain, when it is not: a phrase.
     pub uncertain: Option<String>,
+    /// Whether every launch in sight gives its block (`block` and `others` are then all
+    /// the blocks the kernel runs with).
+    pub every_block_known: bool,
 }
 
 /// The scalar parameters of `kernel` every launch in sight passes the same constant
@@ -190,6 +193,7 @@ pub fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> LaunchConf
         notes: Vec::new(),
         others: Vec::new(),
         uncertain: Some("no launch of the kernel was found".into()),
+        every_block_known: false,
     };
     let Some(kernel) = kernel.filter(|k| k.is_kernel) else {
         config.uncertain = Some("the function is not a kernel".into());
@@ -237,6 +241,7 @@ pub fn launch_config(scope: &Scope<'_>, kernel: Option<&Function>) -> LaunchConf
                 l.block.text
             ));
         }
+        config.every_block_known = unknown_launch.is_none();
         return config;
     }
     if let Some((_, l)) = unknown_launch {

@@ -774,6 +774,45 @@ void run(float* g, int rows) {
     }
 
     #[test]
+    fn a_template_parameter_an_if_fixes_folds_inside_it() {
+        // Under `if (M == 1)` only the instantiation with `M = 1` runs, where
+        // `(M == 1) ? 0 : threadIdx.z` is 0: the `break` is the same for the whole
+        // block. Outside that `if`, `M = 4` makes the row index per-thread: a warning.
+        check(
+            RULE,
+            r#"
+template <int M>
+__global__ void search(const int* in, int* out, int nx) {
+    __shared__ int tmp[M][64];
+    int tx = threadIdx.x;
+    int tz = (M == 1) ? 0 : threadIdx.z;
+    tmp[tz][tx] = in[tx];
+    __syncthreads();
+    int base = (blockIdx.x * M + tz) * 4;
+    for (int j = 0; j < 4; ++j) {
+        int bx = base + j;
+        if (M == 1) {
+            if (bx >= nx) break;
+        }
+        if (bx % 8 == 4) break;
+                      // ^^^^^^ warning: `break` under `if (bx % 8 == 4)`
+        tmp[tz][tx] += in[bx * 64 + tx];
+        __syncthreads();
+        out[bx * 64 + tx] = tmp[tz][(tx + 1) % 64];
+        __syncthreads();
+    }
+    __syncthreads();
+    out[tx] = tmp[0][tx];
+}
+void run(const int* in, int* out, int nx, int m) {
+    if (m == 1) search<1><<<nx, dim3(64, 1, 1)>>>(in, out, nx);
+    else search<4><<<nx, dim3(64, 1, 4)>>>(in, out, nx);
+}
+"#,
+        );
+    }
+
+    #[test]
     fn a_thread_index_cancels_through_a_local_stepped_in_a_bare_block() {
         // `row = H - 1 - ty`, stepped by `blockDim.y` inside a bare `{ }` (which every
         // thread runs whole): `row + ty` is one value for the block. Stepped under a

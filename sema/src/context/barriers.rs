@@ -256,6 +256,20 @@ pub fn launched_blocks(ctx: &RuleContext, offset: usize) -> Vec<[u32; 3]> {
     }
 }
 
+/// The blocks of the kernel around `offset` where every launch in sight gives its own.
+fn every_launched_block(ctx: &RuleContext, offset: usize) -> Option<Vec<[u32; 3]>> {
+    let kernel = ctx
+        .facts
+        .function_at(offset)
+        .and_then(|f| ctx.facts.kernel(&f.name))?;
+    let config = launch_config(&ctx.scope(), Some(kernel));
+    config.every_block_known.then(|| {
+        std::iter::once(config.block)
+            .chain(config.others.iter().copied())
+            .collect()
+    })
+}
+
 /// The template arguments of every instantiation the file launches the kernel around
 /// `at` with; one empty binding (the kernel's own text) where there is none.
 fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
@@ -265,11 +279,87 @@ fn launched_bindings(ctx: &RuleContext, at: usize) -> Vec<Vec<(String, i64)>> {
         .filter(|f| f.is_kernel)
         .map(|f| crate::instances::launched_instantiations(ctx.facts, &f.name))
         .unwrap_or_default();
-    if found.is_empty() {
+    let mut out: Vec<Vec<(String, i64)>> = if found.is_empty() {
         vec![Vec::new()]
     } else {
         found.into_iter().map(|i| i.bound).collect()
+    };
+    // An instantiation that the `if`s around `at` rule out never runs the code there.
+    let guards = guard_bindings(ctx, at);
+    if !guards.is_empty() {
+        out.retain(|bound| {
+            guards
+                .iter()
+                .all(|(name, value)| bound.iter().all(|(n, v)| n != name || v == value))
+        });
+        // None of those seen runs it: it runs in one the file makes out of sight.
+        if out.is_empty() {
+            out.push(Vec::new());
+        }
+        for bound in &mut out {
+            for (name, value) in &guards {
+                if !bound.iter().any(|(n, _)| n == name) {
+                    bound.push((name.clone(), *value));
+                }
+            }
+        }
     }
+    out
+}
+
+/// The template parameters of the function around `at` that the `if`s around it fix:
+/// code in the branch of `if (M == 1)` (or of `&&`-joined equalities) runs only in an
+/// instantiation with `M = 1`.
+fn guard_bindings(ctx: &RuleContext, at: usize) -> Vec<(String, i64)> {
+    use kernaut_syntax::{GuardCondition, IndexExpr};
+    let Some(f) = ctx.facts.function_at(at) else {
+        return Vec::new();
+    };
+    if f.template_params.is_empty() {
+        return Vec::new();
+    }
+    let is_param = |n: &str| f.template_params.iter().any(|p| p.name == n);
+    let mut out = Vec::new();
+    for e in ctx.enclosing(at).iter() {
+        let EnclosingKind::If {
+            condition_range,
+            in_else: false,
+            ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        if condition_range.contains(&at) {
+            continue;
+        }
+        let Some(condition) = ctx.file.uniformity_condition(condition_range, &[], None) else {
+            continue;
+        };
+        let parts = match &condition {
+            GuardCondition::And(all) => all.iter().collect(),
+            c => vec![c],
+        };
+        for part in parts {
+            let GuardCondition::Compare(c) = part else {
+                continue;
+            };
+            if c.op != "==" {
+                continue;
+            }
+            let name_value = match (&c.left, &c.right) {
+                (IndexExpr::Uniform(n), r) | (r, IndexExpr::Uniform(n)) => {
+                    r.constant().map(|v| (n.clone(), v))
+                }
+                _ => None,
+            };
+            if let Some((n, v)) = name_value.filter(|(n, _)| is_param(n)) {
+                if !out.iter().any(|(m, _): &(String, i64)| *m == n) {
+                    out.push((n, v));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether the condition at `range`, lowered, reads the thread index only through
@@ -708,9 +798,16 @@ pub fn divergent_branch(
         // shape tried (one and two dimensions, 32 to 1,024 threads) does not split the
         // block whatever the launch: `(i - threadIdx.x) > n` with `i = threadIdx.x + …`.
         // (For a block barrier only: across the grid, `blockIdx` splits.)
+        // Launches that give different blocks, each known: those blocks.
         let uniform = match block {
             Some(b) => under_launch(b),
-            None => scope == BarrierScope::Block && SAMPLE_BLOCKS.iter().all(|b| under_launch(*b)),
+            None => {
+                scope == BarrierScope::Block
+                    && match every_launched_block(ctx, offset) {
+                        Some(blocks) => blocks.iter().all(|b| under_launch(*b)),
+                        None => SAMPLE_BLOCKS.iter().all(|b| under_launch(*b)),
+                    }
+            }
         };
         if uniform {
             continue;

@@ -391,16 +391,53 @@ impl<'a> Lowerer<'a> {
                     IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
                 ),
             },
-            Expr::Cond(..) => self.opaque(
-                expr,
-                at,
-                IndexExpr::Unknown("a conditional expression selects the index".into()),
-            ),
+            // A condition that folds (`(M == 1) ? 0 : threadIdx.z` with `M` bound) picks
+            // its arm.
+            Expr::Cond(c, a, b) => match self.condition_value(c, at, d) {
+                Some(true) => self.lower(a, at, d),
+                Some(false) => self.lower(b, at, d),
+                None => self.opaque(
+                    expr,
+                    at,
+                    IndexExpr::Unknown("a conditional expression selects the index".into()),
+                ),
+            },
             other => self.opaque(
                 expr,
                 at,
                 IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
             ),
+        }
+    }
+
+    /// The value of a condition whose operands lower to constants (comparisons, `!`,
+    /// `&&`, `||` of them, or a value tested for truth); `None` where one does not.
+    fn condition_value(&self, c: &Expr, at: Node<'a>, depth: usize) -> Option<bool> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let d = depth + 1;
+        match c {
+            Expr::Unary("!", a) => self.condition_value(a, at, d).map(|v| !v),
+            Expr::Binary(l, "&&", r) => {
+                Some(self.condition_value(l, at, d)? && self.condition_value(r, at, d)?)
+            }
+            Expr::Binary(l, "||", r) => {
+                Some(self.condition_value(l, at, d)? || self.condition_value(r, at, d)?)
+            }
+            Expr::Binary(l, op @ ("==" | "!=" | "<" | "<=" | ">" | ">="), r) => {
+                let l = self.lower(l, at, d).constant()?;
+                let r = self.lower(r, at, d).constant()?;
+                Some(match *op {
+                    "==" => l == r,
+                    "!=" => l != r,
+                    "<" => l < r,
+                    "<=" => l <= r,
+                    ">" => l > r,
+                    _ => l >= r,
+                })
+            }
+            other => self.lower(other, at, d).constant().map(|v| v != 0),
         }
     }
 
