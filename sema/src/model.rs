@@ -711,19 +711,17 @@ fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
         .is_some_and(|d| d.is_extern)
 }
 
-/// Whether the merged access of `parts` may move past the other accesses of their buffer
-/// in the statements from the first part's to the last's (see [`Merged`]): the merged load
-/// is made at the first part, the merged store at the last, so a part that reads moves up
-/// past the writes before it and a part that writes moves down past every access after
-/// it. Within one statement the assignment's target is written after its right-hand side
-/// is read. Each such pair must be provably apart ([`apart`]).
 /// Whether the load `a` never reaches shared memory because the compiler forwards the
 /// value: the same thread stored to or loaded from the same bytes in an earlier
 /// statement of the same straight-line stretch ([`SourceFile::straight_line`]: no branch
-/// and no barrier between), and nothing between may write them. nvcc 13.5 `-O3 -arch=sm_90`
-/// keeps the value in a register: a helper that fills `w[3]`, `w[0] = … - w[3]`,
-/// `w[2] = … w[0] …`, `w[1] = …` on a per-thread four-float slot of shared memory is one
-/// `STS.128` and no load. A `volatile` array is read every time.
+/// and no barrier between), or in a plain statement that runs on every path to the load
+/// (the load inside a later `if` of the same block, in no loop the first is not in:
+/// [`SourceFile::runs_before_on_every_path`]), and nothing between may write them and no
+/// barrier lies between. nvcc 13.5 `-O3 -arch=sm_90` keeps the value in a register: a
+/// helper that fills `w[3]`, `w[0] = … - w[3]`, `w[2] = … w[0] …`, `w[1] = …` on a
+/// per-thread four-float slot of shared memory is one `STS.128` and no load; a `double`
+/// row element read as `e = table[t][0] / scale[0];` and read again inside a later `if
+/// (err < 1.0)` of the same block is one `LDS.64`. A `volatile` array is read every time.
 pub fn forwarded(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
     forwarded_in(scope, all, a, false)
 }
@@ -795,13 +793,22 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
     !writes_between
         && !gap.contains("sync")
         && !gap.contains("barrier")
-        && scope.file.straight_line(&source.range, &a.range)
+        && (scope.file.straight_line(&source.range, &a.range)
+            || scope
+                .file
+                .runs_before_on_every_path(&source.range, &a.range))
         && !scope
             .file
             .variable_at(a.range.start)
             .is_some_and(|v| v.is_volatile)
 }
 
+/// Whether the merged access of `parts` may move past the other accesses of their buffer
+/// in the statements from the first part's to the last's (see [`Merged`]): the merged load
+/// is made at the first part, the merged store at the last, so a part that reads moves up
+/// past the writes before it and a part that writes moves down past every access after
+/// it. Within one statement the assignment's target is written after its right-hand side
+/// is read. Each such pair must be provably apart ([`apart`]).
 fn reorder_is_safe(
     scope: &Scope<'_>,
     all: &[SharedAccess],

@@ -880,6 +880,69 @@ impl SourceFile {
         straight
     }
 
+    /// Whether the plain statement (an expression or a declaration) around `first` runs
+    /// on every path to `second`, which lies later in a statement of the same block,
+    /// perhaps inside `if`s, `switch`es and blocks there but in no loop or lambda that
+    /// does not also hold `first`: a value `first` reads is still in its register when
+    /// `second` runs, where nothing between writes it (the caller's question). `false`
+    /// where the two are in one statement: [`SourceFile::straight_line`] answers that.
+    pub fn runs_before_on_every_path(&self, first: &TextRange, second: &TextRange) -> bool {
+        if first.end > second.start {
+            return false;
+        }
+        let Some(root) = self
+            .root_at(first.start)
+            .filter(|r| r.start_byte() <= first.start && second.end <= r.end_byte())
+        else {
+            return false;
+        };
+        let mut s1 = match root.descendant_for_byte_range(first.start, first.end) {
+            Some(n) => n,
+            None => return false,
+        };
+        loop {
+            let kind = s1.kind_name();
+            if kind.ends_with("_statement") || kind == "declaration" || kind == "condition_clause" {
+                break;
+            }
+            match s1.parent() {
+                Some(p) => s1 = p,
+                None => return false,
+            }
+        }
+        if !matches!(s1.kind_name(), "expression_statement" | "declaration") {
+            return false;
+        }
+        let Some(block) = s1
+            .parent()
+            .filter(|p| p.kind_name() == "compound_statement")
+        else {
+            return false;
+        };
+        let Some(mut n) = root.descendant_for_byte_range(second.start, second.end) else {
+            return false;
+        };
+        loop {
+            let Some(parent) = n.parent() else {
+                return false;
+            };
+            if matches!(
+                n.kind_name(),
+                "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "for_range_loop"
+                    | "lambda_expression"
+            ) {
+                return false;
+            }
+            if parent.id() == block.id() {
+                return n.start_byte() >= s1.end_byte();
+            }
+            n = parent;
+        }
+    }
+
     /// The inline `asm` statements inside `range` (a function's body), in order: their
     /// PTX template and operands.
     pub fn asm_statements(&self, range: &TextRange) -> Vec<crate::AsmStatement> {

@@ -1130,8 +1130,9 @@ __global__ void ext_overlap(float* out, int h) {
     fn loads_of_what_the_thread_just_wrote_never_reach_shared_memory() {
         // nvcc 13.5 `-O3 -arch=sm_90 -cubin`: the helper's read-backs of its own slot
         // are served from registers and its four stores are one `STS.128` (conflict-free
-        // at a 16-byte stride). A `volatile` slot is read back every time, and so is a
-        // slot read after a barrier.
+        // at a 16-byte stride). A value read again inside a later `if` of the same block
+        // stays in its register too. A `volatile` slot is read back every time, and so is
+        // a slot read after a barrier, or in a loop that stores to the array.
         check(
             RULE,
             r#"
@@ -1163,10 +1164,27 @@ __global__ void after_barrier(const float* pos, float* out) {
     out[t] = sb[4 * t] * 2.0f;
           // ^^^^^^^^^ warning: 4-way bank conflict: this load from `sb` takes 4 wavefronts instead of 1
 }
+__global__ void read_again_in_a_branch(const float* pos, float* out, float lim) {
+    __shared__ float rb[1024];
+    int t = threadIdx.x;
+    rb[t] = pos[t];
+    __syncthreads();
+    float e = rb[4 * t] * 2.0f;
+           // ^^^^^^^^^ warning: 4-way bank conflict: this load from `rb` takes 4 wavefronts instead of 1
+    if (e < lim) {
+        out[t] = rb[4 * t];
+    }
+    for (int i = 0; i < 4; ++i) {
+        out[t + i] += rb[4 * t];
+                   // ^^^^^^^^^ warning: 4-way bank conflict: this load from `rb` takes 4 wavefronts instead of 1
+        rb[t] = 0.0f;
+    }
+}
 void run(const float* pos, float* out) {
     fill<<<1, 256, 4096>>>(pos, out);
     fill_volatile<<<1, 256>>>(pos, out);
     after_barrier<<<1, 256>>>(pos, out);
+    read_again_in_a_branch<<<1, 256>>>(pos, out, 1.0f);
 }
 "#,
         );
