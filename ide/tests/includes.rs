@@ -533,3 +533,35 @@ void run_b(float* d) { step<<<1, dim3(16, 8)>>>(d); }
         "#]],
     );
 }
+
+/// Each program's launches fix the parameters of its own kernel: `rows` is 30 in `a/`
+/// (lanes 120 bytes apart, a warning with the figure) and 1 in `b/` (coalesced), though
+/// both kernels share a name.
+#[test]
+fn a_kernels_fixed_arguments_come_from_its_own_translation_unit() {
+    const TWO: &str = r#"
+//- /p/a/main.cu
+__global__ void fill(float* out, int rows) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int t = 0; t < rows; ++t) out[k * rows + t] = 0.f;
+}
+int main() { float* d = 0; fill<<<64, 256>>>(d, 30); return 0; }
+//- /p/b/main.cu
+__global__ void fill(float* out, int rows) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int t = 0; t < rows; ++t) out[k * rows + t] = 0.f;
+}
+int main() { float* d = 0; fill<<<64, 256>>>(d, 1); return 0; }
+"#;
+    check(
+        TWO,
+        0,
+        "coalescing/strided-global-access",
+        expect![[r#"
+            3: Warning `out[k * rows + t]`: uncoalesced store to `out`: each warp request touches 32 sec
+        "#]],
+    );
+    check(TWO, 1, "coalescing/strided-global-access", expect![[r#"
+        3: Warning `out[k * rows + t]`: uncoalesced store to `out`: each warp request touches 32 sec
+    "#]]);
+}

@@ -33,7 +33,8 @@ pub struct LaunchIndex {
     /// parameters on, by the function's short name (with the path of each call's file).
     wrapper_calls: OnceLock<FxHashMap<String, CallsOf>>,
     /// For each launched name that more than one file defines a kernel of (two programs
-    /// of one project, each with its own `step` kernel): the files that define one.
+    /// of one project, each with its own `step` kernel): the files that define one (as
+    /// the host spells their paths).
     definers: FxHashMap<String, Vec<String>>,
     /// The headers each file includes (normalised paths), worked out on first use for
     /// the files that launch a name of [`LaunchIndex::definers`].
@@ -71,9 +72,8 @@ impl LaunchIndex {
                 let short = kernaut_syntax::short_name(&k.name);
                 if by_name.contains_key(short) {
                     let paths = definers.entry(short.to_string()).or_default();
-                    let path = super::includes::normalize_path(path);
-                    if !paths.contains(&path) {
-                        paths.push(path);
+                    if !paths.iter().any(|p| p == path) {
+                        paths.push((*path).to_string());
                     }
                 }
             }
@@ -148,11 +148,13 @@ impl Analysis {
         if definers.is_empty() || site == first {
             return true;
         }
-        let first = super::includes::normalize_path(first);
         let site_norm = super::includes::normalize_path(site);
         let headers = self.headers_of(site);
-        let sees = |p: &String| *p == site_norm || headers.contains(p);
-        sees(&first) || !definers.iter().any(sees)
+        let sees = |p: &str| {
+            let p = super::includes::normalize_path(p);
+            p == site_norm || headers.contains(&p)
+        };
+        sees(first) || !definers.iter().any(|d| sees(d))
     }
 
     /// The headers the file at `path` includes, transitively (normalised paths), kept
@@ -194,8 +196,25 @@ impl Analysis {
     /// call leaves unknown, or where they disagree, is not fixed; nor is any without a
     /// launch in sight. Worked out once per revision.
     pub fn fixed_kernel_args(&self, kernel: &Function) -> FixedArgs {
+        // The file that defines `kernel`, where several define a kernel of its name: its
+        // launches are those that reach it ([`Analysis::launch_reaches`]).
+        let home = self
+            .launch_index()
+            .definers(kernaut_syntax::short_name(&kernel.name))
+            .iter()
+            .find(|p| {
+                self.files.get(p.as_str()).is_some_and(|f| {
+                    f.facts().kernels.iter().any(|k| {
+                        k.name == kernel.name
+                            && k.range == kernel.range
+                            && k.params == kernel.params
+                    })
+                })
+            })
+            .cloned()
+            .unwrap_or_default();
         let key = format!(
-            "{}({})",
+            "{home}|{}({})",
             kernel.name,
             kernel
                 .params
@@ -213,7 +232,7 @@ impl Analysis {
         {
             return v.clone();
         }
-        let sites: Vec<(&str, &LaunchSite)> = self.launches_of_ref("", &kernel.name).collect();
+        let sites: Vec<(&str, &LaunchSite)> = self.launches_of_ref(&home, &kernel.name).collect();
         let facts_of = |path: &str| self.files.get(path).map(|f| f.facts());
         let calls_of = |short: &str| -> CallsOf {
             self.wrapper_calls().get(short).cloned().unwrap_or_default()
