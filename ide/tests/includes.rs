@@ -561,7 +561,12 @@ int main() { float* d = 0; fill<<<64, 256>>>(d, 1); return 0; }
             3: Warning `out[k * rows + t]`: uncoalesced store to `out`: each warp request touches 32 sec
         "#]],
     );
-    check(TWO, 1, "coalescing/strided-global-access", expect![[r#"
+    check(
+        TWO,
+        1,
+        "coalescing/strided-global-access",
+        expect![[r#"
         3: Warning `out[k * rows + t]`: uncoalesced store to `out`: each warp request touches 32 sec
-    "#]]);
+    "#]],
+    );
 }

@@ -562,8 +562,22 @@ pub fn bound_bank(
     access: &SharedAccess,
 ) -> Option<BankAnalysis> {
     let mut b = crate::model::bank_with(scope, all, access, launch)?;
-    if c.lanes.is_partial() && b.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2) {
+    let conflicts = b.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2);
+    if c.lanes.is_partial() && conflicts {
         b.partial_warp = true;
+    }
+    // The function's own guards with its parameters at their values in this call
+    // (`if (lane == __ffs(hit) - 1)` with `lane` the caller's `threadIdx.x % 32`).
+    if conflicts && !b.partial_warp {
+        let bind = |e: &IndexExpr| c.bind(e);
+        let lanes = crate::model::active_lanes_bound(
+            scope.file,
+            access.range.start,
+            launch.shape(),
+            &[],
+            Some(&bind),
+        );
+        b.partial_warp = lanes.is_partial();
     }
     if let ActiveLanes::DataDependent { condition } = &c.lanes {
         b.data_guard.get_or_insert_with(|| condition.clone());

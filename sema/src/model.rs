@@ -1313,6 +1313,19 @@ pub fn active_lanes_in(
     block: [Option<i64>; 3],
     bound: &[(String, i64)],
 ) -> ActiveLanes {
+    active_lanes_bound(file, offset, block, bound, None)
+}
+
+/// [`active_lanes_in`] in a device function as a kernel calls it: `bind` gives its
+/// parameters their values at the call (`lane` a parameter the kernel passes
+/// `threadIdx.x % 32`), so a guard on parameters alone can leave part of the warp too.
+pub fn active_lanes_bound(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
+) -> ActiveLanes {
     let mut mask = u32::MAX;
     let mut limiting: Option<String> = None;
     for e in file.enclosing(offset) {
@@ -1322,21 +1335,34 @@ pub fn active_lanes_in(
                 condition,
                 condition_range,
                 in_else,
-                thread_dependent: true,
-            } => (condition, condition_range, *in_else),
+                thread_dependent,
+            } if *thread_dependent || bind.is_some() => (condition, condition_range, *in_else),
             // `p ? s[i] : 0`: the lanes that evaluate the arm.
             EnclosingKind::Conditional {
                 condition,
                 condition_range,
-                thread_dependent: true,
-            } => match file.conditional_arm(&e.range, offset) {
-                // `Some(true)` is the arm taken when the condition holds.
-                Some(taken_when_true) => (condition, condition_range, !taken_when_true),
-                None => continue,
-            },
+                thread_dependent,
+            } if *thread_dependent || bind.is_some() => {
+                match file.conditional_arm(&e.range, offset) {
+                    // `Some(true)` is the arm taken when the condition holds.
+                    Some(taken_when_true) => (condition, condition_range, !taken_when_true),
+                    None => continue,
+                }
+            }
             _ => continue,
         };
-        let comps = file.guard_comparisons_with(range, bound).map(|comps| {
+        let comps = file.lane_guard_comparisons(range, bound).map(|comps| {
+            let comps: Vec<kernaut_syntax::GuardComparison> = match bind {
+                Some(bind) => comps
+                    .into_iter()
+                    .map(|c| kernaut_syntax::GuardComparison {
+                        left: bind(&c.left),
+                        right: bind(&c.right),
+                        op: c.op,
+                    })
+                    .collect(),
+                None => comps,
+            };
             if bound.is_empty() {
                 return comps;
             }

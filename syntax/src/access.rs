@@ -460,6 +460,26 @@ impl SourceFile {
         range: &TextRange,
         bound: &[(String, i64)],
     ) -> Option<Vec<GuardComparison>> {
+        self.guard_comparisons_in(range, bound, false)
+    }
+
+    /// [`SourceFile::guard_comparisons_with`] for a question about the lanes of one warp:
+    /// the results of warp votes and broadcasts (`hit = __ballot_sync(…)`, `__ffs(hit)`)
+    /// are one value for the warp.
+    pub fn lane_guard_comparisons(
+        &self,
+        range: &TextRange,
+        bound: &[(String, i64)],
+    ) -> Option<Vec<GuardComparison>> {
+        self.guard_comparisons_in(range, bound, true)
+    }
+
+    fn guard_comparisons_in(
+        &self,
+        range: &TextRange,
+        bound: &[(String, i64)],
+        warp_values: bool,
+    ) -> Option<Vec<GuardComparison>> {
         let text = self.text();
         let roots = self.roots();
         let root = roots
@@ -468,7 +488,8 @@ impl SourceFile {
         let mut node = root.descendant_for_byte_range(range.start, range.end)?;
         let facts = self.facts();
         let tree = Ancestry::few(roots.clone(), text.len());
-        let low = Lowerer::new(text, facts, &tree);
+        let mut low = Lowerer::new(text, facts, &tree);
+        low.warp_values = warp_values;
         let mut out = Vec::new();
         let mut todo = Vec::new();
         // The condition clause and parentheses around the expression.

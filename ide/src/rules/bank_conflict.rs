@@ -1127,6 +1127,43 @@ __global__ void ext_overlap(float* out, int h) {
     }
 
     #[test]
+    fn the_lane_a_ballot_picks_walks_alone() {
+        // `hit` is one value for the warp, so `lane == __ffs(hit) - 1` lets one lane in:
+        // its row walk cannot conflict, in the kernel or in a helper the kernel passes
+        // `threadIdx.x % 32` as `lane`. Every lane reading its own row (line 3) does.
+        check(
+            RULE,
+            r#"
+__device__ void pick(const int* bins, int lane, int target, int* out) {
+    const int top = 255 - 8 * lane;
+    int mine = bins[top];
+            // ^^^^^^^^^ warning: 8-way bank conflict: this load from `bins` takes 8 wavefronts instead of 1
+    const unsigned hit = __ballot_sync(0xffffffffu, mine >= target);
+    if (lane == __ffs(hit) - 1) {
+        int acc = 0;
+        for (int j = 1; j < 8; ++j) acc += bins[top - j];
+        out[0] = acc;
+    }
+}
+__global__ void find(const int* in, int target, int* out) {
+    __shared__ int bins[256];
+    const int lane = threadIdx.x % 32;
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) bins[i] = in[i];
+    __syncthreads();
+    if (threadIdx.x < 32) pick(bins, lane, target, out);
+    const unsigned hit = __ballot_sync(0xffffffffu, bins[lane] >= target);
+    if (lane == __ffs(hit) - 1) {
+        int acc = 0;
+        for (int j = 1; j < 8; ++j) acc += bins[255 - 8 * lane - j];
+        out[1] = acc;
+    }
+}
+void run(const int* in, int t, int* out) { find<<<1, 32>>>(in, t, out); }
+"#,
+        );
+    }
+
+    #[test]
     fn loads_of_what_the_thread_just_wrote_never_reach_shared_memory() {
         // nvcc 13.5 `-O3 -arch=sm_90 -cubin`: the helper's read-backs of its own slot
         // are served from registers and its four stores are one `STS.128` (conflict-free

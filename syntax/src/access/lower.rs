@@ -29,6 +29,11 @@ pub(crate) struct Lowerer<'a> {
     pub(crate) params: Vec<(String, IndexExpr)>,
     /// How many helpers deep this lowerer is ([`Self::helper_result`]).
     pub(crate) helper_depth: usize,
+    /// Whether the results of warp-wide votes and broadcasts (`__ballot_sync`,
+    /// `__shfl_sync(m, v, 0)`, `__ffs` of such) lower to [`IndexExpr::Uniform`]: they are
+    /// one value for the lanes of a warp, which is all a question about the lanes of
+    /// one warp needs (not one about the block).
+    pub(crate) warp_values: bool,
 }
 
 /// The declarations of a scope, by name: for each declaration (in document order) that
@@ -74,6 +79,7 @@ impl<'a> Lowerer<'a> {
             block: None,
             params: Vec::new(),
             helper_depth: 0,
+            warp_values: false,
         }
     }
 
@@ -372,6 +378,11 @@ impl<'a> Lowerer<'a> {
                     ),
                 }
             }
+            Expr::Call { callee, args }
+                if self.warp_values && self.warp_value(callee, args, at, d) =>
+            {
+                IndexExpr::Uniform(show(expr))
+            }
             Expr::Call { callee, args } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
                 None => match self.helper_result(callee, args, at, d) {
@@ -407,6 +418,28 @@ impl<'a> Lowerer<'a> {
                 at,
                 IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
             ),
+        }
+    }
+
+    /// Whether the call is one value in every lane of the warp that runs it together:
+    /// a vote (`__ballot_sync`, `__any_sync`, `__all_sync`, `__activemask`, the
+    /// `__reduce_*_sync` family), a shuffle from a lane every lane names alike
+    /// (`__shfl_sync(m, v, 0)`), or a bit count of such (`__ffs`, `__popc`, `__clz`,
+    /// `__brev`).
+    fn warp_value(&self, callee: &str, args: &[Expr], at: Node<'a>, depth: usize) -> bool {
+        let lane_free = |e: &Expr| {
+            let v = self.lower(e, at, depth + 1);
+            !v.depends_on_thread() && v.unknown_reason().is_none()
+        };
+        match callee.trim_start_matches("::") {
+            "__ballot_sync" | "__any_sync" | "__all_sync" | "__activemask" | "__ballot"
+            | "__any" | "__all" | "__reduce_add_sync" | "__reduce_min_sync"
+            | "__reduce_max_sync" | "__reduce_and_sync" | "__reduce_or_sync"
+            | "__reduce_xor_sync" => true,
+            "__shfl_sync" | "__shfl" => args.get(2).is_some_and(lane_free),
+            "__ffs" | "__ffsll" | "__popc" | "__popcll" | "__clz" | "__clzll" | "__brev"
+            | "__brevll" => args.first().is_some_and(lane_free),
+            _ => false,
         }
     }
 
