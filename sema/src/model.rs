@@ -760,10 +760,9 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
         return false;
     };
     let source = &all[lo + at];
-    let statement = |r: &TextRange| scope.file.statement_at(r);
-    let (Some(mine), Some(theirs)) = (statement(&a.range), statement(&source.range)) else {
-        return false;
-    };
+    // A `for` header's declaration is no statement of a block: the access stands for it.
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    let (mine, theirs) = (statement(&a.range), statement(&source.range));
     if theirs.end > mine.start {
         return false;
     }

@@ -934,6 +934,14 @@ impl SourceFile {
         if !matches!(s1.kind_name(), "expression_statement" | "declaration") {
             return false;
         }
+        // A `for` header's declaration runs whenever the loop is reached: the loop stands
+        // for it in its block.
+        if let Some(header) = s1
+            .parent()
+            .filter(|p| p.kind_name() == "for_statement" && p.field("initializer") == Some(s1))
+        {
+            s1 = header;
+        }
         let Some(block) = s1
             .parent()
             .filter(|p| p.kind_name() == "compound_statement")
@@ -943,23 +951,30 @@ impl SourceFile {
         let Some(mut n) = root.descendant_for_byte_range(second.start, second.end) else {
             return false;
         };
+        let mut from: Option<Node<'_>> = None;
         loop {
             let Some(parent) = n.parent() else {
                 return false;
             };
-            if matches!(
-                n.kind_name(),
-                "for_statement"
-                    | "while_statement"
-                    | "do_statement"
-                    | "for_range_loop"
-                    | "lambda_expression"
-            ) {
+            // A `for` header's initialiser runs once, when the loop is reached.
+            let once = n.kind_name() == "for_statement"
+                && from.is_some_and(|f| n.field("initializer") == Some(f));
+            if !once
+                && matches!(
+                    n.kind_name(),
+                    "for_statement"
+                        | "while_statement"
+                        | "do_statement"
+                        | "for_range_loop"
+                        | "lambda_expression"
+                )
+            {
                 return false;
             }
             if parent.id() == block.id() {
                 return n.start_byte() >= s1.end_byte();
             }
+            from = Some(n);
             n = parent;
         }
     }

@@ -1163,6 +1163,35 @@ void run(int* r, int* c, int* p, int n) { fill<<<64, 128>>>(r, c, p, n); }
     }
 
     #[test]
+    fn a_value_loaded_where_every_path_passes_is_kept_for_later_reads() {
+        // Each row element starts two inner loops: the second loop's start reads again
+        // what the first one's start loaded, with nothing stored to global memory between
+        // (one `LDG` in SASS), and so does the read under `if`. Only the first load of each
+        // element is a request.
+        check(
+            RULE,
+            r#"
+__global__ void count(const unsigned* perm, unsigned* out, unsigned n, unsigned m) {
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    unsigned of = tid * m;
+    unsigned bit[33];
+    for (unsigned i = 0; i <= m; ++i) bit[i] = 0;
+    unsigned ans = 0;
+    for (unsigned i = 0; i < m; ++i) {
+        for (unsigned k = perm[of + i] + 1; k; k -= k & -k) ans += bit[k];
+                       // ^^^^^^^^^^^^ warning: uncoalesced load from `perm`
+        for (unsigned k = perm[of + i] + 1; k <= m; k += k & -k) ++bit[k];
+        if (ans > m) ans -= perm[of + i];
+    }
+    out[tid] = ans;
+}
+void run(const unsigned* p, unsigned* o, unsigned n) { count<<<(n + 255) / 256, 256>>>(p, o, n, 32); }
+"#,
+        );
+    }
+
+    #[test]
     fn an_equality_with_a_grid_index_leaves_one_lane() {
         // `t == total - 1` with `t` the grid-wide index: one lane of one warp stores,
         // one sector, whatever `total` is; the strided loop every thread runs is reported.
