@@ -225,7 +225,9 @@ fn skippers_exit(
             .iter()
             .any(|c| r.contains(&c.range.start))
     };
+    // (The condition's loads are looked for only where the `if` ends a loop body.)
     if let Some(cond) = if_condition(ctx, branch)
+        .filter(|_| flow.loop_with_body(branch).is_some())
         .filter(|c| ctx.file.condition_loads(c).is_empty() && !calls_inside(c))
     {
         let names: Vec<String> = ctx
