@@ -1075,7 +1075,10 @@ __global__ void hstores(const __half* in) {
         // `LDS.128` and two `STS.128` of the target: 2-way, 8 wavefronts where 4 are
         // needed. The same `+=` on a static `__shared__` array stays four `LDS` and four
         // `STS` (4-way at a 16-byte stride), and so do updates whose partner offset `h`
-        // may overlap the next target.
+        // may overlap the next target. Written as a loop over `k` the same holds: the
+        // pairwise step `sq[t * 4 + k] += sq[(t + s) * 4 + k]` on an `extern` buffer is two
+        // `LDS.128` and one `STS.128`, `sl[t * 4 + k] += 1.0f` on a static array four `LDS`
+        // and four `STS`.
         check(
             RULE,
             r#"
@@ -1121,6 +1124,24 @@ __global__ void ext_overlap(float* out, int h) {
  // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `sa` takes 4 wavefronts instead of 1
                   // ^^^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this load from `sa` takes 4 wavefronts instead of 1
     out[t] = sa[t];
+}
+__global__ void ext_loop(float* out) {
+    extern __shared__ float sq[];
+    int t = threadIdx.x;
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            for (int k = 0; k < 4; k++) sq[t * 4 + k] += sq[(t + s) * 4 + k];
+        }
+        __syncthreads();
+    }
+    out[t] = sq[t];
+}
+__global__ void static_loop(float* out) {
+    __shared__ float sl[1024];
+    int t = threadIdx.x;
+    for (int k = 0; k < 4; k++) sl[t * 4 + k] += 1.0f;
+                             // ^^^^^^^^^^^^^ warning: 4-way bank conflict: this update of `sl` takes 4 wavefronts instead of 1
+    out[t] = sl[t];
 }
 "#,
         );
