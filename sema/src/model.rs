@@ -514,7 +514,8 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 /// modelled as merged. Not merged:
 /// `#pragma unroll 1` (one `LDS` per iteration), a trip count known only at run time
 /// (pairs at best, in a remainder loop), and a loop that also stores to the same array
-/// (four `LDS` and four `STS`: the compiler cannot reorder them). `#pragma unroll 2`
+/// (four `LDS` and four `STS`: the compiler cannot reorder them), updates of a dynamic
+/// buffer aside (below). `#pragma unroll 2`
 /// over four elements gives `LDS.64`: the merge is at most the unroll factor.
 ///
 /// Updates (`+=`) of consecutive elements merge only in a dynamic (`extern __shared__`)
@@ -527,7 +528,10 @@ pub fn launch_bounds_register_limit(limits: &ArchLimits, max_threads: u32, min_b
 /// merged access moves past ([`reorder_is_safe`]): the pairwise reduction
 /// `sd[t * 4 + k] += sd[(t + h) * 4 + k]` of doubles is two `LDS.128` of the partner and
 /// two `LDS.128` and `STS.128` of the target per step, while `sa[t * 4 + k] +=
-/// sa[t * 4 + h + k]` (the partner may be the next target) stays scalar. Loads and
+/// sa[t * 4 + h + k]` (the partner may be the next target) stays scalar. The same written
+/// as a loop over `k` (`sq[t * 4 + k] += sq[(t + s) * 4 + k]`, four floats) is two
+/// `LDS.128` and one `STS.128`: an update in such a loop merges where the loop's other
+/// loads of the buffer start a whole number of wide accesses away from it. Loads and
 /// stores through kernel pointer parameters between the parts do not stop it either
 /// (kernel parameters point to global memory).
 #[derive(Clone, Debug, PartialEq, Eq)]
