@@ -245,7 +245,7 @@ fn constants_from_a_header_size_shared_arrays() {
         1,
         "smem/over-capacity",
         expect![[r#"
-            3: Error `k`: `k` declares 65536 bytes of static shared memory, over the 4
+            3: Hint `k`: `k` declares 65536 bytes of static shared memory, over the 4
         "#]],
     );
     // The kernel's hover knows the bytes.

@@ -54,6 +54,12 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         let Some(dynamic) = l.shared_bytes.and_then(|b| u64::try_from(b).ok()) else {
             continue;
         };
+        // A launch that asks for no dynamic shared memory needs no opt-in (its static
+        // bytes over 48 KB, which only an arch-specific target compiles, launch as they
+        // are: `sm_90a`, 64 KB static, no attribute, ran on an H100).
+        if dynamic == 0 {
+            continue;
+        }
         let name = base_kernel(&l.kernel);
         let stat = static_bytes.kernel(name).bytes;
         let total = dynamic + stat;
@@ -452,6 +458,30 @@ void launch(float* out) {
     cudaLaunchKernelEx(&cfg, opted, out);
     cudaLaunchConfig_t small = {.gridDim = dim3(1), .blockDim = dim3(256), .dynamicSmemBytes = 16 * 1024};
     cudaLaunchKernelEx(&small, k, out);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_launch_with_no_dynamic_shared_memory_needs_no_opt_in() {
+        // 64 KB of static shared memory compiles for `sm_90a` and launches with no
+        // attribute (an H100, through `<<<>>>` and `cudaLaunchKernelEx` alike).
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90a
+__global__ void big(float* out) {
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][0];
+}
+void launch(float* out) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 0;
+    cudaLaunchKernelEx(&cfg, big, out);
+    big<<<1, 256>>>(out);
 }
 "#,
         );

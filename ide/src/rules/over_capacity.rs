@@ -67,8 +67,27 @@ fn kb(bytes: u64) -> String {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let limits = ctx.arch.limits();
-    let static_limit = u64::from(limits.smem_per_block);
     let optin = u64::from(limits.smem_per_block_optin.max(limits.smem_per_block));
+    // ptxas takes up to the opt-in maximum of static shared memory for an arch-specific
+    // target (`sm_90a`: 232448 bytes; nvcc 13.5), 48 KB for any other: the build's
+    // plainest target decides.
+    let targets = &ctx.targets;
+    let plain = |t: &kernaut_gpu::target::Target| {
+        t.variant != kernaut_gpu::target::Variant::ArchSpecific || t.virtual_only
+    };
+    let static_limit = if targets.targets.iter().any(plain) {
+        u64::from(limits.smem_per_block)
+    } else {
+        optin
+    };
+    // Where the targets are assumed, or only a conditional one is plain, the limit rests
+    // on that: a hint that says so.
+    let assumed = targets.assumed
+        || targets
+            .targets
+            .iter()
+            .filter(|t| plain(t))
+            .all(|t| targets.is_conditional(t));
     let arch = ctx.arch;
     let static_bytes = StaticBytes::new(ctx);
     for k in &ctx.facts.kernels {
@@ -82,12 +101,28 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         } else {
             "at least "
         };
+        let (severity, assumption) = if assumed && static_limit < optin {
+            (
+                Severity::Hint,
+                format!(
+                    " (assuming {}: {}; for an arch-specific target such as `sm_90a` ptxas takes up to {optin} bytes)",
+                    targets.names(),
+                    if targets.assumed {
+                        "no setting or build file names the targets"
+                    } else {
+                        "the build makes it only under a condition it does not decide"
+                    }
+                ),
+            )
+        } else {
+            (RULE.severity, String::new())
+        };
         out.push(RuleDiagnostic {
             rule: RULE.id,
-            severity: RULE.severity,
+            severity,
             range: k.name_range.clone(),
             message: format!(
-                "`{}` declares {at_least}{bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in",
+                "`{}` declares {at_least}{bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it{assumption}; move the arrays into dynamic shared memory and opt in",
                 k.name,
                 kb(static_limit)
             ),
@@ -268,6 +303,27 @@ void launch(float* out) {
                 error: `big` declares 65536 bytes of static shared memory, over the 48 KB (49152 bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in (pitfall-dynamic-shared-memory#P2)
                 error: launch of `mixed` needs 232448 bytes of dynamic plus 4096 of static shared memory, over the 232448 bytes (227 KB) a block may use on sm_90: the launch fails with cudaErrorInvalidValue and the kernel never runs (pitfall-dynamic-shared-memory#P3)
             "#]],
+        );
+    }
+
+    #[test]
+    fn an_arch_specific_target_takes_static_arrays_up_to_the_opt_in_maximum() {
+        // nvcc 13.5 `-arch=sm_90a -cubin`: 64 KB of static `__shared__` compiles (232448
+        // bytes is the most); for `sm_90` ptxas stops at 48 KB.
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90a
+__global__ void big(float* out) {
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][0];
+}
+__global__ void huge(float* out) {
+             // ^^^^ error: `huge` declares 245760 bytes of static shared memory, over the 227 KB (232448 bytes)
+    __shared__ float b[240][256];
+    out[0] = b[threadIdx.x][0];
+}
+"#,
         );
     }
 
