@@ -65,6 +65,33 @@ fn kb(bytes: u64) -> String {
     }
 }
 
+/// Whether nvcc emits code for kernel `k`: always for a plain kernel; for a template,
+/// only where something instantiates it: a launch in any file of the host, or its name
+/// used in the file outside its own definition (an explicit instantiation, `&k<4>`
+/// handed to `cudaLaunchKernelEx` or `cudaFuncSetAttribute`).
+fn emitted(ctx: &RuleContext, k: &kernaut_syntax::Function) -> bool {
+    if k.template_params.is_empty() {
+        return true;
+    }
+    let name = short_name(&k.name);
+    let launched = match ctx.model.host {
+        Some((a, _)) => !a.launch_index().sites(name).is_empty(),
+        None => ctx
+            .facts
+            .launches
+            .iter()
+            .any(|l| base_kernel(&l.kernel) == name),
+    };
+    launched
+        || ctx
+            .file
+            .names_in(&(0..ctx.text().len()))
+            .iter()
+            .any(|(n, r)| {
+                short_name(n) == name && !k.range.contains(&r.start) && *r != k.name_range
+            })
+}
+
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let limits = ctx.arch.limits();
     let optin = u64::from(limits.smem_per_block_optin.max(limits.smem_per_block));
@@ -93,7 +120,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     for k in &ctx.facts.kernels {
         let shared = static_bytes.kernel(&k.name);
         let bytes = shared.bytes;
-        if bytes <= static_limit {
+        if bytes <= static_limit || !emitted(ctx, k) {
             continue;
         }
         let at_least = if shared.unknown.is_empty() {
@@ -323,6 +350,37 @@ __global__ void huge(float* out) {
     __shared__ float b[240][256];
     out[0] = b[threadIdx.x][0];
 }
+"#,
+        );
+    }
+
+    #[test]
+    fn a_template_nothing_instantiates_is_never_compiled() {
+        // nvcc emits no code for `draft` (no launch, no instantiation): the file builds.
+        // `kept` is instantiated explicitly, `passed` by handing an instance to the runtime.
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_80
+template <int N>
+__global__ void draft(float* out) {
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][N];
+}
+template <int N>
+__global__ void kept(float* out) {
+             // ^^^^ error: `kept` declares 65536 bytes of static shared memory
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][N];
+}
+template __global__ void kept<1>(float*);
+template <int N>
+__global__ void passed(float* out) {
+             // ^^^^^^ error: `passed` declares 65536 bytes of static shared memory
+    __shared__ float a[64][256];
+    out[0] = a[threadIdx.x][N];
+}
+void setup() { cudaFuncSetAttribute(passed<2>, cudaFuncAttributePreferredSharedMemoryCarveout, 100); }
 "#,
         );
     }
