@@ -8,7 +8,8 @@
 //! warp index `threadIdx.x >> 5`, `threadIdx.x < 64`, under the known launch or the sample
 //! block shapes) stay silent, as do CUTLASS-style
 //! `pipeline.producer_commit(state, bytes)` calls, which arrive on an mbarrier from the
-//! one elected producer thread by design.
+//! one elected producer thread by design, and functions whose every wait drains all groups
+//! (`__pipeline_wait_prior(0)`): no count there can be off.
 //!
 //! The fix moves the commit after the branch: every thread commits, possibly an empty
 //! group. It is offered when each commit in the branch is a call statement of its own in a
@@ -76,7 +77,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                         _ => false,
                     }
             });
-            if drained {
+            // Every wait of the function waits for all groups (`__pipeline_wait_prior(0)`,
+            // `cp.async.wait_all`): what each thread committed is drained whatever the
+            // count, so no count can be off.
+            let waits: Vec<_> = ops
+                .iter()
+                .filter_map(|o| match &o.kind {
+                    OpKind::Wait { count, .. } => Some(*count),
+                    _ => None,
+                })
+                .collect();
+            if drained || (!waits.is_empty() && waits.iter().all(|c| *c == Some(0))) {
                 continue;
             }
             let mut fixes = Vec::new();
@@ -312,6 +323,46 @@ __global__ void k(const float* in, int ntiles) {
         );
     }
 
+    /// Where every wait of the kernel drains all groups, a commit under a tail guard
+    /// cannot leave a count off; one `wait_prior(1)` makes the counts matter again.
+    #[test]
+    fn commits_whose_every_wait_drains_all_groups_stay_silent() {
+        check(
+            RULE,
+            r#"
+__global__ void drain(uint4* data, int n) {
+    extern __shared__ uint4 stage[];
+    for (int base = 0; base < n; base += gridDim.x * blockDim.x) {
+        int id = base + blockIdx.x * blockDim.x + threadIdx.x;
+        if (id < n) {
+            __pipeline_memcpy_async(&stage[threadIdx.x], &data[id], sizeof(uint4));
+            __pipeline_commit();
+        }
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        if (id < n) data[id] = stage[threadIdx.x];
+        __syncthreads();
+    }
+}
+__global__ void overlap(uint4* data, int n) {
+    extern __shared__ uint4 stage[];
+    for (int base = 0; base < n; base += gridDim.x * blockDim.x) {
+        int id = base + blockIdx.x * blockDim.x + threadIdx.x;
+        if (id < n) {
+            __pipeline_memcpy_async(&stage[threadIdx.x], &data[id], sizeof(uint4));
+            __pipeline_commit();
+         // ^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_commit()` inside `if (id < n)`
+        }
+        __pipeline_wait_prior(1);
+        __syncthreads();
+        if (id < n) data[id] = stage[threadIdx.x];
+        __syncthreads();
+    }
+}
+"#,
+        );
+    }
+
     /// Whether a warp's lanes can differ is read off the lowered condition: `warpSize`
     /// in it does not make it uniform, a warp index computed with `>> 5` or a division
     /// by 64 does.
@@ -380,7 +431,7 @@ __global__ void k(const float* in, int n) {
         __pipeline_commit();
         __pipeline_commit(); // an empty group
     }
-    __pipeline_wait_prior(0);
+    __pipeline_wait_prior(1);
 }
 "#,
             0,
@@ -395,7 +446,7 @@ __global__ void k(const float* in, int n) {
                         // an empty group
                     }
                     __pipeline_commit();
-                    __pipeline_wait_prior(0);
+                    __pipeline_wait_prior(1);
                 }
             "#]],
         );
