@@ -25,11 +25,13 @@ use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge, PositionEncod
 
 /// Precision measured on 2026-12-02 on branch h-heldfix, after the fixes for the set's
 /// misses (over-unroll, dynamic-over-48k, over-capacity): 38 true of 40 findings (35 of
-/// 38 at c79772e, before). The set has been tuned against since: a development set.
-const PRECISION_FLOOR: (usize, usize) = (38, 40);
+/// 38 at c79772e, before). The set has been tuned against since: a development set. On
+/// 2026-12-06 one label (`pipeline_tail_commit.cu`'s commit under a tail guard, whose only
+/// wait drains every group) moved to `optional`: 37 of 39, the same two false positives.
+const PRECISION_FLOOR: (usize, usize) = (37, 39);
 /// Recall measured on 2026-12-02 on branch h-heldfix: 38 of 38 labelled findings (35 of
-/// 38 at c79772e, before).
-const RECALL_FLOOR: (usize, usize) = (38, 38);
+/// 38 at c79772e, before); 37 of 37 since the label above moved.
+const RECALL_FLOOR: (usize, usize) = (37, 37);
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/heldout")
