@@ -1097,6 +1097,52 @@ fn loop_merged(
     None
 }
 
+/// Whether `a` (a 4- or 8-byte load or store) walks consecutive elements from an 8-byte
+/// aligned start with the variable of the innermost loop around it, a loop whose trip
+/// count is known only at run time and that no `#pragma unroll 1` keeps rolled: nvcc 13.5 unrolls such a loop in
+/// part and fuses the parts (`Sij[tid][j]` over `j < k_size` under `#pragma unroll`: two
+/// `LDS.128` in one kernel, fourteen `LDS.64` and one `LDS.128` in another), so the
+/// scalar figure is an upper bound.
+pub fn may_merge_in_runtime_loop(scope: &Scope<'_>, a: &SharedAccess) -> bool {
+    let Some(elem) = a.element_size.filter(|e| matches!(e, 4 | 8)) else {
+        return false;
+    };
+    if !matches!(a.kind, AccessKind::Load | AccessKind::Store) || a.width != Some(elem) {
+        return false;
+    }
+    let Some(lp) = scope
+        .file
+        .enclosing(a.range.start)
+        .into_iter()
+        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(_), .. }))
+    else {
+        return false;
+    };
+    let EnclosingKind::For {
+        var: Some(name), ..
+    } = &lp.kind
+    else {
+        return false;
+    };
+    if loop_term(&a.byte_offset, Some(name)) != Some((name.clone(), elem as i64))
+        || loop_bounds(&a.byte_offset, name).is_some()
+    {
+        return false;
+    }
+    // The walk starts 8-byte aligned where the compiler can tell (rows of a constant
+    // width): a runtime row stride keeps the accesses apart.
+    let (core, c) = split_constant(&with_loop_var(&a.byte_offset, name, 0));
+    if core.unknown_reason().is_some() || divisor(&core) % 8 != 0 || c.rem_euclid(8) != 0 {
+        return false;
+    }
+    !scope.file.unroll_pragmas().into_iter().any(|p| {
+        p.loop_range
+            .as_ref()
+            .is_some_and(|r| r.start == lp.range.start)
+            && p.factor == Some(1)
+    })
+}
+
 /// The one loop variable of `e` and its coefficient, where `e` is linear in it with a
 /// constant coefficient (`row * 512 + 16 * lane + 4 * e` gives `("e", 4)`). With `only`,
 /// that variable's coefficient, the other loop variables held like any other term
@@ -1779,6 +1825,7 @@ pub fn bank_with(
             .flatten(),
         instantiation,
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
+        merge_uncertain: merged.is_none() && may_merge_in_runtime_loop(scope, access),
         merged: merged.map(|(m, _)| m),
         addresses: model.addresses.clone(),
         result: match &model.result {
@@ -2032,6 +2079,10 @@ pub struct BankAnalysis {
     pub data_guard: Option<String>,
     /// The adjacent accesses ptxas merges this one with into one wide access.
     pub merged: Option<crate::model::Merged>,
+    /// Where the access walks consecutive elements in a loop whose trip count is known
+    /// only at run time: nvcc may unroll it in part and fuse the parts into 8- or 16-byte
+    /// accesses, whose degree is lower ([`may_merge_in_runtime_loop`]).
+    pub merge_uncertain: bool,
     /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
     pub lowered: Option<String>,
     /// Loop variables held at their start value: (name, start).

@@ -227,11 +227,12 @@ fn diagnose(
         })
         .flatten();
     let lowest = other_degree.map_or(degree, |(_, d)| d);
-    let severity = if lowest >= 4 && !block_assumed && bank.data_guard.is_none() {
-        Severity::Warning
-    } else {
-        Severity::Hint
-    };
+    let severity =
+        if lowest >= 4 && !block_assumed && bank.data_guard.is_none() && !bank.merge_uncertain {
+            Severity::Warning
+        } else {
+            Severity::Hint
+        };
     let what = match a.kind {
         AccessKind::Store => "store to",
         AccessKind::LoadStore => "update of",
@@ -252,6 +253,11 @@ fn diagnose(
     }
     if let Some((c, line)) = context {
         message.push_str(&format!(" (in {})", c.phrase(line)));
+    }
+    if bank.merge_uncertain {
+        message.push_str(
+            " (at most: the loop's trip count is known only at run time, and where nvcc unrolls it in part it fuses consecutive elements into 8- or 16-byte loads or stores, whose degree is lower)",
+        );
     }
     if let Some(condition) = &bank.data_guard {
         message.push_str(&format!(
@@ -1667,6 +1673,31 @@ void run(const float* in, float* out, int n) {
             expect![[r#"
                 hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (assuming `blockDim.x` = 256: no launch of `fill` fixes its block, and the figure depends on it); the lanes' stride comes from `threadIdx.x * per` (pitfall-bank-conflict#P1)
             "#]],
+        );
+    }
+
+    /// A thread's walk along its own row in a loop whose trip count is known only at run
+    /// time: nvcc unrolls it in part and fuses the reads into `LDS.64`/`LDS.128` (rows of
+    /// 64 floats, `j < k_size` under `#pragma unroll`), so the scalar 32-way degree is an
+    /// upper bound: a hint that says so (a constant trip count is modelled as merged).
+    #[test]
+    fn a_row_walk_of_a_runtime_length_is_an_upper_bound() {
+        check(
+            RULE,
+            r#"
+__global__ void rowmax(const float* in, float* out, int k_size, int w) {
+    __shared__ float s[64][64];
+    int i = threadIdx.x;
+    for (int j = 0; j < 64; ++j) s[j][i] = in[j * 64 + i];
+    __syncthreads();
+    float m = -1e30f;
+#pragma unroll
+    for (int j = 0; j < k_size; j++) m = fmaxf(m, s[i][j]);
+                                               // ^^^^^^^ hint: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (at most: the loop's trip count is known only at run time
+    out[i] = m;
+}
+void run(const float* in, float* out, int k) { rowmax<<<1, 64>>>(in, out, k, 64); }
+"#,
         );
     }
 
