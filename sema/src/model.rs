@@ -1102,8 +1102,13 @@ fn loop_merged(
 /// count is known only at run time and that no `#pragma unroll 1` keeps rolled: nvcc 13.5 unrolls such a loop in
 /// part and fuses the parts (`Sij[tid][j]` over `j < k_size` under `#pragma unroll`: two
 /// `LDS.128` in one kernel, fourteen `LDS.64` and one `LDS.128` in another), so the
-/// scalar figure is an upper bound.
-pub fn may_merge_in_runtime_loop(scope: &Scope<'_>, a: &SharedAccess) -> bool {
+/// scalar figure is an upper bound. A loop that also stores to the array (`all`: the
+/// function's shared accesses) is not fused.
+pub fn may_merge_in_runtime_loop(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+) -> bool {
     let Some(elem) = a.element_size.filter(|e| matches!(e, 4 | 8)) else {
         return false;
     };
@@ -1127,6 +1132,19 @@ pub fn may_merge_in_runtime_loop(scope: &Scope<'_>, a: &SharedAccess) -> bool {
     if loop_term(&a.byte_offset, Some(name)) != Some((name.clone(), elem as i64))
         || loop_bounds(&a.byte_offset, name).is_some()
     {
+        return false;
+    }
+    // A store to the array in the loop (for a store, any other access of it) keeps the
+    // accesses apart, as in a loop of known length (`s[i][j] = expf(s[i][j] - m)`:
+    // scalar `LDS` and `STS` in SASS).
+    let clash = all.iter().any(|o| {
+        o.root == a.root
+            && o.range != a.range
+            && lp.range.contains(&o.range.start)
+            && (a.kind == AccessKind::Store
+                || matches!(o.kind, AccessKind::Store | AccessKind::LoadStore))
+    });
+    if clash {
         return false;
     }
     // The walk starts 8-byte aligned where the compiler can tell (rows of a constant
@@ -1825,7 +1843,7 @@ pub fn bank_with(
             .flatten(),
         instantiation,
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
-        merge_uncertain: merged.is_none() && may_merge_in_runtime_loop(scope, access),
+        merge_uncertain: merged.is_none() && may_merge_in_runtime_loop(scope, all, access),
         merged: merged.map(|(m, _)| m),
         addresses: model.addresses.clone(),
         result: match &model.result {

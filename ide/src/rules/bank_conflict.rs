@@ -1679,7 +1679,8 @@ void run(const float* in, float* out, int n) {
     /// A thread's walk along its own row in a loop whose trip count is known only at run
     /// time: nvcc unrolls it in part and fuses the reads into `LDS.64`/`LDS.128` (rows of
     /// 64 floats, `j < k_size` under `#pragma unroll`), so the scalar 32-way degree is an
-    /// upper bound: a hint that says so (a constant trip count is modelled as merged).
+    /// upper bound: a hint that says so (a constant trip count is modelled as merged). A
+    /// loop that stores back to the row stays scalar (`LDS` and `STS` in SASS): a warning.
     #[test]
     fn a_row_walk_of_a_runtime_length_is_an_upper_bound() {
         check(
@@ -1694,6 +1695,9 @@ __global__ void rowmax(const float* in, float* out, int k_size, int w) {
 #pragma unroll
     for (int j = 0; j < k_size; j++) m = fmaxf(m, s[i][j]);
                                                // ^^^^^^^ hint: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (at most: the loop's trip count is known only at run time
+    for (int j = 0; j < k_size; j++) s[i][j] = expf(s[i][j] - m);
+                                  // ^^^^^^^ warning: 32-way bank conflict: this store to `s`
+                                                 // ^^^^^^^ warning: 32-way bank conflict: this load from `s`
     out[i] = m;
 }
 void run(const float* in, float* out, int k) { rowmax<<<1, 64>>>(in, out, k, 64); }
