@@ -1147,10 +1147,15 @@ pub fn may_merge_in_runtime_loop(
     if clash {
         return false;
     }
-    // The walk starts 8-byte aligned where the compiler can tell (rows of a constant
-    // width): a runtime row stride keeps the accesses apart.
-    let (core, c) = split_constant(&with_loop_var(&a.byte_offset, name, 0));
-    if core.unknown_reason().is_some() || divisor(&core) % 8 != 0 || c.rem_euclid(8) != 0 {
+    // The walk starts aligned to two elements where the compiler can tell (rows of a
+    // constant width, a constant first value of the loop variable): a runtime row stride,
+    // or `double`s from an odd element (`j = 1`: scalar `LDS.64` in SASS), stay apart.
+    let Some(first) = loop_start(&a.byte_offset, name) else {
+        return false;
+    };
+    let pair = 2 * elem as i64;
+    let (core, c) = split_constant(&with_loop_var(&a.byte_offset, name, first));
+    if core.unknown_reason().is_some() || divisor(&core) % pair != 0 || c.rem_euclid(pair) != 0 {
         return false;
     }
     !scope.file.unroll_pragmas().into_iter().any(|p| {
@@ -1224,6 +1229,18 @@ fn loop_bounds(e: &IndexExpr, name: &str) -> Option<(i64, i64)> {
             _ => None,
         },
         IndexExpr::Binary(a, _, b) => loop_bounds(a, name).or_else(|| loop_bounds(b, name)),
+        _ => None,
+    }
+}
+
+/// The constant first value of loop variable `name` in `e`.
+fn loop_start(e: &IndexExpr, name: &str) -> Option<i64> {
+    match e {
+        IndexExpr::LoopVar { name: n, start, .. } if n == name => match **start {
+            IndexExpr::Int(s) | IndexExpr::Const { value: s, .. } => Some(s),
+            _ => None,
+        },
+        IndexExpr::Binary(a, _, b) => loop_start(a, name).or_else(|| loop_start(b, name)),
         _ => None,
     }
 }
