@@ -257,59 +257,71 @@ impl SourceFile {
 
     /// The plain names used in the expression at `range`: identifiers that are not a
     /// member, a qualified name's part, a callee's name or under `sizeof`, with their
-    /// ranges (the object of a method call, `pipe` in `pipe.commit()`, is one).
+    /// ranges (the object of a method call, `pipe` in `pipe.commit()`, is one). A range
+    /// over several chunks (the whole file) is read in each.
     pub fn names_in(&self, range: &TextRange) -> Vec<(String, TextRange)> {
         let text = self.text();
         let mut out = Vec::new();
-        let Some(root) = self.root_at(range.start) else {
+        let Some(first) = self.root_at(range.start) else {
             return out;
         };
+        // A range wider than one chunk's tree (a whole file) is read in each tree it meets.
+        let roots = if first.end_byte() >= range.end {
+            vec![first]
+        } else {
+            self.roots()
+                .into_iter()
+                .filter(|r| r.start_byte() < range.end && range.start < r.end_byte())
+                .collect()
+        };
         let mut skip: Vec<TextRange> = Vec::new();
-        preorder(root, |n| {
-            if n.end_byte() <= range.start || n.start_byte() >= range.end {
-                return false;
-            }
-            match n.kind_name() {
-                "sizeof_expression" => return false,
-                // `T::k`: the parts of a qualified name are not plain names; template
-                // arguments inside it (`cuda::f<n>`) are looked at.
-                "qualified_identifier" => {
-                    for c in named_children(n) {
-                        if matches!(
-                            c.kind_name(),
-                            "identifier" | "namespace_identifier" | "type_identifier"
-                        ) {
-                            skip.push(c.byte_range());
-                        }
-                    }
+        for root in roots {
+            preorder(root, |n| {
+                if n.end_byte() <= range.start || n.start_byte() >= range.end {
+                    return false;
                 }
-                "call_expression" => {
-                    // The callee's name, not the template arguments written with it.
-                    let mut f = n.field("function");
-                    for _ in 0..8 {
-                        match f.map(|f| f.kind_name()) {
-                            Some("qualified_identifier" | "template_function") => {
-                                f = f.and_then(|f| f.field("name"));
+                match n.kind_name() {
+                    "sizeof_expression" => return false,
+                    // `T::k`: the parts of a qualified name are not plain names; template
+                    // arguments inside it (`cuda::f<n>`) are looked at.
+                    "qualified_identifier" => {
+                        for c in named_children(n) {
+                            if matches!(
+                                c.kind_name(),
+                                "identifier" | "namespace_identifier" | "type_identifier"
+                            ) {
+                                skip.push(c.byte_range());
                             }
-                            _ => break,
                         }
                     }
-                    // `pipe.commit()`: the object is a plain name (the member is a
-                    // field, never one).
-                    if let Some(name) = f.filter(|f| f.kind_name() != "field_expression") {
-                        skip.push(name.byte_range());
+                    "call_expression" => {
+                        // The callee's name, not the template arguments written with it.
+                        let mut f = n.field("function");
+                        for _ in 0..8 {
+                            match f.map(|f| f.kind_name()) {
+                                Some("qualified_identifier" | "template_function") => {
+                                    f = f.and_then(|f| f.field("name"));
+                                }
+                                _ => break,
+                            }
+                        }
+                        // `pipe.commit()`: the object is a plain name (the member is a
+                        // field, never one).
+                        if let Some(name) = f.filter(|f| f.kind_name() != "field_expression") {
+                            skip.push(name.byte_range());
+                        }
                     }
+                    "identifier" | "type_identifier"
+                        if range.contains(&n.start_byte())
+                            && !skip.iter().any(|s| s.contains(&n.start_byte())) =>
+                    {
+                        out.push((node_text(n, text).to_string(), n.byte_range()));
+                    }
+                    _ => {}
                 }
-                "identifier" | "type_identifier"
-                    if range.contains(&n.start_byte())
-                        && !skip.iter().any(|s| s.contains(&n.start_byte())) =>
-                {
-                    out.push((node_text(n, text).to_string(), n.byte_range()));
-                }
-                _ => {}
-            }
-            true
-        });
+                true
+            });
+        }
         out
     }
 
