@@ -218,17 +218,10 @@ fn skippers_exit(
     // the same threads in every iteration: for them the loop is the branch, and what
     // follows it is what they run next.
     let mut after = branch.clone();
-    // A call inside a range (a condition, a statement).
-    let calls_inside = |r: &kernaut_syntax::TextRange| {
-        ctx.file
-            .calls_in(r.start)
-            .iter()
-            .any(|c| r.contains(&c.range.start))
-    };
     // (The condition's loads are looked for only where the `if` ends a loop body.)
     if let Some(cond) = if_condition(ctx, branch)
         .filter(|_| flow.loop_with_body(branch).is_some())
-        .filter(|c| ctx.file.condition_loads(c).is_empty() && !calls_inside(c))
+        .filter(|c| ctx.file.condition_loads(c).is_empty() && !calls_inside(ctx, c))
     {
         let names: Vec<String> = ctx
             .file
@@ -328,11 +321,15 @@ fn touches_no_memory(ctx: &RuleContext, r: &kernaut_syntax::TextRange) -> bool {
             .global_accesses()
             .iter()
             .all(|a| !r.contains(&a.range.start))
-        && !ctx
-            .file
-            .calls_in(r.start)
-            .iter()
-            .any(|c| r.contains(&c.range.start))
+        && !calls_inside(ctx, r)
+}
+
+/// Whether a call lies inside `r` (a condition, a statement).
+fn calls_inside(ctx: &RuleContext, r: &kernaut_syntax::TextRange) -> bool {
+    ctx.file
+        .calls_in(r.start)
+        .iter()
+        .any(|c| r.contains(&c.range.start))
 }
 
 /// Whether the file parses without an error in `range`: where the parser lost its way

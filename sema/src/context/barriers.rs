@@ -240,33 +240,29 @@ pub fn certain_block(ctx: &RuleContext, offset: usize) -> Option<[u32; 3]> {
 /// The blocks the launches in sight give the kernel around `offset` (those that fold),
 /// empty where none does.
 pub fn launched_blocks(ctx: &RuleContext, offset: usize) -> Vec<[u32; 3]> {
-    let Some(kernel) = ctx
-        .facts
-        .function_at(offset)
-        .and_then(|f| ctx.facts.kernel(&f.name))
-    else {
-        return Vec::new();
-    };
-    let config = launch_config(&ctx.scope(), Some(kernel));
-    match config.source {
-        BlockSource::Launch { .. } => std::iter::once(config.block)
-            .chain(config.others.iter().copied())
-            .collect(),
-        _ => Vec::new(),
-    }
+    launch_blocks(ctx, offset).map_or_else(Vec::new, |(blocks, _)| blocks)
 }
 
 /// The blocks of the kernel around `offset` where every launch in sight gives its own.
 fn every_launched_block(ctx: &RuleContext, offset: usize) -> Option<Vec<[u32; 3]>> {
+    launch_blocks(ctx, offset)
+        .filter(|(_, every)| *every)
+        .map(|(blocks, _)| blocks)
+}
+
+/// The blocks the folding launches of the kernel around `offset` give, and whether every
+/// launch in sight gives one; `None` where none does.
+fn launch_blocks(ctx: &RuleContext, offset: usize) -> Option<(Vec<[u32; 3]>, bool)> {
     let kernel = ctx
         .facts
         .function_at(offset)
         .and_then(|f| ctx.facts.kernel(&f.name))?;
     let config = launch_config(&ctx.scope(), Some(kernel));
-    config.every_block_known.then(|| {
-        std::iter::once(config.block)
+    matches!(config.source, BlockSource::Launch { .. }).then(|| {
+        let blocks = std::iter::once(config.block)
             .chain(config.others.iter().copied())
-            .collect()
+            .collect();
+        (blocks, config.every_block_known)
     })
 }
 

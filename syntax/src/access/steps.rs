@@ -188,16 +188,20 @@ impl SourceFile {
 impl SourceFile {
     /// Whether `range` is exactly a declaration statement (`int i = n * 4;`).
     pub fn is_declaration(&self, range: &TextRange) -> bool {
-        self.root_at(range.start)
-            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
-            .is_some_and(|n| {
-                let n = if n.byte_range() == *range {
-                    Some(n)
-                } else {
-                    n.parent().filter(|p| p.byte_range() == *range)
-                };
-                n.is_some_and(|n| n.kind_name() == "declaration")
-            })
+        self.statement_node(range)
+            .is_some_and(|n| n.kind_name() == "declaration")
+    }
+
+    /// The node whose range is exactly `range` (or whose only child it is).
+    fn statement_node(&self, range: &TextRange) -> Option<Node<'_>> {
+        let n = self
+            .root_at(range.start)?
+            .descendant_for_byte_range(range.start, range.end)?;
+        if n.byte_range() == *range {
+            Some(n)
+        } else {
+            n.parent().filter(|p| p.byte_range() == *range)
+        }
     }
 
     /// Whether the statement at `range` only assigns named locals (`m = c - 1 - y;`,
@@ -218,18 +222,10 @@ impl SourceFile {
             };
             target.is_some_and(|t| t.kind_name() == "identifier")
         }
-        self.root_at(range.start)
-            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
-            .is_some_and(|n| {
-                let n = if n.byte_range() == *range {
-                    Some(n)
-                } else {
-                    n.parent().filter(|p| p.byte_range() == *range)
-                };
-                n.filter(|n| n.kind_name() == "expression_statement")
-                    .and_then(|n| n.named_child(0))
-                    .is_some_and(assigns_a_name)
-            })
+        self.statement_node(range)
+            .filter(|n| n.kind_name() == "expression_statement")
+            .and_then(|n| n.named_child(0))
+            .is_some_and(assigns_a_name)
     }
 }
 
