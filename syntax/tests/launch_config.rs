@@ -163,3 +163,63 @@ fn file_and_namespace_constants() {
         ]
     );
 }
+
+/// Each launch's kernel (with template arguments as written), block and arguments.
+fn kernels(text: &str) -> Vec<(String, Option<[i64; 3]>, Vec<String>)> {
+    SourceFile::parse(text)
+        .facts()
+        .launches
+        .iter()
+        .map(|l| {
+            (
+                format!("{}{}", l.kernel, l.template_args.as_deref().unwrap_or("")),
+                l.block.value,
+                l.args.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kernel_passed_to_a_generic_lambda() {
+    // `run` takes the kernel as an `auto` parameter: each call launches its argument
+    // with the block it passes.
+    let text = format!(
+        "{KERNEL}__global__ void h(float* p) {{ p[threadIdx.y] = 1.f; }}\nint main() {{\n    float* p = nullptr;\n    auto run = [&](auto kernel, dim3 grid, dim3 block, int n) {{\n        kernel<<<grid, block>>>(p + n);\n    }};\n    dim3 tile(16, 16);\n    run(k, dim3(1), tile, 4);\n    run(&h, 2, dim3(8, 4), 0);\n}}\n"
+    );
+    assert_eq!(
+        kernels(&text),
+        [
+            (
+                "k".to_string(),
+                Some([16, 16, 1]),
+                vec!["p + 4".to_string()]
+            ),
+            ("h".to_string(), Some([8, 4, 1]), vec!["p + 0".to_string()]),
+        ]
+    );
+}
+
+#[test]
+fn kernel_held_in_a_local() {
+    // `auto fn = k<4>;` names the kernel the launch and the attribute call reach; a
+    // local assigned again later is not followed.
+    let text = format!(
+        "{KERNEL}template <int N> __global__ void t(float* p) {{ p[N] = 0.f; }}\nvoid go(float* p, bool b) {{\n    auto fn = t<4>;\n    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n    fn<<<1, 64, 65536>>>(p);\n    auto other = k;\n    if (b) other = t<8>;\n    other<<<1, 32>>>(p);\n}}\n"
+    );
+    assert_eq!(
+        kernels(&text),
+        [
+            ("t<4>".to_string(), Some([64, 1, 1]), vec!["p".to_string()]),
+            ("other".to_string(), Some([32, 1, 1]), vec!["p".to_string()]),
+        ]
+    );
+    let file = SourceFile::parse(&text);
+    let attrs: Vec<&str> = file
+        .facts()
+        .func_attributes
+        .iter()
+        .map(|a| a.kernel.as_str())
+        .collect();
+    assert_eq!(attrs, ["t"]);
+}

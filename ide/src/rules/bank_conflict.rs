@@ -1739,4 +1739,29 @@ void run(const int* m, float* o) { avg<<<1, 128>>>(m, o); }
 "#,
         );
     }
+
+    #[test]
+    fn a_launch_through_a_lambda_gives_the_block() {
+        // `run` takes the kernel as an `auto` parameter; its call passes a 16×16 block,
+        // so a warp is 16 x-lanes by 2 rows: 16 lanes on one bank, not 32.
+        check(
+            RULE,
+            r#"
+__global__ void cols(const float* in, float* out) {
+  __shared__ float t[16][32];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  t[tx][ty * 2] = in[ty * 16 + tx];
+//^^^^^^^^^^^^^ warning: 16-way bank conflict
+  __syncthreads();
+  out[ty * 16 + tx] = t[ty][tx];
+                   // ^^^^^^^^^ hint: 2-way bank conflict
+}
+int main() {
+  float *in, *out;
+  auto run = [&](auto kernel, dim3 block) { kernel<<<1, block>>>(in, out); };
+  run(cols, dim3(16, 16));
+}
+"#,
+        );
+    }
 }

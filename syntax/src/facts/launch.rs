@@ -144,70 +144,6 @@ pub(crate) fn call_facts<'t>(
             .into_iter()
             .filter(|n| n.kind_name() != "comment")
             .collect();
-        // Local `dim3` variables, looked up only when a dimension is a plain name.
-        let needs_vars = cfg.iter().take(2).any(|n| n.kind_name() == "identifier");
-        let dim3_vars: Vec<(String, Vec<String>, TextRange)> = match function.filter(|_| needs_vars)
-        {
-            Some(func) => declarations
-                .iter()
-                .filter(|d| func.byte_range().contains(&d.start_byte()))
-                .filter(|d| {
-                    d.field("type")
-                        .is_some_and(|t| matches!(node_text(t, text), "dim3" | "auto"))
-                })
-                .flat_map(|d| dim3_inits(tree, *d, text))
-                .collect(),
-            None => Vec::new(),
-        };
-        let dim = |i: usize| {
-            cfg.get(i).map_or(
-                LaunchDim {
-                    text: String::new(),
-                    value: None,
-                    parts: Vec::new(),
-                },
-                |n| {
-                    let parts = match function
-                        .filter(|_| n.kind_name() == "identifier")
-                        .and_then(|f| last_dim3_assignment(f, node_text(*n, text), at, text))
-                    {
-                        Some(Some(parts)) => parts,
-                        // Assigned in a branch the launch is not in: not known here.
-                        Some(None) => vec![squash_ws(node_text(*n, text))],
-                        None => dim_parts(*n, text, at, &dim3_vars),
-                    };
-                    // A part that names a local holding a constant (`int threads = 32;
-                    // dim3 block(threads);`) folds through the local.
-                    let value = fold_dim(&parts, at, env).or_else(|| {
-                        let mut v = [1i64; 3];
-                        for (i, p) in parts.iter().take(3).enumerate() {
-                            v[i] = env.fold(&from_text(p), at).or_else(|| {
-                                fold_local_name(tree, p, text, declarations, function, env, at)
-                            })?;
-                        }
-                        Some(v)
-                    });
-                    // A `dim3` constant of the file (`constexpr dim3 kBlock(128);`, also in
-                    // a namespace: `cfg::kBlock`).
-                    let value = value.or_else(|| {
-                        if !matches!(n.kind_name(), "identifier" | "qualified_identifier") {
-                            return None;
-                        }
-                        let name = squash_ws(node_text(*n, text)).replace(' ', "");
-                        let mut v = [1i64; 3];
-                        for (i, axis) in ["x", "y", "z"].iter().enumerate() {
-                            v[i] = env.fold(&Expr::Name(format!("{name}.{axis}")), at)?;
-                        }
-                        Some(v)
-                    });
-                    LaunchDim {
-                        text: squash_ws(node_text(*n, text)),
-                        value,
-                        parts,
-                    }
-                },
-            )
-        };
         // `CHECK(x, …)` with no `;` before `k<<<…>>>(…)`: the macro call parses as the
         // callee and the kernel's name as an error node before the configuration.
         let after_macro = children(call)
@@ -238,40 +174,108 @@ pub(crate) fn call_facts<'t>(
             ),
             _ => (squash_ws(&strip_template_args(node_text(f, text))), None),
         };
-        let grid = dim(0);
-        let block = dim(1);
-        facts.launches.push(LaunchSite {
-            kernel,
-            template_args,
-            range: call.byte_range(),
-            grid,
-            block,
-            shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
-            shared_bytes: cfg.get(2).and_then(|n| {
-                env.fold(&from_node(*n, text, 0), at)
-                    .or_else(|| fold_local(tree, *n, text, declarations, function, env, at))
-            }),
-            stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
-            args: args
+        let cx = DimContext {
+            tree,
+            text,
+            declarations,
+            env,
+            function,
+        };
+        let chosen = match lambda_parameter_calls(tree, call, &kernel, text, &cx) {
+            Some(chosen) if !chosen.is_empty() => chosen,
+            _ => vec![Chosen {
+                kernel: match kernel_alias(&cx, &kernel, at) {
+                    Some(alias) => alias,
+                    None => (kernel, template_args),
+                },
+                site: None,
+                bound: Vec::new(),
+            }],
+        };
+        for Chosen {
+            kernel: (kernel, template_args),
+            site,
+            bound,
+        } in chosen
+        {
+            let site_at = site.map_or(at, |s| s.start_byte());
+            let names: Vec<String> = bound.iter().map(|(p, _)| p.clone()).collect();
+            let values: Vec<String> = bound
                 .iter()
-                .map(|a| squash_ws(node_text(*a, text)))
-                .collect(),
-            function: function
-                .and_then(function_name)
-                .map(|n| node_text(n, text).to_string()),
-            caller_params: function
-                .and_then(|func| tree.ancestors(func).first().copied())
-                .filter(|p| p.kind_name() == "template_declaration")
-                .map(|p| {
-                    template_params(p, text, env)
-                        .into_iter()
-                        .map(|t| t.name)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            caller_bound: Vec::new(),
-            caller_value_params: function.map(|f| value_params(f, text)).unwrap_or_default(),
-        });
+                .map(|(_, a)| squash_ws(node_text(*a, text)))
+                .collect();
+            let passed = |n: Node| {
+                (n.kind_name() == "identifier")
+                    .then(|| node_text(n, text))
+                    .and_then(|name| bound.iter().find(|(p, _)| p == name))
+                    .map(|(_, a)| *a)
+            };
+            let dim = |i: usize| match cfg.get(i) {
+                Some(n) => match passed(*n) {
+                    Some(arg) => launch_dim(&cx, arg, site_at),
+                    None => {
+                        let d = launch_dim(&cx, *n, at);
+                        if d.value.is_some() || bound.is_empty() {
+                            return d;
+                        }
+                        // A part naming a parameter of the lambda: its argument.
+                        let parts: Vec<String> = d
+                            .parts
+                            .iter()
+                            .map(|p| substitute(p, &names, &values))
+                            .collect();
+                        LaunchDim {
+                            value: fold_dim(&parts, site_at, env),
+                            text: d.text,
+                            parts,
+                        }
+                    }
+                },
+                None => LaunchDim {
+                    text: String::new(),
+                    value: None,
+                    parts: Vec::new(),
+                },
+            };
+            let grid = dim(0);
+            let block = dim(1);
+            let shared = cfg.get(2).map(|n| match passed(*n) {
+                Some(arg) => (arg, site_at),
+                None => (*n, at),
+            });
+            facts.launches.push(LaunchSite {
+                kernel,
+                template_args,
+                range: site.unwrap_or(call).byte_range(),
+                grid,
+                block,
+                shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
+                shared_bytes: shared.and_then(|(n, at)| {
+                    env.fold(&from_node(n, text, 0), at)
+                        .or_else(|| fold_local(tree, n, text, declarations, function, env, at))
+                }),
+                stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
+                args: args
+                    .iter()
+                    .map(|a| substitute(&squash_ws(node_text(*a, text)), &names, &values))
+                    .collect(),
+                function: function
+                    .and_then(function_name)
+                    .map(|n| node_text(n, text).to_string()),
+                caller_params: function
+                    .and_then(|func| tree.ancestors(func).first().copied())
+                    .filter(|p| p.kind_name() == "template_declaration")
+                    .map(|p| {
+                        template_params(p, text, env)
+                            .into_iter()
+                            .map(|t| t.name)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                caller_bound: Vec::new(),
+                caller_value_params: function.map(|f| value_params(f, text)).unwrap_or_default(),
+            });
+        }
         return;
     }
     if f.kind_name() == "template_function" {
@@ -285,7 +289,19 @@ pub(crate) fn call_facts<'t>(
     }
     let callee = squash_ws(node_text(f, text));
     if callee.trim_start_matches("::") == "cudaLaunchKernelEx" && args.len() >= 2 {
-        if let Some(l) = launch_ex(call, &args, text, function, env) {
+        if let Some(mut l) = launch_ex(call, &args, text, function, env) {
+            let cx = DimContext {
+                tree,
+                text,
+                declarations,
+                env,
+                function,
+            };
+            if l.template_args.is_none() {
+                if let Some((kernel, template_args)) = kernel_alias(&cx, &l.kernel, at) {
+                    (l.kernel, l.template_args) = (kernel, template_args);
+                }
+            }
             facts.launches.push(l);
         }
         return;
@@ -298,8 +314,18 @@ pub(crate) fn call_facts<'t>(
             .trim_start_matches("(const void*)")
             .trim_start_matches('&')
             .trim();
+        let kernel = strip_template_args(k).trim().to_string();
+        // `auto fn = scale<float>; cudaFuncSetAttribute(fn, …)` opts `scale` in.
+        let cx = DimContext {
+            tree,
+            text,
+            declarations,
+            env,
+            function,
+        };
+        let kernel = kernel_alias(&cx, &kernel, at).map_or(kernel, |(k, _)| k);
         facts.func_attributes.push(FuncAttributeCall {
-            kernel: strip_template_args(k).trim().to_string(),
+            kernel,
             attribute: squash_ws(node_text(args[1], text)),
             value_text: squash_ws(node_text(args[2], text)),
             value: env
@@ -308,6 +334,252 @@ pub(crate) fn call_facts<'t>(
             range: call.byte_range(),
         });
     }
+}
+
+/// What a launch's dimensions are read in: the file's tree, text, declarations and
+/// constants, and the function around the launch.
+struct DimContext<'a, 't> {
+    tree: &'a Ancestry<'t>,
+    text: &'a str,
+    declarations: &'a [Node<'t>],
+    env: &'a Env,
+    function: Option<Node<'t>>,
+}
+
+/// A launch dimension written as `n`, read at `at`: its x, y, z ([`dim_parts`], or the
+/// last `dim3` assignment to a named variable before `at`) folded through constants,
+/// locals holding constants and `dim3` constants of the file.
+fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
+    let DimContext {
+        tree,
+        text,
+        declarations,
+        env,
+        function,
+    } = *cx;
+    // Local `dim3` variables, looked up only when the dimension is a plain name.
+    let dim3_vars: Vec<(String, Vec<String>, TextRange)> =
+        match function.filter(|_| n.kind_name() == "identifier") {
+            Some(func) => declarations
+                .iter()
+                .filter(|d| func.byte_range().contains(&d.start_byte()))
+                .filter(|d| {
+                    d.field("type")
+                        .is_some_and(|t| matches!(node_text(t, text), "dim3" | "auto"))
+                })
+                .flat_map(|d| dim3_inits(tree, *d, text))
+                .collect(),
+            None => Vec::new(),
+        };
+    let parts = match function
+        .filter(|_| n.kind_name() == "identifier")
+        .and_then(|f| last_dim3_assignment(f, node_text(n, text), at, text))
+    {
+        Some(Some(parts)) => parts,
+        // Assigned in a branch the launch is not in: not known here.
+        Some(None) => vec![squash_ws(node_text(n, text))],
+        None => dim_parts(n, text, at, &dim3_vars),
+    };
+    // A part that names a local holding a constant (`int threads = 32;
+    // dim3 block(threads);`) folds through the local.
+    let value = fold_dim(&parts, at, env).or_else(|| {
+        let mut v = [1i64; 3];
+        for (i, p) in parts.iter().take(3).enumerate() {
+            v[i] = env
+                .fold(&from_text(p), at)
+                .or_else(|| fold_local_name(tree, p, text, declarations, function, env, at))?;
+        }
+        Some(v)
+    });
+    // A `dim3` constant of the file (`constexpr dim3 kBlock(128);`, also in
+    // a namespace: `cfg::kBlock`).
+    let value = value.or_else(|| {
+        if !matches!(n.kind_name(), "identifier" | "qualified_identifier") {
+            return None;
+        }
+        let name = squash_ws(node_text(n, text)).replace(' ', "");
+        let mut v = [1i64; 3];
+        for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+            v[i] = env.fold(&Expr::Name(format!("{name}.{axis}")), at)?;
+        }
+        Some(v)
+    });
+    LaunchDim {
+        text: squash_ws(node_text(n, text)),
+        value,
+        parts,
+    }
+}
+
+/// The kernel a launch launches, with the call that chose it where that is not the
+/// launch itself.
+struct Chosen<'t> {
+    /// The kernel's name and template arguments as written.
+    kernel: (String, Option<String>),
+    /// The call of a lambda whose parameter the launch names as its kernel.
+    site: Option<Node<'t>>,
+    /// The lambda's parameters, each with that call's argument.
+    bound: Vec<(String, Node<'t>)>,
+}
+
+/// The kernel a local variable named `name` holds at `at`: `auto k = scale<float>;`,
+/// `void (*k)(float*) = &scale;` declared before `at` in the launch's function and never
+/// assigned again. `None` where `name` is no such variable.
+fn kernel_alias(cx: &DimContext, name: &str, at: usize) -> Option<(String, Option<String>)> {
+    let func = cx.function?;
+    let text = cx.text;
+    if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
+        return None;
+    }
+    let mut found: Option<(Node, TextRange, usize)> = None;
+    for d in cx
+        .declarations
+        .iter()
+        .filter(|d| func.byte_range().contains(&d.start_byte()) && d.end_byte() <= at)
+    {
+        for decl in declarators(*d) {
+            let (Some(id), Some(value)) = (
+                decl.field("declarator")
+                    .filter(|_| decl.kind_name() == "init_declarator")
+                    .and_then(crate::declarator::declarator_name),
+                decl.field("value"),
+            ) else {
+                continue;
+            };
+            if node_text(id, text) != name {
+                continue;
+            }
+            let scope = scope_of(cx.tree, *d);
+            if scope.contains(&at)
+                && found
+                    .as_ref()
+                    .is_none_or(|(_, s, _)| scope.len() <= s.len())
+            {
+                found = Some((value, scope, id.start_byte()));
+            }
+        }
+    }
+    let (value, _, name_at) = found?;
+    if mutated(
+        text.get(func.byte_range())?,
+        name,
+        name_at - func.start_byte(),
+    ) {
+        return None;
+    }
+    kernel_named(value, text)
+}
+
+/// The kernel an expression names: `scale`, `ns::scale`, `scale<float, 4>`, `&scale`,
+/// `(scale)`; `None` for anything else.
+fn kernel_named(mut n: Node, text: &str) -> Option<(String, Option<String>)> {
+    for _ in 0..4 {
+        match n.kind_name() {
+            "parenthesized_expression" => n = *named_children(n).first()?,
+            "pointer_expression" if node_text(n, text).starts_with('&') => {
+                n = n.field("argument")?
+            }
+            _ => break,
+        }
+    }
+    match n.kind_name() {
+        "identifier" | "qualified_identifier" => {
+            Some((squash_ws(node_text(n, text)).replace(' ', ""), None))
+        }
+        "template_function" => Some((
+            node_text(n.field("name")?, text).to_string(),
+            n.field("arguments").map(|a| squash_ws(node_text(a, text))),
+        )),
+        _ => None,
+    }
+}
+
+/// Where the launch's kernel is a parameter of the lambda around it (`auto run =
+/// [&](auto kernel, dim3 block) { kernel<<<1, block>>>(x); };`): each call of that
+/// lambda after it, in the scope of its variable, with the kernel its
+/// argument names (also through a local alias) and its parameters bound to the call's
+/// arguments. `None` where the launch names no such parameter.
+fn lambda_parameter_calls<'t>(
+    tree: &Ancestry<'t>,
+    launch: Node<'t>,
+    name: &str,
+    text: &str,
+    cx: &DimContext<'_, 't>,
+) -> Option<Vec<Chosen<'t>>> {
+    let lambda = tree
+        .ancestors(launch)
+        .into_iter()
+        .find(|n| matches!(n.kind_name(), "lambda_expression" | "function_definition"))
+        .filter(|n| n.kind_name() == "lambda_expression")?;
+    let params: Vec<String> = named_children(lambda.field("declarator")?.field("parameters")?)
+        .into_iter()
+        .filter(|p| p.kind_name().contains("parameter_declaration"))
+        .map(|p| {
+            p.field("declarator")
+                .and_then(crate::declarator::declarator_name)
+                .map(|n| node_text(n, text).to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let slot = params.iter().position(|p| p == name)?;
+    let binder = lambda
+        .parent()
+        .filter(|p| p.kind_name() == "init_declarator")?;
+    let var = binder
+        .field("declarator")
+        .filter(|d| d.kind_name() == "identifier")?;
+    let var = node_text(var, text);
+    // The calls after the lambda in the block that declares its variable (the walk
+    // that found the launch keeps no other calls).
+    let block = binder.parent().and_then(|d| d.parent())?;
+    let mut calls = Vec::new();
+    preorder(block, |n| {
+        if n.end_byte() <= lambda.end_byte() {
+            return false;
+        }
+        if n.kind_name() == "call_expression"
+            && n.start_byte() >= lambda.end_byte()
+            && n.field("function")
+                .is_some_and(|f| f.kind_name() == "identifier" && node_text(f, text) == var)
+        {
+            calls.push(n);
+        }
+        true
+    });
+    let mut out = Vec::new();
+    for c in &calls {
+        let args: Vec<Node> = c
+            .field("arguments")
+            .map(|a| {
+                named_children(a)
+                    .into_iter()
+                    .filter(|n| n.kind_name() != "comment")
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some(kernel) = args.get(slot).and_then(|a| {
+            let named = kernel_named(*a, text)?;
+            match named {
+                (alias, None) => {
+                    Some(kernel_alias(cx, &alias, c.start_byte()).unwrap_or((alias, None)))
+                }
+                named => Some(named),
+            }
+        }) else {
+            continue;
+        };
+        out.push(Chosen {
+            kernel,
+            site: Some(*c),
+            bound: params
+                .iter()
+                .cloned()
+                .zip(args.iter().copied())
+                .filter(|(p, _)| !p.is_empty())
+                .collect(),
+        });
+    }
+    Some(out)
 }
 
 /// The launch `cudaLaunchKernelEx(&cfg, kernel, args…)` makes, its grid, block and
