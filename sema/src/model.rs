@@ -718,7 +718,8 @@ fn is_dynamic_buffer(scope: &Scope<'_>, a: &SharedAccess) -> bool {
 /// Whether the load `a` never reaches shared memory because the compiler forwards the
 /// value: the same thread stored to or loaded from the same bytes in an earlier
 /// statement of the same straight-line stretch ([`SourceFile::straight_line`]: no branch
-/// and no barrier between), or in a plain statement that runs on every path to the load
+/// and no barrier between), or in a plain statement or an `if` condition (`if (s[i] > 0)
+/// x = s[i];`) that runs on every path to the load
 /// (the load inside a later `if` of the same block, in no loop the first is not in:
 /// [`SourceFile::runs_before_on_every_path`]), and nothing between may write them and no
 /// barrier lies between. nvcc 13.5 `-O3 -arch=sm_90` keeps the value in a register: a
@@ -742,15 +743,16 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
     if a.kind != AccessKind::Load || a.width.is_none() || a.byte_offset.unknown_reason().is_some() {
         return false;
     }
-    // The nearest earlier access of the same bytes, compared as written (cheap: this runs
-    // for every access a merge looks at).
+    // The earlier accesses of the same bytes, nearest first, compared as written (cheap:
+    // this runs for every access a merge looks at). A farther one may serve where a
+    // nearer one sits in a branch (`if (s[i] > 0) x = s[i]; y = s[i];`).
     let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
     let hi = all.partition_point(|o| o.range.start < a.range.start);
-    let Some(at) = all
-        .get(lo..hi.max(lo))
+    all.get(lo..hi.max(lo))
         .unwrap_or_default()
         .iter()
-        .rposition(|e| {
+        .rev()
+        .filter(|e| {
             matches!(
                 e.kind,
                 AccessKind::Load | AccessKind::Store | AccessKind::LoadStore
@@ -760,10 +762,19 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
                 && e.function == a.function
                 && e.byte_offset == a.byte_offset
         })
-    else {
-        return false;
-    };
-    let source = &all[lo + at];
+        .take(3)
+        .any(|source| serves(scope, all, source, a, aliasing))
+}
+
+/// Whether the earlier access `source` of the same bytes as the load `a` leaves the
+/// value in a register for it ([`forwarded_in`]).
+fn serves(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    source: &SharedAccess,
+    a: &SharedAccess,
+    aliasing: bool,
+) -> bool {
     // A `for` header's declaration is no statement of a block: the access stands for it.
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let (mine, theirs) = (statement(&a.range), statement(&source.range));
@@ -1463,6 +1474,10 @@ pub fn active_lanes_bound(
             }
             _ => continue,
         };
+        // An access in the condition itself runs in every lane that reaches the `if`.
+        if range.contains(&offset) {
+            continue;
+        }
         let comps = file.lane_guard_comparisons(range, bound).map(|comps| {
             let comps: Vec<kernaut_syntax::GuardComparison> = match bind {
                 Some(bind) => comps

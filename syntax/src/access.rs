@@ -901,8 +901,8 @@ impl SourceFile {
         straight
     }
 
-    /// Whether the plain statement (an expression or a declaration) around `first` runs
-    /// on every path to `second`, which lies later in a statement of the same block,
+    /// Whether the plain statement (an expression or a declaration) or the `if` condition
+    /// around `first` runs on every path to `second`, which lies later in a statement of the same block,
     /// perhaps inside `if`s, `switch`es and blocks there but in no loop or lambda that
     /// does not also hold `first`: a value `first` reads is still in its register when
     /// `second` runs, where nothing between writes it (the caller's question). `false`
@@ -931,7 +931,41 @@ impl SourceFile {
                 None => return false,
             }
         }
-        if !matches!(s1.kind_name(), "expression_statement" | "declaration") {
+        if s1.kind_name() == "condition_clause" {
+            // An `if`'s condition runs on every path through the `if`: into its branches
+            // and past it. (A load in the right operand of `&&` or `||` counts too: nvcc
+            // 13.5 loads `s[i + 1]` of `if (n > 3 && s[i + 1] > 0)` unconditionally,
+            // merged with a load of `s[i]` before it into one `LDS.64`.)
+            let Some(branching) = s1.parent().filter(|p| p.kind_name() == "if_statement") else {
+                return false;
+            };
+            if branching.start_byte() <= second.start && second.end <= branching.end_byte() {
+                let Some(mut n) = root.descendant_for_byte_range(second.start, second.end) else {
+                    return false;
+                };
+                loop {
+                    let Some(parent) = n.parent() else {
+                        return false;
+                    };
+                    if matches!(
+                        n.kind_name(),
+                        "for_statement"
+                            | "while_statement"
+                            | "do_statement"
+                            | "for_range_loop"
+                            | "lambda_expression"
+                            | "condition_clause"
+                    ) {
+                        return false;
+                    }
+                    if parent.id() == branching.id() {
+                        return true;
+                    }
+                    n = parent;
+                }
+            }
+            s1 = branching;
+        } else if !matches!(s1.kind_name(), "expression_statement" | "declaration") {
             return false;
         }
         // A `for` header's declaration runs whenever the loop is reached: the loop stands

@@ -1764,4 +1764,26 @@ int main() {
 "#,
         );
     }
+
+    #[test]
+    fn a_value_loaded_by_an_if_condition_is_not_loaded_again() {
+        // The condition's load runs in every lane that reaches the `if` (not only those
+        // that pass it) and leaves `s[t * 32]` in a register for the branch and after.
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) {
+  __shared__ float s[32 * 32];
+  int t = threadIdx.x;
+  s[t] = out[t];
+  __syncthreads();
+  float x = 0.f;
+  if (s[t * 32] > 0.f) x = s[t * 32];
+   // ^^^^^^^^^ warning: 32-way bank conflict
+  out[t] = x + s[t * 32];
+}
+void run(float* o) { k<<<1, 32>>>(o); }
+"#,
+        );
+    }
 }
