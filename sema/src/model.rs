@@ -1577,40 +1577,50 @@ pub fn active_lanes_bound(
     }
 }
 
-/// Whether one of `comps` (a conjunction) is an equality between a value that differs in
-/// every lane of warp 0, under every sample of what the file does not fix (`t` with `t =
-/// threadIdx.x + blockDim.x * blockIdx.x`), and a value that names no thread index and
-/// reads nothing the lowering does not know (`total - 1`, a kernel parameter): at most
-/// one lane of the warp passes it.
+/// Whether the equalities of `comps` (a conjunction) between a value that depends on the
+/// thread and a value that names no thread index and reads nothing the lowering does not
+/// know (`total - 1`, a kernel parameter) single out at most one lane of warp 0: the
+/// lanes' values of those thread-dependent sides, taken together, differ in every lane
+/// under every sample of what the file does not fix (`t == total - 1` with `t =
+/// threadIdx.x + blockDim.x * blockIdx.x`; `x == sx && z == sz` with a 16×16 block,
+/// where `x` repeats in the second half-warp and `z` tells the two rows apart).
 fn one_lane_equality(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> bool {
     let thread =
         |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::ThreadIdx(_) | IndexExpr::Lane));
     let unknown = |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::Unknown(_)));
-    comps.iter().any(|c| {
-        if c.op != "==" {
-            return false;
-        }
-        let (varying, same) = match (thread(&c.left), thread(&c.right)) {
-            (true, false) => (&c.left, &c.right),
-            (false, true) => (&c.right, &c.left),
-            _ => return false,
-        };
-        if unknown(same) {
-            return false;
-        }
-        (0..SAMPLES).all(|sample| {
-            let valuation = Valuation {
-                sample,
-                loops: Loops::Iteration(0),
-                ..Valuation::warp0(block)
-            };
-            valuation.lanes(varying).is_some_and(|lanes| {
-                let mut seen = lanes.to_vec();
-                seen.sort_unstable();
-                seen.dedup();
-                seen.len() == lanes.len()
-            })
+    let varying: Vec<&IndexExpr> = comps
+        .iter()
+        .filter(|c| c.op == "==")
+        .filter_map(|c| match (thread(&c.left), thread(&c.right)) {
+            (true, false) => Some((&c.left, &c.right)),
+            (false, true) => Some((&c.right, &c.left)),
+            _ => None,
         })
+        .filter(|(_, same)| !unknown(same))
+        .map(|(v, _)| v)
+        .collect();
+    if varying.is_empty() {
+        return false;
+    }
+    (0..SAMPLES).all(|sample| {
+        let valuation = Valuation {
+            sample,
+            loops: Loops::Iteration(0),
+            ..Valuation::warp0(block)
+        };
+        let mut keys: Vec<Vec<i64>> =
+            vec![Vec::with_capacity(varying.len()); kernaut_gpu::banks::WARP_LANES];
+        for v in &varying {
+            let Some(lanes) = valuation.lanes(v) else {
+                return false;
+            };
+            for (key, value) in keys.iter_mut().zip(lanes) {
+                key.push(value);
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys.len() == kernaut_gpu::banks::WARP_LANES
     })
 }
 

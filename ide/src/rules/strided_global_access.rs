@@ -611,6 +611,30 @@ fn siblings_fill_gaps(
         return false;
     };
     let mut lanes: Vec<i64> = mine.to_vec();
+    let mut joined = false;
+    let spacing = (mine[1] - mine[0]).abs();
+    let sector = |v: i64| v.div_euclid(32);
+    let w = i64::from(width.bytes());
+    // A copy shifted into the gaps between `a`'s lanes (a constant offset, shorter than
+    // the distance between lanes).
+    let shifted = |theirs: &[i64; WARP_LANES]| {
+        let d = theirs[0] - mine[0];
+        d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d)
+    };
+    // A load's own next iterations of a short loop (`up[first + i]` for `i < 3`) fill
+    // gaps together with a sibling (the peeled `up[first + 3]` after the loop): L1
+    // serves the repeats. (What the loop fills alone is `loop_fills_gaps`'s hint.)
+    if a.kind == AccessKind::Load {
+        for theirs in iterations(&a.byte_offset, shape) {
+            if shifted(&theirs) {
+                lanes.extend(theirs);
+            }
+        }
+    }
+    let mut own = lanes.clone();
+    own.sort_unstable();
+    // A sibling joins where it reads bytes `a`'s iterations do not.
+    let adds = |theirs: &[i64; WARP_LANES]| theirs.iter().any(|t| own.binary_search(t).is_err());
     for o in all {
         if o.range == a.range
             || o.array != a.array
@@ -620,19 +644,13 @@ fn siblings_fill_gaps(
         {
             continue;
         }
-        // A copy of `a` shifted into its gaps (a constant offset, shorter than the
-        // distance between lanes), or a load whose bytes all lie in the sectors the load
-        // `a` touches (`rec[base + 4 * q + (q + k) % 4]` for each `k`: the lanes rotate
-        // through the same chunks): what the two leave unused of each other's sectors.
+        // A copy of `a` shifted into its gaps, in any iteration of a short loop around
+        // it, or a load whose bytes all lie in the sectors the load `a` touches
+        // (`rec[base + 4 * q + (q + k) % 4]` for each `k`: the lanes rotate through the
+        // same chunks): what the two leave unused of each other's sectors.
         let Some(theirs) = lane_offsets(&o.byte_offset, shape, 0, 0) else {
             continue;
         };
-        let d = theirs[0] - mine[0];
-        let spacing = (mine[1] - mine[0]).abs();
-        let shifted =
-            d != 0 && d.abs() < spacing && theirs.iter().zip(&mine).all(|(t, m)| t - m == d);
-        let sector = |v: i64| v.div_euclid(32);
-        let w = i64::from(width.bytes());
         // Loads only: L1 serves the sibling loads' repeats, while each store request
         // writes its own partial sectors to L2 (measured on an H100: permuted stores took
         // 3.65x the L2 write sectors of coalesced ones, permuted loads no extra DRAM or
@@ -646,13 +664,26 @@ fn siblings_fill_gaps(
                         .any(|m| (sector(*m)..=sector(m + w - 1)).contains(&s))
                 })
             });
-        if shifted || within {
+        if shifted(&theirs) || within {
             lanes.extend(theirs);
+            joined |= adds(&theirs);
+        }
+        if loads {
+            for theirs in iterations(&o.byte_offset, shape) {
+                if shifted(&theirs) {
+                    lanes.extend(theirs);
+                    joined |= adds(&theirs);
+                }
+            }
         }
     }
-    if lanes.len() == WARP_LANES {
-        return false;
-    }
+    joined && fills(&lanes, width)
+}
+
+/// Whether the bytes at `lanes` (offsets of `width`-byte accesses) touch fewer than
+/// twice the sectors they need.
+fn fills(lanes: &[i64], width: AccessWidth) -> bool {
+    let w = i64::from(width.bytes());
     let Some(low) = lanes.iter().min().copied() else {
         return false;
     };
@@ -661,10 +692,9 @@ fn siblings_fill_gaps(
     } else {
         0
     };
-    let w = i64::from(width.bytes());
     let mut sectors_touched: Vec<i64> = Vec::new();
     let mut bytes: Vec<(i64, i64)> = Vec::new();
-    for v in &lanes {
+    for v in lanes {
         let start = v + shift;
         sectors_touched.extend(start / 32..=(start + w - 1) / 32);
         bytes.push((start, start + w));
@@ -683,6 +713,22 @@ fn siblings_fill_gaps(
     }
     let ideal = (total + 31) / 32;
     (sectors_touched.len() as i64) < 2 * ideal
+}
+
+/// The lanes of `offset` in the later iterations of each short loop in it (a unit step
+/// and a known trip count of at most [`MAX_CHUNK`]), the other loops held at their
+/// start.
+fn iterations(offset: &IndexExpr, shape: [Option<i64>; 3]) -> Vec<[i64; WARP_LANES]> {
+    let mut out = Vec::new();
+    for (name, start, end, step) in loop_vars(offset) {
+        let trip = end.zip(start.eval(&|_| None)).map(|(e, s)| e - s);
+        let Some(trip) = trip.filter(|t| step.abs() == 1 && (2..=MAX_CHUNK).contains(t)) else {
+            continue;
+        };
+        let moving = frozen_except(offset, name);
+        out.extend((1..trip).filter_map(|i| lane_offsets(&moving, shape, 0, i)));
+    }
+    out
 }
 
 /// Whether the next iterations of the enclosing loop touch the bytes between the lanes
@@ -1548,6 +1594,59 @@ void step(float *x, float *y, int n)
             expect![[r#"
             hint: uncoalesced update of `Y`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCY` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCY`, which the code does not fix) (pitfall-coalescing#P1)
         "#]],
+        );
+    }
+
+    #[test]
+    fn a_short_loop_and_its_peeled_element_share_the_sectors() {
+        // Each thread owns four consecutive doubles: the unrolled loop reads three, the
+        // statement after it the fourth. Together they use every byte of the sectors
+        // the first read brings into L1: no strided cost to report. Alone (no peeled
+        // element), three of four elements per sector is still reported.
+        check(
+            RULE,
+            r#"
+__global__ void smooth(const double* __restrict__ w, double* out) {
+    int base = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    double acc = 0.0;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) acc += w[base + i];
+    acc += 0.5 * w[base + 3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+void run(const double* w, double* o) { smooth<<<64, 128>>>(w, o); }
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__global__ void smooth(const double* __restrict__ w, double* out) {
+    int base = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    double acc = 0.0;
+#pragma unroll
+    for (int i = 0; i < 3; ++i) acc += w[base + i];
+                                    // ^^^^^^^^^^^ warning: uncoalesced load from `w`
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+void run(const double* w, double* o) { smooth<<<64, 128>>>(w, o); }
+"#,
+        );
+    }
+
+    #[test]
+    fn equalities_that_single_out_one_thread_stay_silent() {
+        // `x` repeats in the second half of a 16×16 warp and `z` tells its two rows
+        // apart: together the equalities let at most one lane of the warp through.
+        check(
+            RULE,
+            r#"
+__global__ void inject(float* f, int nz, int sx, int sz, float amp) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int z = (blockIdx.y * blockDim.y + threadIdx.y) % nz;
+    if (x == sx && z == sz) f[x * 4096 + z] += amp;
+}
+void run(float* f, int sx, int sz) { inject<<<dim3(8, 8), dim3(16, 16)>>>(f, 1000, sx, sz, 1.f); }
+"#,
         );
     }
 }
