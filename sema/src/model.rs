@@ -817,6 +817,66 @@ fn serves(
             .is_some_and(|v| v.is_volatile)
 }
 
+/// Whether the store `a` never reaches shared memory because the same thread stores to
+/// the same bytes again later in the same straight-line stretch ([`SourceFile::
+/// straight_line`]: no branch and no barrier between), reading them in between only as
+/// the same bytes (which the compiler forwards from the register) or provably apart:
+/// nvcc deletes the first store. nvcc 13.5 `-O3 -arch=sm_90`: `buf[i] = in[g]; run +=
+/// buf[i]; buf[i] = run;` leaves one `STS`, at the second store. A `volatile` array is
+/// written every time.
+pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    if a.kind != AccessKind::Store || a.width.is_none() || a.byte_offset.unknown_reason().is_some()
+    {
+        return false;
+    }
+    let from = all.partition_point(|o| o.range.start <= a.range.start);
+    let to = all.partition_point(|o| o.range.start <= a.range.end + WINDOW);
+    let window = all.get(from..to.max(from)).unwrap_or_default();
+    let same = |e: &SharedAccess| {
+        e.root == a.root
+            && e.width == a.width
+            && e.cast_type == a.cast_type
+            && e.function == a.function
+            && e.byte_offset == a.byte_offset
+    };
+    let Some(at) = window
+        .iter()
+        .position(|e| same(e) && matches!(e.kind, AccessKind::Store | AccessKind::LoadStore))
+    else {
+        return false;
+    };
+    let later = &window[at];
+    // `buf[i] = f(buf[i])` reads before it writes: the read is the one between.
+    let between = window[..at].iter().chain(
+        (later.kind == AccessKind::LoadStore)
+            .then_some(later)
+            .into_iter(),
+    );
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    if statement(&a.range) == statement(&later.range) {
+        return false;
+    }
+    let clear = between.filter(|o| o.root == a.root).all(|o| match o.kind {
+        AccessKind::AddressOf => false,
+        AccessKind::Load | AccessKind::LoadStore => same(o) || apart(scope, o, a),
+        _ => apart(scope, o, a),
+    });
+    let gap = scope
+        .file
+        .text()
+        .get(a.range.end..later.range.start)
+        .unwrap_or_default();
+    clear
+        && !gap.contains("sync")
+        && !gap.contains("barrier")
+        && !gap.contains("asm")
+        && scope.file.straight_line(&a.range, &later.range)
+        && !scope
+            .file
+            .variable_at(a.range.start)
+            .is_some_and(|v| v.is_volatile)
+}
+
 /// Whether the merged access of `parts` may move past the other accesses of their buffer
 /// in the statements from the first part's to the last's (see [`Merged`]): the merged load
 /// is made at the first part, the merged store at the last, so a part that reads moves up
@@ -1778,7 +1838,7 @@ pub fn bank_with(
             copy = Some(callee);
         }
     }
-    if forwarded(scope, all, access) {
+    if forwarded(scope, all, access) || overwritten(scope, all, access) {
         return None;
     }
     let merged = merged_access(scope, all, access);

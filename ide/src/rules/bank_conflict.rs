@@ -1786,4 +1786,36 @@ void run(float* o) { k<<<1, 32>>>(o); }
 "#,
         );
     }
+
+    #[test]
+    fn a_store_the_thread_overwrites_is_not_made() {
+        // The first store is read back as its own value and overwritten before any
+        // barrier: nvcc keeps the value in a register and stores once, at the second.
+        // With a barrier between, both stores are made.
+        check(
+            RULE,
+            r#"
+__global__ void prefix(const float* in, float* out) {
+  __shared__ float buf[64 * 16];
+  int t = threadIdx.x;
+  float run = 0.f;
+  for (int k = 0; k < 16; ++k) {
+    buf[t * 16 + k] = in[t * 16 + k];
+    run += buf[t * 16 + k];
+    buf[t * 16 + k] = run;
+ // ^^^^^^^^^^^^^^^ warning: 16-way bank conflict
+  }
+  __syncthreads();
+  buf[t * 16] = in[t];
+//^^^^^^^^^^^ warning: 16-way bank conflict
+  __syncthreads();
+  buf[t * 16] = out[buf[(t + 1) % 64 * 16]];
+//^^^^^^^^^^^ warning: 16-way bank conflict
+                 // ^^^^^^^^^^^^^^^^^^^^^^ warning: 16-way bank conflict
+  out[t] = buf[t];
+}
+void run(const float* i, float* o) { prefix<<<1, 64>>>(i, o); }
+"#,
+        );
+    }
 }

@@ -8,7 +8,8 @@
 //! (checked with nvcc 13.5, `-arch=sm_90` and `-arch=sm_75`):
 //!
 //! * `__shfl`, `__shfl_up`, `__shfl_down`, `__shfl_xor` are not declared for
-//!   `__CUDA_ARCH__ >= 700`: nvcc stops with `identifier "__shfl_down" is undefined`.
+//!   `__CUDA_ARCH__ >= 700`: nvcc stops with `identifier "__shfl_down" is undefined`
+//!   (in a template, only where something instantiates it).
 //! * `__any`, `__all`, `__ballot` are still declared, deprecated: nvcc warns (#1444-D,
 //!   "not valid on compute_70 and above") and lowers them to `vote` without `.sync`, which
 //!   ptxas then rejects for an sm_70+ target ("not supported on .target sm_70 and higher
@@ -147,7 +148,17 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !LEGACY.contains(&name) || defined.contains(name) || seen.contains(&call.range) {
                 continue;
             }
-            let Some(target) = failing(call.range.start, !name.starts_with("__shfl")) else {
+            // In a template nvcc reports an undeclared `__shfl*` only when it
+            // instantiates the template (nvcc 13.5 `-arch=sm_80`: `identifier "__shfl" is
+            // undefined ... detected during instantiation`, and nothing for a template
+            // nothing instantiates, even with arguments that do not depend on it).
+            let deferred = name.starts_with("__shfl")
+                && ctx
+                    .facts
+                    .function_at(call.range.start)
+                    .is_some_and(|f| !f.template_params.is_empty());
+            let Some(target) = failing(call.range.start, !name.starts_with("__shfl") || deferred)
+            else {
                 continue;
             };
             seen.insert(call.range.clone());
@@ -224,6 +235,26 @@ __device__ float reduce(float v) {
     return v;
 }
 __global__ void k(float* p) { p[0] = reduce(p[0]); }
+"#,
+        );
+    }
+
+    /// In a template nvcc reports the undeclared `__shfl` only where it instantiates
+    /// the template: a helper template a kernel calls fails, one nothing instantiates
+    /// (nor a kernel template nothing launches) does not.
+    #[test]
+    fn shuffles_in_templates_fail_where_instantiated() {
+        check(
+            RULE,
+            r#"
+template <class T>
+__device__ T rotate(T v, int src) { return __shfl(v, src); }
+                                        // ^^^^^^ error: `__shfl` has no participation mask
+template <int N>
+__device__ int spare(int v) { return __shfl(v, 3); }
+template <class T>
+__global__ void never(T* p) { p[threadIdx.x] = __shfl(p[threadIdx.x], 0); }
+__global__ void used(float* p) { p[threadIdx.x] = rotate(p[threadIdx.x], 0); }
 "#,
         );
     }

@@ -65,33 +65,6 @@ fn kb(bytes: u64) -> String {
     }
 }
 
-/// Whether nvcc emits code for kernel `k`: always for a plain kernel; for a template,
-/// only where something instantiates it: a launch in any file of the host, or its name
-/// used in the file outside its own definition (an explicit instantiation, `&k<4>`
-/// handed to `cudaLaunchKernelEx` or `cudaFuncSetAttribute`).
-fn emitted(ctx: &RuleContext, k: &kernaut_syntax::Function) -> bool {
-    if k.template_params.is_empty() {
-        return true;
-    }
-    let name = short_name(&k.name);
-    let launched = match ctx.model.host {
-        Some((a, _)) => !a.launch_index().sites(name).is_empty(),
-        None => ctx
-            .facts
-            .launches
-            .iter()
-            .any(|l| base_kernel(&l.kernel) == name),
-    };
-    launched
-        || ctx
-            .file
-            .names_in(&(0..ctx.text().len()))
-            .iter()
-            .any(|(n, r)| {
-                short_name(n) == name && !k.range.contains(&r.start) && *r != k.name_range
-            })
-}
-
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let limits = ctx.arch.limits();
     let optin = u64::from(limits.smem_per_block_optin.max(limits.smem_per_block));
@@ -120,7 +93,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     for k in &ctx.facts.kernels {
         let shared = static_bytes.kernel(&k.name);
         let bytes = shared.bytes;
-        if bytes <= static_limit || !emitted(ctx, k) {
+        if bytes <= static_limit || !ctx.emitted(k) {
             continue;
         }
         let at_least = if shared.unknown.is_empty() {

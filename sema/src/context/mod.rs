@@ -347,6 +347,32 @@ impl<'a> RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
+    /// Whether nvcc emits code for kernel `k`: always for a plain kernel; for a template,
+    /// only where something instantiates it: a launch in any file of the host, or its name
+    /// used in the file outside its own definition (an explicit instantiation, `&k<4>`
+    /// handed to `cudaLaunchKernelEx` or `cudaFuncSetAttribute`).
+    pub fn emitted(&self, k: &kernaut_syntax::Function) -> bool {
+        if k.template_params.is_empty() {
+            return true;
+        }
+        let name = short_name(&k.name);
+        let base = |l: &str| short_name(l.split('<').next().unwrap_or(l).trim()) == name;
+        let launched = match self.model.host {
+            Some((a, _)) => !a.launch_index().sites(name).is_empty(),
+            None => self.facts.launches.iter().any(|l| base(&l.kernel)),
+        };
+        launched
+            || self
+                .file
+                .names_in(&(0..self.text().len()))
+                .iter()
+                .any(|(n, r)| {
+                    short_name(n) == name && !k.range.contains(&r.start) && *r != k.name_range
+                })
+    }
+}
+
+impl RuleContext<'_> {
     /// The names the file's quoted headers define (their kernels, `__device__` functions
     /// and macros, short names), as the host holds the headers: a call to one of them is
     /// the project's own function, not a library symbol of the same name.

@@ -84,7 +84,8 @@ impl Compiled {
         for i in 0..targets.len() {
             let mut set: HashSet<usize> = HashSet::default();
             let mut work: Vec<&kernaut_syntax::Function> = Vec::new();
-            for k in &ctx.facts.kernels {
+            // A kernel template nothing instantiates is never compiled.
+            for k in ctx.facts.kernels.iter().filter(|k| ctx.emitted(k)) {
                 if guards.at(i, k.name_range.start).0 == Tri::True && set.insert(k.range.start) {
                     work.push(k);
                 }
