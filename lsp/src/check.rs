@@ -137,6 +137,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut host = AnalysisHost::new(config);
     host.set_knowledge(Arc::new(knowledge));
     let mut loader = ProjectLoader::new(None);
+    loader.add_scan_roots(&args.paths);
     if !args.fix && !args.resources {
         let host_sources = collect_host_sources(&args.paths)?;
         return streamed(args, host, &mut loader, &files, &host_sources);

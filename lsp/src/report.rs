@@ -98,6 +98,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The file with its `.kernaut.toml`, its build's targets and its headers: the
     // project loader, as `check` and the editor load it.
     let mut loader = kernaut_project::ProjectLoader::new(None);
+    // Where no `.git` bounds the project, the folder the command runs in does (as
+    // `check .` there reads it).
+    loader.add_scan_roots(&[std::path::PathBuf::from(".")]);
     let loaded = loader.load(&mut host, std::slice::from_ref(&path))?;
     for note in loader.take_notes() {
         eprintln!("kernaut-lsp: note: {note}");

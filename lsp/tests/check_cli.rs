@@ -725,6 +725,49 @@ fn strides_every_caller_passes_as_one_are_coalesced() {
     assert!(!stdout(&o).contains("store to `y`"), "{}", stdout(&o));
 }
 
+/// A `.cu` kept in an `include/` folder that no build file sits above, compiled through
+/// a source of `lib/` whose `CMakeLists.txt` builds for sm_35: it is built with those
+/// targets, in the editor's load and in `check`'s streamed one alike, so its
+/// warp-synchronous tail through `volatile` (lock-step on sm_35) is no finding.
+#[test]
+fn a_source_included_from_another_folder_takes_its_includers_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-include-tree");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::create_dir_all(dir.join("include/util")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("lib/CMakeLists.txt"),
+        "project(sums)\nset(CUDA_NVCC_FLAGS \"-arch=sm_35\")\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/../include)\ncuda_add_library(sums sum.cu)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("lib/sum.cu"),
+        "#include \"util/tail.cu\"\nvoid run(const int* in, int* out, int n) { block_sum<<<n, 64>>>(in, out); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("include/util/tail.cu"),
+        "__global__ void block_sum(const int* in, int* out) {\n    __shared__ int part[64];\n    unsigned t = threadIdx.x;\n    part[t] = in[blockIdx.x * 64 + t];\n    __syncthreads();\n    if (t < 32) {\n        volatile int* w = part;\n        w[t] += w[t + 32];\n        w[t] += w[t + 16];\n        w[t] += w[t + 8];\n    }\n    if (t == 0) out[blockIdx.x] = part[0];\n}\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("targets: sm_35 (from ") && !stderr(&o).contains("assumed"),
+        "{}",
+        stderr(&o)
+    );
+    // Alone, the file has no build to read: sm_90 is assumed, and the tail races there.
+    let o = check(&dir.join("include"), &["."]);
+    assert!(
+        stdout(&o).contains("implicit warp-synchronous"),
+        "{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+}
+
 /// A Makefile that builds for pre-Volta targets only (`-arch=sm_35`, which current nvcc
 /// no longer accepts): the build is read as written. Its lanes run in lock-step, so a
 /// warp-synchronous tail through `volatile` is no race there, and the same tail

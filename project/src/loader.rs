@@ -83,8 +83,20 @@ pub struct ProjectLoader {
     makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
     cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
+    /// Project root → its source files' quoted includes, by the included file's name
+    /// ([`ProjectLoader::includer_targets`]).
+    includers_of_root: HashMap<PathBuf, Arc<Includers>>,
+    /// Folders whose files are the project's too where no root or `.git` says more (the
+    /// folders `check` was given).
+    scan_roots: Vec<PathBuf>,
     notes: Vec<String>,
 }
+
+/// A project's quoted includes by the included file's name: (includer, name as written).
+type Includers = HashMap<String, Vec<(PathBuf, String)>>;
+
+/// At most this many files of a project are read for [`ProjectLoader::includer_targets`].
+const INCLUDER_SCAN_FILES: usize = 20_000;
 
 impl ProjectLoader {
     /// A loader for the project at `root` (the editor's workspace folder); without one,
@@ -93,6 +105,18 @@ impl ProjectLoader {
         ProjectLoader {
             root,
             ..ProjectLoader::default()
+        }
+    }
+
+    /// Names `folders` (those `check` reads) as part of the project for
+    /// [`ProjectLoader::file_build`]'s search for a file's includers, where neither the
+    /// loader's root nor a `.git` folder above the file says where the project ends.
+    pub fn add_scan_roots(&mut self, folders: &[PathBuf]) {
+        for f in folders {
+            let f = f.canonicalize().unwrap_or_else(|_| f.clone());
+            if f.is_dir() && !self.scan_roots.contains(&f) {
+                self.scan_roots.push(f);
+            }
         }
     }
 
@@ -119,6 +143,7 @@ impl ProjectLoader {
         self.makefile_text.clear();
         self.makefile_of_dir.clear();
         self.cmake_includes_of_dir.clear();
+        self.includers_of_root.clear();
     }
 
     /// The include folders the `CMakeLists.txt` files from `file`'s folder up to the
@@ -366,6 +391,15 @@ impl ProjectLoader {
     /// folders (`.kernaut.toml`'s `include_dirs`, then the compile command's `-I` and
     /// `-isystem`).
     pub fn file_build(&mut self, file: &Path) -> FileBuild {
+        let mut build = self.file_build_own(file);
+        if build.targets.is_none() {
+            build.targets = self.includer_targets(file);
+        }
+        build
+    }
+
+    /// [`ProjectLoader::file_build`] from the file's own build alone.
+    fn file_build_own(&mut self, file: &Path) -> FileBuild {
         let mut build = FileBuild::default();
         if let Ok(Some((folder, config))) = self.dir_config(file) {
             for d in &config.include_dirs {
@@ -481,6 +515,71 @@ impl ProjectLoader {
             build.include_dirs = self.cmake_include_dirs(file);
         }
         build
+    }
+
+    /// The targets of the first source file of the project (by path) that includes
+    /// `file` and whose own build names targets: a header, or a `.cu` kept in an
+    /// `include/` folder that no build file sits above, is compiled as part of it. The
+    /// project is the loader's root, else the folder holding `.git` above `file`, else
+    /// the widest folder given to [`ProjectLoader::add_scan_roots`] that holds it; without
+    /// any, none. Its files' includes are read once.
+    fn includer_targets(&mut self, file: &Path) -> Option<TargetSet> {
+        let dir = folder_of(file);
+        let name = file.file_name()?.to_string_lossy().to_string();
+        let key = normalize_path(&dir.join(&name).display().to_string());
+        // The project: the loader's root or the folder holding `.git`; then the widest
+        // folder `check` was given that holds the file (a `.gitignore`d corner of an
+        // enclosing repository is read only there).
+        let mut tops: Vec<PathBuf> = Vec::new();
+        if let Some(top) = self.ancestors(&dir).pop() {
+            if Some(top.as_path()) == self.root.as_deref() || top.join(".git").exists() {
+                tops.push(top);
+            }
+        }
+        if let Some(r) = self
+            .scan_roots
+            .iter()
+            .filter(|r| dir.starts_with(r))
+            .min_by_key(|r| r.components().count())
+        {
+            if !tops.contains(r) {
+                tops.push(r.clone());
+            }
+        }
+        for top in tops {
+            let includers = match self.includers_of_root.get(&top) {
+                Some(i) => i.clone(),
+                None => {
+                    let i = Arc::new(scan_includes(&top));
+                    self.includers_of_root.insert(top.clone(), i.clone());
+                    i
+                }
+            };
+            for (includer, written) in includers.get(&name).into_iter().flatten() {
+                if normalize_path(&includer.display().to_string()) == key {
+                    continue;
+                }
+                let build = self.file_build_own(includer);
+                let Some(mut targets) = build.targets else {
+                    continue;
+                };
+                let beside =
+                    kernaut_ide::includes::include_path(&includer.display().to_string(), written);
+                let mut found =
+                    std::iter::once(beside).chain(build.include_dirs.iter().map(|d| {
+                        normalize_path(&format!("{}/{}", d.trim_end_matches('/'), written))
+                    }));
+                if found.any(|p| p == key) {
+                    targets.origin = format!(
+                        "{}, for {}, which includes it",
+                        targets.origin,
+                        includer.display()
+                    );
+                    return Some(targets);
+                }
+            }
+        }
+        None
     }
 
     /// The flags to compile `file` with: its compile database entry through the
@@ -675,4 +774,43 @@ pub fn read_includes(roots: &[IncludeRoot], known: &HashMap<String, Arc<str>>) -
         }
     }
     loaded
+}
+
+/// The quoted includes of the source and header files under `root` (as `ignore` walks
+/// it: `.gitignore`d and hidden files left out), by the included file's name; at most
+/// [`INCLUDER_SCAN_FILES`] files, in path order.
+fn scan_includes(root: &Path) -> Includers {
+    let mut paths: Vec<PathBuf> = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|p| {
+            p.extension().is_some_and(|x| {
+                matches!(
+                    x.to_string_lossy().as_ref(),
+                    "cu" | "cuh" | "cpp" | "cc" | "cxx" | "c" | "h" | "hpp" | "hh" | "inl"
+                )
+            })
+        })
+        .take(INCLUDER_SCAN_FILES)
+        .collect();
+    paths.sort();
+    let mut out: Includers = HashMap::new();
+    for p in paths {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for inc in kernaut_ide::syntax::quoted_includes(&text) {
+            if inc.angled {
+                continue;
+            }
+            let name = inc.name.rsplit('/').next().unwrap_or(&inc.name).to_string();
+            out.entry(name)
+                .or_default()
+                .push((p.clone(), inc.name.clone()));
+        }
+    }
+    out
 }

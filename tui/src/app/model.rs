@@ -1035,6 +1035,9 @@ impl Workspace {
         // The file with its `.kernaut.toml`, its build's targets and macros, and its
         // headers: the project loader, as the editor and `check` load it.
         let mut loader = kernaut_project::ProjectLoader::new(None);
+        // Where no `.git` bounds the project, the folder the command runs in does (as
+        // `check .` there reads it).
+        loader.add_scan_roots(&[std::path::PathBuf::from(".")]);
         let disk = std::path::Path::new(path);
         let id = match loader.load_text(&mut host, path, disk, &text) {
             Ok(id) => id,
@@ -1510,6 +1513,9 @@ pub fn hover_at(
     // The file with its `.kernaut.toml`, build and headers: the project loader, as
     // `kernaut-lsp check` and the editor load it.
     let mut loader = kernaut_project::ProjectLoader::new(None);
+    // Where no `.git` bounds the project, the folder the command runs in does (as
+    // `check .` there reads it).
+    loader.add_scan_roots(&[std::path::PathBuf::from(".")]);
     let id = match loader.load_text(&mut host, path, std::path::Path::new(path), text) {
         Ok(id) => id,
         Err(_) => host.set_file(path, text),
