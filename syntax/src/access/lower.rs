@@ -217,6 +217,28 @@ impl<'a> Lowerer<'a> {
             .map(|(c, d)| init_and_param(c, d))
     }
 
+    /// Whether `name` used at `use_node` is a variable declared outside every function
+    /// (the file's or a namespace's) without `const` or `constexpr`.
+    fn mutable_global(&self, use_node: Node<'a>, name: &str) -> bool {
+        let Some((decl, _)) = self.declaration_nodes(use_node, name) else {
+            return false;
+        };
+        if decl.kind_name() != "declaration" {
+            return false;
+        }
+        let local = self.ancestors(decl).iter().any(|a| {
+            matches!(
+                a.kind_name(),
+                "function_definition" | "lambda_expression" | "field_declaration_list"
+            )
+        });
+        let constant = crate::util::children(decl).iter().any(|c| {
+            c.kind_name() == "type_qualifier"
+                && matches!(node_text(*c, self.text).trim(), "const" | "constexpr")
+        });
+        !local && !constant
+    }
+
     /// The initialiser of the local `name` used at `use_node` when no assignment can
     /// reach the use ([`Self::reassigned`]): its value there (`p` in `const bool p = lane
     /// < 8; if (p) …` gives `lane < 8`). `None` for a parameter or a local assigned again.
@@ -606,6 +628,13 @@ impl<'a> Lowerer<'a> {
             };
         }
         if let Some((init, is_param)) = self.declaration(at, n) {
+            // A variable of the file or a namespace that is not `const` (a `__constant__`
+            // or `__device__` scalar, which the host sets with `cudaMemcpyToSymbol`):
+            // its initialiser is not its value when a kernel runs, but it is one value
+            // for every thread.
+            if !is_param && self.mutable_global(at, n) {
+                return IndexExpr::Uniform(n.to_string());
+            }
             if is_param {
                 // A helper's parameter, where its call is followed, is its argument.
                 if let Some((_, v)) = self.params.iter().find(|(p, _)| p == n) {
