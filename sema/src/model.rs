@@ -1392,6 +1392,10 @@ fn divisor(e: &IndexExpr) -> i64 {
     }
     match e {
         IndexExpr::Int(v) | IndexExpr::Const { value: v, .. } => v.checked_abs().unwrap_or(1),
+        // A constant part written as arithmetic (`GROUP / 4` with `#define GROUP 32`).
+        IndexExpr::Binary(..) if e.eval(&|_| None).is_some() => {
+            e.eval(&|_| None).and_then(i64::checked_abs).unwrap_or(1)
+        }
         IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => gcd(divisor(a), divisor(b)),
         IndexExpr::Binary(a, BinOp::Mul, b) => divisor(a).checked_mul(divisor(b)).unwrap_or(1),
         IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {

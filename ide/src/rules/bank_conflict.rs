@@ -1818,4 +1818,31 @@ void run(const float* i, float* o) { prefix<<<1, 64>>>(i, o); }
 "#,
         );
     }
+
+    #[test]
+    fn a_constant_written_as_arithmetic_keeps_the_walk_aligned() {
+        // `kb * (GROUP / 4)` is `kb * 8`: each thread's 8 consecutive ints start 32 bytes
+        // apart, and nvcc reads them as two `LDS.128` (8-way, 32 wavefronts for 4).
+        check(
+            RULE,
+            r#"
+#define GROUP 32
+__global__ void walk(const int* src, int* dst) {
+  __shared__ int rows[32 * 64];
+  for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) rows[i] = src[i];
+  __syncthreads();
+  int sum = 0;
+#pragma unroll
+  for (int kb = 0; kb < 8; kb++) {
+    const int base = kb * (GROUP / 4);
+#pragma unroll
+    for (int q = 0; q < 8; q++) sum += rows[threadIdx.x * 64 + base + q] * (q + 1);
+                                    // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this load from `rows` takes 32 wavefronts instead of 4
+  }
+  dst[blockIdx.x * 32 + threadIdx.x] = sum;
+}
+void run(const int* s, int* d) { walk<<<8, 32>>>(s, d); }
+"#,
+        );
+    }
 }
