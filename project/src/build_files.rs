@@ -525,28 +525,138 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// For each line of a Makefile, whether make reads it when run as `make` with no
+/// variables given: `Some(true)` outside conditionals and in the branch taken,
+/// `Some(false)` in a branch not taken and on the directives themselves, `None` inside a
+/// block whose condition make decides at run time. A test whether a variable the
+/// Makefile never sets is empty or defined is decided (`ifeq ($(CUARCH),)`, `ifndef
+/// ARCH`: the default build); anything else (`ifeq ($(GPU),H100)`, a variable the file
+/// sets, `$(shell …)`) is not.
+fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
+    let mut set: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        let l = l
+            .strip_prefix("export ")
+            .or_else(|| l.strip_prefix("override "))
+            .unwrap_or(l);
+        if let Some(name) = l.strip_prefix("define ") {
+            set.insert(name.trim().to_string());
+            continue;
+        }
+        if let Some((name, _)) = l.split_once('=') {
+            let name = name.trim_end_matches([':', '?', '+', '!']).trim();
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                set.insert(name.to_string());
+            }
+        }
+    }
+    // The value of one side of a comparison, where it is known.
+    let side = |t: &str| -> Option<String> {
+        let t = t.trim().trim_matches(|c| c == '"' || c == '\'');
+        if !t.contains('$') {
+            return Some(t.to_string());
+        }
+        let name = t
+            .strip_prefix("$(")
+            .and_then(|r| r.strip_suffix(')'))
+            .or_else(|| t.strip_prefix("${").and_then(|r| r.strip_suffix('}')))?;
+        (!set.contains(name) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then(String::new)
+    };
+    let decide = |directive: &str, rest: &str| -> Option<bool> {
+        let rest = rest.split('#').next().unwrap_or("").trim();
+        match directive {
+            "ifdef" | "ifndef" => {
+                let defined = set.contains(rest);
+                // An unset variable is undefined; one the Makefile sets may be set only
+                // in a branch: not decided.
+                (!defined).then_some(directive == "ifndef")
+            }
+            _ => {
+                let (a, b) = match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                    Some(inner) => inner.split_once(',')?,
+                    None => {
+                        let mut parts = rest.split_whitespace();
+                        (parts.next()?, parts.next().unwrap_or(""))
+                    }
+                };
+                // Only a test for "not given" (`ifeq ($(CUARCH),)`) picks the default
+                // branch; a comparison with a value (`ifeq ($(GPU),H100)`) names what
+                // `make GPU=H100` builds instead: not decided.
+                let blank = |t: &str| t.trim().trim_matches(|c| c == '"' || c == '\'').is_empty();
+                if !blank(a) && !blank(b) {
+                    return None;
+                }
+                let (a, b) = (side(a)?, side(b)?);
+                Some((a == b) == (directive == "ifeq"))
+            }
+        }
+    };
+    // Each open block: whether its taken branch is known, and whether the current
+    // branch is the taken one.
+    let mut stack: Vec<Option<bool>> = Vec::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        let directive = l.split_whitespace().next().unwrap_or("");
+        match directive {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
+                stack.push(decide(directive, &l[directive.len()..]));
+                out.push(Some(false));
+                continue;
+            }
+            "else" => {
+                if let Some(top) = stack.last_mut() {
+                    // `else ifeq …` chains another condition: not decided here.
+                    *top = if l["else".len()..].trim().is_empty() {
+                        top.map(|taken| !taken)
+                    } else {
+                        None
+                    };
+                }
+                out.push(Some(false));
+                continue;
+            }
+            "endif" => {
+                stack.pop();
+                out.push(Some(false));
+                continue;
+            }
+            _ => {}
+        }
+        let mut state = Some(true);
+        for frame in &stack {
+            state = match (state, frame) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (None, _) | (_, None) => None,
+                _ => Some(true),
+            };
+        }
+        out.push(state);
+    }
+    out
+}
+
 /// A Makefile's simple variables (`VAR = value`, `:=`, `?=`, `+=`), each logical line
 /// (`\`-continued lines joined); one set inside an `ifeq`/`ifdef` block is chosen when make
 /// runs, so it is not known and left out.
 fn makefile_vars(text: &str) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = Vec::new();
-    let mut depth = 0usize;
+    let active = makefile_active_lines(text);
     let mut logical = String::new();
-    for line in text.lines() {
+    let mut logical_start = None;
+    for (n, line) in text.lines().enumerate() {
+        let start = *logical_start.get_or_insert(n);
         if let Some(head) = line.strip_suffix('\\') {
             logical.push_str(head);
             logical.push(' ');
             continue;
         }
         logical.push_str(line);
+        logical_start = None;
         let l = std::mem::take(&mut logical);
-        let first = l.split_whitespace().next().unwrap_or("");
-        match first {
-            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
-            "endif" => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > 0 {
+        if active.get(start) != Some(&Some(true)) {
             continue;
         }
         let Some((name, value)) = l.split_once('=') else {
@@ -681,25 +791,13 @@ pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let mut targets = Vec::new();
     let mut first = None;
     // Lines inside `ifeq`/`ifdef` blocks hold one branch's flags, chosen when make runs:
-    // not known.
-    let mut depth = 0usize;
+    // not known, unless the condition reads only variables the Makefile never sets.
+    let active = makefile_active_lines(text);
     for (n, line) in text.lines().enumerate() {
-        if !counts(n) {
+        if !counts(n) || active.get(n) != Some(&Some(true)) {
             continue;
         }
         let line = line.split('#').next().unwrap_or("");
-        match line.split_whitespace().next().unwrap_or("") {
-            "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
-                depth += 1;
-                continue;
-            }
-            "endif" => {
-                depth = depth.saturating_sub(1);
-                continue;
-            }
-            _ if depth > 0 => continue,
-            _ => {}
-        }
         if !(line.contains("-arch")
             || line.contains("gpu-architecture")
             || line.contains("gencode")
@@ -858,6 +956,14 @@ mod tests {
         assert_eq!(makefile_targets("all:\n\tgcc x.c\n"), None);
         // One branch's flags are chosen when make runs: not known.
         let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nelse\nNVCCFLAGS += -arch=sm_80\nendif\n";
+        assert_eq!(makefile_targets(t), None);
+        // Unless the test is whether a variable the Makefile never sets was given: plain
+        // `make` builds the default branch. One the file sets stays undecided.
+        let t = "ifeq ($(CUARCH),)\n  CUFLAGS += -gencode arch=compute_80,code=sm_80\nelse\n  CUFLAGS += -arch=$(CUARCH)\nendif\nk: k.cu\n\tnvcc $(CUFLAGS) k.cu\n";
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_80");
+        let t = "ifndef SM\nARCH = -arch=sm_75\nelse\nARCH = -arch=sm_$(SM)\nendif\n";
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_75");
+        let t = "CUARCH ?= sm_86\nifeq ($(CUARCH),)\n  CUFLAGS += -arch=sm_80\nendif\n";
         assert_eq!(makefile_targets(t), None);
         // An automake `Makefile.am`: the shell's escaped quotes around the code list.
         let t = "nvcc_ARCH = -gencode=arch=compute_52,code=\\\"sm_52,compute_52\\\"\nnvcc_FLAGS = $(nvcc_ARCH) -O3\n";
