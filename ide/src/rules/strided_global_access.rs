@@ -623,8 +623,11 @@ fn siblings_fill_gaps(
     };
     // A load's own next iterations of a short loop (`up[first + i]` for `i < 3`) fill
     // gaps together with a sibling (the peeled `up[first + 3]` after the loop): L1
-    // serves the repeats. (What the loop fills alone is `loop_fills_gaps`'s hint.)
-    if a.kind == AccessKind::Load {
+    // serves the repeats. (What the loop fills alone is `loop_fills_gaps`'s hint.) A
+    // chunk longer than `MAX_CHUNK` elements per thread spreads the warp over more lines
+    // than L1 keeps for it between the loop's iterations.
+    let short_chunk = spacing / w <= MAX_CHUNK;
+    if a.kind == AccessKind::Load && short_chunk {
         for theirs in iterations(&a.byte_offset, shape) {
             if shifted(&theirs) {
                 lanes.extend(theirs);
@@ -668,7 +671,7 @@ fn siblings_fill_gaps(
             lanes.extend(theirs);
             joined |= adds(&theirs);
         }
-        if loads {
+        if loads && short_chunk {
             for theirs in iterations(&o.byte_offset, shape) {
                 if shifted(&theirs) {
                     lanes.extend(theirs);
@@ -1629,6 +1632,25 @@ __global__ void smooth(const double* __restrict__ w, double* out) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 void run(const double* w, double* o) { smooth<<<64, 128>>>(w, o); }
+"#,
+        );
+        // Two loops over a row of 14 floats per thread: a chunk longer than L1 keeps
+        // for the warp between iterations, each request's strided cost stands.
+        check(
+            RULE,
+            r#"
+__global__ void state(const float* s, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float q[7], dq[7];
+    for (int j = 0; j < 7; j++) {
+        q[j] = s[t * 14 + j];
+            // ^^^^^^^^^^^^^ warning: uncoalesced load from `s`
+        dq[j] = s[t * 14 + 7 + j];
+             // ^^^^^^^^^^^^^^^^^ warning: uncoalesced load from `s`
+    }
+    out[t] = q[0] + dq[6];
+}
+void run(const float* s, float* o) { state<<<64, 128>>>(s, o); }
 "#,
         );
     }
