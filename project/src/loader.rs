@@ -393,7 +393,7 @@ impl ProjectLoader {
     pub fn file_build(&mut self, file: &Path) -> FileBuild {
         let mut build = self.file_build_own(file);
         if build.targets.is_none() {
-            build.targets = self.includer_targets(file);
+            build.targets = self.includer_targets(file, 0);
         }
         build
     }
@@ -518,12 +518,16 @@ impl ProjectLoader {
     }
 
     /// The targets of the first source file of the project (by path) that includes
-    /// `file` and whose own build names targets: a header, or a `.cu` kept in an
+    /// `file` and whose own build names targets (or, for a header, its includers', a
+    /// few levels up): a header, or a `.cu` kept in an
     /// `include/` folder that no build file sits above, is compiled as part of it. The
     /// project is the loader's root, else the folder holding `.git` above `file`, else
     /// the widest folder given to [`ProjectLoader::add_scan_roots`] that holds it; without
     /// any, none. Its files' includes are read once.
-    fn includer_targets(&mut self, file: &Path) -> Option<TargetSet> {
+    fn includer_targets(&mut self, file: &Path, depth: usize) -> Option<TargetSet> {
+        if depth > 4 {
+            return None;
+        }
         let dir = folder_of(file);
         let name = file.file_name()?.to_string_lossy().to_string();
         let key = normalize_path(&dir.join(&name).display().to_string());
@@ -560,15 +564,28 @@ impl ProjectLoader {
                     continue;
                 }
                 let build = self.file_build_own(includer);
-                let Some(mut targets) = build.targets else {
+                // An includer without targets of its own (a header including the file)
+                // takes those of its own includers.
+                let Some(mut targets) = build
+                    .targets
+                    .clone()
+                    .or_else(|| self.includer_targets(includer, depth + 1))
+                else {
                     continue;
                 };
+                // Resolved next to the includer or in its include folders; where those
+                // are not known (a header's build names none), a path ending in what the
+                // include writes (`util/reduction/Reduction.h`).
                 let beside =
                     kernaut_ide::includes::include_path(&includer.display().to_string(), written);
-                let mut found =
-                    std::iter::once(beside).chain(build.include_dirs.iter().map(|d| {
+                let suffix = format!("/{}", written.trim_start_matches("./"));
+                let mut found = std::iter::once(beside)
+                    .chain(build.include_dirs.iter().map(|d| {
                         normalize_path(&format!("{}/{}", d.trim_end_matches('/'), written))
-                    }));
+                    }))
+                    .chain(
+                        (!written.contains("..") && key.ends_with(&suffix)).then(|| key.clone()),
+                    );
                 if found.any(|p| p == key) {
                     targets.origin = format!(
                         "{}, for {}, which includes it",

@@ -628,6 +628,14 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                 }
                 if has("constexpr") || has("const") {
                     constant_decl(tree, node, text, has("constexpr"), facts);
+                } else if has("__constant__")
+                    && !text.contains("ToSymbol")
+                    && !text.contains("SymbolAddress")
+                {
+                    // A `__constant__` scalar the file never writes from the host
+                    // (`cudaMemcpyToSymbol`, or its address taken with
+                    // `cudaGetSymbolAddress`) holds its initialiser.
+                    constant_decl(tree, node, text, false, facts);
                 }
                 walk.declarations.push(node);
             }

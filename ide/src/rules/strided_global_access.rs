@@ -1674,9 +1674,9 @@ void run(float* f, int sx, int sz) { inject<<<dim3(8, 8), dim3(16, 16)>>>(f, 100
 
     #[test]
     fn branches_a_constant_condition_never_takes_are_not_compiled() {
-        // `ROW % 4 == 0` holds: nvcc compiles no code for the `else`. The same walk
-        // under a row length kept in `__constant__` memory (which the host may set with
-        // `cudaMemcpyToSymbol`) rests on a value the code does not fix: a hint.
+        // `ROW % 4 == 0` holds: nvcc compiles no code for the `else`; so does a
+        // `__constant__` row length the host never sets. One the host sets with
+        // `cudaMemcpyToSymbol` is a value the code does not fix: a hint.
         check(
             RULE,
             r#"
@@ -1702,6 +1702,22 @@ __global__ void rows(short* m, int* out) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     out[r] = m[r * row_len];
           // ^^^^^^^^^^^^^^ hint: uncoalesced load from `m`: each warp request touches 32 sectors of 32 bytes where its 64 bytes need 2 (16.0x the memory traffic) (taking `row_len` to be 64 or more)
+}
+void run(short* m, int* o, int n) {
+    cudaMemcpyToSymbol(row_len, &n, sizeof(int));
+    rows<<<4, 64>>>(m, o);
+}
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__constant__ int row_len = 64;
+__global__ void rows(short* m, int* out) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row_len % 4 != 0) out[r] = m[r * row_len + 1];
+    out[r] = m[r * row_len];
+          // ^^^^^^^^^^^^^^ warning: uncoalesced load from `m`: each warp request touches 32 sectors of 32 bytes where its 64 bytes need 2 (16.0x the memory traffic), because neighbouring lanes are 128 bytes apart
 }
 void run(short* m, int* o) { rows<<<4, 64>>>(m, o); }
 "#,
