@@ -847,11 +847,9 @@ pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) ->
     };
     let later = &window[at];
     // `buf[i] = f(buf[i])` reads before it writes: the read is the one between.
-    let between = window[..at].iter().chain(
-        (later.kind == AccessKind::LoadStore)
-            .then_some(later)
-            .into_iter(),
-    );
+    let between = window[..at]
+        .iter()
+        .chain((later.kind == AccessKind::LoadStore).then_some(later));
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     if statement(&a.range) == statement(&later.range) {
         return false;
@@ -1672,8 +1670,9 @@ fn one_lane_equality(comps: &[kernaut_syntax::GuardComparison], block: [Option<i
             loops: Loops::Iteration(0),
             ..Valuation::warp0(block)
         };
-        let mut keys: Vec<Vec<i64>> =
-            vec![Vec::with_capacity(varying.len()); kernaut_gpu::banks::WARP_LANES];
+        let mut keys: Vec<Vec<i64>> = (0..kernaut_gpu::banks::WARP_LANES)
+            .map(|_| Vec::with_capacity(varying.len()))
+            .collect();
         for v in &varying {
             let Some(lanes) = valuation.lanes(v) else {
                 return false;

@@ -1648,6 +1648,55 @@ fn expression_at<'t>(roots: &[Node<'t>], range: &TextRange) -> Option<Node<'t>> 
         .find(|n| n.byte_range() == *range)
 }
 
+/// Whether `child` is the branch of the `if` statement `parent` that its condition, a
+/// constant of the file (`#define DEBUG 0`, `constexpr int kRow = 64;`, an enumerator),
+/// never takes: nvcc compiles no code for it. A condition that names a template
+/// parameter with a default is not decided (other instantiations take the other
+/// branch). `decided` keeps each `if`'s answer (by node id): `Some(taken)`.
+fn dead_branch<'a>(
+    child: Node<'a>,
+    parent: Node<'a>,
+    low: &Lowerer<'a>,
+    decided: &mut HashMap<usize, Option<bool>>,
+) -> bool {
+    if parent.kind_name() != "if_statement" {
+        return false;
+    }
+    let then = parent.field("consequence");
+    let otherwise = parent.field("alternative");
+    let is_then = then == Some(child);
+    if !is_then && otherwise != Some(child) {
+        return false;
+    }
+    let taken = *decided.entry(parent.id()).or_insert_with(|| {
+        let cond = parent.field("condition")?;
+        let value = cond.field("value").unwrap_or(cond);
+        let at = value.start_byte();
+        let expr = crate::expr::from_node(value, low.text, 0);
+        let facts = low.facts;
+        let names_default = facts.constants.iter().any(|c| {
+            c.kind == crate::ConstantKind::TemplateDefault
+                && c.scope.as_ref().is_some_and(|s| s.contains(&at))
+                && {
+                    let mut named = false;
+                    expr.walk_pruned(&mut |e| {
+                        named |= matches!(e, crate::expr::Expr::Name(n) if *n == c.name);
+                        !named
+                    });
+                    named
+                }
+        });
+        if names_default {
+            return None;
+        }
+        facts.env.fold(&expr, at).map(|v| v != 0)
+    });
+    match taken {
+        Some(taken) => taken != is_then,
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{BinOp, IndexExpr, Lowerer, SharedAccess};
@@ -2031,54 +2080,5 @@ __global__ void k(const float* g, int n) {
         let s = file.variable_named("s", at("s[i] =")).unwrap();
         let g = file.variable_named("g", at("s[i] =")).unwrap();
         assert!(s.is_volatile && !g.is_volatile);
-    }
-}
-
-/// Whether `child` is the branch of the `if` statement `parent` that its condition, a
-/// constant of the file (`#define DEBUG 0`, `constexpr int kRow = 64;`, an enumerator),
-/// never takes: nvcc compiles no code for it. A condition that names a template
-/// parameter with a default is not decided (other instantiations take the other
-/// branch). `decided` keeps each `if`'s answer (by node id): `Some(taken)`.
-fn dead_branch<'a>(
-    child: Node<'a>,
-    parent: Node<'a>,
-    low: &Lowerer<'a>,
-    decided: &mut HashMap<usize, Option<bool>>,
-) -> bool {
-    if parent.kind_name() != "if_statement" {
-        return false;
-    }
-    let then = parent.field("consequence");
-    let otherwise = parent.field("alternative");
-    let is_then = then == Some(child);
-    if !is_then && otherwise != Some(child) {
-        return false;
-    }
-    let taken = *decided.entry(parent.id()).or_insert_with(|| {
-        let cond = parent.field("condition")?;
-        let value = cond.field("value").unwrap_or(cond);
-        let at = value.start_byte();
-        let expr = crate::expr::from_node(value, low.text, 0);
-        let facts = low.facts;
-        let names_default = facts.constants.iter().any(|c| {
-            c.kind == crate::ConstantKind::TemplateDefault
-                && c.scope.as_ref().is_some_and(|s| s.contains(&at))
-                && {
-                    let mut named = false;
-                    expr.walk_pruned(&mut |e| {
-                        named |= matches!(e, crate::expr::Expr::Name(n) if *n == c.name);
-                        !named
-                    });
-                    named
-                }
-        });
-        if names_default {
-            return None;
-        }
-        facts.env.fold(&expr, at).map(|v| v != 0)
-    });
-    match taken {
-        Some(taken) => taken != is_then,
-        None => false,
     }
 }
