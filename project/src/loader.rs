@@ -86,6 +86,9 @@ pub struct ProjectLoader {
     /// Project root → its source files' quoted includes, by the included file's name
     /// ([`ProjectLoader::includer_targets`]).
     includers_of_root: HashMap<PathBuf, Arc<Includers>>,
+    /// File (normalised) → [`ProjectLoader::includer_targets`]'s answer, once worked out
+    /// (`None` while it is being worked out, so a cycle of includes ends).
+    includer_targets_of: HashMap<String, Option<TargetSet>>,
     /// Folders whose files are the project's too where no root or `.git` says more (the
     /// folders `check` was given).
     scan_roots: Vec<PathBuf>,
@@ -144,6 +147,7 @@ impl ProjectLoader {
         self.makefile_of_dir.clear();
         self.cmake_includes_of_dir.clear();
         self.includers_of_root.clear();
+        self.includer_targets_of.clear();
     }
 
     /// The include folders the `CMakeLists.txt` files from `file`'s folder up to the
@@ -528,6 +532,23 @@ impl ProjectLoader {
         if depth > 4 {
             return None;
         }
+        let memo_key = normalize_path(
+            &folder_of(file)
+                .join(file.file_name()?)
+                .display()
+                .to_string(),
+        );
+        if let Some(known) = self.includer_targets_of.get(&memo_key) {
+            return known.clone();
+        }
+        self.includer_targets_of.insert(memo_key.clone(), None);
+        let found = self.includer_targets_uncached(file, depth);
+        self.includer_targets_of.insert(memo_key, found.clone());
+        found
+    }
+
+    /// [`ProjectLoader::includer_targets`], worked out.
+    fn includer_targets_uncached(&mut self, file: &Path, depth: usize) -> Option<TargetSet> {
         let dir = folder_of(file);
         let name = file.file_name()?.to_string_lossy().to_string();
         let key = normalize_path(&dir.join(&name).display().to_string());
