@@ -1100,6 +1100,43 @@ fn loop_merged(
             trips
         }
     };
+    // An access that some iterations skip (under an `if` inside the loop whose condition
+    // changes with the iteration, or after a `continue` or `break`) stays scalar: nvcc
+    // 13.5 keeps four `LDS` for `if (l >= N) continue; if (g < n) y[g] = s[t * 4 + i];`
+    // over `i < 4`.
+    let inside = &chain[..chain.iter().position(|e| std::ptr::eq(e, lp))?];
+    let per_iteration = inside.iter().any(|e| match &e.kind {
+        EnclosingKind::If {
+            condition_range, ..
+        } => scope
+            .file
+            .lane_guard_comparisons(condition_range, &[])
+            .is_none_or(|comps| {
+                comps
+                    .iter()
+                    .any(|c| c.left.has_loop_var() || c.right.has_loop_var())
+            }),
+        EnclosingKind::Conditional { .. } => true,
+        _ => false,
+    });
+    let skips = scope
+        .file
+        .text()
+        .get(lp.range.start..a.range.start)
+        .is_some_and(|t| {
+            t.match_indices("continue")
+                .chain(t.match_indices("break"))
+                .any(|(i, w)| {
+                    let b = t.as_bytes();
+                    !(i > 0 && kernaut_syntax::lex::is_ident_byte(b[i - 1]))
+                        && !b
+                            .get(i + w.len())
+                            .is_some_and(|c| kernaut_syntax::lex::is_ident_byte(*c))
+                })
+        });
+    if per_iteration || skips {
+        return None;
+    }
     // A store to the array in the loop (for a store, any other access) keeps the
     // accesses apart.
     let others: Vec<&SharedAccess> = all

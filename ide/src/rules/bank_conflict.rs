@@ -1845,4 +1845,48 @@ void run(const int* s, int* d) { walk<<<8, 32>>>(s, d); }
 "#,
         );
     }
+
+    #[test]
+    fn iterations_some_threads_skip_are_not_merged() {
+        // `per` is a local holding 4: the loop runs 4 times. Where each iteration may be
+        // skipped (`continue`, a guard on the element), nvcc keeps four scalar `LDS`
+        // (4-way at a 16-byte lane stride); without them it reads one `LDS.128`
+        // (conflict-free).
+        check(
+            RULE,
+            r#"
+__global__ void tail(const float* x, float* y, int n) {
+  __shared__ float s[1024];
+  unsigned t = threadIdx.x;
+  s[t] = x[t];
+  __syncthreads();
+  unsigned per = 1024 / 256;
+  for (unsigned i = 0; i < per; ++i) {
+    unsigned l = t * per + i;
+    if (l >= 1024) continue;
+    unsigned g = blockIdx.x * 1024 + l;
+    if (g < n) y[g] = s[l];
+                   // ^^^^ warning: 4-way bank conflict
+  }
+}
+void run(const float* x, float* y, int n) { tail<<<4, 256>>>(x, y, n); }
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__global__ void tail(const float* x, float* y) {
+  __shared__ float s[1024];
+  unsigned t = threadIdx.x;
+  s[t] = x[t];
+  __syncthreads();
+  unsigned per = 1024 / 256;
+  float acc = 0.f;
+  for (unsigned i = 0; i < per; ++i) acc += s[t * per + i];
+  y[t] = acc;
+}
+void run(const float* x, float* y) { tail<<<4, 256>>>(x, y); }
+"#,
+        );
+    }
 }

@@ -193,7 +193,19 @@ impl<'a> Lowerer<'a> {
         let id = node.id();
         let known = self.memo.borrow().for_headers.get(&id).cloned();
         let header = known.unwrap_or_else(|| {
-            let h = Rc::new(for_header(node, self.text, self.facts, ""));
+            let mut h = for_header(node, self.text, self.facts, "");
+            // Known while the bound is lowered (the bound's names are looked up among
+            // the loops around them, this one included).
+            self.memo
+                .borrow_mut()
+                .for_headers
+                .insert(id, Rc::new(h.clone()));
+            // A bound the file's constants do not fold may be a local holding one
+            // (`unsigned per = SECTION / THREADS; for (i = 0; i < per; ++i)`).
+            if let Some(h) = h.as_mut().filter(|h| h.2.is_none()) {
+                h.2 = self.local_bound(node, &h.1);
+            }
+            let h = Rc::new(h);
             self.memo.borrow_mut().for_headers.insert(id, h.clone());
             h
         });
@@ -204,6 +216,35 @@ impl<'a> Lowerer<'a> {
             .as_ref()
             .filter(|h| n.is_empty() || h.1 == n)
             .cloned()
+    }
+
+    /// The exclusive end of the `for` loop `node` over `var` whose condition compares it
+    /// with a name (`i < per`, `i <= last`) that lowers to a constant the same for every
+    /// thread: a local initialised from constants and never assigned again.
+    fn local_bound(&self, node: Node<'a>, var: &str) -> Option<i64> {
+        let cond = node.field("condition")?;
+        if cond.kind_name() != "binary_expression" {
+            return None;
+        }
+        let left = cond.field("left")?;
+        let right = cond.field("right")?;
+        if left.kind_name() != "identifier"
+            || node_text(left, self.text) != var
+            || right.kind_name() != "identifier"
+        {
+            return None;
+        }
+        let op = node_text(cond.field("operator")?, self.text);
+        let bound = self.lower(&from_node(right, self.text, 0), right, 1);
+        if bound.depends_on_thread() || bound.has_loop_var() {
+            return None;
+        }
+        let v = bound.eval(&|_| None)?;
+        match op {
+            "<" | "!=" => Some(v),
+            "<=" => v.checked_add(1),
+            _ => None,
+        }
     }
 
     /// What `find_declaration_full` finds for `name` used at `use_node` (the initialiser
