@@ -1128,10 +1128,10 @@ fn loop_merged(
                 .chain(t.match_indices("break"))
                 .any(|(i, w)| {
                     let b = t.as_bytes();
-                    !(i > 0 && kernaut_syntax::lex::is_ident_byte(b[i - 1]))
-                        && !b
-                            .get(i + w.len())
-                            .is_some_and(|c| kernaut_syntax::lex::is_ident_byte(*c))
+                    let joined = |at: usize| kernaut_syntax::lex::is_ident_byte(b[at]);
+                    let before = i > 0 && joined(i - 1);
+                    let after = i + w.len() < b.len() && joined(i + w.len());
+                    !before && !after
                 })
         });
     if per_iteration || skips {
