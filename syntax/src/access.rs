@@ -957,29 +957,10 @@ impl SourceFile {
                 return false;
             };
             if branching.start_byte() <= second.start && second.end <= branching.end_byte() {
-                let Some(mut n) = root.descendant_for_byte_range(second.start, second.end) else {
-                    return false;
-                };
-                loop {
-                    let Some(parent) = n.parent() else {
-                        return false;
-                    };
-                    if matches!(
-                        n.kind_name(),
-                        "for_statement"
-                            | "while_statement"
-                            | "do_statement"
-                            | "for_range_loop"
-                            | "lambda_expression"
-                            | "condition_clause"
-                    ) {
-                        return false;
-                    }
-                    if parent.id() == branching.id() {
-                        return true;
-                    }
-                    n = parent;
-                }
+                return root
+                    .descendant_for_byte_range(second.start, second.end)
+                    .and_then(|n| child_reached_once(n, branching))
+                    .is_some_and(|c| c.kind_name() != "condition_clause");
             }
             s1 = branching;
         } else if !matches!(s1.kind_name(), "expression_statement" | "declaration") {
@@ -999,35 +980,9 @@ impl SourceFile {
         else {
             return false;
         };
-        let Some(mut n) = root.descendant_for_byte_range(second.start, second.end) else {
-            return false;
-        };
-        let mut from: Option<Node<'_>> = None;
-        loop {
-            let Some(parent) = n.parent() else {
-                return false;
-            };
-            // A `for` header's initialiser runs once, when the loop is reached.
-            let once = n.kind_name() == "for_statement"
-                && from.is_some_and(|f| n.field("initializer") == Some(f));
-            if !once
-                && matches!(
-                    n.kind_name(),
-                    "for_statement"
-                        | "while_statement"
-                        | "do_statement"
-                        | "for_range_loop"
-                        | "lambda_expression"
-                )
-            {
-                return false;
-            }
-            if parent.id() == block.id() {
-                return n.start_byte() >= s1.end_byte();
-            }
-            from = Some(n);
-            n = parent;
-        }
+        root.descendant_for_byte_range(second.start, second.end)
+            .and_then(|n| child_reached_once(n, block))
+            .is_some_and(|c| c.start_byte() >= s1.end_byte())
     }
 
     /// The inline `asm` statements inside `range` (a function's body), in order: their
@@ -1646,6 +1601,35 @@ fn expression_at<'t>(roots: &[Node<'t>], range: &TextRange) -> Option<Node<'t>> 
     named_children(node)
         .into_iter()
         .find(|n| n.byte_range() == *range)
+}
+
+/// The child of `until` on the way up from `n`, where that way runs once each time
+/// `until` does: it leaves no loop or lambda (a `for` entered through its initialiser,
+/// which runs once, excepted). `None` where it does, or where `until` is not above `n`.
+fn child_reached_once<'t>(mut n: Node<'t>, until: Node<'t>) -> Option<Node<'t>> {
+    let mut from: Option<Node<'t>> = None;
+    loop {
+        let parent = n.parent()?;
+        let once = n.kind_name() == "for_statement"
+            && from.is_some_and(|f| n.field("initializer") == Some(f));
+        if !once
+            && matches!(
+                n.kind_name(),
+                "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "for_range_loop"
+                    | "lambda_expression"
+            )
+        {
+            return None;
+        }
+        if parent.id() == until.id() {
+            return Some(n);
+        }
+        from = Some(n);
+        n = parent;
+    }
 }
 
 /// Whether `child` is the branch of the `if` statement `parent` that its condition, a

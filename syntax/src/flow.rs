@@ -13,8 +13,8 @@ use crate::symbol::{ptx_instructions, SymbolKind};
 #[cfg(test)]
 use crate::util::preorder;
 use crate::util::{
-    chain_at, descend_to, lacks_byte, move_range, named_children, node_text, preorder_all,
-    squash_ws, Ancestry, NodeExt,
+    chain_at, descend_to, lacks_byte, move_range, node_text, preorder_all, squash_ws, Ancestry,
+    NodeExt,
 };
 use crate::TextRange;
 

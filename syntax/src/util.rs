@@ -241,6 +241,19 @@ pub(crate) fn named_children(node: Node) -> Vec<Node> {
     node.named_children(&mut cursor).collect()
 }
 
+/// The arguments of the call `call` (its `arguments` list's named children, comments
+/// left out); empty where it has none.
+pub(crate) fn call_arguments(call: Node) -> Vec<Node> {
+    call.field("arguments")
+        .map(|a| {
+            named_children(a)
+                .into_iter()
+                .filter(|n| n.kind_name() != "comment")
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// All children of `node` as a vector.
 pub(crate) fn children(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();

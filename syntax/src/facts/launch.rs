@@ -129,15 +129,7 @@ pub(crate) fn call_facts<'t>(
     let config = children(call)
         .into_iter()
         .find(|c| c.kind_name() == "kernel_call_syntax");
-    let args: Vec<Node> = call
-        .field("arguments")
-        .map(|a| {
-            named_children(a)
-                .into_iter()
-                .filter(|n| n.kind_name() != "comment")
-                .collect()
-        })
-        .unwrap_or_default();
+    let args: Vec<Node> = crate::util::call_arguments(call);
     let function = enclosing_function(tree, call);
     if let Some(config) = config {
         let cfg: Vec<Node> = named_children(config)
@@ -426,48 +418,8 @@ struct Chosen<'t> {
 /// `void (*k)(float*) = &scale;` declared before `at` in the launch's function and never
 /// assigned again. `None` where `name` is no such variable.
 fn kernel_alias(cx: &DimContext, name: &str, at: usize) -> Option<(String, Option<String>)> {
-    let func = cx.function?;
-    let text = cx.text;
-    if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
-        return None;
-    }
-    let mut found: Option<(Node, TextRange, usize)> = None;
-    for d in cx
-        .declarations
-        .iter()
-        .filter(|d| func.byte_range().contains(&d.start_byte()) && d.end_byte() <= at)
-    {
-        for decl in declarators(*d) {
-            let (Some(id), Some(value)) = (
-                decl.field("declarator")
-                    .filter(|_| decl.kind_name() == "init_declarator")
-                    .and_then(crate::declarator::declarator_name),
-                decl.field("value"),
-            ) else {
-                continue;
-            };
-            if node_text(id, text) != name {
-                continue;
-            }
-            let scope = scope_of(cx.tree, *d);
-            if scope.contains(&at)
-                && found
-                    .as_ref()
-                    .is_none_or(|(_, s, _)| scope.len() <= s.len())
-            {
-                found = Some((value, scope, id.start_byte()));
-            }
-        }
-    }
-    let (value, _, name_at) = found?;
-    if mutated(
-        text.get(func.byte_range())?,
-        name,
-        name_at - func.start_byte(),
-    ) {
-        return None;
-    }
-    kernel_named(value, text)
+    let value = local_initializer(cx.tree, name, cx.text, cx.declarations, cx.function, at)?;
+    kernel_named(value, cx.text)
 }
 
 /// The kernel an expression names: `scale`, `ns::scale`, `scale<float, 4>`, `&scale`,
@@ -548,15 +500,7 @@ fn lambda_parameter_calls<'t>(
     });
     let mut out = Vec::new();
     for c in &calls {
-        let args: Vec<Node> = c
-            .field("arguments")
-            .map(|a| {
-                named_children(a)
-                    .into_iter()
-                    .filter(|n| n.kind_name() != "comment")
-                    .collect()
-            })
-            .unwrap_or_default();
+        let args: Vec<Node> = crate::util::call_arguments(*c);
         let Some(kernel) = args.get(slot).and_then(|a| {
             let named = kernel_named(*a, text)?;
             match named {
@@ -712,21 +656,23 @@ fn fold_local(
     )
 }
 
-/// [`fold_local`] for a name read from text (a launch dimension's part).
-fn fold_local_name(
-    tree: &Ancestry,
+/// The initialiser of the local `name` as it holds at `at`: the innermost declaration of
+/// `name` in `function` before `at` whose scope holds `at` (`int threads = 32;`, `auto k =
+/// scale<4>;`, `void (*k)(float*) = &scale;`), where nothing in the function assigns
+/// `name` again or takes its address. `None` for anything else.
+fn local_initializer<'t>(
+    tree: &Ancestry<'t>,
     name: &str,
     text: &str,
-    declarations: &[Node],
-    function: Option<Node>,
-    env: &Env,
+    declarations: &[Node<'t>],
+    function: Option<Node<'t>>,
     at: usize,
-) -> Option<i64> {
+) -> Option<Node<'t>> {
     if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
         return None;
     }
     let func = function?;
-    // The innermost declaration of `name` whose scope holds `at`: (value, scope, name at).
+    // (value, scope, name at) of the innermost declaration so far.
     let mut found: Option<(Node, TextRange, usize)> = None;
     for d in declarations
         .iter()
@@ -736,7 +682,11 @@ fn fold_local_name(
             if decl.kind_name() != "init_declarator" {
                 continue;
             }
-            let (Some(id), Some(value)) = (decl.field("declarator"), decl.field("value")) else {
+            let (Some(id), Some(value)) = (
+                decl.field("declarator")
+                    .and_then(crate::declarator::declarator_name),
+                decl.field("value"),
+            ) else {
                 continue;
             };
             if id.kind_name() != "identifier" || node_text(id, text) != name {
@@ -760,6 +710,20 @@ fn fold_local_name(
     ) {
         return None;
     }
+    Some(value)
+}
+
+/// [`fold_local`] for a name read from text (a launch dimension's part).
+fn fold_local_name(
+    tree: &Ancestry,
+    name: &str,
+    text: &str,
+    declarations: &[Node],
+    function: Option<Node>,
+    env: &Env,
+    at: usize,
+) -> Option<i64> {
+    let value = local_initializer(tree, name, text, declarations, function, at)?;
     let value = match value.kind_name() {
         // `size_t bytes{…}` and `size_t bytes(…)`.
         "initializer_list" | "argument_list" => match named_children(value)

@@ -244,15 +244,7 @@ impl SourceFile {
         sym: crate::symbol::SymbolRef,
     ) -> Option<CallSite> {
         let text = self.text();
-        let args: Vec<Node> = call
-            .field("arguments")
-            .map(|a| {
-                named_children(a)
-                    .into_iter()
-                    .filter(|n| n.kind_name() != "comment")
-                    .collect()
-            })
-            .unwrap_or_default();
+        let args: Vec<Node> = crate::util::call_arguments(call);
         let facts = self.facts();
         Some(CallSite::new(
             sym.range,
