@@ -131,6 +131,13 @@ pub(crate) fn call_facts<'t>(
         .find(|c| c.kind_name() == "kernel_call_syntax");
     let args: Vec<Node> = crate::util::call_arguments(call);
     let function = enclosing_function(tree, call);
+    let cx = DimContext {
+        tree,
+        text,
+        declarations,
+        env,
+        function,
+    };
     if let Some(config) = config {
         let cfg: Vec<Node> = named_children(config)
             .into_iter()
@@ -165,13 +172,6 @@ pub(crate) fn call_facts<'t>(
                 f.field("arguments").map(|a| squash_ws(node_text(a, text))),
             ),
             _ => (squash_ws(&strip_template_args(node_text(f, text))), None),
-        };
-        let cx = DimContext {
-            tree,
-            text,
-            declarations,
-            env,
-            function,
         };
         let chosen = match lambda_parameter_calls(tree, call, &kernel, text, &cx) {
             Some(chosen) if !chosen.is_empty() => chosen,
@@ -282,13 +282,6 @@ pub(crate) fn call_facts<'t>(
     let callee = squash_ws(node_text(f, text));
     if callee.trim_start_matches("::") == "cudaLaunchKernelEx" && args.len() >= 2 {
         if let Some(mut l) = launch_ex(call, &args, text, function, env) {
-            let cx = DimContext {
-                tree,
-                text,
-                declarations,
-                env,
-                function,
-            };
             if l.template_args.is_none() {
                 if let Some((kernel, template_args)) = kernel_alias(&cx, &l.kernel, at) {
                     (l.kernel, l.template_args) = (kernel, template_args);
@@ -308,13 +301,6 @@ pub(crate) fn call_facts<'t>(
             .trim();
         let kernel = strip_template_args(k).trim().to_string();
         // `auto fn = scale<float>; cudaFuncSetAttribute(fn, …)` opts `scale` in.
-        let cx = DimContext {
-            tree,
-            text,
-            declarations,
-            env,
-            function,
-        };
         let kernel = kernel_alias(&cx, &kernel, at).map_or(kernel, |(k, _)| k);
         facts.func_attributes.push(FuncAttributeCall {
             kernel,
