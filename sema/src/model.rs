@@ -1124,15 +1124,9 @@ fn loop_merged(
         .text()
         .get(lp.range.start..a.range.start)
         .is_some_and(|t| {
-            t.match_indices("continue")
-                .chain(t.match_indices("break"))
-                .any(|(i, w)| {
-                    let b = t.as_bytes();
-                    let joined = |at: usize| kernaut_syntax::lex::is_ident_byte(b[at]);
-                    let before = i > 0 && joined(i - 1);
-                    let after = i + w.len() < b.len() && joined(i + w.len());
-                    !before && !after
-                })
+            ["continue", "break"]
+                .iter()
+                .any(|w| kernaut_syntax::lex::find_word(t, w, 0).is_some())
         });
     if per_iteration || skips {
         return None;

@@ -244,7 +244,7 @@ pub(crate) fn call_facts<'t>(
                 shared_bytes_text: cfg.get(2).map(|n| squash_ws(node_text(*n, text))),
                 shared_bytes: shared.and_then(|(n, at)| {
                     env.fold(&from_node(n, text, 0), at)
-                        .or_else(|| fold_local(tree, n, text, declarations, function, env, at))
+                        .or_else(|| cx.fold_local(n, at))
                 }),
                 stream: cfg.get(3).map(|n| squash_ws(node_text(*n, text))),
                 args: args
@@ -308,7 +308,7 @@ pub(crate) fn call_facts<'t>(
             value_text: squash_ws(node_text(args[2], text)),
             value: env
                 .fold(&from_node(args[2], text, 0), at)
-                .or_else(|| fold_local(tree, args[2], text, declarations, function, env, at)),
+                .or_else(|| cx.fold_local(args[2], at)),
             range: call.byte_range(),
         });
     }
@@ -365,7 +365,7 @@ fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
         for (i, p) in parts.iter().take(3).enumerate() {
             v[i] = env
                 .fold(&from_text(p), at)
-                .or_else(|| fold_local_name(tree, p, text, declarations, function, env, at))?;
+                .or_else(|| cx.fold_local_name(p, at))?;
         }
         Some(v)
     });
@@ -404,7 +404,7 @@ struct Chosen<'t> {
 /// `void (*k)(float*) = &scale;` declared before `at` in the launch's function and never
 /// assigned again. `None` where `name` is no such variable.
 fn kernel_alias(cx: &DimContext, name: &str, at: usize) -> Option<(String, Option<String>)> {
-    let value = local_initializer(cx.tree, name, cx.text, cx.declarations, cx.function, at)?;
+    let value = cx.local_initializer(name, at)?;
     kernel_named(value, cx.text)
 }
 
@@ -614,116 +614,90 @@ fn launch_ex(
     })
 }
 
-/// The value of `n` when it names a local that is not `const` but holds a constant: declared
-/// with a foldable initialiser before `at`, in `function` and in a scope around `at`, and
-/// never assigned, incremented or address-taken anywhere in the function (see
-/// [`mutated`]). `size_t bytes = 64 * 1024; k<<<g, b, bytes>>>(…);` folds; a local
-/// reassigned (in a branch or not) or declared without an initialiser stays unknown.
-fn fold_local(
-    tree: &Ancestry,
-    n: Node,
-    text: &str,
-    declarations: &[Node],
-    function: Option<Node>,
-    env: &Env,
-    at: usize,
-) -> Option<i64> {
-    if n.kind_name() != "identifier" {
-        return None;
+impl<'t> DimContext<'_, 't> {
+    /// The value of `n` when it names a local that is not `const` but holds a constant:
+    /// declared with a foldable initialiser before `at`, in the function and in a scope
+    /// around `at`, and never assigned, incremented or address-taken anywhere in the
+    /// function (see [`mutated`]). `size_t bytes = 64 * 1024; k<<<g, b, bytes>>>(…);`
+    /// folds; a local reassigned (in a branch or not) or declared without an initialiser
+    /// stays unknown.
+    fn fold_local(&self, n: Node, at: usize) -> Option<i64> {
+        if n.kind_name() != "identifier" {
+            return None;
+        }
+        self.fold_local_name(node_text(n, self.text), at)
     }
-    fold_local_name(
-        tree,
-        node_text(n, text),
-        text,
-        declarations,
-        function,
-        env,
-        at,
-    )
-}
 
-/// The initialiser of the local `name` as it holds at `at`: the innermost declaration of
-/// `name` in `function` before `at` whose scope holds `at` (`int threads = 32;`, `auto k =
-/// scale<4>;`, `void (*k)(float*) = &scale;`), where nothing in the function assigns
-/// `name` again or takes its address. `None` for anything else.
-fn local_initializer<'t>(
-    tree: &Ancestry<'t>,
-    name: &str,
-    text: &str,
-    declarations: &[Node<'t>],
-    function: Option<Node<'t>>,
-    at: usize,
-) -> Option<Node<'t>> {
-    if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
-        return None;
-    }
-    let func = function?;
-    // (value, scope, name at) of the innermost declaration so far.
-    let mut found: Option<(Node, TextRange, usize)> = None;
-    for d in declarations
-        .iter()
-        .filter(|d| func.byte_range().contains(&d.start_byte()) && d.end_byte() <= at)
-    {
-        for decl in declarators(*d) {
-            if decl.kind_name() != "init_declarator" {
-                continue;
-            }
-            let (Some(id), Some(value)) = (
-                decl.field("declarator")
-                    .and_then(crate::declarator::declarator_name),
-                decl.field("value"),
-            ) else {
-                continue;
-            };
-            if id.kind_name() != "identifier" || node_text(id, text) != name {
-                continue;
-            }
-            let scope = scope_of(tree, *d);
-            if scope.contains(&at)
-                && found
-                    .as_ref()
-                    .is_none_or(|(_, s, _)| scope.len() <= s.len())
+    /// [`DimContext::fold_local`] for a name read from text (a launch dimension's part).
+    fn fold_local_name(&self, name: &str, at: usize) -> Option<i64> {
+        let value = self.local_initializer(name, at)?;
+        let value = match value.kind_name() {
+            // `size_t bytes{…}` and `size_t bytes(…)`.
+            "initializer_list" | "argument_list" => match named_children(value)
+                .into_iter()
+                .filter(|c| c.kind_name() != "comment")
+                .collect::<Vec<_>>()
+                .as_slice()
             {
-                found = Some((value, scope, id.start_byte()));
+                [one] => *one,
+                _ => return None,
+            },
+            _ => value,
+        };
+        self.env.fold(&from_node(value, self.text, 0), at)
+    }
+
+    /// The initialiser of the local `name` as it holds at `at`: the innermost declaration
+    /// of `name` in the function before `at` whose scope holds `at` (`int threads = 32;`,
+    /// `auto k = scale<4>;`, `void (*k)(float*) = &scale;`), where nothing in the function
+    /// assigns `name` again or takes its address. `None` for anything else.
+    fn local_initializer(&self, name: &str, at: usize) -> Option<Node<'t>> {
+        let text = self.text;
+        if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
+            return None;
+        }
+        let func = self.function?;
+        // (value, scope, name at) of the innermost declaration so far.
+        let mut found: Option<(Node<'t>, TextRange, usize)> = None;
+        for d in self
+            .declarations
+            .iter()
+            .filter(|d| func.byte_range().contains(&d.start_byte()) && d.end_byte() <= at)
+        {
+            for decl in declarators(*d) {
+                if decl.kind_name() != "init_declarator" {
+                    continue;
+                }
+                let (Some(id), Some(value)) = (
+                    decl.field("declarator")
+                        .and_then(crate::declarator::declarator_name),
+                    decl.field("value"),
+                ) else {
+                    continue;
+                };
+                if id.kind_name() != "identifier" || node_text(id, text) != name {
+                    continue;
+                }
+                let scope = scope_of(self.tree, *d);
+                if scope.contains(&at)
+                    && found
+                        .as_ref()
+                        .is_none_or(|(_, s, _)| scope.len() <= s.len())
+                {
+                    found = Some((value, scope, id.start_byte()));
+                }
             }
         }
+        let (value, _, name_at) = found?;
+        if mutated(
+            text.get(func.byte_range())?,
+            name,
+            name_at - func.start_byte(),
+        ) {
+            return None;
+        }
+        Some(value)
     }
-    let (value, _, name_at) = found?;
-    if mutated(
-        text.get(func.byte_range())?,
-        name,
-        name_at - func.start_byte(),
-    ) {
-        return None;
-    }
-    Some(value)
-}
-
-/// [`fold_local`] for a name read from text (a launch dimension's part).
-fn fold_local_name(
-    tree: &Ancestry,
-    name: &str,
-    text: &str,
-    declarations: &[Node],
-    function: Option<Node>,
-    env: &Env,
-    at: usize,
-) -> Option<i64> {
-    let value = local_initializer(tree, name, text, declarations, function, at)?;
-    let value = match value.kind_name() {
-        // `size_t bytes{…}` and `size_t bytes(…)`.
-        "initializer_list" | "argument_list" => match named_children(value)
-            .into_iter()
-            .filter(|c| c.kind_name() != "comment")
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            [one] => *one,
-            _ => return None,
-        },
-        _ => value,
-    };
-    env.fold(&from_node(value, text, 0), at)
 }
 
 /// Whether `body` may change the variable `name` anywhere but at its declaration (the
