@@ -209,6 +209,10 @@ pub enum Expr {
         step: Option<i64>,
         /// The step when it is not a constant (`i += blockDim.x`), lowered.
         stride: Option<Box<Expr>>,
+        /// How the variable doubles or halves each iteration (`s <<= 1`, `offset *= 2`,
+        /// `s >>= 1`), where it does, and the loop that drives it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scale: Option<Box<Scale>>,
     },
     /// A value that is the same for every thread of a warp but not fixed by the code:
     /// `blockIdx.x`, `gridDim.x`, a kernel parameter, a name the CLI is given a value for.
@@ -217,6 +221,144 @@ pub enum Expr {
     Binary(Box<Expr>, BinOp, Box<Expr>),
     /// Something that cannot be modelled, and why (data-dependent, a call, ...).
     Unknown(String),
+}
+
+/// A loop variable that is multiplied or divided by a constant each iteration: the
+/// strides of tree reductions and scans (`for (s = 1; s < n; s <<= 1)`, `offset *= 2;` at
+/// the end of a sweep's body).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scale {
+    /// How it changes each iteration: [`Stepping::Mul`] or [`Stepping::Div`].
+    pub stepping: Stepping,
+    /// The loop that runs it, when its header is read: the variable's own loop, or for
+    /// a local that one statement of a loop's body scales, that loop.
+    pub trip: Option<Trip>,
+}
+
+impl Scale {
+    /// The scale with `f` applied to the loop's start and bound (constants folded
+    /// again, parameters substituted).
+    pub fn map(&self, f: &dyn Fn(&Expr) -> Expr) -> Scale {
+        Scale {
+            stepping: self.stepping,
+            trip: self.trip.as_ref().map(|t| Trip {
+                var: t.var.clone(),
+                start: f(&t.start),
+                stepping: t.stepping,
+                op: t.op.clone(),
+                bound: f(&t.bound),
+            }),
+        }
+    }
+}
+
+/// How a loop's variable changes from one iteration to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stepping {
+    /// `v += c` (`v -= c` as a negative `c`).
+    Add(i64),
+    /// `v *= c`, `v <<= log2(c)`.
+    Mul(i64),
+    /// `v /= c`, `v >>= log2(c)` (for the non-negative values loops count with).
+    Div(i64),
+}
+
+impl Stepping {
+    /// The value after one more iteration, when it fits.
+    pub fn next(self, v: i64) -> Option<i64> {
+        match self {
+            Stepping::Add(c) => v.checked_add(c),
+            Stepping::Mul(c) => v.checked_mul(c),
+            Stepping::Div(c) => v.checked_div(c),
+        }
+    }
+
+    /// The value after `k` iterations, when it fits.
+    pub fn after(self, mut v: i64, k: i64) -> Option<i64> {
+        if let Stepping::Add(c) = self {
+            return v.checked_add(k.checked_mul(c)?);
+        }
+        for _ in 0..k {
+            if v == 0 {
+                break;
+            }
+            v = self.next(v)?;
+        }
+        Some(v)
+    }
+
+    /// The update as C writes it, for `v`.
+    pub fn text(self, v: &str) -> String {
+        let shift = |c: i64| (c > 1 && c.count_ones() == 1).then(|| c.trailing_zeros());
+        match self {
+            Stepping::Add(c) if c < 0 => format!("{v} -= {}", c.unsigned_abs()),
+            Stepping::Add(c) => format!("{v} += {c}"),
+            Stepping::Mul(c) => match shift(c) {
+                Some(s) => format!("{v} <<= {s}"),
+                None => format!("{v} *= {c}"),
+            },
+            Stepping::Div(c) => match shift(c) {
+                Some(s) => format!("{v} >>= {s}"),
+                None => format!("{v} /= {c}"),
+            },
+        }
+    }
+}
+
+/// The most iterations of a scaled loop that [`Trip::values`] follows: a loop that
+/// doubles from 1 past `i32::MAX` takes 31.
+pub const MAX_TRIP: usize = 40;
+
+/// The header of a loop that a [`Scale`] belongs to: its variable starts at `start`,
+/// changes by `stepping`, and the loop runs while `var op bound` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Trip {
+    /// The loop's variable.
+    pub var: String,
+    /// Its start value.
+    pub start: Expr,
+    /// How it changes per iteration.
+    pub stepping: Stepping,
+    /// The comparison that keeps the loop running: `<`, `<=`, `>`, `>=` or `!=`, with
+    /// the variable on the left.
+    pub op: String,
+    /// The other side of the comparison.
+    pub bound: Expr,
+}
+
+impl Trip {
+    /// How many iterations the loop runs under `valuation`, with each value the
+    /// variable takes: `None` where the start or the bound is not one value for the
+    /// warp or has none, or the loop runs more than [`MAX_TRIP`] iterations (or never
+    /// ends).
+    pub fn values(&self, valuation: &Valuation<'_>) -> Option<Vec<i64>> {
+        if self.start.depends_on_thread() || self.bound.depends_on_thread() {
+            return None;
+        }
+        let mut v = valuation.quick(&self.start, 0)?;
+        let bound = valuation.quick(&self.bound, 0)?;
+        let mut out = Vec::new();
+        while match self.op.as_str() {
+            "<" => v < bound,
+            "<=" => v <= bound,
+            ">" => v > bound,
+            ">=" => v >= bound,
+            "!=" => v != bound,
+            _ => return None,
+        } {
+            if out.len() == MAX_TRIP {
+                return None;
+            }
+            out.push(v);
+            let next = self.stepping.next(v)?;
+            if next == v {
+                return None;
+            }
+            v = next;
+        }
+        Some(out)
+    }
 }
 
 /// Whether a uniform's name is a launch built-in (`blockIdx`, `gridDim`, `clusterIdx`)
@@ -314,12 +456,16 @@ impl Expr {
                 end,
                 step,
                 stride,
+                scale,
             } => Expr::LoopVar {
                 name: name.clone(),
                 start: Box::new(start.rebind(refold)),
                 end: *end,
                 step: *step,
                 stride: stride.as_ref().map(|s| Box::new(s.rebind(refold))),
+                scale: scale
+                    .as_ref()
+                    .map(|s| Box::new(s.map(&|e| e.rebind(refold)))),
             },
             Expr::Binary(a, op, b) => Expr::raw(a.rebind(refold), *op, b.rebind(refold)),
             other => other.clone(),
@@ -338,12 +484,16 @@ impl Expr {
                 end,
                 step,
                 stride,
+                scale,
             } => Expr::LoopVar {
                 name: name.clone(),
                 start: Box::new(start.substitute(value)),
                 end: *end,
                 step: *step,
                 stride: stride.as_ref().map(|s| Box::new(s.substitute(value))),
+                scale: scale
+                    .as_ref()
+                    .map(|s| Box::new(s.map(&|e| e.substitute(value)))),
             },
             Expr::Binary(a, op, b) => Expr::binary(a.substitute(value), *op, b.substitute(value)),
             other => other.clone(),
@@ -506,6 +656,7 @@ impl Expr {
                 end,
                 step,
                 stride,
+                scale,
             } => {
                 write!(f, "{name}@[")?;
                 start.fmt_tree(f)?;
@@ -518,6 +669,9 @@ impl Expr {
                 if let Some(s) = stride {
                     f.write_str(" step ")?;
                     s.fmt_tree(f)?;
+                }
+                if let Some(s) = scale {
+                    write!(f, "; {}", s.stepping.text(name))?;
                 }
                 f.write_str("]")
             }
@@ -619,6 +773,24 @@ pub const LAUNCH_GRID_SAMPLE: i64 = 4;
 /// How many samples a valuation's `sample` runs over.
 pub const SAMPLES: usize = 3;
 
+/// How a loop variable's value at an iteration follows from its value at the first.
+#[derive(Clone, Copy)]
+enum Advance {
+    /// Plus this much.
+    By(i64),
+    /// This many steps of a [`Scale`].
+    Steps(Stepping, i64),
+}
+
+impl Advance {
+    fn apply(self, v: i64) -> Option<i64> {
+        match self {
+            Advance::By(by) => v.checked_add(by),
+            Advance::Steps(stepping, k) => stepping.after(v, k),
+        }
+    }
+}
+
 /// What a [`Valuation`] takes a uniform to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Uniforms<'a> {
@@ -658,6 +830,9 @@ pub enum Loops<'a> {
     /// Each loop variable at the value given by name (the last entry of a name wins,
     /// the innermost loop's); one not given has none.
     Values(&'a [(String, i64)]),
+    /// The loop variables that double or halve ([`Scale`]) this many iterations on,
+    /// every other at its first iteration: one step of a tree reduction or scan.
+    Scaled(i64),
 }
 
 /// The one warp valuation: how the lanes of one warp map to `threadIdx`, and the values
@@ -831,6 +1006,25 @@ impl Valuation<'_> {
         }
     }
 
+    /// How a loop variable's value at the valuation's iteration follows from its value
+    /// at the first ([`Loops::Iteration`], [`Loops::Scaled`]).
+    fn advance(
+        &self,
+        step: Option<i64>,
+        stride: Option<&Expr>,
+        scale: Option<&Scale>,
+    ) -> Option<Advance> {
+        Some(match (self.loops, scale) {
+            (Loops::Iteration(k) | Loops::Scaled(k), Some(scale)) => {
+                Advance::Steps(scale.stepping, k)
+            }
+            (Loops::Iteration(k), None) => {
+                Advance::By(k.saturating_mul(self.step_of(step, stride)?))
+            }
+            _ => Advance::By(0),
+        })
+    }
+
     fn quick(&self, e: &Expr, lane: usize) -> Option<i64> {
         match e {
             Expr::Int(v) | Expr::Const { value: v, .. } => Some(*v),
@@ -843,12 +1037,13 @@ impl Valuation<'_> {
                 start,
                 step,
                 stride,
+                scale,
                 ..
             } => match self.loops {
                 Loops::Unknown => None,
-                Loops::Iteration(k) => self
-                    .quick(start, lane)?
-                    .checked_add(k.saturating_mul(self.step_of(*step, stride.as_deref())?)),
+                Loops::Iteration(_) | Loops::Scaled(_) => self
+                    .advance(*step, stride.as_deref(), scale.as_deref())?
+                    .apply(self.quick(start, lane)?),
                 Loops::Values(values) => values
                     .iter()
                     .rev()
@@ -872,6 +1067,7 @@ impl Valuation<'_> {
                 start,
                 step,
                 stride,
+                scale,
                 ..
             } => match self.loops {
                 Loops::Unknown => Err(EvalError::UnknownName { name: name.clone() }),
@@ -881,17 +1077,17 @@ impl Valuation<'_> {
                     .find(|(n, _)| n == name)
                     .map(|(_, v)| *v)
                     .ok_or_else(|| EvalError::UnknownName { name: name.clone() }),
-                Loops::Iteration(k) => {
+                Loops::Iteration(_) | Loops::Scaled(_) => {
                     let s = self.value_of(start, lane, t)?;
-                    let by = k.saturating_mul(
-                        self.step_of(*step, stride.as_deref())
-                            .ok_or_else(|| EvalError::UnknownName { name: name.clone() })?,
-                    );
-                    s.checked_add(by).ok_or(EvalError::Overflow {
+                    let overflow = EvalError::Overflow {
                         op: "+",
                         lhs: s,
-                        rhs: by,
-                    })
+                        rhs: 0,
+                    };
+                    self.advance(*step, stride.as_deref(), scale.as_deref())
+                        .ok_or_else(|| EvalError::UnknownName { name: name.clone() })?
+                        .apply(s)
+                        .ok_or(overflow)
                 }
             },
             Expr::Binary(a, op, b) => {
@@ -934,17 +1130,18 @@ impl Valuation<'_> {
                 start,
                 step,
                 stride,
+                scale,
                 ..
             } => match self.loops {
                 Loops::Unknown => return None,
                 Loops::Values(values) => {
                     [values.iter().rev().find(|(n, _)| n == name)?.1; WARP_LANES]
                 }
-                Loops::Iteration(k) => {
-                    let by = k.saturating_mul(self.step_of(*step, stride.as_deref())?);
+                Loops::Iteration(_) | Loops::Scaled(_) => {
+                    let advance = self.advance(*step, stride.as_deref(), scale.as_deref())?;
                     let mut s = self.warp_of(start, threads)?;
                     for v in &mut s {
-                        *v = v.checked_add(by)?;
+                        *v = advance.apply(*v)?;
                     }
                     s
                 }
@@ -1262,6 +1459,7 @@ mod tests {
             end: Some(32),
             step: Some(1),
             stride: None,
+            scale: None,
         };
         let (held, loops) = Expr::raw(Expr::ThreadIdx(Axis::Y), BinOp::Add, k).held_at_start();
         assert_eq!(held.to_string(), "threadIdx.y + 0");
@@ -1295,10 +1493,53 @@ mod tests {
             end: None,
             step: Some(32),
             stride: None,
+            scale: None,
         };
         v.loops = Loops::Iteration(2);
         assert_eq!(v.lane(&i, 3), Some(67));
         v.loops = Loops::Unknown;
         assert_eq!(v.lane(&i, 3), None);
+    }
+
+    #[test]
+    fn a_scaled_loop_runs_its_steps() {
+        let trip = Trip {
+            var: "s".into(),
+            start: Expr::BlockDim(Axis::X) / Expr::Int(2),
+            stepping: Stepping::Div(2),
+            op: ">".into(),
+            bound: Expr::Int(0),
+        };
+        let v = Valuation::warp0([Some(256), Some(1), Some(1)]);
+        assert_eq!(trip.values(&v), Some(vec![128, 64, 32, 16, 8, 4, 2, 1]));
+        let s = Expr::LoopVar {
+            name: "s".into(),
+            start: Box::new(Expr::Int(128)),
+            end: None,
+            step: None,
+            stride: None,
+            scale: Some(Box::new(Scale {
+                stepping: Stepping::Div(2),
+                trip: Some(trip),
+            })),
+        };
+        let e = Expr::ThreadIdx(Axis::X) * s;
+        let at = |k| Valuation {
+            loops: Loops::Scaled(k),
+            ..v
+        };
+        assert_eq!(at(0).lane(&e, 3), Some(3 * 128));
+        assert_eq!(at(3).lane(&e, 3), Some(3 * 16));
+        // A loop that never ends, or runs past the limit, has no trip.
+        let forever = Trip {
+            var: "s".into(),
+            start: Expr::Int(0),
+            stepping: Stepping::Mul(2),
+            op: "<".into(),
+            bound: Expr::Int(8),
+        };
+        assert_eq!(forever.values(&v), None);
+        assert_eq!(Stepping::Div(2).text("s"), "s >>= 1");
+        assert_eq!(Stepping::Mul(3).text("s"), "s *= 3");
     }
 }

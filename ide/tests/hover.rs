@@ -2331,3 +2331,65 @@ void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
         "#]],
     );
 }
+
+/// A tree loop's access: each step modelled with the lanes its guard leaves, the worst
+/// step's figure on top and every step in a table.
+#[test]
+fn tree_loop_access_shows_every_step() {
+    check_hover(
+        r#"
+#define N 512
+__global__ void scan(unsigned* io) {
+  __shared__ unsigned a[2 * N];
+  a[threadIdx.x] = io[threadIdx.x];
+  a[threadIdx.x + N] = io[threadIdx.x + N];
+  __syncthreads();
+  for (int s = N >> 1; s > 0; s >>= 1) {
+    int i = (threadIdx.x + 1) * s * 2 - 1;
+    if (i + s < 2 * N) a[i + s] += a$0[i];
+    __syncthreads();
+  }
+  io[threadIdx.x] = a[threadIdx.x];
+}
+void run(unsigned* io) { scan<<<1, N>>>(io); }
+"#,
+        expect![[r#"
+            shared-access `a[i]` at `a[i]`
+            ---
+            **warning** `bank-conflict`: 31-way bank conflict: this load from `a` takes 31 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 31 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 87 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `(threadIdx.x + 1) * s * 2`
+
+            Wiki: `pitfall-bank-conflict#P7`
+
+            ---
+
+            **shared load** `a[i]` · 4 B per lane · warp 0 of a 512×1×1 block (from the launch at line 14)
+
+            Byte offset: `((threadIdx.x + 1) * (N >> 1) * 2 - 1) * 4`
+
+            **31-way bank conflict**: 31 wavefronts per request (31 active lanes, 31 distinct words).
+
+            The lanes' stride comes from `(threadIdx.x + 1) * s * 2` (line 8).
+
+            Each of the 9 steps of the loop over `s` (`s >>= 1`) modelled with the lanes of warp 0 its guards leave then; the figure above is the worst step's (`s` = 16). All steps: 87 wavefronts, 9 without conflicts.
+
+            | step | values | lanes | degree | wavefronts |
+            | --- | --- | --- | --- | --- |
+            | 1 | s = 256 | 1 | conflict-free | 1 |
+            | 2 | s = 128 | 3 | 3-way | 3 |
+            | 3 | s = 64 | 7 | 7-way | 7 |
+            | 4 | s = 32 | 15 | 15-way | 15 |
+            | 5 | s = 16 | 31 | 31-way | 31 |
+            | 6 | s = 8 | 32 | 16-way | 16 |
+            | 7 | s = 4 | 32 | 8-way | 8 |
+            | 8 | s = 2 | 32 | 4-way | 4 |
+            | 9 | s = 1 | 32 | 2-way | 2 |
+
+            ```text
+            bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  .  .
+            bank   16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            words   .  .  .  .  .  .  .  .  .  .  .  .  .  .  . 31
+            ```
+        "#]],
+    );
+}

@@ -87,7 +87,9 @@ fn compare(
                     );
                     let wide = bank.width.is_some_and(|w| w >= 8);
                     assert!(
-                        d.wiki.ends_with("#P2") || d.wiki.ends_with("#P4") == wide,
+                        d.wiki.ends_with("#P2")
+                            || (bank.sweep.is_some() && d.wiki.ends_with("#P7"))
+                            || d.wiki.ends_with("#P4") == wide,
                         "`{written}`: the rule cites {} for a {:?}-byte access",
                         d.wiki,
                         bank.width

@@ -1542,6 +1542,20 @@ pub fn active_lanes_bound(
     bound: &[(String, i64)],
     bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
 ) -> ActiveLanes {
+    active_lanes_at(file, offset, block, bound, bind, Loops::Iteration(0))
+}
+
+/// [`active_lanes_bound`] with the loop variables at `loops` (one step of a tree loop,
+/// [`Loops::Scaled`]): `if (tid < s)` in a loop that halves `s` leaves fewer lanes each
+/// step.
+pub fn active_lanes_at(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
+    loops: Loops<'_>,
+) -> ActiveLanes {
     let mut mask = u32::MAX;
     let mut limiting: Option<String> = None;
     for e in file.enclosing(offset) {
@@ -1625,7 +1639,9 @@ pub fn active_lanes_bound(
                 runtime_bound: false,
             };
         }
-        let evaluated = comps.as_ref().and_then(|comps| guard_mask(comps, block));
+        let evaluated = comps
+            .as_ref()
+            .and_then(|comps| guard_mask(comps, block, loops));
         match evaluated {
             Some(m) => {
                 let m = if in_else { !m } else { m };
@@ -1642,7 +1658,7 @@ pub fn active_lanes_bound(
                     && comps.as_deref().is_some_and(|cs| {
                         cs.len() > 1
                             && cs.iter().any(|c| {
-                                guard_mask(std::slice::from_ref(c), block)
+                                guard_mask(std::slice::from_ref(c), block, loops)
                                     .is_some_and(|m| m != u32::MAX)
                             })
                     })) =>
@@ -1773,10 +1789,15 @@ fn block_local_unknown_bound(comps: &[kernaut_syntax::GuardComparison]) -> bool 
 /// The lanes of warp 0 for which all of `comps` hold, the same under every sample of
 /// what the file does not fix (the one warp valuation: uniforms as matrix dimensions and
 /// launch indices, an unknown `blockDim.x` a multiple of 32); `None` when a side cannot
-/// be evaluated. A loop variable is held at the loop's first iteration, as the bank and
-/// sector models hold it (`if (i + s < 2 * N)` in a down-sweep whose `s` starts at `N / 2`
-/// leaves lane 0 of the iteration those models evaluate).
-fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]) -> Option<u32> {
+/// be evaluated. The loop variables are at `loops`: the loop's first iteration, as the
+/// bank and sector models hold it (`if (i + s < 2 * N)` in a down-sweep whose `s` starts at
+/// `N / 2` leaves lane 0 of the iteration those models evaluate), or one step of a tree
+/// loop.
+fn guard_mask(
+    comps: &[kernaut_syntax::GuardComparison],
+    block: [Option<i64>; 3],
+    loops: Loops<'_>,
+) -> Option<u32> {
     if comps.is_empty() {
         return None;
     }
@@ -1784,7 +1805,7 @@ fn guard_mask(comps: &[kernaut_syntax::GuardComparison], block: [Option<i64>; 3]
     for sample in 0..SAMPLES {
         let valuation = Valuation {
             sample,
-            loops: Loops::Iteration(0),
+            loops,
             ..Valuation::warp0(block)
         };
         let mut mask = 0u32;
@@ -1945,8 +1966,19 @@ pub fn bank_with(
         launch.block.map(|v| Some(i64::from(v))),
         instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
     );
-    let partial_warp =
-        model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2) && lanes.is_partial();
+    // In a tree loop each step is modelled with the lanes its guards leave then.
+    let sweep = sweep(
+        scope,
+        all,
+        access,
+        &offset,
+        shape(launch.block),
+        launch,
+        instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
+    );
+    let partial_warp = sweep.is_none()
+        && model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
+        && lanes.is_partial();
     // Inside `if (cnt)` with `cnt` loaded per lane, which lanes access is data: the
     // full warp of the model is an assumption.
     let data_guard = match lanes {
@@ -1981,15 +2013,322 @@ pub fn bank_with(
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
         merge_uncertain: merged.is_none() && may_merge_in_runtime_loop(scope, all, access),
         merged: merged.map(|(m, _)| m),
-        addresses: model.addresses.clone(),
-        result: match &model.result {
-            Ok(r) => Ok(r.clone()),
-            Err(BankFailure::ElementSizeUnknown) => Err(format!(
+        addresses: match &sweep {
+            Some(s) => s.addresses.clone(),
+            None => model.addresses.clone(),
+        },
+        result: match (&model.result, &sweep) {
+            (Ok(_), Some(s)) => Ok(s.steps[s.worst].report.clone()),
+            (Ok(r), None) => Ok(r.clone()),
+            (Err(BankFailure::ElementSizeUnknown), _) => Err(format!(
                 "the element size of `{}` is not known",
                 access.array
             )),
-            Err(BankFailure::Other(reason)) => Err(reason.clone()),
+            (Err(BankFailure::Other(reason)), _) => Err(reason.clone()),
         },
+        sweep,
+    })
+}
+
+/// One step of a tree loop ([`Sweep`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepStep {
+    /// The value of each variable of the offset or its guards that doubles or halves,
+    /// at this step.
+    pub values: Vec<(String, i64)>,
+    /// The lanes of warp 0 that run the access at this step (bit `i`: lane `i`).
+    pub lanes: u32,
+    /// The bank model's report for those lanes.
+    pub report: BankReport,
+    /// Where nvcc unrolls the loop and this step's value makes the access and its
+    /// neighbour in the same statement adjacent (`w[index] += w[index + s]` at `s` = 1),
+    /// ptxas merges them into one 8- or 16-byte access, which `report` models: whether
+    /// this access is the merged access's first part (its wavefronts are counted
+    /// there; the other part counts none).
+    pub merged_first: Option<bool>,
+}
+
+/// An access in a loop whose variable doubles or halves each iteration (a tree
+/// reduction or scan: `for (s = 1; s < n; s <<= 1)`), modelled at every step with the
+/// lanes its guards leave then: the stride and the active lanes change from step to
+/// step, and the first step's degree says little of the others'.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// The loop's variable.
+    pub var: String,
+    /// Its update as C writes it (`s >>= 1`).
+    pub update: String,
+    /// Each step warp 0 runs the access in, in order.
+    pub steps: Vec<SweepStep>,
+    /// The step the finding states: the worst degree (the first on a tie).
+    pub worst: usize,
+    /// Each lane's byte offset at the worst step.
+    pub addresses: Vec<Option<i64>>,
+}
+
+impl Sweep {
+    /// The wavefronts of every step together, and what they would be without conflicts.
+    pub fn total_wavefronts(&self) -> (u32, u32) {
+        self.steps
+            .iter()
+            .filter(|s| s.merged_first != Some(false))
+            .fold((0, 0), |(all, ideal), s| {
+                (
+                    all + s.report.wavefronts,
+                    ideal + s.report.wavefronts - s.report.bank_conflicts,
+                )
+            })
+    }
+
+    /// The worst step's values, as `s = 16` (`, offset = 8`).
+    pub fn worst_values(&self) -> String {
+        self.steps[self.worst]
+            .values
+            .iter()
+            .map(|(n, v)| format!("`{n}` = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The variables that double or halve in `e`, each once, as loop-variable nodes.
+fn scaled_vars<'e>(e: &'e IndexExpr, out: &mut Vec<&'e IndexExpr>) {
+    match e {
+        IndexExpr::LoopVar {
+            name, start, scale, ..
+        } => {
+            if scale.is_some()
+                && !out
+                    .iter()
+                    .any(|o| matches!(o, IndexExpr::LoopVar { name: n, .. } if n == name))
+            {
+                out.push(e);
+            }
+            scaled_vars(start, out);
+        }
+        IndexExpr::Binary(a, _, b) => {
+            scaled_vars(a, out);
+            scaled_vars(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// The comparisons of the thread-dependent guards around `offset` of `file`, with
+/// `bound`'s template arguments: the sides a step of a tree loop values.
+fn guard_sides(
+    file: &SourceFile,
+    offset: usize,
+    bound: &[(String, i64)],
+) -> Option<Vec<IndexExpr>> {
+    let mut sides = Vec::new();
+    let mut scaling_loop = false;
+    for e in file.enclosing(offset) {
+        match &e.kind {
+            EnclosingKind::Function { .. } => break,
+            EnclosingKind::For { header, .. } => {
+                scaling_loop |= ["<<=", ">>=", "*=", "/="]
+                    .iter()
+                    .any(|op| header.contains(op))
+            }
+            EnclosingKind::While { .. } => scaling_loop = true,
+            EnclosingKind::If {
+                condition_range,
+                thread_dependent: true,
+                ..
+            }
+            | EnclosingKind::Conditional {
+                condition_range,
+                thread_dependent: true,
+                ..
+            } if !condition_range.contains(&offset) => {
+                sides.push(condition_range.clone());
+            }
+            _ => {}
+        }
+    }
+    if !scaling_loop {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    for range in sides {
+        for c in file.lane_guard_comparisons(&range, bound)? {
+            out.push(c.left);
+            out.push(c.right);
+        }
+    }
+    Some(out)
+}
+
+/// The access of the same buffer in the same straight-line stretch as `access` (both
+/// loads, or both stores, of `access`'s width) that `valuation`'s step of an unrolled
+/// tree loop places right next to it in every lane in `lanes`, aligned for one access
+/// of twice the width (`w[index] += w[index + s]` at `s` = 1): the merged access's byte
+/// offset, and whether `access` is its first part.
+fn step_pair(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    offset: &IndexExpr,
+    valuation: &Valuation<'_>,
+    lanes: u32,
+) -> Option<(IndexExpr, bool)> {
+    let elem = i64::try_from(access.width?).ok()?;
+    if !matches!(elem, 4 | 8) || access.cast_type.is_some() || lanes == 0 {
+        return None;
+    }
+    let loads = |k: AccessKind| matches!(k, AccessKind::Load | AccessKind::LoadStore);
+    let mine = valuation.lanes(offset)?;
+    let active = |l: usize| lanes & (1 << l) != 0;
+    all.iter()
+        .filter(|o| {
+            o.range != access.range
+                && o.root == access.root
+                && o.function == access.function
+                && o.width == access.width
+                && o.cast_type.is_none()
+                && (loads(o.kind) && loads(access.kind)
+                    || o.kind == AccessKind::Store && access.kind == AccessKind::Store)
+                && scope.file.straight_line(&access.range, &o.range)
+        })
+        .find_map(|o| {
+            let theirs = valuation.lanes(&o.byte_offset)?;
+            let apart = |d: i64| {
+                (0..32)
+                    .filter(|&l| active(l))
+                    .all(|l| theirs[l] - mine[l] == d)
+            };
+            let aligned = |v: &[i64; 32]| {
+                (0..32)
+                    .filter(|&l| active(l))
+                    .all(|l| v[l].rem_euclid(2 * elem) == 0)
+            };
+            if apart(elem) && aligned(&mine) {
+                Some((offset.clone(), true))
+            } else if apart(-elem) && aligned(&theirs) {
+                Some((o.byte_offset.clone(), false))
+            } else {
+                None
+            }
+        })
+}
+
+/// [`Sweep`] of `access` at byte offset `offset` (the instantiation's, or the merged
+/// access's) under `launch`: `None` where the offset and its guards read no variable
+/// that doubles or halves, the loop's trip is not known (its start or bound a runtime
+/// value, a bound that rests on an assumed block, more than [`kernaut_gpu::expr::MAX_TRIP`]
+/// steps), two such loops are read, a step leaves lanes of warp 0 that are not known
+/// or none of them, or a step cannot be modelled.
+fn sweep(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    offset: &IndexExpr,
+    shape: BankShape,
+    launch: &LaunchConfig,
+    bound: &[(String, i64)],
+) -> Option<Sweep> {
+    let guards = guard_sides(scope.file, access.range.start, bound)?;
+    let mut vars = Vec::new();
+    scaled_vars(offset, &mut vars);
+    for g in &guards {
+        scaled_vars(g, &mut vars);
+    }
+    let trip = {
+        let mut trips = vars.iter().map(|v| match v {
+            IndexExpr::LoopVar {
+                scale: Some(scale), ..
+            } => scale.trip.as_ref(),
+            _ => None,
+        });
+        let first = trips.next()??;
+        if !trips.all(|t| t == Some(first)) {
+            return None;
+        }
+        first.clone()
+    };
+    let block = launch.block.map(|d| Some(i64::from(d)));
+    let on_block = |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::BlockDim(_)));
+    if !matches!(launch.source, BlockSource::Launch { .. })
+        && (on_block(&trip.start) || on_block(&trip.bound))
+    {
+        return None;
+    }
+    let valuation = Valuation {
+        uniforms: kernaut_gpu::expr::Uniforms::Named(&[]),
+        ..Valuation::warp0(block)
+    };
+    let values = trip.values(&valuation)?;
+    if values.len() < 2 {
+        return None;
+    }
+    // A loop whose trip the file fixes (no block size, no runtime value) is unrolled
+    // whole, and each step's stride is a constant ptxas sees.
+    let fixed = |e: &IndexExpr| {
+        !e.mentions(&|x| matches!(x, IndexExpr::BlockDim(_) | IndexExpr::Uniform(_)))
+    };
+    let unrolled = fixed(&trip.start) && fixed(&trip.bound);
+    let at_step = |k: i64| Valuation {
+        loops: Loops::Scaled(k),
+        ..valuation
+    };
+    let mut steps = Vec::with_capacity(values.len());
+    let mut worst: Option<(usize, Vec<Option<i64>>)> = None;
+    for k in 0..values.len() as i64 {
+        let loops = Loops::Scaled(k);
+        let lanes = match active_lanes_at(scope.file, access.range.start, block, bound, None, loops)
+        {
+            ActiveLanes::All => u32::MAX,
+            ActiveLanes::Known { mask, .. } => mask,
+            _ => return None,
+        };
+        let pair = unrolled
+            .then(|| step_pair(scope, all, access, offset, &at_step(k), lanes))
+            .flatten();
+        let (addresses, report) = match &pair {
+            Some((low, _)) => crate::model_cache::bank_at_step(
+                low,
+                BankShape {
+                    width: shape.width.map(|w| 2 * w),
+                    ..shape
+                },
+                k,
+                lanes,
+            )
+            .ok()?,
+            None => crate::model_cache::bank_at_step(offset, shape, k, lanes).ok()?,
+        };
+        let at = at_step(k);
+        let values = vars
+            .iter()
+            .filter_map(|v| match v {
+                IndexExpr::LoopVar { name, .. } => Some((name.clone(), at.lane(v, 0)?)),
+                _ => None,
+            })
+            .collect();
+        let better = worst.as_ref().is_none_or(|(w, _)| {
+            report.conflict_degree
+                > steps
+                    .get(*w)
+                    .map_or(0, |s: &SweepStep| s.report.conflict_degree)
+        });
+        if better {
+            worst = Some((steps.len(), addresses));
+        }
+        steps.push(SweepStep {
+            values,
+            lanes,
+            report,
+            merged_first: pair.map(|(_, first)| first),
+        });
+    }
+    let (worst, addresses) = worst?;
+    Some(Sweep {
+        update: trip.stepping.text(&trip.var),
+        var: trip.var,
+        steps,
+        worst,
+        addresses,
     })
 }
 
@@ -2081,6 +2420,36 @@ impl BankAnalysis {
                     m.width / (m.parts.len().max(1) as u64),
                 )),
             }
+        }
+        if let Some(sweep) = &self.sweep {
+            let (all, ideal) = sweep.total_wavefronts();
+            md.push_str(&format!(
+                "Each of the {} steps of the loop over `{}` (`{}`) modelled with the lanes of warp 0 its guards leave then; the figure above is the worst step's ({}). All steps: {all} wavefronts, {ideal} without conflicts.\n\n| step | values | lanes | degree | wavefronts |\n| --- | --- | --- | --- | --- |\n",
+                sweep.steps.len(),
+                sweep.var,
+                sweep.update,
+                sweep.worst_values(),
+            ));
+            for (i, step) in sweep.steps.iter().enumerate() {
+                let values: Vec<String> = step
+                    .values
+                    .iter()
+                    .map(|(n, v)| format!("{n} = {v}"))
+                    .collect();
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    i + 1,
+                    values.join(", "),
+                    step.lanes.count_ones(),
+                    if step.report.conflict_degree < 2 {
+                        "conflict-free".to_string()
+                    } else {
+                        format!("{}-way", step.report.conflict_degree)
+                    },
+                    step.report.wavefronts
+                ));
+            }
+            md.push('\n');
         }
         if self.partial_warp {
             md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
@@ -2257,8 +2626,12 @@ pub struct BankAnalysis {
     pub width: Option<u64>,
     /// The byte address each lane of warp 0 touches (`None`: inactive or unknown).
     pub addresses: Vec<Option<i64>>,
-    /// The model's report, or why the access cannot be modelled.
+    /// The model's report, or why the access cannot be modelled; in a tree loop
+    /// ([`Sweep`]) the worst step's.
     pub result: Result<BankReport, String>,
+    /// Each step of the tree loop the access is in, where its variable doubles or
+    /// halves.
+    pub sweep: Option<Sweep>,
 }
 
 /// Copies whose destination is their first argument and whose size is the third.

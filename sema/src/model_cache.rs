@@ -113,39 +113,7 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
         )));
         return out;
     }
-    let run = |uniform: i64| -> Result<(Vec<Option<i64>>, BankReport), String> {
-        let valuation = Valuation {
-            block: key.block.map(|d| Some(i64::from(d))),
-            warp: 0,
-            sample: 0,
-            uniforms: Uniforms::All(uniform),
-            loops: Loops::Iteration(0),
-        };
-        let mut values = valuation.warp_values(index).map_err(|e| e.to_string())?;
-        // A lane whose loop variable starts at or past the loop's end never enters the
-        // loop (`for (r = threadIdx.x; r < 8; r += blockDim.x)`): it issues nothing.
-        for (lane, v) in values.iter_mut().enumerate() {
-            if !enters_loops(index, &valuation, lane) {
-                *v = None;
-            }
-        }
-        let mut addresses = [None; banks::WARP_LANES];
-        for (lane, v) in values.iter().enumerate() {
-            if let Some(v) = v {
-                let a = u32::try_from(*v).map_err(|_| {
-                    format!("lane {lane}: the byte offset {v} is outside the buffer")
-                })?;
-                addresses[lane] = Some(a);
-            }
-        }
-        let report = banks::analyze(&WarpAccess {
-            addresses,
-            width,
-            kind: key.kind,
-        })
-        .map_err(|e| e.to_string())?;
-        Ok((values.to_vec(), report))
-    };
+    let run = |uniform: i64| run_bank(index, key, width, uniform, Loops::Iteration(0), u32::MAX);
     match run(0) {
         Err(e) => out.result = Err(BankFailure::Other(e)),
         Ok((addresses, report)) => {
@@ -175,6 +143,83 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
         }
     }
     out
+}
+
+/// The bank model of `index` for the lanes of warp 0 in `lanes` (bit `i`: lane `i`),
+/// with every uniform at `uniform` and the loops at `loops`: each lane's byte offset
+/// and the report.
+fn run_bank(
+    index: &IndexExpr,
+    key: BankShape,
+    width: AccessWidth,
+    uniform: i64,
+    loops: Loops<'_>,
+    lanes: u32,
+) -> Result<(Vec<Option<i64>>, BankReport), String> {
+    let valuation = Valuation {
+        block: key.block.map(|d| Some(i64::from(d))),
+        warp: 0,
+        sample: 0,
+        uniforms: Uniforms::All(uniform),
+        loops,
+    };
+    let mut values = valuation.warp_values(index).map_err(|e| e.to_string())?;
+    // A lane whose loop variable starts at or past the loop's end never enters the
+    // loop (`for (r = threadIdx.x; r < 8; r += blockDim.x)`): it issues nothing.
+    for (lane, v) in values.iter_mut().enumerate() {
+        if lanes & (1 << lane) == 0 || !enters_loops(index, &valuation, lane) {
+            *v = None;
+        }
+    }
+    let mut addresses = [None; banks::WARP_LANES];
+    for (lane, v) in values.iter().enumerate() {
+        if let Some(v) = v {
+            let a = u32::try_from(*v)
+                .map_err(|_| format!("lane {lane}: the byte offset {v} is outside the buffer"))?;
+            addresses[lane] = Some(a);
+        }
+    }
+    let report = banks::analyze(&WarpAccess {
+        addresses,
+        width,
+        kind: key.kind,
+    })
+    .map_err(|e| e.to_string())?;
+    Ok((values.to_vec(), report))
+}
+
+/// The bank model of `index` at one step of the loops that double or halve
+/// ([`Loops::Scaled`]`(step)`), for the lanes of warp 0 in `lanes`: each lane's byte
+/// offset and the report, the same for every value of the uniforms the offset reads
+/// (else why not).
+pub fn bank_at_step(
+    index: &IndexExpr,
+    key: BankShape,
+    step: i64,
+    lanes: u32,
+) -> Result<(Vec<Option<i64>>, BankReport), String> {
+    if let Some(reason) = unmodelled(index) {
+        return Err(reason);
+    }
+    let width = key
+        .width
+        .and_then(|w| u32::try_from(w).ok())
+        .and_then(AccessWidth::from_bytes)
+        .ok_or_else(|| "the access width is not modelled".to_string())?;
+    let run = |uniform| run_bank(index, key, width, uniform, Loops::Scaled(step), lanes);
+    let (addresses, report) = run(0)?;
+    if !index.uniforms().is_empty() {
+        for t in UNIFORM_TRIALS {
+            if let Ok((_, other)) = run(t) {
+                if (other.conflict_degree, other.wavefronts)
+                    != (report.conflict_degree, report.wavefronts)
+                {
+                    return Err("the conflicts depend on a value every lane shares but the file does not fix".to_string());
+                }
+            }
+        }
+    }
+    Ok((addresses, report))
 }
 
 /// Why `e` cannot be modelled: its first unknown part, named through the loop variable

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
+use kernaut_gpu::expr::{Scale, Stepping, Trip};
 use tree_sitter::Node;
 
 use crate::data::{AccessSlot, ChunkCache};
@@ -26,7 +27,9 @@ use crate::TextRange;
 pub use crate::data::{AccessData, AccessKind, Axis, BinOp, IndexExpr, SharedAccess};
 
 mod for_header;
-pub(crate) use for_header::{for_header, while_header, ForHeader, WhileHeader};
+pub(crate) use for_header::{
+    for_header, loop_condition, scale_update, while_header, ForHeader, WhileHeader,
+};
 
 mod vector_macros;
 pub(crate) use vector_macros::{is_modified, vector_macros};

@@ -416,7 +416,7 @@ fn reduction_facts_and_accesses() {
             reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
             reduce_half Store w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
             reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
-            reduce_half Load w=Some(2) `sdata[tid + s]` -> ((threadIdx.x + s@[(blockDim.x / 2)]) * 2)
+            reduce_half Load w=Some(2) `sdata[tid + s]` -> ((threadIdx.x + s@[(blockDim.x / 2); s >>= 1]) * 2)
             reduce_half Load w=Some(2) `sdata[tid]` -> (threadIdx.x * 2)
             reduce_half Store w=Some(2) `sdata[warp]` -> ((threadIdx.x / WARP=32) * 2)
             reduce_half LoadStore w=Some(2) `sdata[in[tid]]` -> unknown(`in[tid]` is loaded from memory)

@@ -337,7 +337,12 @@ pub(crate) fn access_hover_with(
             c.name, c.root
         ));
     }
-    for (name, start) in &bank.held_loops {
+    let swept = |name: &str| {
+        bank.sweep
+            .as_ref()
+            .is_some_and(|s| s.steps[0].values.iter().any(|(n, _)| n == name))
+    };
+    for (name, start) in bank.held_loops.iter().filter(|(n, _)| !swept(n)) {
         md.push_str(&format!(
             "Loop variable `{name}` held at its start value `{start}` (the first iteration).\n\n"
         ));

@@ -239,9 +239,30 @@ fn diagnose(
         _ => "load from",
     };
     let mut message = format!(
-        "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}, because lanes of a warp hit {degree} different words of one bank",
+        "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}",
         a.array
     );
+    if let Some(sweep) = &bank.sweep {
+        message.push_str(&format!(" at the step where {}", sweep.worst_values()));
+    }
+    message.push_str(&format!(
+        ", because lanes of a warp hit {degree} different words of one bank"
+    ));
+    if let Some(sweep) = &bank.sweep {
+        let (all, ideal_all) = sweep.total_wavefronts();
+        let first = sweep.steps[0].report.conflict_degree;
+        message.push_str(&format!(
+            "; over the {} steps of the loop over `{}` (`{}`) warp 0 takes {all} wavefronts instead of {ideal_all} ({} at the first step)",
+            sweep.steps.len(),
+            sweep.var,
+            sweep.update,
+            if first < 2 {
+                "conflict-free".to_string()
+            } else {
+                format!("{first}-way")
+            }
+        ));
+    }
     if let Some(inst) = &bank.instantiation {
         message.push_str(&format!(" (in {})", inst.phrase()));
     }
@@ -304,7 +325,9 @@ fn diagnose(
         )),
     }
     let wide = bank.width.is_some_and(|w| w >= 8);
-    let mut wiki = if wide {
+    let mut wiki = if bank.sweep.is_some() {
+        "pitfall-bank-conflict#P7"
+    } else if wide {
         "pitfall-bank-conflict#P4"
     } else {
         "pitfall-bank-conflict#P1"
@@ -317,7 +340,8 @@ fn diagnose(
             .instantiation
             .as_ref()
             .is_some_and(|i| !i.bound.is_empty())
-            || bank.merged.is_some())
+            || bank.merged.is_some()
+            || bank.sweep.is_some())
     }) {
         padding(run, i, bank.block)
     } else {
@@ -332,7 +356,7 @@ fn diagnose(
             ));
             wiki = "pitfall-bank-conflict#P2";
         }
-        Padding::None if degree == 2 && !wide => {
+        Padding::None if degree == 2 && !wide && bank.sweep.is_none() => {
             wiki = "pitfall-bank-conflict#P5";
         }
         Padding::None => {}
@@ -1626,11 +1650,12 @@ void run(unsigned* out) { starts<<<1, 256>>>(out); }
         );
     }
 
-    /// A guard on the loop variable is evaluated at the iteration the model holds: in
-    /// the first step of a Blelloch down-sweep only lane 0 passes `i + s < 2 * N`.
+    /// A tree loop (its variable halves each step) is modelled at every step with the
+    /// lanes its guard leaves then: in a Blelloch down-sweep only lane 0 passes `i + s < 2
+    /// * N` at the first step, and 31 lanes at a stride of 32 words when `s` = 16.
     #[test]
-    fn a_guard_on_the_loop_variable_thins_the_lanes() {
-        check(
+    fn a_tree_loop_is_modelled_at_every_step() {
+        check_messages(
             RULE,
             r#"
 #define N 512
@@ -1648,6 +1673,117 @@ __global__ void scan(unsigned* io) {
 }
 void run(unsigned* io) { scan<<<1, N>>>(io); }
 "#,
+            expect![[r#"
+                warning: 31-way bank conflict: this update of `a` takes 31 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 31 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 87 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `(threadIdx.x + 1) * s * 2` (pitfall-bank-conflict#P7)
+                warning: 31-way bank conflict: this load from `a` takes 31 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 31 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 87 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `(threadIdx.x + 1) * s * 2` (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
+    /// A scan's up-sweep whose stride is a local doubled at the end of each step
+    /// (`offset *= 2;`), while the guard halves the lanes: the worst step is 16-way.
+    #[test]
+    fn a_stride_doubled_in_the_loop_body_follows_the_steps() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void upsweep(float* d) {
+  __shared__ float t[512];
+  int tid = threadIdx.x;
+  t[2 * tid] = d[2 * tid];
+  t[2 * tid + 1] = d[2 * tid + 1];
+  int offset = 1;
+  for (int s = 256; s > 0; s >>= 1) {
+    __syncthreads();
+    if (tid < s) {
+      int ai = offset * (2 * tid + 1) - 1;
+      int bi = offset * (2 * tid + 2) - 1;
+      t[bi] += t[ai];
+    }
+    offset *= 2;
+  }
+}
+void run(float* d) { upsweep<<<1, 256>>>(d); }
+"#,
+            expect![[r#"
+                warning: 16-way bank conflict: this update of `t` takes 16 wavefronts instead of 1 at the step where `offset` = 8, `s` = 32, because lanes of a warp hit 16 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 59 wavefronts instead of 8 (conflict-free at the first step); the lanes' stride comes from `offset * (2 * tid + 2)` (pitfall-bank-conflict#P7)
+                warning: 16-way bank conflict: this load from `t` takes 16 wavefronts instead of 1 at the step where `offset` = 8, `s` = 32, because lanes of a warp hit 16 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 61 wavefronts instead of 10 (conflict-free at the first step); the lanes' stride comes from `offset * (2 * tid + 1)` (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
+    /// A tree loop whose trip the file fixes is unrolled, and at the step where the
+    /// stride is one element the two reads are adjacent: ptxas merges them into one
+    /// `LDS.64` (SASS of nvcc 13.5, sm_90), conflict-free. With a runtime bound
+    /// (`blockDim.x`) the loop stays rolled and the step keeps two 2-way loads.
+    #[test]
+    fn an_unrolled_tree_step_merges_adjacent_reads() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void wide(float* out) {
+  __shared__ float w[1024];
+  unsigned tid = threadIdx.x;
+  for (unsigned k = tid; k < 1024; k += 32) w[k] = out[k];
+  __syncthreads();
+  for (unsigned s = 1; s < 1024; s *= 2) {
+    unsigned index = 2 * s * tid;
+    if (index < 1024) w[index] += w[index + s];
+    __syncthreads();
+  }
+  out[tid] = w[tid];
+}
+__global__ void rolled(float* out) {
+  __shared__ float r[1024];
+  unsigned tid = threadIdx.x;
+  r[tid] = out[tid];
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+    unsigned index = 2 * s * tid;
+    if (index < blockDim.x) r[index] += r[index + s];
+    __syncthreads();
+  }
+  out[tid] = r[tid];
+}
+void run(float* out) {
+  wide<<<1, 32>>>(out);
+  rolled<<<1, 1024>>>(out);
+}
+"#,
+            expect![[r#"
+                warning: 32-way bank conflict: this update of `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 11 (conflict-free at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+                warning: 32-way bank conflict: this load from `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 91 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+                warning: 32-way bank conflict: this update of `r` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 10 (2-way at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+                warning: 32-way bank conflict: this load from `r` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 10 (2-way at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
+    /// A tree loop whose bound is a kernel parameter has no known trip: the model holds
+    /// the first step, as for any loop.
+    #[test]
+    fn a_tree_loop_of_runtime_length_keeps_its_first_step() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void reduce(float* d, unsigned n) {
+  __shared__ float r[1024];
+  unsigned tid = threadIdx.x;
+  r[tid] = d[tid];
+  __syncthreads();
+  for (unsigned s = 1; s < n; s *= 2) {
+    unsigned index = 2 * s * tid;
+    if (index < 1024) r[index] += r[index + s];
+    __syncthreads();
+  }
+  d[tid] = r[tid];
+}
+void run(float* d, unsigned n) { reduce<<<1, 512>>>(d, n); }
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this update of `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+            "#]],
         );
     }
 

@@ -842,12 +842,14 @@ fn frozen_except(e: &IndexExpr, name: &str) -> IndexExpr {
             end,
             step,
             stride,
+            scale,
         } => IndexExpr::LoopVar {
             name: n.clone(),
             start: start.clone(),
             end: *end,
             step: if n == name { *step } else { Some(0) },
             stride: if n == name { stride.clone() } else { None },
+            scale: if n == name { scale.clone() } else { None },
         },
         IndexExpr::Binary(a, op, b) => IndexExpr::Binary(
             Box::new(frozen_except(a, name)),

@@ -262,3 +262,63 @@ pub(crate) fn while_header<'t>(
         check_first,
     })
 }
+
+/// How `update` (a `for` header's update, or the statement that updates a counting
+/// `while`'s or a local's value once per iteration) changes `var` when it multiplies or
+/// divides it by a constant: `v <<= 1`, `v *= 2`, `v = v * 2`, `v >>= 1`, `v /= 2`, `v =
+/// v >> 1` (constants folded with the file's values at `at`).
+pub(crate) fn scale_update(
+    update: Node<'_>,
+    text: &str,
+    facts: &FileFacts,
+    var: &str,
+    at: usize,
+) -> Option<Stepping> {
+    if update.kind_name() != "assignment_expression"
+        || update.field("left").map(|l| node_text(l, text)) != Some(var)
+    {
+        return None;
+    }
+    let op = node_text(update.field("operator")?, text);
+    let right = from_node(update.field("right")?, text, 0);
+    let (op, by) = match op {
+        "=" => match right {
+            Expr::Binary(l, op, r) if matches!(&*l, Expr::Name(v) if v == var) => (op, *r),
+            _ => return None,
+        },
+        _ => (op.strip_suffix('=')?, right),
+    };
+    let by = facts.env.fold(&by, at)?;
+    let stepping = match op {
+        "*" if by > 1 => Stepping::Mul(by),
+        "/" if by > 1 => Stepping::Div(by),
+        "<<" if (1..31).contains(&by) => Stepping::Mul(1 << by),
+        ">>" if (1..31).contains(&by) => Stepping::Div(1 << by),
+        _ => return None,
+    };
+    Some(stepping)
+}
+
+/// The condition of a loop over `var` as `var op bound`: `s < n`, `n > s` (turned round
+/// to `s < n`), or `s` alone (`s != 0`). `None` for any other condition (`s > 0 && ok`).
+pub(crate) fn loop_condition(condition: Node<'_>, text: &str, var: &str) -> Option<(String, Expr)> {
+    let is_var = |e: &Expr| matches!(e, Expr::Name(v) if v == var);
+    match from_node(condition, text, 0) {
+        Expr::Name(v) if v == var => Some(("!=".to_string(), Expr::Int(0))),
+        Expr::Binary(l, op, r) if is_var(&l) && !is_var(&r) => {
+            matches!(op, "<" | "<=" | ">" | ">=" | "!=").then(|| (op.to_string(), *r))
+        }
+        Expr::Binary(l, op, r) if is_var(&r) && !is_var(&l) => {
+            let flipped = match op {
+                "<" => ">",
+                "<=" => ">=",
+                ">" => "<",
+                ">=" => "<=",
+                "!=" => "!=",
+                _ => return None,
+            };
+            Some((flipped.to_string(), *l))
+        }
+        _ => None,
+    }
+}

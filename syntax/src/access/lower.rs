@@ -693,6 +693,9 @@ impl<'a> Lowerer<'a> {
                     value: v,
                 };
             }
+            if let Some(lv) = init.and_then(|i| self.scaled_once_per_iteration(at, n, i, depth)) {
+                return lv;
+            }
             return match init {
                 // A later assignment can reach the use (`id /= w;` between them, or in a
                 // loop around both): the initialiser is not the value there.
@@ -757,40 +760,8 @@ impl<'a> Lowerer<'a> {
     /// The assignments to `n` in the function around `at` that can reach the use at
     /// `at` ([`Self::reassigned`]).
     pub(crate) fn writes_of(&self, at: Node<'a>, n: &str) -> Vec<Node<'a>> {
-        let Some(function) = self
-            .ancestors(at)
-            .iter()
-            .find(|a| a.kind_name() == "function_definition")
-            .copied()
-        else {
+        let Some(writes) = self.function_writes_of(at, n) else {
             return Vec::new();
-        };
-        // Most names are never assigned: the file's table of written names answers
-        // without this lowerer walking the function.
-        let written = self.facts.locals_memo.get_or_insert_with(
-            (function.start_byte(), function.end_byte()),
-            || {
-                let mut names = rustc_hash::FxHashSet::default();
-                written_names(function, self.text, &mut names);
-                names
-            },
-        );
-        if !written.contains(n) {
-            return Vec::new();
-        }
-        let writes = {
-            let cached = self.memo.borrow().writes.get(&function.id()).cloned();
-            match cached {
-                Some(w) => w,
-                None => {
-                    let w = Rc::new(function_writes(function, self.text));
-                    self.memo
-                        .borrow_mut()
-                        .writes
-                        .insert(function.id(), w.clone());
-                    w
-                }
-            }
         };
         let use_at = at.start_byte();
         let Some(ws) = writes.get(n) else {
@@ -823,6 +794,43 @@ impl<'a> Lowerer<'a> {
             })
             .map(|(w, _)| *w)
             .collect()
+    }
+
+    /// Every assignment in the function around `at`, by name, when `n` is among the
+    /// names it assigns.
+    fn function_writes_of(&self, at: Node<'a>, n: &str) -> Option<Rc<Writes<'a>>> {
+        let function = self
+            .ancestors(at)
+            .iter()
+            .find(|a| a.kind_name() == "function_definition")
+            .copied()?;
+        // Most names are never assigned: the file's table of written names answers
+        // without this lowerer walking the function.
+        let written = self.facts.locals_memo.get_or_insert_with(
+            (function.start_byte(), function.end_byte()),
+            || {
+                let mut names = rustc_hash::FxHashSet::default();
+                written_names(function, self.text, &mut names);
+                names
+            },
+        );
+        if !written.contains(n) {
+            return None;
+        }
+        Some({
+            let cached = self.memo.borrow().writes.get(&function.id()).cloned();
+            match cached {
+                Some(w) => w,
+                None => {
+                    let w = Rc::new(function_writes(function, self.text));
+                    self.memo
+                        .borrow_mut()
+                        .writes
+                        .insert(function.id(), w.clone());
+                    w
+                }
+            }
+        })
     }
 
     /// The value of `n` at `at` where the last assignment before the use is a statement
@@ -899,50 +907,7 @@ impl<'a> Lowerer<'a> {
         {
             return None;
         }
-        // The write is a statement of its own directly in the body of the innermost loop
-        // around the use, so it runs once per iteration.
-        let lp = self
-            .ancestors(at)
-            .iter()
-            .find(|a| {
-                matches!(
-                    a.kind_name(),
-                    "for_statement" | "while_statement" | "do_statement"
-                )
-            })
-            .copied()?;
-        let stmt = w
-            .parent()
-            .filter(|p| p.kind_name() == "expression_statement")?;
-        let body = stmt
-            .parent()
-            .filter(|b| b.kind_name() == "compound_statement")?;
-        if lp.field("body") != Some(body) {
-            return None;
-        }
-        // A `continue` of this loop before the step skips it in some iterations.
-        let mut skipped = false;
-        preorder(body, |c| {
-            if c.kind_name() == "continue_statement"
-                && c.start_byte() < w.start_byte()
-                && self
-                    .ancestors(c)
-                    .iter()
-                    .find(|a| {
-                        matches!(
-                            a.kind_name(),
-                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
-                        )
-                    })
-                    .is_some_and(|a| *a == lp)
-            {
-                skipped = true;
-            }
-            !skipped
-        });
-        if skipped {
-            return None;
-        }
+        self.once_per_iteration(at, *w)?;
         let start = self.lower(&from_node(init, self.text, 0), init, depth + 1);
         let stride = self.lower(&from_node(step, self.text, 0), step, depth + 1);
         let stride = if op == "-=" {
@@ -961,6 +926,100 @@ impl<'a> Lowerer<'a> {
             end: None,
             step: stride.eval(&|_| None),
             stride: Some(Box::new(stride)),
+            scale: None,
+        })
+    }
+
+    /// The innermost loop around the use at `at`, where `write` is a statement of its own
+    /// directly in that loop's body, so that it runs once per iteration: no `continue` of
+    /// the loop comes before it.
+    fn once_per_iteration(&self, at: Node<'a>, write: Node<'a>) -> Option<Node<'a>> {
+        let lp = self
+            .ancestors(at)
+            .iter()
+            .find(|a| {
+                matches!(
+                    a.kind_name(),
+                    "for_statement" | "while_statement" | "do_statement"
+                )
+            })
+            .copied()?;
+        let stmt = write
+            .parent()
+            .filter(|p| p.kind_name() == "expression_statement")?;
+        let body = stmt
+            .parent()
+            .filter(|b| b.kind_name() == "compound_statement")?;
+        if lp.field("body") != Some(body) {
+            return None;
+        }
+        // A `continue` of this loop before the step skips it in some iterations.
+        let mut skipped = false;
+        preorder(body, |c| {
+            if c.kind_name() == "continue_statement"
+                && c.start_byte() < write.start_byte()
+                && self
+                    .ancestors(c)
+                    .iter()
+                    .find(|a| {
+                        matches!(
+                            a.kind_name(),
+                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+                        )
+                    })
+                    .is_some_and(|a| *a == lp)
+            {
+                skipped = true;
+            }
+            !skipped
+        });
+        if skipped {
+            return None;
+        }
+        Some(lp)
+    }
+
+    /// A local that one statement directly in the body of the innermost loop around the
+    /// use multiplies or divides by a constant each iteration (`offset *= 2;` at the end
+    /// of a scan's sweep), declared before that loop and assigned nowhere else: a loop
+    /// variable that scales with the loop ([`Scale`]), its initialiser at the first
+    /// iteration (one step on where the statement comes before the use).
+    fn scaled_once_per_iteration(
+        &self,
+        at: Node<'a>,
+        n: &str,
+        init: Node<'a>,
+        depth: usize,
+    ) -> Option<IndexExpr> {
+        let writes = self.function_writes_of(at, n)?;
+        let [(w, _)] = writes.get(n)?.as_slice() else {
+            return None;
+        };
+        let lp = self.once_per_iteration(at, *w)?;
+        if !matches!(lp.kind_name(), "for_statement" | "while_statement")
+            || lp.byte_range().contains(&init.start_byte())
+        {
+            return None;
+        }
+        let stepping = scale_update(*w, self.text, self.facts, n, lp.start_byte())?;
+        let mut start = self.lower(&from_node(init, self.text, 0), init, depth + 1);
+        if w.start_byte() < at.start_byte() {
+            start = match stepping {
+                Stepping::Mul(c) => IndexExpr::binary(start, BinOp::Mul, IndexExpr::Int(c)),
+                Stepping::Div(c) => IndexExpr::binary(start, BinOp::Div, IndexExpr::Int(c)),
+                Stepping::Add(c) => IndexExpr::binary(start, BinOp::Add, IndexExpr::Int(c)),
+            };
+        }
+        Some(IndexExpr::LoopVar {
+            name: n.to_string(),
+            start: Box::new(start),
+            end: None,
+            step: None,
+            stride: None,
+            scale: Some(Box::new(Scale {
+                stepping,
+                trip: self.loop_trip(lp, depth),
+            })),
         })
     }
 
@@ -1016,12 +1075,14 @@ impl<'a> Lowerer<'a> {
                     };
                     let stride = stride
                         .map(|s| Box::new(self.lower(&from_node(s, self.text, 0), s, depth + 1)));
+                    let scale = self.own_scale(node, w.update, n, depth);
                     return Some(IndexExpr::LoopVar {
                         name: n.to_string(),
                         start: Box::new(start),
                         end: *end,
                         step: *step,
                         stride,
+                        scale,
                     });
                 }
             }
@@ -1037,12 +1098,84 @@ impl<'a> Lowerer<'a> {
         };
         let stride =
             stride.map(|s| Box::new(self.lower(&from_node(s, self.text, 0), s, depth + 1)));
+        let scale = match (step, &stride, node.field("update")) {
+            (None, None, Some(update)) => self.own_scale(node, update, n, depth),
+            _ => None,
+        };
         Some(IndexExpr::LoopVar {
             name: n.to_string(),
             start: Box::new(start),
             end,
             step,
             stride,
+            scale,
+        })
+    }
+
+    /// The [`Scale`] of the variable `n` of loop `lp` that `update` multiplies or divides
+    /// by a constant (`s <<= 1`, `s /= 2`), with the loop's trip.
+    fn own_scale(
+        &self,
+        lp: Node<'a>,
+        update: Node<'a>,
+        n: &str,
+        depth: usize,
+    ) -> Option<Box<Scale>> {
+        let stepping = scale_update(update, self.text, self.facts, n, lp.start_byte())?;
+        Some(Box::new(Scale {
+            stepping,
+            trip: self.loop_trip(lp, depth),
+        }))
+    }
+
+    /// The trip of loop `lp` (a `for`, or a `while` that counts like one) as a
+    /// [`Trip`]: its variable, start, how it changes, and the comparison that keeps it
+    /// running, when all are read.
+    fn loop_trip(&self, lp: Node<'a>, depth: usize) -> Option<Trip> {
+        let at = lp.start_byte();
+        let (var, start, update, condition) = match lp.kind_name() {
+            "for_statement" => {
+                let (start, var, _, step, stride) = self.for_header(lp, "")?;
+                if stride.is_some() {
+                    return None;
+                }
+                let (start, start_at) = start?;
+                let start = self.lower(&start, start_at, depth + 1);
+                let update = lp.field("update")?;
+                let stepping = match step {
+                    Some(s) => Stepping::Add(s),
+                    None => scale_update(update, self.text, self.facts, &var, at)?,
+                };
+                (var, start, stepping, lp.field("condition")?)
+            }
+            "while_statement" => {
+                let h = self.while_header(lp, "")?;
+                let w = h.as_ref().as_ref()?;
+                let (start, var, _, step, stride) = &w.header;
+                if stride.is_some() {
+                    return None;
+                }
+                let (start, start_at) = start.as_ref()?;
+                let start = self.lower(start, *start_at, depth + 1);
+                let stepping = match step {
+                    Some(s) => Stepping::Add(*s),
+                    None => scale_update(w.update, self.text, self.facts, var, at)?,
+                };
+                (var.clone(), start, stepping, w.condition)
+            }
+            _ => return None,
+        };
+        let (op, bound) = loop_condition(condition, self.text, &var)?;
+        let bound = self.lower(&bound, condition, depth + 1);
+        if start.unknown_reason().is_some() || bound.unknown_reason().is_some() {
+            return None;
+        }
+        Some(Trip {
+            var,
+            start,
+            stepping: update,
+            op,
+            bound,
         })
     }
 }
