@@ -671,11 +671,15 @@ fn merged_access(
                 parts.iter().map(|p| p.range.start).min()?,
                 parts.iter().map(|p| p.range.end).max()?,
             );
+            // Loads between loads do not keep ptxas from moving the loads together (a
+            // thread's 16-byte slice read in statements spread over a block of unrolled
+            // code is one `LDS.128`).
             window.iter().any(|o| {
                 o.root == a.root
                     && o.range.start >= from
                     && o.range.end <= to
                     && !parts.iter().any(|p| p.range == o.range)
+                    && !(a.kind == AccessKind::Load && o.kind == AccessKind::Load)
                     && !forwarded(scope, all, o)
             })
         };

@@ -870,8 +870,14 @@ impl SourceFile {
             let (Some(p1), Some(p2)) = (s1.parent(), s2.parent()) else {
                 return false;
             };
+            // A block, or one branch of `#if` (the accesses of a branch the build does
+            // not compile are not recorded).
+            let block = matches!(
+                p1.kind_name(),
+                "compound_statement" | "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+            );
             if p1.id() != p2.id()
-                || p1.kind_name() != "compound_statement"
+                || !block
                 || !plain(s1)
                 || !plain(s2)
             {

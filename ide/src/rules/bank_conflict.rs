@@ -1650,6 +1650,90 @@ void run(unsigned* out) { starts<<<1, 256>>>(out); }
         );
     }
 
+    /// A thread's four adjacent words written inside a compiled `#if` arm are one
+    /// `STS.128`, as without the `#if` (conflict-free at a 16-byte lane stride); an arm on
+    /// a macro nothing defines is compiled only where a `-D` says so: a finding there is
+    /// a hint that states it.
+    #[test]
+    fn preprocessor_arms_keep_merges_and_state_their_condition() {
+        check_messages(
+            RULE,
+            r#"
+#define PARTS 4
+__global__ void quads(const uint4* in, unsigned* out) {
+  __shared__ unsigned q[4 * 128];
+  unsigned t = threadIdx.x;
+  uint4 v = in[t];
+#if PARTS == 4
+  q[4 * t] = v.x;
+  q[4 * t + 1] = v.y;
+  q[4 * t + 2] = v.z;
+  q[4 * t + 3] = v.w;
+#endif
+  __syncthreads();
+  out[t] = q[t];
+}
+__global__ void rows(const unsigned* in, unsigned* out) {
+  __shared__ unsigned r[4 * 128];
+  unsigned t = threadIdx.x;
+#if ROW_WIDTH == 4
+  r[4 * t] = in[t];
+#else
+  r[t] = in[t];
+#endif
+  __syncthreads();
+  out[t] = r[(t * 5) & 511];
+}
+void run(const uint4* in, unsigned* out) {
+  quads<<<1, 128>>>(in, out);
+  rows<<<1, 128>>>((const unsigned*)in, out);
+}
+"#,
+            expect![[r#"
+                hint: 4-way bank conflict: this store to `r` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank; the lanes' stride comes from `4 * t` (a hint only: this line is compiled only where `#if ROW_WIDTH == 4` holds, which neither the file nor its build decides) (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    /// A thread's 16-byte slice read one word per statement, the statements of the slice
+    /// spread over a block of unrolled code with reads of the other slices between
+    /// them: ptxas moves the loads together into `LDS.128` (SASS of nvcc 13.5, sm_90):
+    /// at a 32-byte lane stride that is 2-way (8 wavefronts for 4), not the scalar 8-way.
+    #[test]
+    fn loads_spread_over_unrolled_statements_merge() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void dots(const float* a, float* out) {
+  __shared__ float tile[32 * 8];
+  for (int i = threadIdx.x; i < 32 * 8; i += 32) tile[i] = a[i];
+  __syncthreads();
+  float x = 0.f, y = 0.f;
+  x += tile[threadIdx.x * 8 + 0];
+  x += tile[threadIdx.x * 8 + 4];
+  y += tile[threadIdx.x * 8 + 1];
+  y += tile[threadIdx.x * 8 + 5];
+  x += tile[threadIdx.x * 8 + 2];
+  x += tile[threadIdx.x * 8 + 6];
+  y += tile[threadIdx.x * 8 + 3];
+  y += tile[threadIdx.x * 8 + 7];
+  out[threadIdx.x] = x + y;
+}
+void run(const float* a, float* out) { dots<<<1, 32>>>(a, out); }
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+            "#]],
+        );
+    }
+
     /// A tree loop (its variable halves each step) is modelled at every step with the
     /// lanes its guard leaves then: in a Blelloch down-sweep only lane 0 passes `i + s < 2
     /// * N` at the first step, and 31 lanes at a stride of 32 words when `s` = 16.

@@ -242,6 +242,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
     } else {
         active.iter().flat_map(run).collect()
     };
+    preprocessor_conditions(ctx, &mut out);
     // Every `allow` comment says `kernaut:`; most files have none, and finding comments
     // walks the whole tree.
     let comments = if ctx.text().contains("kernaut:") {
@@ -270,6 +271,44 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
         (a.range.start, a.range.end, a.rule).cmp(&(b.range.start, b.range.end, b.rule))
     });
     out
+}
+
+/// Findings in code that the preprocessor compiles for no target of the build are
+/// dropped, and those under a condition neither the file nor its build decides (`#if
+/// LANES == 4` on a macro nothing defines, which a `-D` may) are hints that state it: a
+/// warning or error must hold for what the build compiles. Where the targets are
+/// assumed, code the assumed target does not compile is a hint too.
+fn preprocessor_conditions(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    if !out.iter().any(|d| d.severity > Severity::Hint) || !ctx.text().contains("#if") {
+        return;
+    }
+    let guards = target_guards::TargetGuards::of(ctx);
+    out.retain_mut(|d| {
+        if d.severity == Severity::Hint {
+            return true;
+        }
+        let (state, guard) = guards.anywhere(d.range.start);
+        let guard = guard.unwrap_or_default().trim();
+        match state {
+            target_guards::Tri::True => true,
+            target_guards::Tri::False if !ctx.targets.assumed => false,
+            target_guards::Tri::False => {
+                d.severity = Severity::Hint;
+                d.message.push_str(&format!(
+                    " (a hint only: this line is compiled only where `{guard}` holds, which the assumed {} does not)",
+                    ctx.targets.targets.first().map(|t| t.to_string()).unwrap_or_default()
+                ));
+                true
+            }
+            target_guards::Tri::Unknown => {
+                d.severity = Severity::Hint;
+                d.message.push_str(&format!(
+                    " (a hint only: this line is compiled only where `{guard}` holds, which neither the file nor its build decides)"
+                ));
+                true
+            }
+        }
+    });
 }
 
 pub use crate::line_index::LineIndex;

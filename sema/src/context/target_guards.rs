@@ -39,17 +39,8 @@ pub struct Compiled {
 impl Compiled {
     /// The guards and reachability of the context's file, for each of its targets.
     pub fn scan(ctx: &RuleContext) -> Compiled {
-        let mut defines: Vec<(String, String)> = ctx.defines.to_vec();
-        if let Some(p) = ctx.file.prelude() {
-            defines.extend(
-                p.macros
-                    .iter()
-                    .filter(|m| m.params.is_none())
-                    .map(|m| (m.name.clone(), m.body.clone())),
-            );
-        }
         let targets = &ctx.targets.targets;
-        let mut guards = TargetGuards::scan(ctx.file, targets, &defines, ctx.target_defines);
+        let mut guards = TargetGuards::of(ctx);
         let traits = trait_regions(ctx);
         if !traits.is_empty() {
             for regions in &mut guards.per_target {
@@ -204,6 +195,42 @@ impl TargetGuards {
             })
             .collect();
         TargetGuards { per_target }
+    }
+
+    /// [`TargetGuards::scan`] of the context's file for its targets, with the build's
+    /// macros and those of the headers it includes.
+    pub fn of(ctx: &RuleContext) -> Self {
+        let mut defines: Vec<(String, String)> = ctx.defines.to_vec();
+        if let Some(p) = ctx.file.prelude() {
+            defines.extend(
+                p.macros
+                    .iter()
+                    .filter(|m| m.params.is_none())
+                    .map(|m| (m.name.clone(), m.body.clone())),
+            );
+        }
+        TargetGuards::scan(
+            ctx.file,
+            &ctx.targets.targets,
+            &defines,
+            ctx.target_defines,
+        )
+    }
+
+    /// Whether the code at `offset` is compiled for any target, and the guard that
+    /// decides it where no target surely compiles it: the best state over the targets.
+    pub fn anywhere(&self, offset: usize) -> (Tri, Option<&str>) {
+        let mut best: (Tri, Option<&str>) = (Tri::False, None);
+        for i in 0..self.per_target.len() {
+            let (state, guard) = self.at(i, offset);
+            if state > best.0 || best.1.is_none() {
+                best = (state.max(best.0), guard.or(best.1));
+            }
+        }
+        if best.0 == Tri::True {
+            best.1 = None;
+        }
+        best
     }
 
     /// Whether the code at `offset` is compiled for the `i`th target, and the guard that
