@@ -401,7 +401,9 @@ impl SourceFile {
         // memory: one access of the vector's width.
         let mut width = element_size;
         let mut cast_type = None;
-        if let Some((ty, call, call_above)) = macro_call_of(node, &above, low) {
+        if let Some((ty, call, call_above)) =
+            macro_call_of(node, &above, low).or_else(|| reference_cast_of(node, &above, text))
+        {
             if let Some(w) = type_size(&strip_template_args(&ty)) {
                 width = Some(w);
                 cast_type = Some(ty);
@@ -874,13 +876,13 @@ impl SourceFile {
             // not compile are not recorded).
             let block = matches!(
                 p1.kind_name(),
-                "compound_statement" | "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+                "compound_statement"
+                    | "preproc_if"
+                    | "preproc_ifdef"
+                    | "preproc_else"
+                    | "preproc_elif"
             );
-            if p1.id() != p2.id()
-                || !block
-                || !plain(s1)
-                || !plain(s2)
-            {
+            if p1.id() != p2.id() || !block || !plain(s1) || !plain(s2) {
                 return false;
             }
             // The statements between, from `s1` on (not every child of the block).
@@ -1295,7 +1297,9 @@ impl SourceFile {
         // the macro expanded, one vector access of the element's address, a store when the
         // call is assigned to.
         if cast_type.is_none() {
-            if let Some((ty, call, call_above)) = macro_call_of(node, above, low) {
+            if let Some((ty, call, call_above)) =
+                macro_call_of(node, above, low).or_else(|| reference_cast_of(node, above, text))
+            {
                 if let Some(w) = type_size(&strip_template_args(&ty)) {
                     width = Some(w);
                     cast_type = Some(ty);
@@ -1439,6 +1443,45 @@ fn carve_offset<'a>(
 /// The function-like macro call whose one argument is subscript `node` (ancestors `above`,
 /// nearest first), when the macro is one of the file's vector macros: its vector type, the
 /// call node and the call's ancestors.
+/// The type of the reference cast around subscript `node` (ancestors `above`, nearest
+/// first): `(float4 &)src[i]` is one 16-byte access of `src[i]`'s address, read or
+/// written as the cast is. The type, the node and the ancestors that say which (the
+/// parser reads `(float4 &)dst[i] = v` as a cast of the assignment: there the store is
+/// the subscript's own).
+fn reference_cast_of<'a, 'b>(
+    node: Node<'a>,
+    above: &'b [Node<'a>],
+    text: &str,
+) -> Option<(String, Node<'a>, &'b [Node<'a>])> {
+    let mut i = 0;
+    let mut inner = node;
+    while above.get(i)?.kind_name() == "parenthesized_expression" {
+        inner = above[i];
+        i += 1;
+    }
+    let (cast, found) = match above.get(i)?.kind_name() {
+        "cast_expression" => (above[i], (node, &above[i + 1..])),
+        "assignment_expression" if above[i].field("left") == Some(inner) => {
+            let cast = *above.get(i + 1)?;
+            if cast.kind_name() != "cast_expression" || cast.field("value") != Some(above[i]) {
+                return None;
+            }
+            (cast, (node, above))
+        }
+        _ => return None,
+    };
+    let ty = node_text(cast.field("type")?, text);
+    let ty = ty.trim().strip_suffix('&')?.trim();
+    let ty: Vec<&str> = ty
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile"))
+        .collect();
+    if ty.is_empty() || ty.iter().any(|w| w.contains('&') || w.contains('*')) {
+        return None;
+    }
+    Some((ty.join(" "), found.0, found.1))
+}
+
 fn macro_call_of<'a, 'b>(
     node: Node<'a>,
     above: &'b [Node<'a>],

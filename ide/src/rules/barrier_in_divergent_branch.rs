@@ -53,8 +53,9 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 
 mod early_exit;
 use super::barriers::{
-    arrivals, barriers, calls_a_synchronising_helper, certain_block, divergent_branch,
-    if_condition, implies, launched_blocks, reads_only_rows, ArrivalCount, Barrier, BarrierScope,
+    arrivals, arrivals_of_statements, barriers, calls_a_synchronising_helper, certain_block,
+    divergent_branch, if_condition, implies, launched_blocks, reads_only_rows, ArrivalCount,
+    Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -363,8 +364,11 @@ fn balanced(
     b: &Barrier,
     all: &[Barrier],
 ) -> bool {
-    let Some((then, Some(other))) = flow.branches(branch) else {
+    let Some((then, other)) = flow.branches(branch) else {
         return false;
+    };
+    let Some(other) = other else {
+        return returning_branch_balanced(ctx, flow, branch, &then, b, all);
     };
     // A side holds a barrier of the scope, or calls a device function that reaches one.
     let holds = |r: &kernaut_syntax::TextRange| {
@@ -379,6 +383,49 @@ fn balanced(
         (ArrivalCount::Known(x), ArrivalCount::Known(y)) => !x.is_empty() && x == y,
         (ArrivalCount::Varies, _) | (_, ArrivalCount::Varies) => false,
         _ => holds(&then) && holds(&other),
+    }
+}
+
+/// An `if` of the function body's own block, with no `else`, whose branch ends in
+/// `return`: its threads and those that skip it (and run the rest of the body) pair up
+/// where both arrive at `b`'s scope equally often (`if (role) { …; sync; sync; return; }
+/// …; sync; …; sync;`): one hardware barrier counts arrivals, not call sites.
+pub(super) fn returning_branch_balanced(
+    ctx: &RuleContext,
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+    then: &kernaut_syntax::TextRange,
+    b: &Barrier,
+    all: &[Barrier],
+) -> bool {
+    use kernaut_syntax::{JumpKind, StatementShape};
+    let Some(StatementShape::Block(body)) = flow.shape(&flow.body) else {
+        return false;
+    };
+    if !body.contains(branch) {
+        return false;
+    }
+    let Some(StatementShape::Block(inside)) = flow.shape(then) else {
+        return false;
+    };
+    let returns = inside
+        .last()
+        .and_then(|last| flow.shape(last))
+        .is_some_and(|s| matches!(s, StatementShape::Jump(JumpKind::Return)));
+    if !returns {
+        return false;
+    }
+    let rest: Vec<kernaut_syntax::TextRange> = body
+        .iter()
+        .filter(|s| s.start >= branch.end)
+        .cloned()
+        .collect();
+    match (
+        arrivals_of_statements(ctx, flow, &inside, b.scope, all),
+        arrivals_of_statements(ctx, flow, &rest, b.scope, all),
+    ) {
+        (ArrivalCount::Known(x), ArrivalCount::Known(y)) => !x.is_empty() && x == y,
+        _ => false,
     }
 }
 
@@ -1331,6 +1378,55 @@ __device__ void show(float* v) {
     }
 }
 "#,
+        );
+    }
+
+    /// A role branch that returns after arriving at the block barrier as often as the
+    /// threads that run the rest of the kernel pairs up with them (one hardware barrier
+    /// counts arrivals); one that arrives fewer times does not.
+    #[test]
+    fn a_returning_role_branch_that_arrives_as_often_pairs_up() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void roles(int* pad, int* out, int n) {
+  __shared__ int h[64];
+  if (threadIdx.x < 64) {
+    for (int i = threadIdx.x; i < n; i += 64) pad[i] = 0;
+    __syncthreads();
+    __syncthreads();
+    return;
+  }
+  int t = threadIdx.x - 64;
+  h[t] = t;
+  __syncthreads();
+  atomicAdd(&h[(t * 7) & 63], 1);
+  __syncthreads();
+  out[t] = h[t];
+}
+__global__ void short_role(int* pad, int* out, int n) {
+  __shared__ int h[64];
+  if (threadIdx.x < 64) {
+    pad[threadIdx.x] = 0;
+    __syncthreads();
+    return;
+  }
+  int t = threadIdx.x - 64;
+  h[t] = t;
+  __syncthreads();
+  atomicAdd(&h[(t * 7) & 63], 1);
+  __syncthreads();
+  out[t] = h[t];
+}
+void run(int* pad, int* out, int n) {
+  roles<<<1, 128>>>(pad, out, n);
+  short_role<<<1, 128>>>(pad, out, n);
+}
+"#,
+            expect![[r#"
+                warning: `__syncthreads()` inside `if (threadIdx.x < 64)`: threads of the block that skip the branch never reach the block barrier, so the block can hang or synchronise the wrong threads; move the barrier out of the branch (pitfall-synchronization#P1)
+                hint: `return` under `if (threadIdx.x < 64)` ends some threads of the block before `__syncthreads()`: the CUDA programming guide allows a block barrier only where every thread of the block reaches it; today the hardware lets the barrier complete without the exited threads (PTX `exit` releases a barrier held up only by exited threads), but their part of the shared-memory work before the barrier is never done; keep every thread to the barrier and guard the work instead (`if (!(threadIdx.x < 64)) { ... }`) (pitfall-synchronization#P1)
+            "#]],
         );
     }
 

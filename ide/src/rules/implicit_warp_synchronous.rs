@@ -44,6 +44,7 @@ use kernaut_syntax::{
     AccessKind, BinOp, EnclosingKind, GuardComparison, IndexExpr, Step, TextRange,
 };
 
+use super::target_guards::Compiled;
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
@@ -100,11 +101,46 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         .collect();
     bodies.sort_by_key(|(b, _)| (b.start, b.end));
     bodies.dedup_by_key(|(b, _)| b.clone());
+    let mut found = Vec::new();
     for (body, any) in bodies {
         if let Some(steps) = ctx.file.body_steps(body.start) {
-            block(ctx, &steps.steps, false, any, out);
+            block(ctx, &steps.steps, false, any, &mut found);
         }
     }
+    out.extend(reached_only(ctx, found));
+}
+
+/// The findings of device functions that no kernel of the file reaches, in a file with
+/// kernels: nvcc compiles a device function only for the kernels that call it, and a
+/// template only where something instantiates it. A template helper is dropped (no
+/// other file instantiates it); a plain one keeps a hint that states the assumption
+/// (a kernel in another file may call it, with `-rdc`).
+fn reached_only(ctx: &RuleContext, found: Vec<RuleDiagnostic>) -> Vec<RuleDiagnostic> {
+    if found.is_empty() || !ctx.facts.kernels.iter().any(|k| ctx.emitted(k)) {
+        return found;
+    }
+    let compiled = Compiled::scan(ctx);
+    found
+        .into_iter()
+        .filter_map(|mut d| {
+            let Some(f) = ctx
+                .facts
+                .function_at(d.range.start)
+                .filter(|f| !f.is_kernel && !compiled.reached(f.range.start))
+            else {
+                return Some(d);
+            };
+            if !f.template_params.is_empty() {
+                return None;
+            }
+            d.severity = Severity::Hint;
+            d.message.push_str(&format!(
+                " (a hint only: no kernel of this file calls `{}`, and nvcc compiles a device function only for the kernels that reach it; this holds where a kernel in another file does, built with `-rdc`)",
+                f.name
+            ));
+            Some(d)
+        })
+        .collect()
 }
 
 /// Whether a shared-memory write inside `range` is followed closely by a read of the
@@ -401,6 +437,34 @@ mod tests {
     use crate::rules::testing::{check, check_fix, check_no_fix};
 
     const RULE: &str = "warp/implicit-warp-synchronous";
+
+    /// Helpers no kernel of the file reaches are not compiled: a template nothing
+    /// instantiates says nothing, a plain helper a hint that states the assumption.
+    #[test]
+    fn helpers_no_kernel_reaches() {
+        check(
+            RULE,
+            r#"
+template <unsigned W>
+__device__ void tail_t(volatile float* s, int t) {
+    if (W >= 64) s[t] += s[t + 32];
+    if (W >= 32) s[t] += s[t + 16];
+    if (W >= 16) s[t] += s[t + 8];
+}
+__device__ void tail(volatile float* s, int t) {
+    s[t] += s[t + 32];
+ // ^^^^^^^^^^^^^^^^^^ hint: implicit warp-synchronous reduction: these 3 steps on `s`
+    s[t] += s[t + 16];
+    s[t] += s[t + 8];
+}
+__global__ void sums(const float* in, float* out) {
+    float v = in[threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+"#,
+        );
+    }
 
     #[test]
     fn volatile_ladder_under_tid_below_32() {

@@ -1674,6 +1674,27 @@ void run(float* f, int sx, int sz) { inject<<<dim3(8, 8), dim3(16, 16)>>>(f, 100
         );
     }
 
+    /// `(float4 &)p[i]` reads or writes 16 bytes at `p[i]`'s address: a lane stride of
+    /// four floats is then contiguous (one `LDG.E.128` per lane), not a 4-way stride.
+    #[test]
+    fn a_reference_cast_is_one_vector_access() {
+        check(
+            RULE,
+            r#"
+__global__ void scale(float* src, float* dst, float s) {
+  int lane = threadIdx.x % 32;
+  int row = blockIdx.x * 4 + threadIdx.x / 32;
+  float4 v = (float4 &)src[lane * 4 + row * 128];
+  v.x *= s;
+  (float4 &)dst[lane * 4 + row * 128] = v;
+  dst[lane * 4 + row * 128 + 4096] = v.y;
+//^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced store to `dst`
+}
+void run(float* a, float* b, int rows) { scale<<<rows / 4, 128>>>(a, b, 2.0f); }
+"#,
+        );
+    }
+
     #[test]
     fn branches_a_constant_condition_never_takes_are_not_compiled() {
         // `ROW % 4 == 0` holds: nvcc compiles no code for the `else`; so does a

@@ -847,6 +847,45 @@ pub enum ArrivalCount {
     Unknown,
 }
 
+/// [`arrivals`] of the statements `stmts` run in order (a block's, or the statements of
+/// a function after an `if` whose branch returns).
+pub fn arrivals_of_statements(
+    ctx: &RuleContext,
+    flow: &kernaut_syntax::ControlFlow,
+    stmts: &[TextRange],
+    scope: BarrierScope,
+    all: &[Barrier],
+) -> ArrivalCount {
+    sum_arrivals(
+        stmts
+            .iter()
+            .map(|s| arrivals_in(ctx, flow, s, scope, all, 0)),
+    )
+}
+
+/// The arrivals of statements run one after another: their sum, `Varies` where one
+/// varies, `Unknown` where one is not known.
+fn sum_arrivals(counts: impl Iterator<Item = ArrivalCount>) -> ArrivalCount {
+    let mut sum = Arrivals::new();
+    let mut unknown = false;
+    for c in counts {
+        match c {
+            ArrivalCount::Known(a) => {
+                for (k, v) in a {
+                    *sum.entry(k).or_default() += v;
+                }
+            }
+            ArrivalCount::Varies => return ArrivalCount::Varies,
+            ArrivalCount::Unknown => unknown = true,
+        }
+    }
+    if unknown {
+        ArrivalCount::Unknown
+    } else {
+        ArrivalCount::Known(sum)
+    }
+}
+
 /// How often a thread that runs the statement `stmt` of `flow` arrives at the barriers of
 /// `scope` among `all` (the function's barriers): for warp-specialised code, where each
 /// side of an `if` holds its own barriers (`if (warp < P) { for (k…) { …; sync } } else {
@@ -908,26 +947,7 @@ fn arrivals_in(
     };
     let count = |r: &TextRange| arrivals_in(ctx, flow, r, scope, all, depth + 1);
     match shape {
-        StatementShape::Block(children) => {
-            let mut sum = Arrivals::new();
-            let mut unknown = false;
-            for c in &children {
-                match count(c) {
-                    Known(a) => {
-                        for (k, v) in a {
-                            *sum.entry(k).or_default() += v;
-                        }
-                    }
-                    Varies => return Varies,
-                    Unknown => unknown = true,
-                }
-            }
-            if unknown {
-                Unknown
-            } else {
-                Known(sum)
-            }
-        }
+        StatementShape::Block(children) => sum_arrivals(children.iter().map(count)),
         StatementShape::If(then, other) => {
             let a = count(&then);
             let b = match &other {

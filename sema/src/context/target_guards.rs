@@ -109,6 +109,12 @@ impl Compiled {
         Compiled { guards, surely }
     }
 
+    /// Whether a kernel of the file that some target compiles reaches the function that
+    /// starts at `start` through calls compiled for that target (a kernel reaches itself).
+    pub fn reached(&self, start: usize) -> bool {
+        self.surely.iter().any(|s| s.contains(&start))
+    }
+
     /// Whether the code at `offset` is compiled for the `i`th target: its guards hold,
     /// and its function is a kernel or a function such a kernel reaches. A function no
     /// kernel of the file reaches is compiled only if another file or `-rdc` calls it,
@@ -209,12 +215,7 @@ impl TargetGuards {
                     .map(|m| (m.name.clone(), m.body.clone())),
             );
         }
-        TargetGuards::scan(
-            ctx.file,
-            &ctx.targets.targets,
-            &defines,
-            ctx.target_defines,
-        )
+        TargetGuards::scan(ctx.file, &ctx.targets.targets, &defines, ctx.target_defines)
     }
 
     /// Whether the code at `offset` is compiled for any target, and the guard that

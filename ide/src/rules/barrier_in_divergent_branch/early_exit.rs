@@ -28,6 +28,7 @@ pub(super) fn check(
     errors: &std::cell::OnceCell<Vec<kernaut_syntax::TextRange>>,
     out: &mut Vec<RuleDiagnostic>,
 ) {
+    let all = barriers;
     let barriers: Vec<&Barrier> = barriers
         .iter()
         .filter(|b| b.scope == BarrierScope::Block)
@@ -82,6 +83,16 @@ pub(super) fn check(
         let Some(missed) = missed else {
             continue;
         };
+        // A branch that returns after arriving at the block barriers as often as the
+        // rest of the function does pairs up with it: nothing is missed.
+        if jump.kind == JumpKind::Return
+            && flow.branches(&branch).is_some_and(|(then, other)| {
+                other.is_none()
+                    && super::returning_branch_balanced(ctx, flow, &branch, &then, missed, all)
+            })
+        {
+            continue;
+        }
         if !super::parsed_cleanly(ctx, &(branch.start..missed.range.end.max(at)), errors) {
             continue;
         }
