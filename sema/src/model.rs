@@ -2253,7 +2253,9 @@ fn sweep(
     };
     let block = launch.block.map(|d| Some(i64::from(d)));
     let on_block = |e: &IndexExpr| e.mentions(&|x| matches!(x, IndexExpr::BlockDim(_)));
-    if !matches!(launch.source, BlockSource::Launch { .. })
+    // A trip that rests on the block needs the block: one launch gives it, not an
+    // assumption or one of several launches that differ.
+    if (!matches!(launch.source, BlockSource::Launch { .. }) || launch.uncertain.is_some())
         && (on_block(&trip.start) || on_block(&trip.bound))
     {
         return None;
