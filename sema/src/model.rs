@@ -578,12 +578,17 @@ fn is_half_array(scope: &Scope<'_>, a: &SharedAccess) -> bool {
 
 /// How far apart (in bytes of text) the parts of a merged access may be.
 const WINDOW: usize = 4096;
+/// How far apart they may be in long unrolled code (generated kernels read a thread's
+/// 16-byte slice one word per statement, each word a few hundred statements after the
+/// last): searched only for an access whose scalar model conflicts.
+const LONG_WINDOW: usize = 65536;
 
 /// The accesses `a` is merged with, and the byte offset of the wide access.
 fn merged_access(
     scope: &Scope<'_>,
     all: &[SharedAccess],
     a: &SharedAccess,
+    reach: usize,
 ) -> Option<(Merged, IndexExpr)> {
     let elem = a.element_size?;
     // An update (`s[i] += v`) merges only in a dynamic (`extern __shared__`) buffer: see
@@ -616,8 +621,16 @@ fn merged_access(
     // `__shared__` buffer (a pointer carved from it at a constant offset included), which
     // ptxas places: it merges where that offset is a multiple of the wide access.
     // The accesses are in document order: only those within a few KB are looked at.
-    let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
-    let hi = all.partition_point(|o| o.range.start <= a.range.start + WINDOW);
+    // Within `reach` of `a`, and inside its function (the parts are in one).
+    let (from, to) = match scope.facts().function_at(a.range.start) {
+        Some(f) => (
+            f.range.start.max(a.range.start.saturating_sub(reach)),
+            f.range.end.min(a.range.start + reach),
+        ),
+        None => (a.range.start.saturating_sub(reach), a.range.start + reach),
+    };
+    let lo = all.partition_point(|o| o.range.start < from);
+    let hi = all.partition_point(|o| o.range.start <= to);
     let window = all.get(lo..hi.max(lo)).unwrap_or_default();
     let near: Vec<(&SharedAccess, i64)> = window
         .iter()
@@ -1900,7 +1913,32 @@ pub fn bank_with(
     if forwarded(scope, all, access) || overwritten(scope, all, access) {
         return None;
     }
-    let merged = merged_access(scope, all, access);
+    let shape = |block| BankShape {
+        width: width_bytes,
+        kind,
+        block,
+    };
+    let near = merged_access(scope, all, access, WINDOW);
+    // Further parts are looked for where what was found is narrower than 16 bytes and
+    // the scalar access conflicts.
+    let narrow = near
+        .as_ref()
+        .is_none_or(|(m, _)| m.width < 16 && m.iterations.is_none());
+    let merged = if narrow
+        && scope
+            .cache
+            .bank(&access.byte_offset, shape(launch.block))
+            .result
+            .as_ref()
+            .is_ok_and(|r| r.conflict_degree >= 2)
+    {
+        match merged_access(scope, all, access, LONG_WINDOW) {
+            Some(far) if near.as_ref().is_none_or(|(m, _)| far.0.width > m.width) => Some(far),
+            _ => near,
+        }
+    } else {
+        near
+    };
     let shape = |block| BankShape {
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
         kind,

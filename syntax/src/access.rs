@@ -905,7 +905,15 @@ impl SourceFile {
             p1
         };
         // Between the two: no `?:` around or between them, no barrier. Only the nodes
-        // that overlap `from..to` are visited.
+        // that overlap `from..to` are visited, and none where the text of two plain
+        // statements and those between them has no `?`, `{` or `sync` (long unrolled
+        // code).
+        if s1.id() != s2.id() {
+            let span = text.get(s1.start_byte()..s2.end_byte()).unwrap_or("?");
+            if !span.contains(['?', '{']) && !span.contains("sync") {
+                return true;
+            }
+        }
         let mut straight = true;
         preorder_overlapping(scope, from, to, |n| {
             if !straight {

@@ -1734,6 +1734,29 @@ void run(const float* a, float* out) { dots<<<1, 32>>>(a, out); }
         );
     }
 
+    /// The same in generated code, where the words of one slice are several KB of text
+    /// apart (each word's statements come after those of every other slice's same
+    /// word): searched in the whole straight-line stretch for an access whose scalar
+    /// model conflicts. Four words a thread at a 656-byte stride are `LDS.128`s,
+    /// conflict-free; scalar they would be 4-way.
+    #[test]
+    fn loads_far_apart_in_generated_code_merge() {
+        let mut body = String::new();
+        for word in 0..4 {
+            for slice in 0..40 {
+                body.push_str(&format!(
+                    "  acc[{slice}] = acc[{slice}] + w[{word}] * tile[((int)threadIdx.x) * 164 + {}];\n",
+                    slice * 4 + word
+                ));
+            }
+        }
+        let fixture = format!(
+            "__global__ void gen(const float* a, const float* w, float* out) {{\n  __shared__ float tile[32 * 164];\n  float acc[40];\n  for (int i = threadIdx.x; i < 32 * 164; i += 32) tile[i] = a[i];\n  __syncthreads();\n{body}  out[threadIdx.x] = acc[0] + acc[39];\n}}\nvoid run(const float* a, const float* w, float* out) {{ gen<<<1, 32>>>(a, w, out); }}\n"
+        );
+        assert!(fixture.len() > 2 * 4096);
+        check(RULE, &fixture);
+    }
+
     /// A tree loop (its variable halves each step) is modelled at every step with the
     /// lanes its guard leaves then: in a Blelloch down-sweep only lane 0 passes `i + s < 2
     /// * N` at the first step, and 31 lanes at a stride of 32 words when `s` = 16.
