@@ -1653,7 +1653,8 @@ void run(unsigned* out) { starts<<<1, 256>>>(out); }
     /// A thread's four adjacent words written inside a compiled `#if` arm are one
     /// `STS.128`, as without the `#if` (conflict-free at a 16-byte lane stride); an arm on
     /// a macro nothing defines is compiled only where a `-D` says so: a finding there is
-    /// a hint that states it.
+    /// a hint that states it, while the arm the build as written compiles (`#if !defined
+    /// KERNELS_DISABLED`) keeps its warning.
     #[test]
     fn preprocessor_arms_keep_merges_and_state_their_condition() {
         check_messages(
@@ -1684,13 +1685,24 @@ __global__ void rows(const unsigned* in, unsigned* out) {
   __syncthreads();
   out[t] = r[(t * 5) & 511];
 }
+__global__ void enabled(const unsigned* in, unsigned* out) {
+  __shared__ unsigned e[4 * 128];
+  unsigned t = threadIdx.x;
+#if !defined KERNELS_DISABLED
+  e[4 * t] = in[t];
+#endif
+  __syncthreads();
+  out[t] = e[(t * 5) & 511];
+}
 void run(const uint4* in, unsigned* out) {
   quads<<<1, 128>>>(in, out);
   rows<<<1, 128>>>((const unsigned*)in, out);
+  enabled<<<1, 128>>>((const unsigned*)in, out);
 }
 "#,
             expect![[r#"
                 hint: 4-way bank conflict: this store to `r` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank; the lanes' stride comes from `4 * t` (a hint only: this line is compiled only where `#if ROW_WIDTH == 4` holds, which neither the file nor its build decides) (pitfall-bank-conflict#P1)
+                warning: 4-way bank conflict: this store to `e` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank; the lanes' stride comes from `4 * t` (pitfall-bank-conflict#P1)
             "#]],
         );
     }

@@ -44,7 +44,7 @@ use kernaut_syntax::{
     AccessKind, BinOp, EnclosingKind, GuardComparison, IndexExpr, Step, TextRange,
 };
 
-use super::target_guards::Compiled;
+use super::target_guards::{Compiled, Tri};
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 
@@ -119,15 +119,17 @@ fn reached_only(ctx: &RuleContext, found: Vec<RuleDiagnostic>) -> Vec<RuleDiagno
     if found.is_empty() || !ctx.facts.kernels.iter().any(|k| ctx.emitted(k)) {
         return found;
     }
-    let compiled = Compiled::scan(ctx);
+    let compiled = Compiled::scan_default(ctx);
     found
         .into_iter()
         .filter_map(|mut d| {
-            let Some(f) = ctx
-                .facts
-                .function_at(d.range.start)
-                .filter(|f| !f.is_kernel && !compiled.reached(f.range.start))
-            else {
+            // A helper under an `#if` the build as written does not compile is left to
+            // the preprocessor's say (the rules' `preprocessor_conditions`).
+            let Some(f) = ctx.facts.function_at(d.range.start).filter(|f| {
+                !f.is_kernel
+                    && !compiled.reached(f.range.start)
+                    && compiled.guards.anywhere(f.range.start).0 == Tri::True
+            }) else {
                 return Some(d);
             };
             if !f.template_params.is_empty() {
@@ -461,6 +463,35 @@ __global__ void sums(const float* in, float* out) {
     float v = in[threadIdx.x];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
     if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+"#,
+        );
+    }
+
+    /// A helper called in the arm the build as written compiles (`#else` of a test on a
+    /// macro nothing defines) is reached: its steps race.
+    #[test]
+    fn a_helper_called_in_the_compiled_arm_is_reached() {
+        check(
+            RULE,
+            r#"
+__device__ void tail(volatile float* s, int t) {
+    s[t] += s[t + 32];
+ // ^^^^^^^^^^^^^^^^^^ warning: implicit warp-synchronous reduction: these 3 steps on `s`
+    s[t] += s[t + 16];
+    s[t] += s[t + 8];
+}
+__global__ void sums(const float* in, float* out) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+#if (MY_RUNTIME_VERSION >= 9000)
+    float v = s[t];
+#else
+    if (t < 32) tail(s, t);
+#endif
+    if (t == 0) out[blockIdx.x] = s[0];
 }
 "#,
         );

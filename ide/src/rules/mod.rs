@@ -274,23 +274,37 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
 }
 
 /// Findings in code that the preprocessor compiles for no target of the build are
-/// dropped, and those under a condition neither the file nor its build decides (`#if
-/// LANES == 4` on a macro nothing defines, which a `-D` may) are hints that state it: a
-/// warning or error must hold for what the build compiles. Where the targets are
-/// assumed, code the assumed target does not compile is a hint too.
+/// dropped, and those under a condition neither the file nor its build decides are
+/// hints that state it: a warning or error must hold for what the build compiles. A
+/// macro nothing defines is taken as not defined where that compiles the line (`#if
+/// !defined CUDA_DISABLER`), since the build as written does so; a line compiled only
+/// where a `-D` defines it (`#if LANES == 4`), or under a toolkit-version test, is a
+/// hint. Where the targets are assumed, code the assumed target does not compile is a
+/// hint too.
 fn preprocessor_conditions(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !out.iter().any(|d| d.severity > Severity::Hint) || !ctx.text().contains("#if") {
         return;
     }
     let guards = target_guards::TargetGuards::of(ctx);
+    let default = std::cell::OnceCell::new();
     out.retain_mut(|d| {
         if d.severity == Severity::Hint {
             return true;
         }
         let (state, guard) = guards.anywhere(d.range.start);
         let guard = guard.unwrap_or_default().trim();
+        // Undecided only through a macro nothing defines: the build as written (no
+        // `-D` for it) compiles the line.
+        let as_written = || {
+            default
+                .get_or_init(|| target_guards::TargetGuards::scan_default(ctx))
+                .anywhere(d.range.start)
+                .0
+                == target_guards::Tri::True
+        };
         match state {
             target_guards::Tri::True => true,
+            target_guards::Tri::Unknown if as_written() => true,
             target_guards::Tri::False if !ctx.targets.assumed => false,
             target_guards::Tri::False => {
                 d.severity = Severity::Hint;

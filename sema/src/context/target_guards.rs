@@ -39,8 +39,17 @@ pub struct Compiled {
 impl Compiled {
     /// The guards and reachability of the context's file, for each of its targets.
     pub fn scan(ctx: &RuleContext) -> Compiled {
+        Self::with_guards(ctx, TargetGuards::of(ctx))
+    }
+
+    /// [`Compiled::scan`] of the build as written ([`TargetGuards::scan_default`]): a
+    /// call under `#if` on a macro nothing defines counts where the build compiles it.
+    pub fn scan_default(ctx: &RuleContext) -> Compiled {
+        Self::with_guards(ctx, TargetGuards::scan_default(ctx))
+    }
+
+    fn with_guards(ctx: &RuleContext, mut guards: TargetGuards) -> Compiled {
         let targets = &ctx.targets.targets;
-        let mut guards = TargetGuards::of(ctx);
         let traits = trait_regions(ctx);
         if !traits.is_empty() {
             for regions in &mut guards.per_target {
@@ -187,6 +196,25 @@ impl TargetGuards {
         defines: &[(String, String)],
         target_defines: &[(Target, Vec<(String, String)>)],
     ) -> Self {
+        Self::scan_with(file, targets, defines, target_defines, false)
+    }
+
+    /// [`TargetGuards::scan`] of the build as written: a macro nothing defines is not
+    /// defined (`#if !defined DISABLE_CUDA` holds, `#if LANES == 4` does not), where
+    /// `scan` leaves both unknown (a `-D` may define it); the toolkit's version macros
+    /// stay unknown.
+    pub fn scan_default(ctx: &RuleContext) -> Self {
+        let (defines, targets) = Self::inputs(ctx);
+        Self::scan_with(ctx.file, targets, &defines, ctx.target_defines, true)
+    }
+
+    fn scan_with(
+        file: &SourceFile,
+        targets: &[Target],
+        defines: &[(String, String)],
+        target_defines: &[(Target, Vec<(String, String)>)],
+        absent: bool,
+    ) -> Self {
         let per_target = targets
             .iter()
             .map(|t| {
@@ -194,7 +222,7 @@ impl TargetGuards {
                 for (_, d) in target_defines.iter().filter(|(x, _)| x == t) {
                     all.extend(d.iter().cloned());
                 }
-                let (mut regions, env) = preprocess(file.text(), t, &all);
+                let (mut regions, env) = preprocess(file.text(), t, &all, absent);
                 regions.extend(target_macro_regions(file.text(), t));
                 regions.extend(constexpr_regions(file, &env));
                 regions
@@ -206,6 +234,13 @@ impl TargetGuards {
     /// [`TargetGuards::scan`] of the context's file for its targets, with the build's
     /// macros and those of the headers it includes.
     pub fn of(ctx: &RuleContext) -> Self {
+        let (defines, targets) = Self::inputs(ctx);
+        TargetGuards::scan(ctx.file, targets, &defines, ctx.target_defines)
+    }
+
+    /// The macros defined before the file's own directives run (the build's and those
+    /// of the headers it includes) and the targets.
+    fn inputs<'c>(ctx: &'c RuleContext) -> (Vec<(String, String)>, &'c [Target]) {
         let mut defines: Vec<(String, String)> = ctx.defines.to_vec();
         if let Some(p) = ctx.file.prelude() {
             defines.extend(
@@ -215,7 +250,7 @@ impl TargetGuards {
                     .map(|m| (m.name.clone(), m.body.clone())),
             );
         }
-        TargetGuards::scan(ctx.file, &ctx.targets.targets, &defines, ctx.target_defines)
+        (defines, &ctx.targets.targets)
     }
 
     /// Whether the code at `offset` is compiled for any target, and the guard that
@@ -276,6 +311,20 @@ enum Macro {
 #[derive(Default)]
 struct Env {
     macros: HashMap<String, Macro>,
+    /// A name nothing defines is not defined (and reads as 0), as in the build nothing
+    /// adds a `-D` to, except the toolkit's version macros, which its headers define
+    /// with a value not known here ([`TargetGuards::scan_default`]).
+    absent: bool,
+}
+
+/// Macros the toolkit's headers define with the toolkit's version.
+fn toolkit_version_macro(name: &str) -> bool {
+    matches!(
+        name,
+        "CUDART_VERSION" | "CUDA_VERSION" | "THRUST_VERSION" | "CUB_VERSION" | "CCCL_VERSION"
+    ) || name.starts_with("__CUDACC_VER")
+        || name.starts_with("__NVCC_VER")
+        || name.starts_with("__CUDA_API_VER")
 }
 
 impl Env {
@@ -294,7 +343,10 @@ impl Env {
         for name in ["__CUDACC__", "__NVCC__", "__CUDA__"] {
             macros.insert(name.to_string(), Macro::Body("1".to_string()));
         }
-        Env { macros }
+        Env {
+            macros,
+            absent: false,
+        }
     }
 
     /// Whether `name` is defined.
@@ -305,13 +357,19 @@ impl Env {
             // nvcc's own architecture macros: what it does not define for this target
             // is not defined; other compilers' are never defined under nvcc.
             None if name.starts_with("__CUDA_ARCH") || name.starts_with("__HIP") => Tri::False,
+            None if self.absent && !toolkit_version_macro(name) => Tri::False,
             None => Tri::Unknown,
         }
     }
 }
 
 /// Runs the directives for one target: the regions of every branch with their state.
-fn preprocess(text: &str, target: &Target, defines: &[(String, String)]) -> (Vec<Region>, Env) {
+fn preprocess(
+    text: &str,
+    target: &Target,
+    defines: &[(String, String)],
+    absent: bool,
+) -> (Vec<Region>, Env) {
     struct Open {
         /// Whether the enclosing code is compiled.
         parent: Tri,
@@ -323,6 +381,7 @@ fn preprocess(text: &str, target: &Target, defines: &[(String, String)]) -> (Vec
         guard: String,
     }
     let mut env = Env::new(target, defines);
+    env.absent = absent;
     let mut out = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let directives = directives(text);
@@ -429,6 +488,7 @@ fn constexpr_regions(file: &SourceFile, env: &Env) -> Vec<Region> {
     // `constexpr bool NAME = EXPR;` (also `static`, `int`) of the file.
     let mut env = Env {
         macros: env.macros.clone(),
+        absent: env.absent,
     };
     for v in file.variables_in(&whole) {
         if let (true, Some(init)) = (v.is_constexpr, &v.init) {
