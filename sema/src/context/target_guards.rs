@@ -272,10 +272,17 @@ impl TargetGuards {
     /// Whether the code at `offset` is compiled for the `i`th target, and the guard that
     /// decides it when it is not surely compiled.
     pub fn at(&self, i: usize, offset: usize) -> (Tri, Option<&str>) {
+        // The outermost of the guards with the weakest state: a branch inside an
+        // undecided `#ifdef` is undecided because of the `#ifdef`.
         let mut best = (Tri::True, None);
+        let mut len = 0;
         for r in self.per_target.get(i).into_iter().flatten() {
-            if r.range.contains(&offset) && r.state < best.0 {
+            if r.range.contains(&offset)
+                && (r.state < best.0
+                    || (r.state == best.0 && r.state != Tri::True && r.range.len() > len))
+            {
                 best = (r.state, Some(r.guard.as_str()));
+                len = r.range.len();
             }
         }
         best
