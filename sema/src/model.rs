@@ -2316,7 +2316,7 @@ fn sweep(
         loops: Loops::Scaled(k),
         ..valuation
     };
-    let mut steps = Vec::with_capacity(values.len());
+    let mut steps: Vec<SweepStep> = Vec::with_capacity(values.len());
     let mut worst: Option<(usize, Vec<Option<i64>>)> = None;
     for k in 0..values.len() as i64 {
         let loops = Loops::Scaled(k);
@@ -2350,12 +2350,10 @@ fn sweep(
                 _ => None,
             })
             .collect();
-        let better = worst.as_ref().is_none_or(|(w, _)| {
-            report.conflict_degree
-                > steps
-                    .get(*w)
-                    .map_or(0, |s: &SweepStep| s.report.conflict_degree)
-        });
+        // The worst step so far is one already pushed.
+        let better = worst
+            .as_ref()
+            .is_none_or(|(w, _)| report.conflict_degree > steps[*w].report.conflict_degree);
         if better {
             worst = Some((steps.len(), addresses));
         }
