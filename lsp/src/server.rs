@@ -307,7 +307,7 @@ impl Server {
                 settings: Settings::default(),
                 root: None,
                 generation: 0,
-                loader: ProjectLoader::new(None),
+                loader: editor_loader(None),
                 config_dirs: Default::default(),
                 shown_problems: Default::default(),
                 oversized: HashMap::new(),
@@ -598,6 +598,78 @@ impl Server {
         let mut request = kernaut_compiler::CompileRequest::new(path, text, flags);
         request.sass = compiler.sass;
         compiler.jobs.submit_after(request, debounce);
+    }
+
+    /// Reads, on a blocking thread, the project includes the loader wanted while it
+    /// worked out builds without them (a file whose targets are its includers'), then
+    /// works out the open files' builds again and publishes again where one changed.
+    fn spawn_scans(&self) {
+        let scans = lock(&self.state).loader.take_wanted_scans();
+        if scans.is_empty() {
+            return;
+        }
+        let (state, preload, client, level) = (
+            self.state.clone(),
+            self.preload.clone(),
+            self.client.clone(),
+            self.log_level,
+        );
+        tokio::spawn(async move {
+            let mut scans = scans;
+            while !scans.is_empty() {
+                let read = tokio::task::spawn_blocking(move || {
+                    scans
+                        .into_iter()
+                        .map(kernaut_project::ProjectScan::run)
+                        .collect::<Vec<_>>()
+                })
+                .await;
+                let Ok(read) = read else {
+                    return;
+                };
+                let changed = {
+                    let mut s = lock(&state);
+                    let docs: Vec<(String, FileId)> = s
+                        .docs
+                        .iter()
+                        .filter(|(_, d)| d.uri.scheme().as_str() == "file")
+                        .map(|(k, d)| (k.clone(), d.id))
+                        .collect();
+                    let before: Vec<_> = docs
+                        .iter()
+                        .map(|(k, _)| s.loader.file_build(Path::new(k)))
+                        .collect();
+                    for r in read {
+                        s.loader.add_scan(r);
+                    }
+                    let mut change = Change::new();
+                    let mut changed = false;
+                    for ((k, id), old) in docs.iter().zip(before) {
+                        let build = s.loader.file_build(Path::new(k));
+                        if build != old {
+                            change.set_build(*id, Some(build));
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        s.host.apply_change(change);
+                    }
+                    // An includer's own includers may live in another project.
+                    scans = s.loader.take_wanted_scans();
+                    changed
+                };
+                if changed {
+                    spawn_diagnostics(
+                        state.clone(),
+                        preload.clone(),
+                        client.clone(),
+                        level,
+                        None,
+                        0,
+                    );
+                }
+            }
+        });
     }
 
     fn schedule_all(&self, delay_ms: u64) {
@@ -969,6 +1041,14 @@ async fn log_to(client: &Client, threshold: LogLevel, level: LogLevel, message: 
 /// and a document whose inputs did not change costs a cache look-up. A later change stops
 /// the sweep (the rules unwind at their next checkpoint), and the sweep that change
 /// starts covers every document.
+/// The editor's project loader: a project's includes are read off the request path
+/// ([`Server::spawn_scans`]), so that opening a file in a huge folder publishes at once.
+fn editor_loader(root: Option<PathBuf>) -> ProjectLoader {
+    let mut loader = ProjectLoader::new(root);
+    loader.defer_scans();
+    loader
+}
+
 fn spawn_diagnostics(
     state: Arc<Mutex<State>>,
     preload: Arc<Preload>,
@@ -1185,7 +1265,7 @@ impl LanguageServer for Server {
             if let Some(opts) = &params.initialization_options {
                 problems = s.settings.merge_json(opts);
             }
-            s.loader = ProjectLoader::new(root.clone());
+            s.loader = editor_loader(root.clone());
             s.root = root;
             let config = s.analysis_config();
             let mut change = Change::new();
@@ -1351,6 +1431,7 @@ impl LanguageServer for Server {
         } else {
             self.schedule_diagnostics(key.clone(), 0);
         }
+        self.spawn_scans();
         self.submit_compile(&key, std::time::Duration::ZERO);
     }
 
@@ -1490,6 +1571,7 @@ impl LanguageServer for Server {
             })
             .await;
             self.schedule_all(0);
+            self.spawn_scans();
             return;
         }
         // Includes added since the file was opened, or headers changed on disk.
@@ -1507,6 +1589,7 @@ impl LanguageServer for Server {
         } else {
             self.schedule_diagnostics(key.clone(), 0);
         }
+        self.spawn_scans();
         self.submit_compile(&key, std::time::Duration::from_millis(200));
     }
 

@@ -908,3 +908,45 @@ fn a_workspace_file_never_chooses_the_compiler() {
     assert!(!marker.exists(), "the workspace's script ran");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `.cu` compiled only through a source of another folder, whose `CMakeLists.txt`
+/// builds for sm_60: the editor reads the project's includes off its request path
+/// (a huge folder never holds back the first diagnostics) and then gives the file its
+/// includer's targets, as `check` does: its warp-synchronous tail through `volatile` runs
+/// in lock-step there and is no finding.
+#[test]
+fn a_file_compiled_through_its_includer_gets_the_includers_targets() {
+    let dir = std::env::temp_dir().join(format!("kernaut-e2e-includer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in [".git", "lib", "include/util"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("lib/CMakeLists.txt"),
+        "project(sums)\nset(CUDA_NVCC_FLAGS \"-arch=sm_60\")\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/../include)\ncuda_add_library(sums sum.cu)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("lib/sum.cu"),
+        "#include \"util/tail.cu\"\nvoid run(const int* in, int* out, int n) { block_sum<<<n, 64>>>(in, out); }\n",
+    )
+    .unwrap();
+    let tail = "__global__ void block_sum(const int* in, int* out) {\n    __shared__ int part[64];\n    unsigned t = threadIdx.x;\n    part[t] = in[blockIdx.x * 64 + t];\n    __syncthreads();\n    if (t < 32) {\n        volatile int* w = part;\n        w[t] += w[t + 32];\n        w[t] += w[t + 16];\n        w[t] += w[t + 8];\n    }\n    if (t == 0) out[blockIdx.x] = part[0];\n}\n";
+    let file = dir.join("include/util/tail.cu");
+    std::fs::write(&file, tail).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut c = Client::start();
+    c.initialize(json!({}), Value::Null);
+    c.open(&uri, tail);
+    // Whatever came first, the file's diagnostics end with none.
+    let clean = c.wait_for("textDocument/publishDiagnostics", |p| {
+        p["uri"] == uri.as_str() && p["diagnostics"].as_array().is_some_and(|d| d.is_empty())
+    });
+    assert_eq!(clean["version"], 1);
+    // The hover states the includer's target.
+    let h = hover_text(&mut c, &uri, tail, "part[64]", 0);
+    assert!(h.contains("sm_60"), "{h}");
+    c.shutdown();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use kernaut_ide::{AnalysisHost, Change, FileId};
 
-pub use loader::{read_includes, IncludeRoot, Includes, ProjectLoader};
+pub use loader::{read_includes, IncludeRoot, Includes, ProjectLoader, ProjectScan};
 pub use stream::{Plan, Stream};
 
 /// A source file as [`ProjectLoader::read_source`] read it.

@@ -92,7 +92,37 @@ pub struct ProjectLoader {
     /// Folders whose files are the project's too where no root or `.git` says more (the
     /// folders `check` was given).
     scan_roots: Vec<PathBuf>,
+    /// Where set ([`ProjectLoader::defer_scans`]), a project's includes are not read
+    /// while a file's build is asked for: the projects still to read are kept in
+    /// `wanted_scans`, and answers that needed them are not remembered.
+    defer_scans: bool,
+    wanted_scans: Vec<PathBuf>,
+    /// The scans asked for and not given back yet.
+    pending_scans: std::collections::HashSet<PathBuf>,
+    /// How many times a build was worked out without a project's includes.
+    scans_skipped: usize,
     notes: Vec<String>,
+}
+
+/// A project's quoted includes, read by [`ProjectScan::run`] away from the loader (on
+/// another thread) and given back with [`ProjectLoader::add_scan`].
+#[derive(Debug)]
+pub struct ProjectScan {
+    root: PathBuf,
+    includers: Option<Includers>,
+}
+
+impl ProjectScan {
+    /// The project folder this scan reads.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads the project's includes (bounded as [`scan_includes`] is).
+    pub fn run(mut self) -> ProjectScan {
+        self.includers = Some(scan_includes(&self.root));
+        self
+    }
 }
 
 /// A project's quoted includes by the included file's name: (includer, name as written).
@@ -100,6 +130,8 @@ type Includers = HashMap<String, Vec<(PathBuf, String)>>;
 
 /// At most this many files of a project are read for [`ProjectLoader::includer_targets`].
 const INCLUDER_SCAN_FILES: usize = 20_000;
+/// At most this many entries (files and folders of any kind) are walked for it.
+const INCLUDER_SCAN_ENTRIES: usize = 200_000;
 
 impl ProjectLoader {
     /// A loader for the project at `root` (the editor's workspace folder); without one,
@@ -120,6 +152,35 @@ impl ProjectLoader {
             if f.is_dir() && !self.scan_roots.contains(&f) {
                 self.scan_roots.push(f);
             }
+        }
+    }
+
+    /// From now on, [`ProjectLoader::file_build`] does not read a project's files for a
+    /// file's includers itself (that can take seconds in a huge folder): the editor asks
+    /// for [`ProjectLoader::take_wanted_scans`], runs them off its request path, gives them
+    /// back with [`ProjectLoader::add_scan`] and asks again. Until then a file whose
+    /// targets rest on its includers has none from them.
+    pub fn defer_scans(&mut self) {
+        self.defer_scans = true;
+    }
+
+    /// The project scans [`ProjectLoader::file_build`] wanted since the last call, each
+    /// once.
+    pub fn take_wanted_scans(&mut self) -> Vec<ProjectScan> {
+        std::mem::take(&mut self.wanted_scans)
+            .into_iter()
+            .map(|root| ProjectScan {
+                root,
+                includers: None,
+            })
+            .collect()
+    }
+
+    /// Gives the loader a scan [`ProjectScan::run`] read; later builds see its includers.
+    pub fn add_scan(&mut self, scan: ProjectScan) {
+        self.pending_scans.remove(&scan.root);
+        if let Some(i) = scan.includers {
+            self.includers_of_root.insert(scan.root, Arc::new(i));
         }
     }
 
@@ -542,8 +603,14 @@ impl ProjectLoader {
             return known.clone();
         }
         self.includer_targets_of.insert(memo_key.clone(), None);
+        let skipped = self.scans_skipped;
         let found = self.includer_targets_uncached(file, depth);
-        self.includer_targets_of.insert(memo_key, found.clone());
+        if self.scans_skipped == skipped {
+            self.includer_targets_of.insert(memo_key, found.clone());
+        } else {
+            // Asked again once the project's includes are read.
+            self.includer_targets_of.remove(&memo_key);
+        }
         found
     }
 
@@ -574,6 +641,13 @@ impl ProjectLoader {
         for top in tops {
             let includers = match self.includers_of_root.get(&top) {
                 Some(i) => i.clone(),
+                None if self.defer_scans => {
+                    self.scans_skipped += 1;
+                    if self.pending_scans.insert(top.clone()) {
+                        self.wanted_scans.push(top);
+                    }
+                    continue;
+                }
                 None => {
                     let i = Arc::new(scan_includes(&top));
                     self.includers_of_root.insert(top.clone(), i.clone());
@@ -815,12 +889,16 @@ pub fn read_includes(roots: &[IncludeRoot], known: &HashMap<String, Arc<str>>) -
 }
 
 /// The quoted includes of the source and header files under `root` (as `ignore` walks
-/// it: `.gitignore`d and hidden files left out), by the included file's name; at most
-/// [`INCLUDER_SCAN_FILES`] files, in path order.
+/// it, by name: `.gitignore`d and hidden files left out), by the included file's name;
+/// at most [`INCLUDER_SCAN_FILES`] source files among the first [`INCLUDER_SCAN_ENTRIES`]
+/// entries, so that a huge folder (an editor opened on `/tmp` or a home folder) costs a
+/// bounded walk.
 fn scan_includes(root: &Path) -> Includers {
     let mut paths: Vec<PathBuf> = ignore::WalkBuilder::new(root)
         .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
         .build()
+        .take(INCLUDER_SCAN_ENTRIES)
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(ignore::DirEntry::into_path)

@@ -132,3 +132,48 @@ fn streamed_files_see_launches_opt_ins_and_headers_of_other_files() {
         assert_eq!(streamed(&roots, budget), whole, "budget {budget}");
     }
 }
+
+/// The editor's loader reads a project's includes off its request path: a `.cu` whose
+/// targets are its includer's has none until the scan it asked for is run and given
+/// back, and then the same targets as `check`'s loader finds at once.
+#[test]
+fn deferred_scans_give_the_includers_targets_once_run() {
+    let dir = tree(
+        "deferred-scan",
+        &[
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            (
+                "lib/CMakeLists.txt",
+                "project(sums)\nset(CUDA_NVCC_FLAGS \"-arch=sm_35\")\ncuda_add_library(sums sum.cu)\n",
+            ),
+            (
+                "lib/sum.cu",
+                "#include \"../include/tail.cu\"\nvoid run(int* p) { k<<<1, 32>>>(p); }\n",
+            ),
+            ("include/tail.cu", "__global__ void k(int* p) { p[threadIdx.x] = 0; }\n"),
+        ],
+    );
+    let file = dir.canonicalize().unwrap().join("include/tail.cu");
+    let targets = |l: &mut ProjectLoader| {
+        l.file_build(&file)
+            .targets
+            .map(|t| t.targets.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+    };
+    let mut at_once = ProjectLoader::new(None);
+    let expected = targets(&mut at_once);
+    assert_eq!(expected, Some(vec!["sm_35".to_string()]));
+
+    let mut editor = ProjectLoader::new(None);
+    editor.defer_scans();
+    assert_eq!(targets(&mut editor), None);
+    let scans = editor.take_wanted_scans();
+    assert_eq!(scans.len(), 1);
+    assert_eq!(scans[0].root(), dir.canonicalize().unwrap());
+    // Asked again before the scan is back: still none, and the scan is not asked twice.
+    assert_eq!(targets(&mut editor), None);
+    assert!(editor.take_wanted_scans().is_empty());
+    for s in scans {
+        editor.add_scan(s.run());
+    }
+    assert_eq!(targets(&mut editor), expected);
+}
