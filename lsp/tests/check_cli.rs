@@ -768,6 +768,47 @@ fn a_source_included_from_another_folder_takes_its_includers_targets() {
     );
 }
 
+/// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
+/// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
+/// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.
+#[test]
+fn visual_studio_and_xmake_projects_name_their_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-vs-xmake");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("vs/kernels")).unwrap();
+    std::fs::create_dir_all(dir.join("xm")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("vs/app.vcxproj"),
+        "<Project>\n  <ItemDefinitionGroup>\n    <CudaCompile>\n      <CodeGeneration>compute_30,sm_30;compute_50,sm_50</CodeGeneration>\n    </CudaCompile>\n  </ItemDefinitionGroup>\n  <ItemGroup>\n    <CudaCompile Include=\"kernels\\sum.cu\" />\n  </ItemGroup>\n</Project>\n",
+    )
+    .unwrap();
+    let tail = "__global__ void block_sum(const int* in, int* out) {\n    __shared__ int part[64];\n    unsigned t = threadIdx.x;\n    part[t] = in[blockIdx.x * 64 + t];\n    __syncthreads();\n    if (t < 32) {\n        volatile int* w = part;\n        w[t] += w[t + 32];\n        w[t] += w[t + 16];\n        w[t] += w[t + 8];\n    }\n    if (t == 0) out[blockIdx.x] = part[0];\n}\nvoid run(const int* in, int* out, int n) { block_sum<<<n, 64>>>(in, out); }\n";
+    std::fs::write(dir.join("vs/kernels/sum.cu"), tail).unwrap();
+    std::fs::write(
+        dir.join("xm/xmake.lua"),
+        "target(\"ops\")\n    add_files(\"*.cu\")\n    add_cugencodes(\"sm_80\")\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("xm/sum.cu"), tail).unwrap();
+    let o = check(&dir.join("vs"), &["."]);
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("targets: sm_30, sm_50 (from ")
+            && stderr(&o).contains("app.vcxproj:4)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = check(&dir.join("xm"), &["."]);
+    assert!(
+        stdout(&o).contains("implicit warp-synchronous"),
+        "{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("xmake.lua:3)"), "{}", stderr(&o));
+}
+
 /// A Makefile that builds for pre-Volta targets only (`-arch=sm_35`, which current nvcc
 /// no longer accepts): the build is read as written. Its lanes run in lock-step, so a
 /// warp-synchronous tail through `volatile` is no race there, and the same tail

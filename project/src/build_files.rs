@@ -1,6 +1,6 @@
 //! Reading the targets out of the files a build keeps: a compile command's words,
 //! `CMakeLists.txt` and `*.cmake`, `setup.py`/`pyproject.toml` and
-//! `TORCH_CUDA_ARCH_LIST`, Makefiles. Pure functions of text, so each format is tested
+//! `TORCH_CUDA_ARCH_LIST`, Makefiles, Visual Studio projects and `xmake.lua`. Pure functions of text, so each format is tested
 //! on its own; [`crate::ProjectLoader`] finds the files.
 //!
 //! Values a build computes at configure time (`native`, `all`, `${SOME_VAR}` the file
@@ -525,6 +525,104 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// The targets a Visual Studio project (`*.vcxproj`) with CUDA's build customisation
+/// compiles for: every `<CodeGeneration>` value (`compute_35,sm_35;compute_50,sm_50`,
+/// each pair `virtual,real`), over all its configurations. A value through a property
+/// (`$(CudaArchs)`, `%(CodeGeneration)`) names no target the text can know.
+pub fn vcxproj_targets(text: &str) -> Option<Found> {
+    const OPEN: &str = "<CodeGeneration>";
+    let mut targets = Vec::new();
+    let mut first = None;
+    let mut values: Vec<&str> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some(at) = line.find(OPEN) else {
+            continue;
+        };
+        let rest = &line[at + OPEN.len()..];
+        let Some(end) = rest.find("</CodeGeneration>") else {
+            continue;
+        };
+        let value = rest[..end].trim();
+        let mut any = false;
+        for pair in value.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            let (virt, real) = pair.split_once(',').unwrap_or((pair, pair));
+            let found = Target::parse(real.trim()).or_else(|_| Target::parse(virt.trim()));
+            if let Ok(t) = found {
+                push_unique(&mut targets, t);
+                any = true;
+            }
+        }
+        if any {
+            first.get_or_insert(n + 1);
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+    }
+    Some(Found {
+        targets,
+        line: first?,
+        note: (values.len() > 1).then(|| {
+            format!(
+                "the configurations compile for different lists ({}); all are kept",
+                values.join(" / ")
+            )
+        }),
+        conditional: Vec::new(),
+    })
+}
+
+/// The targets an xmake project (`xmake.lua`) compiles its CUDA for: the values of
+/// `add_cugencodes(…)` (`"sm_80"`, `"compute_90"`) and the `-arch`/`-gencode` flags of
+/// `add_cuflags(…)`; `native` names no target the text can know.
+pub fn xmake_targets(text: &str) -> Option<Found> {
+    let mut targets = Vec::new();
+    let mut first = None;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("--").next().unwrap_or(line);
+        let strings = |call: &str| -> Vec<String> {
+            let Some(at) = code.find(call) else {
+                return Vec::new();
+            };
+            // The quoted arguments up to the closing parenthesis.
+            let args = &code[at + call.len()..];
+            let mut out = Vec::new();
+            let mut rest = args;
+            while let Some(q) = rest.find(['"', '\'', ')']) {
+                let quote = rest.as_bytes()[q] as char;
+                if quote == ')' {
+                    break;
+                }
+                let Some(end) = rest[q + 1..].find(quote) else {
+                    break;
+                };
+                out.push(rest[q + 1..q + 1 + end].to_string());
+                rest = &rest[q + 1 + end + 1..];
+            }
+            out
+        };
+        let mut found: Vec<Target> = strings("add_cugencodes(")
+            .iter()
+            .filter_map(|v| Target::parse(v).ok())
+            .collect();
+        let flags: Vec<String> = strings("add_cuflags(")
+            .iter()
+            .flat_map(|f| f.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        found.extend(targets_in_command(&flags));
+        for t in found {
+            first.get_or_insert(n + 1);
+            push_unique(&mut targets, t);
+        }
+    }
+    Some(Found {
+        targets,
+        line: first?,
+        note: None,
+        conditional: Vec::new(),
+    })
+}
+
 /// For each line of a Makefile, whether make reads it when run as `make` with no
 /// variables given: `Some(true)` outside conditionals and in the branch taken,
 /// `Some(false)` in a branch not taken and on the directives themselves, `None` inside a
@@ -845,6 +943,38 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn visual_studio_projects() {
+        let debug = "  <ItemDefinitionGroup Condition=\"'$(Configuration)|$(Platform)'=='Debug|x64'\">\n    <CudaCompile>\n      <CodeGeneration>compute_30,sm_30;compute_50,sm_50</CodeGeneration>\n    </CudaCompile>\n  </ItemDefinitionGroup>\n";
+        let release = debug
+            .replace("Debug", "Release")
+            .replace("compute_50,sm_50", "compute_61,sm_61");
+        let found = vcxproj_targets(debug).unwrap();
+        assert_eq!(names(&found.targets), "sm_30 sm_50");
+        assert_eq!((found.line, found.note), (3, None));
+        let both = vcxproj_targets(&format!("{debug}{release}")).unwrap();
+        assert_eq!(names(&both.targets), "sm_30 sm_50 sm_61");
+        assert_eq!(
+            both.note.as_deref(),
+            Some("the configurations compile for different lists (compute_30,sm_30;compute_50,sm_50 / compute_30,sm_30;compute_61,sm_61); all are kept")
+        );
+        // A property's value is not in the text; a project without CUDA names nothing.
+        assert_eq!(
+            vcxproj_targets("<CodeGeneration>$(CudaArchs)</CodeGeneration>\n"),
+            None
+        );
+        assert_eq!(vcxproj_targets("<ClCompile Include=\"a.cpp\" />\n"), None);
+    }
+
+    #[test]
+    fn xmake_projects() {
+        let text = "target(\"ops\")\n    set_kind(\"shared\")\n    -- add_cugencodes(\"sm_70\")\n    add_cugencodes(\"sm_80\", \"compute_80\")\n    add_cuflags(\"-gencode arch=compute_90a,code=sm_90a\")\n";
+        let found = xmake_targets(text).unwrap();
+        assert_eq!(names(&found.targets), "sm_80 compute_80 sm_90a");
+        assert_eq!(found.line, 4);
+        assert_eq!(xmake_targets("add_cugencodes(\"native\")\n"), None);
     }
 
     #[test]

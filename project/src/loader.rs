@@ -413,6 +413,20 @@ impl ProjectLoader {
             for name in MAKEFILE_NAMES {
                 candidates.push((d.join(name), build_files::makefile_targets));
             }
+            candidates.push((d.join("xmake.lua"), build_files::xmake_targets));
+            // A Visual Studio project compiles the sources below its folder.
+            if let Ok(read) = std::fs::read_dir(&d) {
+                let mut projects: Vec<PathBuf> = read
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "vcxproj"))
+                    .collect();
+                projects.sort();
+                candidates.extend(
+                    projects
+                        .into_iter()
+                        .map(|p| (p, build_files::vcxproj_targets as Reader)),
+                );
+            }
             for (path, read) in candidates {
                 let Some((text, segments)) = read_build_file(&path) else {
                     continue;
@@ -746,7 +760,15 @@ fn include_dirs_of(args: &[String]) -> Vec<String> {
 }
 
 /// The names a Makefile goes by (automake's `Makefile.am` too), in the order looked for.
-const MAKEFILE_NAMES: [&str; 4] = ["Makefile", "makefile", "GNUmakefile", "Makefile.am"];
+/// A `Makefile.in` (autoconf's template) is read where no Makefile was generated yet;
+/// what `configure` substitutes (`@NVCCFLAGS@`) names no target.
+const MAKEFILE_NAMES: [&str; 5] = [
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Makefile.am",
+    "Makefile.in",
+];
 
 /// Whether `path` is named as a Makefile.
 fn is_makefile_name(path: &Path) -> bool {
