@@ -1575,29 +1575,37 @@ pub fn active_lanes_at(
 ) -> ActiveLanes {
     let mut mask = u32::MAX;
     let mut limiting: Option<String> = None;
+    let mut guards: Vec<(String, TextRange, bool)> = Vec::new();
     for e in file.enclosing(offset) {
-        let (condition, range, in_else) = match &e.kind {
+        match e.kind {
             EnclosingKind::Function { .. } => break,
             EnclosingKind::If {
                 condition,
                 condition_range,
                 in_else,
                 thread_dependent,
-            } if *thread_dependent || bind.is_some() => (condition, condition_range, *in_else),
+            } if thread_dependent || bind.is_some() => {
+                guards.push((condition, condition_range, in_else))
+            }
             // `p ? s[i] : 0`: the lanes that evaluate the arm.
             EnclosingKind::Conditional {
                 condition,
                 condition_range,
                 thread_dependent,
-            } if *thread_dependent || bind.is_some() => {
-                match file.conditional_arm(&e.range, offset) {
-                    // `Some(true)` is the arm taken when the condition holds.
-                    Some(taken_when_true) => (condition, condition_range, !taken_when_true),
-                    None => continue,
+            } if thread_dependent || bind.is_some() => {
+                // `Some(true)` is the arm taken when the condition holds.
+                if let Some(taken_when_true) = file.conditional_arm(&e.range, offset) {
+                    guards.push((condition, condition_range, !taken_when_true));
                 }
             }
-            _ => continue,
-        };
+            _ => {}
+        }
+    }
+    // `if (c) return;` (or a branch that `continue`s) before the access: the lanes that
+    // reach it passed with `c` false, as in the `else` of an `if` around it.
+    guards.extend(exit_guards(file, offset, bind.is_some()));
+    for (condition, range, in_else) in &guards {
+        let (condition, range, in_else) = (condition, range, *in_else);
         // An access in the condition itself runs in every lane that reaches the `if`.
         if range.contains(&offset) {
             continue;
@@ -1658,12 +1666,19 @@ pub fn active_lanes_at(
         }
         let evaluated = comps
             .as_ref()
-            .and_then(|comps| guard_mask(comps, block, loops));
+            .and_then(|comps| guard_mask(comps, block, loops, in_else));
         match evaluated {
             Some(m) => {
-                let m = if in_else { !m } else { m };
                 if m != u32::MAX && mask & m != mask {
-                    limiting.get_or_insert_with(|| condition.clone());
+                    // The lanes of an `else`, or past an early exit, are those the
+                    // condition does not hold for.
+                    limiting.get_or_insert_with(|| {
+                        if in_else {
+                            format!("!({condition})")
+                        } else {
+                            condition.clone()
+                        }
+                    });
                 }
                 mask &= m;
             }
@@ -1675,7 +1690,7 @@ pub fn active_lanes_at(
                     && comps.as_deref().is_some_and(|cs| {
                         cs.len() > 1
                             && cs.iter().any(|c| {
-                                guard_mask(std::slice::from_ref(c), block, loops)
+                                guard_mask(std::slice::from_ref(c), block, loops, false)
                                     .is_some_and(|m| m != u32::MAX)
                             })
                     })) =>
@@ -1810,16 +1825,55 @@ fn block_local_unknown_bound(comps: &[kernaut_syntax::GuardComparison]) -> bool 
 /// bank and sector models hold it (`if (i + s < 2 * N)` in a down-sweep whose `s` starts at
 /// `N / 2` leaves lane 0 of the iteration those models evaluate), or one step of a tree
 /// loop.
+/// The early exits before `offset` ([`kernaut_syntax::ControlFlow::exits_before`]) whose
+/// condition depends on the thread (or on anything, where `any`), each as (condition,
+/// its range, `true`: the lanes at `offset` are those it does not hold for).
+fn exit_guards(file: &SourceFile, offset: usize, any: bool) -> Vec<(String, TextRange, bool)> {
+    let Some(flow) = file.control_flow(offset) else {
+        return Vec::new();
+    };
+    if !flow.jumps.iter().any(|j| j.range.start < offset) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for branch in flow.exits_before(offset) {
+        let exit = file
+            .enclosing(branch.start)
+            .into_iter()
+            .find_map(|e| match e.kind {
+                EnclosingKind::If {
+                    condition,
+                    condition_range,
+                    in_else: false,
+                    thread_dependent,
+                } if e.range.end >= branch.end => {
+                    Some((condition, condition_range, thread_dependent))
+                }
+                _ => None,
+            });
+        if let Some((condition, range, thread_dependent)) = exit {
+            if thread_dependent || any {
+                out.push((condition, range, true));
+            }
+        }
+    }
+    out
+}
+
+/// The lanes of warp 0 for which every comparison of `comps` holds (with `negate`, those
+/// for which one fails: the `else`), where each sample of the unknowns agrees.
 fn guard_mask(
     comps: &[kernaut_syntax::GuardComparison],
     block: [Option<i64>; 3],
     loops: Loops<'_>,
+    negate: bool,
 ) -> Option<u32> {
     if comps.is_empty() {
         return None;
     }
-    let mut agreed = None;
-    for sample in 0..SAMPLES {
+    let mut masks = [0u32; SAMPLES];
+    let mut launch_only = true;
+    for (sample, out) in masks.iter_mut().enumerate() {
         let valuation = Valuation {
             sample,
             loops,
@@ -1838,13 +1892,24 @@ fn guard_mask(
                 mask |= 1 << lane;
             }
         }
-        match agreed {
-            None => agreed = Some(mask),
-            Some(a) if a != mask => return None,
-            _ => {}
-        }
+        *out = if negate { !mask } else { mask };
+        launch_only &= comps.iter().all(|c| {
+            [&c.left, &c.right].iter().all(|e| {
+                valuation
+                    .assumed(e)
+                    .iter()
+                    .all(|(n, _)| n.starts_with("blockIdx.") || n.starts_with("blockDim."))
+            })
+        });
     }
-    agreed
+    if masks.iter().all(|m| *m == masks[0]) {
+        return Some(masks[0]);
+    }
+    // A bound on a global index that only the first block meets (`blockIdx.x *
+    // blockDim.x + threadIdx.x < rows` with every launch passing `rows` = 6): the lanes
+    // of the first block are the only ones that run, whichever other block is sampled
+    // lets none in, and nothing but the launch's built-ins is assumed.
+    (launch_only && masks[0] != 0 && masks[1..].iter().all(|m| *m == 0)).then_some(masks[0])
 }
 
 /// Whether the lanes' addresses relative to lane 0 under `offset` change with

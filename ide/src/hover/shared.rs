@@ -118,48 +118,67 @@ pub(crate) fn shared_hover(
     if let Some(a) = d.alignment {
         md.push_str(&format!("\nAligned to {a} bytes.\n"));
     }
-    let limits = arch.limits();
-    md.push_str(&format!(
-        "\n**Occupancy on {arch}** at {} = {threads} threads ({}); {} KiB of shared memory per SM, {} B reserved per block:\n",
-        block_text(block),
-        block_source_text(analysis, &block_source, path),
-        limits.smem_per_sm / 1024,
-        limits.reserved_smem_per_block
-    ));
-    // A resource's own limit above the SM's block limit is capped, and the cap named:
-    // "45 blocks/SM" would promise blocks no SM holds.
-    let cap = limits.max_blocks_per_sm;
-    let capped = |n: u32| {
-        if n > cap {
-            format!(
-                "{} (the per-SM block limit; shared memory alone would fit {n})",
-                per_sm(cap)
-            )
-        } else {
-            per_sm(n)
+    // A build for targets older than every occupancy table (sm_35 alone): no figure.
+    let targets = &analysis.config.targets;
+    let unmodelled = !targets.is_empty() && !kernaut_sema::config::modelled(targets);
+    if unmodelled {
+        md.push_str(&format!(
+            "\n**Occupancy**: not modelled for {} (the build's targets): the occupancy tables start at sm_50.\n",
+            targets
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    } else {
+        let limits = arch.limits();
+        md.push_str(&format!(
+            "\n**Occupancy on {arch}** at {} = {threads} threads ({}); {} KiB of shared memory per SM, {} B reserved per block:\n",
+            block_text(block),
+            block_source_text(analysis, &block_source, path),
+            limits.smem_per_sm / 1024,
+            limits.reserved_smem_per_block
+        ));
+        // A resource's own limit above the SM's block limit is capped, and the cap named:
+        // "45 blocks/SM" would promise blocks no SM holds.
+        let cap = limits.max_blocks_per_sm;
+        let capped = |n: u32| {
+            if n > cap {
+                format!(
+                    "{} (the per-SM block limit; shared memory alone would fit {n})",
+                    per_sm(cap)
+                )
+            } else {
+                per_sm(n)
+            }
+        };
+        if let Some(a) = alone {
+            md.push_str(&format!("- this buffer alone allows {}\n", capped(a)));
         }
+        if let (Some(t), Some(w)) = (total, with_all) {
+            md.push_str(&format!(
+                "- with all {t} B of `{}`'s shared memory: {}\n",
+                d.function.as_deref().unwrap_or("the function"),
+                capped(w)
+            ));
+        }
+        if let Some(w) = warps {
+            md.push_str(&format!(
+                "- warps allow {} at this block size",
+                per_sm(w.min(cap))
+            ));
+            match with_all.or(alone) {
+                Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
+                Some(_) => md.push_str(", so shared memory is not the limit\n"),
+                None => md.push('\n'),
+            }
+        }
+    }
+    let (alone, with_all, warps) = if unmodelled {
+        (None, None, None)
+    } else {
+        (alone, with_all, warps)
     };
-    if let Some(a) = alone {
-        md.push_str(&format!("- this buffer alone allows {}\n", capped(a)));
-    }
-    if let (Some(t), Some(w)) = (total, with_all) {
-        md.push_str(&format!(
-            "- with all {t} B of `{}`'s shared memory: {}\n",
-            d.function.as_deref().unwrap_or("the function"),
-            capped(w)
-        ));
-    }
-    if let Some(w) = warps {
-        md.push_str(&format!(
-            "- warps allow {} at this block size",
-            per_sm(w.min(cap))
-        ));
-        match with_all.or(alone) {
-            Some(s) if s < w => md.push_str(", so shared memory is the limit\n"),
-            Some(_) => md.push_str(", so shared memory is not the limit\n"),
-            None => md.push('\n'),
-        }
-    }
     HoverResult {
         markdown: md,
         range: d.name_range.clone(),

@@ -1650,6 +1650,37 @@ void run(unsigned* out) { starts<<<1, 256>>>(out); }
         );
     }
 
+    /// Past `if (t >= 8) return;` only eight lanes read the column, and past `if (t >=
+    /// 16) continue;` sixteen: partial warps, silent as under an `if` around the access
+    /// (the full warp's 32-way figure would overstate them); the same read before the
+    /// exits is 32-way.
+    #[test]
+    fn early_exits_leave_partial_warps() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void column(float* out) {
+    __shared__ float s[32 * 32];
+    unsigned t = threadIdx.x;
+    for (int i = 0; i < 32; ++i) s[i * 32 + t] = i;
+    __syncthreads();
+    out[64 + t] = s[t * 32 + 5];
+    for (int i = 0; i < 4; ++i) {
+        if (t >= 16) continue;
+        out[i * 32 + t] = s[t * 32 + i];
+    }
+    if (t >= 8)
+        return;
+    out[t] = s[t * 32];
+}
+void run(float* out) { column<<<1, 32>>>(out); }
+"#,
+            expect![[r#"
+                warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
     /// A thread's four adjacent words written inside a compiled `#if` arm are one
     /// `STS.128`, as without the `#if` (conflict-free at a 16-byte lane stride); an arm on
     /// a macro nothing defines is compiled only where a `-D` says so: a finding there is

@@ -187,10 +187,19 @@ fn diagnose_with(
     }
     // Under a guard such as `if (lane < 16)` only those lanes issue the request; a guard
     // that leaves part of the warp idle in a way the model cannot evaluate stays silent.
-    let lanes = active_lanes(ctx.file, a.range.start, shape);
+    // In a kernel, the parameters every launch passes as one constant take it in the
+    // guards too (`if (r < rows)` with `rows` = 6 leaves six lanes).
     let lanes = match context {
-        Some((c, _)) => crate::callers::combine(&c.lanes, lanes),
-        None => lanes,
+        Some((c, _)) => {
+            crate::callers::combine(&c.lanes, active_lanes(ctx.file, a.range.start, shape))
+        }
+        None => {
+            let args = kernel
+                .and_then(|k| ctx.facts.kernel(k))
+                .map(|k| ctx.fixed_kernel_args(k))
+                .unwrap_or_default();
+            crate::model::active_lanes_in(ctx.file, a.range.start, shape, &args)
+        }
     };
     // A guard whose bound is a runtime value (`if (tid < active)`) or whose truth is
     // loaded data (`if (cnt)` with `cnt = pool[t]`) may let the whole warp in or only
@@ -1125,6 +1134,41 @@ __global__ void k(const float* B, float* out, int N) {
                 hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic) (only 8 of the 32 lanes issue it, under `threadIdx.x < 8`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: 8 lanes or fewer move little data) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn early_exits_and_launch_constant_bounds_leave_only_their_lanes() {
+        // One thread per channel past `if (ch >= channels) return;`, every launch passing
+        // `channels` = 12: only the first block's lanes 0..11 read, 256 bytes apart (12
+        // sectors for 48 bytes). With 48 channels the first warp is full again.
+        check_messages(
+            RULE,
+            r#"
+__global__ void filter(const float* in, float* out, int channels, int samples) {
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= channels)
+        return;
+    float acc = 0.0f;
+    for (int t = 0; t < samples; ++t) {
+        acc = 0.5f * acc + in[ch * samples + t];
+    }
+    out[ch] = acc;
+}
+__global__ void wide(const float* in, float* out, int channels, int samples) {
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= channels) return;
+    out[ch] = in[ch * samples];
+}
+void run(const float* in, float* out) {
+    filter<<<1, 64>>>(in, out, 12, 64);
+    wide<<<1, 64>>>(in, out, 48, 64);
+}
+"#,
+            expect![[r#"
+                warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the memory traffic) (only 12 of the 32 lanes issue it, under `!(ch >= channels)`), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }

@@ -436,6 +436,34 @@ impl ControlFlow {
         true
     }
 
+    /// The `if` statements without `else` that come before `offset` in the blocks around
+    /// it, up to the function body, and whose branch no thread completes (`if (c)
+    /// return;`, `if (c) { …; continue; }`): a thread at `offset` passed each with its
+    /// condition false. Each as the range of its branch, innermost block first.
+    pub fn exits_before(&self, offset: usize) -> Vec<TextRange> {
+        let mut out = Vec::new();
+        let Some(mut i) = self.innermost(offset) else {
+            return out;
+        };
+        while let Some(p) = self.stmts[i].parent {
+            let parent = &self.stmts[p];
+            if parent.kind == Kind::Seq {
+                for &c in parent.children.iter().take_while(|c| **c != i) {
+                    let s = &self.stmts[c];
+                    if s.kind != Kind::If || s.children.len() != 1 {
+                        continue;
+                    }
+                    let branch = &self.stmts[s.children[0]];
+                    if !branch.completes {
+                        out.push(branch.range.clone());
+                    }
+                }
+            }
+            i = p;
+        }
+        out
+    }
+
     /// The loop whose body ends with the statement at `from` (`for (…) if (c) { … }`,
     /// also in braces after other statements), with the ranges of the body's statements
     /// before it.
@@ -726,6 +754,26 @@ mod tests {
         assert!(!f.reaches_after(&g, at(text, "__syncthreads"), None));
         assert!(f.reaches_after(&g, at(text, "tail"), None));
         assert!(f.in_other_branches(at(text, "return"), at(text, "__syncthreads")));
+    }
+
+    #[test]
+    fn exits_before_an_offset_are_the_branches_that_never_complete() {
+        let text = "__global__ void k(int n) {\n  if (threadIdx.x >= n) return;\n  if (n > 4) log();\n  for (int i = 0; i < n; ++i) {\n    if (i == threadIdx.x) { skip(); continue; }\n    if (i > 2) { if (n) break; }\n    body();\n  }\n  tail();\n}\n";
+        let f = flow(text);
+        let names = |offset: usize| -> Vec<&str> {
+            f.exits_before(offset)
+                .iter()
+                .map(|r| text[r.clone()].lines().next().unwrap())
+                .collect()
+        };
+        // In the loop: its own `continue` branch first, then the `return` before it; the
+        // branch that may `break` also completes, and `log()` is no exit.
+        assert_eq!(
+            names(at(text, "body")),
+            ["{ skip(); continue; }", "return;"]
+        );
+        assert_eq!(names(at(text, "tail")), ["return;"]);
+        assert!(names(at(text, "return")).is_empty());
     }
 
     #[test]
