@@ -16,7 +16,7 @@ pub(crate) use flow::{Construct, FunctionScan};
 mod facts;
 pub use facts::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
-    LaunchSite, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
+    LaunchSite, LaunchWritten, Param, SharedCarve, SharedDecl, TemplateCall, TemplateParam,
 };
 pub(crate) use facts::{FactsIndex, FunctionTable, LocalsMemo};
 

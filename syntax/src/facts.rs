@@ -101,6 +101,10 @@ impl FileFacts {
         }
         for l in &mut self.launches {
             r(&mut l.range);
+            if let Some(w) = &mut l.written {
+                r(&mut w.grid);
+                w.args.iter_mut().for_each(&r);
+            }
         }
         for a in &mut self.func_attributes {
             r(&mut a.range);

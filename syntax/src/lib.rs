@@ -78,7 +78,7 @@ pub use data::{
 };
 pub use data::{
     Constant, ConstantKind, FileFacts, FuncAttributeCall, Function, LaunchBounds, LaunchDim,
-    LaunchSite, Param, SharedCarve, SharedDecl, TemplateParam,
+    LaunchSite, LaunchWritten, Param, SharedCarve, SharedDecl, TemplateParam,
 };
 pub use facts::split_template_args;
 pub use flow::{

@@ -1769,6 +1769,53 @@ void launch(float* out) {
         );
     }
 
+    /// A bound on a global index that the launch's grid never passes: `n / 128` blocks of
+    /// 128 threads (rounded down) start only threads with `i < n`, and a grid of exactly
+    /// `work / 128` blocks never takes the early exit. Rounded up, the last block splits.
+    #[test]
+    fn a_guard_every_launched_grid_makes_always_true() {
+        check(
+            RULE,
+            r#"
+__global__ void floor_grid(float* out, const float* in, int n) {
+    __shared__ float buf[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        buf[threadIdx.x] = in[i];
+        __syncthreads();
+        out[i] = buf[127 - threadIdx.x];
+    }
+    __syncthreads();
+}
+__global__ void exact(float* sums, const float* m, int work) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= work) return;
+    __shared__ float part[128];
+    part[threadIdx.x] = m[t];
+    __syncthreads();
+    if (threadIdx.x == 0) sums[blockIdx.x] = part[5];
+}
+__global__ void ceil_grid(float* out, const float* in, int n) {
+    __shared__ float buf[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        buf[threadIdx.x] = in[i];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (i < n)`
+        out[i] = buf[127 - threadIdx.x];
+    }
+    __syncthreads();
+}
+void launch(float* out, const float* in, int n, float* sums, const float* m, int rows) {
+    floor_grid<<<n / 128, 128>>>(out, in, n);
+    int work = rows * 128;
+    exact<<<work / 128, 128>>>(sums, m, work);
+    ceil_grid<<<(n + 127) / 128, 128>>>(out, in, n);
+}
+"#,
+        );
+    }
+
     /// A barrier chosen by a `?:` on a value the same for the whole block is a block
     /// barrier only where the condition picks its arm: with `G = 8` from the launch,
     /// `(G > warpSize) ? __syncthreads() : __syncwarp()` is a warp barrier, and the

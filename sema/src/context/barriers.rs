@@ -805,12 +805,143 @@ pub fn divergent_branch(
                     }
             }
         };
+        // Every launch's grid covers only threads the condition treats alike (`i < n`
+        // with `n / 128` blocks of 128 threads).
+        let uniform = uniform
+            || (scope == BarrierScope::Block
+                && condition_at
+                    .as_ref()
+                    .is_some_and(|r| one_value_in_launched_grids(ctx, r)));
         if uniform {
             continue;
         }
         return Some((e.range.clone(), condition.clone()));
     }
     None
+}
+
+/// Host values tried for what a launch leaves to its caller (`n` in `k<<<n / 128,
+/// 128>>>(…, n)`): each name takes the sample plus a multiple of 37 by its order, so that
+/// two names rarely share a value.
+const HOST_SAMPLES: [i64; 3] = [1000, 4096, 12_345];
+
+/// Whether the condition at `range` has one value in every thread of every block that
+/// each launch of the kernel in this file starts (one value per launch and sample): the
+/// grid's extent and the kernel's scalar arguments evaluated together from the host code
+/// for each of [`HOST_SAMPLES`], the condition then in the first two, the middle and the
+/// last two blocks. Only a one-dimensional grid written as one expression, a known block,
+/// and a condition that reads nothing but the thread and block indices, `gridDim` and
+/// the kernel's parameters; `false` otherwise.
+fn one_value_in_launched_grids(ctx: &RuleContext, range: &TextRange) -> bool {
+    use kernaut_gpu::expr::{Loops, Uniforms, Valuation};
+    use kernaut_syntax::IndexExpr;
+    let Some(kernel) = ctx.facts.function_at(range.start).filter(|f| f.is_kernel) else {
+        return false;
+    };
+    let short = kernaut_syntax::short_name(&kernel.name);
+    let launches: Vec<_> = ctx
+        .facts
+        .launches
+        .iter()
+        .filter(|l| kernaut_syntax::short_name(&l.kernel) == short)
+        .collect();
+    if launches.is_empty() || !kernel.template_params.is_empty() {
+        return false;
+    }
+    let params: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
+    let Some(condition) = ctx.file.uniformity_condition(range, &[], None) else {
+        return false;
+    };
+    // Nothing but launch built-ins and the kernel's parameters.
+    let foreign = condition.mentions(&|e| match e {
+        IndexExpr::Uniform(n) => {
+            !(n.starts_with("blockIdx.")
+                || n.starts_with("gridDim.")
+                || n.starts_with("blockDim.")
+                || params.contains(&n.as_str()))
+        }
+        IndexExpr::LoopVar { .. } => true,
+        _ => false,
+    });
+    if foreign {
+        return false;
+    }
+    let mut evaluated = false;
+    for l in launches {
+        let (Some(written), Some([bx, by, bz])) = (l.written.as_ref(), l.block.value) else {
+            return false;
+        };
+        let threads = bx * by * bz;
+        if written.args.len() != params.len() || !(1..=1024).contains(&threads) {
+            return false;
+        }
+        let Some(grid) = ctx.file.lower_at(&written.grid) else {
+            return false;
+        };
+        let args: Vec<Option<IndexExpr>> =
+            written.args.iter().map(|a| ctx.file.lower_at(a)).collect();
+        // The host names the grid and the arguments read, each with its own values.
+        let mut host: Vec<String> = Vec::new();
+        for e in std::iter::once(&grid).chain(args.iter().flatten()) {
+            for n in e.uniforms() {
+                if !host.contains(&n) {
+                    host.push(n);
+                }
+            }
+        }
+        for base in HOST_SAMPLES {
+            let named: Vec<(String, i64)> = host
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), base + 37 * i as i64))
+                .collect();
+            let on_host = Valuation {
+                uniforms: Uniforms::Named(&named),
+                ..Valuation::warp0([Some(1), Some(1), Some(1)])
+            };
+            let Some(gx) = on_host.lane(&grid, 0).filter(|g| (1..=1 << 20).contains(g)) else {
+                return false;
+            };
+            let values: Vec<(String, i64)> = params
+                .iter()
+                .zip(&args)
+                .filter_map(|(p, a)| Some((p.to_string(), on_host.lane(a.as_ref()?, 0)?)))
+                .collect();
+            let mut blocks = vec![0, 1, gx / 2, gx - 2, gx - 1];
+            blocks.retain(|b| (0..gx).contains(b));
+            blocks.dedup();
+            let mut value = None;
+            for b in blocks {
+                for warp in 0..(threads + 31) / 32 {
+                    let v = Valuation {
+                        block: [Some(bx), Some(by), Some(bz)],
+                        warp,
+                        sample: 0,
+                        uniforms: Uniforms::Launch {
+                            block_idx: [b, 0, 0],
+                            grid: Some([gx, 1, 1]),
+                            named: &values,
+                            other: 0,
+                        },
+                        loops: Loops::Iteration(0),
+                    };
+                    for lane in 0..32usize {
+                        if warp * 32 + lane as i64 >= threads {
+                            break;
+                        }
+                        let Some(here) = condition.value(&|e| v.lane(e, lane)) else {
+                            return false;
+                        };
+                        if *value.get_or_insert(here != 0) != (here != 0) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            evaluated |= value.is_some();
+        }
+    }
+    evaluated
 }
 
 /// Whether the condition at `range` reads `blockIdx`: written in it (also under a

@@ -500,6 +500,10 @@ pub struct LaunchSite {
     pub stream: Option<String>,
     /// The kernel arguments, as written.
     pub args: Vec<String>,
+    /// Where the grid argument and each kernel argument are written, for a launch
+    /// written `kernel<<<grid, …>>>(args)` in the function that contains it (empty for
+    /// one through a lambda's parameters, a macro or `cudaLaunchKernelEx`).
+    pub written: Option<LaunchWritten>,
     /// The function that contains the launch.
     pub function: Option<String>,
     /// The template parameters of that function when it is a template (a host function
@@ -514,6 +518,15 @@ pub struct LaunchSite {
     /// an argument naming it holds what every caller passes; empty for one it writes
     /// (and for an unnamed one).
     pub caller_value_params: Vec<String>,
+}
+
+/// Where a launch's grid and arguments are written ([`LaunchSite::written`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchWritten {
+    /// The grid argument.
+    pub grid: TextRange,
+    /// Each kernel argument.
+    pub args: Vec<TextRange>,
 }
 
 /// A `cudaFuncSetAttribute(kernel, attribute, value)` call.

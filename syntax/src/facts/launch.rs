@@ -251,6 +251,13 @@ pub(crate) fn call_facts<'t>(
                     .iter()
                     .map(|a| substitute(&squash_ws(node_text(*a, text)), &names, &values))
                     .collect(),
+                written: cfg
+                    .first()
+                    .filter(|_| site.is_none() && bound.is_empty())
+                    .map(|g| crate::LaunchWritten {
+                        grid: g.byte_range(),
+                        args: args.iter().map(|a| a.byte_range()).collect(),
+                    }),
                 function: function
                     .and_then(function_name)
                     .map(|n| node_text(n, text).to_string()),
@@ -607,6 +614,7 @@ fn launch_ex(
             .iter()
             .map(|a| squash_ws(node_text(*a, text)))
             .collect(),
+        written: None,
         function: function_name(func).map(|n| node_text(n, text).to_string()),
         caller_params: Vec::new(),
         caller_bound: Vec::new(),
@@ -1229,6 +1237,7 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
                 shared_bytes_text,
                 stream: l.config.get(3).map(|c| sub(c)),
                 args: l.args.iter().map(|a| sub(a)).collect(),
+                written: None,
                 function: function.map(|f| f.0),
                 caller_params: Vec::new(),
                 caller_bound: Vec::new(),
