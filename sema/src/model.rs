@@ -1573,8 +1573,6 @@ pub fn active_lanes_at(
     bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
     loops: Loops<'_>,
 ) -> ActiveLanes {
-    let mut mask = u32::MAX;
-    let mut limiting: Option<String> = None;
     let mut guards: Vec<(String, TextRange, bool)> = Vec::new();
     for e in file.enclosing(offset) {
         match e.kind {
@@ -1604,8 +1602,71 @@ pub fn active_lanes_at(
     // `if (c) return;` (or a branch that `continue`s) before the access: the lanes that
     // reach it passed with `c` false, as in the `else` of an `if` around it.
     guards.extend(exit_guards(file, offset, bind.is_some()));
-    for (condition, range, in_else) in &guards {
-        let (condition, range, in_else) = (condition, range, *in_else);
+    if guards.is_empty() {
+        return ActiveLanes::All;
+    }
+    let in_warp = |warp: i64| guard_lanes(file, offset, block, bound, bind, loops, &guards, warp);
+    let (mask, limiting) = match in_warp(0) {
+        Ok(found) => found,
+        Err(lanes) => return lanes,
+    };
+    // No lane of warp 0 runs the access (`if (threadIdx.y == blockDim.y - 1)`): the
+    // first warp of the known block that does (with none, which lanes run it is not
+    // known); where no launch fixes the block, the whole warp, as a later warp's.
+    if mask == 0 {
+        if let (Some(condition), [Some(x), Some(y), Some(z)]) = (limiting.clone(), block) {
+            let threads = x * y * z.max(1);
+            for warp in 1..(threads + 31) / 32 {
+                match in_warp(warp) {
+                    Ok((0, _)) => continue,
+                    Ok((u32::MAX, _)) => return ActiveLanes::All,
+                    Ok((mask, found)) => {
+                        return ActiveLanes::Known {
+                            mask,
+                            condition: found.unwrap_or(condition),
+                        }
+                    }
+                    Err(lanes) => return lanes,
+                }
+            }
+            return ActiveLanes::Partial {
+                condition,
+                runtime_bound: false,
+            };
+        }
+    }
+    match limiting {
+        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
+        _ => ActiveLanes::All,
+    }
+}
+
+/// The lanes of warp `warp` that pass `guards` (as [`active_lanes_at`] gathers them), and
+/// the first guard that leaves some out; `Err` with the answer where a guard decides it
+/// on its own (a runtime bound, a single lane, data).
+#[allow(clippy::too_many_arguments)]
+fn guard_lanes(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
+    loops: Loops<'_>,
+    guards: &[(String, TextRange, bool)],
+    warp: i64,
+) -> Result<(u32, Option<String>), ActiveLanes> {
+    let mut mask = u32::MAX;
+    let mut limiting: Option<String> = None;
+    for (written, range, in_else) in guards {
+        let (range, in_else) = (range, *in_else);
+        // The lanes of an `else`, or past an early exit, are those the condition does
+        // not hold for: named so.
+        let shown = if in_else {
+            format!("!({written})")
+        } else {
+            written.clone()
+        };
+        let condition = &shown;
         // An access in the condition itself runs in every lane that reaches the `if`.
         if range.contains(&offset) {
             continue;
@@ -1647,10 +1708,10 @@ pub fn active_lanes_at(
             let orders = comps
                 .iter()
                 .all(|c| matches!(c.op.as_str(), "<" | "<=" | ">" | ">="));
-            return ActiveLanes::Partial {
+            return Err(ActiveLanes::Partial {
                 condition: condition.clone(),
                 runtime_bound: orders,
-            };
+            });
         }
         // `if (t == total - 1)` with `t` a different value in each lane: at most one
         // lane passes, whatever `total` is (the equality never lets the warp in).
@@ -1659,26 +1720,18 @@ pub fn active_lanes_at(
                 .as_deref()
                 .is_some_and(|cs| one_lane_equality(cs, block))
         {
-            return ActiveLanes::Partial {
+            return Err(ActiveLanes::Partial {
                 condition: condition.clone(),
                 runtime_bound: false,
-            };
+            });
         }
         let evaluated = comps
             .as_ref()
-            .and_then(|comps| guard_mask(comps, block, loops, in_else));
+            .and_then(|comps| guard_mask(comps, block, loops, in_else, warp));
         match evaluated {
             Some(m) => {
                 if m != u32::MAX && mask & m != mask {
-                    // The lanes of an `else`, or past an early exit, are those the
-                    // condition does not hold for.
-                    limiting.get_or_insert_with(|| {
-                        if in_else {
-                            format!("!({condition})")
-                        } else {
-                            condition.clone()
-                        }
-                    });
+                    limiting.get_or_insert_with(|| condition.clone());
                 }
                 mask &= m;
             }
@@ -1690,32 +1743,29 @@ pub fn active_lanes_at(
                     && comps.as_deref().is_some_and(|cs| {
                         cs.len() > 1
                             && cs.iter().any(|c| {
-                                guard_mask(std::slice::from_ref(c), block, loops, false)
+                                guard_mask(std::slice::from_ref(c), block, loops, false, warp)
                                     .is_some_and(|m| m != u32::MAX)
                             })
                     })) =>
             {
-                return ActiveLanes::Partial {
+                return Err(ActiveLanes::Partial {
                     condition: condition.clone(),
                     runtime_bound: false,
-                }
+                })
             }
             // Any other condition on values loaded from memory at lane-dependent
             // addresses (`int cnt = pool[t]; if (cnt)`): which lanes pass is data, not
             // code. A load every lane of the warp makes at one address is one value for
             // the warp.
             None if loads_vary_in_warp(&file.condition_loads(range), block) => {
-                return ActiveLanes::DataDependent {
+                return Err(ActiveLanes::DataDependent {
                     condition: condition.clone(),
-                }
+                })
             }
             None => {}
         }
     }
-    match limiting {
-        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
-        _ => ActiveLanes::All,
-    }
+    Ok((mask, limiting))
 }
 
 /// Whether the equalities of `comps` (a conjunction) between a value that depends on the
@@ -1860,13 +1910,14 @@ fn exit_guards(file: &SourceFile, offset: usize, any: bool) -> Vec<(String, Text
     out
 }
 
-/// The lanes of warp 0 for which every comparison of `comps` holds (with `negate`, those
-/// for which one fails: the `else`), where each sample of the unknowns agrees.
+/// The lanes of warp `warp` for which every comparison of `comps` holds (with `negate`,
+/// those for which one fails: the `else`), where each sample of the unknowns agrees.
 fn guard_mask(
     comps: &[kernaut_syntax::GuardComparison],
     block: [Option<i64>; 3],
     loops: Loops<'_>,
     negate: bool,
+    warp: i64,
 ) -> Option<u32> {
     if comps.is_empty() {
         return None;
@@ -1877,6 +1928,7 @@ fn guard_mask(
         let valuation = Valuation {
             sample,
             loops,
+            warp,
             ..Valuation::warp0(block)
         };
         let mut mask = 0u32;

@@ -1142,7 +1142,8 @@ __global__ void k(const float* B, float* out, int N) {
     fn early_exits_and_launch_constant_bounds_leave_only_their_lanes() {
         // One thread per channel past `if (ch >= channels) return;`, every launch passing
         // `channels` = 12: only the first block's lanes 0..11 read, 256 bytes apart (12
-        // sectors for 48 bytes). With 48 channels the first warp is full again.
+        // sectors for 48 bytes). With 48 channels the first warp is full again. A guard
+        // that leaves warp 0 empty is read in the first warp it lets in.
         check_messages(
             RULE,
             r#"
@@ -1161,14 +1162,21 @@ __global__ void wide(const float* in, float* out, int channels, int samples) {
     if (ch >= channels) return;
     out[ch] = in[ch * samples];
 }
+// Only the last row of the block reads: no lane of warp 0, twelve of warp 3.
+__global__ void last_row(const float* in, float* out) {
+    if (threadIdx.y == blockDim.y - 1 && threadIdx.x < 12)
+        out[threadIdx.x] = in[threadIdx.x * 64];
+}
 void run(const float* in, float* out) {
     filter<<<1, 64>>>(in, out, 12, 64);
     wide<<<1, 64>>>(in, out, 48, 64);
+    last_row<<<1, dim3(32, 4)>>>(in, out);
 }
 "#,
             expect![[r#"
                 warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the memory traffic) (only 12 of the 32 lanes issue it, under `!(ch >= channels)`), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
                 warning: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the memory traffic) (only 12 of the 32 lanes issue it, under `threadIdx.y == blockDim.y - 1 && threadIdx.x < 12`), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }
