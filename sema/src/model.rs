@@ -1879,6 +1879,24 @@ fn block_local_unknown_bound(comps: &[kernaut_syntax::GuardComparison]) -> bool 
 /// condition depends on the thread (or on anything, where `any`), each as (condition,
 /// its range, `true`: the lanes at `offset` are those it does not hold for).
 fn exit_guards(file: &SourceFile, offset: usize, any: bool) -> Vec<(String, TextRange, bool)> {
+    // Most accesses have no jump before them in their function: its text says so
+    // without the function's control flow.
+    let Some(f) = file.facts().function_at(offset) else {
+        return Vec::new();
+    };
+    let before = file
+        .text()
+        .as_bytes()
+        .get(f.range.start..offset)
+        .unwrap_or_default();
+    static JUMPS: std::sync::OnceLock<[memchr::memmem::Finder<'static>; 3]> =
+        std::sync::OnceLock::new();
+    let jumps = JUMPS.get_or_init(|| {
+        ["return", "continue", "break"].map(|k| memchr::memmem::Finder::new(k.as_bytes()))
+    });
+    if !jumps.iter().any(|j| j.find(before).is_some()) {
+        return Vec::new();
+    }
     let Some(flow) = file.control_flow(offset) else {
         return Vec::new();
     };

@@ -863,7 +863,12 @@ fn one_value_in_launched_grids(ctx: &RuleContext, range: &TextRange) -> bool {
         IndexExpr::LoopVar { .. } => true,
         _ => false,
     });
-    if foreign {
+    // A condition that reads neither `blockIdx` nor `gridDim` is the same in every
+    // block: the block's own question, answered before.
+    let global = condition.mentions(&|e| {
+        matches!(e, IndexExpr::Uniform(n) if n.starts_with("blockIdx.") || n.starts_with("gridDim."))
+    });
+    if foreign || !global {
         return false;
     }
     let mut evaluated = false;
@@ -875,11 +880,26 @@ fn one_value_in_launched_grids(ctx: &RuleContext, range: &TextRange) -> bool {
         if written.args.len() != params.len() || !(1..=1024).contains(&threads) {
             return false;
         }
-        let Some(grid) = ctx.file.lower_at(&written.grid) else {
-            return false;
+        // A grid the file folds needs no lowering; only the arguments of parameters the
+        // condition reads are lowered.
+        let grid = match l.grid.value {
+            Some([x, 1, 1]) => IndexExpr::Int(x),
+            Some(_) => return false,
+            None => match ctx.file.lower_at(&written.grid) {
+                Some(g) => g,
+                None => return false,
+            },
         };
-        let args: Vec<Option<IndexExpr>> =
-            written.args.iter().map(|a| ctx.file.lower_at(a)).collect();
+        let args: Vec<Option<IndexExpr>> = params
+            .iter()
+            .zip(&written.args)
+            .map(|(p, a)| {
+                condition
+                    .mentions(&|e| matches!(e, IndexExpr::Uniform(n) if n == p))
+                    .then(|| ctx.file.lower_at(a))
+                    .flatten()
+            })
+            .collect();
         // The host names the grid and the arguments read, each with its own values.
         let mut host: Vec<String> = Vec::new();
         for e in std::iter::once(&grid).chain(args.iter().flatten()) {
@@ -907,6 +927,14 @@ fn one_value_in_launched_grids(ctx: &RuleContext, range: &TextRange) -> bool {
                 .zip(&args)
                 .filter_map(|(p, a)| Some((p.to_string(), on_host.lane(a.as_ref()?, 0)?)))
                 .collect();
+            // Every parameter the condition reads has its value.
+            let unvalued = condition.mentions(&|e| {
+                matches!(e, IndexExpr::Uniform(n)
+                    if params.contains(&n.as_str()) && !values.iter().any(|(v, _)| v == n))
+            });
+            if unvalued {
+                return false;
+            }
             let mut blocks = vec![0, 1, gx / 2, gx - 2, gx - 1];
             blocks.retain(|b| (0..gx).contains(b));
             blocks.dedup();
