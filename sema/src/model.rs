@@ -1611,8 +1611,9 @@ pub fn active_lanes_at(
         Err(lanes) => return lanes,
     };
     // No lane of warp 0 runs the access (`if (threadIdx.y == blockDim.y - 1)`): the
-    // first warp of the known block that does (with none, which lanes run it is not
-    // known); where no launch fixes the block, the whole warp, as a later warp's.
+    // first warp of the known block that does. With none (a bound that only the
+    // samples of a runtime value keep every lane out of), or where no launch fixes the
+    // block, the whole warp, as a later block's or warp's.
     if mask == 0 {
         if let (Some(condition), [Some(x), Some(y), Some(z)]) = (limiting.clone(), block) {
             let threads = x * y * z.max(1);
@@ -1629,10 +1630,6 @@ pub fn active_lanes_at(
                     Err(lanes) => return lanes,
                 }
             }
-            return ActiveLanes::Partial {
-                condition,
-                runtime_bound: false,
-            };
         }
     }
     match limiting {
