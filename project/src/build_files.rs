@@ -811,9 +811,15 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
 /// left out. With `None`, every line counts.
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let vars = makefile_vars(text);
+    // Make expands references recursively (`CCOMPILE = $(CC) -c`, `CC = $(NVCC)
+    // $(EXTRA)`, `EXTRA = $(ARCH)`, …): every reference, up to a bound that a variable
+    // defined through itself cannot pass.
     let expand = |line: &str| -> String {
         let mut out = line.to_string();
-        for _ in 0..4 {
+        for _ in 0..64 {
+            if out.len() > 16 * 1024 {
+                break;
+            }
             let Some(start) = out.find("$(").or_else(|| out.find("${")) else {
                 break;
             };
@@ -1073,6 +1079,17 @@ mod tests {
             "add_subdirectory(src)\n# contrib\n",
             "contrib"
         ));
+    }
+
+    #[test]
+    fn makefile_references_expand_through_every_level() {
+        // NAS-style: a rule for one file whose recipe reaches the flags four variables down.
+        let text = "ARCH = -gencode arch=compute_61,code=sm_61\nEXTRA = ${ARCH} -O3\nNVCC = nvcc\nCC = ${NVCC} ${EXTRA}\nCFLAGS = -O3\nCOMPILE = $(CC) -c $(C_INC) $(CFLAGS)\n\nbt.o: bt.cu\n\t${COMPILE} -maxrregcount 50 bt.cu\n";
+        let found = makefile_targets_for(text, Some("bt.cu")).unwrap();
+        assert_eq!((names(&found.targets).as_str(), found.line), ("sm_61", 9));
+        // A variable defined through itself (make refuses it) ends the expansion.
+        let found = makefile_targets_for("X = $(X) -arch=sm_80\nall:\n\tnvcc $(X) k.cu\n", None);
+        assert_eq!(found.map(|f| names(&f.targets)).as_deref(), Some("sm_80"));
     }
 
     #[test]
