@@ -768,6 +768,36 @@ fn a_source_included_from_another_folder_takes_its_includers_targets() {
     );
 }
 
+/// A Makefile's `-I./include` is where `#include "tile.h"` is found: the tile size it
+/// defines reaches the kernel, whose column read is then a 32-way conflict.
+#[test]
+fn makefile_include_folders_reach_the_headers() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-include");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all:\n\tnvcc -I./include -o main src/main.cu\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("include/tile.h"), "#define TILE 32\n").unwrap();
+    std::fs::write(
+        dir.join("src/main.cu"),
+        "#include \"tile.h\"\n__global__ void col(float* out) {\n    __shared__ float t[TILE][TILE];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}\nvoid run(float* o) { col<<<1, TILE>>>(o); }\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("src/main.cu:6:24: warning: 32-way bank conflict"),
+        "{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("not found"), "{}", stderr(&o));
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

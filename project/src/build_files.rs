@@ -809,38 +809,85 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
 /// -arch=sm_30` recipe) decides alone, as make runs that rule's recipe for it and no
 /// pattern rule; without one, the recipes of rules written for other source files are
 /// left out. With `None`, every line counts.
+/// `line` with the Makefile's `$(VAR)`/`${VAR}` references replaced by `vars`' values.
+/// Make expands references recursively (`CCOMPILE = $(CC) -c`, `CC = $(NVCC) $(EXTRA)`,
+/// `EXTRA = $(ARCH)`, …): every reference, up to a bound that a variable defined through
+/// itself cannot pass; one the Makefile does not set is empty.
+fn makefile_expand(vars: &[(String, String)], line: &str) -> String {
+    makefile_expand_or(vars, line, "")
+}
+
+/// [`makefile_expand`] with `unset` for each reference to a variable the Makefile does
+/// not set.
+fn makefile_expand_or(vars: &[(String, String)], line: &str, unset: &str) -> String {
+    let mut out = line.to_string();
+    for _ in 0..64 {
+        if out.len() > 16 * 1024 {
+            break;
+        }
+        let Some(start) = out.find("$(").or_else(|| out.find("${")) else {
+            break;
+        };
+        let close = if out[start + 1..].starts_with('(') {
+            ')'
+        } else {
+            '}'
+        };
+        let Some(len) = out[start..].find(close) else {
+            break;
+        };
+        let name = &out[start + 2..start + len];
+        let value = vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| unset.to_string());
+        out.replace_range(start..start + len + 1, &value);
+    }
+    out
+}
+
+/// The include folders a Makefile hands the compiler (`-I./include`, `-I $(ROOT)/inc`,
+/// through its variables), as written after expansion, relative to the folder make runs
+/// in; a folder that still names an unset variable or a shell command is left out.
+pub fn makefile_include_dirs(text: &str) -> Vec<String> {
+    let vars = makefile_vars(text);
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        if !line.contains("-I") && !line.contains("$(") && !line.contains("${") {
+            continue;
+        }
+        let expanded = makefile_expand_or(&vars, line, "\u{1}");
+        let words: Vec<&str> = expanded.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            let dir = match words[i].strip_prefix("-I") {
+                Some("") => {
+                    i += 1;
+                    words.get(i).copied()
+                }
+                Some(d) => Some(d),
+                None => None,
+            };
+            i += 1;
+            let Some(dir) = dir.map(|d| d.trim_matches(['"', '\''])) else {
+                continue;
+            };
+            if dir.is_empty() || dir.contains(['$', '`', '(', ')', '\u{1}']) {
+                continue;
+            }
+            if !out.iter().any(|d| d == dir) {
+                out.push(dir.to_string());
+            }
+        }
+    }
+    out
+}
+
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let vars = makefile_vars(text);
-    // Make expands references recursively (`CCOMPILE = $(CC) -c`, `CC = $(NVCC)
-    // $(EXTRA)`, `EXTRA = $(ARCH)`, …): every reference, up to a bound that a variable
-    // defined through itself cannot pass.
-    let expand = |line: &str| -> String {
-        let mut out = line.to_string();
-        for _ in 0..64 {
-            if out.len() > 16 * 1024 {
-                break;
-            }
-            let Some(start) = out.find("$(").or_else(|| out.find("${")) else {
-                break;
-            };
-            let close = if out[start + 1..].starts_with('(') {
-                ')'
-            } else {
-                '}'
-            };
-            let Some(len) = out[start..].find(close) else {
-                break;
-            };
-            let name = &out[start + 2..start + len];
-            let value = vars
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
-            out.replace_range(start..start + len + 1, &value);
-        }
-        out
-    };
+    let expand = |line: &str| makefile_expand(&vars, line);
     // Which rule each recipe line belongs to, and which rules name `file` or another
     // source file among their prerequisites.
     let rules = makefile_rules(text, &expand);
@@ -1079,6 +1126,15 @@ mod tests {
             "add_subdirectory(src)\n# contrib\n",
             "contrib"
         ));
+    }
+
+    #[test]
+    fn makefile_include_folders() {
+        let text = "INC = -I ../common/inc\nROOT = ..\nall:\n\tnvcc -I./include -I$(ROOT)/third_party $(INC) -I$(CUDA_HOME)/include -I`pwd`/x -o main main.cu\n";
+        assert_eq!(
+            makefile_include_dirs(text),
+            ["../common/inc", "./include", "../third_party"]
+        );
     }
 
     #[test]

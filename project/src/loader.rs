@@ -83,6 +83,8 @@ pub struct ProjectLoader {
     makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
     cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
+    /// Folder → the include folders of the nearest Makefile at or above it.
+    make_includes_of_dir: HashMap<PathBuf, Vec<String>>,
     /// Project root → its source files' quoted includes, by the included file's name
     /// ([`ProjectLoader::includer_targets`]).
     includers_of_root: HashMap<PathBuf, Arc<Includers>>,
@@ -207,6 +209,7 @@ impl ProjectLoader {
         self.makefile_text.clear();
         self.makefile_of_dir.clear();
         self.cmake_includes_of_dir.clear();
+        self.make_includes_of_dir.clear();
         self.includers_of_root.clear();
         self.includer_targets_of.clear();
     }
@@ -593,7 +596,49 @@ impl ProjectLoader {
         if build.include_dirs.is_empty() {
             build.include_dirs = self.cmake_include_dirs(file);
         }
+        if build.include_dirs.is_empty() {
+            build.include_dirs = self.makefile_include_dirs(file);
+        }
         build
+    }
+
+    /// The include folders (`-I`) of the nearest Makefile at or above `file`'s folder
+    /// within the project, resolved from the Makefile's folder (make runs there); those
+    /// that exist. Used where nothing else names any.
+    fn makefile_include_dirs(&mut self, file: &Path) -> Vec<String> {
+        let folder = folder_of(file);
+        if let Some(known) = self.make_includes_of_dir.get(&folder) {
+            return known.clone();
+        }
+        let found = self.makefile_include_dirs_uncached(&folder);
+        self.make_includes_of_dir.insert(folder, found.clone());
+        found
+    }
+
+    /// [`ProjectLoader::makefile_include_dirs`] of a folder, worked out.
+    fn makefile_include_dirs_uncached(&mut self, folder: &Path) -> Vec<String> {
+        for d in self.ancestors(folder) {
+            for name in MAKEFILE_NAMES {
+                let path = d.join(name);
+                let Some((text, _)) = read_build_file(&path) else {
+                    continue;
+                };
+                return build_files::makefile_include_dirs(&text)
+                    .into_iter()
+                    .map(|i| {
+                        let p = Path::new(&i);
+                        let abs = if p.is_absolute() {
+                            p.to_path_buf()
+                        } else {
+                            d.join(p)
+                        };
+                        normalize_path(&abs.display().to_string())
+                    })
+                    .filter(|p| Path::new(p).is_dir() && !is_system_dir(p))
+                    .collect();
+            }
+        }
+        Vec::new()
     }
 
     /// The targets of the first source file of the project (by path) that includes
