@@ -131,6 +131,15 @@ struct State {
 }
 
 impl State {
+    /// The open `file:` documents, each with its id.
+    fn file_docs(&self) -> Vec<(String, FileId)> {
+        self.docs
+            .iter()
+            .filter(|(_, d)| d.uri.scheme().as_str() == "file")
+            .map(|(k, d)| (k.clone(), d.id))
+            .collect()
+    }
+
     fn analysis_config(&self) -> AnalysisConfig {
         let arch = self.settings.arch;
         AnalysisConfig {
@@ -629,12 +638,7 @@ impl Server {
                 };
                 let changed = {
                     let mut s = lock(&state);
-                    let docs: Vec<(String, FileId)> = s
-                        .docs
-                        .iter()
-                        .filter(|(_, d)| d.uri.scheme().as_str() == "file")
-                        .map(|(k, d)| (k.clone(), d.id))
-                        .collect();
+                    let docs = s.file_docs();
                     let before: Vec<_> = docs
                         .iter()
                         .map(|(k, _)| s.loader.file_build(Path::new(k)))
@@ -1556,12 +1560,7 @@ impl LanguageServer for Server {
                 }
                 s.loader.forget();
                 s.shown_problems.clear();
-                let docs: Vec<(String, FileId)> = s
-                    .docs
-                    .iter()
-                    .filter(|(_, d)| d.uri.scheme().as_str() == "file")
-                    .map(|(k, d)| (k.clone(), d.id))
-                    .collect();
+                let docs = s.file_docs();
                 let mut problems = Vec::new();
                 for (k, id) in docs {
                     problems.extend(Self::read_project(&mut s, Path::new(&k), id, &mut change));
