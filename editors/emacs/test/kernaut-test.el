@@ -73,13 +73,15 @@
                                  (when (zerop (% (cl-incf tick) 20)) (flymake-start))
                                  (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
                                                    (flymake-diagnostics)))
-                               30)))
+                               60)))
           (kt-check "bank-conflict diagnostic reaches flymake" diags
                     ;; On failure: what flymake holds, what eglot received from the server,
                     ;; and the tail of the protocol log.
-                    (format "flymake: %S\n  eglot received: %S\n  events:\n%s"
+                    (format "buffer: %s\n  flymake: %S\n  eglot received: %S\n  events:\n%s"
+                            (buffer-name)
                             (flymake-diagnostics)
-                            (and (boundp 'eglot--diagnostics) eglot--diagnostics)
+                            (with-current-buffer (or (find-buffer-visiting file) (current-buffer))
+                              (and (boundp 'eglot--diagnostics) eglot--diagnostics))
                             (let ((ev (jsonrpc-events-buffer server)))
                               (if (buffer-live-p ev)
                                   (with-current-buffer ev
