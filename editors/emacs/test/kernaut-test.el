@@ -67,12 +67,15 @@
         ;; Diagnostics in flymake, then the quick fix through eglot-code-actions.
         ;; Flymake starts a check on its own only after a command or a redisplay, which a
         ;; batch Emacs may not give it: start one each second while waiting, as the next
-        ;; keystroke would in an editor.
+        ;; keystroke would in an editor. Each look is made in the .cu file's buffer: the
+        ;; page shown in the only window of a batch Emacs may have become current.
+        (set-buffer (find-buffer-visiting file))
         (let* ((tick 0)
                (diags (kt-wait (lambda ()
-                                 (when (zerop (% (cl-incf tick) 20)) (flymake-start))
-                                 (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
-                                                   (flymake-diagnostics)))
+                                 (with-current-buffer (find-buffer-visiting file)
+                                   (when (zerop (% (cl-incf tick) 20)) (flymake-start))
+                                   (cl-remove-if-not (lambda (d) (string-match-p "bank conflict" (flymake-diagnostic-text d)))
+                                                     (flymake-diagnostics))))
                                60)))
           (kt-check "bank-conflict diagnostic reaches flymake" diags
                     ;; On failure: what flymake holds, what eglot received from the server,
