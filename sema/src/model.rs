@@ -1099,24 +1099,7 @@ fn loop_merged(
     let lp = chain
         .iter()
         .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name))?;
-    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
-        p.loop_range
-            .as_ref()
-            .is_some_and(|r| r.start == lp.range.start)
-    });
-    let unrolled = match pragma {
-        Some(p) => match p.factor {
-            None => trips,
-            Some(f) => f.min(trips),
-        },
-        None => {
-            let cost = i64::from(scope.file.loop_body_cost(&lp.range)?);
-            if trips.checked_mul(cost)? > UNROLLED_WITHOUT_PRAGMA {
-                return None;
-            }
-            trips
-        }
-    };
+    let unrolled = unroll_factor(scope, &lp.range, trips)?;
     // An access that some iterations skip (under an `if` inside the loop whose condition
     // changes with the iteration, or after a `continue` or `break`) stays scalar: nvcc
     // 13.5 keeps four `LDS` for `if (l >= N) continue; if (g < n) y[g] = s[t * 4 + i];`
@@ -1212,6 +1195,93 @@ fn loop_merged(
         ));
     }
     None
+}
+
+/// How many iterations of the loop at `loop_range` (of `trips` iterations) nvcc unrolls:
+/// the factor of its `#pragma unroll` (all of them with none given), else all of them where
+/// trips × body cost stays within what nvcc was seen to unroll in full (see [`Merged`]).
+fn unroll_factor(scope: &Scope<'_>, loop_range: &TextRange, trips: i64) -> Option<i64> {
+    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
+        p.loop_range
+            .as_ref()
+            .is_some_and(|r| r.start == loop_range.start)
+    });
+    match pragma {
+        Some(p) => Some(p.factor.map_or(trips, |f| f.min(trips))),
+        None => {
+            let cost = i64::from(scope.file.loop_body_cost(loop_range)?);
+            (trips.checked_mul(cost)? <= UNROLLED_WITHOUT_PRAGMA).then_some(trips)
+        }
+    }
+}
+
+/// Why the scalar degree of a shared access is only an upper bound: the compiler may
+/// fuse it with others into an 8- or 16-byte access, whose degree is lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MergeDoubt {
+    /// It walks consecutive elements in a loop whose trip count is known only at run
+    /// time ([`may_merge_in_runtime_loop`]).
+    RuntimeTripCount,
+    /// A step of an unrolled loop reads what an earlier step of the same thread stored
+    /// ([`carried_through_memory`]).
+    CarriedThroughMemory,
+}
+
+/// Whether `a`, in a loop of known trip count that nvcc unrolls, touches elements that
+/// another access of the same array in the loop touches at another iteration, one of the
+/// two writing them: each step reads what an earlier step of the same thread stored
+/// (a thread's sequential scan over its own words, `buf[idx] += buf[idx - 1]` with `idx =
+/// t * 4 + i` over `i`). nvcc keeps such a value in a register and fuses what is left of
+/// the unrolled steps into wider accesses, in ways that change with the guards and the
+/// kind of buffer: nvcc 13.5 `-arch=sm_90 -O3 -cubin` on that scan over `i` from 1 to 3,
+/// four floats a thread, gives one `LDS.128` and then `STS`, `STS.64` in an `extern`
+/// buffer; `LDS.64`, `LDS`, `LDS` and three `STS` in a static `float buf[1024]`; and with
+/// the update under `if (idx < n)`, `LDS.64`, `LDS`, `LDS`, `LDS.64` and three `STS`. The
+/// scalar figure is then an upper bound ([`MergeDoubt::CarriedThroughMemory`]).
+pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    let Some(elem) = a.element_size.filter(|e| matches!(e, 4 | 8)) else {
+        return false;
+    };
+    if a.width != Some(elem) || a.cast_type.is_some() {
+        return false;
+    }
+    let chain = scope.file.enclosing(a.range.start);
+    chain.iter().any(|lp| {
+        let EnclosingKind::For {
+            var: Some(name), ..
+        } = &lp.kind
+        else {
+            return false;
+        };
+        let Some((_, bytes)) = loop_term(&a.byte_offset, Some(name)).filter(|(_, b)| *b != 0)
+        else {
+            return false;
+        };
+        let Some((start, end)) = loop_bounds(&a.byte_offset, name) else {
+            return false;
+        };
+        let trips = end - start;
+        if trips < 2 || unroll_factor(scope, &lp.range, trips).is_none_or(|u| u < 2) {
+            return false;
+        }
+        let (core, c) = split_constant(&with_loop_var(&a.byte_offset, name, start));
+        if core.unknown_reason().is_some() {
+            return false;
+        }
+        all.iter().any(|o| {
+            o.root == a.root
+                && o.range != a.range
+                && lp.range.contains(&o.range.start)
+                && o.width == a.width
+                && (a.kind != AccessKind::Load || o.kind != AccessKind::Load)
+                && loop_term(&o.byte_offset, Some(name)) == Some((name.clone(), bytes))
+                && {
+                    let (theirs, d) = split_constant(&with_loop_var(&o.byte_offset, name, start));
+                    let steps = (d - c) / bytes;
+                    theirs == core && d != c && (d - c) % bytes == 0 && steps.abs() < trips
+                }
+        })
+    })
 }
 
 /// Whether `a` (a 4- or 8-byte load or store) walks consecutive elements from an 8-byte
@@ -2185,7 +2255,15 @@ pub fn bank_with(
             .flatten(),
         instantiation,
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
-        merge_uncertain: merged.is_none() && may_merge_in_runtime_loop(scope, all, access),
+        merge_uncertain: if merged.is_some() {
+            None
+        } else if may_merge_in_runtime_loop(scope, all, access) {
+            Some(MergeDoubt::RuntimeTripCount)
+        } else if carried_through_memory(scope, all, access) {
+            Some(MergeDoubt::CarriedThroughMemory)
+        } else {
+            None
+        },
         merged: merged.map(|(m, _)| m),
         addresses: match &sweep {
             Some(s) => s.addresses.clone(),
@@ -2776,10 +2854,10 @@ pub struct BankAnalysis {
     pub data_guard: Option<String>,
     /// The adjacent accesses ptxas merges this one with into one wide access.
     pub merged: Option<crate::model::Merged>,
-    /// Where the access walks consecutive elements in a loop whose trip count is known
-    /// only at run time: nvcc may unroll it in part and fuse the parts into 8- or 16-byte
-    /// accesses, whose degree is lower ([`may_merge_in_runtime_loop`]).
-    pub merge_uncertain: bool,
+    /// Why nvcc may fuse the access into an 8- or 16-byte one, whose degree is lower (a
+    /// loop whose trip count is known only at run time, or a step that reads what an
+    /// earlier step stored), where the model keeps it scalar: see [`MergeDoubt`].
+    pub merge_uncertain: Option<crate::model::MergeDoubt>,
     /// The byte offset as evaluated, in the text form of `kernaut-gpu` expressions.
     pub lowered: Option<String>,
     /// Loop variables held at their start value: (name, start).

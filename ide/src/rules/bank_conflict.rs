@@ -31,7 +31,7 @@ use kernaut_syntax::{AccessKind, IndexExpr, SharedAccess, SharedDecl};
 use super::{Fix, Rule, RuleContext, RuleDiagnostic, TextEdit};
 use crate::config::Severity;
 use crate::model::{
-    bank_of_offset, bank_with, launch_config, LaunchConfig, Scope, StaticSharedTable,
+    bank_of_offset, bank_with, launch_config, LaunchConfig, MergeDoubt, Scope, StaticSharedTable,
 };
 use crate::reports::{BankAnalysis, BlockSource, FxHashMap as HashMap};
 
@@ -227,12 +227,15 @@ fn diagnose(
         })
         .flatten();
     let lowest = other_degree.map_or(degree, |(_, d)| d);
-    let severity =
-        if lowest >= 4 && !block_assumed && bank.data_guard.is_none() && !bank.merge_uncertain {
-            Severity::Warning
-        } else {
-            Severity::Hint
-        };
+    let severity = if lowest >= 4
+        && !block_assumed
+        && bank.data_guard.is_none()
+        && bank.merge_uncertain.is_none()
+    {
+        Severity::Warning
+    } else {
+        Severity::Hint
+    };
     let what = match a.kind {
         AccessKind::Store => "store to",
         AccessKind::LoadStore => "update of",
@@ -275,10 +278,14 @@ fn diagnose(
     if let Some((c, line)) = context {
         message.push_str(&format!(" (in {})", c.phrase(line)));
     }
-    if bank.merge_uncertain {
-        message.push_str(
+    match bank.merge_uncertain {
+        Some(MergeDoubt::RuntimeTripCount) => message.push_str(
             " (at most: the loop's trip count is known only at run time, and where nvcc unrolls it in part it fuses consecutive elements into 8- or 16-byte loads or stores, whose degree is lower)",
-        );
+        ),
+        Some(MergeDoubt::CarriedThroughMemory) => message.push_str(
+            " (at most: a step of the unrolled loop reads what an earlier step of the same thread stored; nvcc keeps such values in registers and fuses the rest into 8- or 16-byte loads or stores, whose degree is lower)",
+        ),
+        None => {}
     }
     if let Some(condition) = &bank.data_guard {
         message.push_str(&format!(
@@ -1987,6 +1994,38 @@ __global__ void rowmax(const float* in, float* out, int k_size, int w) {
     out[i] = m;
 }
 void run(const float* in, float* out, int k) { rowmax<<<1, 64>>>(in, out, k, 64); }
+"#,
+        );
+    }
+
+    /// A thread's sequential scan over its own four words (`buf[idx] += buf[idx - 1]` over
+    /// `i`, `idx = t * 4 + i`): each step reads what the step before stored, and nvcc keeps
+    /// that value in a register and fuses what is left into `LDS.64`/`LDS.128` differently
+    /// with the guard and the buffer (SASS: `LDS.64`, `LDS`, `LDS`, `LDS.64` under `if (idx
+    /// < n)` in an `extern` buffer; one `LDS.128` without the guard). The scalar 4-way is an
+    /// upper bound: a hint that says so. The loop that only stores each element once keeps
+    /// its warning (four predicated `STS`).
+    #[test]
+    fn a_thread_scan_over_its_own_words_is_an_upper_bound() {
+        check(
+            RULE,
+            r#"
+__global__ void section_scan(const float* x, float* y, unsigned n) {
+    extern __shared__ float buf[];
+    for (unsigned i = 0; i < 4; i++) {
+        unsigned idx = threadIdx.x * 4 + i;
+        if (idx < n) buf[idx] = x[idx];
+                  // ^^^^^^^^ warning: 4-way bank conflict: this store to `buf`
+    }
+    __syncthreads();
+    for (unsigned i = 1; i < 4; i++) {
+        unsigned idx = threadIdx.x * 4 + i;
+        if (idx < n) buf[idx] += buf[idx - 1];
+                  // ^^^^^^^^ hint: 4-way bank conflict: this update of `buf` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: a step of the unrolled loop reads what an earlier step of the same thread stored; nvcc keeps such values in registers and fuses the rest into 8- or 16-byte loads or stores, whose degree is lower)
+                              // ^^^^^^^^^^^^ hint: 4-way bank conflict: this load from `buf` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: a step of the unrolled loop reads
+    }
+}
+void run(const float* x, float* y, unsigned n) { section_scan<<<1, 256, 4096>>>(x, y, n); }
 "#,
         );
     }
