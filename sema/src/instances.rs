@@ -233,24 +233,7 @@ pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantia
     }
     let mut out: Vec<Vec<(String, i64)>> = Vec::new();
     for launch in facts.launches.iter().filter(|l| l.kernel == kernel) {
-        let args = launch
-            .template_args
-            .as_deref()
-            .map(kernaut_syntax::split_template_args)
-            .unwrap_or_default();
-        let mut bound = Vec::new();
-        for (p, a) in f.template_params.iter().zip(&args) {
-            if p.is_type {
-                continue;
-            }
-            // Inside a host function template, its parameters as its call binds them.
-            let Some(v) = facts.fold_text_with(a, launch.range.start, &launch.caller_bound) else {
-                continue;
-            };
-            if p.default_value != Some(v) {
-                bound.push((p.name.clone(), v));
-            }
-        }
+        let bound = launch_bound(facts, f, launch).0;
         if !out.contains(&bound) {
             out.push(bound);
         }
@@ -262,6 +245,56 @@ pub fn launched_instantiations(facts: &FileFacts, kernel: &str) -> Vec<Instantia
     out.into_iter()
         .map(|bound| Instantiation { bound, of })
         .collect()
+}
+
+/// The value template parameters `launch` binds to other values than their defaults, in
+/// parameter order, and whether it fixes every value parameter (an argument the file
+/// folds, or a default where none is written).
+fn launch_bound(
+    facts: &FileFacts,
+    f: &Function,
+    launch: &kernaut_syntax::LaunchSite,
+) -> (Vec<(String, i64)>, bool) {
+    let args = launch
+        .template_args
+        .as_deref()
+        .map(kernaut_syntax::split_template_args)
+        .unwrap_or_default();
+    let mut bound = Vec::new();
+    let mut complete = true;
+    for (i, p) in f.template_params.iter().enumerate() {
+        if p.is_type {
+            continue;
+        }
+        // Inside a host function template, its parameters as its call binds them.
+        let v = match args.get(i) {
+            Some(a) => facts.fold_text_with(a, launch.range.start, &launch.caller_bound),
+            None => p.default_value,
+        };
+        let Some(v) = v else {
+            complete = false;
+            continue;
+        };
+        if p.default_value != Some(v) {
+            bound.push((p.name.clone(), v));
+        }
+    }
+    (bound, complete)
+}
+
+/// The static shared memory of the instantiation of its kernel that `launch` makes (bytes
+/// known, and the declarations whose size is not), where the kernel is a template of the
+/// file and the launch fixes every value parameter; `None` otherwise.
+pub fn launch_static_shared(
+    facts: &FileFacts,
+    launch: &kernaut_syntax::LaunchSite,
+) -> Option<(u64, Vec<String>)> {
+    let f = facts.kernel(&launch.kernel)?;
+    if f.template_params.is_empty() {
+        return None;
+    }
+    let (bound, complete) = launch_bound(facts, f, launch);
+    complete.then(|| static_shared(facts, &launch.kernel, &bound))
 }
 
 /// The value template parameters of `a`'s kernel with their defaults (`OFFSET = 0`), when

@@ -117,12 +117,16 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
         } else {
             (RULE.severity, String::new())
         };
+        // A template's size is its largest launched instantiation's: named.
+        let instantiation = crate::instances::chosen_instantiation(ctx.facts, &k.name)
+            .map(|i| format!(" (in {})", crate::instances::chosen_phrase(&i)))
+            .unwrap_or_default();
         out.push(RuleDiagnostic {
             rule: RULE.id,
             severity,
             range: k.name_range.clone(),
             message: format!(
-                "`{}` declares {at_least}{bytes} bytes of static shared memory, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it{assumption}; move the arrays into dynamic shared memory and opt in",
+                "`{}` declares {at_least}{bytes} bytes of static shared memory{instantiation}, over the {} ({static_limit} bytes) a block may declare statically: ptxas rejects it{assumption}; move the arrays into dynamic shared memory and opt in",
                 k.name,
                 kb(static_limit)
             ),
@@ -135,9 +139,15 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             continue;
         };
         let name = base_kernel(&l.kernel);
-        let stat = static_bytes.kernel(name).bytes;
+        // The instantiation this launch makes (`tiles<256, 64>`), else the kernel's.
+        let stat = match crate::instances::launch_static_shared(ctx.facts, l) {
+            Some((bytes, _)) => bytes,
+            None => static_bytes.kernel(name).bytes,
+        };
         let total = dynamic + stat;
-        if total <= optin {
+        // Static arrays over what ptxas takes fail the build (the declaration's finding
+        // above): the launch never runs to fail.
+        if total <= optin || stat > static_limit {
             continue;
         }
         let (what, wiki) = if stat > 0 {
@@ -277,6 +287,34 @@ void launch(float* out) {
     k<<<1, 256, elsewhere>>>(out);
 }
 "#,
+        );
+    }
+
+    /// Each launch of a kernel template is checked with the static arrays of the
+    /// instantiation it makes; one whose static arrays ptxas rejects fails the build (the
+    /// declaration's error, which names the instantiation), so its launch says nothing.
+    #[test]
+    fn each_launch_with_its_own_instantiation() {
+        check_messages(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+template <int N>
+__global__ void rows(float* out) {
+    __shared__ float a[N];
+    extern __shared__ float dyn[];
+    out[threadIdx.x] = a[threadIdx.x] + dyn[threadIdx.x];
+}
+void launch(float* out, int which) {
+    if (which == 0) rows<8192><<<1, 256, 200000>>>(out);
+    else if (which == 1) rows<1024><<<1, 256, 200000>>>(out);
+    else rows<16384><<<1, 256, 1024>>>(out);
+}
+"#,
+            expect![[r#"
+                error: `rows` declares 65536 bytes of static shared memory (in `N = 16384`, the one with the most shared memory of the 3 instantiations the file launches), over the 48 KB (49152 bytes) a block may declare statically: ptxas rejects it; move the arrays into dynamic shared memory and opt in (pitfall-dynamic-shared-memory#P2)
+                error: launch of `rows` needs 200000 bytes of dynamic plus 32768 of static shared memory, over the 232448 bytes (227 KB) a block may use on sm_90: the launch fails with cudaErrorInvalidValue and the kernel never runs (pitfall-dynamic-shared-memory#P3)
+            "#]],
         );
     }
 
