@@ -221,18 +221,26 @@ fn diagnose_with(
     }
     // Without a known block, an index over `.y` or `.z` must be strided for narrower
     // blocks too, where one warp spans several rows.
+    // The figure is the full warp's along `threadIdx.x`; the narrowest block whose figure
+    // is lower is named with it, and a warning needs that one to be 4× too.
+    let mut narrower: Option<(i64, SectorReport)> = None;
     if shape == [None; 3] && mentions_rows(&a.byte_offset) {
-        let holds = [16, 8, 4].iter().all(|&bx| {
-            cost(
+        for bx in [16, 8, 4] {
+            let c = cost(
                 &a.byte_offset,
                 width,
                 [Some(bx), Some(32 / bx), Some(1)],
                 mask,
             )
-            .is_some_and(|c| strided(&c))
-        });
-        if !holds {
-            return None;
+            .filter(strided)?;
+            let ratio = |r: &SectorReport| f64::from(r.sectors) / f64::from(r.ideal);
+            if ratio(&c.report) < ratio(&found.report)
+                && narrower
+                    .as_ref()
+                    .is_none_or(|(_, n)| ratio(&c.report) < ratio(n))
+            {
+                narrower = Some((bx, c.report));
+            }
         }
     }
     if siblings_fill_gaps(a, all, width, shape)
@@ -282,6 +290,9 @@ fn diagnose_with(
         _ => None,
     };
     let severity = if report.sectors >= 4 * report.ideal
+        && narrower
+            .as_ref()
+            .is_none_or(|(_, n)| n.sectors >= 4 * n.ideal)
         && unfolded_launch.is_none()
         && assumed_block.is_none()
         && assumed_all.is_none()
@@ -337,6 +348,15 @@ fn diagnose_with(
                 .map(|(n, v)| format!("`{n}` = {v}"))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ));
+    }
+    if let Some((bx, n)) = &narrower {
+        message.push_str(&format!(
+            " (assuming `threadIdx.x` runs over the warp: no launch of `{}` gives its block; with a {bx}×{}×1 block, whose warps span rows, it is {} sectors, {:.1}x)",
+            kernel.unwrap_or("this function"),
+            32 / bx,
+            n.sectors,
+            f64::from(n.sectors) / f64::from(n.ideal)
         ));
     }
     if let Some((x, kernel)) = &assumed_block {
@@ -992,6 +1012,25 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
  // ^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors
 }
 "#,
+        );
+    }
+
+    /// With no launch in sight, an index over `threadIdx.y` costs less in a block
+    /// narrower than a warp (a generated kernel's 16×16: each pair of `ty` lanes shares a
+    /// sector): the figure along a full warp of `threadIdx.x` comes with the assumption and
+    /// the narrowest block's figure; a warning only because that one is 4× too.
+    #[test]
+    fn rows_of_an_unknown_block_name_the_narrower_figure() {
+        check_messages(
+            RULE,
+            r#"
+extern "C" __global__ void __launch_bounds__(256) store_tile(float* __restrict__ C, float v) {
+    C[blockIdx.x * 1048576 + threadIdx.x * 65536 + threadIdx.y * 4] = v;
+}
+"#,
+            expect![[r#"
+                warning: uncoalesced store to `C`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 262144 bytes apart (assuming `threadIdx.x` runs over the warp: no launch of `store_tile` gives its block; with a 16×2×1 block, whose warps span rows, it is 16 sectors, 4.0x); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
         );
     }
 
