@@ -1593,6 +1593,35 @@ void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
         );
     }
 
+    /// Two `__half` stores a step of an unrolled loop pack into 8 bytes, not 16: nvcc 13.5
+    /// `-arch=sm_90 -O3` gives eight `STS.64` for 16 steps, rows 128 bytes apart and two
+    /// threads a row: 8-way, 16 wavefronts instead of 2.
+    #[test]
+    fn half_pairs_across_an_unrolled_loop_pack_into_8_bytes() {
+        check(
+            RULE,
+            r#"
+#include <cuda_fp16.h>
+__global__ void dequant(const unsigned char* q, __half* out) {
+    __shared__ __half W[64][64];
+    int tid = threadIdx.x;
+    int row = tid >> 1;
+    int base = (tid & 1) << 5;
+    #pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        W[row][base + 2 * i + 0] = __int2half_rn(q[tid * 16 + i] & 15);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `W` takes 16 wavefronts instead of 2
+        W[row][base + 2 * i + 1] = __int2half_rn(q[tid * 16 + i] >> 4);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `W` takes 16 wavefronts instead of 2
+    }
+    __syncthreads();
+    out[tid] = W[0][tid & 63];
+}
+void launch(const unsigned char* q, __half* out) { dequant<<<1, 128>>>(q, out); }
+"#,
+        );
+    }
+
     /// The guards of the launched instantiation: `tid < R` with `R = 4` leaves four
     /// lanes (rows 8 words apart, conflict-free), also joined with a bound on a global
     /// index; `tid < nw * 4` with a runtime `nw` leaves an unknown part of the warp:
