@@ -748,10 +748,16 @@ fn barrier_within(
     {
         return Some(Barrier::Unknown);
     }
+    // A function-like macro whose expansion holds a barrier (a reduction's tail written
+    // as `TAIL32(s)`, with `__syncthreads()` first): the model does not see inside the
+    // expansion, so a barrier of unknown scope stands there.
+    let facts = file.facts();
+    if facts.defines_macro(short) && macro_holds_barrier(file, short, depth) {
+        return Some(Barrier::Unknown);
+    }
     // A device function of the file whose body calls a barrier (of any scope: which
     // threads it orders for the caller is not modelled), through the calls the syntax
     // finds in it; a warp shuffle (`__shfl_down_sync`) is no barrier.
-    let facts = file.facts();
     if let Some(body) = facts
         .device_functions
         .iter()
@@ -767,6 +773,50 @@ fn barrier_within(
         }
     }
     None
+}
+
+/// Whether the function-like macro `name` (the file's own definition, else a header's)
+/// expands to a barrier call: `__syncthreads`, `__syncwarp`, a group's `sync()`, `bar.sync`
+/// in `asm`, or another macro that does (`depth` levels deep).
+fn macro_holds_barrier(file: &SourceFile, name: &str, depth: usize) -> bool {
+    let facts = file.facts();
+    let own;
+    let def = if facts.defines_own_macro(name) {
+        own = kernaut_syntax::macro_definitions(file.text())
+            .into_iter()
+            .find(|m| m.name == name);
+        own.as_ref()
+    } else {
+        facts.header_macro(name)
+    };
+    let Some(def) = def.filter(|d| d.params.is_some()) else {
+        return false;
+    };
+    let body = def.body.as_str();
+    let word = |w: &str| kernaut_syntax::lex::find_word(body, w, 0).is_some();
+    if [
+        "__syncthreads",
+        "__syncthreads_count",
+        "__syncthreads_and",
+        "__syncthreads_or",
+        "__syncwarp",
+    ]
+    .iter()
+    .any(|w| word(w))
+        || body.contains(".sync()")
+        || body.contains("bar.sync")
+        || body.contains("barrier.sync")
+    {
+        return true;
+    }
+    // Macros it calls.
+    depth > 0
+        && body
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|id| kernaut_syntax::lex::is_identifier(id))
+            .any(|id| {
+                id != name && facts.defines_macro(id) && macro_holds_barrier(file, id, depth - 1)
+            })
 }
 
 impl<'m, 'a> Run<'m, 'a> {

@@ -223,6 +223,44 @@ int main() {
         );
     }
 
+    /// A macro whose expansion starts with `__syncthreads()` stands between the store
+    /// and the read: the store is ordered before the read, and what the expansion itself
+    /// does is not modelled, so nothing is said (not "thread 1 writes `s[1]` at line 5");
+    /// without the barrier the store races with the read.
+    #[test]
+    fn a_barrier_inside_a_macro_orders_the_accesses_around_it() {
+        check(
+            RULE,
+            r#"
+#define TAIL(s) \
+    __syncthreads(); \
+    if (threadIdx.x < 2) s[threadIdx.x] += s[threadIdx.x + 2];
+__global__ void block_sum(const float* x, float* out) {
+    __shared__ float s[32];
+    s[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
+    TAIL(s);
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[1];
+}
+void run(const float* x, float* out) { block_sum<<<32, 32>>>(x, out); }
+"#,
+        );
+        check(
+            RULE,
+            r#"
+#define TAIL(s) \
+    if (threadIdx.x < 2) s[threadIdx.x] += s[threadIdx.x + 2];
+__global__ void block_sum(const float* x, float* out) {
+    __shared__ float s[32];
+    s[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
+    TAIL(s);
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[1];
+                                                 // ^^^^ warning: thread 1 writes `s[1]` at line 5 and thread 0 reads it at line 7
+}
+void run(const float* x, float* out) { block_sum<<<32, 32>>>(x, out); }
+"#,
+        );
+    }
+
     #[test]
     fn clean_twins_stay_silent() {
         check(
