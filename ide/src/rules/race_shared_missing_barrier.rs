@@ -254,7 +254,7 @@ __global__ void block_sum(const float* x, float* out) {
     s[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
     TAIL(s);
     if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[1];
-                                                 // ^^^^ warning: thread 1 writes `s[1]` at line 5 and thread 0 reads it at line 7
+                                                // ^^^^ warning: thread 1 writes `s[1]` at line 5 and thread 0 reads it at line 7
 }
 void run(const float* x, float* out) { block_sum<<<32, 32>>>(x, out); }
 "#,
