@@ -189,16 +189,21 @@ fn diagnose_with(
     // that leaves part of the warp idle in a way the model cannot evaluate stays silent.
     // In a kernel, the parameters every launch passes as one constant take it in the
     // guards too (`if (r < rows)` with `rows` = 6 leaves six lanes).
+    // A store of the same bytes in both arms of an `if` is one store after it, which
+    // every lane reaching the `if` issues: reported once, with those lanes.
+    let lanes_at = match crate::model::store_in_both_arms(&ctx.scope(), all, a) {
+        Some((_, true)) => return None,
+        Some((at, false)) => at,
+        None => a.range.start,
+    };
     let lanes = match context {
-        Some((c, _)) => {
-            crate::callers::combine(&c.lanes, active_lanes(ctx.file, a.range.start, shape))
-        }
+        Some((c, _)) => crate::callers::combine(&c.lanes, active_lanes(ctx.file, lanes_at, shape)),
         None => {
             let args = kernel
                 .and_then(|k| ctx.facts.kernel(k))
                 .map(|k| ctx.fixed_kernel_args(k))
                 .unwrap_or_default();
-            crate::model::active_lanes_in(ctx.file, a.range.start, shape, &args)
+            crate::model::active_lanes_in(ctx.file, lanes_at, shape, &args)
         }
     };
     // A guard whose bound is a runtime value (`if (tid < active)`) or whose truth is
@@ -1031,6 +1036,32 @@ extern "C" __global__ void __launch_bounds__(256) store_tile(float* __restrict__
             expect![[r#"
                 warning: uncoalesced store to `C`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 262144 bytes apart (assuming `threadIdx.x` runs over the warp: no launch of `store_tile` gives its block; with a 16×2×1 block, whose warps span rows, it is 16 sectors, 4.0x); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
+        );
+    }
+
+    /// A store of the same element in both arms of an `if` is one store after it (nvcc
+    /// 13.5 `-O3`: unpredicated `STG`s): all 32 lanes issue it, reported once.
+    #[test]
+    fn one_store_in_both_arms_is_issued_by_every_lane() {
+        check(
+            RULE,
+            r#"
+__global__ void tile_out(const int* in, int* out, const int* carry) {
+    __shared__ int part[32];
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    part[threadIdx.x] = in[blockIdx.x * 32 + threadIdx.x];
+    __syncthreads();
+    int base = carry[blockIdx.x];
+    for (int i = 0; i < 128; i++) {
+        if (threadIdx.x > 0)
+            out[g * 128 + i] = base + part[threadIdx.x - 1];
+         // ^^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 512 bytes apart
+        else
+            out[g * 128 + i] = base;
+    }
+}
+void run(const int* in, int* out, const int* carry, int blocks) { tile_out<<<blocks, 32>>>(in, out, carry); }
+"#,
         );
     }
 
