@@ -838,6 +838,59 @@ impl SourceFile {
         }
     }
 
+    /// Whether the statements at `first` and `second` (two loops, say) follow each other
+    /// in one block with only plain statements (expressions, declarations), comments and
+    /// `#pragma`s between them, and nothing between or inside them names a barrier (a
+    /// name with `sync` in it): the second runs right after the first on every path.
+    pub fn statements_in_line(&self, first: &TextRange, second: &TextRange) -> bool {
+        let text = self.text();
+        if first.end > second.start
+            || text
+                .get(first.start..second.end)
+                .is_none_or(|t| t.contains("sync") || t.contains("barrier"))
+        {
+            return false;
+        }
+        let Some(root) = self
+            .root_at(first.start)
+            .filter(|r| r.start_byte() <= first.start && second.end <= r.end_byte())
+        else {
+            return false;
+        };
+        let node = |r: &TextRange| {
+            let n = root.descendant_for_byte_range(r.start, r.end)?;
+            (n.start_byte() == r.start && n.end_byte() == r.end).then_some(n)
+        };
+        let (Some(s1), Some(s2)) = (node(first), node(second)) else {
+            return false;
+        };
+        let (Some(p1), Some(p2)) = (s1.parent(), s2.parent()) else {
+            return false;
+        };
+        if p1.id() != p2.id() || p1.kind_name() != "compound_statement" {
+            return false;
+        }
+        let mut cursor = p1.walk();
+        if cursor.goto_first_child_for_byte(s1.start_byte()).is_none() {
+            return false;
+        }
+        while cursor.goto_next_sibling() {
+            let c = cursor.node();
+            if c.id() == s2.id() || c.start_byte() >= s2.start_byte() {
+                return true;
+            }
+            if c.is_named()
+                && !matches!(
+                    c.kind_name(),
+                    "comment" | "expression_statement" | "declaration" | "preproc_call"
+                )
+            {
+                return false;
+            }
+        }
+        false
+    }
+
     /// [`SourceFile::straight_line`] for `first` and `second` in document order.
     fn find_straight_line(&self, first: &TextRange, second: &TextRange) -> bool {
         let (from, to) = (first.end.min(second.start), second.start);

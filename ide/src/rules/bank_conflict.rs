@@ -1593,6 +1593,58 @@ void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
         );
     }
 
+    /// A row a thread stores in one unrolled loop and reads back in the next (no barrier,
+    /// nothing between) is read from registers: nvcc 13.5 `-arch=sm_90 -O3` gives 8
+    /// `STS.128` and no `LDS`. Only the store is reported; behind a barrier, or with a
+    /// loop that skips iterations, the load is read from shared memory again.
+    #[test]
+    fn a_row_read_back_in_the_next_unrolled_loop_comes_from_registers() {
+        check(
+            RULE,
+            r#"
+__global__ void rowexp(const float* in, float* out) {
+    __shared__ float tile[64 * 32];
+    int r = threadIdx.x;
+    float m = -1e30f;
+    #pragma unroll
+    for (int c = 0; c < 32; ++c) {
+        float v = in[(blockIdx.x * 64 + r) * 32 + c];
+        tile[r * 32 + c] = v;
+     // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `tile` takes 32 wavefronts instead of 4
+        m = fmaxf(m, v);
+    }
+    float s = 0.f;
+    #pragma unroll
+    for (int c = 0; c < 32; ++c)
+        s += __expf(tile[r * 32 + c] - m);
+    out[blockIdx.x * 64 + r] = s;
+}
+void launch(const float* in, float* out) { rowexp<<<8, 64>>>(in, out); }
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__global__ void rowexp(const float* in, float* out) {
+    __shared__ float tile[64 * 32];
+    int r = threadIdx.x;
+    #pragma unroll
+    for (int c = 0; c < 32; ++c)
+        tile[r * 32 + c] = in[(blockIdx.x * 64 + r) * 32 + c];
+     // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `tile`
+    __syncthreads();
+    float s = 0.f;
+    #pragma unroll
+    for (int c = 0; c < 32; ++c)
+        s += __expf(tile[r * 32 + c]);
+                 // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this load from `tile`
+    out[blockIdx.x * 64 + r] = s;
+}
+void launch(const float* in, float* out) { rowexp<<<8, 64>>>(in, out); }
+"#,
+        );
+    }
+
     /// Two `__half` stores a step of an unrolled loop pack into 8 bytes, not 16: nvcc 13.5
     /// `-arch=sm_90 -O3` gives eight `STS.64` for 16 steps, rows 128 bytes apart and two
     /// threads a row: 8-way, 16 wavefronts instead of 2.
