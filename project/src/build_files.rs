@@ -415,14 +415,31 @@ pub fn cmake_mentions(text: &str, rel: &str) -> bool {
     let is_path = |c: char| c.is_ascii_alphanumeric() || "_-./*${}".contains(c);
     // A path (`src/k.cu`, `src/*.cu`), or a folder named alone by `add_subdirectory`: a
     // bare word elsewhere (`"Build the contrib library"`) names no folder.
-    let subdirs: Vec<&str> = code
-        .match_indices("add_subdirectory")
-        .filter_map(|(at, _)| {
-            let rest = code[at + "add_subdirectory".len()..]
-                .trim_start()
-                .strip_prefix('(')?;
-            rest.split(|c: char| !is_path(c)).find(|t| !t.is_empty())
+    // CMake's command names are case-insensitive (`ADD_SUBDIRECTORY(src)`), and the
+    // legacy `subdirs(src)` adds folders too; lowering keeps every offset.
+    let lower = code.to_ascii_lowercase();
+    // (`add_subdirectory`'s first argument; every one of `subdirs`).
+    let subdirs: Vec<&str> = [("add_subdirectory", 1), ("subdirs", usize::MAX)]
+        .iter()
+        .flat_map(|&(command, count)| {
+            lower
+                .match_indices(command)
+                .filter(|(at, _)| {
+                    !lower[..*at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+                .map(move |(at, _)| (at + command.len(), count))
         })
+        .filter_map(|(end, count)| {
+            let rest = code[end..].trim_start().strip_prefix('(')?;
+            let args = &rest[..rest.find(')').unwrap_or(rest.len())];
+            Some(
+                args.split(|c: char| !is_path(c))
+                    .filter(|t| !t.is_empty())
+                    .take(count)
+                    .map(|t| t.trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")),
+            )
+        })
+        .flatten()
         .collect();
     code.split(|c: char| !is_path(c))
         .filter(|t| t.contains('/') || subdirs.contains(t))
@@ -430,6 +447,7 @@ pub fn cmake_mentions(text: &str, rel: &str) -> bool {
             let token = token
                 .trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")
                 .trim_start_matches("${PROJECT_SOURCE_DIR}/")
+                .trim_start_matches("${CMAKE_SOURCE_DIR}/")
                 .trim_start_matches("./");
             let parts: Vec<&str> = token.split('/').filter(|c| !c.is_empty()).collect();
             let n = parts.len().min(want.len());
@@ -1122,6 +1140,13 @@ mod tests {
             None
         );
         assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));
+        assert!(cmake_mentions("ADD_SUBDIRECTORY(src)\n", "src"));
+        assert!(cmake_mentions(
+            "SUBDIRS(${CMAKE_SOURCE_DIR}/kernels)\n",
+            "kernels"
+        ));
+        assert!(cmake_mentions("subdirs(kernels tools)\n", "tools"));
+        assert!(!cmake_mentions("my_subdirs(kernels)\n", "kernels"));
         assert!(!cmake_mentions(
             "add_subdirectory(src)\n# contrib\n",
             "contrib"
