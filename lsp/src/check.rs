@@ -457,7 +457,9 @@ fn streamed(
 /// counts.
 fn print_summary(sets: &[kernaut_ide::config::TargetSet], totals: &Totals) {
     for set in sets {
-        if set.assumed {
+        if let Some(why) = &set.not_built {
+            eprintln!("targets: none, the build does not compile the file ({why})");
+        } else if set.assumed {
             eprintln!(
                 "targets: {} (assumed: no setting or build file names them; set `arch` in .kernaut.toml or pass --arch)",
                 set.names()

@@ -798,6 +798,56 @@ fn makefile_include_folders_reach_the_headers() {
     assert!(!stderr(&o).contains("not found"), "{}", stderr(&o));
 }
 
+/// A Makefile that names the CUDA sources it compiles and not `stale.cu`: the stale
+/// copy's finding is a hint that says the build does not compile it, and its targets
+/// line says none; `part.cu`, which the compiled file `#include`s, is compiled with it and
+/// keeps its warning.
+#[test]
+fn files_a_makefile_does_not_compile_give_hints_only() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-unbuilt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all: app\napp: live.cu\n\tnvcc -gencode arch=compute_80,code=sm_80 live.cu -o app\n",
+    )
+    .unwrap();
+    let kernel = |name: &str| {
+        format!(
+            "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
+        )
+    };
+    std::fs::write(
+        dir.join("live.cu"),
+        format!("#include \"part.cu\"\n{}", kernel("live")),
+    )
+    .unwrap();
+    std::fs::write(dir.join("part.cu"), kernel("part")).unwrap();
+    std::fs::write(dir.join("stale.cu"), kernel("stale")).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("live.cu:6:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("part.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("stale.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("(a hint only: the build does not compile this file: ")
+            && out.contains("Makefile names the CUDA sources it compiles, and not this file)"),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("targets: none, the build does not compile the file ("),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

@@ -903,6 +903,45 @@ pub fn makefile_include_dirs(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether the Makefile `text` compiles the source called `file` (a name without
+/// folders): `Some(true)` where it names the file, its stem or an object of its stem
+/// (`stale`, `stale.o`); `Some(false)` where it names the CUDA sources it compiles one by one
+/// (`app: live.cu`, `OBJS = a.o b.o` beside a `.cu` named) and not this one; `None` where
+/// it names none, or computes a list (`$(wildcard *.cu)`, `$(shell find …)`, a variable
+/// it does not set), which may take the file in.
+pub fn makefile_builds(text: &str, file: &str) -> Option<bool> {
+    let vars = makefile_vars(text);
+    let stem = file.split('.').next().unwrap_or(file);
+    let mut cuda_named = false;
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or_default();
+        let expanded = makefile_expand_or(&vars, code, "$(?)");
+        if ["wildcard", "shell", "foreach", "$(?)", "*"]
+            .iter()
+            .any(|w| expanded.contains(w))
+        {
+            return None;
+        }
+        for word in expanded.split(|c: char| c.is_whitespace() || "=:;,()\"'".contains(c)) {
+            let name = word.rsplit('/').next().unwrap_or(word);
+            if name.is_empty() {
+                continue;
+            }
+            // A bare stem names it too (`APPS = sum` with a pattern rule `%: %.cu`).
+            if name == file
+                || name == stem
+                || name
+                    .strip_prefix(stem)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            {
+                return Some(true);
+            }
+            cuda_named |= name.ends_with(".cu") && !name.contains('%');
+        }
+    }
+    cuda_named.then_some(false)
+}
+
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let vars = makefile_vars(text);
     let expand = |line: &str| makefile_expand(&vars, line);
@@ -1141,6 +1180,26 @@ mod tests {
         );
         assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));
         assert!(cmake_mentions("ADD_SUBDIRECTORY(src)\n", "src"));
+        let make = "all: app\napp: live.cu\n\tnvcc -arch=sm_80 live.cu -o app\n";
+        assert_eq!(makefile_builds(make, "live.cu"), Some(true));
+        assert_eq!(makefile_builds(make, "stale_copy.cu"), Some(false));
+        let objs = "OBJS = main.o kern.o\nSRC = kern.cu\n%.o: %.cu\n\tnvcc -c $< -o $@\n";
+        assert_eq!(makefile_builds(objs, "main.cu"), Some(true));
+        assert_eq!(makefile_builds(objs, "old.cu"), Some(false));
+        assert_eq!(
+            makefile_builds("SRC = $(wildcard *.cu)\nkern.o: kern.cu\n", "old.cu"),
+            None
+        );
+        assert_eq!(
+            makefile_builds("app: $(SOURCES)\nx: a.cu\n", "old.cu"),
+            None
+        );
+        assert_eq!(
+            makefile_builds("CFLAGS = -O2\napp: main.cpp\n", "old.cu"),
+            None
+        );
+        let apps = "APPS = sum shfl\nshfl: shfl.cu\n\tnvcc -o $@ $<\n%: %.cu\n\tnvcc -o $@ $<\n";
+        assert_eq!(makefile_builds(apps, "sum.cu"), Some(true));
         assert!(cmake_mentions(
             "SUBDIRS(${CMAKE_SOURCE_DIR}/kernels)\n",
             "kernels"

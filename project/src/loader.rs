@@ -368,6 +368,38 @@ impl ProjectLoader {
         Some((found, path))
     }
 
+    /// Why the Makefile `makefile`, whose targets `file` has, does not compile it: it
+    /// names the CUDA sources it compiles and not this one
+    /// ([`build_files::makefile_builds`]), and no source or header below the Makefile's
+    /// folder `#include`s it (a kernel file included by the one the rule compiles is
+    /// compiled with it). `None` where it may be compiled; only `.cu` files are judged.
+    fn not_built(&mut self, file: &Path, makefile: &Path) -> Option<String> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        if !name.ends_with(".cu") {
+            return None;
+        }
+        let text = match self.makefile_text.get(makefile) {
+            Some(t) => t.0.clone(),
+            None => {
+                let t = read_build_file(makefile).unwrap_or_default();
+                let t = (Arc::<str>::from(t.0), t.1);
+                self.makefile_text.insert(makefile.to_path_buf(), t.clone());
+                t.0
+            }
+        };
+        if build_files::makefile_builds(&text, &name) != Some(false) {
+            return None;
+        }
+        let root = folder_of(makefile);
+        if included_below(&root, &name) {
+            return None;
+        }
+        Some(format!(
+            "{} names the CUDA sources it compiles, and not this file",
+            makefile.display()
+        ))
+    }
+
     /// The targets the nearest build file at or above `dir` names, with that file.
     fn build_file_targets_of_dir(&mut self, dir: &Path) -> Option<(Found, PathBuf)> {
         let dir = dir.to_path_buf();
@@ -566,8 +598,15 @@ impl ProjectLoader {
                 if let Some(note) = &found.note {
                     origin.push_str(&format!("; {note}"));
                 }
-                build.targets = TargetSet::named(found.targets, origin)
-                    .map(|set| set.with_conditional(found.conditional));
+                let not_built = if is_makefile_name(&path) {
+                    self.not_built(file, &path)
+                } else {
+                    None
+                };
+                build.targets = TargetSet::named(found.targets, origin).map(|set| TargetSet {
+                    not_built,
+                    ..set.with_conditional(found.conditional)
+                });
             }
             (Some(set), Some((found, path))) => {
                 let mut a = set.targets.clone();
@@ -589,6 +628,17 @@ impl ProjectLoader {
                             .join(", "),
                         set.origin
                     ));
+                }
+            }
+            (None, None) => {
+                // A Makefile that gives other files their targets and does not name
+                // this one: the file is not compiled.
+                let makefile = self.makefile_of_dir.get(&folder_of(file)).cloned();
+                if let Some(why) = makefile.and_then(|m| self.not_built(file, &m)) {
+                    build.targets = Some(TargetSet {
+                        not_built: Some(why),
+                        ..TargetSet::assumed()
+                    });
                 }
             }
             _ => {}
@@ -996,4 +1046,44 @@ fn scan_includes(root: &Path) -> Includers {
         }
     }
     out
+}
+
+/// The most entries [`included_below`] looks at.
+const INCLUDER_WALK_LIMIT: usize = 20_000;
+
+/// Whether a source or header below `root` (`.gitignore` honoured, at most
+/// [`INCLUDER_WALK_LIMIT`] entries; `true` past it, as nothing can be said) has an
+/// `#include` line that names `name`.
+fn included_below(root: &Path, name: &str) -> bool {
+    let mut seen = 0usize;
+    for entry in ignore::WalkBuilder::new(root).build().flatten() {
+        seen += 1;
+        if seen > INCLUDER_WALK_LIMIT {
+            return true;
+        }
+        let path = entry.path();
+        let source = path.extension().is_some_and(|e| {
+            [
+                "cu", "cuh", "h", "hpp", "hh", "cpp", "cc", "cxx", "c", "inl",
+            ]
+            .iter()
+            .any(|x| e == *x)
+        });
+        if !source || path.file_name().is_some_and(|n| n == name) {
+            continue;
+        }
+        let Ok(text) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text);
+        if text.contains(name)
+            && text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with('#') && l.contains("include") && l.contains(name)
+            })
+        {
+            return true;
+        }
+    }
+    false
 }

@@ -103,6 +103,10 @@ pub struct TargetSet {
     /// (`if(CUDA_VERSION VERSION_LESS 13.0)`): a finding that holds only for them is a
     /// hint.
     pub conditional: Vec<Target>,
+    /// Why the build compiles the file for none of them, where it says so (a Makefile
+    /// that names the CUDA sources it compiles and not this one): every finding is then
+    /// a hint that says so.
+    pub not_built: Option<String>,
 }
 
 impl TargetSet {
@@ -113,6 +117,7 @@ impl TargetSet {
             origin: "assumed".to_string(),
             assumed: true,
             conditional: Vec::new(),
+            not_built: None,
         }
     }
 
@@ -129,6 +134,7 @@ impl TargetSet {
             origin: origin.into(),
             assumed: false,
             conditional: Vec::new(),
+            not_built: None,
         })
     }
 

@@ -119,7 +119,9 @@ pub(crate) fn kernel_hover(analysis: &Analysis, path: &str, s: &SymbolRef) -> Op
     }
     if let Some(id) = analysis.file_id(path) {
         let targets = analysis.file_config(id).targets;
-        md.push_str(&if targets.assumed {
+        md.push_str(&if let Some(why) = &targets.not_built {
+            format!("\nTargets: none: the build does not compile this file ({why}).\n")
+        } else if targets.assumed {
             format!(
                 "\nTargets: {} (assumed: no setting or build file names them; set `arch` in `.kernaut.toml`).\n",
                 targets.names()

@@ -199,6 +199,15 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
                 d.severity = *severity;
             }
         }
+        // A file the build does not compile: what a finding says holds for no binary.
+        if let Some(why) = &ctx.targets.not_built {
+            for d in found.iter_mut().filter(|d| d.severity != Severity::Hint) {
+                d.severity = Severity::Hint;
+                d.message.push_str(&format!(
+                    " (a hint only: the build does not compile this file: {why})"
+                ));
+            }
+        }
         found
     };
     // On a large file the rules share the cores: each thread takes the next rule not
