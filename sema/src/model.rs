@@ -1347,6 +1347,14 @@ pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &Share
     if a.width != Some(elem) || a.cast_type.is_some() {
         return false;
     }
+    // Only a loop variable of the offset can carry a step to the next (cheap: most
+    // offsets read none).
+    if !a
+        .byte_offset
+        .mentions(&|e| matches!(e, IndexExpr::LoopVar { .. }))
+    {
+        return false;
+    }
     let chain = scope.file.enclosing(a.range.start);
     chain.iter().any(|lp| {
         let EnclosingKind::For {
@@ -1355,6 +1363,24 @@ pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &Share
         else {
             return false;
         };
+        // The other accesses of the array in the loop (`all` is in document order), one
+        // of the two writing.
+        let lo = all.partition_point(|o| o.range.start < lp.range.start);
+        let hi = all.partition_point(|o| o.range.start < lp.range.end);
+        let others: Vec<&SharedAccess> = all
+            .get(lo..hi.max(lo))
+            .unwrap_or_default()
+            .iter()
+            .filter(|o| {
+                o.root == a.root
+                    && o.range != a.range
+                    && o.width == a.width
+                    && (a.kind != AccessKind::Load || o.kind != AccessKind::Load)
+            })
+            .collect();
+        if others.is_empty() {
+            return false;
+        }
         let Some((_, bytes)) = loop_term(&a.byte_offset, Some(name)).filter(|(_, b)| *b != 0)
         else {
             return false;
@@ -1363,26 +1389,20 @@ pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &Share
             return false;
         };
         let trips = end - start;
-        if trips < 2 || unroll_factor(scope, &lp.range, trips).is_none_or(|u| u < 2) {
+        if trips < 2 {
             return false;
         }
         let (core, c) = split_constant(&with_loop_var(&a.byte_offset, name, start));
         if core.unknown_reason().is_some() {
             return false;
         }
-        all.iter().any(|o| {
-            o.root == a.root
-                && o.range != a.range
-                && lp.range.contains(&o.range.start)
-                && o.width == a.width
-                && (a.kind != AccessKind::Load || o.kind != AccessKind::Load)
-                && loop_term(&o.byte_offset, Some(name)) == Some((name.clone(), bytes))
-                && {
-                    let (theirs, d) = split_constant(&with_loop_var(&o.byte_offset, name, start));
-                    let steps = (d - c) / bytes;
-                    theirs == core && d != c && (d - c) % bytes == 0 && steps.abs() < trips
-                }
-        })
+        others.iter().any(|o| {
+            loop_term(&o.byte_offset, Some(name)) == Some((name.clone(), bytes)) && {
+                let (theirs, d) = split_constant(&with_loop_var(&o.byte_offset, name, start));
+                let steps = (d - c) / bytes;
+                theirs == core && d != c && (d - c) % bytes == 0 && steps.abs() < trips
+            }
+        }) && unroll_factor(scope, &lp.range, trips).is_some_and(|u| u >= 2)
     })
 }
 
