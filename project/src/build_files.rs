@@ -407,7 +407,31 @@ fn architectures_targets(text: &str) -> Option<Found> {
 /// (`add_subdirectory(src)`, a source `src/k.cu`, a glob `src/*.cu`), not one that only
 /// shares its first folder (`contrib/other` does not build `contrib/mine`).
 pub fn cmake_mentions(text: &str, rel: &str) -> bool {
-    let code = strip_cmake_comments(text);
+    let mut code = strip_cmake_comments(text);
+    // Folders where headers are found or libraries linked are no way down to sources
+    // (`include_directories("src/ops")` compiles nothing below `src/ops`).
+    let lower = code.to_ascii_lowercase();
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    for command in [
+        "include_directories",
+        "link_directories",
+        "target_link_directories",
+    ] {
+        for (at, _) in lower.match_indices(command) {
+            let Some(open) = lower[at + command.len()..]
+                .find(|c: char| !c.is_whitespace())
+                .map(|i| at + command.len() + i)
+                .filter(|&i| lower.as_bytes()[i] == b'(')
+            else {
+                continue;
+            };
+            let end = lower[open..].find(')').map_or(lower.len(), |i| open + i);
+            blank.push((open, end));
+        }
+    }
+    for (from, to) in blank {
+        code.replace_range(from..to, &" ".repeat(to - from));
+    }
     let want: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
     if want.is_empty() {
         return true;
@@ -1180,6 +1204,14 @@ mod tests {
         );
         assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));
         assert!(cmake_mentions("ADD_SUBDIRECTORY(src)\n", "src"));
+        assert!(!cmake_mentions(
+            "include_directories(\"src/ops\")\nadd_library(core src/ops/core/core.cu)\n",
+            "src/ops/ext"
+        ));
+        assert!(cmake_mentions(
+            "target_include_directories(core PRIVATE src/ops)\nadd_library(core src/ops/ext/a.cu)\n",
+            "src/ops/ext"
+        ));
         let make = "all: app\napp: live.cu\n\tnvcc -arch=sm_80 live.cu -o app\n";
         assert_eq!(makefile_builds(make, "live.cu"), Some(true));
         assert_eq!(makefile_builds(make, "stale_copy.cu"), Some(false));

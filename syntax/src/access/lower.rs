@@ -446,6 +446,32 @@ impl<'a> Lowerer<'a> {
             {
                 IndexExpr::Uniform(show(expr))
             }
+            // `ceil((double)n / threads)`: a division rounded up, as integers (`n` is no
+            // less than 0 and `threads` more, as for a grid's size).
+            Expr::Call { callee, args }
+                if args.len() == 1
+                    && matches!(
+                        callee.trim_start_matches("::").trim_start_matches("std::"),
+                        "ceil" | "ceilf"
+                    ) =>
+            {
+                match self.float_division(&args[0], at, d) {
+                    Some((n, m)) => IndexExpr::binary(
+                        IndexExpr::binary(
+                            IndexExpr::binary(n, BinOp::Add, m.clone()),
+                            BinOp::Sub,
+                            IndexExpr::Int(1),
+                        ),
+                        BinOp::Div,
+                        m,
+                    ),
+                    None => self.opaque(
+                        expr,
+                        at,
+                        IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                    ),
+                }
+            }
             Expr::Call { callee, args } => match self.facts.env.fold(expr, at.start_byte()) {
                 Some(v) => IndexExpr::Int(v),
                 None => match self.helper_result(callee, args, at, d) {
@@ -482,6 +508,39 @@ impl<'a> Lowerer<'a> {
                 IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
             ),
         }
+    }
+
+    /// The integer operands of a division made in floating point (`(double)n / (double)m`,
+    /// `n / (float)m`, `float(n) / m`): each operand with its floating cast removed,
+    /// where at least one has one and both lower without one.
+    fn float_division(
+        &self,
+        e: &Expr,
+        at: Node<'a>,
+        depth: usize,
+    ) -> Option<(IndexExpr, IndexExpr)> {
+        let Expr::Binary(a, op, b) = e else {
+            return None;
+        };
+        if *op != "/" {
+            return None;
+        }
+        let floating = |ty: &str| ty.contains("float") || ty.contains("double");
+        let strip = |x: &Expr| -> (Expr, bool) {
+            match x {
+                Expr::Cast(ty, inner) if floating(ty) => ((**inner).clone(), true),
+                Expr::Call { callee, args } if args.len() == 1 && floating(callee) => {
+                    (args[0].clone(), true)
+                }
+                other => (other.clone(), false),
+            }
+        };
+        let ((a, ca), (b, cb)) = (strip(a), strip(b));
+        if !(ca || cb) {
+            return None;
+        }
+        let (n, m) = (self.lower(&a, at, depth + 1), self.lower(&b, at, depth + 1));
+        (n.unknown_reason().is_none() && m.unknown_reason().is_none()).then_some((n, m))
     }
 
     /// Whether the call is one value in every lane of the warp that runs it together:
