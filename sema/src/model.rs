@@ -1765,35 +1765,7 @@ pub fn active_lanes_at(
     bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
     loops: Loops<'_>,
 ) -> ActiveLanes {
-    let mut guards: Vec<(String, TextRange, bool)> = Vec::new();
-    for e in file.enclosing(offset) {
-        match e.kind {
-            EnclosingKind::Function { .. } => break,
-            EnclosingKind::If {
-                condition,
-                condition_range,
-                in_else,
-                thread_dependent,
-            } if thread_dependent || bind.is_some() => {
-                guards.push((condition, condition_range, in_else))
-            }
-            // `p ? s[i] : 0`: the lanes that evaluate the arm.
-            EnclosingKind::Conditional {
-                condition,
-                condition_range,
-                thread_dependent,
-            } if thread_dependent || bind.is_some() => {
-                // `Some(true)` is the arm taken when the condition holds.
-                if let Some(taken_when_true) = file.conditional_arm(&e.range, offset) {
-                    guards.push((condition, condition_range, !taken_when_true));
-                }
-            }
-            _ => {}
-        }
-    }
-    // `if (c) return;` (or a branch that `continue`s) before the access: the lanes that
-    // reach it passed with `c` false, as in the `else` of an `if` around it.
-    guards.extend(exit_guards(file, offset, bind.is_some()));
+    let guards = access_guards(file, offset, bind.is_some());
     if guards.is_empty() {
         return ActiveLanes::All;
     }
@@ -1828,6 +1800,67 @@ pub fn active_lanes_at(
         Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
         _ => ActiveLanes::All,
     }
+}
+
+/// Whether no thread of the known `block` runs the access at `offset` at the loop step
+/// `loops`: every warp's lanes fail the thread-dependent guards around it, as they are
+/// evaluated for that step (the last steps of an up-sweep, `index < N` with `index =
+/// (t + 1) * 2 * stride`, where `stride` has passed `N / 2`).
+pub fn no_thread_runs(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+    loops: Loops<'_>,
+) -> bool {
+    let [Some(x), Some(y), Some(z)] = block else {
+        return false;
+    };
+    let guards = access_guards(file, offset, false);
+    if guards.is_empty() {
+        return false;
+    }
+    let threads = x * y * z.max(1);
+    (0..(threads + 31) / 32).all(|warp| {
+        matches!(
+            guard_lanes(file, offset, block, bound, None, loops, &guards, warp),
+            Ok((0, _))
+        )
+    })
+}
+
+/// The thread-dependent guards around the access at `offset` (every `if` and `?:` arm
+/// around it, with `all`), and the conditions of the early exits before it: (condition,
+/// its range, whether the access is where it is false).
+fn access_guards(file: &SourceFile, offset: usize, all: bool) -> Vec<(String, TextRange, bool)> {
+    let mut guards: Vec<(String, TextRange, bool)> = Vec::new();
+    for e in file.enclosing(offset) {
+        match e.kind {
+            EnclosingKind::Function { .. } => break,
+            EnclosingKind::If {
+                condition,
+                condition_range,
+                in_else,
+                thread_dependent,
+            } if thread_dependent || all => guards.push((condition, condition_range, in_else)),
+            // `p ? s[i] : 0`: the lanes that evaluate the arm.
+            EnclosingKind::Conditional {
+                condition,
+                condition_range,
+                thread_dependent,
+            } if thread_dependent || all => {
+                // `Some(true)` is the arm taken when the condition holds.
+                if let Some(taken_when_true) = file.conditional_arm(&e.range, offset) {
+                    guards.push((condition, condition_range, !taken_when_true));
+                }
+            }
+            _ => {}
+        }
+    }
+    // `if (c) return;` (or a branch that `continue`s) before the access: the lanes that
+    // reach it passed with `c` false, as in the `else` of an `if` around it.
+    guards.extend(exit_guards(file, offset, all));
+    guards
 }
 
 /// The lanes of warp `warp` that pass `guards` (as [`active_lanes_at`] gathers them), and
@@ -2654,6 +2687,13 @@ fn sweep(
         let loops = Loops::Scaled(k);
         let lanes = match active_lanes_at(scope.file, access.range.start, block, bound, None, loops)
         {
+            // A step that no thread of the block runs (the guard has left every lane
+            // out) costs nothing.
+            ActiveLanes::All
+                if no_thread_runs(scope.file, access.range.start, block, bound, loops) =>
+            {
+                0
+            }
             ActiveLanes::All => u32::MAX,
             ActiveLanes::Known { mask, .. } => mask,
             _ => return None,

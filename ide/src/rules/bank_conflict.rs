@@ -1645,6 +1645,35 @@ void launch(const float* in, float* out) { rowexp<<<8, 64>>>(in, out); }
         );
     }
 
+    /// An up-sweep whose guard leaves every thread out at the last step (`index = (t + 1) *
+    /// stride * 2 < 1024` at `stride` = 512): that step costs nothing. Warp 0's lanes per
+    /// step are 32, 32, 32, 32, 31, 15, 7, 3, 1, 0, so the worst step is `stride` = 16
+    /// (31-way) and the sweep takes 2 + 4 + 8 + 16 + 31 + 15 + 7 + 3 + 1 = 87 wavefronts.
+    #[test]
+    fn a_sweep_step_no_thread_runs_costs_nothing() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void upsweep(float* data) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = data[blockIdx.x * 1024 + threadIdx.x];
+    int stride = 1;
+    while (stride < 1024) {
+        __syncthreads();
+        int index = (threadIdx.x + 1) * stride * 2;
+        if (index < 1024)
+            s[index] += 1.0f;
+        stride *= 2;
+    }
+}
+void run(float* d) { upsweep<<<4, 1024, 4096>>>(d); }
+"#,
+            expect![[r#"
+                warning: 31-way bank conflict: this update of `s` takes 31 wavefronts instead of 1 at the step where `stride` = 16, because lanes of a warp hit 31 different words of one bank; over the 10 steps of the loop over `stride` (`stride <<= 1`) warp 0 takes 87 wavefronts instead of 9 (2-way at the first step); the lanes' stride comes from `(threadIdx.x + 1) * stride * 2` (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
     /// Two `__half` stores a step of an unrolled loop pack into 8 bytes, not 16: nvcc 13.5
     /// `-arch=sm_90 -O3` gives eight `STS.64` for 16 steps, rows 128 bytes apart and two
     /// threads a row: 8-way, 16 wavefronts instead of 2.
