@@ -681,7 +681,131 @@ impl SourceFile {
         let tree = Ancestry::few(roots.clone(), text.len());
         let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], None);
         let value = low.lower(&from_node(right, text, 0), right, 0);
-        value.unknown_reason().is_none() && !value.depends_on_thread()
+        if value.unknown_reason().is_none() && !value.depends_on_thread() {
+            return true;
+        }
+        self.value_follows_address(left, right, &low)
+    }
+
+    /// Whether the value `right` stored at `left` (`out[i] = a[i] + b[i]`, `sh[lane][0] =
+    /// (float)lane`) is the same wherever two threads store to the same element: the
+    /// element is picked by one variable `v` (each index is `v` or a constant), and the
+    /// value reads `v`, values the same in every thread, and elements `[v]` of arrays the
+    /// function never writes, through casts and arithmetic only. Two threads that store
+    /// to one element then have the same `v`, so they store the same value.
+    fn value_follows_address<'t>(
+        &self,
+        left: Node<'t>,
+        right: Node<'t>,
+        low: &Lowerer<'t>,
+    ) -> bool {
+        let text = self.text();
+        // The indices of `left`, outermost last: each `v` or a number.
+        let mut var: Option<&str> = None;
+        let mut n = left;
+        let mut depth = 0;
+        while n.kind_name() == "subscript_expression" && depth < 4 {
+            depth += 1;
+            let index = n
+                .field("indices")
+                .and_then(|l| named_children(l).first().copied())
+                .or_else(|| n.field("index"));
+            let Some(index) = index else {
+                return false;
+            };
+            match index.kind_name() {
+                "number_literal" => {}
+                "identifier" => {
+                    let name = node_text(index, text);
+                    if var.is_some_and(|v| v != name) {
+                        return false;
+                    }
+                    var = Some(name);
+                }
+                _ => return false,
+            }
+            let Some(a) = n.field("argument") else {
+                return false;
+            };
+            n = a;
+        }
+        let Some(var) = var else {
+            return false;
+        };
+        let function = self
+            .facts()
+            .function_at(left.start_byte())
+            .map(|f| f.range.clone());
+        let written = |array: &str| {
+            self.global_accesses()
+                .iter()
+                .chain(self.shared_accesses().iter())
+                .any(|a| {
+                    a.root == array
+                        && matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
+                        && function.as_ref().is_none_or(|f| f.contains(&a.range.start))
+                })
+        };
+        let mut ok = true;
+        let mut stack = vec![right];
+        while let Some(n) = stack.pop() {
+            if !ok {
+                break;
+            }
+            match n.kind_name() {
+                "identifier" => {
+                    let name = node_text(n, text);
+                    if name != var {
+                        let v = low.lower(&Expr::Name(name.to_string()), n, 0);
+                        ok = v.unknown_reason().is_none() && !v.depends_on_thread();
+                    }
+                }
+                "subscript_expression" => {
+                    let (Some(a), Some(i)) = (
+                        n.field("argument"),
+                        n.field("indices")
+                            .and_then(|l| named_children(l).first().copied())
+                            .or_else(|| n.field("index")),
+                    ) else {
+                        ok = false;
+                        continue;
+                    };
+                    ok = a.kind_name() == "identifier"
+                        && !written(node_text(a, text))
+                        && (node_text(i, text) == var || i.kind_name() == "number_literal");
+                }
+                "binary_expression"
+                | "parenthesized_expression"
+                | "cast_expression"
+                | "unary_expression"
+                | "number_literal"
+                | "type_descriptor"
+                | "primitive_type"
+                | "type_identifier"
+                | "template_argument_list" => {
+                    let mut c = n.walk();
+                    stack.extend(n.named_children(&mut c));
+                }
+                // `static_cast<float>(v)`.
+                "call_expression"
+                    if n.field("function").is_some_and(|f| {
+                        node_text(f, text).ends_with("_cast<float>")
+                            || node_text(f, text).starts_with("static_cast")
+                    }) =>
+                {
+                    if let Some(args) = n.field("arguments") {
+                        let mut c = args.walk();
+                        stack.extend(args.named_children(&mut c));
+                    }
+                }
+                "argument_list" => {
+                    let mut c = n.walk();
+                    stack.extend(n.named_children(&mut c));
+                }
+                _ => ok = false,
+            }
+        }
+        ok
     }
 
     /// The expression at `range` (a call argument) lowered like an index: `threadIdx.x`,

@@ -126,6 +126,43 @@ int main() {
         );
     }
 
+    /// Threads that store to one element store the same value where the value follows
+    /// the element: `out[i] = a[i] + b[i]` (`a`, `b` never written) and `sh[lane][0] =
+    /// lane`. Both are defined (redundant work, not a race). A value that reads the
+    /// thread some other way stays a race.
+    #[test]
+    fn the_same_value_at_the_same_element_is_no_race() {
+        check(
+            RULE,
+            r#"
+__global__ void add(const float* a, const float* b, float* out, int n) {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    while (i < n) {
+        out[i] = a[i] + b[i];
+        i += blockDim.x;
+    }
+}
+__global__ void init_col(float* out) {
+    __shared__ float sh[32][32];
+    int lane = threadIdx.x % 32;
+    sh[lane][0] = static_cast<float>(lane);
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = sh[(lane + 1) % 32][0];
+}
+__global__ void owner(float* out) {
+    int lane = threadIdx.x % 32;
+    out[lane] = threadIdx.x;
+ // ^^^^^^^^^ warning: thread 32 writes `out[0]` at line 17; thread 0 writes it too
+}
+int main() {
+    add<<<32, 32>>>(nullptr, nullptr, nullptr, 4096);
+    init_col<<<4, 256>>>(nullptr);
+    owner<<<1, 64>>>(nullptr);
+}
+"#,
+        );
+    }
+
     #[test]
     fn shared_scalar_and_histogram() {
         check(
