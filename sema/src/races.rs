@@ -728,6 +728,18 @@ fn barrier_within(
         }
         "__syncwarp" => return Some(Barrier::Warp),
         "__barrier_sync" | "arrive_and_wait" | "barrier_wait" => return Some(Barrier::Unknown),
+        // `syncthreads()` with no definition in sight: an old toolkit's alias of the
+        // block barrier, or code that does not build (nvcc 13: undefined identifier);
+        // either way no race to report across it.
+        "syncthreads" | "syncThreads" | "__syncthreads__"
+            if !file
+                .facts()
+                .device_functions
+                .iter()
+                .any(|f| kernaut_syntax::short_name(&f.name) == short) =>
+        {
+            return Some(Barrier::Unknown)
+        }
         _ => {}
     }
     if short == "sync" || short == "synchronize" {

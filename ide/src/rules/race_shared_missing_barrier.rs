@@ -261,6 +261,28 @@ void run(const float* x, float* out) { block_sum<<<32, 32>>>(x, out); }
         );
     }
 
+    /// `syncthreads()` with no definition in the file is an old toolkit's alias of the
+    /// block barrier (current nvcc rejects the name): no race is reported across it.
+    #[test]
+    fn an_undefined_syncthreads_is_no_gap_to_report() {
+        check(
+            RULE,
+            r#"
+__global__ void block_sum(const float* x, float* out) {
+    __shared__ float part[256];
+    part[threadIdx.x] = x[blockIdx.x * 256 + threadIdx.x];
+    syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.f;
+        for (int k = 0; k < 256; ++k) s += part[k];
+        out[blockIdx.x] = s;
+    }
+}
+void run(const float* x, float* out) { block_sum<<<8, 256>>>(x, out); }
+"#,
+        );
+    }
+
     #[test]
     fn clean_twins_stay_silent() {
         check(
