@@ -1640,7 +1640,17 @@ fn divisor(e: &IndexExpr) -> i64 {
             IndexExpr::Int(s) if (0..32).contains(s) => divisor(a).checked_mul(1 << s).unwrap_or(1),
             _ => 1,
         },
-        IndexExpr::LoopVar { start, step, .. } => gcd(divisor(start), step.unwrap_or(1)),
+        // Its values are the start plus a whole number of steps; a step that is no
+        // constant (`k += blockDim.x * 4`) is a multiple of its own divisor.
+        IndexExpr::LoopVar {
+            start,
+            step,
+            stride,
+            ..
+        } => gcd(
+            divisor(start),
+            step.or_else(|| stride.as_deref().map(divisor)).unwrap_or(1),
+        ),
         _ => 1,
     }
 }

@@ -1674,6 +1674,32 @@ void run(float* d) { upsweep<<<4, 1024, 4096>>>(d); }
         );
     }
 
+    /// A grid-stride loop whose variable starts at `threadIdx.x * 4` and steps by
+    /// `blockDim.x * 4` keeps every value a multiple of 4 elements: the four stores of a
+    /// thread's slice merge into one `STS.128` (nvcc 13.5 `-arch=sm_90 -O3`), 16 bytes a
+    /// lane, contiguous across the warp: no conflict.
+    #[test]
+    fn a_runtime_step_keeps_the_alignment_of_its_divisor() {
+        check(
+            RULE,
+            r#"
+__global__ void prefix4(const float* in, float* out, int n) {
+    __shared__ float tile[8192];
+    for (int k = threadIdx.x * 4; k < n; k += blockDim.x * 4) {
+        float a = in[k], b = in[k + 1], c = in[k + 2], d = in[k + 3];
+        tile[k] = a;
+        tile[k + 1] = a + b;
+        tile[k + 2] = a + b + c;
+        tile[k + 3] = a + b + c + d;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = tile[i];
+}
+void run(const float* in, float* out) { prefix4<<<32, 512>>>(in, out, 8192); }
+"#,
+        );
+    }
+
     /// Two `__half` stores a step of an unrolled loop pack into 8 bytes, not 16: nvcc 13.5
     /// `-arch=sm_90 -O3` gives eight `STS.64` for 16 steps, rows 128 bytes apart and two
     /// threads a row: 8-way, 16 wavefronts instead of 2.
