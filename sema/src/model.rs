@@ -373,12 +373,16 @@ pub struct StaticSharedTable<'a>(FxHashMap<&'a str, StaticShared>);
 impl<'a> StaticSharedTable<'a> {
     /// The table of the static shared declarations of `facts`.
     pub fn new(facts: &'a FileFacts) -> StaticSharedTable<'a> {
-        let mut table: FxHashMap<&str, StaticShared> = FxHashMap::default();
+        let mut by_function: FxHashMap<&str, Vec<&SharedDecl>> = FxHashMap::default();
         for d in &facts.shared {
             if let Some(f) = d.function.as_deref() {
-                table.entry(f).or_default().add(d);
+                by_function.entry(f).or_default().push(d);
             }
         }
+        let mut table: FxHashMap<&str, StaticShared> = by_function
+            .into_iter()
+            .map(|(f, decls)| (f, static_shared(decls)))
+            .collect();
         for k in facts
             .kernels
             .iter()

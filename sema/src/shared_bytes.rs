@@ -38,11 +38,36 @@ impl StaticShared {
 }
 
 /// The static shared memory of the kernel whose declarations are `decls` (those of its
-/// body; `extern` ones are skipped).
+/// body; `extern` ones are skipped). Declarations in different arms of one `#if`/`#else`
+/// are never compiled together: the arm that declares the most counts (its known bytes),
+/// and the unknown sizes of every arm are named.
 pub fn static_shared<'d>(decls: impl IntoIterator<Item = &'d SharedDecl>) -> StaticShared {
     let mut s = StaticShared::default();
+    // (the `#if`, its arm) → the arm's known bytes.
+    let mut arms: Vec<((usize, usize), u64)> = Vec::new();
     for d in decls {
-        s.add(d);
+        match d.arm {
+            Some(arm) if !d.is_extern => match d.static_bytes {
+                Some(b) => match arms.iter_mut().find(|(a, _)| *a == arm) {
+                    Some((_, sum)) => *sum = sum.saturating_add(b),
+                    None => arms.push((arm, b)),
+                },
+                None => s.unknown.push(d.name.clone()),
+            },
+            _ => s.add(d),
+        }
+    }
+    let mut ifs: Vec<usize> = arms.iter().map(|((i, _), _)| *i).collect();
+    ifs.sort_unstable();
+    ifs.dedup();
+    for i in ifs {
+        let most = arms
+            .iter()
+            .filter(|((j, _), _)| *j == i)
+            .map(|(_, b)| *b)
+            .max()
+            .unwrap_or(0);
+        s.bytes = s.bytes.saturating_add(most);
     }
     s
 }

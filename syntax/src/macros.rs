@@ -249,6 +249,45 @@ fn constant_statement(stmt: &str) -> Option<(String, String)> {
     (integral && !quals.contains(&"__constant__")).then(|| (name.to_string(), value.to_string()))
 }
 
+/// The innermost `#if` (`#ifdef`, `#ifndef`) around `offset` that has an `#else` or
+/// `#elif`, as (where its directive starts, which arm holds `offset`, from 0): code in
+/// two arms of one `#if` is never compiled together. `None` outside any such `#if`.
+pub(crate) fn preprocessor_arm(text: &str, offset: usize) -> Option<(usize, usize)> {
+    // Each open `#if`: its start, the current arm, and whether it has more than one.
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut found: Option<(usize, usize)> = None;
+    let mut depth_at_offset: Option<usize> = None;
+    for (start, _, directive) in directives(text) {
+        if start > offset && depth_at_offset.is_none() {
+            depth_at_offset = Some(stack.len());
+            // The arms around `offset`, innermost last, are those open now.
+            if let Some(&(if_start, arm)) = stack.last() {
+                found = Some((if_start, arm));
+            }
+        }
+        let d = directive.trim_start();
+        let word: String = d.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        match word.as_str() {
+            "if" | "ifdef" | "ifndef" => stack.push((start, 0)),
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
+            }
+            "endif" => {
+                // The `#if` that held `offset` closes: it counts only with a second arm.
+                if let (Some(depth), Some((if_start, arm))) = (depth_at_offset, stack.pop()) {
+                    if stack.len() + 1 == depth && found.is_some_and(|f| f.0 == if_start) {
+                        return if arm > 0 { found } else { None };
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The directive lines of `text` outside block comments: (start of the line, the text
 /// after `#`, trimmed at the start), with `\` continuations joined.
 pub(crate) fn directives(text: &str) -> Vec<(usize, usize, String)> {

@@ -290,6 +290,30 @@ void launch(float* out) {
         );
     }
 
+    /// Declarations in the two arms of one `#if`/`#else` are never compiled together: the
+    /// arm that declares the most counts (32 KB here, under the 48 KB a block may declare
+    /// statically), not both (48 KB + 16).
+    #[test]
+    fn the_arms_of_an_if_else_are_not_added() {
+        check(
+            RULE,
+            r#"
+//- /main.cu arch:sm_90
+__global__ void tiled(const float* a, float* d) {
+#if USE_DB
+    __shared__ float As[2][64][64];
+#else
+    __shared__ float As[1][64][64];
+    __shared__ float pad[4];
+#endif
+    As[0][threadIdx.x % 64][0] = a[threadIdx.x];
+    __syncthreads();
+    d[threadIdx.x] = As[0][0][threadIdx.x % 64];
+}
+"#,
+        );
+    }
+
     /// Each launch of a kernel template is checked with the static arrays of the
     /// instantiation it makes; one whose static arrays ptxas rejects fails the build (the
     /// declaration's error, which names the instantiation), so its launch says nothing.

@@ -412,6 +412,9 @@ pub struct SharedDecl {
     pub alignment: Option<u64>,
     /// The enclosing function, if the declaration is inside one.
     pub function: Option<String>,
+    /// The innermost `#if` with more than one arm around it (where its directive starts)
+    /// and which of its arms holds it: the arms are never compiled together.
+    pub arm: Option<(usize, usize)>,
 }
 
 /// A pointer into an `extern __shared__` buffer: `float* b = (float*)(smem + OFFSET);`.

@@ -95,6 +95,11 @@ pub(crate) fn shared_decls(
             is_extern,
             alignment,
             function: function.clone(),
+            arm: if is_extern || !(text.contains("#else") || text.contains("#elif")) {
+                None
+            } else {
+                crate::macros::preprocessor_arm(text, decl.start_byte())
+            },
         });
     }
 }
