@@ -736,6 +736,39 @@ impl SourceFile {
             .facts()
             .function_at(left.start_byte())
             .map(|f| f.range.clone());
+        // The array is one for every thread: a `__shared__` array, or a parameter of the
+        // function that its body never moves (`out += tid` would give each thread its own
+        // `out`, and then one element for different `v`).
+        if n.kind_name() != "identifier" {
+            return false;
+        }
+        let array = node_text(n, text);
+        let shared = self
+            .facts()
+            .shared
+            .iter()
+            .any(|d| d.name == array && !d.is_extern);
+        let param = self
+            .facts()
+            .function_at(left.start_byte())
+            .is_some_and(|f| f.params.iter().any(|p| p.name == array));
+        let moved = function.as_ref().is_some_and(|f| {
+            let body = text.get(f.clone()).unwrap_or_default();
+            let mut from = 0;
+            while let Some(at) = crate::lex::find_word(body, array, from) {
+                let rest = body[at + array.len()..].trim_start();
+                if (rest.starts_with('=') && !rest.starts_with("=="))
+                    || ["+=", "-=", "++", "--"].iter().any(|o| rest.starts_with(o))
+                {
+                    return true;
+                }
+                from = at + array.len();
+            }
+            false
+        });
+        if !(shared || param) || moved {
+            return false;
+        }
         let written = |array: &str| {
             self.global_accesses()
                 .iter()
