@@ -253,7 +253,7 @@ fn constant_statement(stmt: &str) -> Option<(String, String)> {
 /// `#elif`, as (where its directive starts, which arm holds `offset`, from 0): code in
 /// two arms of one `#if` is never compiled together. `None` outside any such `#if`.
 pub(crate) fn preprocessor_arm(text: &str, offset: usize) -> Option<(usize, usize)> {
-    // Each open `#if`: its start, the current arm, and whether it has more than one.
+    // Each open `#if`: where its directive starts, and the arm reached so far.
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut found: Option<(usize, usize)> = None;
     let mut depth_at_offset: Option<usize> = None;
