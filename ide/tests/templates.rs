@@ -5,7 +5,9 @@
 
 use expect_test::{expect, Expect};
 use kernaut_ide::editor::InlayConfig;
-use kernaut_ide::{AnalysisConfig, AnalysisHost};
+use kernaut_ide::wiki::WikiConfig;
+use kernaut_ide::{AnalysisConfig, AnalysisHost, Knowledge};
+use std::sync::{Arc, OnceLock};
 
 const LAUNCHED: &str = r#"
 template <int BM, int BN>
@@ -68,4 +70,67 @@ fn template_kernel_never_launched_shows_no_size() {
         outline t: __shared__ float[BM][BN]
     "#]],
     );
+}
+
+/// The severities and endings of the diagnostics of each file of a host holding `files`.
+fn diagnostics(files: &[(&str, &str)]) -> String {
+    static K: OnceLock<Arc<Knowledge>> = OnceLock::new();
+    let k = K
+        .get_or_init(|| Arc::new(Knowledge::load(&WikiConfig::builtin()).expect("the wiki loads")));
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(k.clone());
+    let ids: Vec<_> = files
+        .iter()
+        .map(|(p, t)| (*p, host.set_file(p, t)))
+        .collect();
+    let a = host.analysis();
+    let mut out = String::new();
+    for (p, f) in ids {
+        for d in a.diagnostics(f).unwrap() {
+            let tail = d
+                .message
+                .rfind(" (a hint only")
+                .map_or("", |i| &d.message[i..]);
+            out.push_str(&format!("{p} {} {}{tail}\n", d.severity.as_str(), d.rule));
+        }
+    }
+    out
+}
+
+const UNLAUNCHED_TAIL: &str = r#"
+template <unsigned B>
+__global__ void tail_sum(const int* in, int* out) {
+    __shared__ int s[B];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * B + t];
+    __syncthreads();
+    if (t < 32) {
+        volatile int* v = s;
+        v[t] += v[t + 32];
+        v[t] += v[t + 16];
+        v[t] += v[t + 8];
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+"#;
+
+/// nvcc emits code for a kernel template only where it is instantiated: in a source file
+/// that neither launches nor instantiates it, its findings are hints that say so; in a
+/// header, the files that include it instantiate it (here `/main.cu`, which launches it).
+#[test]
+fn findings_in_kernel_templates_nothing_instantiates_are_hints() {
+    let unlaunched = format!(
+        "{}void run() {{ /* draft_sum<64><<<8, 64>>>(0, 0); */ }}\n",
+        UNLAUNCHED_TAIL.replace("tail_sum", "draft_sum")
+    );
+    let launched = "#include \"tail.cuh\"\nvoid run(const int* in, int* out) { tail_sum<64><<<8, 64>>>(in, out); }\n";
+    expect![[r#"
+        /draft.cu hint warp/implicit-warp-synchronous (a hint only: nothing in this file launches or instantiates the template `draft_sum`, and nvcc emits code for a kernel template only where it is instantiated)
+        /tail.cuh warning warp/implicit-warp-synchronous
+    "#]]
+    .assert_eq(&diagnostics(&[
+        ("/draft.cu", &unlaunched),
+        ("/tail.cuh", UNLAUNCHED_TAIL),
+        ("/main.cu", launched),
+    ]));
 }

@@ -787,6 +787,7 @@ __global__ void k(float* out) {
     out[threadIdx.x] = s[threadIdx.x][0];
                     // ^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`)
 }
+template __global__ void k<>(float*);
 "#,
         );
     }

@@ -611,6 +611,7 @@ __global__ void rows(const float* in, float* out, int rows) {
         out[r] += 1.0f;
     }
 }
+template __global__ void rows<64>(const float*, float*, int);
 __device__ void stage(float* tile, const float* in, int n) {
     int lane = threadIdx.x & 31;
     if (lane >= n) return;

@@ -436,7 +436,7 @@ fn diagnose(ctx: &RuleContext, run: &[Ladder]) -> Option<RuleDiagnostic> {
 mod tests {
     use expect_test::expect;
 
-    use crate::rules::testing::{check, check_fix, check_no_fix};
+    use crate::rules::testing::{check, check_fix, check_messages, check_no_fix};
 
     const RULE: &str = "warp/implicit-warp-synchronous";
 
@@ -465,6 +465,55 @@ __global__ void sums(const float* in, float* out) {
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 "#,
+        );
+    }
+
+    /// A kernel template nothing in its source file launches or instantiates (its launch
+    /// commented out) has no code: its finding is a hint that says why. One launched is
+    /// compiled. (In a header, the includers instantiate it: `ide/tests/templates.rs`.)
+    #[test]
+    fn kernel_templates_nothing_instantiates_are_hints() {
+        check_messages(
+            RULE,
+            r#"
+//- /main.cu
+template <unsigned B>
+__global__ void draft(const int* in, int* out) {
+    extern __shared__ int s[];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * B + t];
+    __syncthreads();
+    if (t < 32) {
+        volatile int* v = s;
+        v[t] += v[t + 32];
+        v[t] += v[t + 16];
+        v[t] += v[t + 8];
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+template <unsigned B>
+__global__ void kept(const int* in, int* out) {
+    extern __shared__ int s[];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * B + t];
+    __syncthreads();
+    if (t < 32) {
+        volatile int* v = s;
+        v[t] += v[t + 32];
+        v[t] += v[t + 16];
+        v[t] += v[t + 8];
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+void run(const int* in, int* out) {
+    // draft<64><<<8, 64, 256>>>(in, out);
+    kept<64><<<8, 64, 256>>>(in, out);
+}
+"#,
+            expect![[r#"
+                hint: implicit warp-synchronous reduction: these 3 steps on `v` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_90 (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync` (a hint only: nothing in this file launches or instantiates the template `draft`, and nvcc emits code for a kernel template only where it is instantiated) (pitfall-warp-primitives#P7)
+                warning: implicit warp-synchronous reduction: these 3 steps on `v` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_90 (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync` (pitfall-warp-primitives#P7)
+            "#]],
         );
     }
 

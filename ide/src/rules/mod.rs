@@ -182,6 +182,49 @@ fn without_rustdoc_links(doc: &str) -> String {
 /// small file, starting a thread costs more than it saves).
 const PARALLEL_RULES_BYTES: usize = 64 * 1024;
 
+/// Findings inside a kernel template that nothing instantiates become hints that say so:
+/// nvcc emits code for a template only where it is instantiated (a launch anywhere in the
+/// project, an explicit instantiation, `&k<4>` handed to the runtime; see
+/// [`RuleContext::emitted`]). Only in a source file: a header's templates are
+/// instantiated by whichever file includes it.
+fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
+    if !found.iter().any(|d| d.severity != Severity::Hint) {
+        return;
+    }
+    let path = ctx.model.host.map(|(_, p)| p).unwrap_or("");
+    let header = std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| !matches!(e.to_str(), Some("cu" | "cpp" | "cc" | "cxx" | "c")));
+    if header {
+        return;
+    }
+    let mut verdicts: Vec<(usize, bool)> = Vec::new();
+    for d in found.iter_mut().filter(|d| d.severity != Severity::Hint) {
+        let Some(k) = ctx
+            .facts
+            .function_at(d.range.start)
+            .filter(|f| f.is_kernel && !f.template_params.is_empty())
+        else {
+            continue;
+        };
+        let emitted = match verdicts.iter().find(|(start, _)| *start == k.range.start) {
+            Some(&(_, e)) => e,
+            None => {
+                let e = ctx.emitted(k);
+                verdicts.push((k.range.start, e));
+                e
+            }
+        };
+        if !emitted {
+            d.severity = Severity::Hint;
+            d.message.push_str(&format!(
+                " (a hint only: nothing in this file launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
+                kernaut_syntax::short_name(&k.name)
+            ));
+        }
+    }
+}
+
 /// Runs every rule over the context's file: configured levels applied, `allow` comments
 /// honoured, sorted by position.
 pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
@@ -208,6 +251,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
                 ));
             }
         }
+        not_instantiated_as_hints(ctx, &mut found);
         found
     };
     // On a large file the rules share the cores: each thread takes the next rule not

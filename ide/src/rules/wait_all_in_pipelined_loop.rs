@@ -528,6 +528,10 @@ __global__ void gemm(Copy copy_a, TA gA, SA sA, float* out, int k_tiles) {
         write = (write + 1) % PIPE;
     }
 }
+template <int PIPE, class Copy, class TA, class SA>
+void run(Copy copy_a, TA gA, SA sA, float* out, int k_tiles) {
+    gemm<PIPE><<<1, 128>>>(copy_a, gA, sA, out, k_tiles);
+}
 "#;
 
     #[test]
