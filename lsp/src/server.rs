@@ -1411,6 +1411,10 @@ impl LanguageServer for Server {
             };
             change.set_parsed_file(id, parsed);
             s.host.apply_change(change);
+            // A client that opens a document again without closing it (Emacs's eglot
+            // after a revert) has dropped what it held: the sweep publishes it even
+            // where nothing changed.
+            s.published.remove(&key);
             s.generation += 1;
             let generation = s.generation;
             s.docs.insert(

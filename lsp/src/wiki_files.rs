@@ -77,8 +77,11 @@ fn write_page(dir: &Path, id: &str, markdown: &str) -> std::io::Result<PathBuf> 
         return Ok(file);
     }
     std::fs::create_dir_all(&folder)?;
-    // Another server may write the same page at the same time: write aside, then rename.
-    let tmp = folder.join(format!(".{id}.{}.tmp", std::process::id()));
+    // Another server, or another sweep of this one, may write the same page at the same
+    // time: each writes aside under its own name, then renames.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = folder.join(format!(".{id}.{}.{n}.tmp", std::process::id()));
     std::fs::write(&tmp, markdown)?;
     std::fs::rename(&tmp, &file)?;
     Ok(file)
@@ -129,6 +132,28 @@ mod tests {
         assert_eq!(WikiLinks::parse("kernaut"), Some(WikiLinks::Kernaut));
         assert_eq!(WikiLinks::parse("file"), Some(WikiLinks::File));
         assert_eq!(WikiLinks::parse("https"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Sweeps of one server that cite the same page write it at the same time: each gets
+    /// the page's file.
+    #[test]
+    fn the_same_page_written_at_once_by_many_threads() {
+        let dir = std::env::temp_dir().join(format!("kernaut-wiki-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for round in 0..20 {
+            let text = format!("# X\n\n## P1: round {round}\n");
+            let written: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..8)
+                    .map(|_| s.spawn(|| write_page(&dir, "pitfall-x", &text)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for w in &written {
+                let file = w.as_ref().expect("every writer gets the file");
+                assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

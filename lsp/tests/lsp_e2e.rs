@@ -335,6 +335,10 @@ fn diagnostics_quick_fixes_and_allow_comments() {
     let rules: Vec<&str> = diags.iter().filter_map(|d| d["code"].as_str()).collect();
     assert!(rules.contains(&"bank-conflict"), "{diags:#?}");
     assert!(rules.len() >= 3, "{rules:?}");
+    // Opened again without a close (Emacs's eglot after a revert drops what it held): the
+    // same diagnostics are published again, though nothing changed.
+    c.open(uri, TRANSPOSE);
+    assert_eq!(c.diagnostics(uri, 1), diags);
     for d in &diags {
         assert_eq!(d["source"], "kernaut");
         // A client that did not ask for `kernaut://` links gets the page as a file in

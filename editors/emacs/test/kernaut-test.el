@@ -27,6 +27,23 @@
       (accept-process-output nil 0.05))
     v))
 
+;; On a failure: every message of the events buffer, one line each (its header and the
+;; first 160 characters of its body), so that a publication that never came, or came
+;; empty, shows in the CI log.
+(defun kt-event-summary (server)
+  (let ((ev (jsonrpc-events-buffer server)) (out nil))
+    (if (not (buffer-live-p ev))
+        "(no events buffer)"
+      (with-current-buffer ev
+        (save-excursion
+          (goto-char (point-min))
+          (while (re-search-forward "^\\[[a-z-]+\\].*$" nil t)
+            (let ((header (match-string 0))
+                  (body (buffer-substring (min (point-max) (1+ (point)))
+                                          (min (point-max) (+ (point) 161)))))
+              (push (format "    %s %s" header (replace-regexp-in-string "\n" " " body)) out)))))
+      (mapconcat #'identity (nreverse out) "\n"))))
+
 (defun kt-finish ()
   (princ (format "%d passed, %d failed\n" kt-passed kt-failed))
   (kill-emacs (if (zerop kt-failed) 0 1)))
@@ -80,16 +97,17 @@
           (kt-check "bank-conflict diagnostic reaches flymake" diags
                     ;; On failure: what flymake holds, what eglot received from the server,
                     ;; and the tail of the protocol log.
-                    (format "buffer: %s\n  flymake: %S\n  eglot received: %S\n  events:\n%s"
-                            (buffer-name)
-                            (flymake-diagnostics)
-                            (with-current-buffer (or (find-buffer-visiting file) (current-buffer))
-                              (and (boundp 'eglot--diagnostics) eglot--diagnostics))
-                            (let ((ev (jsonrpc-events-buffer server)))
-                              (if (buffer-live-p ev)
-                                  (with-current-buffer ev
-                                    (buffer-substring (max (point-min) (- (point-max) 4000)) (point-max)))
-                                "(no events buffer)"))))
+                    (with-current-buffer (or (find-buffer-visiting file) (current-buffer))
+                      (format "buffer: %s\n  flymake: %S\n  flymake-mode %S, eglot managed %S, backends running %S reporting %S disabled %S\n  eglot received: %S\n  messages exchanged:\n%s"
+                              (buffer-name)
+                              (flymake-diagnostics)
+                              flymake-mode
+                              (bound-and-true-p eglot--managed-mode)
+                              (flymake-running-backends)
+                              (flymake-reporting-backends)
+                              (flymake-disabled-backends)
+                              (and (boundp 'eglot--diagnostics) eglot--diagnostics)
+                              (kt-event-summary server)))))
           ;; Its wiki link is a file:// page (written by the server to its cache folder),
           ;; which `kernaut-diagnostic-page' opens at the cited section.
           (when diags
