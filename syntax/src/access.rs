@@ -36,6 +36,7 @@ pub(crate) use vector_macros::{is_modified, vector_macros};
 
 mod lower;
 pub(crate) use lower::Lowerer;
+pub use lower::NameWrite;
 
 mod terms;
 pub use terms::IndexTerm;

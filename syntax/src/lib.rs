@@ -67,7 +67,7 @@ mod util;
 mod variables;
 
 pub use access::{
-    BodySteps, ExprShape, GuardComparison, GuardCondition, IndexTerm, Step, Subscript,
+    BodySteps, ExprShape, GuardComparison, GuardCondition, IndexTerm, NameWrite, Step, Subscript,
 };
 pub use chunk::top_level_items;
 pub use constexpr_if::ConstexprIf;

@@ -24,6 +24,12 @@
 //! - a guard that the known launch makes the same for every thread (`if (threadIdx.x <
 //!   256)` in a kernel every launch of which has 256 threads).
 //!
+//! Where the threads that skip the branch meet no block barrier after it and do no work
+//! the barrier orders (what follows touches no array the branch touches), they go on to
+//! exit, as after a `return`: a hint. In a loop, a guard that stays false for a thread
+//! once it is (`off < n` with `off` only moved up, by a tile or a grid stride) keeps the
+//! skipping threads out of every later iteration, so the loop is the branch.
+//!
 //! There is no automatic fix: the work inside the branch must be split around a barrier
 //! that all threads reach.
 //!
@@ -54,8 +60,8 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 mod early_exit;
 use super::barriers::{
     arrivals, arrivals_of_statements, barriers, calls_a_synchronising_helper, certain_block,
-    divergent_branch, if_condition, implies, launched_blocks, reads_only_rows, ArrivalCount,
-    Barrier, BarrierScope,
+    divergent_branch, if_condition, implies, launched_blocks, reads_only_rows, stays_false_in_loop,
+    ArrivalCount, Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -214,29 +220,25 @@ fn skippers_exit(
     branch: &kernaut_syntax::TextRange,
     all: &[Barrier],
 ) -> Option<Option<String>> {
-    // An `if` that is the whole body of a loop, on a condition the loop does not change
-    // (no name in it is assigned in the loop, no memory or call is read), is skipped by
-    // the same threads in every iteration: for them the loop is the branch, and what
+    // An `if` in the body of a loop, on a condition that stays false for a thread once it
+    // is (no name in it is assigned in the loop, or one side only moves away from holding:
+    // `off < n` with `off += TILE`; no memory or call is read), is skipped by the same
+    // threads in every later iteration: for them the loop is the branch, and what
     // follows it is what they run next.
     let mut after = branch.clone();
-    // (The condition's loads are looked for only where the `if` ends a loop body.)
+    // (The condition's loads are looked for only where the `if` is in a loop body.)
     if let Some(cond) = if_condition(ctx, branch)
         .filter(|_| flow.loop_with_body(branch).is_some())
         .filter(|c| ctx.file.condition_loads(c).is_empty() && !calls_inside(ctx, c))
     {
-        let names: Vec<String> = ctx
-            .file
-            .names_in(&cond)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
-        // Statements before the `if` in the body are run by the skipping threads too:
-        // only local declarations that touch no memory and call nothing.
-        let harmless =
-            |r: &kernaut_syntax::TextRange| ctx.file.is_declaration(r) && touches_no_memory(ctx, r);
-        while let Some((l, before)) = flow.loop_with_body(&after) {
-            let written = ctx.file.names_written_in(&l);
-            if names.iter().any(|n| written.contains(n)) || !before.iter().all(harmless) {
+        // The body's other statements are run by the skipping threads too: only local
+        // declarations and assignments that touch no memory and call nothing.
+        let harmless = |r: &kernaut_syntax::TextRange| {
+            (ctx.file.is_declaration(r) || ctx.file.is_local_assignment(r))
+                && touches_no_memory(ctx, r)
+        };
+        while let Some((l, others)) = flow.loop_with_body(&after) {
+            if !others.iter().all(harmless) || !stays_false_in_loop(ctx, &cond, &l, &others) {
                 break;
             }
             after = l;
@@ -271,6 +273,13 @@ fn skippers_exit(
         for s in &later {
             match s.kind {
                 LaterKind::Return => break,
+                // Work that shares no array with the branch (`out[b] = total;` after a
+                // loop over `keys` and `part`) is nothing the barrier orders for them.
+                _ if apart_from(ctx, &s.range, branch) => {
+                    if s.kind == LaterKind::IfWithoutElse {
+                        skipped_later.push(s.range.clone());
+                    }
+                }
                 LaterKind::IfWithoutElse => {
                     let guard = if_condition(ctx, &s.range)?;
                     if !implies(ctx, &guard, &condition, block) {
@@ -323,6 +332,34 @@ fn touches_no_memory(ctx: &RuleContext, r: &kernaut_syntax::TextRange) -> bool {
             .iter()
             .all(|a| !r.contains(&a.range.start))
         && !calls_inside(ctx, r)
+}
+
+/// Whether the statement at `later` touches no shared memory, calls nothing, holds no
+/// barrier, and reads or writes only global arrays that `branch` (the skipped branch, or
+/// the loop around it) does not touch: nothing a barrier in `branch` orders.
+fn apart_from(
+    ctx: &RuleContext,
+    later: &kernaut_syntax::TextRange,
+    branch: &kernaut_syntax::TextRange,
+) -> bool {
+    if calls_inside(ctx, later)
+        || ctx
+            .shared_accesses_from(later.clone())
+            .iter()
+            .any(|a| later.contains(&a.range.start))
+    {
+        return false;
+    }
+    let global = ctx.file.global_accesses();
+    let in_branch: Vec<&str> = global
+        .iter()
+        .filter(|a| branch.contains(&a.range.start))
+        .map(|a| a.root.as_str())
+        .collect();
+    global
+        .iter()
+        .filter(|a| later.contains(&a.range.start))
+        .all(|a| !in_branch.contains(&a.root.as_str()))
 }
 
 /// Whether a call lies inside `r` (a condition, a statement).
@@ -536,15 +573,15 @@ __global__ void chain_without_else(float* d) {
      // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 32)`
     } else if (threadIdx.x < 64) {
         __syncthreads();
-     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x < 64)`: the threads of the block that skip the branch meet no block barrier after it
     }
     d[threadIdx.x] = 0.f;
 }
 __global__ void balanced_inside_a_split(float* d) {
     if (threadIdx.x < 64) {
         if (threadIdx.x < 16) __syncthreads(); else __syncthreads();
-                           // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
-                                                 // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.x < 64)`
+                           // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x < 64)`: the threads of the block that skip the branch meet no block barrier after it
+                                                 // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x < 64)`: the threads of the block that skip the branch meet no block barrier after it
     }
     d[threadIdx.x] = 0.f;
 }
@@ -763,6 +800,67 @@ void run(const int* deg, float* out, int n, float* p, size_t bytes) {
     per_row<<<n, dim3(128, 1)>>>(deg, out, n);
     two_rows<<<n, dim3(128, 2)>>>(deg, out, n);
     sweep<float><<<80, 256>>>(p, bytes);
+}
+"#,
+        );
+    }
+
+    /// A tile loop whose guard, once false for a thread, stays false (`off < n` with `off`
+    /// moved only up, by a constant tile or a grid stride): the skipping threads never
+    /// come back to the barriers, and exit (the hint). A guard that can hold again (`off`
+    /// moved down, or computed afresh each iteration) brings them back: a warning.
+    #[test]
+    fn guards_that_stay_false_in_a_tile_loop() {
+        check(
+            RULE,
+            r#"
+#define TILE 512
+__global__ void up(const int* keys, int* out, int n, int tiles) {
+    __shared__ int part[4];
+    int off = blockIdx.x * TILE * tiles + threadIdx.x;
+    int total = 0;
+    for (int k = 0; k < tiles; ++k) {
+        if (off < n) {
+            if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = keys[off];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (off < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+            if (threadIdx.x == 0) total += part[0] + part[1] + part[2] + part[3];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (off < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+        }
+        off += TILE;
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+__global__ void strided(const int* keys, int n) {
+    __shared__ int part[4];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; ; i += blockDim.x * gridDim.x) {
+        if (i < n) {
+            part[threadIdx.x & 3] = keys[i];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (i < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+        }
+    }
+}
+__global__ void down(const int* keys, int* out, int n, int tiles) {
+    __shared__ int part[4];
+    int off = blockIdx.x * TILE * tiles + threadIdx.x;
+    for (int k = 0; k < tiles; ++k) {
+        if (off < n) {
+            part[threadIdx.x & 3] = keys[off];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (off < n)`: threads of the block that skip the branch never reach the block barrier
+        }
+        off -= TILE;
+    }
+    for (int k = 0; k < tiles; ++k) {
+        int at = blockIdx.x * TILE + threadIdx.x - k * TILE;
+        if (at < n) {
+            part[threadIdx.x & 3] = keys[at];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (at < n)`: threads of the block that skip the branch never reach the block barrier
+        }
+    }
 }
 "#,
         );

@@ -631,6 +631,78 @@ pub fn if_condition(ctx: &RuleContext, statement: &TextRange) -> Option<TextRang
     })
 }
 
+/// Whether a thread for which the condition at `cond` (an `if` at the top level of the
+/// loop at `looped`'s body) is false finds it false in every later iteration: each name
+/// the condition reads is left alone by the loop, except one side of an ordering
+/// comparison that the loop moves only away from holding (`off < n` with `off += TILE`,
+/// `i += blockDim.x * gridDim.x` or `++i`; `x > lo` with `--x`). A name the loop's body
+/// declares again (`int off = …;`) counts as moved.
+pub fn stays_false_in_loop(
+    ctx: &RuleContext,
+    cond: &TextRange,
+    looped: &TextRange,
+    others: &[TextRange],
+) -> bool {
+    let written = ctx.file.names_written_in(looped);
+    let declared = |n: &str| others.iter().any(|r| ctx.file.declares(r, n));
+    let moved = |n: &str| written.contains(n) || declared(n);
+    let names: Vec<String> = ctx
+        .file
+        .names_in(cond)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    if !names.iter().any(|n| moved(n)) {
+        return true;
+    }
+    let Some((left, op, right)) = ctx.file.ordering_comparison(cond) else {
+        return false;
+    };
+    let text = ctx.text();
+    let plain = |r: &TextRange| {
+        let t = text[r.clone()].trim();
+        (kernaut_syntax::lex::is_identifier(t) && moved(t)).then_some(t)
+    };
+    let unmoved = |r: &TextRange| ctx.file.names_in(r).iter().all(|(n, _)| !moved(n));
+    // The side that moves, and whether moving it up takes the comparison away from
+    // holding (`x < e`: up; `e < x`: down).
+    let (x, up) = match (plain(&left), plain(&right)) {
+        (Some(x), None) if unmoved(&right) => (x, matches!(op.as_str(), "<" | "<=")),
+        (None, Some(x)) if unmoved(&left) => (x, matches!(op.as_str(), ">" | ">=")),
+        _ => return false,
+    };
+    if declared(x) {
+        return false;
+    }
+    ctx.file.writes_of(looped, x).iter().all(|w| {
+        let positive = || {
+            w.value
+                .as_ref()
+                .is_some_and(|v| positive_step(ctx, &text[v.clone()], v.start))
+        };
+        match w.op.as_str() {
+            "++" => up,
+            "--" => !up,
+            "+=" => up && positive(),
+            "-=" => !up && positive(),
+            _ => false,
+        }
+    })
+}
+
+/// Whether the step `value` (read at `at`) is a positive constant or a product or sum of
+/// launch sizes (`blockDim.x`, `gridDim.x`) and positive constants.
+fn positive_step(ctx: &RuleContext, value: &str, at: usize) -> bool {
+    let mut t = value.to_string();
+    for dim in ["blockDim", "gridDim"] {
+        for axis in ["x", "y", "z"] {
+            t = t.replace(&format!("{dim}.{axis}"), "1");
+        }
+    }
+    !t.contains(['-', '/', '%', '?', '>', '<', '&', '|', '^', '~'])
+        && ctx.facts.fold_text(&t, at).is_some_and(|v| v > 0)
+}
+
 /// Whether every thread for which the condition at `narrow` holds also makes the
 /// condition at `wide` hold (`t == 0` implies `t < 32`), in every block shape: the launch's
 /// `block`, or, where none is known, blocks of 32 to 1,024 threads in one and two

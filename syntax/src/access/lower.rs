@@ -1278,6 +1278,99 @@ impl SourceFile {
     }
 }
 
+/// One assignment to a plain name: its operator (`=`, `+=`, `<<=`, …; `++` and `--`
+/// for either side of an update) and the range of the assigned value (none for `++`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameWrite {
+    /// `=`, `+=`, `<<=`, …, or `++`/`--`.
+    pub op: String,
+    /// The assigned value's range (`None` for `++` and `--`).
+    pub value: Option<TextRange>,
+}
+
+impl SourceFile {
+    /// Every assignment to the plain name `name` inside `range`, in source order.
+    pub fn writes_of(&self, range: &TextRange, name: &str) -> Vec<NameWrite> {
+        let mut out = Vec::new();
+        if let Some(node) = self
+            .root_at(range.start)
+            .and_then(|r| r.descendant_for_byte_range(range.start, range.end))
+        {
+            writes_of_name(node, self.text(), name, &mut out);
+        }
+        out
+    }
+}
+
+impl SourceFile {
+    /// The condition at `range` (an `if`'s condition, parentheses around it allowed) when
+    /// it is one ordering comparison `left op right` (`<`, `<=`, `>`, `>=`): the sides'
+    /// ranges and the operator.
+    pub fn ordering_comparison(&self, range: &TextRange) -> Option<(TextRange, String, TextRange)> {
+        let text = self.text();
+        let mut node = self
+            .root_at(range.start)?
+            .descendant_for_byte_range(range.start, range.end)?;
+        while matches!(
+            node.kind_name(),
+            "condition_clause" | "parenthesized_expression"
+        ) {
+            let mut cursor = node.walk();
+            let inner: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            match inner.as_slice() {
+                [one] => node = *one,
+                _ => return None,
+            }
+        }
+        if node.kind_name() != "binary_expression" {
+            return None;
+        }
+        let op = node_text(node.field("operator")?, text);
+        if !matches!(op, "<" | "<=" | ">" | ">=") {
+            return None;
+        }
+        let (l, r) = (node.field("left")?, node.field("right")?);
+        Some((
+            l.start_byte()..l.end_byte(),
+            op.to_string(),
+            r.start_byte()..r.end_byte(),
+        ))
+    }
+}
+
+fn writes_of_name(node: Node<'_>, text: &str, name: &str, out: &mut Vec<NameWrite>) {
+    let write = match node.kind_name() {
+        "assignment_expression" => node
+            .field("left")
+            .filter(|t| t.kind_name() == "identifier" && node_text(*t, text) == name)
+            .map(|_| NameWrite {
+                op: node
+                    .field("operator")
+                    .map_or("=", |o| node_text(o, text))
+                    .to_string(),
+                value: node.field("right").map(|r| r.start_byte()..r.end_byte()),
+            }),
+        "update_expression" => node
+            .field("argument")
+            .filter(|t| t.kind_name() == "identifier" && node_text(*t, text) == name)
+            .map(|_| NameWrite {
+                op: if node_text(node, text).contains("++") {
+                    "++"
+                } else {
+                    "--"
+                }
+                .to_string(),
+                value: None,
+            }),
+        _ => None,
+    };
+    out.extend(write);
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        writes_of_name(child, text, name, out);
+    }
+}
+
 /// The plain names assigned anywhere under `node` (the targets [`walk_writes`] records).
 fn written_names(node: Node<'_>, text: &str, out: &mut rustc_hash::FxHashSet<String>) {
     let target = match node.kind_name() {

@@ -192,6 +192,35 @@ impl SourceFile {
             .is_some_and(|n| n.kind_name() == "declaration")
     }
 
+    /// Whether the statement at `range` is a declaration that declares `name` (`int off =
+    /// …;`, `float a, off;`), not one that only reads it.
+    pub fn declares(&self, range: &TextRange, name: &str) -> bool {
+        let text = self.text();
+        let Some(n) = self
+            .statement_node(range)
+            .filter(|n| n.kind_name() == "declaration")
+        else {
+            return false;
+        };
+        let mut cursor = n.walk();
+        let declarators: Vec<Node<'_>> = n
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
+        declarators.into_iter().any(|mut d| {
+            // `int off = …` (init_declarator), `int a[4]`, `int* p`: down to the name.
+            for _ in 0..8 {
+                if d.kind_name() == "identifier" {
+                    return &text[d.byte_range()] == name;
+                }
+                match d.field("declarator") {
+                    Some(inner) => d = inner,
+                    None => return false,
+                }
+            }
+            false
+        })
+    }
+
     /// The node whose range is exactly `range` (or whose only child it is).
     fn statement_node(&self, range: &TextRange) -> Option<Node<'_>> {
         let n = self

@@ -464,25 +464,23 @@ impl ControlFlow {
         out
     }
 
-    /// The loop whose body ends with the statement at `from` (`for (…) if (c) { … }`,
-    /// also in braces after other statements), with the ranges of the body's statements
-    /// before it.
+    /// The loop whose body holds the statement at `from` at its top level (`for (…) if (c)
+    /// { … }`, also in braces among other statements), with the ranges of the body's
+    /// other statements (those before it and those after it).
     pub fn loop_with_body(&self, from: &TextRange) -> Option<(TextRange, Vec<TextRange>)> {
         let i = self.stmt(from)?;
         let mut p = self.stmts[i].parent?;
-        let mut before = Vec::new();
+        let mut others = Vec::new();
         if self.stmts[p].kind == Kind::Seq {
-            let children = &self.stmts[p].children;
-            if children.last() != Some(&i) {
-                return None;
-            }
-            before = children[..children.len() - 1]
+            others = self.stmts[p]
+                .children
                 .iter()
+                .filter(|c| **c != i)
                 .map(|c| self.stmts[*c].range.clone())
                 .collect();
             p = self.stmts[p].parent?;
         }
-        (self.stmts[p].kind == Kind::Loop).then(|| (self.stmts[p].range.clone(), before))
+        (self.stmts[p].kind == Kind::Loop).then(|| (self.stmts[p].range.clone(), others))
     }
 
     /// What a thread that completes the statement at `from` runs before the function
