@@ -2006,6 +2006,55 @@ void run(float* d) { upsweep<<<1, 256>>>(d); }
         );
     }
 
+    /// A stride declared early and set again before the loop (`int stride = 1;` … `stride
+    /// = n >> 1;`) enters the loop with the value set last, and follows the loop's steps
+    /// from there: the GPU Gems down-sweep with its padded indices is conflict-free at
+    /// every step. The up-sweep above, with its stride set again the same way, keeps its
+    /// figures.
+    #[test]
+    fn a_stride_set_again_before_the_loop_enters_it_with_that_value() {
+        check(
+            RULE,
+            r#"
+__global__ void downsweep(unsigned* data) {
+    extern __shared__ unsigned s[];
+    const int t = threadIdx.x;
+    const int n = blockDim.x;
+    s[t + t / 32] = data[blockIdx.x * n + t];
+    __syncthreads();
+    int stride = 1;
+    stride = n >> 1;
+    for (int d = 1; d <= n >> 1; d <<= 1) {
+        if (t < d) {
+            int a = stride * (2 * t + 1) - 1;
+            int b = a + stride;
+            a += a / 32;
+            b += b / 32;
+            unsigned tmp = s[a];
+            s[a] = s[b];
+            s[b] = tmp + s[b];
+        }
+        stride >>= 1;
+        __syncthreads();
+    }
+    data[blockIdx.x * n + t] = s[t + t / 32];
+}
+void launch(unsigned* d) { downsweep<<<8, 1024, (1024 + 32) * 4>>>(d); }
+"#,
+        );
+        let upsweep = |set: &str| {
+            format!(
+                "__global__ void upsweep(float* d) {{\n  __shared__ float t[512];\n  int tid = threadIdx.x;\n  t[2 * tid] = d[2 * tid];\n  t[2 * tid + 1] = d[2 * tid + 1];\n  {set}\n  for (int s = 256; s > 0; s >>= 1) {{\n    __syncthreads();\n    if (tid < s) {{\n      int ai = offset * (2 * tid + 1) - 1;\n      int bi = offset * (2 * tid + 2) - 1;\n      t[bi] += t[ai];\n    }}\n    offset *= 2;\n  }}\n}}\nvoid run(float* d) {{ upsweep<<<1, 256>>>(d); }}\n"
+            )
+        };
+        let once = crate::rules::testing::messages(RULE, &upsweep("int offset = 1;"));
+        assert_eq!(once.len(), 2, "{once:#?}");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &upsweep("int offset = 64;\n  offset = 1;")),
+            once
+        );
+    }
+
     /// A tree loop whose trip the file fixes is unrolled, and at the step where the
     /// stride is one element the two reads are adjacent: ptxas merges them into one
     /// `LDS.64` (SASS of nvcc 13.5, sm_90), conflict-free. With a runtime bound

@@ -1051,17 +1051,36 @@ impl<'a> Lowerer<'a> {
         depth: usize,
     ) -> Option<IndexExpr> {
         let writes = self.function_writes_of(at, n)?;
-        let [(w, _)] = writes.get(n)?.as_slice() else {
+        let all = writes.get(n)?;
+        // The one write inside the loop (its step), and any others before the loop (`stride
+        // = n >> 1;` after `int stride = 1;`): the value at the loop's entry is the last
+        // of those, as a straight-line definition gives it.
+        let (inside, before): (Vec<_>, Vec<_>) = match all.as_slice() {
+            [(w, _)] => (vec![*w], Vec::new()),
+            _ => {
+                let lp = self.once_per_iteration(at, all.last()?.0)?;
+                all.iter()
+                    .map(|(w, _)| *w)
+                    .partition(|w| lp.byte_range().contains(&w.start_byte()))
+            }
+        };
+        let [w] = inside.as_slice() else {
             return None;
         };
         let lp = self.once_per_iteration(at, *w)?;
         if !matches!(lp.kind_name(), "for_statement" | "while_statement")
             || lp.byte_range().contains(&init.start_byte())
+            || at.start_byte() <= lp.start_byte()
+            || before.iter().any(|b| b.end_byte() > lp.start_byte())
         {
             return None;
         }
         let stepping = scale_update(*w, self.text, self.facts, n, lp.start_byte())?;
-        let mut start = self.lower(&from_node(init, self.text, 0), init, depth + 1);
+        let mut start = if before.is_empty() {
+            self.lower(&from_node(init, self.text, 0), init, depth + 1)
+        } else {
+            self.straight_line_definition(lp, n, depth)?
+        };
         if w.start_byte() < at.start_byte() {
             start = match stepping {
                 Stepping::Mul(c) => IndexExpr::binary(start, BinOp::Mul, IndexExpr::Int(c)),
