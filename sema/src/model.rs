@@ -1783,6 +1783,14 @@ pub fn active_lanes_at(
     if guards.is_empty() {
         return ActiveLanes::All;
     }
+    if bind.is_none() {
+        if let Some(condition) = lane_window(file, offset, block, bound, &guards) {
+            return ActiveLanes::Partial {
+                condition,
+                runtime_bound: false,
+            };
+        }
+    }
     let in_warp = |warp: i64| guard_lanes(file, offset, block, bound, bind, loops, &guards, warp);
     let (mask, limiting) = match in_warp(0) {
         Ok(found) => found,
@@ -1841,6 +1849,140 @@ pub fn no_thread_runs(
             Ok((0, _))
         )
     })
+}
+
+/// The guard around `offset` that, with the others and the conditions of the loops
+/// around it, lets only part of a warp in whatever the runtime bound they compare with:
+/// two bounds on one lane-strided value against the same bound (`k < len` of the loop
+/// and `!(k + 3 < len)` of a ragged tail, with `k = 4 * threadIdx.x`) leave a window of 3
+/// values, where lanes are 4 apart: one lane at most. Each comparison is evaluated for the 32 lanes at
+/// each sample of the unknowns: its sides' difference must step by the same amount from
+/// lane to lane, and the window's width must be the same at every sample.
+fn lane_window(
+    file: &SourceFile,
+    offset: usize,
+    block: [Option<i64>; 3],
+    bound: &[(String, i64)],
+    guards: &[(String, TextRange, bool)],
+) -> Option<String> {
+    // Each comparison with the guard it comes from (`None` for a loop's condition).
+    let mut comps: Vec<(kernaut_syntax::GuardComparison, Option<String>)> = Vec::new();
+    for (written, range, in_else) in guards {
+        let Some(cs) = file.lane_guard_comparisons(range, bound) else {
+            continue;
+        };
+        let shown = if *in_else {
+            format!("!({written})")
+        } else {
+            written.clone()
+        };
+        if *in_else {
+            // `!(a && b)` is no conjunction: only a single comparison negates.
+            let [c] = cs.as_slice() else { continue };
+            let op = match c.op.as_str() {
+                "<" => ">=",
+                "<=" => ">",
+                ">" => "<=",
+                ">=" => "<",
+                _ => continue,
+            };
+            comps.push((
+                kernaut_syntax::GuardComparison {
+                    op: op.to_string(),
+                    ..c.clone()
+                },
+                Some(shown),
+            ));
+        } else {
+            comps.extend(cs.into_iter().map(|c| (c, Some(shown.clone()))));
+        }
+    }
+    if comps.is_empty() {
+        return None;
+    }
+    for range in file.loop_conditions_around(offset) {
+        if let Some(cs) = file.lane_guard_comparisons(&range, bound) {
+            comps.extend(cs.into_iter().map(|c| (c, None)));
+        }
+    }
+    // Each ordering comparison as `a * lane + e op 0`, flipped so that `a > 0`: the bound
+    // it puts on `a * lane` at every sample, whether that bound is from above, and the
+    // guard it comes from.
+    struct Bound<'g> {
+        step: i64,
+        limits: Vec<i64>,
+        upper: bool,
+        guard: Option<&'g String>,
+    }
+    let mut bounds: Vec<Bound<'_>> = Vec::new();
+    'comp: for (c, guard) in &comps {
+        let flip = |op: &str| match op {
+            "<" => ">",
+            "<=" => ">=",
+            ">" => "<",
+            _ => "<=",
+        };
+        if !matches!(c.op.as_str(), "<" | "<=" | ">" | ">=") {
+            continue;
+        }
+        let diff = IndexExpr::binary(c.left.clone(), BinOp::Sub, c.right.clone());
+        let mut slope = None;
+        let mut limits = Vec::with_capacity(SAMPLES);
+        for sample in 0..SAMPLES {
+            let valuation = Valuation {
+                sample,
+                loops: Loops::Iteration(0),
+                ..Valuation::warp0(block)
+            };
+            let Some(lanes) = valuation.lanes(&diff) else {
+                continue 'comp;
+            };
+            let a = lanes[1] - lanes[0];
+            if a == 0
+                || slope.is_some_and(|s| s != a)
+                || (0..lanes.len()).any(|i| lanes[i] != lanes[0] + a * i as i64)
+            {
+                continue 'comp;
+            }
+            slope = Some(a);
+            let (e, op) = if a > 0 {
+                (lanes[0], c.op.as_str())
+            } else {
+                (-lanes[0], flip(&c.op))
+            };
+            limits.push(match op {
+                "<" => -e - 1,
+                "<=" | ">=" => -e,
+                _ => -e + 1,
+            });
+        }
+        let Some(a) = slope else { continue };
+        let op = if a > 0 { c.op.as_str() } else { flip(&c.op) };
+        bounds.push(Bound {
+            step: a.abs(),
+            limits,
+            upper: matches!(op, "<" | "<="),
+            guard: guard.as_ref(),
+        });
+    }
+    for hi in bounds.iter().filter(|b| b.upper) {
+        for lo in bounds.iter().filter(|b| !b.upper && b.step == hi.step) {
+            let widths: Vec<i64> = hi
+                .limits
+                .iter()
+                .zip(&lo.limits)
+                .map(|(h, l)| h - l + 1)
+                .collect();
+            // At most `ceil(width / step)` lanes fit in the window: fewer than the warp.
+            let lanes = widths
+                .first()
+                .map_or(i64::MAX, |w| (w + hi.step - 1) / hi.step);
+            if widths.iter().all(|w| *w == widths[0]) && lanes < banks::WARP_LANES as i64 {
+                return lo.guard.or(hi.guard).cloned();
+            }
+        }
+    }
+    None
 }
 
 /// The thread-dependent guards around the access at `offset` (every `if` and `?:` arm

@@ -467,6 +467,33 @@ impl SourceFile {
         out
     }
 
+    /// The conditions of the `for` and `while` loops around `offset` in its function,
+    /// innermost first, where `offset` is in the loop's body: each holds whenever the
+    /// body runs.
+    pub fn loop_conditions_around(&self, offset: usize) -> Vec<TextRange> {
+        let mut out = Vec::new();
+        let Some(mut node) = self
+            .root_at(offset)
+            .and_then(|r| r.descendant_for_byte_range(offset, offset))
+        else {
+            return out;
+        };
+        while let Some(parent) = node.parent() {
+            match parent.kind_name() {
+                "function_definition" | "lambda_expression" => break,
+                "for_statement" | "while_statement" => {
+                    let in_body = parent.field("body").is_some_and(|b| b.id() == node.id());
+                    if let Some(c) = parent.field("condition").filter(|_| in_body) {
+                        out.push(c.start_byte()..c.end_byte());
+                    }
+                }
+                _ => {}
+            }
+            node = parent;
+        }
+        out
+    }
+
     /// The condition at `range` (an `if`'s condition as [`crate::EnclosingKind::If`]
     /// gives its range) as comparisons that all hold, each side lowered like an index:
     /// `lane < MMA_K && tid % 32 >= 4` gives two. `None` when it is anything else (a

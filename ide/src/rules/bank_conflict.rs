@@ -2006,6 +2006,41 @@ void run(float* d) { upsweep<<<1, 256>>>(d); }
         );
     }
 
+    /// The ragged tail of a loop over groups of four (`k = 4 * threadIdx.x`, the `else` of
+    /// `k + 3 < len` inside `k < len`) holds `k` in a window of 3 values against the
+    /// runtime `len`: at most one lane enters it, and one lane has no conflict. A window of
+    /// 7 values holds at most two lanes: fewer than the warp, no figure for the warp.
+    #[test]
+    fn a_ragged_tail_at_most_one_lane_enters_has_no_conflict() {
+        check(
+            RULE,
+            r#"
+__global__ void prefix4(const float* in, float* out, int len) {
+  __shared__ float tile[1024];
+  for (int k = threadIdx.x * 4; k < len; k += blockDim.x * 4) {
+    if (k + 3 < len) {
+      tile[k] = in[k];
+   // ^^^^^^^ warning: 4-way bank conflict: this store to `tile` takes 4 wavefronts instead of 1
+    } else {
+      float s = 0.f;
+      for (int t = k; t < len; t++) {
+        s += in[t];
+        tile[t] = s;
+      }
+    }
+  }
+  for (int k = threadIdx.x * 4; k < len; k += blockDim.x * 4) {
+    if (k + 7 >= len) {
+      for (int t = k; t < len; t++) tile[t] = in[t];
+    }
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < len; k += blockDim.x) out[k] = tile[k];
+}
+"#,
+        );
+    }
+
     /// A stride declared early and set again before the loop (`int stride = 1;` … `stride
     /// = n >> 1;`) enters the loop with the value set last, and follows the loop's steps
     /// from there: the GPU Gems down-sweep with its padded indices is conflict-free at

@@ -1817,6 +1817,28 @@ void run(float* a, float* b, int rows) { scale<<<rows / 4, 128>>>(a, b, 2.0f); }
         );
     }
 
+    /// The scalar tail of a `float4` loop (`i = 4 * threadIdx.x`, the `else` of `i + 3 <
+    /// n` inside `i < n`) is entered by at most one lane: no warp-wide figure.
+    #[test]
+    fn the_scalar_tail_of_a_vector_loop_is_one_lane() {
+        check(
+            RULE,
+            r#"
+__global__ void scale_rows(const float* in, const float* g, float* out, int n) {
+    for (int i = threadIdx.x * 4; i < n; i += blockDim.x * 4) {
+        if (i + 3 < n) {
+            float4 v = *reinterpret_cast<const float4*>(in + i);
+            *reinterpret_cast<float4*>(out + i) = v;
+        } else {
+            for (int j = i; j < n; ++j) out[j] = in[j] * g[j];
+        }
+    }
+}
+void launch(const float* a, const float* g, float* o, int rows) { scale_rows<<<rows, 256>>>(a, g, o, 4096); }
+"#,
+        );
+    }
+
     #[test]
     fn branches_a_constant_condition_never_takes_are_not_compiled() {
         // `ROW % 4 == 0` holds: nvcc compiles no code for the `else`; so does a
