@@ -738,7 +738,7 @@ __global__ void k(float* out) {
         expect![[r#"
             shared-access `tile[threadIdx.x][0]` at `tile[threadIdx.x][0]`
             ---
-            **hint** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x` in the row index (a hint only: nothing in this file launches or instantiates the template `k`, and nvcc emits code for a kernel template only where it is instantiated)
+            **hint** `bank-conflict`: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (with the template defaults `OFFSET = 0`: no launch in the file instantiates `k`) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block); the lanes' stride comes from `threadIdx.x` in the row index (a hint only: no code this file compiles launches or instantiates the template `k`, and nvcc emits code for a kernel template only where it is instantiated)
 
             Fix: Pad the rows of `tile` to 33 elements (128 more bytes)
 

@@ -125,7 +125,7 @@ fn findings_in_kernel_templates_nothing_instantiates_are_hints() {
     );
     let launched = "#include \"tail.cuh\"\nvoid run(const int* in, int* out) { tail_sum<64><<<8, 64>>>(in, out); }\n";
     expect![[r#"
-        /draft.cu hint warp/implicit-warp-synchronous (a hint only: nothing in this file launches or instantiates the template `draft_sum`, and nvcc emits code for a kernel template only where it is instantiated)
+        /draft.cu hint warp/implicit-warp-synchronous (a hint only: no code this file compiles launches or instantiates the template `draft_sum`, and nvcc emits code for a kernel template only where it is instantiated)
         /tail.cuh warning warp/implicit-warp-synchronous
     "#]]
     .assert_eq(&diagnostics(&[
@@ -133,4 +133,43 @@ fn findings_in_kernel_templates_nothing_instantiates_are_hints() {
         ("/tail.cuh", UNLAUNCHED_TAIL),
         ("/main.cu", launched),
     ]));
+}
+
+/// A kernel template launched only inside a host function template that nothing in the
+/// file instantiates has no code either (`entropy<T>` is never called); once `main`
+/// calls `entropy<float>`, the launch in it instantiates the kernel.
+#[test]
+fn a_launch_inside_a_host_template_nothing_instantiates_instantiates_nothing() {
+    let source = |main: &str| {
+        format!(
+            r#"
+template <class T>
+__global__ void entropy_kernel(const T* data, float* result, int size) {{
+    extern __shared__ float w[];
+    int idx = threadIdx.x + blockIdx.x * blockDim.x;
+    if (idx < size) {{
+        w[threadIdx.x] = float(data[idx]);
+        __syncthreads();
+    }}
+    atomicAdd(result, w[127 - threadIdx.x]);
+}}
+template <class T>
+void entropy(const T* d, float* r, int n) {{
+    entropy_kernel<<<(n + 127) / 128, 128, 128 * sizeof(float)>>>(d, r, n);
+}}
+int main() {{ {main} return 0; }}
+"#
+        )
+    };
+    expect![[r#"
+        /unused.cu hint sync/barrier-in-divergent-branch (a hint only: no code this file compiles launches or instantiates the template `entropy_kernel`, and nvcc emits code for a kernel template only where it is instantiated)
+    "#]]
+    .assert_eq(&diagnostics(&[("/unused.cu", &source(""))]));
+    expect![[r#"
+        /used.cu warning sync/barrier-in-divergent-branch
+    "#]]
+    .assert_eq(&diagnostics(&[(
+        "/used.cu",
+        &source("entropy<float>(0, 0, 4096);"),
+    )]));
 }

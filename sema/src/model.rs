@@ -2318,6 +2318,36 @@ fn guard_mask(
     if comps.is_empty() {
         return None;
     }
+    // A comparison that reads no thread index (`b == dbg` with `b` the block's number) is
+    // one value for the whole warp: it decides whether the warp runs the access, not
+    // which of its lanes do. The lanes are those of the others; under an `else`, where
+    // its being false lets every lane in, they are not known.
+    // (What the lowering cannot read, a load, or a loop variable may differ by lane.)
+    let varies = |e: &IndexExpr| {
+        e.mentions(&|x| {
+            matches!(
+                x,
+                IndexExpr::ThreadIdx(_)
+                    | IndexExpr::Lane
+                    | IndexExpr::Unknown(_)
+                    | IndexExpr::LoopVar { .. }
+            )
+        })
+    };
+    let lane_comps: Vec<kernaut_syntax::GuardComparison> = comps
+        .iter()
+        .filter(|c| varies(&c.left) || varies(&c.right))
+        .cloned()
+        .collect();
+    if lane_comps.len() < comps.len() {
+        if lane_comps.is_empty() {
+            return Some(u32::MAX);
+        }
+        if negate {
+            return None;
+        }
+        return guard_mask(&lane_comps, block, loops, negate, warp);
+    }
     let mut masks = [0u32; SAMPLES];
     let mut launch_only = true;
     for (sample, out) in masks.iter_mut().enumerate() {

@@ -467,6 +467,47 @@ impl SourceFile {
         out
     }
 
+    /// Every identifier token of the file spelled `name` (outside comments and strings),
+    /// whatever it names: a variable, a callee, a template's name in `k<4>`.
+    pub fn identifier_uses(&self, name: &str) -> Vec<TextRange> {
+        let text = self.text();
+        let mut out = Vec::new();
+        if !text.contains(name) {
+            return out;
+        }
+        for root in self.roots() {
+            crate::util::preorder(root, |n| {
+                if matches!(n.kind_name(), "identifier" | "type_identifier")
+                    && &text[n.byte_range()] == name
+                {
+                    out.push(n.start_byte()..n.end_byte());
+                }
+                true
+            });
+        }
+        out
+    }
+
+    /// The function template whose definition holds `offset` (a host or device function
+    /// declared `template <…>`, the innermost): its short name and its definition's range.
+    pub fn enclosing_template_function(&self, offset: usize) -> Option<(String, TextRange)> {
+        let mut node = self
+            .root_at(offset)?
+            .descendant_for_byte_range(offset, offset)?;
+        loop {
+            if node.kind_name() == "function_definition" {
+                let template = node
+                    .parent()
+                    .filter(|p| p.kind_name() == "template_declaration")?;
+                let name = declarator_name(node.field("declarator")?)?;
+                let text = &self.text()[name.byte_range()];
+                let short = text.rsplit("::").next().unwrap_or(text).trim().to_string();
+                return Some((short, template.start_byte()..template.end_byte()));
+            }
+            node = node.parent()?;
+        }
+    }
+
     /// The conditions of the `for` and `while` loops around `offset` in its function,
     /// innermost first, where `offset` is in the loop's body: each holds whenever the
     /// body runs.

@@ -511,7 +511,7 @@ void run(const int* in, int* out) {
 }
 "#,
             expect![[r#"
-                hint: implicit warp-synchronous reduction: these 3 steps on `v` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_90 (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync` (a hint only: nothing in this file launches or instantiates the template `draft`, and nvcc emits code for a kernel template only where it is instantiated) (pitfall-warp-primitives#P7)
+                hint: implicit warp-synchronous reduction: these 3 steps on `v` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_90 (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync` (a hint only: no code this file compiles launches or instantiates the template `draft`, and nvcc emits code for a kernel template only where it is instantiated) (pitfall-warp-primitives#P7)
                 warning: implicit warp-synchronous reduction: these 3 steps on `v` read what other lanes of the warp write in the same or the previous step, with no `__syncwarp()` between them; on sm_90 (independent thread scheduling) the lanes are not in lock-step, so this is a data race even through `volatile`: put `__syncwarp()` between each read and write, or reduce in registers with `__shfl_down_sync` (pitfall-warp-primitives#P7)
             "#]],
         );

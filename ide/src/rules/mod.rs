@@ -191,11 +191,7 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
     if !found.iter().any(|d| d.severity != Severity::Hint) {
         return;
     }
-    let path = ctx.model.host.map(|(_, p)| p).unwrap_or("");
-    let header = std::path::Path::new(path)
-        .extension()
-        .is_some_and(|e| !matches!(e.to_str(), Some("cu" | "cpp" | "cc" | "cxx" | "c")));
-    if header {
+    if !ctx.is_source_file() {
         return;
     }
     let mut verdicts: Vec<(usize, bool)> = Vec::new();
@@ -218,7 +214,7 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
         if !emitted {
             d.severity = Severity::Hint;
             d.message.push_str(&format!(
-                " (a hint only: nothing in this file launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
+                " (a hint only: no code this file compiles launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
                 kernaut_syntax::short_name(&k.name)
             ));
         }

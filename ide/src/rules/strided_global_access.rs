@@ -1817,6 +1817,30 @@ void run(float* a, float* b, int rows) { scale<<<rows / 4, 128>>>(a, b, 2.0f); }
         );
     }
 
+    /// A debug dump under `b == dbg && threadIdx.x == 0 && threadIdx.y == 0` runs in one
+    /// lane: `b == dbg` is one value for the whole warp (it picks the block, not lanes),
+    /// and the thread tests leave lane 0. The loop every thread runs is strided.
+    #[test]
+    fn a_block_test_beside_a_lane_test_leaves_the_lanes_of_the_lane_test() {
+        check(
+            RULE,
+            r#"
+__global__ void tile_sum(const float* blocks, float* out, int dbg) {
+    int b = blockIdx.y * gridDim.x + blockIdx.x;
+    int base = (b << 10) + (((threadIdx.y << 2) + threadIdx.x) << 6);
+    float s = 0.f;
+    for (int i = 0; i < 64; ++i) s += blocks[base + i];
+                                   // ^^^^^^^^^^^^^^^^ warning: uncoalesced load from `blocks`
+    out[b * 16 + threadIdx.y * 4 + threadIdx.x] = s;
+    if (b == dbg && threadIdx.x == 0 && threadIdx.y == 0) {
+        for (int i = 0; i < 64; ++i) out[i] = blocks[base + i];
+    }
+}
+void run(const float* a, float* o) { tile_sum<<<dim3(64, 64), dim3(4, 4)>>>(a, o, 3); }
+"#,
+        );
+    }
+
     /// The scalar tail of a `float4` loop (`i = 4 * threadIdx.x`, the `else` of `i + 3 <
     /// n` inside `i < n`) is entered by at most one lane: no warp-wide figure.
     #[test]

@@ -350,12 +350,18 @@ impl RuleContext<'_> {
     /// Whether nvcc emits code for kernel `k`: always for a plain kernel; for a template,
     /// only where something instantiates it: a launch in any file of the host, or its name
     /// used in the file outside its own definition (an explicit instantiation, `&k<4>`
-    /// handed to `cudaLaunchKernelEx` or `cudaFuncSetAttribute`).
+    /// handed to `cudaLaunchKernelEx` or `cudaFuncSetAttribute`). In a source file, a
+    /// launch or use inside a function template that nothing in the file instantiates
+    /// (`template <class T> void run() { k<T><<<…>>>(…); }` with no `run<float>()`)
+    /// instantiates nothing: only the file itself can instantiate what it defines.
     pub fn emitted(&self, k: &kernaut_syntax::Function) -> bool {
         if k.template_params.is_empty() {
             return true;
         }
         let name = short_name(&k.name);
+        if self.is_source_file() {
+            return self.instantiating_use(name, &k.range, Some(&k.name_range), 3);
+        }
         let base = |l: &str| short_name(l.split('<').next().unwrap_or(l).trim()) == name;
         let launched = match self.model.host {
             Some((a, _)) => !a.launch_index().sites(name).is_empty(),
@@ -369,6 +375,44 @@ impl RuleContext<'_> {
                 .any(|(n, r)| {
                     short_name(n) == name && !k.range.contains(&r.start) && *r != k.name_range
                 })
+    }
+
+    /// Whether the file uses the template `name` (defined at `own`) where the use is
+    /// compiled: outside any function template, or inside one that such a use reaches in
+    /// turn (`depth` levels; past them a use counts).
+    fn instantiating_use(
+        &self,
+        name: &str,
+        own: &TextRange,
+        own_name: Option<&TextRange>,
+        depth: usize,
+    ) -> bool {
+        let launches = self
+            .facts
+            .launches
+            .iter()
+            .filter(|l| short_name(&l.kernel) == name)
+            .map(|l| l.range.clone());
+        launches
+            .chain(self.file.identifier_uses(name))
+            .filter(|r| !own.contains(&r.start) && Some(r) != own_name)
+            .any(|r| match self.file.enclosing_template_function(r.start) {
+                None => true,
+                Some(_) if depth == 0 => true,
+                Some((f, range)) => {
+                    f != name && self.instantiating_use(&f, &range, None, depth - 1)
+                }
+            })
+    }
+
+    /// Whether the file is a source file nvcc compiles on its own (`.cu`, `.cpp`, …), not
+    /// a header whose templates the files that include it instantiate. A context without
+    /// a host (a lone text) is taken for a source file.
+    pub fn is_source_file(&self) -> bool {
+        let path = self.model.host.map(|(_, p)| p).unwrap_or("");
+        !std::path::Path::new(path)
+            .extension()
+            .is_some_and(|e| !matches!(e.to_str(), Some("cu" | "cpp" | "cc" | "cxx" | "c")))
     }
 }
 
