@@ -906,10 +906,20 @@ fn serves(
     let to = all.partition_point(|o| o.range.start < mine.start);
     let from = all.partition_point(|o| o.range.start < theirs.start);
     let between = all.get(from..to.max(from)).unwrap_or_default();
+    // A store of the same bytes by the same thread between (`if (s[p] > c) s[p] = c;`)
+    // leaves a value the compiler holds too: the load reads the register it chose.
+    let same_bytes = |o: &SharedAccess| {
+        o.root == a.root
+            && o.byte_offset == a.byte_offset
+            && o.width == a.width
+            && o.cast_type == a.cast_type
+            && o.function == a.function
+    };
     let writes_between = between
         .iter()
         .filter(|o| o.range != source.range)
         .filter(|o| aliasing || o.root == a.root)
+        .filter(|o| !(same_bytes(o) && matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)))
         .any(|o| {
             o.kind == AccessKind::AddressOf
                 || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)

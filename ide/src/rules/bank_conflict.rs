@@ -1222,6 +1222,37 @@ void run(const int* in, int t, int* out) { find<<<1, 32>>>(in, t, out); }
         );
     }
 
+    /// A clamp of the thread's own element between its store and the loads after it
+    /// (`if (buf[p] > 0.2f) buf[p] = 0.2f;`) leaves a value the compiler holds: nvcc 13.5
+    /// `-O3 -arch=sm_90` gives one `LDS` (the read in the scaling) and one `STS` per
+    /// element, and no load for `acc += buf[p] * buf[p]`.
+    #[test]
+    fn a_clamp_of_the_threads_own_element_keeps_it_in_a_register() {
+        check(
+            RULE,
+            r#"
+__global__ void normalise(const float* in, float* out) {
+    __shared__ float buf[512];
+    int tx = threadIdx.x;
+    for (int i = 0; i < 32; ++i) buf[16 * i + tx] = in[blockIdx.x * 512 + 16 * i + tx];
+    __syncthreads();
+    float acc = 0.f;
+    for (int i = 0; i < 8; ++i) {
+        int p = 4 * (i + 8 * tx);
+        buf[p] = 0.5f * buf[p];
+     // ^^^^^^ warning: 16-way bank conflict: this store to `buf` takes 16 wavefronts instead of 1
+                     // ^^^^^^ warning: 16-way bank conflict: this load from `buf` takes 16 wavefronts instead of 1
+        if (buf[p] > 0.2f) buf[p] = 0.2f;
+                        // ^^^^^^ hint: 16-way bank conflict: this store to `buf` takes 16 wavefronts instead of 1
+        acc += buf[p] * buf[p];
+    }
+    out[blockIdx.x * 16 + tx] = acc;
+}
+void run(const float* a, float* o) { normalise<<<64, 16>>>(a, o); }
+"#,
+        );
+    }
+
     #[test]
     fn loads_of_what_the_thread_just_wrote_never_reach_shared_memory() {
         // nvcc 13.5 `-O3 -arch=sm_90 -cubin`: the helper's read-backs of its own slot
