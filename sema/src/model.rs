@@ -899,6 +899,12 @@ fn serves(
     if theirs.end > mine.start {
         return false;
     }
+    // A source in one arm of `?:` (`t = few ? s[i] : 0;`) runs for some threads only.
+    if scope.file.enclosing(source.range.start).iter().any(|e| {
+        matches!(e.kind, EnclosingKind::Conditional { .. }) && !e.range.contains(&a.range.start)
+    }) {
+        return false;
+    }
     // Nothing between may write the bytes (the source's own statement included, after
     // it: `w[0] = …; w[0] += 1;` is a write).
     // A store written before the source in its statement runs after it (`copy[i] =
