@@ -848,6 +848,41 @@ fn files_a_makefile_does_not_compile_give_hints_only() {
     );
 }
 
+/// A top-level Makefile (its tools and flags from an included `config.mak`) that compiles
+/// one file of `common/cuda` under `ifeq ($(HAVE_CUDA),yes)`: the folder's other `.cu`
+/// file is not built (a hint that says why); the one it compiles keeps its warning.
+#[test]
+fn a_top_level_makefile_that_names_a_folders_sources() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-top");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("common/cuda")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(dir.join("config.mak"), "CC = gcc\nHAVE_CUDA = yes\n").unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "include config.mak\nSRCS = common/frame.c\nifeq ($(HAVE_CUDA),yes)\ncommon/cuda/search.o: common/cuda/search.cu\n\tnvcc -G -c -o $@ $<\nOBJS += common/cuda/search.o\nendif\nOBJS += $(SRCS:%.c=%.o)\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS) $(LDFLAGS)\n",
+    )
+    .unwrap();
+    let kernel = |name: &str| {
+        format!(
+            "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
+        )
+    };
+    std::fs::write(dir.join("common/cuda/search.cu"), kernel("search")).unwrap();
+    std::fs::write(dir.join("common/cuda/search_old.cu"), kernel("search_old")).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("search.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("search_old.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("Makefile names the CUDA sources it compiles, and not this file)"),
+        "{out}"
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

@@ -934,12 +934,34 @@ pub fn makefile_include_dirs(text: &str) -> Vec<String> {
 /// it names none, or computes a list (`$(wildcard *.cu)`, `$(shell find …)`, a variable
 /// it does not set), which may take the file in.
 pub fn makefile_builds(text: &str, file: &str) -> Option<bool> {
-    let vars = makefile_vars(text);
+    makefile_builds_in(text, file, None)
+}
+
+/// [`makefile_builds`] for a Makefile in an ancestor folder of the file: `folder` is the
+/// file's folder relative to the Makefile's (`common/cuda`). Only a CUDA source the
+/// Makefile names in that folder (`common/cuda/search.cu`) says that it lists the
+/// folder's sources one by one; one named elsewhere says nothing about this file.
+pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Option<bool> {
+    let raw = makefile_vars(text);
+    let vars: Vec<(String, String)> = raw
+        .iter()
+        .map(|(n, v)| (n.clone(), without_tool_variables(&raw, v)))
+        .collect();
     let stem = file.split('.').next().unwrap_or(file);
     let mut cuda_named = false;
     for line in text.lines() {
         let code = line.split('#').next().unwrap_or_default();
-        let expanded = makefile_expand_or(&vars, code, "$(?)");
+        // A condition (`ifeq ($(HAVE_CUDA),yes)`) names no source.
+        let directive = code.split_whitespace().next().unwrap_or_default();
+        if [
+            "ifeq", "ifneq", "ifdef", "ifndef", "else", "endif", "include", "-include",
+        ]
+        .contains(&directive)
+        {
+            continue;
+        }
+        let code = without_tool_variables(&vars, code);
+        let expanded = makefile_expand_or(&vars, &code, "$(?)");
         if ["wildcard", "shell", "foreach", "$(?)", "*"]
             .iter()
             .any(|w| expanded.contains(w))
@@ -960,10 +982,67 @@ pub fn makefile_builds(text: &str, file: &str) -> Option<bool> {
             {
                 return Some(true);
             }
-            cuda_named |= name.ends_with(".cu") && !name.contains('%');
+            let dir = word
+                .rsplit_once('/')
+                .map_or("", |(d, _)| d.trim_start_matches("./"));
+            cuda_named |= name.ends_with(".cu")
+                && !name.contains('%')
+                && folder.is_none_or(|f| dir == f.trim_start_matches("./"));
         }
     }
     cuda_named.then_some(false)
+}
+
+/// `line` with the Makefile variables that name a tool or its flags and that the file
+/// does not set (`$(CC)`, `$(NVCCFLAGS)`, `$(LDFLAGS)` from an included `config.mak`)
+/// taken out: they hold no source names. Substitution references of set variables
+/// (`$(SRCS:%.c=%.o)`) are expanded.
+fn without_tool_variables(vars: &[(String, String)], line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find("$(") {
+        out.push_str(&rest[..start]);
+        let Some(len) = rest[start..].find(')') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let inner = &rest[start + 2..start + len];
+        let whole = &rest[start..start + len + 1];
+        let set = |n: &str| vars.iter().find(|(v, _)| v == n).map(|(_, v)| v.clone());
+        match inner.split_once(':') {
+            // `$(SRCS:%.c=%.o)` or `$(SRCS:.c=.o)`: each word's suffix replaced.
+            Some((name, subst)) if set(name).is_some() && subst.contains('=') => {
+                let (from, to) = subst.split_once('=').unwrap_or_default();
+                let (from, to) = (from.trim_start_matches('%'), to.trim_start_matches('%'));
+                let words: Vec<String> = set(name)
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(|w| match w.strip_suffix(from) {
+                        Some(base) if !from.is_empty() => format!("{base}{to}"),
+                        _ => w.to_string(),
+                    })
+                    .collect();
+                out.push_str(&words.join(" "));
+            }
+            _ if set(inner).is_none() && tool_variable(inner) => {}
+            _ => out.push_str(whole),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether a Makefile variable's name says it holds a tool or options, not sources.
+fn tool_variable(name: &str) -> bool {
+    const TOOLS: [&str; 16] = [
+        "CC", "CXX", "NVCC", "LD", "AR", "RANLIB", "RM", "STRIP", "INSTALL", "MKDIR", "ECHO",
+        "SHELL", "MAKE", "CP", "MV", "HOSTCC",
+    ];
+    const ENDS: [&str; 8] = [
+        "FLAGS", "LIBS", "LDFLAGS", "DIR", "PATH", "OPT", "ARCH", "PREFIX",
+    ];
+    TOOLS.contains(&name) || ENDS.iter().any(|e| name.ends_with(e))
 }
 
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
@@ -1232,6 +1311,23 @@ mod tests {
         );
         let apps = "APPS = sum shfl\nshfl: shfl.cu\n\tnvcc -o $@ $<\n%: %.cu\n\tnvcc -o $@ $<\n";
         assert_eq!(makefile_builds(apps, "sum.cu"), Some(true));
+        // A top-level Makefile (tools and flags from an included `config.mak`) that compiles
+        // one file of `common/cuda` under a condition: the folder's other `.cu` files are
+        // not built; a file of another folder is not judged.
+        let top = "include config.mak\nSRCS = common/frame.c\nifeq ($(HAVE_CUDA),yes)\ncommon/cuda/search.o: common/cuda/search.cu\n\tnvcc -G -c -o $@ $<\nOBJS += common/cuda/search.o\nendif\nOBJS += $(SRCS:%.c=%.o)\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS) $(LDFLAGS)\n";
+        assert_eq!(
+            makefile_builds_in(top, "search.cu", Some("common/cuda")),
+            Some(true)
+        );
+        assert_eq!(
+            makefile_builds_in(top, "search_old.cu", Some("common/cuda")),
+            Some(false)
+        );
+        assert_eq!(makefile_builds_in(top, "other.cu", Some("tools")), None);
+        assert_eq!(
+            makefile_builds_in("app: $(MYSRCS)\nx: a.cu\n", "b.cu", Some("")),
+            None
+        );
         assert!(cmake_mentions(
             "SUBDIRS(${CMAKE_SOURCE_DIR}/kernels)\n",
             "kernels"

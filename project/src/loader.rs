@@ -387,7 +387,13 @@ impl ProjectLoader {
                 t.0
             }
         };
-        if build_files::makefile_builds(&text, &name) != Some(false) {
+        // From a Makefile above the file's folder, the folder as the Makefile names it.
+        let rel = folder_of(file)
+            .strip_prefix(folder_of(makefile))
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .filter(|r| !r.is_empty());
+        if build_files::makefile_builds_in(&text, &name, rel.as_deref()) != Some(false) {
             return None;
         }
         let root = folder_of(makefile);
@@ -633,7 +639,19 @@ impl ProjectLoader {
             (None, None) => {
                 // A Makefile that gives other files their targets and does not name
                 // this one: the file is not compiled.
-                let makefile = self.makefile_of_dir.get(&folder_of(file)).cloned();
+                // The nearest Makefile at or above the file's folder.
+                let makefile = self
+                    .makefile_of_dir
+                    .get(&folder_of(file))
+                    .cloned()
+                    .or_else(|| {
+                        self.ancestors(&folder_of(file)).into_iter().find_map(|d| {
+                            MAKEFILE_NAMES
+                                .iter()
+                                .map(|n| d.join(n))
+                                .find(|p| p.is_file())
+                        })
+                    });
                 if let Some(why) = makefile.and_then(|m| self.not_built(file, &m)) {
                     build.targets = Some(TargetSet {
                         not_built: Some(why),
