@@ -673,26 +673,31 @@ pub fn xmake_targets(text: &str) -> Option<Found> {
 /// ARCH`: the default build); anything else (`ifeq ($(GPU),H100)`, a variable the file
 /// sets, `$(shell …)`) is not.
 fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
-    let mut set: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for line in text.lines() {
+    // Each variable the Makefile sets, with the first line that sets it: a test for "not
+    // given" before that line sees it unset (`ifeq ($(GENCODE_FLAGS),)` ahead of the
+    // lines that fill it).
+    let mut set: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (n, line) in text.lines().enumerate() {
         let l = line.trim_start();
         let l = l
             .strip_prefix("export ")
             .or_else(|| l.strip_prefix("override "))
             .unwrap_or(l);
         if let Some(name) = l.strip_prefix("define ") {
-            set.insert(name.trim().to_string());
+            set.entry(name.trim().to_string()).or_insert(n);
             continue;
         }
+        // `$(eval VAR += …)` inside a `$(foreach …)` sets VAR too.
+        let l = l.rsplit("$(eval ").next().unwrap_or(l);
         if let Some((name, _)) = l.split_once('=') {
             let name = name.trim_end_matches([':', '?', '+', '!']).trim();
             if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                set.insert(name.to_string());
+                set.entry(name.to_string()).or_insert(n);
             }
         }
     }
-    // The value of one side of a comparison, where it is known.
-    let side = |t: &str| -> Option<String> {
+    // The value of one side of a comparison at line `at`, where it is known.
+    let side = |t: &str, at: usize| -> Option<String> {
         let t = t.trim().trim_matches(|c| c == '"' || c == '\'');
         if !t.contains('$') {
             return Some(t.to_string());
@@ -701,14 +706,15 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
             .strip_prefix("$(")
             .and_then(|r| r.strip_suffix(')'))
             .or_else(|| t.strip_prefix("${").and_then(|r| r.strip_suffix('}')))?;
-        (!set.contains(name) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-            .then(String::new)
+        (set.get(name).is_none_or(|first| *first > at)
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(String::new)
     };
-    let decide = |directive: &str, rest: &str| -> Option<bool> {
+    let decide = |directive: &str, rest: &str, at: usize| -> Option<bool> {
         let rest = rest.split('#').next().unwrap_or("").trim();
         match directive {
             "ifdef" | "ifndef" => {
-                let defined = set.contains(rest);
+                let defined = set.get(rest).is_some_and(|first| *first < at);
                 // An unset variable is undefined; one the Makefile sets may be set only
                 // in a branch: not decided.
                 (!defined).then_some(directive == "ifndef")
@@ -728,7 +734,7 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
                 if !blank(a) && !blank(b) {
                     return None;
                 }
-                let (a, b) = (side(a)?, side(b)?);
+                let (a, b) = (side(a, at)?, side(b, at)?);
                 Some((a == b) == (directive == "ifeq"))
             }
         }
@@ -737,12 +743,12 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
     // branch is the taken one.
     let mut stack: Vec<Option<bool>> = Vec::new();
     let mut out = Vec::new();
-    for line in text.lines() {
+    for (at, line) in text.lines().enumerate() {
         let l = line.trim_start();
         let directive = l.split_whitespace().next().unwrap_or("");
         match directive {
             "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
-                stack.push(decide(directive, &l[directive.len()..]));
+                stack.push(decide(directive, &l[directive.len()..], at));
                 out.push(Some(false));
                 continue;
             }
@@ -778,6 +784,65 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
     out
 }
 
+/// `line` with each `$(foreach v,LIST,BODY)` replaced by BODY once per word of LIST (its
+/// variables expanded), `$(v)` taking the word, and `$(eval VAR += VALUE)` in BODY by
+/// VALUE: the CUDA samples' `$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode
+/// arch=compute_$(sm),code=sm_$(sm)))` gives one `-gencode` per SM.
+fn expand_foreach(vars: &[(String, String)], line: &str) -> String {
+    let mut out = line.to_string();
+    for _ in 0..8 {
+        let Some(start) = out.find("$(foreach ") else {
+            break;
+        };
+        // The matching `)` of the call.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in out[start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(start + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        let inner = &out[start + "$(foreach ".len()..end];
+        let Some((var, rest)) = inner.split_once(',') else {
+            break;
+        };
+        let Some((list, body)) = rest.split_once(',') else {
+            break;
+        };
+        let list = makefile_expand_or(vars, list, "");
+        let mut body = body.trim().to_string();
+        if let Some(eval) = body
+            .strip_prefix("$(eval ")
+            .and_then(|b| b.strip_suffix(')'))
+        {
+            body = eval
+                .split_once('=')
+                .map_or(eval, |(_, v)| v)
+                .trim()
+                .to_string();
+        }
+        let var = var.trim();
+        let words: Vec<String> = list
+            .split_whitespace()
+            .map(|w| {
+                body.replace(&format!("$({var})"), w)
+                    .replace(&format!("${{{var}}}"), w)
+            })
+            .collect();
+        out.replace_range(start..=end, &words.join(" "));
+    }
+    out
+}
+
 /// A Makefile's simple variables (`VAR = value`, `:=`, `?=`, `+=`), each logical line
 /// (`\`-continued lines joined); one set inside an `ifeq`/`ifdef` block is chosen when make
 /// runs, so it is not known and left out.
@@ -799,12 +864,30 @@ fn makefile_vars(text: &str) -> Vec<(String, String)> {
         if active.get(start) != Some(&Some(true)) {
             continue;
         }
+        // `$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += …))` appends to GENCODE_FLAGS.
+        let l = match l.trim_start().strip_prefix("$(foreach ") {
+            Some(rest) => match rest
+                .split_once("$(eval ")
+                .and_then(|(_, e)| e.split_once("+="))
+            {
+                Some((name, _)) => format!("{} += {}", name.trim(), expand_foreach(&vars, &l)),
+                None => continue,
+            },
+            None => l,
+        };
         let Some((name, value)) = l.split_once('=') else {
             continue;
         };
+        let append = name.ends_with('+');
         let name = name.trim_end_matches([':', '?', '+']).trim();
         if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            vars.push((name.to_string(), value.trim().to_string()));
+            match vars.iter_mut().find(|(n, _)| n == name).filter(|_| append) {
+                Some((_, v)) => {
+                    v.push(' ');
+                    v.push_str(value.trim());
+                }
+                None => vars.push((name.to_string(), value.trim().to_string())),
+            }
         }
     }
     vars
@@ -1119,7 +1202,7 @@ pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
             continue;
         }
         // `code=\"sm_52,compute_52\"`: quotes escaped for the shell that make runs.
-        let expanded = expand(line).replace("\\\"", "\"");
+        let expanded = expand(&expand_foreach(&vars, line)).replace("\\\"", "\"");
         let words: Vec<String> = expanded.split_whitespace().map(str::to_string).collect();
         let found = targets_in_command(&words);
         let mut found = found;
@@ -1311,6 +1394,12 @@ mod tests {
         );
         let apps = "APPS = sum shfl\nshfl: shfl.cu\n\tnvcc -o $@ $<\n%: %.cu\n\tnvcc -o $@ $<\n";
         assert_eq!(makefile_builds(apps, "sum.cu"), Some(true));
+        // The CUDA samples' Makefile: `SMS` through `$(foreach …)` under a test for
+        // `GENCODE_FLAGS` not given, which the lines after it fill.
+        let samples = "SMS ?= 30 35 50 52\nifeq ($(GENCODE_FLAGS),)\n$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode arch=compute_$(sm),code=sm_$(sm)))\nHIGHEST_SM := $(lastword $(sort $(SMS)))\nGENCODE_FLAGS += -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)\nendif\nred: red.cu\n\tnvcc $(GENCODE_FLAGS) -o $@ $<\n";
+        let found = makefile_targets_for(samples, Some("red.cu")).unwrap();
+        assert_eq!(names(&found.targets), "sm_30 sm_35 sm_50 sm_52");
+        assert_eq!(found.line, 8);
         // A top-level Makefile (tools and flags from an included `config.mak`) that compiles
         // one file of `common/cuda` under a condition: the folder's other `.cu` files are
         // not built; a file of another folder is not judged.
