@@ -1341,9 +1341,10 @@ fn unroll_factor(scope: &Scope<'_>, loop_range: &TextRange, trips: i64) -> Optio
 /// fuse it with others into an 8- or 16-byte access, whose degree is lower.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MergeDoubt {
-    /// It walks consecutive elements in a loop whose trip count is known only at run
-    /// time ([`may_merge_in_runtime_loop`]).
-    RuntimeTripCount,
+    /// It walks consecutive elements in a loop nvcc unrolls only in part: its trip count
+    /// is known only at run time, or too large to unroll in full
+    /// ([`may_merge_in_runtime_loop`]).
+    PartialUnroll,
     /// A step of an unrolled loop reads what an earlier step of the same thread stored
     /// ([`carried_through_memory`]).
     CarriedThroughMemory,
@@ -1427,8 +1428,9 @@ pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &Share
 }
 
 /// Whether `a` (a 4- or 8-byte load or store) walks consecutive elements from an 8-byte
-/// aligned start with the variable of the innermost loop around it, a loop whose trip
-/// count is known only at run time and that no `#pragma unroll 1` keeps rolled: nvcc 13.5 unrolls such a loop in
+/// aligned start with the variable of a loop around it that nvcc unrolls only in part (its
+/// trip count known only at run time, or too large to unroll in full) and that no
+/// `#pragma unroll 1` keeps rolled: nvcc 13.5 unrolls such a loop in
 /// part and fuses the parts (`Sij[tid][j]` over `j < k_size` under `#pragma unroll`: two
 /// `LDS.128` in one kernel, fourteen `LDS.64` and one `LDS.128` in another), so the
 /// scalar figure is an upper bound. A loop that also stores to the array (`all`: the
@@ -1444,24 +1446,40 @@ pub fn may_merge_in_runtime_loop(
     if !matches!(a.kind, AccessKind::Load | AccessKind::Store) || a.width != Some(elem) {
         return false;
     }
-    let Some(lp) = scope
+    // The loop whose variable walks the elements one by one: the innermost around the
+    // access, or an outer one where the inner ones move another index (`t[c * 4 + r][k]`
+    // over `k`, around a loop over `r`). One that nvcc unrolls in full is the exact
+    // model's ([`Merged`]); one of known length that it does not is unrolled in part, as
+    // one of run-time length (nvcc 13.5: `k < 64` around four rows gives `LDS.128`).
+    let Some((lp, name)) = scope
         .file
         .enclosing(a.range.start)
         .into_iter()
-        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(_), .. }))
+        .filter_map(|e| match &e.kind {
+            EnclosingKind::For {
+                var: Some(name), ..
+            } => Some((e.clone(), name.clone())),
+            _ => None,
+        })
+        .find(|(_, name)| {
+            loop_term(&a.byte_offset, Some(name)) == Some((name.clone(), elem as i64))
+        })
     else {
         return false;
     };
-    let EnclosingKind::For {
-        var: Some(name), ..
-    } = &lp.kind
-    else {
-        return false;
-    };
-    if loop_term(&a.byte_offset, Some(name)) != Some((name.clone(), elem as i64))
-        || loop_bounds(&a.byte_offset, name).is_some()
-    {
-        return false;
+    let name = &name;
+    if let Some((start, end)) = loop_bounds(&a.byte_offset, name) {
+        let trips = end - start;
+        // A body with calls (`sinf`, `cosf`) is not unrolled at all (one `LDS` in a loop).
+        let calls = scope
+            .file
+            .calls_in(lp.range.start)
+            .iter()
+            .any(|c| lp.range.contains(&c.range.start));
+        if trips < 2 || calls || unroll_factor(scope, &lp.range, trips).is_some_and(|u| u == trips)
+        {
+            return false;
+        }
     }
     // A store to the array in the loop (for a store, any other access of it) keeps the
     // accesses apart, as in a loop of known length (`s[i][j] = expf(s[i][j] - m)`:
@@ -2615,7 +2633,7 @@ pub fn bank_with(
         merge_uncertain: if merged.is_some() {
             None
         } else if may_merge_in_runtime_loop(scope, all, access) {
-            Some(MergeDoubt::RuntimeTripCount)
+            Some(MergeDoubt::PartialUnroll)
         } else if carried_through_memory(scope, all, access) {
             Some(MergeDoubt::CarriedThroughMemory)
         } else {

@@ -279,8 +279,8 @@ fn diagnose(
         message.push_str(&format!(" (in {})", c.phrase(line)));
     }
     match bank.merge_uncertain {
-        Some(MergeDoubt::RuntimeTripCount) => message.push_str(
-            " (at most: the loop's trip count is known only at run time, and where nvcc unrolls it in part it fuses consecutive elements into 8- or 16-byte loads or stores, whose degree is lower)",
+        Some(MergeDoubt::PartialUnroll) => message.push_str(
+            " (at most: nvcc unrolls the loop only in part, its trip count being known only at run time or too large, and fuses consecutive elements of the unrolled steps into 8- or 16-byte loads or stores, whose degree is lower)",
         ),
         Some(MergeDoubt::CarriedThroughMemory) => message.push_str(
             " (at most: a step of the unrolled loop reads what an earlier step of the same thread stored; nvcc keeps such values in registers and fuses the rest into 8- or 16-byte loads or stores, whose degree is lower)",
@@ -1547,6 +1547,35 @@ void run(const float* q, float* out) { rows<<<1, dim3(128, 8)>>>(q, out); }
         );
     }
 
+    /// A loop of known length too long to unroll in full (`k < 64` around a pragma-unrolled
+    /// loop over four rows) is unrolled in part, and consecutive `k` merge: nvcc 13.5
+    /// `-O3 -arch=sm_90` gives `LDS.128` for `t[c * 4 + r][k]`. The scalar 8-way figure is
+    /// an upper bound, a hint that says so.
+    #[test]
+    fn a_long_loop_unrolled_in_part_is_an_upper_bound() {
+        check(
+            RULE,
+            r#"
+__global__ void dot_tiles(const float* src, float* dst) {
+    __shared__ float t[64][68];
+    for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+        t[i / 64][i % 64] = src[blockIdx.x * 64 * 64 + i];
+    __syncthreads();
+    const int c = threadIdx.x % 16;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int k = 0; k < 64; ++k) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            acc[r] += t[c * 4 + r][k];
+                   // ^^^^^^^^^^^^^^^ hint: 8-way bank conflict: this load from `t` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (at most: nvcc unrolls the loop only in part
+    }
+    dst[blockIdx.x * blockDim.x + threadIdx.x] = acc[0] + acc[1] + acc[2] + acc[3];
+}
+void launch(const float* s, float* d) { dot_tiles<<<80, 256>>>(s, d); }
+"#,
+        );
+    }
+
     /// A constant-trip loop with no pragma is unrolled in full when its trip count times
     /// its body is small, and its consecutive elements merge: nvcc 13.5 `-arch=sm_90
     /// -cubin` gives 16 `LDS.128` for the float row (8-way, 32 wavefronts instead of 4)
@@ -2239,7 +2268,7 @@ __global__ void rowmax(const float* in, float* out, int k_size, int w) {
     float m = -1e30f;
 #pragma unroll
     for (int j = 0; j < k_size; j++) m = fmaxf(m, s[i][j]);
-                                               // ^^^^^^^ hint: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (at most: the loop's trip count is known only at run time
+                                               // ^^^^^^^ hint: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (at most: nvcc unrolls the loop only in part, its trip count being known only at run time
     for (int j = 0; j < k_size; j++) s[i][j] = expf(s[i][j] - m);
                                   // ^^^^^^^ warning: 32-way bank conflict: this store to `s`
                                                  // ^^^^^^^ warning: 32-way bank conflict: this load from `s`
