@@ -1043,7 +1043,18 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         {
             continue;
         }
-        let code = without_tool_variables(&vars, code);
+        // A variable that only conditions read (`CONFIG := $(shell cat config.h)` for
+        // `ifneq ($(findstring HAVE_GPL 1, $(CONFIG)),)`) lists no source.
+        if let Some((name, _)) = code.split_once('=') {
+            let name = name.trim_end_matches([':', '?', '+', '!']).trim();
+            if !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && only_conditions_read(text, name)
+            {
+                continue;
+            }
+        }
+        let code = without_tool_variables(&vars, &without_non_cuda_wildcards(code));
         let expanded = makefile_expand_or(&vars, &code, "$(?)");
         if ["wildcard", "shell", "foreach", "$(?)", "*"]
             .iter()
@@ -1113,6 +1124,66 @@ fn without_tool_variables(vars: &[(String, String)], line: &str) -> String {
         rest = &rest[start + len + 1..];
     }
     out.push_str(rest);
+    out
+}
+
+/// Whether every reference to the variable `name` in the Makefile `text` is on a
+/// conditional directive's line (`ifneq ($(findstring X, $(CONFIG)),)`), and there is one.
+fn only_conditions_read(text: &str, name: &str) -> bool {
+    let refs = [format!("$({name})"), format!("${{{name}}}")];
+    let mut read = false;
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or_default();
+        if !refs.iter().any(|r| code.contains(r.as_str())) {
+            continue;
+        }
+        let directive = code.split_whitespace().next().unwrap_or_default();
+        if !["ifeq", "ifneq", "else"].contains(&directive) {
+            return false;
+        }
+        read = true;
+    }
+    read
+}
+
+/// `line` without its `$(wildcard …)` calls whose patterns all end in an extension no
+/// CUDA source or object has (`$(wildcard $(SRCPATH)/common/opencl/*.cl)`).
+fn without_non_cuda_wildcards(line: &str) -> String {
+    let mut out = line.to_string();
+    let mut from = 0;
+    while let Some(at) = out[from..].find("$(wildcard ").map(|i| i + from) {
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in out[at..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(at + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        let patterns = &out[at + "$(wildcard ".len()..end];
+        let harmless = patterns.split_whitespace().all(|p| {
+            p.rsplit_once('.').is_some_and(|(_, ext)| {
+                !ext.is_empty()
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    && !["cu", "cuh", "o", "obj", "cpp", "cc", "cxx", "c", "h", "hpp"]
+                        .contains(&ext)
+            })
+        });
+        if harmless {
+            out.replace_range(at..=end, "");
+            from = at;
+        } else {
+            from = end;
+        }
+    }
     out
 }
 
@@ -1417,6 +1488,20 @@ mod tests {
             makefile_builds_in("app: $(MYSRCS)\nx: a.cu\n", "b.cu", Some("")),
             None
         );
+        // x264's Makefile: the configuration read by `$(shell …)` only for conditions,
+        // OpenCL kernels through `$(wildcard …*.cl)`.
+        let x264 = format!(
+            "CONFIG := $(shell cat config.h)\nifneq ($(findstring HAVE_GPL 1, $(CONFIG)),)\nSRCS += gpl.c\nendif\ncommon/oclobj.h: common/opencl/x264-cl.h $(wildcard $(SRCPATH)/common/opencl/*.cl)\n\tcat $^ > $@\n{top}"
+        );
+        assert_eq!(
+            makefile_builds_in(&x264, "search_old.cu", Some("common/cuda")),
+            Some(false)
+        );
+        assert_eq!(
+            makefile_builds_in("K = $(wildcard *.cu)\nx: a.cu\n", "b.cu", None),
+            None
+        );
+
         assert!(cmake_mentions(
             "SUBDIRS(${CMAKE_SOURCE_DIR}/kernels)\n",
             "kernels"
