@@ -1476,7 +1476,20 @@ pub fn may_merge_in_runtime_loop(
             .calls_in(lp.range.start)
             .iter()
             .any(|c| lp.range.contains(&c.range.start));
-        if trips < 2 || calls || unroll_factor(scope, &lp.range, trips).is_some_and(|u| u == trips)
+        // Stores in the loop, through pointers that may alias, keep the steps apart (nvcc
+        // 13.5: `Ks[tid][d] = K[…]; Vs[tid][d] = V[…];` over `d < 64` stays scalar `STS`).
+        let stores = |accesses: &[SharedAccess]| {
+            accesses.iter().any(|o| {
+                lp.range.contains(&o.range.start)
+                    && matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
+            })
+        };
+        if trips < 2
+            || calls
+            || a.kind != AccessKind::Load
+            || stores(all)
+            || stores(&scope.file.global_accesses())
+            || unroll_factor(scope, &lp.range, trips).is_some_and(|u| u == trips)
         {
             return false;
         }
