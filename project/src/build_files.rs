@@ -784,6 +784,25 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
     out
 }
 
+/// The offset of the `)` that closes the Makefile call or reference starting at `start`
+/// (its `$(`), nested parentheses counted.
+fn call_end(line: &str, start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in line[start..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(start + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// `line` with each `$(foreach v,LIST,BODY)` replaced by BODY once per word of LIST (its
 /// variables expanded), `$(v)` taking the word, and `$(eval VAR += VALUE)` in BODY by
 /// VALUE: the CUDA samples' `$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode
@@ -794,23 +813,9 @@ fn expand_foreach(vars: &[(String, String)], line: &str) -> String {
         let Some(start) = out.find("$(foreach ") else {
             break;
         };
-        // The matching `)` of the call.
-        let mut depth = 0usize;
-        let mut end = None;
-        for (i, c) in out[start..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(start + i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else { break };
+        let Some(end) = call_end(&out, start) else {
+            break;
+        };
         let inner = &out[start + "$(foreach ".len()..end];
         let Some((var, rest)) = inner.split_once(',') else {
             break;
@@ -1152,22 +1157,9 @@ fn without_non_cuda_wildcards(line: &str) -> String {
     let mut out = line.to_string();
     let mut from = 0;
     while let Some(at) = out[from..].find("$(wildcard ").map(|i| i + from) {
-        let mut depth = 0usize;
-        let mut end = None;
-        for (i, c) in out[at..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(at + i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else { break };
+        let Some(end) = call_end(&out, at) else {
+            break;
+        };
         let patterns = &out[at + "$(wildcard ".len()..end];
         let harmless = patterns.split_whitespace().all(|p| {
             p.rsplit_once('.').is_some_and(|(_, ext)| {
