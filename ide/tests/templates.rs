@@ -119,8 +119,9 @@ __global__ void tail_sum(const int* in, int* out) {
 /// header, the files that include it instantiate it (here `/main.cu`, which launches it).
 #[test]
 fn findings_in_kernel_templates_nothing_instantiates_are_hints() {
+    // (A forward declaration of the template declares it; it instantiates nothing.)
     let unlaunched = format!(
-        "{}void run() {{ /* draft_sum<64><<<8, 64>>>(0, 0); */ }}\n",
+        "template <unsigned B> __global__ void draft_sum(const int* in, int* out);\n{}void run() {{ /* draft_sum<64><<<8, 64>>>(0, 0); */ }}\n",
         UNLAUNCHED_TAIL.replace("tail_sum", "draft_sum")
     );
     let launched = "#include \"tail.cuh\"\nvoid run(const int* in, int* out) { tail_sum<64><<<8, 64>>>(in, out); }\n";

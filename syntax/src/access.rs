@@ -468,7 +468,9 @@ impl SourceFile {
     }
 
     /// Every identifier token of the file spelled `name` (outside comments and strings),
-    /// whatever it names: a variable, a callee, a template's name in `k<4>`.
+    /// whatever it names: a variable, a callee, a template's name in `k<4>`; not the name
+    /// a function declaration declares (`template <int B> __global__ void k(int*);`), which
+    /// uses nothing. (An explicit instantiation, `template void k<4>(int*);`, names `k<4>`.)
     pub fn identifier_uses(&self, name: &str) -> Vec<TextRange> {
         let text = self.text();
         let mut out = Vec::new();
@@ -477,8 +479,13 @@ impl SourceFile {
         }
         for root in self.roots() {
             crate::util::preorder(root, |n| {
+                let declared = n.parent().is_some_and(|p| {
+                    p.kind_name() == "function_declarator"
+                        && p.field("declarator").is_some_and(|d| d.id() == n.id())
+                });
                 if matches!(n.kind_name(), "identifier" | "type_identifier")
                     && &text[n.byte_range()] == name
+                    && !declared
                 {
                     out.push(n.start_byte()..n.end_byte());
                 }
