@@ -1091,6 +1091,20 @@ fn spawn_diagnostics(
         }
         for key in keys {
             if !diagnose(&state, &client, level, &key, ticket).await {
+                // Stopped by a change: the sweep that change started takes over. Where none
+                // did (a change that starts no sweep moved the revision), this one starts
+                // again, so that no document is left unpublished.
+                let newest = lock(&state).sweep == ticket;
+                if newest {
+                    log_to(
+                        &client,
+                        level,
+                        LogLevel::Info,
+                        format!("diagnostics of {key} were cancelled by a change that started no new run: computing them again"),
+                    )
+                    .await;
+                    spawn_diagnostics(state, preload, client, level, Some(key), 50);
+                }
                 return;
             }
         }
