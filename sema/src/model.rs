@@ -815,14 +815,20 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
             matches!(
                 e.kind,
                 AccessKind::Load | AccessKind::Store | AccessKind::LoadStore
-            ) && e.root == a.root
-                && e.width == a.width
-                && e.cast_type == a.cast_type
-                && e.function == a.function
-                && e.byte_offset == a.byte_offset
+            ) && same_bytes(e, a)
         })
         .take(3)
         .any(|source| serves(scope, all, source, a, aliasing))
+}
+
+/// Whether two accesses of one function touch the same bytes as written: the same array,
+/// byte offset, width and cast.
+fn same_bytes(x: &SharedAccess, y: &SharedAccess) -> bool {
+    x.root == y.root
+        && x.byte_offset == y.byte_offset
+        && x.width == y.width
+        && x.cast_type == y.cast_type
+        && x.function == y.function
 }
 
 /// The most elements a thread's registers were seen to carry from one unrolled loop to
@@ -914,18 +920,13 @@ fn serves(
     let between = all.get(from..to.max(from)).unwrap_or_default();
     // A store of the same bytes by the same thread between (`if (s[p] > c) s[p] = c;`)
     // leaves a value the compiler holds too: the load reads the register it chose.
-    let same_bytes = |o: &SharedAccess| {
-        o.root == a.root
-            && o.byte_offset == a.byte_offset
-            && o.width == a.width
-            && o.cast_type == a.cast_type
-            && o.function == a.function
-    };
     let writes_between = between
         .iter()
         .filter(|o| o.range != source.range)
         .filter(|o| aliasing || o.root == a.root)
-        .filter(|o| !(same_bytes(o) && matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)))
+        .filter(|o| {
+            !(same_bytes(o, a) && matches!(o.kind, AccessKind::Store | AccessKind::LoadStore))
+        })
         .any(|o| {
             o.kind == AccessKind::AddressOf
                 || (matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
@@ -967,13 +968,7 @@ pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) ->
     let from = all.partition_point(|o| o.range.start <= a.range.start);
     let to = all.partition_point(|o| o.range.start <= a.range.end + WINDOW);
     let window = all.get(from..to.max(from)).unwrap_or_default();
-    let same = |e: &SharedAccess| {
-        e.root == a.root
-            && e.width == a.width
-            && e.cast_type == a.cast_type
-            && e.function == a.function
-            && e.byte_offset == a.byte_offset
-    };
+    let same = |e: &SharedAccess| same_bytes(e, a);
     let Some(at) = window
         .iter()
         .position(|e| same(e) && matches!(e.kind, AccessKind::Store | AccessKind::LoadStore))
