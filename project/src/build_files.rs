@@ -673,6 +673,18 @@ pub fn xmake_targets(text: &str) -> Option<Found> {
 /// ARCH`: the default build); anything else (`ifeq ($(GPU),H100)`, a variable the file
 /// sets, `$(shell …)`) is not.
 fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
+    makefile_active_lines_forced(text, &|_| None)
+}
+
+/// [`makefile_active_lines`] with `force` deciding the conditions the file does not:
+/// given the 0-based line of such a directive, `Some(true)` takes its branch,
+/// `Some(false)` skips it, `None` leaves it undecided. Reading a Makefile once with every
+/// undecided condition holding and once with every one failing gives the two builds at
+/// the ends (`ifeq ($(TARGET_ARCH),armv7l)` and its `else`, which both set `SMS`).
+fn makefile_active_lines_forced(
+    text: &str,
+    force: &dyn Fn(usize) -> Option<bool>,
+) -> Vec<Option<bool>> {
     // Each variable the Makefile sets, with the first line that sets it: a test for "not
     // given" before that line sees it unset (`ifeq ($(GENCODE_FLAGS),)` ahead of the
     // lines that fill it).
@@ -739,27 +751,48 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
             }
         }
     };
-    // Each open block: whether its taken branch is known, and whether the current
-    // branch is the taken one.
-    let mut stack: Vec<Option<bool>> = Vec::new();
+    // Three-valued logic over "taken", `None` for not known.
+    let or3 = |a: Option<bool>, b: Option<bool>| match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    };
+    let and3 = |a: Option<bool>, b: Option<bool>| match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    };
+    let condition =
+        |directive: &str, rest: &str, at: usize| decide(directive, rest, at).or_else(|| force(at));
+    // Each open block: whether an earlier branch of it was taken, and whether the
+    // current branch is.
+    let mut stack: Vec<(Option<bool>, Option<bool>)> = Vec::new();
     let mut out = Vec::new();
     for (at, line) in text.lines().enumerate() {
         let l = line.trim_start();
         let directive = l.split_whitespace().next().unwrap_or("");
         match directive {
             "ifeq" | "ifneq" | "ifdef" | "ifndef" => {
-                stack.push(decide(directive, &l[directive.len()..], at));
+                let taken = condition(directive, &l[directive.len()..], at);
+                stack.push((taken, taken));
                 out.push(Some(false));
                 continue;
             }
             "else" => {
-                if let Some(top) = stack.last_mut() {
-                    // `else ifeq …` chains another condition: not decided here.
-                    *top = if l["else".len()..].trim().is_empty() {
-                        top.map(|taken| !taken)
+                if let Some((any, current)) = stack.last_mut() {
+                    // `else ifeq …` chains another condition, taken where no earlier
+                    // branch was and it holds.
+                    let rest = l["else".len()..].trim();
+                    let chained = rest.split_whitespace().next().unwrap_or("");
+                    let holds = if rest.is_empty() {
+                        Some(true)
+                    } else if ["ifeq", "ifneq", "ifdef", "ifndef"].contains(&chained) {
+                        condition(chained, &rest[chained.len()..], at)
                     } else {
                         None
                     };
+                    *current = and3(any.map(|a| !a), holds);
+                    *any = or3(*any, *current);
                 }
                 out.push(Some(false));
                 continue;
@@ -772,7 +805,7 @@ fn makefile_active_lines(text: &str) -> Vec<Option<bool>> {
             _ => {}
         }
         let mut state = Some(true);
-        for frame in &stack {
+        for (_, frame) in &stack {
             state = match (state, frame) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (None, _) | (_, None) => None,
@@ -852,8 +885,16 @@ fn expand_foreach(vars: &[(String, String)], line: &str) -> String {
 /// (`\`-continued lines joined); one set inside an `ifeq`/`ifdef` block is chosen when make
 /// runs, so it is not known and left out.
 fn makefile_vars(text: &str) -> Vec<(String, String)> {
+    makefile_vars_in(text, &makefile_active_lines(text), false)
+}
+
+/// A Makefile's variables as the lines `active` reads them. With `union`, a line make may
+/// or may not read (`None`) counts too, and every assignment adds its words to the
+/// variable's value: the names any build of the file may give it
+/// (`X86SRC0 = const-a.asm …` under `ifneq ($(AS),)`), for asking whether a source is
+/// named at all.
+fn makefile_vars_in(text: &str, active: &[Option<bool>], union: bool) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = Vec::new();
-    let active = makefile_active_lines(text);
     let mut logical = String::new();
     let mut logical_start = None;
     for (n, line) in text.lines().enumerate() {
@@ -866,7 +907,12 @@ fn makefile_vars(text: &str) -> Vec<(String, String)> {
         logical.push_str(line);
         logical_start = None;
         let l = std::mem::take(&mut logical);
-        if active.get(start) != Some(&Some(true)) {
+        let read = match active.get(start) {
+            Some(Some(true)) => true,
+            Some(None) => union,
+            _ => false,
+        };
+        if !read {
             continue;
         }
         // `$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += …))` appends to GENCODE_FLAGS.
@@ -883,15 +929,25 @@ fn makefile_vars(text: &str) -> Vec<(String, String)> {
         let Some((name, value)) = l.split_once('=') else {
             continue;
         };
-        let append = name.ends_with('+');
+        // `+=` appends, `?=` sets only an unset variable, `=` and `:=` set it again (a
+        // reference to its own old value, `X := $(X) more`, reads the old value).
+        let append = union || name.ends_with('+');
+        let only_unset = name.ends_with('?');
         let name = name.trim_end_matches([':', '?', '+']).trim();
         if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            match vars.iter_mut().find(|(n, _)| n == name).filter(|_| append) {
-                Some((_, v)) => {
+            let value = value.trim();
+            match vars.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) if append => {
                     v.push(' ');
-                    v.push_str(value.trim());
+                    v.push_str(value);
                 }
-                None => vars.push((name.to_string(), value.trim().to_string())),
+                Some(_) if only_unset => {}
+                Some((_, v)) => {
+                    *v = value
+                        .replace(&format!("$({name})"), v)
+                        .replace(&format!("${{{name}}}"), v);
+                }
+                None => vars.push((name.to_string(), value.to_string())),
             }
         }
     }
@@ -934,11 +990,6 @@ pub fn makefile_targets(text: &str) -> Option<Found> {
     makefile_targets_for(text, None)
 }
 
-/// The targets a Makefile compiles the source file `file` (a file name) for. A rule that
-/// names the file among its prerequisites (`scan: scan.cu` with its own `nvcc
-/// -arch=sm_30` recipe) decides alone, as make runs that rule's recipe for it and no
-/// pattern rule; without one, the recipes of rules written for other source files are
-/// left out. With `None`, every line counts.
 /// `line` with the Makefile's `$(VAR)`/`${VAR}` references replaced by `vars`' values.
 /// Make expands references recursively (`CCOMPILE = $(CC) -c`, `CC = $(NVCC) $(EXTRA)`,
 /// `EXTRA = $(ARCH)`, …): every reference, up to a bound that a variable defined through
@@ -950,6 +1001,12 @@ fn makefile_expand(vars: &[(String, String)], line: &str) -> String {
 /// [`makefile_expand`] with `unset` for each reference to a variable the Makefile does
 /// not set.
 fn makefile_expand_or(vars: &[(String, String)], line: &str, unset: &str) -> String {
+    makefile_expand_to(vars, line, unset, 8)
+}
+
+/// [`makefile_expand_or`], substitution references followed `depth` levels deep (a
+/// variable substituted through itself cannot pass the bound).
+fn makefile_expand_to(vars: &[(String, String)], line: &str, unset: &str, depth: usize) -> String {
     let mut out = line.to_string();
     for _ in 0..64 {
         if out.len() > 16 * 1024 {
@@ -967,14 +1024,44 @@ fn makefile_expand_or(vars: &[(String, String)], line: &str, unset: &str) -> Str
             break;
         };
         let name = &out[start + 2..start + len];
-        let value = vars
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| unset.to_string());
+        let lookup = |name: &str| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let value = match name.split_once(':') {
+            // `$(SRCS:%.c=%.o)`: the variable's words, each substituted.
+            Some((var, subst)) if subst.contains('=') && lookup(var).is_some() && depth > 0 => {
+                let (from, to) = subst.split_once('=').unwrap_or_default();
+                makefile_expand_to(vars, &lookup(var).unwrap_or_default(), unset, depth - 1)
+                    .split_whitespace()
+                    .map(|w| substituted(w, from, to))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            _ => lookup(name).unwrap_or_else(|| unset.to_string()),
+        };
         out.replace_range(start..start + len + 1, &value);
     }
     out
+}
+
+/// A word of a substitution reference `$(VAR:FROM=TO)`: with a `%` in FROM, a word that
+/// matches the pattern becomes TO with its stem for `%` (`$(SRCS:%=common/x86/%)`);
+/// without one, a word that ends in FROM has it replaced by TO (`$(SRCS:.c=.o)`). Other
+/// words stay.
+fn substituted(word: &str, from: &str, to: &str) -> String {
+    let (head, tail) = from.split_once('%').unwrap_or(("", from));
+    if from.contains('%') || !from.is_empty() {
+        if let Some(stem) = word
+            .strip_prefix(head)
+            .and_then(|w| w.strip_suffix(tail))
+            .filter(|_| word.len() >= head.len() + tail.len())
+        {
+            return match (from.contains('%'), to.split_once('%')) {
+                (true, Some((a, b))) => format!("{a}{stem}{b}"),
+                (true, None) => to.to_string(),
+                (false, _) => format!("{stem}{}", to.trim_start_matches('%')),
+            };
+        }
+    }
+    word.to_string()
 }
 
 /// The include folders a Makefile hands the compiler (`-I./include`, `-I $(ROOT)/inc`,
@@ -1030,14 +1117,20 @@ pub fn makefile_builds(text: &str, file: &str) -> Option<bool> {
 /// Makefile names in that folder (`common/cuda/search.cu`) says that it lists the
 /// folder's sources one by one; one named elsewhere says nothing about this file.
 pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Option<bool> {
-    let raw = makefile_vars(text);
+    // Every branch make may read counts: a name in any of them may be built.
+    let active = makefile_active_lines(text);
+    let raw = makefile_vars_in(text, &active, true);
     let vars: Vec<(String, String)> = raw
         .iter()
         .map(|(n, v)| (n.clone(), without_tool_variables(&raw, v)))
         .collect();
     let stem = file.split('.').next().unwrap_or(file);
     let mut cuda_named = false;
-    for line in text.lines() {
+    for (n, line) in text.lines().enumerate() {
+        // A branch make does not read names nothing.
+        if active.get(n) == Some(&Some(false)) {
+            continue;
+        }
         let code = line.split('#').next().unwrap_or_default();
         // A condition (`ifeq ($(HAVE_CUDA),yes)`) names no source.
         let directive = code.split_whitespace().next().unwrap_or_default();
@@ -1045,6 +1138,19 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
             "ifeq", "ifneq", "ifdef", "ifndef", "else", "endif", "include", "-include",
         ]
         .contains(&directive)
+        {
+            continue;
+        }
+        // Special targets (`.PHONY: install-* lib-*`) name targets that are no files.
+        if [
+            ".PHONY",
+            ".SUFFIXES",
+            ".PRECIOUS",
+            ".SECONDARY",
+            ".INTERMEDIATE",
+        ]
+        .iter()
+        .any(|t| code.trim_start().starts_with(t))
         {
             continue;
         }
@@ -1059,7 +1165,10 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
                 continue;
             }
         }
-        let code = without_tool_variables(&vars, &without_non_cuda_wildcards(code));
+        let code = without_tool_variables(
+            &vars,
+            &without_list_functions(&without_non_cuda_wildcards(code)),
+        );
         let expanded = makefile_expand_or(&vars, &code, "$(?)");
         if ["wildcard", "shell", "foreach", "$(?)", "*"]
             .iter()
@@ -1097,6 +1206,13 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
 /// taken out: they hold no source names. Substitution references of set variables
 /// (`$(SRCS:%.c=%.o)`) are expanded.
 fn without_tool_variables(vars: &[(String, String)], line: &str) -> String {
+    without_tool_variables_to(vars, line, 8)
+}
+
+/// [`without_tool_variables`], substitution references inside the values it expands
+/// (`ASMSRC = $(X86SRC:-32.asm=-64.asm)` read through `$(ASMSRC:%.asm=%.o)`) followed
+/// `depth` levels deep.
+fn without_tool_variables_to(vars: &[(String, String)], line: &str, depth: usize) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(start) = rest.find("$(") {
@@ -1112,14 +1228,18 @@ fn without_tool_variables(vars: &[(String, String)], line: &str) -> String {
             // `$(SRCS:%.c=%.o)` or `$(SRCS:.c=.o)`: each word's suffix replaced.
             Some((name, subst)) if set(name).is_some() && subst.contains('=') => {
                 let (from, to) = subst.split_once('=').unwrap_or_default();
-                let (from, to) = (from.trim_start_matches('%'), to.trim_start_matches('%'));
-                let words: Vec<String> = set(name)
-                    .unwrap_or_default()
+                let value = set(name).unwrap_or_default();
+                let value = match depth {
+                    0 => value,
+                    _ => makefile_expand_or(
+                        vars,
+                        &without_tool_variables_to(vars, &value, depth - 1),
+                        "$(?)",
+                    ),
+                };
+                let words: Vec<String> = value
                     .split_whitespace()
-                    .map(|w| match w.strip_suffix(from) {
-                        Some(base) if !from.is_empty() => format!("{base}{to}"),
-                        _ => w.to_string(),
-                    })
+                    .map(|w| substituted(w, from, to))
                     .collect();
                 out.push_str(&words.join(" "));
             }
@@ -1179,6 +1299,136 @@ fn without_non_cuda_wildcards(line: &str) -> String {
     out
 }
 
+/// `line` with the functions that only pick, rearrange or decorate the names they are
+/// given replaced by those names, for asking which sources a line may name:
+/// `$(foreach v,LIST,BODY)` by LIST and BODY without its references to `v` (the
+/// `.depend` recipe's `$(foreach SRC, $(SRCS), … "$(SRC)" …)`), `$(if COND,THEN,ELSE)`
+/// by THEN and ELSE, `$(addprefix P,LIST)`, `$(patsubst P,R,LIST)`, `$(filter-out
+/// P,LIST)`, `$(notdir LIST)`, … by LIST.
+fn without_list_functions(line: &str) -> String {
+    // Each function with the number of leading arguments that are not names.
+    const FUNCTIONS: [(&str, usize); 14] = [
+        ("foreach", 1),
+        ("if", 1),
+        ("addprefix", 1),
+        ("addsuffix", 1),
+        ("patsubst", 2),
+        ("filter", 1),
+        ("filter-out", 1),
+        ("notdir", 0),
+        ("dir", 0),
+        ("basename", 0),
+        ("sort", 0),
+        ("strip", 0),
+        ("firstword", 0),
+        ("lastword", 0),
+    ];
+    let mut out = line.to_string();
+    let mut from = 0;
+    for _ in 0..64 {
+        let Some(at) = out[from..].find("$(").map(|i| i + from) else {
+            break;
+        };
+        let head = &out[at + 2..];
+        let Some((function, skip)) = FUNCTIONS.iter().find(|(f, _)| {
+            head.strip_prefix(f)
+                .is_some_and(|r| r.starts_with([' ', '\t']))
+        }) else {
+            from = at + 2;
+            continue;
+        };
+        let Some(end) = call_end(&out, at) else {
+            break;
+        };
+        let inner = out[at + 2 + function.len()..end].to_string();
+        let mut args = Vec::new();
+        let mut rest = inner.as_str();
+        while let Some((arg, more)) = split_top_comma(rest) {
+            args.push(arg);
+            rest = more;
+        }
+        args.push(rest);
+        let replacement = if *function == "foreach" && args.len() == 3 {
+            format!(
+                " {} {} ",
+                args[1],
+                without_references_to(args[2], args[0].trim())
+            )
+        } else {
+            format!(
+                " {} ",
+                args.iter()
+                    .skip(*skip)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        out.replace_range(at..=end, &replacement);
+        from = at;
+    }
+    out
+}
+
+/// `text` split at its first comma outside parentheses.
+fn split_top_comma(text: &str) -> Option<(&str, &str)> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return Some((&text[..i], &text[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `text` without its references to the variable `var` (`$(SRC)`, `${SRC}`,
+/// `$(SRC:%.c=%.o)`, `$V` for a one-letter name).
+fn without_references_to(text: &str, var: &str) -> String {
+    let mut out = text.to_string();
+    for open in ["$(", "${"] {
+        let mut from = 0;
+        while let Some(at) = out[from..].find(open).map(|i| i + from) {
+            let after = &out[at + 2..];
+            let named = after
+                .strip_prefix(var)
+                .is_some_and(|r| r.starts_with([')', '}', ':']));
+            match (named, call_end_any(&out, at)) {
+                (true, Some(end)) => out.replace_range(at..=end, ""),
+                (_, Some(end)) => from = end,
+                _ => break,
+            }
+        }
+    }
+    if var.len() == 1 {
+        out = out.replace(&format!("${var}"), "");
+    }
+    out
+}
+
+/// [`call_end`] for a reference opened by `$(` or `${`.
+fn call_end_any(line: &str, start: usize) -> Option<usize> {
+    if line[start..].starts_with("${") {
+        let mut depth = 0usize;
+        for (i, c) in line[start..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(start + i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    call_end(line, start)
+}
+
 /// Whether a Makefile variable's name says it holds a tool or options, not sources.
 fn tool_variable(name: &str) -> bool {
     const TOOLS: [&str; 16] = [
@@ -1191,8 +1441,85 @@ fn tool_variable(name: &str) -> bool {
     TOOLS.contains(&name) || ENDS.iter().any(|e| name.ends_with(e))
 }
 
+/// The targets a Makefile compiles the source file `file` (a file name) for. A rule that
+/// names the file among its prerequisites (`scan: scan.cu` with its own `nvcc
+/// -arch=sm_30` recipe) decides alone, as make runs that rule's recipe for it and no
+/// pattern rule; without one, the recipes of rules written for other source files are
+/// left out. With `None`, every line counts.
+///
+/// Where the default build (no variables given) names no targets because the flags are
+/// set only inside conditions the file does not decide, the two ends are read, every
+/// such condition holding and every one failing: where both name targets, those are the
+/// targets, each named by one end only conditional, with a note that names the condition
+/// (`SMS ?= 20 30 32 …` and `SMS ?= 20 30 …` in the two branches of `ifeq
+/// ($(TARGET_ARCH),armv7l)`). Where either end names none, the targets are not known.
 pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
-    let vars = makefile_vars(text);
+    let default = makefile_active_lines(text);
+    if let Some(found) = makefile_targets_read(text, file, &default) {
+        return Some(found);
+    }
+    let undecided = std::cell::RefCell::new(Vec::new());
+    let hold_lines = makefile_active_lines_forced(text, &|at| {
+        undecided.borrow_mut().push(at);
+        Some(true)
+    });
+    let undecided = undecided.into_inner();
+    if undecided.is_empty() {
+        return None;
+    }
+    let hold = makefile_targets_read(text, file, &hold_lines)?;
+    let fail = makefile_targets_read(
+        text,
+        file,
+        &makefile_active_lines_forced(text, &|_| Some(false)),
+    )?;
+    let mut targets = hold.targets.clone();
+    for t in &fail.targets {
+        push_unique(&mut targets, *t);
+    }
+    let conditional: Vec<Target> = targets
+        .iter()
+        .filter(|t| !(hold.targets.contains(t) && fail.targets.contains(t)))
+        .copied()
+        .collect();
+    let note = (!conditional.is_empty()).then(|| {
+        // The conditions that change the targets alone, each flipped with the others
+        // holding.
+        let lines: Vec<&str> = text.lines().collect();
+        let deciding: Vec<String> = undecided
+            .iter()
+            .take(64)
+            .filter(|d| {
+                let flipped = makefile_active_lines_forced(text, &|at| Some(at != **d));
+                makefile_targets_read(text, file, &flipped)
+                    .is_none_or(|f| f.targets != hold.targets)
+            })
+            .map(|d| format!("`{}` (line {})", lines[*d].trim(), d + 1))
+            .collect();
+        let names: Vec<String> = conditional.iter().map(Target::to_string).collect();
+        match deciding.is_empty() {
+            true => format!(
+                "{} only under conditions the Makefile does not decide",
+                names.join(", ")
+            ),
+            false => format!(
+                "{} only under one branch of {}, which the Makefile does not decide",
+                names.join(", "),
+                deciding.join(" or ")
+            ),
+        }
+    });
+    Some(Found {
+        targets,
+        line: hold.line.min(fail.line),
+        note,
+        conditional,
+    })
+}
+
+/// [`makefile_targets_for`] as the lines `active` reads the Makefile.
+fn makefile_targets_read(text: &str, file: Option<&str>, active: &[Option<bool>]) -> Option<Found> {
+    let vars = makefile_vars_in(text, active, false);
     let expand = |line: &str| makefile_expand(&vars, line);
     // Which rule each recipe line belongs to, and which rules name `file` or another
     // source file among their prerequisites.
@@ -1249,7 +1576,6 @@ pub fn makefile_targets_for(text: &str, file: Option<&str>) -> Option<Found> {
     let mut first = None;
     // Lines inside `ifeq`/`ifdef` blocks hold one branch's flags, chosen when make runs:
     // not known, unless the condition reads only variables the Makefile never sets.
-    let active = makefile_active_lines(text);
     for (n, line) in text.lines().enumerate() {
         if !counts(n) || active.get(n) != Some(&Some(true)) {
             continue;
@@ -1535,9 +1861,40 @@ mod tests {
             "GENCODE = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90\n";
         assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_80 sm_90");
         assert_eq!(makefile_targets("all:\n\tgcc x.c\n"), None);
-        // One branch's flags are chosen when make runs: not known.
+        // One branch's flags are chosen when make runs: both are targets, each under the
+        // condition that picks it.
         let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nelse\nNVCCFLAGS += -arch=sm_80\nendif\n";
+        let f = makefile_targets(t).unwrap();
+        assert_eq!(names(&f.targets), "sm_90a sm_80");
+        assert_eq!(names(&f.conditional), "sm_90a sm_80");
+        assert_eq!(
+            f.note.as_deref(),
+            Some("sm_90a, sm_80 only under one branch of `ifeq ($(GPU),H100)` (line 1), which the Makefile does not decide")
+        );
+        // Only one branch sets flags: the other builds nvcc's default, not known.
+        let t = "ifeq ($(GPU),H100)\nNVCCFLAGS += -arch=sm_90a\nendif\nk: k.cu\n\tnvcc $(NVCCFLAGS) k.cu\n";
         assert_eq!(makefile_targets(t), None);
+        // The CUDA samples' Makefile: `SMS` set in both branches of an undecided `ifeq`;
+        // the SMs both name are certain.
+        let t = "ifeq ($(TARGET_ARCH),armv7l)\n    SMS ?= 30 32 35\nelse\n    SMS ?= 30 35\nendif\nifeq ($(GENCODE_FLAGS),)\n$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode arch=compute_$(sm),code=sm_$(sm)))\nendif\nred: red.cu\n\tnvcc $(GENCODE_FLAGS) -o $@ $<\n";
+        let f = makefile_targets_for(t, Some("red.cu")).unwrap();
+        assert_eq!(names(&f.targets), "sm_30 sm_32 sm_35");
+        assert_eq!(names(&f.conditional), "sm_32");
+        assert_eq!(
+            f.note.as_deref(),
+            Some("sm_32 only under one branch of `ifeq ($(TARGET_ARCH),armv7l)` (line 1), which the Makefile does not decide")
+        );
+        // `else ifeq` chains: a branch after a taken one is not; one after branches not
+        // taken is, where its own test holds.
+        let t = "ifdef UNSET_A\nARCH = -arch=sm_70\nelse ifndef UNSET_B\nARCH = -arch=sm_75\nelse\nARCH = -arch=sm_80\nendif\n";
+        assert_eq!(names(&makefile_targets(t).unwrap().targets), "sm_75");
+        // A variable set again takes the later value; `?=` keeps an earlier one; `:=`
+        // reads the old value of a reference to itself.
+        let t = "ARCH = -arch=sm_70\nARCH = -arch=sm_80\nARCH ?= -arch=sm_90\nFLAGS := -O3\nFLAGS := $(FLAGS) $(ARCH)\nk: k.cu\n\tnvcc $(FLAGS) k.cu\n";
+        assert_eq!(
+            names(&makefile_targets_for(t, Some("k.cu")).unwrap().targets),
+            "sm_80"
+        );
         // Unless the test is whether a variable the Makefile never sets was given: plain
         // `make` builds the default branch. One the file sets stays undecided.
         let t = "ifeq ($(CUARCH),)\n  CUFLAGS += -gencode arch=compute_80,code=sm_80\nelse\n  CUFLAGS += -arch=$(CUARCH)\nendif\nk: k.cu\n\tnvcc $(CUFLAGS) k.cu\n";
@@ -1569,6 +1926,18 @@ mod tests {
             ),
             ["../make.defs", "extra.mk"]
         );
+        // Sources named through substitution references of lists set under undecided
+        // conditions, list functions and recipes that loop over the sources: the one
+        // CUDA source named in `cuda/` is the folder's only one built.
+        let t = "SRCS = main.c\nifneq ($(AS),no)\nASM0 = a.asm b-32.asm\nASMS = $(ASM0:%=common/x86/%)\nendif\nifeq ($(ARCH),X86_64)\nASMSRC = $(ASMS:-32.asm=-64.asm)\nendif\nOBJASM = $(ASMSRC:%.asm=%.o)\n.PHONY: all install-*\nifeq ($(HAVE_CUDA),yes)\ncuda/search.o: cuda/search.cu\n\tnvcc -c -o $@ $<\nendif\nOBJS += $(OBJASM) $(if $(RC), res.o) $(addprefix obj/, $(notdir $(SRCS:.c=.o)))\ndepend:\n\t@$(foreach SRC, $(addprefix $(SRCPATH)/, $(SRCS)), $(CC) $(CFLAGS) $(SRC) -MT $(SRC:%.c=%.o) >> .depend;)\n";
+        assert_eq!(makefile_builds_in(t, "search.cu", Some("cuda")), Some(true));
+        assert_eq!(
+            makefile_builds_in(t, "search_old.cu", Some("cuda")),
+            Some(false)
+        );
+        // A name still unknown (`$(EXTRA_SRCS)` from an included file) keeps it unknown.
+        let t = format!("{t}lib: $(EXTRA_SRCS)\n");
+        assert_eq!(makefile_builds_in(&t, "search_old.cu", Some("cuda")), None);
         // A rule with no target flags for its file: nvcc's default, not known.
         let t = "one: one.cu\n\tnvcc -o one one.cu\nrest: rest.cu\n\tnvcc -arch=sm_80 rest.cu\n";
         assert_eq!(makefile_targets_for(t, Some("one.cu")), None);
