@@ -570,3 +570,41 @@ int main() { float* d = 0; fill<<<64, 256>>>(d, 1); return 0; }
     "#]],
     );
 }
+
+/// A compatibility header that maps a mask-free warp intrinsic onto the project's own
+/// `_sync` wrapper (`#define __shfl_xor …`): the call is the project's, not the
+/// intrinsic nvcc would reject. A file that does not include the header calls the real
+/// one.
+#[test]
+fn a_header_macro_named_like_a_legacy_intrinsic_is_the_projects() {
+    let fixture = r#"
+//- /src/compat_shfl.h
+#pragma once
+#define __shfl_xor warp_shfl_xor_compat
+__device__ inline float warp_shfl_xor_compat(float v, int mask) {
+    return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+//- /src/reduce.cu
+#include "compat_shfl.h"
+__global__ void warp_sum(const float* in, float* out) {
+    float v = in[blockIdx.x * 32 + threadIdx.x];
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor(v, m);
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+//- /src/plain.cu
+__global__ void warp_sum(const float* in, float* out) {
+    float v = in[blockIdx.x * 32 + threadIdx.x];
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor(v, m);
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+"#;
+    check(fixture, 1, "warp/legacy-sync-free-intrinsic", expect![[""]]);
+    check(
+        fixture,
+        2,
+        "warp/legacy-sync-free-intrinsic",
+        expect![[r#"
+        3: Hint `__shfl_xor`: `__shfl_xor` has no participation mask and is not declared f
+    "#]],
+    );
+}

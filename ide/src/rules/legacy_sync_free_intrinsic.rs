@@ -64,13 +64,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     if !targets.iter().any(|t| t.major >= 7) {
         return;
     }
-    let defined: HashSet<&str> = ctx
-        .facts
-        .device_functions
-        .iter()
-        .map(|f| f.name.as_str())
-        .chain(ctx.facts.macros.iter().map(String::as_str))
-        .collect();
+    // The project's own names (a compatibility header's `#define __shfl_xor
+    // my_shfl_xor`, a device function called `__any`) are not the intrinsics.
+    let defined = ctx.own_names();
     let text = ctx.text();
     if !LEGACY.iter().any(|n| text.contains(n))
         && !text.contains("shfl.")

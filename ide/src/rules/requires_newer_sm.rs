@@ -58,16 +58,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let targets = &ctx.targets.targets;
     // The file's own functions and macros, and its headers': calls to them are the
     // project's, whatever library symbol shares the name.
-    let from_headers = ctx.header_definitions();
-    let defined: HashSet<&str> = ctx
-        .facts
-        .kernels
-        .iter()
-        .chain(&ctx.facts.device_functions)
-        .map(|f| short_name(&f.name))
-        .chain(ctx.facts.macros.iter().map(String::as_str))
-        .chain(from_headers.iter().map(String::as_str))
-        .collect();
+    let defined = ctx.own_names();
     let risky = unmet_names(ctx);
     if risky.is_empty() {
         return;

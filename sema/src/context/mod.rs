@@ -417,6 +417,27 @@ impl RuleContext<'_> {
 }
 
 impl RuleContext<'_> {
+    /// The names the project defines where this file can see them: the file's own
+    /// kernels, device functions and macros, the macros its headers give it (its
+    /// prelude) and the headers' functions ([`Self::header_definitions`]). A call to one
+    /// of them is the project's, whatever library symbol or intrinsic shares the name
+    /// (`#define __shfl_xor my_shfl_xor` in a compatibility header).
+    pub fn own_names(&self) -> kernaut_syntax::FxHashSet<String> {
+        let facts = self.facts;
+        let mut out: kernaut_syntax::FxHashSet<String> = facts
+            .kernels
+            .iter()
+            .chain(&facts.device_functions)
+            .map(|f| short_name(&f.name).to_string())
+            .chain(facts.macros.iter().cloned())
+            .collect();
+        if let Some(prelude) = self.file.prelude() {
+            out.extend(prelude.macros.iter().map(|m| m.name.clone()));
+        }
+        out.extend(self.header_definitions());
+        out
+    }
+
     /// The names the file's quoted headers define (their kernels, `__device__` functions
     /// and macros, short names), as the host holds the headers: a call to one of them is
     /// the project's own function, not a library symbol of the same name.
