@@ -883,6 +883,40 @@ fn a_top_level_makefile_that_names_a_folders_sources() {
     );
 }
 
+/// A Makefile that compiles `$(wildcard $(DIR_SRC)/*.cu)`: a file in a folder below
+/// `src` that nothing else builds is not compiled (a hint that says why); one that the
+/// pattern matches keeps its warning.
+#[test]
+fn a_makefile_wildcard_names_its_folders_sources() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-wildcard");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/useless")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "DIR_SRC = ./src\nNVCC = nvcc -arch=sm_80\nCU_SRC = $(wildcard ${DIR_SRC}/*.cu)\nCU_OBJ = $(patsubst %.cu,obj/%.o,$(notdir ${CU_SRC}))\nlib.a: $(CU_OBJ)\n\t$(NVCC) -lib $^ -o $@\nobj/%.o: src/%.cu\n\t$(NVCC) -dc $< -o $@\nclean:\n\trm -f obj/*.o\n",
+    )
+    .unwrap();
+    let kernel = |name: &str| {
+        format!(
+            "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
+        )
+    };
+    std::fs::write(dir.join("src/rsa.cu"), kernel("rsa")).unwrap();
+    std::fs::write(dir.join("src/useless/old.cu"), kernel("old")).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("rsa.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("old.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("Makefile names the CUDA sources it compiles, and not this file)"),
+        "{out}"
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

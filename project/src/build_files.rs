@@ -931,10 +931,20 @@ fn makefile_vars_in(text: &str, active: &[Option<bool>], union: bool) -> Vec<(St
         };
         // `+=` appends, `?=` sets only an unset variable, `=` and `:=` set it again (a
         // reference to its own old value, `X := $(X) more`, reads the old value).
+        // The operator's character sits right before `=`; a name may hold `+` itself
+        // (`G++ = g++ -O2`).
         let append = union || name.ends_with('+');
         let only_unset = name.ends_with('?');
-        let name = name.trim_end_matches([':', '?', '+']).trim();
-        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        let name = match name.chars().last() {
+            Some('+' | '?' | '!') => &name[..name.len() - 1],
+            _ => name,
+        };
+        let name = name.trim_end_matches(':').trim();
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_+-.".contains(c))
+        {
             let value = value.trim();
             match vars.iter_mut().find(|(n, _)| n == name) {
                 Some((_, v)) if append => {
@@ -1120,11 +1130,47 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
     // Every branch make may read counts: a name in any of them may be built.
     let active = makefile_active_lines(text);
     let raw = makefile_vars_in(text, &active, true);
+    let folder = folder.map(|f| f.trim_start_matches("./").trim_end_matches('/'));
+    let path = folder.map_or(file.to_string(), |f| format!("{f}/{file}"));
     let vars: Vec<(String, String)> = raw
         .iter()
-        .map(|(n, v)| (n.clone(), without_tool_variables(&raw, v)))
+        .map(|(n, v)| {
+            let v = resolved_wildcards(&raw, &without_non_cuda_wildcards(v), &path);
+            (
+                n.clone(),
+                without_tool_variables(&raw, &without_list_functions(&v)),
+            )
+        })
         .collect();
     let stem = file.split('.').next().unwrap_or(file);
+    // Whether the Makefile runs make elsewhere (`$(MAKE) -C kernels`): then sources in
+    // folders below the ones it names may be another Makefile's.
+    let recurses = ["$(MAKE)", "${MAKE}", "make -C", "make -f", "MAKE) -C"]
+        .iter()
+        .any(|m| text.contains(m));
+    // Whether naming CUDA sources in `dir` says this file's folder is listed source by
+    // source: the folder itself, or one below it where nothing runs make on its own.
+    let covers = |dir: &str| {
+        let dir = dir.trim_start_matches("./").trim_end_matches('/');
+        folder.is_none_or(|f| {
+            f == dir || (!recurses && (dir.is_empty() || f.starts_with(&format!("{dir}/"))))
+        })
+    };
+    // Whether make can build the bare stem from the file: a pattern or suffix rule from
+    // `%.cu` and no explicit rule whose target is the stem.
+    let headers: Vec<(&str, &str)> = text
+        .lines()
+        .filter(|l| !l.starts_with('\t'))
+        .filter_map(|l| l.split('#').next()?.split_once(':'))
+        .filter(|(_, after)| !after.starts_with('='))
+        .filter(|(targets, _)| !targets.contains('='))
+        .collect();
+    let stem_built_from_cu = headers.iter().any(|(t, after)| {
+        (t.contains('%') && after.contains("%.cu")) || t.trim().starts_with(".cu")
+    }) && !headers.iter().any(|(t, _)| {
+        t.split_whitespace()
+            .any(|w| w.rsplit('/').next() == Some(stem))
+    });
     let mut cuda_named = false;
     for (n, line) in text.lines().enumerate() {
         // A branch make does not read names nothing.
@@ -1140,6 +1186,26 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         .contains(&directive)
         {
             continue;
+        }
+        // A recipe line that runs a file utility (`rm -f *.o`, `mkdir -p obj`) compiles
+        // nothing.
+        if line.starts_with('\t') {
+            let command = code
+                .trim_start()
+                .trim_start_matches(['@', '-', '+'])
+                .split_whitespace()
+                .next()
+                .unwrap_or_default();
+            if [
+                "rm", "cp", "mv", "mkdir", "rmdir", "echo", "printf", "touch", "ln", "cat", "tar",
+                "zip", "ls", "cd",
+            ]
+            .contains(&command)
+                && !code.contains("&&")
+                && !code.contains(';')
+            {
+                continue;
+            }
         }
         // Special targets (`.PHONY: install-* lib-*`) name targets that are no files.
         if [
@@ -1165,10 +1231,8 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
                 continue;
             }
         }
-        let code = without_tool_variables(
-            &vars,
-            &without_list_functions(&without_non_cuda_wildcards(code)),
-        );
+        let code = resolved_wildcards(&raw, &without_non_cuda_wildcards(code), &path);
+        let code = without_tool_variables(&vars, &without_list_functions(&code));
         let expanded = makefile_expand_or(&vars, &code, "$(?)");
         if ["wildcard", "shell", "foreach", "$(?)", "*"]
             .iter()
@@ -1181,21 +1245,19 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
             if name.is_empty() {
                 continue;
             }
-            // A bare stem names it too (`APPS = sum` with a pattern rule `%: %.cu`).
+            // A bare stem names it too (`APPS = sum` with a pattern rule `%: %.cu`),
+            // unless a rule of its own builds that stem from other files (`onemax:
+            // main.cu kernels.o`).
             if name == file
-                || name == stem
+                || (name == stem && stem_built_from_cu)
                 || name
                     .strip_prefix(stem)
                     .is_some_and(|rest| rest.starts_with('.'))
             {
                 return Some(true);
             }
-            let dir = word
-                .rsplit_once('/')
-                .map_or("", |(d, _)| d.trim_start_matches("./"));
-            cuda_named |= name.ends_with(".cu")
-                && !name.contains('%')
-                && folder.is_none_or(|f| dir == f.trim_start_matches("./"));
+            let dir = word.rsplit_once('/').map_or("", |(d, _)| d);
+            cuda_named |= name.ends_with(".cu") && !name.contains('%') && covers(dir);
         }
     }
     cuda_named.then_some(false)
@@ -1213,8 +1275,9 @@ fn without_tool_variables(vars: &[(String, String)], line: &str) -> String {
 /// (`ASMSRC = $(X86SRC:-32.asm=-64.asm)` read through `$(ASMSRC:%.asm=%.o)`) followed
 /// `depth` levels deep.
 fn without_tool_variables_to(vars: &[(String, String)], line: &str, depth: usize) -> String {
+    let line = braces_as_parens(line);
     let mut out = String::with_capacity(line.len());
-    let mut rest = line;
+    let mut rest = line.as_str();
     while let Some(start) = rest.find("$(") {
         out.push_str(&rest[..start]);
         let Some(len) = rest[start..].find(')') else {
@@ -1249,6 +1312,98 @@ fn without_tool_variables_to(vars: &[(String, String)], line: &str, depth: usize
         rest = &rest[start + len + 1..];
     }
     out.push_str(rest);
+    out
+}
+
+/// `line` with each `$(wildcard …)` whose patterns the Makefile's variables spell out
+/// replaced, for asking whether the source at `path` is named: a pattern that matches
+/// `path` by `path` itself, any other by the pattern with its wildcard characters
+/// written `\u{2}` (`src/\u{2}.cu`: a CUDA source of `src` that is not this one).
+fn resolved_wildcards(vars: &[(String, String)], line: &str, path: &str) -> String {
+    let mut code = braces_as_parens(line);
+    // `$(shell nvidia-smi | grep "CUDA Version" | …)`: a command that lists no files (no
+    // `find`, `ls`, glob or source name) gives no source names.
+    let mut from = 0;
+    while let Some(at) = code[from..].find("$(shell ").map(|i| i + from) {
+        let Some(end) = call_end(&code, at) else {
+            break;
+        };
+        let command = &code[at + "$(shell ".len()..end];
+        let lists = command.contains(['*', '?', '$', '`'])
+            || [
+                ".cu", ".cpp", ".c ", ".o", "find", "ls", "cat", "echo", "dir",
+            ]
+            .iter()
+            .any(|w| command.contains(w));
+        if lists {
+            from = end;
+        } else {
+            code.replace_range(at..=end, "");
+            from = at;
+        }
+    }
+    let mut from = 0;
+    while let Some(at) = code[from..].find("$(wildcard ").map(|i| i + from) {
+        let Some(end) = call_end(&code, at) else {
+            break;
+        };
+        let inner = &code[at + "$(wildcard ".len()..end];
+        let patterns = makefile_expand_or(vars, &without_tool_variables(vars, inner), "$(?)");
+        if patterns.contains('$') || patterns.contains('(') {
+            from = end;
+            continue;
+        }
+        let words: Vec<String> = patterns
+            .split_whitespace()
+            .map(|p| match glob_matches(p, path) {
+                true => path.to_string(),
+                false => p.replace(['*', '?'], "\u{2}"),
+            })
+            .collect();
+        let words = words.join(" ");
+        code.replace_range(at..=end, &words);
+        from = at + words.len();
+    }
+    code
+}
+
+/// Whether the make wildcard `pattern` (`src/*.cu`, `./k?.cu`; `*` and `?` within one
+/// folder) matches the relative `path`.
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    fn segment(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => segment(&p[1..], s) || (!s.is_empty() && segment(p, &s[1..])),
+            (Some(b'?'), Some(_)) => segment(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => segment(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    let clean = |t: &str| -> Vec<String> {
+        t.split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .map(str::to_string)
+            .collect()
+    };
+    let (p, s) = (clean(pattern), clean(path));
+    p.len() == s.len()
+        && p.iter()
+            .zip(&s)
+            .all(|(p, s)| segment(p.as_bytes(), s.as_bytes()))
+}
+
+/// `line` with each `${…}` reference written `$(…)`, as make reads both alike.
+fn braces_as_parens(line: &str) -> String {
+    let mut out = line.to_string();
+    let mut from = 0;
+    while let Some(at) = out[from..].find("${").map(|i| i + from) {
+        let Some(end) = call_end_any(&out, at) else {
+            break;
+        };
+        out.replace_range(end..=end, ")");
+        out.replace_range(at + 1..at + 2, "(");
+        from = at + 2;
+    }
     out
 }
 
@@ -1307,7 +1462,9 @@ fn without_non_cuda_wildcards(line: &str) -> String {
 /// P,LIST)`, `$(notdir LIST)`, … by LIST.
 fn without_list_functions(line: &str) -> String {
     // Each function with the number of leading arguments that are not names.
-    const FUNCTIONS: [(&str, usize); 14] = [
+    const FUNCTIONS: [(&str, usize); 16] = [
+        ("abspath", 0),
+        ("realpath", 0),
         ("foreach", 1),
         ("if", 1),
         ("addprefix", 1),
@@ -1431,12 +1588,28 @@ fn call_end_any(line: &str, start: usize) -> Option<usize> {
 
 /// Whether a Makefile variable's name says it holds a tool or options, not sources.
 fn tool_variable(name: &str) -> bool {
-    const TOOLS: [&str; 16] = [
-        "CC", "CXX", "NVCC", "LD", "AR", "RANLIB", "RM", "STRIP", "INSTALL", "MKDIR", "ECHO",
-        "SHELL", "MAKE", "CP", "MV", "HOSTCC",
+    const TOOLS: [&str; 18] = [
+        "CC",
+        "CXX",
+        "NVCC",
+        "LD",
+        "AR",
+        "RANLIB",
+        "RM",
+        "STRIP",
+        "INSTALL",
+        "MKDIR",
+        "ECHO",
+        "SHELL",
+        "MAKE",
+        "CP",
+        "MV",
+        "HOSTCC",
+        "MAKEFILE_LIST",
+        "CURDIR",
     ];
-    const ENDS: [&str; 8] = [
-        "FLAGS", "LIBS", "LDFLAGS", "DIR", "PATH", "OPT", "ARCH", "PREFIX",
+    const ENDS: [&str; 10] = [
+        "FLAGS", "LIBS", "LDFLAGS", "DIR", "PATH", "OPT", "OPTS", "OPTIONS", "ARCH", "PREFIX",
     ];
     TOOLS.contains(&name) || ENDS.iter().any(|e| name.ends_with(e))
 }
@@ -1769,10 +1942,28 @@ mod tests {
         let objs = "OBJS = main.o kern.o\nSRC = kern.cu\n%.o: %.cu\n\tnvcc -c $< -o $@\n";
         assert_eq!(makefile_builds(objs, "main.cu"), Some(true));
         assert_eq!(makefile_builds(objs, "old.cu"), Some(false));
+        // A wildcard matches the file or names its folder's sources.
         assert_eq!(
             makefile_builds("SRC = $(wildcard *.cu)\nkern.o: kern.cu\n", "old.cu"),
+            Some(true)
+        );
+        let glob = "DIR_SRC = ./src\nCU_SRC = $(wildcard ${DIR_SRC}/*.cu)\nCU_OBJ = $(patsubst %.cu,obj/%.o,$(notdir ${CU_SRC}))\nlib.a: $(CU_OBJ)\n\tnvcc -lib $^ -o $@\n";
+        assert_eq!(makefile_builds_in(glob, "rsa.cu", Some("src")), Some(true));
+        assert_eq!(
+            makefile_builds_in(glob, "old.cu", Some("src/useless")),
+            Some(false)
+        );
+        // Unless the Makefile runs make in other folders.
+        let sub = format!("{glob}sub:\n\t$(MAKE) -C src/useless\n");
+        assert_eq!(
+            makefile_builds_in(&sub, "old.cu", Some("src/useless")),
             None
         );
+        // A rule of its own builds `onemax` from other files; a `G++` variable, a
+        // `$(shell …)` that lists no files and `rm -f *.o` name no source.
+        let own = "NVCC = nvcc -arch=sm_52\nG++ = g++ -O2\nV := $(shell nvidia-smi | grep Version)\nAPPS = onemax\nall: $(APPS)\nonemax: main.cu kernels.o\n\t$(NVCC) $^ -o $@\nkernels.o: kernels.cu\n\t$(NVCC) -c $<\ncpu:\n\t$(G++) cpu.cpp\nclean:\n\trm -f *.o\n";
+        assert_eq!(makefile_builds(own, "onemax.cu"), Some(false));
+        assert_eq!(makefile_builds(own, "kernels.cu"), Some(true));
         assert_eq!(
             makefile_builds("app: $(SOURCES)\nx: a.cu\n", "old.cu"),
             None
@@ -1817,6 +2008,10 @@ mod tests {
         );
         assert_eq!(
             makefile_builds_in("K = $(wildcard *.cu)\nx: a.cu\n", "b.cu", None),
+            Some(true)
+        );
+        assert_eq!(
+            makefile_builds_in("K = $(wildcard $(UNSET)/*.cu)\nx: a.cu\n", "b.cu", None),
             None
         );
 
