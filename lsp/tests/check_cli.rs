@@ -917,6 +917,49 @@ fn a_makefile_wildcard_names_its_folders_sources() {
     );
 }
 
+/// A `setup.py` whose torch extensions each give their own nvcc flags: a source is
+/// checked for its extension's targets only (the sm_80 extension's header, included by
+/// its source, too), not for the union of the script's.
+#[test]
+fn torch_extensions_are_checked_for_their_own_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-torch-extensions");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/volta")).unwrap();
+    std::fs::create_dir_all(dir.join("src/ampere")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("setup.py"),
+        "setup(name='two', ext_modules=[\n    CUDAExtension(name='two.volta', sources=['src/volta/v.cu'],\n        extra_compile_args={'cxx': [], 'nvcc': ['-gencode', 'arch=compute_70,code=sm_70']}),\n    CUDAExtension(name='two.ampere', sources=['src/ampere/a.cu'],\n        extra_compile_args={'cxx': [], 'nvcc': ['-gencode', 'arch=compute_80,code=sm_80']}),\n])\n",
+    )
+    .unwrap();
+    let kernel = "__global__ void sum(const unsigned* in, unsigned* out) {\n    unsigned v = in[threadIdx.x];\n    out[threadIdx.x] = __reduce_add_sync(0xffffffffu, v);\n}\n";
+    std::fs::write(dir.join("src/ampere/reduce.cuh"), kernel).unwrap();
+    std::fs::write(
+        dir.join("src/ampere/a.cu"),
+        "#include \"reduce.cuh\"\nvoid run(const unsigned* i, unsigned* o) { sum<<<1, 32>>>(i, o); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/volta/v.cu"),
+        format!("{kernel}void run(const unsigned* i, unsigned* o) {{ sum<<<1, 32>>>(i, o); }}\n"),
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains("v.cu:3:24: error: `__reduce_add_sync` needs sm_80"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("reduce.cuh") && !out.contains("a.cu:"),
+        "{out}"
+    );
+    assert!(
+        err.contains("targets: sm_80 (from ") && err.contains("setup.py:4"),
+        "{err}"
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

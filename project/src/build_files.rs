@@ -567,6 +567,94 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// What a `setup.py`'s extensions say about one source file ([`python_extension_targets`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtensionTargets {
+    /// The targets of the extensions that list the file among their sources.
+    Of(Found),
+    /// No extension lists it (it may be compiled as another source's include).
+    NotListed,
+}
+
+/// The targets of the torch extensions (`CUDAExtension(…)`) of a `setup.py` that list the
+/// source at `rel` (relative to the script's folder), where each extension spells out its
+/// own sources and its own nvcc flags inside its call (`sources=["src/a.cu"]`,
+/// `extra_compile_args={'nvcc': ['-gencode', 'arch=compute_80,code=sm_80']}`): each is
+/// compiled with its own flags only. `None` where some extension's sources or flags come
+/// from elsewhere (a variable, a glob): the script's targets then count for every file.
+pub fn python_extension_targets(text: &str, rel: &str) -> Option<ExtensionTargets> {
+    let rel = rel.trim_start_matches("./");
+    let mut extensions = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("CUDAExtension(").map(|i| i + from) {
+        let open = at + "CUDAExtension".len();
+        let end = call_end(text, open)?;
+        let call = &text[open..end];
+        from = end;
+        // The quoted strings of the call, comments left out.
+        let mut words: Vec<String> = Vec::new();
+        for line in call.lines() {
+            let code = line.split('#').next().unwrap_or_default();
+            let mut rest = code;
+            while let Some(q) = rest.find(['"', '\'']) {
+                let quote = rest.as_bytes()[q] as char;
+                let Some(len) = rest[q + 1..].find(quote) else {
+                    break;
+                };
+                words.push(rest[q + 1..q + 1 + len].to_string());
+                rest = &rest[q + 2 + len..];
+            }
+        }
+        let sources: Vec<&String> = words
+            .iter()
+            .filter(|w| {
+                [".cu", ".cpp", ".cc", ".cxx", ".c"]
+                    .iter()
+                    .any(|e| w.ends_with(e))
+            })
+            .collect();
+        let split: Vec<String> = words
+            .iter()
+            .flat_map(|w| w.split_whitespace().map(str::to_string))
+            .collect();
+        let mut targets = targets_in_command(&split);
+        for (_, t) in gencodes_in_text(call) {
+            for t in t {
+                push_unique(&mut targets, t);
+            }
+        }
+        if sources.is_empty() || targets.is_empty() || call.contains("glob") {
+            return None;
+        }
+        let line = text[..open].matches('\n').count() + 1;
+        let lists = sources.iter().any(|s| {
+            let s = s.trim_start_matches("./");
+            rel == s || rel.ends_with(&format!("/{s}"))
+        });
+        extensions.push((lists, targets, line));
+    }
+    if extensions.is_empty() {
+        return None;
+    }
+    let mut targets = Vec::new();
+    let mut line = None;
+    for (_, t, l) in extensions.iter().filter(|(lists, _, _)| *lists) {
+        line.get_or_insert(*l);
+        for t in t {
+            push_unique(&mut targets, *t);
+        }
+    }
+    Some(match line {
+        Some(line) => ExtensionTargets::Of(Found {
+            targets,
+            line,
+            note: None,
+            conditional: Vec::new(),
+        }),
+        None => ExtensionTargets::NotListed,
+    })
+}
+
 /// The targets a Visual Studio project (`*.vcxproj`) with CUDA's build customisation
 /// compiles for: every `<CodeGeneration>` value (`compute_35,sm_35;compute_50,sm_50`,
 /// each pair `virtual,real`), over all its configurations. A value through a property
@@ -1801,6 +1889,21 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn torch_extensions_keep_their_own_flags() {
+        let t = "setup(ext_modules=[\n    CUDAExtension(name='volta',\n        sources=[os.path.join(here, 'src/volta/v.cu')],\n        extra_compile_args={'cxx': [], 'nvcc': ['-gencode', 'arch=compute_70,code=sm_70']}),\n    CUDAExtension(name='ampere', sources=['src/ampere/a.cu', 'src/ampere/b.cpp'],\n        extra_compile_args={'nvcc': ['-arch=sm_80']}),\n])\n";
+        let of = |rel| match python_extension_targets(t, rel) {
+            Some(ExtensionTargets::Of(f)) => format!("{} line {}", names(&f.targets), f.line),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(of("src/volta/v.cu"), "sm_70 line 2");
+        assert_eq!(of("src/ampere/a.cu"), "sm_80 line 5");
+        assert_eq!(of("src/ampere/tf32.cu"), "Some(NotListed)");
+        // Flags from a variable: not per extension.
+        let t = "nvcc_args = ['-gencode', 'arch=compute_80,code=sm_80']\nCUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': nvcc_args})\n";
+        assert_eq!(python_extension_targets(t, "k.cu"), None);
     }
 
     #[test]

@@ -349,6 +349,26 @@ impl ProjectLoader {
     fn build_file_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
         let dir = folder_of(file);
         let (found, path) = self.build_file_targets_of_dir(&dir)?;
+        // A torch extension's source is compiled with that extension's flags only; a
+        // file no extension lists has the targets of the sources that include it.
+        if path.file_name().is_some_and(|n| n == "setup.py") {
+            let rel = file
+                .canonicalize()
+                .unwrap_or_else(|_| file.to_path_buf())
+                .strip_prefix(folder_of(&path))
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"));
+            let text = read_build_file(&path).map(|t| t.0);
+            if let (Some(rel), Some(text)) = (rel, text) {
+                match build_files::python_extension_targets(&text, &rel) {
+                    Some(build_files::ExtensionTargets::Of(found)) => {
+                        return Some((found, path));
+                    }
+                    Some(build_files::ExtensionTargets::NotListed) => return None,
+                    None => {}
+                }
+            }
+        }
         let Some(makefile) = self.makefile_of_dir.get(&dir).cloned() else {
             return Some((found, path));
         };
