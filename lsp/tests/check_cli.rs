@@ -960,6 +960,41 @@ fn torch_extensions_are_checked_for_their_own_targets() {
     );
 }
 
+/// A Makefile variant run with `make -f Makefile.ampere` that names a file decides its
+/// targets, where the plain Makefile (sm_75) compiles other sources only.
+#[test]
+fn a_makefile_variant_that_names_the_file_gives_its_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-variant");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/kernels")).unwrap();
+    std::fs::create_dir_all(dir.join("src/extra")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "CFLAGS = -O3 -arch=sm_75\nKERNEL_DIR = src/kernels\nmain: $(KERNEL_DIR)/main.cu\n\tnvcc $(CFLAGS) -o $@ $<\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile.ampere"),
+        "FLAGS = -gencode arch=compute_80,code=sm_80\nampere: src/extra/a.cu\n\tnvcc $(FLAGS) -c src/extra/a.cu -o a.o\n",
+    )
+    .unwrap();
+    let kernel = "__global__ void sum(const unsigned* in, unsigned* out) {\n    unsigned v = in[threadIdx.x];\n    out[threadIdx.x] = __reduce_add_sync(0xffffffffu, v);\n}\nvoid run(const unsigned* i, unsigned* o) { sum<<<1, 32>>>(i, o); }\n";
+    std::fs::write(dir.join("src/extra/a.cu"), kernel).unwrap();
+    std::fs::write(dir.join("src/kernels/main.cu"), kernel).unwrap();
+    let o = check(&dir, &["."]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains("main.cu:3:24: error: `__reduce_add_sync` needs sm_80"),
+        "{out}"
+    );
+    assert!(!out.contains("a.cu:"), "{out}");
+    assert!(
+        err.contains("targets: sm_80 (from ") && err.contains("Makefile.ampere:3)"),
+        "{err}"
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

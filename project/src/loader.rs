@@ -81,6 +81,8 @@ pub struct ProjectLoader {
     /// Makefile → its text with its includes' before it (and where each part came
     /// from), for the targets of each file it builds.
     makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
+    /// Folder → the Makefile variants it holds (`Makefile.hopper`, `cuda.mk`).
+    variants_of_dir: HashMap<PathBuf, Vec<PathBuf>>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
     cmake_includes_of_dir: HashMap<PathBuf, Vec<String>>,
     /// Folder → the include folders of the nearest Makefile at or above it.
@@ -208,6 +210,7 @@ impl ProjectLoader {
         self.build_of_dir.clear();
         self.makefile_text.clear();
         self.makefile_of_dir.clear();
+        self.variants_of_dir.clear();
         self.cmake_includes_of_dir.clear();
         self.make_includes_of_dir.clear();
         self.includers_of_root.clear();
@@ -348,7 +351,20 @@ impl ProjectLoader {
     /// ([`build_files::makefile_targets_for`]).
     fn build_file_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
         let dir = folder_of(file);
-        let (found, path) = self.build_file_targets_of_dir(&dir)?;
+        let primary = self.build_file_targets_of_dir(&dir);
+        // A Makefile variant (`make -f Makefile.hopper`) that names the file decides
+        // where the nearest Makefile does not name it.
+        let primary_names = match (&primary, self.makefile_of_dir.get(&dir).cloned()) {
+            (Some(_), Some(makefile)) => self.makefile_names(file, &makefile) == Some(true),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if !primary_names {
+            if let Some(variant) = self.variant_makefile_targets(file) {
+                return Some(variant);
+            }
+        }
+        let (found, path) = primary?;
         // A torch extension's source is compiled with that extension's flags only; a
         // file no extension lists has the targets of the sources that include it.
         if path.file_name().is_some_and(|n| n == "setup.py") {
@@ -386,6 +402,72 @@ impl ProjectLoader {
         let (path, line) = origin_of(&makefile, &segments, found.line);
         found.line = line;
         Some((found, path))
+    }
+
+    /// The text of the Makefile at `path` with its includes, read once.
+    fn makefile_text_of(&mut self, path: &Path) -> (Arc<str>, Segments) {
+        if let Some(t) = self.makefile_text.get(path) {
+            return t.clone();
+        }
+        let t = read_build_file(path).unwrap_or_default();
+        let t = (Arc::<str>::from(t.0), t.1);
+        self.makefile_text.insert(path.to_path_buf(), t.clone());
+        t
+    }
+
+    /// Whether the Makefile at `makefile` (in `file`'s folder or above) names `file`
+    /// among what it compiles ([`build_files::makefile_builds_in`]).
+    fn makefile_names(&mut self, file: &Path, makefile: &Path) -> Option<bool> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        let text = self.makefile_text_of(makefile).0;
+        let rel = folder_of(file)
+            .strip_prefix(folder_of(makefile))
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .filter(|r| !r.is_empty());
+        build_files::makefile_builds_in(&text, &name, rel.as_deref())
+    }
+
+    /// The targets of the first Makefile variant at or above `file`'s folder
+    /// (`Makefile.blackwell`, `makefile.linux`, `cuda.mk`: builds run with `make -f`)
+    /// that names `file` and gives it targets, with that file.
+    fn variant_makefile_targets(&mut self, file: &Path) -> Option<(Found, PathBuf)> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        for d in self.ancestors(&folder_of(file)) {
+            let variants = match self.variants_of_dir.get(&d) {
+                Some(v) => v.clone(),
+                None => {
+                    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| {
+                            let n = p.file_name().map(|n| n.to_string_lossy().to_string());
+                            n.is_some_and(|n| {
+                                ((n.starts_with("Makefile.") || n.starts_with("makefile."))
+                                    && !MAKEFILE_NAMES.contains(&n.as_str()))
+                                    || n.ends_with(".mk")
+                            }) && p.is_file()
+                        })
+                        .collect();
+                    v.sort();
+                    self.variants_of_dir.insert(d.clone(), v.clone());
+                    v
+                }
+            };
+            for variant in variants {
+                if self.makefile_names(file, &variant) != Some(true) {
+                    continue;
+                }
+                let (text, segments) = self.makefile_text_of(&variant);
+                if let Some(mut found) = build_files::makefile_targets_for(&text, Some(&name)) {
+                    let (path, line) = origin_of(&variant, &segments, found.line);
+                    found.line = line;
+                    return Some((found, path));
+                }
+            }
+        }
+        None
     }
 
     /// Why the Makefile `makefile`, whose targets `file` has, does not compile it: it
