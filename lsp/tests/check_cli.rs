@@ -995,6 +995,39 @@ fn a_makefile_variant_that_names_the_file_gives_its_targets() {
     );
 }
 
+/// A Visual Studio project that lists its CUDA sources (`<CudaCompile Include="…">`)
+/// and not `old.cu`: the file is not compiled (a hint that says why).
+#[test]
+fn files_a_visual_studio_project_does_not_list_give_hints_only() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-vs-members");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("app/app.vcxproj"),
+        "<Project>\n  <ItemGroup>\n    <CudaCompile Include=\"kernel.cu\" />\n    <ClInclude Include=\"defs.h\" />\n  </ItemGroup>\n</Project>\n",
+    )
+    .unwrap();
+    let kernel = |name: &str| {
+        format!(
+            "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
+        )
+    };
+    std::fs::write(dir.join("app/kernel.cu"), kernel("live")).unwrap();
+    std::fs::write(dir.join("app/old.cu"), kernel("old")).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("kernel.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("old.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("app.vcxproj names the CUDA sources it compiles, and not this file)"),
+        "{out}"
+    );
+}
+
 /// A Visual Studio project's `<CodeGeneration>` names the targets of the sources below
 /// its folder (here sm_30 and sm_50, lock-step warps: the warp-synchronous tail through
 /// `volatile` is no finding); an xmake project's `add_cugencodes` those of its own.

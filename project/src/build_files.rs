@@ -567,6 +567,43 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     None
 }
 
+/// Whether a Visual Studio project compiles the CUDA source at `rel` (relative to the
+/// project's folder): `Some(true)` where a `<CudaCompile Include="…">` item names it,
+/// `Some(false)` where the project lists its CUDA sources one by one and not this one,
+/// `None` where it lists none or through a wildcard or property.
+pub fn vcxproj_builds(text: &str, rel: &str) -> Option<bool> {
+    let rel = rel
+        .trim_start_matches("./")
+        .replace('\\', "/")
+        .to_ascii_lowercase();
+    let mut listed = false;
+    let mut from = 0;
+    while let Some(at) = text[from..].find("<CudaCompile ").map(|i| i + from) {
+        from = at + 1;
+        let tag_end = text[at..].find('>').map_or(text.len(), |e| at + e);
+        let tag = &text[at..tag_end];
+        let Some(include) = tag
+            .find("Include=\"")
+            .map(|i| &tag[i + "Include=\"".len()..])
+        else {
+            continue;
+        };
+        let item = include.split('"').next().unwrap_or_default();
+        if item.contains(['*', '?', '$', '%']) {
+            return None;
+        }
+        let item = item
+            .trim_start_matches(".\\")
+            .replace('\\', "/")
+            .to_ascii_lowercase();
+        if item == rel {
+            return Some(true);
+        }
+        listed = true;
+    }
+    listed.then_some(false)
+}
+
 /// What a `setup.py`'s extensions say about one source file ([`python_extension_targets`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExtensionTargets {
@@ -1904,6 +1941,22 @@ mod tests {
         // Flags from a variable: not per extension.
         let t = "nvcc_args = ['-gencode', 'arch=compute_80,code=sm_80']\nCUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': nvcc_args})\n";
         assert_eq!(python_extension_targets(t, "k.cu"), None);
+    }
+
+    #[test]
+    fn visual_studio_project_sources() {
+        let t = "<ItemGroup>\n    <CudaCompile Include=\"kernel.cu\" />\n    <CudaCompile Include=\"src\\Bitwise.cu\">\n    </CudaCompile>\n    <ClInclude Include=\"defs.h\" />\n</ItemGroup>\n";
+        assert_eq!(vcxproj_builds(t, "kernel.cu"), Some(true));
+        assert_eq!(vcxproj_builds(t, "src/bitwise.cu"), Some(true));
+        assert_eq!(vcxproj_builds(t, "notbitwise_vector.cu"), Some(false));
+        assert_eq!(
+            vcxproj_builds("<CudaCompile Include=\"*.cu\" />", "a.cu"),
+            None
+        );
+        assert_eq!(
+            vcxproj_builds("<ClCompile Include=\"main.cpp\" />", "a.cu"),
+            None
+        );
     }
 
     #[test]

@@ -404,6 +404,53 @@ impl ProjectLoader {
         Some((found, path))
     }
 
+    /// Why the Visual Studio projects of the nearest folder at or above `file`'s that
+    /// holds any do not compile it: each lists its CUDA sources (`<CudaCompile
+    /// Include="…">`) and none lists this file, and no source or header below them
+    /// includes it. `None` where one may compile it; only `.cu` files are judged.
+    fn not_in_visual_studio_projects(&mut self, file: &Path) -> Option<String> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        if !name.ends_with(".cu") {
+            return None;
+        }
+        let dir = folder_of(file);
+        for d in self.ancestors(&dir) {
+            let mut projects: Vec<PathBuf> = std::fs::read_dir(&d)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "vcxproj"))
+                .collect();
+            if projects.is_empty() {
+                continue;
+            }
+            projects.sort();
+            let rel = dir
+                .strip_prefix(&d)
+                .ok()?
+                .join(&name)
+                .to_string_lossy()
+                .replace('\\', "/");
+            for p in &projects {
+                let text = std::fs::read_to_string(p).ok()?;
+                if build_files::vcxproj_builds(&text, &rel) != Some(false) {
+                    return None;
+                }
+            }
+            if included_below(&d, &name) {
+                return None;
+            }
+            let names: Vec<String> = projects.iter().map(|p| p.display().to_string()).collect();
+            return Some(format!(
+                "{} {} the CUDA sources {} compiles, and not this file",
+                names.join(" and "),
+                if names.len() == 1 { "names" } else { "name" },
+                if names.len() == 1 { "it" } else { "they" },
+            ));
+        }
+        None
+    }
+
     /// The text of the Makefile at `path` with its includes, read once.
     fn makefile_text_of(&mut self, path: &Path) -> (Arc<str>, Segments) {
         if let Some(t) = self.makefile_text.get(path) {
@@ -709,7 +756,7 @@ impl ProjectLoader {
                 let not_built = if is_makefile_name(&path) {
                     self.not_built(file, &path)
                 } else {
-                    None
+                    self.not_in_visual_studio_projects(file)
                 };
                 build.targets = TargetSet::named(found.targets, origin).map(|set| TargetSet {
                     not_built,
@@ -754,7 +801,10 @@ impl ProjectLoader {
                                 .find(|p| p.is_file())
                         })
                     });
-                if let Some(why) = makefile.and_then(|m| self.not_built(file, &m)) {
+                let why = makefile
+                    .and_then(|m| self.not_built(file, &m))
+                    .or_else(|| self.not_in_visual_studio_projects(file));
+                if let Some(why) = why {
                     build.targets = Some(TargetSet {
                         not_built: Some(why),
                         ..TargetSet::assumed()
