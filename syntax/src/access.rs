@@ -588,6 +588,9 @@ impl SourceFile {
         let tree = Ancestry::few(roots.clone(), text.len());
         let mut low = Lowerer::new(text, facts, &tree);
         low.warp_values = warp_values;
+        // For the lanes of one warp, a load every lane makes from the same address
+        // (`cuts[blockIdx.x]`) is one value, as a parameter is.
+        low.opaque_uniform = warp_values;
         let mut out = Vec::new();
         let mut todo = Vec::new();
         // The condition clause and parentheses around the expression.

@@ -1391,6 +1391,37 @@ void run(unsigned char* b, unsigned* o) { pad_and_sum<<<16, 256>>>(b, 256, 4096,
     }
 
     #[test]
+    fn the_else_of_both_orderings_against_a_loaded_uniform_leaves_one_lane() {
+        // `cut` is loaded from one address for the whole block: the `else` of `i < cut`
+        // and `i > cut` is `i == cut`, one thread; its byte loop is one lane's requests.
+        // The vector copies the other threads run are coalesced.
+        check_messages(
+            RULE,
+            r#"
+__global__ void splice(const char* a, char* out, const int* cuts, int nchunks) {
+    int row = blockIdx.x;
+    int cutb = cuts[row];
+    int cut = cutb / 16;
+    int len = nchunks * 16;
+    for (int i = threadIdx.x; i < nchunks; i += blockDim.x) {
+        if (i < cut) {
+            reinterpret_cast<int4*>(out)[row * nchunks + i] = reinterpret_cast<const int4*>(a)[row * nchunks + i];
+        } else if (i > cut) {
+            reinterpret_cast<int4*>(out)[row * nchunks + i] = reinterpret_cast<const int4*>(a)[row * nchunks + i];
+        } else {
+            for (int j = i * 16; j < cutb; ++j) out[row * len + j] = a[row * len + j];
+        }
+    }
+}
+void run(const char* a, char* o, const int* c, int rows, int n) { splice<<<rows, 256>>>(a, o, c, n); }
+"#,
+            expect![[r#"
+
+            "#]],
+        );
+    }
+
+    #[test]
     fn a_guard_on_loaded_data_gives_a_hint_that_assumes_the_whole_warp() {
         // Which lanes pass `flag` (loaded at each lane's own index) is data: the full
         // warp's figure, as a hint that says what it assumes.
