@@ -325,9 +325,20 @@ fn diagnose_with(
         f64::from(report.sectors) / f64::from(report.ideal)
     );
     if let ActiveLanes::Known { mask, condition } = &lanes {
+        // A block of fewer than 32 threads fills only part of its warp (`<<<1, 16>>>`):
+        // the lanes it has.
+        let warp = match shape {
+            [Some(x), Some(y), Some(z)] => (x * y * z.max(1)).clamp(1, 32),
+            _ => 32,
+        };
+        let present = if warp >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << warp) - 1
+        };
         message.push_str(&format!(
-            " (only {} of the 32 lanes issue it, under `{condition}`)",
-            mask.count_ones()
+            " (only {} of the {warp} lanes issue it, under `{condition}`)",
+            (mask & present).count_ones()
         ));
     }
     if let Some(s) = stride.filter(|_| dims.is_empty()) {
@@ -1386,6 +1397,23 @@ void run(unsigned char* b, unsigned* o) { pad_and_sum<<<16, 256>>>(b, 256, 4096,
 "#,
             expect![[r#"
                 warning: uncoalesced load from `buf`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `chunk` = 256, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_block_smaller_than_the_warp_counts_its_own_lanes() {
+        // 16 threads: 15 of the warp's 16 lanes take the branch.
+        check_messages(
+            RULE,
+            r#"
+__global__ void part(const char* data, unsigned* acc) {
+    if (threadIdx.x < 15) acc[threadIdx.x] = data[threadIdx.x * 64];
+}
+void run(const char* d, unsigned* a) { part<<<1, 16>>>(d, a); }
+"#,
+            expect![[r#"
+                warning: uncoalesced load from `data`: each warp request touches 15 sectors of 32 bytes where its 15 bytes need 1 (15.0x the memory traffic) (only 15 of the 16 lanes issue it, under `threadIdx.x < 15`); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
     }
