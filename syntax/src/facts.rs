@@ -640,6 +640,17 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                     // (`cudaMemcpyToSymbol`, or its address taken with
                     // `cudaGetSymbolAddress`) holds its initialiser.
                     constant_decl(tree, node, text, false, facts);
+                } else if node
+                    .field("type")
+                    .is_some_and(|t| node_text(t, text).trim() == "dim3")
+                    && enclosing_function(tree, node).is_none()
+                    && launch::dim3_inits(tree, node, text)
+                        .iter()
+                        .all(|(name, _, _)| !written_anywhere(text, name))
+                {
+                    // A file-scope `dim3 block(16, 16);` the file never assigns holds
+                    // its initialiser, as a `constexpr dim3` does.
+                    constant_decl(tree, node, text, false, facts);
                 }
                 walk.declarations.push(node);
             }
@@ -650,6 +661,45 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
         true
     });
     walk
+}
+
+/// Whether `text` assigns the variable `name` or one of its members anywhere (`name =`,
+/// `name.x += …`, `++name`), or takes its address (`&name`), where it could change.
+fn written_anywhere(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut from = 0;
+    while let Some(at) = text[from..].find(name).map(|i| i + from) {
+        from = at + name.len();
+        let end = at + name.len();
+        if (at > 0 && ident(bytes[at - 1])) || bytes.get(end).is_some_and(|b| ident(*b)) {
+            continue;
+        }
+        let before = text[..at].trim_end();
+        if before.ends_with('&') && !before.ends_with("&&")
+            || before.ends_with("++")
+            || before.ends_with("--")
+        {
+            return true;
+        }
+        let mut after = text[end..].trim_start();
+        // A member (`.x`).
+        if let Some(rest) = after.strip_prefix('.') {
+            after = rest
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                .trim_start();
+        }
+        let assigns = after.starts_with('=') && !after.starts_with("==");
+        let compound = [
+            "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--",
+        ]
+        .iter()
+        .any(|op| after.starts_with(op));
+        if assigns || compound {
+            return true;
+        }
+    }
+    false
 }
 
 /// The range of the scope a declaration lives in: the enclosing block, function or file.
