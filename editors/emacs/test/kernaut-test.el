@@ -107,11 +107,7 @@
                               (flymake-reporting-backends)
                               (flymake-disabled-backends)
                               (and (boundp 'eglot--diagnostics) eglot--diagnostics)
-<<<<<<< Updated upstream
                               (kt-event-summary server))))
-=======
-                              (kt-event-summary server)))))
->>>>>>> Stashed changes
           ;; Its wiki link is a file:// page (written by the server to its cache folder),
           ;; which `kernaut-diagnostic-page' opens at the cited section.
           (when diags
