@@ -1868,6 +1868,48 @@ void launch(float* out) {
         );
     }
 
+    /// A bound every launch passes the block's own extent for (`prefix<<<1, n>>>(…, n)`):
+    /// `t < n` holds in every thread. Where one launch passes something else, it splits.
+    #[test]
+    fn a_guard_on_the_parameter_every_launch_makes_the_block_size() {
+        check(
+            RULE,
+            r#"
+__global__ void prefix(const unsigned* in, unsigned* out, unsigned n) {
+    extern __shared__ unsigned buf[];
+    int t = threadIdx.x;
+    buf[t] = in[t];
+    __syncthreads();
+    if (t < n) {
+        for (unsigned s = 1; s < n; s <<= 1) {
+            unsigned v = (t >= s) ? buf[t - s] : 0u;
+            __syncthreads();
+            buf[t] += v;
+            __syncthreads();
+        }
+    }
+    out[t] = buf[t];
+}
+__global__ void part(const unsigned* in, unsigned* out, unsigned n) {
+    __shared__ unsigned buf[256];
+    int t = threadIdx.x;
+    if (t < n) {
+        buf[t] = in[t];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (t < n)`
+    }
+    __syncthreads();
+    out[t] = buf[255 - t];
+}
+void run(const unsigned* in, unsigned* out, unsigned n) {
+    prefix<<<1, n, n * sizeof(unsigned)>>>(in, out, n);
+    part<<<1, n>>>(in, out, n);
+    part<<<1, 256>>>(in, out, n);
+}
+"#,
+        );
+    }
+
     /// A bound on a global index that the launch's grid never passes: `n / 128` blocks of
     /// 128 threads (rounded down) start only threads with `i < n`, and a grid of exactly
     /// `work / 128` blocks never takes the early exit. Rounded up, the last block splits.

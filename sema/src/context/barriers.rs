@@ -385,6 +385,17 @@ pub fn reads_only_rows(ctx: &RuleContext, range: &TextRange) -> Option<bool> {
 /// no value.
 fn uniform_under_launch(ctx: &RuleContext, range: &TextRange, block: [u32; 3]) -> bool {
     use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
+    // A parameter every launch passes the block's own extent for (`k<<<1, n>>>(…, n)`)
+    // is that `blockDim`: `t < n` holds in every thread whatever `n` is.
+    let sized = block_sized_params(ctx, range.start);
+    let resized = |e: &kernaut_syntax::IndexExpr| {
+        e.substitute(&|name| {
+            sized
+                .iter()
+                .find(|(p, _)| p == name)
+                .map(|(_, axis)| kernaut_syntax::IndexExpr::BlockDim(*axis))
+        })
+    };
     let threads = block.iter().map(|&d| u64::from(d)).product::<u64>();
     if threads == 0 || threads > 1024 {
         return false;
@@ -423,7 +434,11 @@ fn uniform_under_launch(ctx: &RuleContext, range: &TextRange, block: [u32; 3]) -
                             }
                             let mut holds = Vec::with_capacity(comparisons.len());
                             for c in &comparisons {
-                                let value = c.value(&|e| valuation.lane(e, lane));
+                                let value = if sized.is_empty() {
+                                    c.value(&|e| valuation.lane(e, lane))
+                                } else {
+                                    c.value(&|e| valuation.lane(&resized(e), lane))
+                                };
                                 if *valued.get_or_insert(value.is_some()) != value.is_some() {
                                     return false;
                                 }
@@ -443,6 +458,48 @@ fn uniform_under_launch(ctx: &RuleContext, range: &TextRange, block: [u32; 3]) -
         }
     }
     evaluated
+}
+
+/// The parameters of the kernel around `at` that every launch of it in sight passes the
+/// launch's own block extent along one axis for (`prefix<<<1, n, …>>>(in, out, n)`: `n`
+/// is `blockDim.x`), with that axis. Empty where the kernel has no launch.
+fn block_sized_params(ctx: &RuleContext, at: usize) -> Vec<(String, kernaut_gpu::expr::Axis)> {
+    use kernaut_gpu::expr::Axis;
+    let Some(kernel) = ctx.facts.function_at(at).filter(|f| f.is_kernel) else {
+        return Vec::new();
+    };
+    let launches = ctx.scope().launches(&kernel.name);
+    if launches.is_empty() {
+        return Vec::new();
+    }
+    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    let mut out = Vec::new();
+    for (i, param) in kernel.params.iter().enumerate() {
+        if param.name.is_empty() {
+            continue;
+        }
+        for (k, axis) in [Axis::X, Axis::Y, Axis::Z].into_iter().enumerate() {
+            let every = launches.iter().all(|(_, l)| {
+                let part = match (l.block.parts.as_slice(), k) {
+                    ([], 0) => Some(l.block.text.as_str()),
+                    (parts, k) => parts.get(k).map(String::as_str),
+                };
+                let arg = l.args.get(i).map(|a| squash(a));
+                match (part, arg) {
+                    (Some(p), Some(a)) => {
+                        let p = squash(p);
+                        !p.is_empty() && p == a && !p.chars().all(|c| c.is_ascii_digit())
+                    }
+                    _ => false,
+                }
+            });
+            if every {
+                out.push((param.name.clone(), axis));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// What [`uniformity_in_groups`] finds of a condition.
