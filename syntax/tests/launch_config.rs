@@ -148,10 +148,11 @@ fn launch_config_block_from_a_dim3_assigned_after_its_declaration() {
 #[test]
 fn file_and_namespace_constants() {
     // `cfg::kThreads` and `cfg::kBlock` are the namespace's constants; a `dim3` constant
-    // at file scope is its parts. A name two namespaces define differently, and a
-    // non-constant global `dim3`, stay unknown.
+    // at file scope is its parts, as is a global `dim3` the file never assigns. A name
+    // two namespaces define differently, and a global `dim3` a function sets again,
+    // stay unknown.
     let text = format!(
-        "{KERNEL}namespace cfg {{\nconstexpr int kThreads = 64;\nconstexpr dim3 kBlock(32, 4);\n}}\nconst dim3 kGrid{{8, 2}};\nnamespace a {{ constexpr int N = 4; }}\nnamespace b {{ constexpr int N = 8; }}\ndim3 loose(16);\nvoid run(float* p) {{\n    k<<<kGrid, cfg::kThreads>>>(p);\n    k<<<1, cfg::kBlock>>>(p);\n    k<<<1, a::N>>>(p);\n    k<<<1, loose>>>(p);\n}}\n"
+        "{KERNEL}namespace cfg {{\nconstexpr int kThreads = 64;\nconstexpr dim3 kBlock(32, 4);\n}}\nconst dim3 kGrid{{8, 2}};\nnamespace a {{ constexpr int N = 4; }}\nnamespace b {{ constexpr int N = 8; }}\ndim3 loose(16);\ndim3 moved(16);\nvoid set() {{ moved.x = 32; }}\nvoid run(float* p) {{\n    k<<<kGrid, cfg::kThreads>>>(p);\n    k<<<1, cfg::kBlock>>>(p);\n    k<<<1, a::N>>>(p);\n    k<<<1, loose>>>(p);\n    k<<<1, moved>>>(p);\n}}\n"
     );
     assert_eq!(
         dims(&text),
@@ -159,6 +160,7 @@ fn file_and_namespace_constants() {
             (Some([8, 2, 1]), Some([64, 1, 1])),
             (Some([1, 1, 1]), Some([32, 4, 1])),
             (Some([1, 1, 1]), None),
+            (Some([1, 1, 1]), Some([16, 1, 1])),
             (Some([1, 1, 1]), None),
         ]
     );
