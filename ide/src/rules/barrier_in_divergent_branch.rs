@@ -1243,6 +1243,53 @@ __global__ void skippers_call(const double* v, double* out) {
         );
     }
 
+    /// A tree reduction whose idle threads `break`: after the loop only thread 0 runs a
+    /// block barrier, and no thread that broke out (`threadIdx.x >= active`, `active` at
+    /// least 1) is thread 0, so the leavers go on to exit. A later barrier a leaver can
+    /// reach (`threadIdx.x < 32`) keeps the warning.
+    #[test]
+    fn a_barrier_after_the_loop_that_no_leaver_can_reach() {
+        check(
+            RULE,
+            r#"
+__global__ void sum(const float* in, float* out) {
+    __shared__ float s[256];
+    s[threadIdx.x] = in[threadIdx.x];
+    for (unsigned active = blockDim.x >> 1; active > 0; active >>= 1) {
+        __syncthreads();
+        if (threadIdx.x >= active)
+            break;
+         // ^^^^^^ hint: `break` under `if (threadIdx.x >= active)` leaves the loop for some threads of the block before `__syncthreads()`; they meet no block barrier after the loop and go on to exit
+        s[threadIdx.x] += s[threadIdx.x + active];
+    }
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] = s[0];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x == 0)`
+        out[gridDim.x + blockIdx.x] = s[0];
+    }
+}
+__global__ void sum32(const float* in, float* out) {
+    __shared__ float s[256];
+    s[threadIdx.x] = in[threadIdx.x];
+    for (unsigned active = blockDim.x >> 1; active > 0; active >>= 1) {
+        __syncthreads();
+        if (threadIdx.x >= active)
+            break;
+         // ^^^^^^ warning: `break` under `if (threadIdx.x >= active)` leaves the loop for some threads of the block, which stay alive
+        s[threadIdx.x] += s[threadIdx.x + active];
+    }
+    if (threadIdx.x < 32) {
+        out[blockIdx.x] = s[0];
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x < 32)`
+        out[gridDim.x + blockIdx.x] = s[threadIdx.x];
+    }
+}
+"#,
+        );
+    }
+
     #[test]
     fn uniform_or_late_exits_stay_silent() {
         check(

@@ -772,6 +772,30 @@ pub fn implies(
     wide: &TextRange,
     block: Option<[u32; 3]>,
 ) -> bool {
+    implication(ctx, narrow, wide, block, false)
+}
+
+/// Whether no thread for which the condition at `guard` holds makes the condition at
+/// `other` hold, at any of the first iterations of the loops around them (`t == 0`
+/// excludes `t >= active` in a loop whose `active` stays at least 1): [`implies`] with
+/// `other` negated.
+pub fn excludes(
+    ctx: &RuleContext,
+    guard: &TextRange,
+    other: &TextRange,
+    block: Option<[u32; 3]>,
+) -> bool {
+    implication(ctx, guard, other, block, true)
+}
+
+/// [`implies`], or with `negate` [`excludes`].
+fn implication(
+    ctx: &RuleContext,
+    narrow: &TextRange,
+    wide: &TextRange,
+    block: Option<[u32; 3]>,
+    negate: bool,
+) -> bool {
     use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
     let blocks: Vec<[u32; 3]> = match block {
         Some(b) => vec![b],
@@ -811,7 +835,7 @@ pub fn implies(
                                 let value = |e: &kernaut_syntax::IndexExpr| valuation.lane(e, lane);
                                 let (nv, wv) = (
                                     n.value(&|e| value(e)).map(|v| v != 0),
-                                    w.value(&|e| value(e)).map(|v| v != 0),
+                                    w.value(&|e| value(e)).map(|v| (v != 0) != negate),
                                 );
                                 // Both valued in every thread, or in none (a division by
                                 // a sample of 0): this sample says nothing then.

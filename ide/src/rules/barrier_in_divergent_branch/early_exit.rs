@@ -154,9 +154,10 @@ pub(super) fn check(
             // it, no loop around it holding one) and go on to exit, as after a `return`.
             JumpKind::Break
                 if in_kernel
-                    && !barriers
-                        .iter()
-                        .any(|b| flow.reaches_after(&left, b.range.start, None)) =>
+                    && !barriers.iter().any(|b| {
+                        flow.reaches_after(&left, b.range.start, None)
+                            && !guarded_from(ctx, b.range.start, &left, &branch, block)
+                    }) =>
             {
                 (
                     Severity::Hint,
@@ -181,6 +182,32 @@ pub(super) fn check(
             fixes: Vec::new(),
         });
     }
+}
+
+/// Whether the barrier at `at`, after the loop `left`, lies in an `if` (after the loop)
+/// whose condition no thread that takes the exit branch `branch` satisfies: `if
+/// (threadIdx.x == 0) { …; __syncthreads(); }` after `if (threadIdx.x >= active) break;`
+/// in a loop whose `active` stays at least 1. Those threads never meet it.
+fn guarded_from(
+    ctx: &RuleContext,
+    at: usize,
+    left: &kernaut_syntax::TextRange,
+    branch: &kernaut_syntax::TextRange,
+    block: Option<[u32; 3]>,
+) -> bool {
+    let Some(exit) = super::if_condition(ctx, branch) else {
+        return false;
+    };
+    ctx.enclosing(at).iter().any(|e| match &e.kind {
+        EnclosingKind::If {
+            condition_range,
+            in_else: false,
+            ..
+        } if e.range.start >= left.end => {
+            super::super::barriers::excludes(ctx, condition_range, &exit, block)
+        }
+        _ => false,
+    })
 }
 
 /// Whether the threads that leave at `jump` skip shared-memory work that the others do
