@@ -405,7 +405,8 @@ fn balanced(
         return false;
     };
     let Some(other) = other else {
-        return returning_branch_balanced(ctx, flow, branch, &then, b, all);
+        return returning_branch_balanced(ctx, flow, branch, &then, b, all)
+            || roles_balanced(ctx, flow, branch, &then, b, all);
     };
     // A side holds a barrier of the scope, or calls a device function that reaches one.
     let holds = |r: &kernaut_syntax::TextRange| {
@@ -427,6 +428,85 @@ fn balanced(
 /// `return`: its threads and those that skip it (and run the rest of the body) pair up
 /// where both arrive at `b`'s scope equally often (`if (role) { …; sync; sync; return; }
 /// …; sync; …; sync;`): one hardware barrier counts arrivals, not call sites.
+/// Whether the threads that take the `if` at `branch` (a statement of the function's
+/// body, without `else`) and those that skip it arrive at the scope's barriers equally
+/// often over the rest of the function: each later statement is run by both, or is an
+/// `if` that each side takes or skips as a whole (`if (threadIdx.y == 1)` after `if
+/// (threadIdx.y == 0)` in a block two rows high). Warp-specialised producers and
+/// consumers that hand a buffer over through the same number of barriers pair up.
+fn roles_balanced(
+    ctx: &RuleContext,
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+    then: &kernaut_syntax::TextRange,
+    b: &Barrier,
+    all: &[Barrier],
+) -> bool {
+    use super::barriers::{excludes, implied_by_failing, sum_arrivals};
+    use kernaut_syntax::StatementShape;
+    let Some(StatementShape::Block(body)) = flow.shape(&flow.body) else {
+        return false;
+    };
+    if !body.contains(branch) {
+        return false;
+    }
+    let Some(condition) = if_condition(ctx, branch) else {
+        return false;
+    };
+    // Threads that return inside the branch run nothing after it.
+    if flow
+        .jumps
+        .iter()
+        .any(|j| j.kind == kernaut_syntax::JumpKind::Return && then.contains(&j.range.start))
+    {
+        return false;
+    }
+    let block = certain_block(ctx, branch.start);
+    let holds_barrier = |r: &kernaut_syntax::TextRange| {
+        all.iter()
+            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
+            || calls_a_synchronising_helper(ctx, r)
+    };
+    let mut taken = vec![arrivals(ctx, flow, then, b.scope, all)];
+    let mut skipped = Vec::new();
+    for s in body.iter().filter(|s| s.start >= branch.end) {
+        let guarded = flow
+            .branches(s)
+            .filter(|(_, other)| other.is_none())
+            .map(|(inner, _)| inner)
+            .zip(if_condition(ctx, s));
+        match guarded {
+            Some((inner, guard)) if holds_barrier(&inner) => {
+                let count = arrivals(ctx, flow, &inner, b.scope, all);
+                // The threads that took the branch: all of them enter, or none does.
+                if implies(ctx, &condition, &guard, block) {
+                    taken.push(count.clone());
+                } else if !excludes(ctx, &guard, &condition, block) {
+                    return false;
+                }
+                // Those that skipped it.
+                if implied_by_failing(ctx, &condition, &guard, block) {
+                    skipped.push(count);
+                } else if !implies(ctx, &guard, &condition, block) {
+                    return false;
+                }
+            }
+            _ => {
+                let count = arrivals(ctx, flow, s, b.scope, all);
+                taken.push(count.clone());
+                skipped.push(count);
+            }
+        }
+    }
+    match (
+        sum_arrivals(taken.into_iter()),
+        sum_arrivals(skipped.into_iter()),
+    ) {
+        (ArrivalCount::Known(x), ArrivalCount::Known(y)) => !x.is_empty() && x == y,
+        _ => false,
+    }
+}
+
 pub(super) fn returning_branch_balanced(
     ctx: &RuleContext,
     flow: &ControlFlow,
@@ -1285,6 +1365,59 @@ __global__ void sum32(const float* in, float* out) {
      // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.x < 32)`
         out[gridDim.x + blockIdx.x] = s[threadIdx.x];
     }
+}
+"#,
+        );
+    }
+
+    /// Producer warps (`threadIdx.y == 0`) and consumer warps (`threadIdx.y == 1`, the
+    /// rest of a block two rows high) each arrive `steps + 1` times over the function:
+    /// the producer's barriers pair with the consumer's. Where the consumer's loop runs
+    /// once less, the producer's barrier pairs up wrongly.
+    #[test]
+    fn producer_and_consumer_roles_that_arrive_equally_often_pair_up() {
+        check(
+            RULE,
+            r#"
+__global__ void pc(const int* src, int* dst, int steps) {
+    __shared__ int buf[2][64];
+    int x = threadIdx.x;
+    if (threadIdx.y == 0) {
+        for (int i = 0; i < steps; ++i) {
+            buf[i & 1][x] = src[i * 64 + x];
+            __syncthreads();
+        }
+    }
+    __syncthreads();
+    if (threadIdx.y == 1) {
+        for (int i = 0; i < steps; ++i) {
+            dst[i * 64 + x] = buf[i & 1][x] * 2;
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.y == 1)`
+        }
+    }
+}
+__global__ void short_by_one(const int* src, int* dst, int steps) {
+    __shared__ int buf[2][64];
+    int x = threadIdx.x;
+    if (threadIdx.y == 0) {
+        for (int i = 0; i < steps; ++i) {
+            buf[i & 1][x] = src[i * 64 + x];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (threadIdx.y == 0)`
+        }
+    }
+    if (threadIdx.y == 1) {
+        for (int i = 0; i < steps - 1; ++i) {
+            dst[i * 64 + x] = buf[i & 1][x] * 2;
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (threadIdx.y == 1)`
+        }
+    }
+}
+void run(const int* s, int* d, int steps) {
+    pc<<<1, dim3(64, 2)>>>(s, d, steps);
+    short_by_one<<<1, dim3(64, 2)>>>(s, d, steps);
 }
 "#,
         );

@@ -772,7 +772,19 @@ pub fn implies(
     wide: &TextRange,
     block: Option<[u32; 3]>,
 ) -> bool {
-    implication(ctx, narrow, wide, block, false)
+    implication(ctx, narrow, wide, block, [false, false])
+}
+
+/// Whether every thread for which the condition at `narrow` fails makes the condition at
+/// `wide` hold (`!(threadIdx.y == 0)` implies `threadIdx.y == 1` in a block two rows
+/// high): [`implies`] with `narrow` negated.
+pub fn implied_by_failing(
+    ctx: &RuleContext,
+    narrow: &TextRange,
+    wide: &TextRange,
+    block: Option<[u32; 3]>,
+) -> bool {
+    implication(ctx, narrow, wide, block, [true, false])
 }
 
 /// Whether no thread for which the condition at `guard` holds makes the condition at
@@ -785,16 +797,16 @@ pub fn excludes(
     other: &TextRange,
     block: Option<[u32; 3]>,
 ) -> bool {
-    implication(ctx, guard, other, block, true)
+    implication(ctx, guard, other, block, [false, true])
 }
 
-/// [`implies`], or with `negate` [`excludes`].
+/// [`implies`] with the narrow and the wide condition each negated where `negate` says.
 fn implication(
     ctx: &RuleContext,
     narrow: &TextRange,
     wide: &TextRange,
     block: Option<[u32; 3]>,
-    negate: bool,
+    negate: [bool; 2],
 ) -> bool {
     use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
     let blocks: Vec<[u32; 3]> = match block {
@@ -834,8 +846,8 @@ fn implication(
                                 }
                                 let value = |e: &kernaut_syntax::IndexExpr| valuation.lane(e, lane);
                                 let (nv, wv) = (
-                                    n.value(&|e| value(e)).map(|v| v != 0),
-                                    w.value(&|e| value(e)).map(|v| (v != 0) != negate),
+                                    n.value(&|e| value(e)).map(|v| (v != 0) != negate[0]),
+                                    w.value(&|e| value(e)).map(|v| (v != 0) != negate[1]),
                                 );
                                 // Both valued in every thread, or in none (a division by
                                 // a sample of 0): this sample says nothing then.
@@ -1177,7 +1189,8 @@ pub fn arrivals_of_statements(
 
 /// The arrivals of statements run one after another: their sum, `Varies` where one
 /// varies, `Unknown` where one is not known.
-fn sum_arrivals(counts: impl Iterator<Item = ArrivalCount>) -> ArrivalCount {
+/// The arrivals of statements run one after the other.
+pub fn sum_arrivals(counts: impl Iterator<Item = ArrivalCount>) -> ArrivalCount {
     let mut sum = Arrivals::new();
     let mut unknown = false;
     for c in counts {
