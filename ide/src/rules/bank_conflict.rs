@@ -266,6 +266,13 @@ fn diagnose(
             }
         ));
     }
+    if bank.sweep.is_none() {
+        if let Some(var) = scaled_loop_var(&a.byte_offset) {
+            message.push_str(&format!(
+                " (at the first step of the loop over `{var}`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more)"
+            ));
+        }
+    }
     if let Some(inst) = &bank.instantiation {
         message.push_str(&format!(" (in {})", inst.phrase()));
     }
@@ -538,6 +545,28 @@ fn inner_dim_edit(text: &str, decl: &SharedDecl, pad: u64) -> Option<TextEdit> {
         Err(_) => format!("{written} + {pad}"),
     };
     Some(TextEdit::replace(range, new_text))
+}
+
+/// The loop variable of `offset` that doubles or halves each step in a loop whose bound
+/// the code does not fix (`s` of `2 * s * tid` in `for (s = 1; s < n; s *= 2)`), where
+/// there is one.
+fn scaled_loop_var(offset: &kernaut_syntax::IndexExpr) -> Option<&str> {
+    use kernaut_syntax::IndexExpr;
+    match offset {
+        IndexExpr::LoopVar {
+            name,
+            scale: Some(scale),
+            ..
+        } if scale
+            .trip
+            .as_ref()
+            .is_none_or(|t| t.bound.constant().is_none()) =>
+        {
+            Some(name.as_str())
+        }
+        IndexExpr::Binary(a, _, b) => scaled_loop_var(a).or_else(|| scaled_loop_var(b)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -2219,8 +2248,8 @@ __global__ void reduce(float* d, unsigned n) {
 void run(float* d, unsigned n) { reduce<<<1, 512>>>(d, n); }
 "#,
             expect![[r#"
-                hint: 2-way bank conflict: this update of `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
-                hint: 2-way bank conflict: this load from `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this update of `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
             "#]],
         );
     }
