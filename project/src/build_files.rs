@@ -513,6 +513,57 @@ pub fn torch_arch_list(value: &str) -> Vec<Target> {
 /// `-gencode` values it passes (`arch=compute_90a,code=sm_90a`, in one string or
 /// appended in pieces), else a `TORCH_CUDA_ARCH_LIST` it sets.
 pub fn python_build_targets(text: &str) -> Option<Found> {
+    python_targets(text).or_else(|| python_nvcc_words(text))
+}
+
+/// The targets of a Python script that runs nvcc itself (`build.py`, `compile.py`):
+/// `-arch`, `-gencode`, `--gpu-architecture` among its string literals
+/// (`['nvcc', '--cubin', '-arch', 'sm_35']`, `"nvcc -arch=sm_80 -c k.cu"`), read as one
+/// command's words. `None` where the script does not mention nvcc or names no target.
+pub fn python_nvcc_words(text: &str) -> Option<Found> {
+    if !text.contains("nvcc") {
+        return None;
+    }
+    let mut words: Vec<String> = Vec::new();
+    let mut first = None;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or_default();
+        let mut rest = code;
+        let before = words.len();
+        while let Some(q) = rest.find(['"', '\'']) {
+            let quote = rest.as_bytes()[q] as char;
+            let Some(len) = rest[q + 1..].find(quote) else {
+                break;
+            };
+            words.extend(
+                rest[q + 1..q + 1 + len]
+                    .split_whitespace()
+                    .map(str::to_string),
+            );
+            rest = &rest[q + 2 + len..];
+        }
+        let added = &words[before..];
+        if first.is_none()
+            && added.iter().any(|w| {
+                w.starts_with("-arch")
+                    || w.starts_with("--gpu-architecture")
+                    || w.contains("gencode")
+            })
+        {
+            first = Some(n + 1);
+        }
+    }
+    let targets = targets_in_command(&words);
+    (!targets.is_empty()).then(|| Found {
+        targets,
+        line: first.unwrap_or(1),
+        note: None,
+        conditional: Vec::new(),
+    })
+}
+
+/// [`python_build_targets`] from `-gencode` values and `TORCH_CUDA_ARCH_LIST`.
+fn python_targets(text: &str) -> Option<Found> {
     let gencodes = gencodes_in_text(text);
     if let Some((line, _)) = gencodes.first() {
         let mut targets = Vec::new();
@@ -1926,6 +1977,17 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn python_scripts_that_run_nvcc() {
+        let t = "import subprocess\nflags = ['nvcc', '--cubin', '-arch', 'sm_35', '-O3']\nsubprocess.call(flags + ['-o', 'k.cubin', 'k.cu'])\n";
+        let f = python_build_targets(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_35".to_string(), 2));
+        let t = "os.system(\"nvcc -arch=sm_80 -c k.cu\")\n";
+        assert_eq!(names(&python_build_targets(t).unwrap().targets), "sm_80");
+        // No nvcc: a string that looks like a flag names nothing.
+        assert_eq!(python_build_targets("help = '-arch sm_35'\n"), None);
     }
 
     #[test]

@@ -617,6 +617,22 @@ impl ProjectLoader {
                         .map(|p| (p, build_files::vcxproj_targets as Reader)),
                 );
             }
+            // A Python script that runs nvcc itself (`build.py`, `compile.py`).
+            if let Ok(read) = std::fs::read_dir(&d) {
+                let mut scripts: Vec<PathBuf> = read
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.extension().is_some_and(|e| e == "py")
+                            && p.file_name().is_some_and(|n| n != "setup.py")
+                    })
+                    .collect();
+                scripts.sort();
+                candidates.extend(
+                    scripts
+                        .into_iter()
+                        .map(|p| (p, build_files::python_nvcc_words as Reader)),
+                );
+            }
             for (path, read) in candidates {
                 let Some((text, segments)) = read_build_file(&path) else {
                     continue;
