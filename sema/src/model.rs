@@ -902,6 +902,34 @@ fn serves(
     // A `for` header's declaration is no statement of a block: the access stands for it.
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let (mine, theirs) = (statement(&a.range), statement(&source.range));
+    // Two loads of the same bytes in one statement (`t[i][k] * t[i][k]`) are one load
+    // after common-subexpression elimination (nvcc 13.5 `-O3`: one `LDS`), where nothing
+    // between them in the statement writes the array, synchronises or is volatile.
+    if mine == theirs && source.kind == AccessKind::Load && source.range.end <= a.range.start {
+        let gap = scope
+            .file
+            .text()
+            .get(source.range.end..a.range.start)
+            .unwrap_or_default();
+        let from = all.partition_point(|o| o.range.start < source.range.end);
+        let to = all.partition_point(|o| o.range.start < a.range.start);
+        let quiet = all
+            .get(from..to.max(from))
+            .unwrap_or_default()
+            .iter()
+            .all(|o| {
+                o.kind == AccessKind::Load
+                    || (!aliasing && o.root != a.root && o.kind != AccessKind::AddressOf)
+            });
+        return quiet
+            && !["sync", "barrier", "atomic", "asm", "="]
+                .iter()
+                .any(|w| gap.contains(w))
+            && !scope
+                .file
+                .variable_at(a.range.start)
+                .is_some_and(|v| v.is_volatile);
+    }
     if theirs.end > mine.start {
         return false;
     }

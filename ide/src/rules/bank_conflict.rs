@@ -1282,6 +1282,31 @@ void run(const float* a, float* o) { normalise<<<64, 16>>>(a, o); }
         );
     }
 
+    /// The same element read twice in one expression is one `LDS` (nvcc 13.5 `-O3`):
+    /// one finding. Through a `volatile` array both reads happen.
+    #[test]
+    fn one_element_read_twice_in_an_expression_is_one_load() {
+        check(
+            RULE,
+            r#"
+__global__ void square_column(float* out, const float* in, int k) {
+    __shared__ float tile[64][32];
+    __shared__ volatile float vt[64][32];
+    int i = threadIdx.x;
+    tile[k][i] = in[i];
+    vt[k][i] = in[i];
+    __syncthreads();
+    out[i] = tile[i][k] * tile[i][k];
+          // ^^^^^^^^^^ warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1
+    out[i + 32] = vt[i][k] * vt[i][k];
+               // ^^^^^^^^ warning: 32-way bank conflict: this load from `vt` takes 32 wavefronts instead of 1
+                          // ^^^^^^^^ warning: 32-way bank conflict: this load from `vt` takes 32 wavefronts instead of 1
+}
+void run(float* o, const float* in, int k) { square_column<<<1, 32>>>(o, in, k); }
+"#,
+        );
+    }
+
     #[test]
     fn loads_of_what_the_thread_just_wrote_never_reach_shared_memory() {
         // nvcc 13.5 `-O3 -arch=sm_90 -cubin`: the helper's read-backs of its own slot
