@@ -2083,6 +2083,7 @@ __global__ void part(const unsigned* in, unsigned* out, unsigned n) {
 }
 void run(const unsigned* in, unsigned* out, unsigned n) {
     prefix<<<1, n, n * sizeof(unsigned)>>>(in, out, n);
+    prefix<<<1, n, n * sizeof(unsigned)>>>(in, out, static_cast<unsigned>(n));
     part<<<1, n>>>(in, out, n);
     part<<<1, 256>>>(in, out, n);
 }

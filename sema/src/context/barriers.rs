@@ -472,7 +472,21 @@ fn block_sized_params(ctx: &RuleContext, at: usize) -> Vec<(String, kernaut_gpu:
     if launches.is_empty() {
         return Vec::new();
     }
-    let squash = |t: &str| t.split_whitespace().collect::<String>();
+    // The value as written without whitespace and without a cast around it
+    // (`static_cast<unsigned int>(numBins)`, `(unsigned)n`).
+    let squash = |t: &str| {
+        let t: String = t.split_whitespace().collect();
+        let inner = t
+            .strip_prefix("static_cast<")
+            .and_then(|r| r.split_once(">("))
+            .and_then(|(_, r)| r.strip_suffix(')'))
+            .map(str::to_string);
+        let inner = inner.or_else(|| {
+            let (cast, rest) = t.strip_prefix('(')?.split_once(')')?;
+            (!cast.is_empty() && kernaut_syntax::lex::is_identifier(rest)).then(|| rest.to_string())
+        });
+        inner.unwrap_or(t)
+    };
     let mut out = Vec::new();
     for (i, param) in kernel.params.iter().enumerate() {
         if param.name.is_empty() {
