@@ -1325,8 +1325,9 @@ __global__ void skippers_call(const double* v, double* out) {
 
     /// A tree reduction whose idle threads `break`: after the loop only thread 0 runs a
     /// block barrier, and no thread that broke out (`threadIdx.x >= active`, `active` at
-    /// least 1) is thread 0, so the leavers go on to exit. A later barrier a leaver can
-    /// reach (`threadIdx.x < 32`) keeps the warning.
+    /// least 1, also where its start is written in braces) is thread 0, so the leavers
+    /// go on to exit. A later barrier a leaver can reach (`threadIdx.x < 32`) keeps the
+    /// warning.
     #[test]
     fn a_barrier_after_the_loop_that_no_leaver_can_reach() {
         check(
@@ -1335,7 +1336,7 @@ __global__ void skippers_call(const double* v, double* out) {
 __global__ void sum(const float* in, float* out) {
     __shared__ float s[256];
     s[threadIdx.x] = in[threadIdx.x];
-    for (unsigned active = blockDim.x >> 1; active > 0; active >>= 1) {
+    for (unsigned active{blockDim.x >> 1}; active > 0; active >>= 1) {
         __syncthreads();
         if (threadIdx.x >= active)
             break;

@@ -26,7 +26,14 @@ pub(crate) fn for_header<'t>(
         "declaration" => {
             let d = init.field("declarator")?;
             let name = d.field("declarator")?;
-            (node_text(name, text).to_string(), d.field("value"))
+            // `ulong n{blockDim.x >> 1}`: the one value of the braces.
+            let value =
+                d.field("value")
+                    .map(|v| match (v.kind_name(), named_children(v).as_slice()) {
+                        ("initializer_list", [one]) => *one,
+                        _ => v,
+                    });
+            (node_text(name, text).to_string(), value)
         }
         "assignment_expression" => {
             let l = init.field("left")?;
