@@ -55,6 +55,15 @@ pub(crate) const RULE: Rule = Rule {
 /// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
 /// are taken to fill.
 const MAX_CHUNK: i64 = 8;
+/// A chunk of elements narrower than 4 bytes is short up to this many bytes (32 `char`s:
+/// a warp's footprint of 1 KiB, as for 8 `float`s).
+const MAX_CHUNK_BYTES: i64 = 32;
+
+/// Whether a per-thread chunk of `elements` elements of `w` bytes is short enough that
+/// L1 keeps the warp's lines between the loop's iterations.
+fn short_chunk(elements: i64, w: i64) -> bool {
+    (2..=MAX_CHUNK).contains(&elements) || (elements >= 2 && elements * w <= MAX_CHUNK_BYTES)
+}
 /// At most this many active lanes make a request small enough for a hint.
 const FEW_LANES: u32 = 8;
 
@@ -671,7 +680,7 @@ fn siblings_fill_gaps(
     // serves the repeats. (What the loop fills alone is `loop_fills_gaps`'s hint.) A
     // chunk longer than `MAX_CHUNK` elements per thread spreads the warp over more lines
     // than L1 keeps for it between the loop's iterations.
-    let short_chunk = spacing / w <= MAX_CHUNK;
+    let short_chunk = spacing / w <= MAX_CHUNK || spacing <= MAX_CHUNK_BYTES;
     if a.kind == AccessKind::Load && short_chunk {
         for theirs in iterations(&a.byte_offset, shape) {
             if shifted(&theirs) {
@@ -805,7 +814,7 @@ fn loop_fills_gaps(
             // for it between iterations (32 lanes x 8 elements), and the strided cost is
             // paid again.
             step.abs() == 1
-                && (2..=MAX_CHUNK).contains(&needed)
+                && short_chunk(needed, w)
                 && chunk_filled(&frozen_except(offset, name), start, end, w, needed, shape)
         })
 }
@@ -1108,6 +1117,8 @@ void run(float* img, const float* r, int n, int w) {
 
     #[test]
     fn every_other_element_and_short_chunks_are_hints_long_chunks_warn() {
+        // A chunk is short up to 8 elements, or up to 32 bytes of narrower ones (16
+        // `char`s): L1 keeps the warp's lines between the iterations.
         check(
             RULE,
             r#"
@@ -1122,6 +1133,17 @@ __global__ void k(const float* in, float* out) {
         out[t * 4 + j] = in[t * 4 + j];
      // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations write the rest of each sector
                       // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`
+}
+__global__ void bytes(const char* text, unsigned* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned a = 0, b = 0;
+    for (int k = 0; k < 16; ++k)
+        a += text[t * 16 + k];
+          // ^^^^^^^^^^^^^^^^ hint: uncoalesced load from `text`: each warp request touches 16 sectors of 32 bytes where its 32 bytes need 1 (16.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations use the rest of each sector
+    for (int k = 0; k < 64; ++k)
+        b += text[t * 64 + k];
+          // ^^^^^^^^^^^^^^^^ warning: uncoalesced load from `text`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the memory traffic)
+    out[t] = a + b;
 }
 "#,
         );
