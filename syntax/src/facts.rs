@@ -665,7 +665,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
 
 /// Whether `text` assigns the variable `name` or one of its members anywhere (`name =`,
 /// `name.x += …`, `++name`), or takes its address (`&name`), where it could change.
-fn written_anywhere(text: &str, name: &str) -> bool {
+pub(crate) fn written_anywhere(text: &str, name: &str) -> bool {
     let bytes = text.as_bytes();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut from = 0;

@@ -225,3 +225,21 @@ fn kernel_held_in_a_local() {
         .collect();
     assert_eq!(attrs, ["t"]);
 }
+
+#[test]
+fn a_host_functions_parameter_that_every_call_fixes() {
+    // `driver`'s `ntcol` is 1 at its only call (a local constant of the caller, two
+    // levels up); `spread`'s `rows` differs between its calls, and `moved` assigns its
+    // parameter: not known.
+    let text = format!(
+        "{KERNEL}static void driver(float* p, int ntcol);\nstatic void driver(float* p, int ntcol) {{\n    dim3 threads(64, ntcol, 1);\n    k<<<4, threads>>>(p);\n}}\nstatic void mid(float* p, int c) {{ driver(p, c); }}\nvoid top(float* p) {{\n    const int ntcol = 1;\n    mid(p, ntcol);\n}}\nstatic void spread(float* p, int rows) {{ k<<<1, dim3(32, rows)>>>(p); }}\nvoid both(float* p) {{ spread(p, 2); spread(p, 4); }}\nstatic void moved(float* p, int rows) {{ rows += 1; k<<<1, dim3(32, rows)>>>(p); }}\nvoid once(float* p) {{ moved(p, 2); }}\n"
+    );
+    assert_eq!(
+        dims(&text),
+        [
+            (Some([4, 1, 1]), Some([64, 1, 1])),
+            (Some([1, 1, 1]), None),
+            (Some([1, 1, 1]), None)
+        ]
+    );
+}

@@ -372,7 +372,8 @@ fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
         for (i, p) in parts.iter().take(3).enumerate() {
             v[i] = env
                 .fold(&from_text(p), at)
-                .or_else(|| cx.fold_local_name(p, at))?;
+                .or_else(|| cx.fold_local_name(p, at))
+                .or_else(|| cx.fold_param(p.trim(), 2))?;
         }
         Some(v)
     });
@@ -637,6 +638,99 @@ impl<'t> DimContext<'_, 't> {
     }
 
     /// [`DimContext::fold_local`] for a name read from text (a launch dimension's part).
+    /// The value of `name` where it is a by-value parameter of the host function around
+    /// the launch that the function never assigns, and every call of that function in the
+    /// file passes an argument that folds to one value (`driver(A, n, ntcol)` with
+    /// `const int ntcol = 1` in its only caller), followed through `depth` more callers.
+    fn fold_param(&self, name: &str, depth: usize) -> Option<i64> {
+        let text = self.text;
+        if name.is_empty() || !name.bytes().all(crate::util::is_ident_byte) {
+            return None;
+        }
+        let func = self.function?;
+        let declarator = func.field("declarator")?;
+        if declarator.kind_name() != "function_declarator" {
+            return None;
+        }
+        let fname = node_text(declarator.field("declarator")?, text);
+        let fname = fname.rsplit("::").next().unwrap_or(fname).trim();
+        let index = named_children(declarator.field("parameters")?)
+            .into_iter()
+            .filter(|p| p.kind_name() == "parameter_declaration")
+            .position(|p| {
+                p.field("declarator")
+                    .is_some_and(|d| d.kind_name() == "identifier" && node_text(d, text) == name)
+            })?;
+        let body = func.field("body")?;
+        if super::written_anywhere(&text[body.byte_range()], name) {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let mut value = None;
+        let mut from = 0;
+        while let Some(at) = text[from..].find(fname).map(|i| i + from) {
+            from = at + fname.len();
+            let end = at + fname.len();
+            if (at > 0 && crate::util::is_ident_byte(bytes[at - 1]))
+                || bytes
+                    .get(end)
+                    .is_some_and(|b| crate::util::is_ident_byte(*b))
+                || declarator.byte_range().contains(&at)
+            {
+                continue;
+            }
+            let node = self.tree.node_spanning(&(at..end))?;
+            let call = self
+                .tree
+                .ancestors(node)
+                .into_iter()
+                .take(4)
+                .find(|n| n.kind_name() == "call_expression");
+            let Some(call) = call else {
+                // A declaration of the function (`static void driver(…);`) calls nothing;
+                // any other use (its address taken) hides the calls.
+                let declares = self
+                    .tree
+                    .ancestors(node)
+                    .into_iter()
+                    .take(3)
+                    .any(|n| n.kind_name() == "function_declarator");
+                if declares {
+                    continue;
+                }
+                return None;
+            };
+            let args: Vec<Node> = named_children(call.field("arguments")?)
+                .into_iter()
+                .filter(|c| c.kind_name() != "comment")
+                .collect();
+            let arg = *args.get(index)?;
+            let caller = self
+                .tree
+                .ancestors(call)
+                .into_iter()
+                .find(|n| n.kind_name() == "function_definition");
+            let cx = DimContext {
+                function: caller,
+                ..*self
+            };
+            let arg_text = node_text(arg, text).trim();
+            let v = self
+                .env
+                .fold(&from_node(arg, text, 0), call.start_byte())
+                .or_else(|| cx.fold_local_name(arg_text, call.start_byte()))
+                .or_else(|| {
+                    (depth > 0)
+                        .then(|| cx.fold_param(arg_text, depth - 1))
+                        .flatten()
+                })?;
+            if *value.get_or_insert(v) != v {
+                return None;
+            }
+        }
+        value
+    }
+
     fn fold_local_name(&self, name: &str, at: usize) -> Option<i64> {
         let value = self.local_initializer(name, at)?;
         let value = match value.kind_name() {
