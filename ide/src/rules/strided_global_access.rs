@@ -282,6 +282,11 @@ fn diagnose_with(
     // `K` a parameter) is measured at the value assumed: a hint that says so, since `K`
     // may be 1 in every call.
     let dims = dimension_names(&a.byte_offset);
+    // A guard around the access that no large value of those names passes (`if (step <
+    // 0)` around `in[start + tid * step]`): the value assumed cannot hold there.
+    if !dims.is_empty() && large_values_excluded(ctx, a.range.start, &dims) {
+        return None;
+    }
     // A device function no kernel of the file is seen to call: its pointer may as well
     // point at shared memory, and its block and arguments are not known.
     let uncalled = match context {
@@ -1013,6 +1018,40 @@ fn mentions_rows(e: &IndexExpr) -> bool {
     e.mentions(&|e| matches!(e, IndexExpr::ThreadIdx(Axis::Y | Axis::Z)))
 }
 
+/// Whether an `if` around `at` whose condition reads only `names` and constants is on the
+/// side that no large value of them (64 and 4,096 tried) takes.
+fn large_values_excluded(ctx: &RuleContext, at: usize, names: &[String]) -> bool {
+    use kernaut_syntax::{EnclosingKind, IndexExpr};
+    ctx.file.enclosing(at).iter().any(|e| {
+        let EnclosingKind::If {
+            condition_range,
+            in_else,
+            ..
+        } = &e.kind
+        else {
+            return false;
+        };
+        if condition_range.contains(&at) {
+            return false;
+        }
+        let Some(condition) = ctx.file.uniformity_condition(condition_range, &[], None) else {
+            return false;
+        };
+        [64, 4096].iter().all(|sample| {
+            let value = condition.value(&|e| {
+                e.substitute(&|n| {
+                    names
+                        .iter()
+                        .any(|m| m == n)
+                        .then_some(IndexExpr::Int(*sample))
+                })
+                .constant()
+            });
+            value.is_some_and(|v| (v != 0) == *in_else)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
@@ -1451,6 +1490,28 @@ void run(float* out, const float* A) {
             expect![[r#"
                 warning: uncoalesced load from `A`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
                 warning: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_stride_assumed_large_where_the_guard_says_otherwise_is_silent() {
+        // Under `if (step < 0)` no `step` of 64 or more runs the loop: no figure. Under
+        // `if (step > 1)` the assumption can hold: the hint stays.
+        check_messages(
+            RULE,
+            r#"
+__global__ void slice(double* out, const double* in, long start, long stop, long step) {
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (step < 0) {
+        for (long i = start + tid * step; i > stop; i += step) out[i] = 2.0 * in[i];
+    }
+    if (step > 1) out[tid * step] = 1.0;
+}
+void run(double* o, const double* in, long a, long b, long s) { slice<<<64, 256>>>(o, in, a, b, s); }
+"#,
+            expect![[r#"
+                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the memory traffic) (taking `step` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `step`, which the code does not fix) (pitfall-coalescing#P1)
             "#]],
         );
     }
