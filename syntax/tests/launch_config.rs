@@ -243,3 +243,18 @@ fn a_host_functions_parameter_that_every_call_fixes() {
         ]
     );
 }
+
+#[test]
+fn a_dim3_assigned_from_another_dim3() {
+    // `b = b2;` takes b2's parts; `c = n;` is `dim3(n)`.
+    let text = format!(
+        "{KERNEL}void run(float* p) {{\n    dim3 g(1, 1, 1), b(256, 1, 1);\n    dim3 b2(16, 1, 1);\n    b = b2;\n    k<<<g, b>>>(p);\n    dim3 c;\n    const int n = 64;\n    c = n;\n    k<<<g, c>>>(p);\n}}\n"
+    );
+    assert_eq!(
+        dims(&text),
+        [
+            (Some([1, 1, 1]), Some([16, 1, 1])),
+            (Some([1, 1, 1]), Some([64, 1, 1]))
+        ]
+    );
+}

@@ -269,7 +269,7 @@ fn diagnose(
     if bank.sweep.is_none() {
         if let Some(var) = scaled_loop_var(&a.byte_offset) {
             message.push_str(&format!(
-                " (at the first step of the loop over `{var}`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more)"
+                " (at the first step of the loop over `{var}`, the only one the model holds: the stride changes each step, so later steps may conflict more)"
             ));
         }
     }
@@ -2273,8 +2273,8 @@ __global__ void reduce(float* d, unsigned n) {
 void run(float* d, unsigned n) { reduce<<<1, 512>>>(d, n); }
 "#,
             expect![[r#"
-                hint: 2-way bank conflict: this update of `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
-                hint: 2-way bank conflict: this load from `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`: its trip count is known only at run time, and the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this update of `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `r` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `s`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P5)
             "#]],
         );
     }

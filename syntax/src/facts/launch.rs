@@ -85,6 +85,9 @@ fn last_dim3_assignment(
                 .map(|a| squash_ws(node_text(a, text)))
                 .collect(),
         ),
+        // `b = b2;` or `b = n;`: the other variable (a `dim3` the caller follows) or the
+        // value as x.
+        None if value.kind_name() == "identifier" => Some(vec![node_text(value, text).to_string()]),
         None => None,
     })
 }
@@ -360,7 +363,14 @@ fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
         .filter(|_| n.kind_name() == "identifier")
         .and_then(|f| last_dim3_assignment(f, node_text(n, text), at, text))
     {
-        Some(Some(parts)) => parts,
+        // `b = b2;` with `dim3 b2(16, 1, 1)`: b2's parts.
+        Some(Some(parts)) => match parts.as_slice() {
+            [one] => dim3_vars
+                .iter()
+                .find(|(name, _, _)| name == one)
+                .map_or(parts.clone(), |(_, args, _)| args.clone()),
+            _ => parts,
+        },
         // Assigned in a branch the launch is not in: not known here.
         Some(None) => vec![squash_ws(node_text(n, text))],
         None => dim_parts(n, text, at, &dim3_vars),
