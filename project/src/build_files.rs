@@ -527,20 +527,9 @@ pub fn python_nvcc_words(text: &str) -> Option<Found> {
     let mut words: Vec<String> = Vec::new();
     let mut first = None;
     for (n, line) in text.lines().enumerate() {
-        let code = line.split('#').next().unwrap_or_default();
-        let mut rest = code;
         let before = words.len();
-        while let Some(q) = rest.find(['"', '\'']) {
-            let quote = rest.as_bytes()[q] as char;
-            let Some(len) = rest[q + 1..].find(quote) else {
-                break;
-            };
-            words.extend(
-                rest[q + 1..q + 1 + len]
-                    .split_whitespace()
-                    .map(str::to_string),
-            );
-            rest = &rest[q + 2 + len..];
+        for literal in python_strings(line) {
+            words.extend(literal.split_whitespace().map(str::to_string));
         }
         let added = &words[before..];
         if first.is_none()
@@ -655,6 +644,19 @@ pub fn vcxproj_builds(text: &str, rel: &str) -> Option<bool> {
     listed.then_some(false)
 }
 
+/// The string literals of one line of Python (`'…'` or `"…"`), before a `#` comment.
+fn python_strings(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line.split('#').next().unwrap_or_default();
+    std::iter::from_fn(move || {
+        let q = rest.find(['"', '\''])?;
+        let quote = rest.as_bytes()[q] as char;
+        let len = rest[q + 1..].find(quote)?;
+        let literal = &rest[q + 1..q + 1 + len];
+        rest = &rest[q + 2 + len..];
+        Some(literal)
+    })
+}
+
 /// What a `setup.py`'s extensions say about one source file ([`python_extension_targets`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExtensionTargets {
@@ -682,16 +684,7 @@ pub fn python_extension_targets(text: &str, rel: &str) -> Option<ExtensionTarget
         // The quoted strings of the call, comments left out.
         let mut words: Vec<String> = Vec::new();
         for line in call.lines() {
-            let code = line.split('#').next().unwrap_or_default();
-            let mut rest = code;
-            while let Some(q) = rest.find(['"', '\'']) {
-                let quote = rest.as_bytes()[q] as char;
-                let Some(len) = rest[q + 1..].find(quote) else {
-                    break;
-                };
-                words.push(rest[q + 1..q + 1 + len].to_string());
-                rest = &rest[q + 2 + len..];
-            }
+            words.extend(python_strings(line).map(str::to_string));
         }
         let sources: Vec<&String> = words
             .iter()

@@ -408,12 +408,7 @@ fn balanced(
         return returning_branch_balanced(ctx, flow, branch, &then, b, all)
             || roles_balanced(ctx, flow, branch, &then, b, all);
     };
-    // A side holds a barrier of the scope, or calls a device function that reaches one.
-    let holds = |r: &kernaut_syntax::TextRange| {
-        all.iter()
-            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
-            || calls_a_synchronising_helper(ctx, r)
-    };
+    let holds = |r: &kernaut_syntax::TextRange| holds_barrier(ctx, r, b, all);
     match (
         arrivals(ctx, flow, &then, b.scope, all),
         arrivals(ctx, flow, &other, b.scope, all),
@@ -424,10 +419,30 @@ fn balanced(
     }
 }
 
-/// An `if` of the function body's own block, with no `else`, whose branch ends in
-/// `return`: its threads and those that skip it (and run the rest of the body) pair up
-/// where both arrive at `b`'s scope equally often (`if (role) { …; sync; sync; return; }
-/// …; sync; …; sync;`): one hardware barrier counts arrivals, not call sites.
+/// The statements of the function body's own block, where `branch` is one of them.
+fn body_holding(
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+) -> Option<Vec<kernaut_syntax::TextRange>> {
+    match flow.shape(&flow.body) {
+        Some(kernaut_syntax::StatementShape::Block(body)) if body.contains(branch) => Some(body),
+        _ => None,
+    }
+}
+
+/// Whether the statement at `r` holds a barrier of `b`'s scope, or calls a device
+/// function that reaches one.
+fn holds_barrier(
+    ctx: &RuleContext,
+    r: &kernaut_syntax::TextRange,
+    b: &Barrier,
+    all: &[Barrier],
+) -> bool {
+    all.iter()
+        .any(|x| x.scope == b.scope && r.contains(&x.range.start))
+        || calls_a_synchronising_helper(ctx, r)
+}
+
 /// Whether the threads that take the `if` at `branch` (a statement of the function's
 /// body, without `else`) and those that skip it arrive at the scope's barriers equally
 /// often over the rest of the function: each later statement is run by both, or is an
@@ -443,13 +458,9 @@ fn roles_balanced(
     all: &[Barrier],
 ) -> bool {
     use super::barriers::{excludes, implied_by_failing, sum_arrivals};
-    use kernaut_syntax::StatementShape;
-    let Some(StatementShape::Block(body)) = flow.shape(&flow.body) else {
+    let Some(body) = body_holding(flow, branch) else {
         return false;
     };
-    if !body.contains(branch) {
-        return false;
-    }
     let Some(condition) = if_condition(ctx, branch) else {
         return false;
     };
@@ -462,11 +473,7 @@ fn roles_balanced(
         return false;
     }
     let block = certain_block(ctx, branch.start);
-    let holds_barrier = |r: &kernaut_syntax::TextRange| {
-        all.iter()
-            .any(|x| x.scope == b.scope && r.contains(&x.range.start))
-            || calls_a_synchronising_helper(ctx, r)
-    };
+
     let mut taken = vec![arrivals(ctx, flow, then, b.scope, all)];
     let mut skipped = Vec::new();
     for s in body.iter().filter(|s| s.start >= branch.end) {
@@ -476,7 +483,7 @@ fn roles_balanced(
             .map(|(inner, _)| inner)
             .zip(if_condition(ctx, s));
         match guarded {
-            Some((inner, guard)) if holds_barrier(&inner) => {
+            Some((inner, guard)) if holds_barrier(ctx, &inner, b, all) => {
                 let count = arrivals(ctx, flow, &inner, b.scope, all);
                 // The threads that took the branch: all of them enter, or none does.
                 if implies(ctx, &condition, &guard, block) {
@@ -507,6 +514,10 @@ fn roles_balanced(
     }
 }
 
+/// An `if` of the function body's own block, with no `else`, whose branch ends in
+/// `return`: its threads and those that skip it (and run the rest of the body) pair up
+/// where both arrive at `b`'s scope equally often (`if (role) { …; sync; sync; return; }
+/// …; sync; …; sync;`): one hardware barrier counts arrivals, not call sites.
 pub(super) fn returning_branch_balanced(
     ctx: &RuleContext,
     flow: &ControlFlow,
@@ -516,12 +527,9 @@ pub(super) fn returning_branch_balanced(
     all: &[Barrier],
 ) -> bool {
     use kernaut_syntax::{JumpKind, StatementShape};
-    let Some(StatementShape::Block(body)) = flow.shape(&flow.body) else {
+    let Some(body) = body_holding(flow, branch) else {
         return false;
     };
-    if !body.contains(branch) {
-        return false;
-    }
     let Some(StatementShape::Block(inside)) = flow.shape(then) else {
         return false;
     };
