@@ -410,6 +410,10 @@ struct Run<'m, 'a> {
     executed: Vec<u32>,
     /// When set, the run records nothing but the element its access number `.0` touches.
     capture: Option<(u32, Option<String>)>,
+    /// The loops the thread is in (their start) with the iteration of each, outermost
+    /// first, and at the captured access.
+    iters: Vec<(usize, usize)>,
+    captured_iters: Vec<(usize, usize)>,
     /// Whether shared accesses are recorded (the first block only).
     record_shared: bool,
     /// A hash of the block barriers the thread has passed, in order.
@@ -840,6 +844,8 @@ impl<'m, 'a> Run<'m, 'a> {
             insts: Vec::new(),
             executed: vec![0; model.sites.len()],
             capture: None,
+            iters: Vec::new(),
+            captured_iters: Vec::new(),
             bid: [0; 3],
             thread: 0,
             block: 0,
@@ -1011,6 +1017,7 @@ impl<'m, 'a> Run<'m, 'a> {
                 let saved = self.path_mask;
                 self.path_mask |= m0;
                 self.vars.push((var.clone(), v));
+                self.iters.push((range.start, 0));
                 let mut iterations = 0;
                 let mut first = !*check_first;
                 let flow = loop {
@@ -1022,6 +1029,7 @@ impl<'m, 'a> Run<'m, 'a> {
                     };
                     let Some((holds, mc)) = checked else {
                         self.vars.pop();
+                        self.iters.pop();
                         self.path_mask = saved;
                         return self.walk_undecided(range, &[body]);
                     };
@@ -1030,6 +1038,9 @@ impl<'m, 'a> Run<'m, 'a> {
                         break Flow::Normal;
                     }
                     iterations += 1;
+                    if let Some(last) = self.iters.last_mut() {
+                        last.1 = iterations;
+                    }
                     if iterations > MAX_ITERATIONS {
                         let plain = !self.model.with_barrier.contains(&range.start)
                             && !self.model.with_exit.contains(&range.start);
@@ -1057,6 +1068,7 @@ impl<'m, 'a> Run<'m, 'a> {
                     }
                 };
                 self.vars.pop();
+                self.iters.pop();
                 if !self.model.with_barrier.contains(&range.start)
                     && !self.model.with_exit.contains(&range.start)
                 {
@@ -1112,6 +1124,7 @@ impl<'m, 'a> Run<'m, 'a> {
                     if seq == self.seq {
                         let element = self.element(site);
                         self.capture = Some((seq, Some(element)));
+                        self.captured_iters = self.iters.clone();
                     }
                     return Ok(());
                 }
@@ -1158,6 +1171,7 @@ impl<'m, 'a> Run<'m, 'a> {
         self.gphase = 0;
         self.seq = 0;
         self.vars.clear();
+        self.iters.clear();
         self.path_mask = 0;
         self.maybe = 0;
         let steps = &self.model.steps.steps;
@@ -1379,25 +1393,18 @@ fn witnesses(
                 } else {
                     RaceKind::GlobalNeighbour
                 };
-                // Program order: the smaller step count first; on a tie the write first.
-                let (f, s) = if (x.seq, !op(x).writes()) <= (y.seq, !op(y).writes()) {
-                    (x, y)
-                } else {
-                    (y, x)
-                };
+                // The pair of sites in either order (which comes first in program order
+                // is decided for the witness, from its loop iterations): a thread that
+                // skips a branch reaches a later access in fewer steps than one that
+                // takes it.
                 let same_warp = x.block == y.block && x.thread / 32 == y.thread / 32;
                 let score = (
                     (x.mask | y.mask).count_ones(),
                     u8::from(same_warp && kind != RaceKind::SameAddressWrite),
-                    u64::from(f.thread) + u64::from(s.thread) + u64::from(f.block + s.block) * 4096,
+                    u64::from(x.thread) + u64::from(y.thread) + u64::from(x.block + y.block) * 4096,
                 );
-                let key = (kind as u8, f.site, s.site);
-                let x_first = std::ptr::eq(f, x);
-                let pick = (
-                    score,
-                    if x_first { xi } else { yi },
-                    if x_first { yi } else { xi },
-                );
+                let key = (kind as u8, x.site.min(y.site), x.site.max(y.site));
+                let pick = (score, xi, yi);
                 match best.get_mut(&key) {
                     Some((b, other_warps, _)) => {
                         *other_warps |= !same_warp;
@@ -1426,9 +1433,9 @@ fn witnesses(
     // pair already reported the other way round is not repeated.
     let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
     for key in keys {
-        let (((_, _, _), fi, si), other_warps, cut) = best[&key];
-        let (f, s) = (&insts[fi as usize], &insts[si as usize]);
-        let pair = (f.site.min(s.site), f.site.max(s.site));
+        let (((_, _, _), xi, yi), other_warps, cut) = best[&key];
+        let (x, y) = (&insts[xi as usize], &insts[yi as usize]);
+        let pair = (x.site.min(y.site), x.site.max(y.site));
         if !seen.insert(pair) {
             continue;
         }
@@ -1448,7 +1455,7 @@ fn witnesses(
                 .capture
                 .and_then(|(_, e)| e)
                 .unwrap_or_else(|| site.access.array.clone());
-            RaceSide {
+            let side = RaceSide {
                 range: site.access.range.clone(),
                 line: site.line,
                 thread: thread_idx(config, x.thread),
@@ -1457,7 +1464,30 @@ fn witnesses(
                 element,
                 stmt: site.stmt.clone(),
                 index_text: site.access.index_texts.join("]["),
-            }
+            };
+            (side, cap.captured_iters)
+        };
+        let ((sx, ix), (sy, iy)) = (side(x), side(y));
+        // Program order, the same for every thread: the iterations of the loops around
+        // both accesses, then the statements' order in the text, then the write first.
+        let common = ix
+            .iter()
+            .zip(&iy)
+            .take_while(|(a, b)| a.0 == b.0)
+            .map(|(a, b)| a.1.cmp(&b.1))
+            .find(|o| o.is_ne());
+        let position = |i: &Inst| {
+            let site = &model.sites[i.site as usize];
+            (site.order, !site.op.writes())
+        };
+        let x_first = match common {
+            Some(o) => o.is_lt(),
+            None => (position(x), x.seq) <= (position(y), y.seq),
+        };
+        let (f, s, first, second) = if x_first {
+            (x, y, sx, sy)
+        } else {
+            (y, x, sy, sx)
         };
         let mask = f.mask | s.mask;
         let mut assumed: Vec<String> = Vec::new();
@@ -1466,8 +1496,6 @@ fn witnesses(
                 assumed.push(format!("`{name}` = {v}"));
             }
         }
-        let first = side(f);
-        let second = side(s);
         let loop_carried = f.site != s.site
             && model.sites[f.site as usize].order > model.sites[s.site as usize].order;
         let barrier_at = (f.site != s.site)

@@ -436,6 +436,33 @@ int main() {
         );
     }
 
+    /// A tree fold whose last step only thread 0 writes, read back by every thread with no
+    /// barrier: the threads of warp 0 skip the fold's branch as the other warps do, so
+    /// the pair is found both ways round, and a thread of another warp reads the slot
+    /// too: `__syncwarp()` would not order it.
+    #[test]
+    fn a_read_back_by_every_warp_needs_the_block_barrier() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void fold(const float* in, float* out) {
+    __shared__ float part[256];
+    unsigned t = threadIdx.x;
+    part[t] = in[t];
+    for (unsigned w = 128; w >= 1; w /= 2) {
+        __syncthreads();
+        if (t < w) part[t] += part[t + w];
+    }
+    out[t] = in[t] - part[0];
+}
+void run(const float* in, float* out) { fold<<<1, 256>>>(in, out); }
+"#,
+            expect![[r#"
+                warning: thread 0 updates `part[0]` at line 7 and thread 32 reads it at line 9 with no barrier between (read after write) (block of 256 from the launch at line 11): put `__syncthreads()` between them (pitfall-data-race#P2)
+            "#]],
+        );
+    }
+
     /// An argument the launch does not fold is sampled: a hint that names it. Without a
     /// launch there is no block shape, and no finding.
     #[test]
