@@ -2177,13 +2177,15 @@ mod tests {
              #define INT4(x) (*reinterpret_cast<const int4*>(&x))\n\
              #define SQ(v) ((v) * (v))\n\
              #define SECOND(v) (reinterpret_cast<float4 *>(&(v))[1])\n\
-             #define PLUS(v) (reinterpret_cast<float4 *>(&(v) + 4)[0])\n",
+             #define PLUS(v) (reinterpret_cast<float4 *>(&(v) + 4)[0])\n\
+             #define F4P(VALUE) (reinterpret_cast<float4*>((&VALUE))[0])\n",
         );
         let mut got: Vec<_> = table.iter().map(|(k, v)| format!("{k}={v}")).collect();
         got.sort();
         assert_eq!(
             got,
             [
+                "F4P=float4",
                 "FLOAT4=float4",
                 "HALF2=half2",
                 "INT4=int4",

@@ -1803,6 +1803,25 @@ void run(float* x, float* y, int n) { sum4<<<(n / 4 + 255) / 256, 256>>>(x, y, n
         );
     }
 
+    /// A vector macro whose body wraps the address in parentheses of its own
+    /// (`reinterpret_cast<float4*>((&VALUE))[0]`) loads 16 bytes per lane: the warp's
+    /// 512 contiguous bytes are coalesced.
+    #[test]
+    fn a_vector_macro_with_a_parenthesised_address_is_one_wide_load() {
+        check(
+            RULE,
+            r#"
+#define FLOAT4(VALUE) (reinterpret_cast<float4*>((&VALUE))[0])
+__global__ void sum4(float* a, float* out) {
+    int i = (blockIdx.x * 256 + threadIdx.x) * 4;
+    float4 r = FLOAT4(a[i]);
+    out[blockIdx.x * 256 + threadIdx.x] = r.x + r.y + r.z + r.w;
+}
+void run(float* a, float* o) { sum4<<<4, 256>>>(a, o); }
+"#,
+        );
+    }
+
     /// With no launch fixing the block, sectors that rest on `blockDim.x` are measured
     /// in the block the bank model assumes (256) and the hint says so.
     #[test]

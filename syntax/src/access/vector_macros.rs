@@ -88,6 +88,10 @@ pub(crate) fn vector_body(body: &str, param: &str) -> Option<String> {
     if s.matches('@').count() != 1 || has_word(&s, param) {
         return None;
     }
+    // Parentheses around the address beyond the cast's own (`((&p))`).
+    while s.contains("(@)") {
+        s = s.replace("(@)", "@");
+    }
     let s = strip_parens(&s);
     let cast = if let Some(r) = s.strip_prefix('*') {
         strip_parens(r)
