@@ -561,7 +561,8 @@ pub fn bound_bank(
     all: &[SharedAccess],
     access: &SharedAccess,
 ) -> Option<BankAnalysis> {
-    let mut b = crate::model::bank_with(scope, all, access, launch)?;
+    let bind = |e: &IndexExpr| c.bind(e);
+    let mut b = crate::model::bank_with_args(scope, all, access, launch, Some(&bind))?;
     let conflicts = b.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2);
     if c.lanes.is_partial() && conflicts {
         b.partial_warp = true;

@@ -1903,19 +1903,20 @@ pub fn no_thread_runs(
     offset: usize,
     block: [Option<i64>; 3],
     bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
     loops: Loops<'_>,
 ) -> bool {
     let [Some(x), Some(y), Some(z)] = block else {
         return false;
     };
-    let guards = access_guards(file, offset, false);
+    let guards = access_guards(file, offset, bind.is_some());
     if guards.is_empty() {
         return false;
     }
     let threads = x * y * z.max(1);
     (0..(threads + 31) / 32).all(|warp| {
         matches!(
-            guard_lanes(file, offset, block, bound, None, loops, &guards, warp),
+            guard_lanes(file, offset, block, bound, bind, loops, &guards, warp),
             Ok((0, _))
         )
     })
@@ -2508,6 +2509,20 @@ pub fn bank_with(
     access: &SharedAccess,
     launch: &LaunchConfig,
 ) -> Option<BankAnalysis> {
+    bank_with_args(scope, all, access, launch, None)
+}
+
+/// [`bank_with`] for a device function's access as one call runs it: `bind` puts the
+/// call's arguments for the function's parameters (`upsweep(buf, 256, threadIdx.x)`
+/// gives `N` = 256 and `tid` = `threadIdx.x`), in its guards (`if (n < N)` with `n`
+/// from `tid`) as the access's offset already has them.
+pub fn bank_with_args(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    access: &SharedAccess,
+    launch: &LaunchConfig,
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
+) -> Option<BankAnalysis> {
     let facts = scope.facts();
     let function = access.function.as_deref().and_then(|f| facts.kernel(f));
     let mut width_bytes = access.width;
@@ -2589,6 +2604,7 @@ pub fn bank_with(
         }
     }
     let offset = offset_of(instantiation.as_ref());
+    let bound = instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]);
     let model = match model {
         Some(m) => m,
         None => scope.cache.bank(&offset, shape(launch.block)),
@@ -2619,7 +2635,7 @@ pub fn bank_with(
         scope.file,
         access.range.start,
         launch.block.map(|v| Some(i64::from(v))),
-        instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
+        bound,
     );
     // In a tree loop each step is modelled with the lanes its guards leave then.
     let sweep = sweep(
@@ -2629,7 +2645,8 @@ pub fn bank_with(
         &offset,
         shape(launch.block),
         launch,
-        instantiation.as_ref().map_or(&[][..], |i| &i.bound[..]),
+        bound,
+        bind,
     );
     let partial_warp = sweep.is_none()
         && model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
@@ -2706,8 +2723,9 @@ pub struct SweepStep {
     /// Where nvcc unrolls the loop and this step's value makes the access and its
     /// neighbour in the same statement adjacent (`w[index] += w[index + s]` at `s` = 1),
     /// ptxas merges them into one 8- or 16-byte access, which `report` models: whether
-    /// this access is the merged access's first part (its wavefronts are counted
-    /// there; the other part counts none).
+    /// this access counts the merged access's wavefronts (its first part, or the plain
+    /// load beside an update; the other part counts none). An update merged with a
+    /// plain load is left with its store, which `report` models, counted (`None`).
     pub merged_first: Option<bool>,
 }
 
@@ -2783,6 +2801,7 @@ fn guard_sides(
     file: &SourceFile,
     offset: usize,
     bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
 ) -> Option<Vec<IndexExpr>> {
     let mut sides = Vec::new();
     let mut scaling_loop = false;
@@ -2795,16 +2814,18 @@ fn guard_sides(
                     .any(|op| header.contains(op))
             }
             EnclosingKind::While { .. } => scaling_loop = true,
+            // In a call context a parameter may carry the thread index (`tid`): every
+            // guard counts, with the call's arguments in it.
             EnclosingKind::If {
                 condition_range,
-                thread_dependent: true,
+                thread_dependent,
                 ..
             }
             | EnclosingKind::Conditional {
                 condition_range,
-                thread_dependent: true,
+                thread_dependent,
                 ..
-            } if !condition_range.contains(&offset) => {
+            } if (*thread_dependent || bind.is_some()) && !condition_range.contains(&offset) => {
                 sides.push(condition_range.clone());
             }
             _ => {}
@@ -2816,8 +2837,16 @@ fn guard_sides(
     let mut out = Vec::new();
     for range in sides {
         for c in file.lane_guard_comparisons(&range, bound)? {
-            out.push(c.left);
-            out.push(c.right);
+            match bind {
+                Some(bind) => {
+                    out.push(bind(&c.left));
+                    out.push(bind(&c.right));
+                }
+                None => {
+                    out.push(c.left);
+                    out.push(c.right);
+                }
+            }
         }
     }
     Some(out)
@@ -2827,7 +2856,7 @@ fn guard_sides(
 /// loads, or both stores, of `access`'s width) that `valuation`'s step of an unrolled
 /// tree loop places right next to it in every lane in `lanes`, aligned for one access
 /// of twice the width (`w[index] += w[index + s]` at `s` = 1): the merged access's byte
-/// offset, and whether `access` is its first part.
+/// offset, whether `access` is its first part, and what the other part is.
 fn step_pair(
     scope: &Scope<'_>,
     all: &[SharedAccess],
@@ -2835,7 +2864,7 @@ fn step_pair(
     offset: &IndexExpr,
     valuation: &Valuation<'_>,
     lanes: u32,
-) -> Option<(IndexExpr, bool)> {
+) -> Option<(IndexExpr, bool, AccessKind)> {
     let elem = i64::try_from(access.width?).ok()?;
     if !matches!(elem, 4 | 8) || access.cast_type.is_some() || lanes == 0 {
         return None;
@@ -2867,9 +2896,9 @@ fn step_pair(
                     .all(|l| v[l].rem_euclid(2 * elem) == 0)
             };
             if apart(elem) && aligned(&mine) {
-                Some((offset.clone(), true))
+                Some((offset.clone(), true, o.kind))
             } else if apart(-elem) && aligned(&theirs) {
-                Some((o.byte_offset.clone(), false))
+                Some((o.byte_offset.clone(), false, o.kind))
             } else {
                 None
             }
@@ -2890,8 +2919,9 @@ fn sweep(
     shape: BankShape,
     launch: &LaunchConfig,
     bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
 ) -> Option<Sweep> {
-    let guards = guard_sides(scope.file, access.range.start, bound)?;
+    let guards = guard_sides(scope.file, access.range.start, bound, bind)?;
     let mut vars = Vec::new();
     scaled_vars(offset, &mut vars);
     for g in &guards {
@@ -2941,12 +2971,12 @@ fn sweep(
     let mut worst: Option<(usize, Vec<Option<i64>>)> = None;
     for k in 0..values.len() as i64 {
         let loops = Loops::Scaled(k);
-        let lanes = match active_lanes_at(scope.file, access.range.start, block, bound, None, loops)
+        let lanes = match active_lanes_at(scope.file, access.range.start, block, bound, bind, loops)
         {
             // A step that no thread of the block runs (the guard has left every lane
             // out) costs nothing.
             ActiveLanes::All
-                if no_thread_runs(scope.file, access.range.start, block, bound, loops) =>
+                if no_thread_runs(scope.file, access.range.start, block, bound, bind, loops) =>
             {
                 0
             }
@@ -2957,8 +2987,22 @@ fn sweep(
         let pair = unrolled
             .then(|| step_pair(scope, all, access, offset, &at_step(k), lanes))
             .flatten();
+        // An update whose read is merged with a plain load's (`t[k] += t[k - s]` at `s`
+        // = 1) is left with its store, a scalar `STS` of its own; the merged `LDS.64`
+        // is counted at the load.
+        let update = access.kind == AccessKind::LoadStore;
         let (addresses, report) = match &pair {
-            Some((low, _)) => crate::model_cache::bank_at_step(
+            Some((_, _, AccessKind::Load)) if update => crate::model_cache::bank_at_step(
+                offset,
+                BankShape {
+                    kind: banks::AccessKind::Store,
+                    ..shape
+                },
+                k,
+                lanes,
+            )
+            .ok()?,
+            Some((low, _, _)) => crate::model_cache::bank_at_step(
                 low,
                 BankShape {
                     width: shape.width.map(|w| 2 * w),
@@ -2969,6 +3013,12 @@ fn sweep(
             )
             .ok()?,
             None => crate::model_cache::bank_at_step(offset, shape, k, lanes).ok()?,
+        };
+        let counted = match &pair {
+            Some((_, _, AccessKind::Load)) if update => None,
+            Some((_, _, AccessKind::LoadStore)) if !update => Some(true),
+            Some((_, first, _)) => Some(*first),
+            None => None,
         };
         let at = at_step(k);
         let values = vars
@@ -2989,7 +3039,7 @@ fn sweep(
             values,
             lanes,
             report,
-            merged_first: pair.map(|(_, first)| first),
+            merged_first: counted,
         });
     }
     let (worst, addresses) = worst?;

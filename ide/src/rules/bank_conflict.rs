@@ -1572,6 +1572,38 @@ int main() { k<<<1, dim3(32, 32)>>>(nullptr, nullptr); lone<<<1, 256>>>(nullptr,
         );
     }
 
+    /// A tree loop in a device function whose length and thread index are parameters:
+    /// the call's arguments (`N` = 256, `tid` = `threadIdx.x`) go into the function's
+    /// guard too, so `n < N` leaves 128 / `s` lanes at step `s` (8-way at worst, not
+    /// 32-way at `s` = 16, where only 8 lanes pass).
+    #[test]
+    fn a_guard_on_parameters_takes_the_calls_arguments() {
+        check_messages(
+            RULE,
+            r#"
+__device__ void upsweep(float* a, int N, int tid) {
+    for (int s = 1; s < N; s <<= 1) {
+        int n = 2 * s * (tid + 1) - 1;
+        if (n < N) a[n] += a[n - s];
+        __syncthreads();
+    }
+}
+__global__ void scan256(float* g) {
+    __shared__ float buf[256];
+    buf[threadIdx.x] = g[threadIdx.x];
+    __syncthreads();
+    upsweep(buf, 256, threadIdx.x);
+    g[threadIdx.x] = buf[threadIdx.x];
+}
+void run(float* g) { scan256<<<4, 256>>>(g); }
+"#,
+            expect![[r#"
+                warning: 8-way bank conflict: this update of `a` takes 8 wavefronts instead of 1 at the step where `s` = 4, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `s` (`s <<= 1`) warp 0 takes 37 wavefronts instead of 8 (2-way at the first step) (in `upsweep` as `scan256` calls it at line 12) (pitfall-bank-conflict#P7)
+                warning: 8-way bank conflict: this load from `a` takes 8 wavefronts instead of 1 at the step where `s` = 4, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `s` (`s <<= 1`) warp 0 takes 37 wavefronts instead of 9 (conflict-free at the first step) (in `upsweep` as `scan256` calls it at line 12) (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
     /// Only the lanes a loop's bound lets in issue the access: with `r` from
     /// `threadIdx.x` below 8, eight lanes read eight rows of 128 floats (8-way, not
     /// 32-way). The `d` loop has no pragma but is small enough for nvcc to unroll in
@@ -2114,7 +2146,7 @@ __global__ void upsweep(float* d) {
 void run(float* d) { upsweep<<<1, 256>>>(d); }
 "#,
             expect![[r#"
-                warning: 16-way bank conflict: this update of `t` takes 16 wavefronts instead of 1 at the step where `offset` = 8, `s` = 32, because lanes of a warp hit 16 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 59 wavefronts instead of 8 (conflict-free at the first step); the lanes' stride comes from `offset * (2 * tid + 2)` (pitfall-bank-conflict#P7)
+                warning: 16-way bank conflict: this update of `t` takes 16 wavefronts instead of 1 at the step where `offset` = 8, `s` = 32, because lanes of a warp hit 16 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 61 wavefronts instead of 9 (2-way at the first step); the lanes' stride comes from `offset * (2 * tid + 2)` (pitfall-bank-conflict#P7)
                 warning: 16-way bank conflict: this load from `t` takes 16 wavefronts instead of 1 at the step where `offset` = 8, `s` = 32, because lanes of a warp hit 16 different words of one bank; over the 9 steps of the loop over `s` (`s >>= 1`) warp 0 takes 61 wavefronts instead of 10 (conflict-free at the first step); the lanes' stride comes from `offset * (2 * tid + 1)` (pitfall-bank-conflict#P7)
             "#]],
         );
@@ -2206,7 +2238,8 @@ void launch(unsigned* d) { downsweep<<<8, 1024, (1024 + 32) * 4>>>(d); }
 
     /// A tree loop whose trip the file fixes is unrolled, and at the step where the
     /// stride is one element the two reads are adjacent: ptxas merges them into one
-    /// `LDS.64` (SASS of nvcc 13.5, sm_90), conflict-free. With a runtime bound
+    /// `LDS.64` (SASS of nvcc 13.5, sm_90), conflict-free, counted at the plain load; the
+    /// update is left with its store, a 2-way `STS` at that step. With a runtime bound
     /// (`blockDim.x`) the loop stays rolled and the step keeps two 2-way loads.
     #[test]
     fn an_unrolled_tree_step_merges_adjacent_reads() {
@@ -2243,8 +2276,8 @@ void run(float* out) {
 }
 "#,
             expect![[r#"
-                warning: 32-way bank conflict: this update of `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 11 (conflict-free at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
-                warning: 32-way bank conflict: this load from `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 91 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+                warning: 32-way bank conflict: this update of `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 10 (2-way at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
+                warning: 32-way bank conflict: this load from `w` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 11 (conflict-free at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
                 warning: 32-way bank conflict: this update of `r` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 10 (2-way at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
                 warning: 32-way bank conflict: this load from `r` takes 32 wavefronts instead of 1 at the step where `s` = 16, because lanes of a warp hit 32 different words of one bank; over the 10 steps of the loop over `s` (`s <<= 1`) warp 0 takes 93 wavefronts instead of 10 (2-way at the first step); the lanes' stride comes from `2 * s * tid` (pitfall-bank-conflict#P7)
             "#]],
