@@ -343,7 +343,7 @@ fn macro_that_is_not_a_launch_gives_no_block() {
         0,
         "bank-conflict",
         expect![[r#"
-            5: Hint `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
+            5: Hint `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
         "#]],
     );
 }
@@ -372,7 +372,7 @@ fn launch_macro_of_a_header_that_is_not_included_is_not_seen() {
         1,
         "bank-conflict",
         expect![[r#"
-            4: Hint `tile[threadIdx.x][threadIdx.y]`: 16-way bank conflict: this load from `tile` takes 16 wavefro
+            4: Hint `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
         "#]],
     );
 }

@@ -270,7 +270,7 @@ fn rules_see_launches_in_other_files() {
         r#"
 //- /kernel.cu
 __global__ void k(float* out) {
-    __shared__ float tile[16][16];
+    __shared__ float tile[32][16];
     out[0] = tile[threadIdx.x][threadIdx.y];
 }
 //- /main.cu

@@ -2657,6 +2657,32 @@ pub fn bank_with_args(
         ActiveLanes::DataDependent { condition } => Some(condition),
         _ => None,
     };
+    // Lanes whose index falls outside the array's declared extent at the loops' first
+    // iteration would read past it: a correct program runs the access in the others
+    // alone (a block as wide as a runtime head count, capped by `sc[144]`).
+    let in_bounds = match (&model.result, &sweep, instantiation.is_none()) {
+        (Ok(r), None, true) if r.conflict_degree >= 2 => {
+            // Only lanes the model runs (a loop's bound may have left some out already).
+            let running = model
+                .addresses
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.is_some())
+                .fold(0u32, |m, (l, _)| {
+                    m | 1u32.checked_shl(l as u32).unwrap_or(0)
+                });
+            lanes_in_bounds(facts, access, launch.block)
+                .filter(|(mask, _)| mask & running != running && mask & running != 0)
+                .and_then(|(mask, decl)| {
+                    let mask = mask & running;
+                    let (addresses, report) =
+                        crate::model_cache::bank_at_step(&offset, shape(launch.block), 0, mask)
+                            .ok()?;
+                    Some((mask.count_ones(), decl, addresses, report))
+                })
+        }
+        _ => None,
+    };
     let (lowered, held_loops, uniforms) = match &model.lowered {
         Some(l) => (
             Some(l.text.clone()),
@@ -2693,20 +2719,64 @@ pub fn bank_with_args(
             None
         },
         merged: merged.map(|(m, _)| m),
-        addresses: match &sweep {
-            Some(s) => s.addresses.clone(),
-            None => model.addresses.clone(),
+        addresses: match (&sweep, &in_bounds) {
+            (Some(s), _) => s.addresses.clone(),
+            (None, Some((_, _, a, _))) => a.clone(),
+            (None, None) => model.addresses.clone(),
         },
-        result: match (&model.result, &sweep) {
-            (Ok(_), Some(s)) => Ok(s.steps[s.worst].report.clone()),
-            (Ok(r), None) => Ok(r.clone()),
-            (Err(BankFailure::ElementSizeUnknown), _) => Err(format!(
+        result: match (&model.result, &sweep, &in_bounds) {
+            (Ok(_), Some(s), _) => Ok(s.steps[s.worst].report.clone()),
+            (Ok(_), None, Some((_, _, _, r))) => Ok(r.clone()),
+            (Ok(r), None, None) => Ok(r.clone()),
+            (Err(BankFailure::ElementSizeUnknown), _, _) => Err(format!(
                 "the element size of `{}` is not known",
                 access.array
             )),
-            (Err(BankFailure::Other(reason)), _) => Err(reason.clone()),
+            (Err(BankFailure::Other(reason)), _, _) => Err(reason.clone()),
         },
         sweep,
+        in_bounds: in_bounds.map(|(n, decl, _, _)| (n, decl)),
+    })
+}
+
+/// The lanes of warp 0 (under `block`) whose every index of `access` lies inside the
+/// declared extent of the static shared array it indexes, at the first iteration of the
+/// loops around it, with the declaration as written (`sc[144]`); `None` where every lane
+/// does, or the array, its extents or a lane's index are not known.
+fn lanes_in_bounds(
+    facts: &kernaut_syntax::FileFacts,
+    access: &SharedAccess,
+    block: [u32; 3],
+) -> Option<(u32, String)> {
+    if access.root != access.array || access.cast_type.is_some() {
+        return None;
+    }
+    let decl = facts.shared.iter().find(|d| {
+        d.name == access.array
+            && !d.is_extern
+            && (d.function.is_none() || d.function == access.function)
+    })?;
+    if decl.dims.len() != access.indices.len() || decl.dims.is_empty() {
+        return None;
+    }
+    let valuation = Valuation {
+        uniforms: kernaut_gpu::expr::Uniforms::Named(&[]),
+        ..Valuation::warp0(block.map(|d| Some(i64::from(d))))
+    };
+    let mut mask = u32::MAX;
+    for (index, dim) in access.indices.iter().zip(&decl.dims) {
+        let dim = i64::try_from((*dim)?).ok()?;
+        let lanes = valuation.lanes(index)?;
+        for (l, v) in lanes.iter().enumerate() {
+            if !(0..dim).contains(v) {
+                mask &= !(1 << l);
+            }
+        }
+    }
+    // No lane inside, or all of them: nothing to say.
+    (mask != 0 && mask != u32::MAX).then(|| {
+        let dims: String = decl.dims_text.iter().map(|d| format!("[{d}]")).collect();
+        (mask, format!("{}{dims}", decl.name))
     })
 }
 
@@ -3349,6 +3419,11 @@ pub struct BankAnalysis {
     /// The model's report, or why the access cannot be modelled; in a tree loop
     /// ([`Sweep`]) the worst step's.
     pub result: Result<BankReport, String>,
+    /// Where only some lanes of warp 0 index inside the array's declared extent
+    /// (`sc[h * 12 + j]` on `float sc[144]` with `h` from `threadIdx.x`: lanes 0 to 11),
+    /// the others cannot run the access in a correct program, and `result` is theirs:
+    /// how many lanes, and the declaration as written (`sc[144]`).
+    pub in_bounds: Option<(u32, String)>,
     /// Each step of the tree loop the access is in, where its variable doubles or
     /// halves.
     pub sweep: Option<Sweep>,

@@ -315,6 +315,9 @@ fn diagnose(
         _ if block_assumed => message.push_str(&format!(
             " (assuming `blockDim.x` = {x}: no launch of `{kernel}` fixes its block, and the figure depends on it)"
         )),
+        // Lanes past the array's extent cannot run the access: the lanes left say more
+        // than a block assumed.
+        _ if bank.in_bounds.is_some() => {}
         _ if x >= 32 && x % 32 == 0 => {
             message.push_str(&format!(
                 " (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `{kernel}` gives its block"
@@ -337,6 +340,11 @@ fn diagnose(
         BlockSource::Default => message.push_str(&format!(
             " (assuming the configured default block {x}×{y}×{z}: no launch of `{kernel}` gives its block)"
         )),
+    }
+    if let Some((n, decl)) = &bank.in_bounds {
+        message.push_str(&format!(
+            " (only the {n} lanes of warp 0 whose index stays inside `{decl}` can run it)"
+        ));
     }
     let wide = bank.width.is_some_and(|w| w >= 8);
     let mut wiki = if bank.sweep.is_some() {
@@ -1568,6 +1576,33 @@ int main() { k<<<1, dim3(32, 32)>>>(nullptr, nullptr); lone<<<1, 256>>>(nullptr,
             expect![[r#"
                 warning: 32-way bank conflict: this load from `tile` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `column` as `k` calls it at line 17) (pitfall-bank-conflict#P1)
                 warning: 32-way bank conflict: this load from `partial` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank (in `reduce` as `k` calls it at line 19) (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    /// A block as wide as a runtime count (one thread per head): lanes whose index would
+    /// fall past the array's declared extent cannot run the access in a correct program,
+    /// so `sc[h * 16 + j]` on `sc[16 * 16]` runs in lanes 0 to 15: 8-way, not the 16-way
+    /// of a full warp.
+    #[test]
+    fn lanes_past_the_arrays_extent_do_not_count() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void heads(const float* q, float* out) {
+    __shared__ float sc[16 * 16];
+    int h = threadIdx.x;
+    for (int j = 0; j < 16; j++) sc[h * 16 + j] = q[blockIdx.x * 256 + h * 16 + j];
+    __syncthreads();
+    out[blockIdx.x * 16 + h] = sc[h] + sc[h * 16];
+}
+void run(const float* q, float* out, int tokens, int heads) {
+    heads<<<tokens, heads>>>(q, out);
+}
+"#,
+            expect![[r#"
+                warning: 4-way bank conflict: this store to `sc` takes 8 wavefronts instead of 2, because lanes of a warp hit 4 different words of one bank (only the 16 lanes of warp 0 whose index stays inside `sc[16 * 16]` can run it); the lanes' stride comes from `h * 16` (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this load from `sc` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 16 lanes of warp 0 whose index stays inside `sc[16 * 16]` can run it); the lanes' stride comes from `h * 16` (pitfall-bank-conflict#P1)
             "#]],
         );
     }

@@ -287,7 +287,7 @@ mod tests {
         host.set_knowledge(Arc::new(knowledge));
         host.set_file(
             "/kernel.cu",
-            "__global__ void k(float* out) {\n    __shared__ float tile[16][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
+            "__global__ void k(float* out) {\n    __shared__ float tile[32][16];\n    out[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
         );
         host.set_file(
             "/other.cu",
