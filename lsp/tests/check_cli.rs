@@ -996,7 +996,9 @@ fn a_makefile_variant_that_names_the_file_gives_its_targets() {
 }
 
 /// A Visual Studio project that lists its CUDA sources (`<CudaCompile Include="…">`)
-/// and not `old.cu`: the file is not compiled (a hint that says why).
+/// and not `old.cu`: the file is not compiled (a hint that says why). A header that
+/// `kernel.cu` includes is compiled with it; one that no file includes, listed as a
+/// `ClInclude` only, is compiled nowhere.
 #[test]
 fn files_a_visual_studio_project_does_not_list_give_hints_only() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-vs-members");
@@ -1005,7 +1007,7 @@ fn files_a_visual_studio_project_does_not_list_give_hints_only() {
     let dir = dir.canonicalize().unwrap();
     std::fs::write(
         dir.join("app/app.vcxproj"),
-        "<Project>\n  <ItemGroup>\n    <CudaCompile Include=\"kernel.cu\" />\n    <ClInclude Include=\"defs.h\" />\n  </ItemGroup>\n</Project>\n",
+        "<Project>\n  <ItemGroup>\n    <CudaCompile Include=\"kernel.cu\" />\n    <ClInclude Include=\"unused.cuh\" />\n  </ItemGroup>\n</Project>\n",
     )
     .unwrap();
     let kernel = |name: &str| {
@@ -1013,12 +1015,28 @@ fn files_a_visual_studio_project_does_not_list_give_hints_only() {
             "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
         )
     };
-    std::fs::write(dir.join("app/kernel.cu"), kernel("live")).unwrap();
+    std::fs::write(
+        dir.join("app/kernel.cu"),
+        format!("#include \"used.cuh\"\n{}", kernel("live")),
+    )
+    .unwrap();
     std::fs::write(dir.join("app/old.cu"), kernel("old")).unwrap();
+    std::fs::write(dir.join("app/used.cuh"), kernel("used")).unwrap();
+    std::fs::write(dir.join("app/unused.cuh"), kernel("unused")).unwrap();
     let o = check(&dir, &["."]);
     let out = stdout(&o);
     assert!(
-        out.contains("kernel.cu:5:24: warning: 32-way bank conflict"),
+        out.contains("used.cuh:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("unused.cuh:5:24: hint: 32-way bank conflict")
+            && out.contains("no file below ")
+            && out.contains("includes this header, so none of the sources "),
+        "{out}"
+    );
+    assert!(
+        out.contains("kernel.cu:6:24: warning: 32-way bank conflict"),
         "{out}"
     );
     assert!(

@@ -410,7 +410,12 @@ impl ProjectLoader {
     /// includes it. `None` where one may compile it; only `.cu` files are judged.
     fn not_in_visual_studio_projects(&mut self, file: &Path) -> Option<String> {
         let name = file.file_name()?.to_string_lossy().to_string();
-        if !name.ends_with(".cu") {
+        // A header is compiled where a source includes it: one that no file below the
+        // project includes is compiled nowhere (a `ClInclude` entry builds nothing).
+        let header = [".cuh", ".h", ".hpp", ".hh", ".inl"]
+            .iter()
+            .any(|e| name.ends_with(e));
+        if !name.ends_with(".cu") && !header {
             return None;
         }
         let dir = folder_of(file);
@@ -433,7 +438,12 @@ impl ProjectLoader {
                 .replace('\\', "/");
             for p in &projects {
                 let text = std::fs::read_to_string(p).ok()?;
-                if build_files::vcxproj_builds(&text, &rel) != Some(false) {
+                if header {
+                    // Only a project that lists its CUDA sources decides what is built.
+                    if !text.contains("<CudaCompile Include") {
+                        return None;
+                    }
+                } else if build_files::vcxproj_builds(&text, &rel) != Some(false) {
                     return None;
                 }
             }
@@ -441,6 +451,14 @@ impl ProjectLoader {
                 return None;
             }
             let names: Vec<String> = projects.iter().map(|p| p.display().to_string()).collect();
+            if header {
+                return Some(format!(
+                    "no file below {} includes this header, so none of the sources {} compile{} reads it",
+                    d.display(),
+                    names.join(" and "),
+                    if names.len() == 1 { "s" } else { "" },
+                ));
+            }
             return Some(format!(
                 "{} {} the CUDA sources {} compiles, and not this file",
                 names.join(" and "),
