@@ -819,6 +819,71 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
         })
         .take(3)
         .any(|source| serves(scope, all, source, a, aliasing))
+        || all
+            .get(lo..hi.max(lo))
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .filter(|e| {
+                matches!(e.kind, AccessKind::Store | AccessKind::LoadStore)
+                    && e.root == a.root
+                    && e.width == a.width
+                    && e.cast_type == a.cast_type
+                    && e.function == a.function
+                    && !same_bytes(e, a)
+            })
+            .take(3)
+            .any(|source| {
+                unrolled_loop_then(scope, source, a) && serves(scope, all, source, a, aliasing)
+            })
+}
+
+/// Whether two byte offsets are the same value for every lane of warp 0, under each
+/// sample of the values they read (`(t * 8 + 0) * 4` and `t * 8 * 4`).
+fn same_value(x: &IndexExpr, y: &IndexExpr) -> bool {
+    if x == y {
+        return true;
+    }
+    if x.unknown_reason().is_some() || y.unknown_reason().is_some() {
+        return false;
+    }
+    (0..kernaut_gpu::expr::SAMPLES).all(|sample| {
+        let v = Valuation {
+            sample,
+            ..Valuation::warp0([None; 3])
+        };
+        matches!((v.lanes(x), v.lanes(y)), (Some(a), Some(b)) if a == b)
+    })
+}
+
+/// Whether the store `source`, in a loop that nvcc unrolls in full with nothing around
+/// it inside the loop, writes the bytes of the load `a` in one of its iterations, and the
+/// loop and `a`'s statement run one after the other (no branch and no barrier between):
+/// that iteration's value is still in a register. nvcc 13.5 `-arch=sm_90 -O3`: after
+/// `for (k = 0; k < 8; ++k) sc[t * 8 + k] = …;`, `o[t] = sc[t * 8];` issues no `LDS`.
+fn unrolled_loop_then(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAccess) -> bool {
+    let Some(lp) = scope.file.enclosing(source.range.start).into_iter().next() else {
+        return false;
+    };
+    let EnclosingKind::For { var: Some(v), .. } = &lp.kind else {
+        return false;
+    };
+    if lp.range.contains(&a.range.start) {
+        return false;
+    }
+    let Some((start, end)) = loop_bounds(&source.byte_offset, v) else {
+        return false;
+    };
+    let trips = end - start;
+    let statement = scope
+        .file
+        .statement_at(&a.range)
+        .unwrap_or_else(|| a.range.clone());
+    (1..=FORWARDED_ELEMENTS).contains(&trips)
+        && unroll_factor(scope, &lp.range, trips) == Some(trips)
+        && (start..end)
+            .any(|i| same_value(&with_loop_var(&source.byte_offset, v, i), &a.byte_offset))
+        && scope.file.statements_in_line(&lp.range, &statement)
 }
 
 /// Whether two accesses of one function touch the same bytes as written: the same array,
@@ -974,7 +1039,8 @@ fn serves(
             || scope
                 .file
                 .runs_before_on_every_path(&source.range, &a.range)
-            || unrolled_loops_in_line(scope, source, a))
+            || unrolled_loops_in_line(scope, source, a)
+            || unrolled_loop_then(scope, source, a))
         && !scope
             .file
             .variable_at(a.range.start)
@@ -1026,7 +1092,8 @@ pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) ->
         && !gap.contains("sync")
         && !gap.contains("barrier")
         && !gap.contains("asm")
-        && scope.file.straight_line(&a.range, &later.range)
+        && (scope.file.straight_line(&a.range, &later.range)
+            || unrolled_loops_in_line(scope, a, later))
         && !scope
             .file
             .variable_at(a.range.start)
@@ -1278,9 +1345,16 @@ fn loop_merged(
     }
     // A store to the array in the loop (for a store, any other access) keeps the
     // accesses apart.
+    // A load served from a register and a store the thread overwrites make no
+    // instruction: they keep nothing apart.
     let others: Vec<&SharedAccess> = all
         .iter()
         .filter(|o| o.root == a.root && o.range != a.range && lp.range.contains(&o.range.start))
+        .filter(|o| match o.kind {
+            AccessKind::Load => !forwarded(scope, all, o),
+            AccessKind::Store => !overwritten(scope, all, o),
+            _ => true,
+        })
         .collect();
     // An update in the loop merges only in a dynamic buffer, with the loop's loads lined
     // up with it (below).

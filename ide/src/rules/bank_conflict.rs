@@ -2519,7 +2519,9 @@ void run(float* o) { k<<<1, 32>>>(o); }
     fn a_store_the_thread_overwrites_is_not_made() {
         // The first store is read back as its own value and overwritten before any
         // barrier: nvcc keeps the value in a register and stores once, at the second.
-        // With a barrier between, both stores are made.
+        // The loop then only stores, and its 16 stores merge: nvcc 13.5 `-arch=sm_90 -O3`
+        // gives four `STS.128` (4-way at a 64-byte stride). With a barrier between, both
+        // stores are made.
         check(
             RULE,
             r#"
@@ -2531,7 +2533,7 @@ __global__ void prefix(const float* in, float* out) {
     buf[t * 16 + k] = in[t * 16 + k];
     run += buf[t * 16 + k];
     buf[t * 16 + k] = run;
- // ^^^^^^^^^^^^^^^ warning: 16-way bank conflict
+ // ^^^^^^^^^^^^^^^ warning: 4-way bank conflict: this store to `buf` takes 16 wavefronts instead of 4
   }
   __syncthreads();
   buf[t * 16] = in[t];
@@ -2544,6 +2546,32 @@ __global__ void prefix(const float* in, float* out) {
 }
 void run(const float* i, float* o) { prefix<<<1, 64>>>(i, o); }
 "#,
+        );
+    }
+
+    /// A thread's row of eight floats stored, transformed and transformed again in three
+    /// unrolled loops with no barrier, then its first element read: nvcc 13.5
+    /// `-arch=sm_90 -O3` keeps the row in registers and issues two `STS.128` at the last
+    /// loop and nothing else (the earlier stores are overwritten, the loads served from
+    /// registers), 2-way at a 32-byte stride.
+    #[test]
+    fn a_row_kept_in_registers_across_unrolled_loops_is_stored_once() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void scale_exp(const float* a, float* o) {
+  __shared__ float sc[32 * 8];
+  int t = threadIdx.x;
+  for (int k = 0; k < 8; ++k) sc[t * 8 + k] = a[t * 8 + k];
+  for (int k = 0; k < 8; ++k) sc[t * 8 + k] = sc[t * 8 + k] * 2.f;
+  for (int k = 0; k < 8; ++k) sc[t * 8 + k] = __expf(sc[t * 8 + k]);
+  o[t] = sc[t * 8];
+}
+void go(const float* a, float* o) { scale_exp<<<1, 32>>>(a, o); }
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this store to `sc` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `t * 8` (pitfall-bank-conflict#P4)
+            "#]],
         );
     }
 
