@@ -2719,8 +2719,7 @@ pub fn bank_with_args(
         &offset,
         shape(launch.block),
         launch,
-        bound,
-        bind,
+        (bound, bind),
     );
     let partial_warp = sweep.is_none()
         && model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
@@ -3049,6 +3048,9 @@ fn step_pair(
         })
 }
 
+/// A call's arguments put for a device function's parameters ([`bank_with_args`]).
+type Bind<'f> = &'f dyn Fn(&IndexExpr) -> IndexExpr;
+
 /// [`Sweep`] of `access` at byte offset `offset` (the instantiation's, or the merged
 /// access's) under `launch`: `None` where the offset and its guards read no variable
 /// that doubles or halves, the loop's trip is not known (its start or bound a runtime
@@ -3062,8 +3064,7 @@ fn sweep(
     offset: &IndexExpr,
     shape: BankShape,
     launch: &LaunchConfig,
-    bound: &[(String, i64)],
-    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
+    (bound, bind): (&[(String, i64)], Option<Bind<'_>>),
 ) -> Option<Sweep> {
     let guards = guard_sides(scope.file, access.range.start, bound, bind)?;
     let mut vars = Vec::new();
