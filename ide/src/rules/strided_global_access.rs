@@ -66,6 +66,9 @@ fn short_chunk(elements: i64, w: i64) -> bool {
 }
 /// At most this many active lanes make a request small enough for a hint.
 const FEW_LANES: u32 = 8;
+/// The small value a runtime stride's hint also costs (RGBA pixels, `float4`-sized
+/// records): the figure at 64 or more is where the cost stops growing.
+const SMALL_DIMENSION: i64 = 4;
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let text = ctx.text();
@@ -440,12 +443,30 @@ fn diagnose_with(
             " (a hint only: no launch of `{k}` fixes its block; a block of 32 threads or more is assumed)"
         ));
     } else if !dims.is_empty() && report.sectors >= 4 * report.ideal && !few_lanes {
+        // The cost grows with the value: what a small one gives (an image's channel
+        // count, a short vector), so the scale is in view.
+        let small = match &dims[..] {
+            [d] => {
+                let at = a
+                    .byte_offset
+                    .substitute(&|n| (n == d).then_some(IndexExpr::Int(SMALL_DIMENSION)));
+                cost(&at, width, shape, mask).map(|c| {
+                    format!(
+                        "; at `{d}` = {SMALL_DIMENSION} it is {} sectors, {:.1}x",
+                        c.report.sectors,
+                        f64::from(c.report.sectors) / f64::from(c.report.ideal)
+                    )
+                })
+            }
+            _ => None,
+        };
         message.push_str(&format!(
-            " (a hint only: the cost rests on {}, which the code does not fix)",
+            " (a hint only: the cost rests on {}, which the code does not fix{})",
             dims.iter()
                 .map(|d| format!("`{d}`"))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            small.unwrap_or_default()
         ));
     }
     Some((
@@ -1071,7 +1092,7 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
     float acc = 0.0f;
     for (int i = 0; i < K; ++i)
         acc += A[row * K + i] * B[i * N + col];
-            // ^^^^^^^^^^^^^^ hint: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `K` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `K`, which the code does not fix)
+            // ^^^^^^^^^^^^^^ hint: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `K` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `K`, which the code does not fix; at `K` = 4 it is 16 sectors, 4.0x)
     C[row * N + col] = acc;
  // ^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors
 }
@@ -1273,9 +1294,9 @@ __global__ void k(const float* B, float* out, int N) {
 }
 "#,
             expect![[r#"
-                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
+                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `lane < MMA_K`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix; at `N` = 4 it is 8 sectors, 4.0x) (pitfall-coalescing#P1)
                 hint: uncoalesced load from `B`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic) (only 8 of the 32 lanes issue it, under `threadIdx.x < 8`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: 8 lanes or fewer move little data) (pitfall-coalescing#P1)
-                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix) (pitfall-coalescing#P1)
+                hint: uncoalesced load from `B`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic) (only 16 of the 32 lanes issue it, under `tid % 32 < 16`) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `N`, which the code does not fix; at `N` = 4 it is 8 sectors, 4.0x) (pitfall-coalescing#P1)
             "#]],
         );
     }
@@ -1511,7 +1532,7 @@ __global__ void slice(double* out, const double* in, long start, long stop, long
 void run(double* o, const double* in, long a, long b, long s) { slice<<<64, 256>>>(o, in, a, b, s); }
 "#,
             expect![[r#"
-                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the memory traffic) (taking `step` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `step`, which the code does not fix) (pitfall-coalescing#P1)
+                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the memory traffic) (taking `step` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `step`, which the code does not fix; at `step` = 4 it is 32 sectors, 4.0x) (pitfall-coalescing#P1)
             "#]],
         );
     }
@@ -1877,7 +1898,7 @@ void step(float *x, float *y, int n)
             RULE,
             &unknown,
             expect![[r#"
-                hint: uncoalesced load from `X`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCX` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCX`, which the code does not fix) (pitfall-coalescing#P1)
+                hint: uncoalesced load from `X`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCX` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCX`, which the code does not fix; at `INCX` = 4 it is 16 sectors, 4.0x) (pitfall-coalescing#P1)
             "#]],
         );
         // Calls that agree on another constant: the figure is measured at it, and said.
@@ -1909,8 +1930,8 @@ void step(float *x, float *y, int n)
             RULE,
             &written,
             expect![[r#"
-            hint: uncoalesced update of `Y`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCY` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCY`, which the code does not fix) (pitfall-coalescing#P1)
-        "#]],
+                hint: uncoalesced update of `Y`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `INCY` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `INCY`, which the code does not fix; at `INCY` = 4 it is 16 sectors, 4.0x) (pitfall-coalescing#P1)
+            "#]],
         );
     }
 
