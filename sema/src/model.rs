@@ -830,6 +830,7 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
                     && e.width == a.width
                     && e.cast_type == a.cast_type
                     && e.function == a.function
+                    && e.byte_offset.has_loop_var()
                     && !same_bytes(e, a)
             })
             .take(3)
@@ -889,11 +890,12 @@ fn unrolled_loop_then(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAccess
 /// Whether two accesses of one function touch the same bytes as written: the same array,
 /// byte offset, width and cast.
 fn same_bytes(x: &SharedAccess, y: &SharedAccess) -> bool {
+    // The cheap fields first: the offsets' trees are compared last.
     x.root == y.root
-        && x.byte_offset == y.byte_offset
         && x.width == y.width
         && x.cast_type == y.cast_type
         && x.function == y.function
+        && x.byte_offset == y.byte_offset
 }
 
 /// The most elements a thread's registers were seen to carry from one unrolled loop to
