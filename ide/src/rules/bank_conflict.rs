@@ -2575,6 +2575,36 @@ void go(const float* a, float* o) { scale_exp<<<1, 32>>>(a, o); }
         );
     }
 
+    /// A softmax over a thread's own row of 32 floats: `fmaxf` and `__expf` weigh as
+    /// operators in the unroller's budget, so both loops are unrolled in full and merged
+    /// (nvcc 13.5 `-arch=sm_90 -O3`: eight `LDS.128` for the maximum, eight `STS.128` for
+    /// the exponentials, whose loads are the maximum's values kept in registers), 8-way at
+    /// a 128-byte stride.
+    #[test]
+    fn cheap_math_calls_keep_a_row_loop_unrolled_and_merged() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void row_softmax(const float* in, float* out) {
+  __shared__ float s[32 * 32];
+  int t = threadIdx.x;
+  for (int x = 0; x < 32; ++x) s[x * 32 + t] = in[x * 32 + t];
+  __syncthreads();
+  float m = 0.f;
+  for (int x = 0; x < 32; ++x) m = fmaxf(m, s[t * 32 + x]);
+  for (int x = 0; x < 32; ++x) s[t * 32 + x] = __expf(s[t * 32 + x] - m);
+  __syncthreads();
+  out[t] = s[t];
+}
+void go(const float* in, float* out) { row_softmax<<<1, 32>>>(in, out); }
+"#,
+            expect![[r#"
+                warning: 8-way bank conflict: this load from `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P4)
+            "#]],
+        );
+    }
+
     #[test]
     fn a_constant_written_as_arithmetic_keeps_the_walk_aligned() {
         // `kb * (GROUP / 4)` is `kb * 8`: each thread's 8 consecutive ints start 32 bytes
