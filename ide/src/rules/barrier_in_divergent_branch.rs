@@ -122,9 +122,21 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             // `else`), and the function is a kernel, or a device function its kernels
             // call last: they go on to exit, as after `if (!(cond)) return;`, which the
             // hardware lets the barrier complete without (see `early_exit.rs`).
-            let exit = (b.scope == BarrierScope::Block)
+            let exit = matches!(b.scope, BarrierScope::Block | BarrierScope::Warp)
                 .then(|| skippers_exit(ctx, &flow, &branch, &found))
                 .flatten();
+            // A warp barrier waits only for the lanes of its mask that have not exited
+            // (the CUDA programming guide, `__syncwarp`): lanes that skip the branch and
+            // exit leave nothing to wait for.
+            if b.scope == BarrierScope::Warp
+                && exit == Some(None)
+                && ctx.text()[b.range.clone()]
+                    .trim_start()
+                    .starts_with("__syncwarp")
+            {
+                continue;
+            }
+            let exit = exit.filter(|_| b.scope == BarrierScope::Block);
             if let Some(assumption) = exit {
                 let assumption = assumption.map(|a| format!(" ({a})")).unwrap_or_default();
                 out.push(RuleDiagnostic {
@@ -1981,6 +1993,40 @@ __global__ void pick(const float* p, int n, int* out) {
         );
     }
 
+    /// `__syncwarp()` waits only for the lanes of its mask that have not exited (the CUDA
+    /// programming guide): lanes that skip the branch and run nothing after it leave it
+    /// nothing to wait for, so there is no finding. Lanes that go on working after the
+    /// branch are another matter.
+    #[test]
+    fn a_warp_barrier_whose_skipping_lanes_exit_is_no_finding() {
+        check(
+            RULE,
+            r#"
+__global__ void partial(const float* in, float* out) {
+    unsigned lane = threadIdx.x & 31;
+    if (lane < 12) {
+        float v = in[blockIdx.x * 32 + lane] * 2.0f;
+        __syncwarp();
+        if (lane == 0) out[blockIdx.x] = v;
+    }
+}
+__global__ void working(const float* in, float* out) {
+    unsigned lane = threadIdx.x & 31;
+    if (lane < 12) {
+        out[lane] = in[lane];
+        __syncwarp();
+     // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if (lane < 12)`
+    }
+    out[32 + lane] = out[(lane + 1) % 12];
+}
+void run(const float* in, float* out) {
+    partial<<<64, 32>>>(in, out);
+    working<<<64, 32>>>(in, out);
+}
+"#,
+        );
+    }
+
     /// A warp barrier under a condition on `threadIdx.y`: the lanes of a warp share it
     /// when `blockDim.x` is a multiple of 32. A launch that says so makes it silent; with
     /// no launch in sight, a hint that states the assumption (also where the row index
@@ -1995,6 +2041,7 @@ __global__ void rows32(float* out) {
         out[threadIdx.x] = 0.0f;
         __syncwarp();
     }
+    out[64 + threadIdx.x] += 1.0f;
 }
 __global__ void rows_unknown(float* out) {
     if (threadIdx.y == 0) {
@@ -2002,6 +2049,7 @@ __global__ void rows_unknown(float* out) {
         __syncwarp();
      // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (threadIdx.y == 0)`: threads of the warp that skip the branch never reach the warp barrier, so the warp can hang or synchronise the wrong threads; move the barrier out of the branch (assuming `blockDim.x` is not a multiple of 32
     }
+    out[64 + threadIdx.x] += 1.0f;
 }
 __global__ void rows_alias(float* out) {
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -2010,6 +2058,7 @@ __global__ void rows_alias(float* out) {
         __syncwarp();
      // ^^^^^^^^^^^^ hint: `__syncwarp()` inside `if (ty == 3)`: threads of the warp that skip the branch never reach the warp barrier, so the warp can hang or synchronise the wrong threads; move the barrier out of the branch (assuming `blockDim.x` is not a multiple of 32
     }
+    out[64 + tx] += 1.0f;
 }
 __global__ void rows16(float* out) {
     if (threadIdx.y == 0) {
@@ -2017,6 +2066,7 @@ __global__ void rows16(float* out) {
         __syncwarp();
      // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if (threadIdx.y == 0)`
     }
+    out[64 + threadIdx.x] += 1.0f;
 }
 void launch(float* out) {
     rows32<<<4, dim3(32, 16)>>>(out);
