@@ -507,6 +507,7 @@ __global__ void step(float* g) {
         __syncwarp();
         g[tx] = s[0][(tx + 1) % 32];
     }
+    g[128 + ty * 32 + tx] = s[ty][tx];
 }
 //- /p/a/main.cu
 #include "step.cuh"
