@@ -1993,6 +1993,46 @@ __global__ void pick(const float* p, int n, int* out) {
         );
     }
 
+    /// A barrier in the last arm of an `else if` chain whose earlier arms add `first` (a
+    /// thread test) to other values of one shared state: every thread that reaches the
+    /// last arm has failed the earlier ones, so `split` alone decides, the same in every
+    /// thread. An arm whose condition does not rule the earlier one out still splits.
+    #[test]
+    fn the_last_arm_of_a_chain_of_exclusive_states_is_uniform() {
+        check(
+            RULE,
+            r#"
+__global__ void step(int* flags, int* work) {
+    __shared__ int state;
+    __shared__ int best;
+    const bool first = threadIdx.x == 0;
+    if (first) state = flags[blockIdx.x] % 3;
+    __syncthreads();
+    const bool done = state == 0;
+    const bool dead = state == 1;
+    const bool split = state == 2;
+    if (done && first) {
+        work[blockIdx.x] = 1;
+    } else if (dead && first) {
+        flags[blockIdx.x] = 0;
+    } else if (split) {
+        if (first) best = 1 << 30;
+        __syncthreads();
+        atomicMin(&best, work[blockIdx.x * blockDim.x + threadIdx.x]);
+    }
+    if (dead && first) {
+        work[blockIdx.x] = 2;
+    } else if (state > 0) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (dead && first)`
+        work[blockIdx.x] = best;
+    }
+}
+void run(int* f, int* w) { step<<<128, 128>>>(f, w); }
+"#,
+        );
+    }
+
     /// `__syncwarp()` waits only for the lanes of its mask that have not exited (the CUDA
     /// programming guide): lanes that skip the branch and run nothing after it leave it
     /// nothing to wait for, so there is no finding. Lanes that go on working after the

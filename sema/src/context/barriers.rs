@@ -895,6 +895,8 @@ pub fn divergent_branch(
     scope: BarrierScope,
     block: Option<[u32; 3]>,
 ) -> Option<(TextRange, String)> {
+    // The conditions of the `if`s passed so far whose then-arm holds `offset`.
+    let mut held: Vec<TextRange> = Vec::new();
     for e in ctx.enclosing(offset).iter() {
         let condition_at = match &e.kind {
             EnclosingKind::If {
@@ -908,6 +910,11 @@ pub fn divergent_branch(
             } => Some(condition_range.clone()),
             _ => None,
         };
+        if let (EnclosingKind::If { in_else: false, .. }, Some(r)) = (&e.kind, &condition_at) {
+            if !r.contains(&offset) {
+                held.push(r.clone());
+            }
+        }
         let (condition, thread) = match &e.kind {
             // A barrier in the condition itself (`if (__syncthreads_or(p))`) runs before
             // the branch, in every thread that reaches the `if`.
@@ -993,6 +1000,15 @@ pub fn divergent_branch(
                     .is_some_and(|r| one_value_in_launched_grids(ctx, r)));
         if uniform {
             continue;
+        }
+        // In the `else` of a split condition, under an arm whose own condition rules the
+        // split one out (`else if (split)` after `if (dead && first)`, `split` and `dead`
+        // two values of one shared state): every thread there fails the outer condition
+        // anyway, and the arm's condition alone decides who reaches the barrier.
+        if let (EnclosingKind::If { in_else: true, .. }, Some(outer)) = (&e.kind, &condition_at) {
+            if held.iter().any(|inner| excludes(ctx, inner, outer, block)) {
+                continue;
+            }
         }
         return Some((e.range.clone(), condition.clone()));
     }
