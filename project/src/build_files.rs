@@ -1318,11 +1318,20 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         .iter()
         .any(|m| text.contains(m));
     // Whether naming CUDA sources in `dir` says this file's folder is listed source by
-    // source: the folder itself, or one below it where nothing runs make on its own.
+    // source: the folder itself, or, where nothing runs make on its own, any folder below
+    // the Makefile's (`$(SRCDIR)/main.cu` with `SRCDIR = ./Src_working` leaves a sibling
+    // `Src_old/` unbuilt: no other make run reaches it).
+    // A Makefile that includes another (`include config.mak`, which may add sources)
+    // says so only for the folders it names and those below them.
+    let includes = text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("include ") || l.starts_with("-include ") || l.starts_with("sinclude ")
+    });
     let covers = |dir: &str| {
         let dir = dir.trim_start_matches("./").trim_end_matches('/');
         folder.is_none_or(|f| {
-            f == dir || (!recurses && (dir.is_empty() || f.starts_with(&format!("{dir}/"))))
+            f == dir
+                || (!recurses && (!includes || dir.is_empty() || f.starts_with(&format!("{dir}/"))))
         })
     };
     // Whether make can build the bare stem from the file: a pattern or suffix rule from
@@ -2204,6 +2213,16 @@ mod tests {
             Some(false)
         );
         assert_eq!(makefile_builds_in(top, "other.cu", Some("tools")), None);
+        // With no include and no other make run, a sibling folder's file is not built.
+        let working = "SRCDIR = ./Src_working\nS = ${SRCDIR}\napp: $S/main.o\n\tnvcc -o app $S/main.o\n$S/main.o: $S/main.cu\n\tnvcc -c -o $@ $S/main.cu\n";
+        assert_eq!(
+            makefile_builds_in(working, "main.cu", Some("Src_working")),
+            Some(true)
+        );
+        assert_eq!(
+            makefile_builds_in(working, "wave.cu", Some("Src_old")),
+            Some(false)
+        );
         assert_eq!(
             makefile_builds_in("app: $(MYSRCS)\nx: a.cu\n", "b.cu", Some("")),
             None
