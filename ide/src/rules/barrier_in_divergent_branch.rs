@@ -237,6 +237,26 @@ fn skippers_exit(
     // `off < n` with `off += TILE`; no memory or call is read), is skipped by the same
     // threads in every later iteration: for them the loop is the branch, and what
     // follows it is what they run next.
+    // An `else` that only returns (`else { return; }`): the skipping threads leave at
+    // once, whatever follows the `if` (in a `switch` case, a loop).
+    let else_returns = flow
+        .branches(branch)
+        .and_then(|(_, other)| other)
+        .and_then(|o| ctx.text().get(o.clone()))
+        .is_some_and(|t| {
+            let t = t.trim().trim_start_matches("else").trim();
+            let t = t
+                .strip_prefix('{')
+                .and_then(|t| t.strip_suffix('}'))
+                .unwrap_or(t);
+            t.trim().trim_end_matches(';').trim() == "return"
+        });
+    if else_returns {
+        let f = ctx.facts.function_at(flow.body.start)?;
+        if f.is_kernel {
+            return Some(None);
+        }
+    }
     let mut after = branch.clone();
     // (The condition's loads are looked for only where the `if` is in a loop body.)
     if let Some(cond) = if_condition(ctx, branch)
@@ -1989,6 +2009,35 @@ __global__ void pick(const float* p, int n, int* out) {
         }
     }
 }
+"#,
+        );
+    }
+
+    /// Threads that fail the bounds test take `else { return; }` and exit at once, whatever
+    /// follows the `if` (here the rest of a `switch`): the exit hint, as without the
+    /// `switch`.
+    #[test]
+    fn an_else_that_returns_lets_the_skipping_threads_exit() {
+        check(
+            RULE,
+            r#"
+__global__ void step(const float* v, float* s, int nx, int order) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    switch (order) {
+    case 2:
+        if (i > 0 && i < nx) {
+            float d = v[i] - v[i - 1];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (i > 0 && i < nx)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+            s[i] += d;
+        } else {
+            return;
+        }
+    default:
+        break;
+    }
+}
+void launch(const float* v, float* s, int nx) { step<<<(nx + 127) / 128, 128>>>(v, s, nx, 2); }
 "#,
         );
     }
