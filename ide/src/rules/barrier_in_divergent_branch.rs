@@ -239,17 +239,16 @@ fn skippers_exit(
     // follows it is what they run next.
     // An `else` that only returns (`else { return; }`): the skipping threads leave at
     // once, whatever follows the `if` (in a `switch` case, a loop).
+    use kernaut_syntax::{JumpKind, StatementShape};
+    let is_return = |r: &kernaut_syntax::TextRange| {
+        matches!(flow.shape(r), Some(StatementShape::Jump(JumpKind::Return)))
+    };
     let else_returns = flow
         .branches(branch)
         .and_then(|(_, other)| other)
-        .and_then(|o| ctx.text().get(o.clone()))
-        .is_some_and(|t| {
-            let t = t.trim().trim_start_matches("else").trim();
-            let t = t
-                .strip_prefix('{')
-                .and_then(|t| t.strip_suffix('}'))
-                .unwrap_or(t);
-            t.trim().trim_end_matches(';').trim() == "return"
+        .is_some_and(|o| match flow.shape(&o) {
+            Some(StatementShape::Block(inside)) => matches!(&inside[..], [only] if is_return(only)),
+            _ => is_return(&o),
         });
     if else_returns {
         let f = ctx.facts.function_at(flow.body.start)?;
