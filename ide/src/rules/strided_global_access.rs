@@ -52,18 +52,43 @@ pub(crate) const RULE: Rule = Rule {
     source: include_str!("strided_global_access.rs"),
 };
 
-/// The longest per-thread chunk, in elements, whose gaps the next iterations of a loop
-/// are taken to fill.
+/// The longest per-thread chunk, in elements, whose gaps the loads of sibling statements
+/// (`in[4 * t]`, `in[4 * t + 1]`, …) or a short loop's next iterations are taken to fill
+/// silently: on an H100, chunks of up to 8 elements ran at the coalesced layout's speed
+/// (`wiki/probes/coalescing`).
 const MAX_CHUNK: i64 = 8;
-/// A chunk of elements narrower than 4 bytes is short up to this many bytes (32 `char`s:
-/// a warp's footprint of 1 KiB, as for 8 `float`s).
-const MAX_CHUNK_BYTES: i64 = 32;
+/// A chunk of elements narrower than 4 bytes is short up to this many bytes (16 `char`s
+/// measured 1.3x the coalesced time, 32 `char`s 2.3x).
+const MAX_CHUNK_BYTES: i64 = 16;
+/// The longest walk of a thread's own chunk by a load loop that is always a hint: L1
+/// keeps the warp's sectors between the iterations, so L2 and DRAM traffic stays what the
+/// data needs, and on an H100 walks of up to 16 elements measured at most 1.9x the
+/// coalesced time (`wiki/probes/coalescing`).
+const MAX_LOAD_WALK: i64 = 16;
+/// A longer load walk costs in proportion to the sectors each request spreads over L1: at
+/// 8 times the sectors the data needs or more, walks of 32 elements and more measured
+/// 2.3x to 9.7x the coalesced time; at 4 times (`double`s 32 bytes or more apart) at most
+/// 1.9x, even over 64 elements. Up to this ratio a long walk is a hint.
+const LOAD_WALK_SECTORS: u32 = 4;
+/// The longest walk of a thread's own chunk by a store loop that is only a hint, in
+/// elements and bytes: L1 does not keep stores, and only walks of up to 4 elements and
+/// 16 bytes measured under 2x the coalesced time on an H100 (8 `char`s: 2.7x, 4
+/// `double`s: 4.2x, 8 `float`s: 8x; `wiki/probes/coalescing`).
+const MAX_STORE_WALK: (i64, i64) = (4, 16);
+/// How many iterations of a long walk are simulated to see that it fills its chunk.
+const WALK_SIMULATED: i64 = 64;
 
-/// Whether a per-thread chunk of `elements` elements of `w` bytes is short enough that
-/// L1 keeps the warp's lines between the loop's iterations.
-fn short_chunk(elements: i64, w: i64) -> bool {
-    (2..=MAX_CHUNK).contains(&elements) || (elements >= 2 && elements * w <= MAX_CHUNK_BYTES)
+/// Whether a walk of `elements` elements of `w` bytes per thread, whose requests touch
+/// `report`'s sectors, costs little enough for a hint, by the measured thresholds above.
+fn short_walk(kind: AccessKind, elements: i64, w: i64, report: &SectorReport) -> bool {
+    match kind {
+        AccessKind::Load => {
+            elements <= MAX_LOAD_WALK || report.sectors <= LOAD_WALK_SECTORS * report.ideal
+        }
+        _ => elements <= MAX_STORE_WALK.0 && elements * w <= MAX_STORE_WALK.1,
+    }
 }
+
 /// At most this many active lanes make a request small enough for a hint.
 const FEW_LANES: u32 = 8;
 /// The small value a runtime stride's hint also costs (RGBA pixels, `float4`-sized
@@ -278,7 +303,10 @@ fn diagnose_with(
                 .iter()
                 .any(|w| f.contains(w))
         });
-    let loop_fills = loop_fills_gaps(&a.byte_offset, width, shape, stride);
+    // A loop that walks each thread's own chunk (`in[t * 16 + k]` for `k < 16`): its
+    // next iterations use the rest of each sector the first one touches.
+    let walk = walked_chunk(&a.byte_offset, width, shape, stride);
+    let loop_fills = walk.is_some_and(|n| short_walk(a.kind, n, i64::from(width.bytes()), &report));
     // A scattered request of a few lanes moves little data: at most a hint.
     let few_lanes = lanes.count().is_some_and(|n| n <= FEW_LANES);
     // A stride that rests on a runtime value the file does not fix (`A[row * K + i]` with
@@ -333,8 +361,15 @@ fn diagnose_with(
         AccessKind::LoadStore => "update of",
         _ => "load from",
     };
+    // A load loop's walk is served from L1 after its first touch of each sector: the
+    // extra sectors are L1's, not L2's or DRAM's.
+    let traffic = if walk.is_some() && a.kind == AccessKind::Load {
+        "L1"
+    } else {
+        "memory"
+    };
     let mut message = format!(
-        "uncoalesced {what} `{}`: each warp request touches {} sectors of 32 bytes where its {} bytes need {} ({:.1}x the memory traffic)",
+        "uncoalesced {what} `{}`: each warp request touches {} sectors of 32 bytes where its {} bytes need {} ({:.1}x the {traffic} traffic)",
         a.array,
         report.sectors,
         report.bytes,
@@ -410,14 +445,25 @@ fn diagnose_with(
             " (a hint only: {FEW_LANES} lanes or fewer move little data)"
         ));
     }
-    if loop_fills && a.kind == AccessKind::Store {
+    if loop_fills && a.kind != AccessKind::Load {
         message.push_str(
-            " (a hint only: the loop's next iterations write the rest of each sector, so L2 merges the partial writes and DRAM traffic stays what the data needs; the cost is the extra sector writes from the SM to L2)",
+            " (a hint only: the loop's next iterations write the rest of each sector, so L2 merges the partial writes and DRAM traffic stays what the data needs; walks of up to 4 elements and 16 bytes per thread measured under 2x the coalesced time on an H100, pitfall-coalescing#P3)",
         );
     } else if loop_fills {
         message.push_str(
-            " (a hint only: the loop's next iterations use the rest of each sector, from L1 while it still holds them, so the cost is L1 wavefronts more than DRAM traffic)",
+            " (a hint only: the loop's next iterations read the rest of each sector from L1, which keeps it, so L2 and DRAM traffic stays what the data needs; walks of up to 16 elements per thread, or spread over at most 4 times the sectors they need, measured under 2x the coalesced time on an H100, pitfall-coalescing#P3)",
         );
+    } else if walk.is_some() && a.kind == AccessKind::Load {
+        // A long walk: a warning unless something below makes it a hint.
+        message.push_str(
+            " (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3)",
+        );
+    } else if walk.is_some() {
+        message.push_str(
+            " (the loop's next iterations write the rest of each sector, but L1 does not keep stores: every partial sector write reaches L2; walks of more than 4 elements or 16 bytes per thread measured 2.7x to 47x the coalesced time on an H100, pitfall-coalescing#P3)",
+        );
+    }
+    if loop_fills {
     } else if let Some(f) = &uncalled {
         let short = kernaut_syntax::short_name(f);
         let called = ctx
@@ -814,16 +860,15 @@ fn iterations(offset: &IndexExpr, shape: [Option<i64>; 3]) -> Vec<[i64; WARP_LAN
     out
 }
 
-/// Whether the next iterations of the enclosing loop touch the bytes between the lanes
-/// (`in[t * 4 + k]` for `k < 4`): each thread walks its own short chunk (at most
-/// [`MAX_CHUNK`] elements), and the sectors one iteration leaves unused are what the next
-/// ones read.
-fn loop_fills_gaps(
+/// The chunk, in elements per thread, whose bytes between the lanes the next iterations
+/// of the enclosing loop touch (`in[t * 4 + k]` for `k < 4`: 4): each thread walks its
+/// own chunk, and the sectors one iteration leaves unused are what the next ones use.
+fn walked_chunk(
     offset: &IndexExpr,
     width: AccessWidth,
     shape: [Option<i64>; 3],
     stride: Option<i64>,
-) -> bool {
+) -> Option<i64> {
     let w = i64::from(width.bytes());
     // Each loop variable of the index with a unit step is tried alone, the others held
     // at their start: in `C[(row + i) * N + col + j]` the inner `j` walks the chunk.
@@ -831,17 +876,13 @@ fn loop_fills_gaps(
     // tile of lanes) it is the loop's trip count.
     loop_vars(offset)
         .into_iter()
-        .any(|(name, start, end, step)| {
+        .find_map(|(name, start, end, step)| {
             let trip = end.zip(start.eval(&|_| None)).map(|(e, s)| e - s);
-            let Some(needed) = stride.map(|d| d / w).or(trip) else {
-                return false;
-            };
-            // A longer chunk spreads a warp's footprint over more lines than L1 keeps
-            // for it between iterations (32 lanes x 8 elements), and the strided cost is
-            // paid again.
-            step.abs() == 1
-                && short_chunk(needed, w)
-                && chunk_filled(&frozen_except(offset, name), start, end, w, needed, shape)
+            let needed = stride.map(|d| d / w).or(trip)?;
+            (step.abs() == 1
+                && needed >= 2
+                && chunk_filled(&frozen_except(offset, name), start, end, w, needed, shape))
+            .then_some(needed)
         })
 }
 
@@ -862,7 +903,7 @@ fn chunk_filled(
         }
     }
     let mut lanes = Vec::new();
-    for iteration in 0..needed {
+    for iteration in 0..needed.min(WALK_SIMULATED) {
         let Some(l) = lane_offsets(offset, shape, 0, iteration) else {
             return false;
         };
@@ -1092,7 +1133,7 @@ __global__ void sgemm(const float* A, const float* B, float* C, int M, int N, in
     float acc = 0.0f;
     for (int i = 0; i < K; ++i)
         acc += A[row * K + i] * B[i * N + col];
-            // ^^^^^^^^^^^^^^ hint: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `K` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `K`, which the code does not fix; at `K` = 4 it is 16 sectors, 4.0x)
+            // ^^^^^^^^^^^^^^ hint: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic) (taking `K` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3) (a hint only: the cost rests on `K`, which the code does not fix; at `K` = 4 it is 16 sectors, 4.0x)
     C[row * N + col] = acc;
  // ^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors
 }
@@ -1177,8 +1218,10 @@ void run(float* img, const float* r, int n, int w) {
 
     #[test]
     fn every_other_element_and_short_chunks_are_hints_long_chunks_warn() {
-        // A chunk is short up to 8 elements, or up to 32 bytes of narrower ones (16
-        // `char`s): L1 keeps the warp's lines between the iterations.
+        // A load loop walking each thread's own chunk reads the rest of every sector from
+        // L1: up to 16 elements it is a hint, longer ones warn with the L1 figure. A store
+        // loop's partial sector writes all reach L2: a hint only up to 4 elements and 16
+        // bytes (the thresholds measured in `wiki/probes/coalescing`).
         check(
             RULE,
             r#"
@@ -1188,22 +1231,43 @@ __global__ void k(const float* in, float* out) {
           // ^^^^^^^^^ hint: uncoalesced load from `in`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart
     for (int j = 0; j < 16; ++j)
         out[t * 16 + j] = 0.0f;
-     // ^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart;
+     // ^^^^^^^^^^^^^^^ warning: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 64 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (the loop's next iterations write the rest of each sector, but L1 does not keep stores
     for (int j = 0; j < 4; ++j)
         out[t * 4 + j] = in[t * 4 + j];
      // ^^^^^^^^^^^^^^ hint: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations write the rest of each sector
-                      // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`
+                      // ^^^^^^^^^^^^^ hint: uncoalesced load from `in`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the L1 traffic)
+    float s = 0.0f;
+    for (int j = 0; j < 16; ++j)
+        s += in[t * 16 + j];
+          // ^^^^^^^^^^^^^^ hint: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic), because neighbouring lanes are 64 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations read the rest of each sector from L1
+    for (int j = 0; j < 32; ++j)
+        s += in[t * 32 + j];
+          // ^^^^^^^^^^^^^^ warning: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic), because neighbouring lanes are 128 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations
+    out[t] = s;
 }
-__global__ void bytes(const char* text, unsigned* out) {
+__global__ void bytes(const char* text, unsigned* out, char* dst) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned a = 0, b = 0;
     for (int k = 0; k < 16; ++k)
         a += text[t * 16 + k];
-          // ^^^^^^^^^^^^^^^^ hint: uncoalesced load from `text`: each warp request touches 16 sectors of 32 bytes where its 32 bytes need 1 (16.0x the memory traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations use the rest of each sector
+          // ^^^^^^^^^^^^^^^^ hint: uncoalesced load from `text`: each warp request touches 16 sectors of 32 bytes where its 32 bytes need 1 (16.0x the L1 traffic), because neighbouring lanes are 16 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations read the rest of each sector from L1
     for (int k = 0; k < 64; ++k)
         b += text[t * 64 + k];
-          // ^^^^^^^^^^^^^^^^ warning: uncoalesced load from `text`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the memory traffic)
+          // ^^^^^^^^^^^^^^^^ warning: uncoalesced load from `text`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the L1 traffic)
     out[t] = a + b;
+    for (int k = 0; k < 4; ++k)
+        dst[t * 4 + k] = 0;
+    for (int k = 0; k < 8; ++k)
+        dst[t * 8 + k] = 0;
+     // ^^^^^^^^^^^^^^ warning: uncoalesced store to `dst`: each warp request touches 8 sectors of 32 bytes where its 32 bytes need 1 (8.0x the memory traffic), because neighbouring lanes are 8 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (the loop's next iterations write the rest of each sector, but L1 does not keep stores
+}
+__global__ void wide(const double* d, double* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    double s = 0.0;
+    for (int k = 0; k < 64; ++k)
+        s += d[t * 64 + k];
+          // ^^^^^^^^^^^^^ hint: uncoalesced load from `d`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the L1 traffic), because neighbouring lanes are 512 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations read the rest of each sector from L1, which keeps it, so L2 and DRAM traffic stays what the data needs; walks of up to 16 elements per thread, or spread over at most 4 times the sectors they need, measured under 2x the coalesced time on an H100, pitfall-coalescing#P3)
+    out[t] = s;
 }
 "#,
         );
@@ -1211,9 +1275,10 @@ __global__ void bytes(const char* text, unsigned* out) {
 
     /// A 2-D register tile's epilogue: the inner loop walks each thread's row of 8
     /// elements while the outer one moves to the next row. The inner loop fills the
-    /// sectors, as in the 1-D chunk above; a chunk the inner loop leaves half empty
-    /// (8 elements apart, 4 written) is still reported (a hint here, as the row stride
-    /// rests on the runtime `N`).
+    /// sectors, as in the 1-D chunk above, but a store's partial sector writes each reach
+    /// L2; a chunk the inner loop leaves half empty (8 elements apart, 4 written) is
+    /// reported as plain strided (both hints here, as the row stride rests on the
+    /// runtime `N`).
     #[test]
     fn the_inner_loop_of_a_register_tile_fills_the_chunk() {
         check(
@@ -1224,7 +1289,7 @@ __global__ void epilogue(float* C, const float* acc, int N) {
     for (int i = 0; i < 8; ++i)
         for (int j = 0; j < 8; ++j)
             C[(blockIdx.y * 128 + ty * 8 + i) * N + blockIdx.x * 128 + tx * 8 + j] = acc[i * 8 + j];
-         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the loop's next iterations write the rest of each sector, so L2 merges the partial writes
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: uncoalesced store to `C`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic) (taking `N` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (the loop's next iterations write the rest of each sector, but L1 does not keep stores: every partial sector write reaches L2; walks of more than 4 elements or 16 bytes per thread measured 2.7x to 47x the coalesced time on an H100, pitfall-coalescing#P3) (a hint only: the cost rests on `N`, which the code does not fix; at `N` = 4 it is 20 sectors, 6.7x)
     for (int i = 0; i < 8; ++i)
         for (int j = 0; j < 4; ++j)
             C[(blockIdx.y * 128 + ty * 8 + i) * N + blockIdx.x * 128 + tx * 8 + j] = acc[i * 8 + j];
@@ -1337,7 +1402,7 @@ void run(const float* in, float* out) {
 }
 "#,
             expect![[r#"
-                warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the memory traffic) (only 12 of the 32 lanes issue it, under `!(ch >= channels)`), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the L1 traffic) (only 12 of the 32 lanes issue it, under `!(ch >= channels)`), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3) (pitfall-coalescing#P1)
                 warning: uncoalesced load from `in`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `samples` = 64, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
                 warning: uncoalesced load from `in`: each warp request touches 12 sectors of 32 bytes where its 48 bytes need 2 (6.0x the memory traffic) (only 12 of the 32 lanes issue it, under `threadIdx.y == blockDim.y - 1 && threadIdx.x < 12`), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
@@ -1478,7 +1543,7 @@ __global__ void pad_and_sum(unsigned char* buf, int chunk, int total, int pad, u
 void run(unsigned char* b, unsigned* o) { pad_and_sum<<<16, 256>>>(b, 256, 4096, 7, o); }
 "#,
             expect![[r#"
-                warning: uncoalesced load from `buf`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the memory traffic), because neighbouring lanes are 256 bytes apart (with `chunk` = 256, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `buf`: each warp request touches 32 sectors of 32 bytes where its 32 bytes need 1 (32.0x the L1 traffic), because neighbouring lanes are 256 bytes apart (with `chunk` = 256, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3) (pitfall-coalescing#P1)
             "#]],
         );
     }
@@ -1509,7 +1574,7 @@ void run(float* out, const float* A) {
 }
 "#,
             expect![[r#"
-                warning: uncoalesced load from `A`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the memory traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+                warning: uncoalesced load from `A`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the L1 traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3) (pitfall-coalescing#P1)
                 warning: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
         );
