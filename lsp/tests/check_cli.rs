@@ -824,9 +824,24 @@ fn files_a_makefile_does_not_compile_give_hints_only() {
     )
     .unwrap();
     std::fs::write(dir.join("part.cu"), kernel("part")).unwrap();
-    std::fs::write(dir.join("stale.cu"), kernel("stale")).unwrap();
+    // A finding that is a hint for a reason of its own says so too.
+    std::fs::write(
+        dir.join("stale.cu"),
+        format!(
+            "{}__global__ void gather(float* out, const float* in, int n) {{\n    out[threadIdx.x] = in[threadIdx.x * n];\n}}\n",
+            kernel("stale")
+        ),
+    )
+    .unwrap();
     let o = check(&dir, &["."]);
     let out = stdout(&o);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("stale.cu:9:24: hint: uncoalesced load")
+                && l.contains("which the code does not fix; at `n` = 4")
+                && l.contains(") (the build does not compile this file: ")),
+        "{out}"
+    );
     assert!(
         out.contains("live.cu:6:24: warning: 32-way bank conflict"),
         "{out}"

@@ -238,12 +238,18 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
                 d.severity = *severity;
             }
         }
-        // A file the build does not compile: what a finding says holds for no binary.
+        // A file the build does not compile: what a finding says holds for no binary,
+        // which every finding says, a hint for another reason too.
         if let Some(why) = &ctx.targets.not_built {
-            for d in found.iter_mut().filter(|d| d.severity != Severity::Hint) {
+            for d in &mut found {
+                let only = if d.severity == Severity::Hint {
+                    ""
+                } else {
+                    "a hint only: "
+                };
                 d.severity = Severity::Hint;
                 d.message.push_str(&format!(
-                    " (a hint only: the build does not compile this file: {why})"
+                    " ({only}the build does not compile this file: {why})"
                 ));
             }
         }
