@@ -1340,6 +1340,38 @@ fn witnesses(
             .push(i as u32);
     }
     let op = |x: &Inst| model.sites[x.site as usize].op;
+    // Whether a site stores one value in every thread of this configuration's block (an
+    // axis of one thread reads as 0), asked once per site where a pair needs it.
+    let block = config.block.map(|d| u32::try_from(d).unwrap_or(0));
+    let same_values: std::cell::RefCell<Vec<Option<bool>>> =
+        std::cell::RefCell::new(vec![None; model.sites.len()]);
+    let same_value = |site: u32| {
+        let s = &model.sites[site as usize];
+        if s.same_value || s.op != Op::Write {
+            return s.same_value;
+        }
+        if let Some(known) = same_values.borrow()[site as usize] {
+            return known;
+        }
+        let v = model
+            .file
+            .stores_same_value_in(s.access.range.end, Some(block));
+        same_values.borrow_mut()[site as usize] = Some(v);
+        v
+    };
+    let axes_cache: std::cell::RefCell<FxHashMap<u32, Option<[bool; 3]>>> =
+        std::cell::RefCell::new(FxHashMap::default());
+    let value_axes = |site: u32| {
+        let s = &model.sites[site as usize];
+        if s.op != Op::Write {
+            return None;
+        }
+        *axes_cache.borrow_mut().entry(site).or_insert_with(|| {
+            model
+                .file
+                .stored_value_axes_in(s.access.range.end, Some(block))
+        })
+    };
     // Per (kind, first site, second site): the best pair (score, first, second), whether a
     // pair of different warps was seen, and whether the search was cut short.
     type Best = ((u32, u8, u64), u32, u32);
@@ -1382,10 +1414,22 @@ fn witnesses(
                 if ordered {
                     continue;
                 }
-                let (sx, sy) = (&model.sites[x.site as usize], &model.sites[y.site as usize]);
-                if sx.same_value && sy.same_value {
+                if same_value(x.site) && same_value(y.site) {
                     continue;
                 }
+                // One store by two threads that agree on every axis its value reads (`m =
+                // row` by threads (1, 0) and (0, 0)): the same bits, whichever lands last;
+                // a pair that differs on such an axis is the witness.
+                if x.site == y.site
+                    && x.block == y.block
+                    && value_axes(x.site).is_some_and(|axes| {
+                        let (a, b) = (thread_idx(config, x.thread), thread_idx(config, y.thread));
+                        (0..3).all(|d| !axes[d] || a[d] == b[d])
+                    })
+                {
+                    continue;
+                }
+                let sx = &model.sites[x.site as usize];
                 let kind = if x.site == y.site {
                     RaceKind::SameAddressWrite
                 } else if sx.space == Space::Shared {

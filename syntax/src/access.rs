@@ -721,49 +721,77 @@ impl SourceFile {
     /// addresses that read none. `false` where the access is not the left side of a
     /// plain `=`.
     pub fn stores_same_value(&self, access_end: usize) -> bool {
+        self.stores_same_value_in(access_end, None)
+    }
+
+    /// [`Self::stores_same_value`] in a block of `block` threads: an axis of one thread
+    /// reads as 0 (`m = in[row * n]` with `row = blockIdx.y * blockDim.y + threadIdx.y`
+    /// in a block of 64 × 1 stores one value).
+    pub fn stores_same_value_in(&self, access_end: usize, block: Option<[u32; 3]>) -> bool {
+        let Some((left, right)) = self.plain_assignment(access_end) else {
+            return false;
+        };
         let text = self.text();
-        let roots = self.roots();
-        let Some(root) = roots
-            .iter()
-            .find(|r| r.start_byte() < access_end && access_end <= r.end_byte())
-        else {
-            return false;
-        };
-        let Some(mut node) =
-            root.descendant_for_byte_range(access_end.saturating_sub(1), access_end)
-        else {
-            return false;
-        };
-        let assignment = loop {
-            match node.kind_name() {
-                "assignment_expression" => break node,
-                "expression_statement" | "compound_statement" | "function_definition" => {
-                    return false
-                }
-                _ => {}
-            }
-            let Some(p) = node.parent() else {
-                return false;
-            };
-            node = p;
-        };
-        let (Some(left), Some(op), Some(right)) = (
-            assignment.field("left"),
-            assignment.field("operator"),
-            assignment.field("right"),
-        ) else {
-            return false;
-        };
-        if node_text(op, text) != "=" || left.end_byte() != access_end {
-            return false;
-        }
-        let tree = Ancestry::few(roots.clone(), text.len());
-        let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], None);
+        let tree = Ancestry::few(self.roots().clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], block);
         let value = low.lower(&from_node(right, text, 0), right, 0);
         if value.unknown_reason().is_none() && !value.depends_on_thread() {
             return true;
         }
         self.value_follows_address(left, right, &low)
+    }
+
+    /// The axes of `threadIdx` that the value a plain assignment stores through the
+    /// access ending at `access_end` reads, in a block of `block` threads (`m = row` with
+    /// `row = blockIdx.y * blockDim.y + threadIdx.y`: `y` alone), where the value lowers;
+    /// the lane reads every axis. Two threads equal on those axes store the same value.
+    /// `None` where the access is not the left side of a plain `=` or the value does not
+    /// lower (a load at an address that names the thread).
+    pub fn stored_value_axes_in(
+        &self,
+        access_end: usize,
+        block: Option<[u32; 3]>,
+    ) -> Option<[bool; 3]> {
+        use kernaut_gpu::expr::{Axis, Expr as Value};
+        let (_, right) = self.plain_assignment(access_end)?;
+        let text = self.text();
+        let tree = Ancestry::few(self.roots().clone(), text.len());
+        let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], block);
+        let value = low.lower(&from_node(right, text, 0), right, 0);
+        if value.unknown_reason().is_some() {
+            return None;
+        }
+        let reads = |axis: Axis| {
+            value.mentions(&|e| matches!(e, Value::Lane) || *e == Value::ThreadIdx(axis))
+        };
+        Some([reads(Axis::X), reads(Axis::Y), reads(Axis::Z)])
+    }
+
+    /// The left and right sides of the plain `=` whose left side is the access that ends
+    /// at `access_end`.
+    fn plain_assignment(&self, access_end: usize) -> Option<(Node<'_>, Node<'_>)> {
+        let text = self.text();
+        let roots = self.roots();
+        let root = roots
+            .iter()
+            .find(|r| r.start_byte() < access_end && access_end <= r.end_byte())?;
+        let mut node = root.descendant_for_byte_range(access_end.saturating_sub(1), access_end)?;
+        let assignment = loop {
+            match node.kind_name() {
+                "assignment_expression" => break node,
+                "expression_statement" | "compound_statement" | "function_definition" => {
+                    return None
+                }
+                _ => {}
+            }
+            node = node.parent()?;
+        };
+        let (left, op, right) = (
+            assignment.field("left")?,
+            assignment.field("operator")?,
+            assignment.field("right")?,
+        );
+        (node_text(op, text) == "=" && left.end_byte() == access_end).then_some((left, right))
     }
 
     /// Whether the value `right` stored at `left` (`out[i] = a[i] + b[i]`, `sh[lane][0] =

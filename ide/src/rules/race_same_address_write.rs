@@ -163,6 +163,38 @@ int main() {
         );
     }
 
+    /// A value that reads only an axis the launch's block leaves at one thread is the
+    /// same in every thread: `in[row * n]` with `row` built on `threadIdx.y` in a block of
+    /// 64 × 1. In a 16 × 4 block `row` takes four values: the witness is a pair of
+    /// threads that store two of them, not two of one row.
+    #[test]
+    fn an_axis_of_one_thread_stores_one_value() {
+        check(
+            RULE,
+            r#"
+__global__ void row_first(const float* in, float* out, int n) {
+    __shared__ float m;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    m = in[row * n];
+    __syncthreads();
+    if (threadIdx.x == 0) out[row] = m;
+}
+__global__ void rows_first(const float* in, float* out, int n) {
+    __shared__ int m;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    m = row;
+ // ^ warning: thread (0,1) writes `m` at line 11; thread (0,0) writes it too
+    __syncthreads();
+    if (threadIdx.x == 0) out[row] = m;
+}
+void run(const float* in, float* out) {
+    row_first<<<dim3(1, 8), dim3(64, 1)>>>(in, out, 1024);
+    rows_first<<<dim3(1, 8), dim3(16, 4)>>>(in, out, 1024);
+}
+"#,
+        );
+    }
+
     #[test]
     fn shared_scalar_and_histogram() {
         check(
