@@ -908,7 +908,18 @@ const FORWARDED_ELEMENTS: i64 = 64;
 /// second loop reads it. nvcc 13.5 `-arch=sm_90 -O3`: a row of 32 floats stored by
 /// `tile[r * 32 + c] = v` in one unrolled loop and read back as `__expf(tile[r * 32 + c] -
 /// m)` in the next is 8 `STS.128` and no `LDS`.
-fn unrolled_loops_in_line(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAccess) -> bool {
+///
+/// With `all` (the file's accesses; for a load `a`), the second loop may sit inside
+/// further loops that come after the first, where none of them writes the array or holds
+/// a barrier: the row stays in registers for each of their iterations (nvcc 13.5: a row
+/// of 32 floats rewritten by one unrolled loop and read by an unrolled loop inside `for
+/// (d = 0; d < 16; ++d)` issues no `LDS` of the row).
+fn unrolled_loops_in_line(
+    scope: &Scope<'_>,
+    source: &SharedAccess,
+    a: &SharedAccess,
+    all: Option<&[SharedAccess]>,
+) -> bool {
     let innermost_for = |at: usize| {
         scope
             .file
@@ -921,6 +932,46 @@ fn unrolled_loops_in_line(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAc
         innermost_for(a.range.start),
     ) else {
         return false;
+    };
+    // The loop around `a` (its own, or one around that) that follows the first in line.
+    let follows = |r: &TextRange| {
+        first.range.end <= r.start && scope.file.statements_in_line(&first.range, r)
+    };
+    let outer = match all {
+        Some(all) if !follows(&second.range) => {
+            let Some(outer) = scope
+                .file
+                .enclosing(second.range.start)
+                .into_iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        EnclosingKind::For { .. } | EnclosingKind::While { .. }
+                    )
+                })
+                .find(|e| follows(&e.range))
+            else {
+                return false;
+            };
+            let text = scope
+                .file
+                .text()
+                .get(outer.range.clone())
+                .unwrap_or_default();
+            let quiet = !["sync", "barrier", "asm", "atomic"]
+                .iter()
+                .any(|w| text.contains(w))
+                && !all.iter().any(|o| {
+                    outer.range.contains(&o.range.start)
+                        && o.root == a.root
+                        && !matches!(o.kind, AccessKind::Load)
+                });
+            if !quiet {
+                return false;
+            }
+            Some(outer.range)
+        }
+        _ => None,
     };
     let (
         EnclosingKind::For {
@@ -940,6 +991,7 @@ fn unrolled_loops_in_line(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAc
     if first.range == second.range || first.range.end > second.range.start || v1 != v2 || e1 != e2 {
         return false;
     }
+    let after = outer.unwrap_or_else(|| second.range.clone());
     let Some((start, end)) = loop_bounds(&a.byte_offset, v2) else {
         return false;
     };
@@ -954,7 +1006,7 @@ fn unrolled_loops_in_line(scope: &Scope<'_>, source: &SharedAccess, a: &SharedAc
             .enclosing(source.range.start)
             .first()
             .is_some_and(|e| e.range == first.range)
-        && scope.file.statements_in_line(&first.range, &second.range)
+        && scope.file.statements_in_line(&first.range, &after)
 }
 
 /// Whether the earlier access `source` of the same bytes as the load `a` leaves the
@@ -1041,7 +1093,7 @@ fn serves(
             || scope
                 .file
                 .runs_before_on_every_path(&source.range, &a.range)
-            || unrolled_loops_in_line(scope, source, a)
+            || unrolled_loops_in_line(scope, source, a, Some(all))
             || unrolled_loop_then(scope, source, a))
         && !scope
             .file
@@ -1095,7 +1147,7 @@ pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) ->
         && !gap.contains("barrier")
         && !gap.contains("asm")
         && (scope.file.straight_line(&a.range, &later.range)
-            || unrolled_loops_in_line(scope, a, later))
+            || unrolled_loops_in_line(scope, a, later, None))
         && !scope
             .file
             .variable_at(a.range.start)

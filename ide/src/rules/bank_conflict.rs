@@ -1827,6 +1827,64 @@ void launch(const float* in, float* out) { rowexp<<<8, 64>>>(in, out); }
         );
     }
 
+    /// The row read back by an unrolled loop inside a later loop (`for (d …)` over the
+    /// columns of another tile) stays in registers too, where nothing in that loop
+    /// writes the row or synchronises: nvcc 13.5 `-arch=sm_90 -O3` issues 8 `STS.128` for
+    /// the row and, at the read, only the 32 `LDS` of `vt`. Where the outer loop also
+    /// stores into the row, the read is 8 `LDS.128` again.
+    #[test]
+    fn a_row_read_back_inside_a_later_loop_comes_from_registers() {
+        check(
+            RULE,
+            r#"
+__global__ void rowmix(const float* in, const float* v, float* out) {
+    __shared__ float tile[64 * 32];
+    __shared__ float vt[32 * 16];
+    int r = threadIdx.x;
+    for (int i = r; i < 32 * 16; i += blockDim.x) vt[i] = v[i];
+    __syncthreads();
+    #pragma unroll
+    for (int c = 0; c < 32; ++c)
+        tile[r * 32 + c] = __expf(in[(blockIdx.x * 64 + r) * 32 + c]);
+     // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `tile` takes 32 wavefronts instead of 4
+    for (int d = 0; d < 16; ++d) {
+        float acc = 0.f;
+        #pragma unroll
+        for (int c = 0; c < 32; ++c)
+            acc += tile[r * 32 + c] * vt[c * 16 + d];
+        out[(blockIdx.x * 64 + r) * 16 + d] = acc;
+    }
+}
+__global__ void rowmix2(const float* in, const float* v, float* out) {
+    __shared__ float tile[64 * 32];
+    __shared__ float vt[32 * 16];
+    int r = threadIdx.x;
+    for (int i = r; i < 32 * 16; i += blockDim.x) vt[i] = v[i];
+    __syncthreads();
+    #pragma unroll
+    for (int c = 0; c < 32; ++c)
+        tile[r * 32 + c] = __expf(in[(blockIdx.x * 64 + r) * 32 + c]);
+     // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `tile` takes 32 wavefronts instead of 4
+    for (int d = 0; d < 16; ++d) {
+        float acc = 0.f;
+        #pragma unroll
+        for (int c = 0; c < 32; ++c)
+            acc += tile[r * 32 + c] * vt[c * 16 + d];
+                // ^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this load from `tile` takes 32 wavefronts instead of 4
+        tile[r * 32 + d] = acc;
+     // ^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this store to `tile`
+    }
+    out[blockIdx.x * 64 + r] = tile[r * 32 + 5];
+                            // ^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `tile`
+}
+void launch(const float* in, const float* v, float* out) {
+    rowmix<<<8, 64>>>(in, v, out);
+    rowmix2<<<8, 64>>>(in, v, out);
+}
+"#,
+        );
+    }
+
     /// An up-sweep whose guard leaves every thread out at the last step (`index = (t + 1) *
     /// stride * 2 < 1024` at `stride` = 512): that step costs nothing. Warp 0's lanes per
     /// step are 32, 32, 32, 32, 31, 15, 7, 3, 1, 0, so the worst step is `stride` = 16
