@@ -56,6 +56,7 @@ mod commit_in_divergent_branch;
 mod dynamic_over_48k;
 mod fp16_accumulator;
 mod implicit_warp_synchronous;
+mod invalid_launch;
 mod l1_access_mode;
 mod legacy_sync_free_intrinsic;
 mod missing_sync_after_wait;
@@ -84,6 +85,7 @@ pub const RULES: &[Rule] = &[
     commit_in_divergent_branch::RULE,
     dynamic_over_48k::RULE,
     over_capacity::RULE,
+    invalid_launch::RULE,
     requires_newer_sm::RULE,
     legacy_sync_free_intrinsic::RULE,
     barrier_in_divergent_branch::RULE,
