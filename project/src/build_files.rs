@@ -516,19 +516,56 @@ pub fn python_build_targets(text: &str) -> Option<Found> {
     python_targets(text).or_else(|| python_nvcc_words(text))
 }
 
-/// The targets of a Python script that runs nvcc itself (`build.py`, `compile.py`):
-/// `-arch`, `-gencode`, `--gpu-architecture` among its string literals
-/// (`['nvcc', '--cubin', '-arch', 'sm_35']`, `"nvcc -arch=sm_80 -c k.cu"`), read as one
-/// command's words. `None` where the script does not mention nvcc or names no target.
+/// The targets of a Python script that runs nvcc itself (`build.py`, `compile.py`) or
+/// through torch's JIT build (`torch.utils.cpp_extension.load(…, extra_cuda_cflags=[…])`,
+/// `load_inline`): `-arch`, `-gencode`, `--gpu-architecture` among its string literals
+/// (`['nvcc', '--cubin', '-arch', 'sm_35']`, `"nvcc -arch=sm_80 -c k.cu"`,
+/// `"-gencode=arch=compute_100a,code=sm_100a"`), read as one command's words. `None` where
+/// the script mentions neither nvcc nor CUDA flags for torch, or names no target.
 pub fn python_nvcc_words(text: &str) -> Option<Found> {
-    if !text.contains("nvcc") {
+    if !text.contains("nvcc") && !text.contains("extra_cuda_cflags") {
         return None;
     }
+    nvcc_words_in_strings(text, &|line| Box::new(python_strings(line)))
+}
+
+/// The targets of a Rust build script (`build.rs`) that compiles CUDA: nvcc run as a
+/// command (`Command::new("nvcc").args(["--gpu-architecture=sm_86", …])`) or the `cc`
+/// crate's `.cuda(true)` with its `.flag("-arch=sm_86")`, read from its string literals
+/// as one command's words. `None` where the script runs no CUDA compiler or names no
+/// target.
+pub fn rust_build_targets(text: &str) -> Option<Found> {
+    if !text.contains("nvcc") && !text.contains(".cuda(true)") {
+        return None;
+    }
+    nvcc_words_in_strings(text, &|line| Box::new(rust_strings(line)))
+}
+
+/// The double-quoted string literals of one line of Rust, before a `//` comment.
+fn rust_strings(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line.split("//").next().unwrap_or_default();
+    std::iter::from_fn(move || {
+        let q = rest.find('"')?;
+        let len = rest[q + 1..].find('"')?;
+        let literal = &rest[q + 1..q + 1 + len];
+        rest = &rest[q + 2 + len..];
+        Some(literal)
+    })
+}
+
+type Strings<'t> = Box<dyn Iterator<Item = &'t str> + 't>;
+
+/// The targets of the words of every string literal `strings` finds in `text`'s lines,
+/// read as one command, with the line of the first that names one.
+fn nvcc_words_in_strings<'t>(
+    text: &'t str,
+    strings: &dyn Fn(&'t str) -> Strings<'t>,
+) -> Option<Found> {
     let mut words: Vec<String> = Vec::new();
     let mut first = None;
     for (n, line) in text.lines().enumerate() {
         let before = words.len();
-        for literal in python_strings(line) {
+        for literal in strings(line) {
             words.extend(literal.split_whitespace().map(str::to_string));
         }
         let added = &words[before..];
@@ -2144,6 +2181,25 @@ mod tests {
         );
         assert_eq!(
             python_build_targets("if os.environ[\"TORCH_CUDA_ARCH_LIST\"] != '9.0':\n    pass\n"),
+            None
+        );
+        // torch's JIT build names its flags without nvcc.
+        let t = "import torch.utils.cpp_extension\nm = torch.utils.cpp_extension.load(\n    'k',\n    sources=['k.cu'],\n    extra_cuda_cflags=['-O3', '-gencode=arch=compute_100a,code=sm_100a'],\n)\n";
+        let f = python_nvcc_words(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_100a".to_string(), 5));
+        assert_eq!(
+            python_nvcc_words("import torch\nx = load('k', sources=['k.cu'])\n"),
+            None
+        );
+        // A Rust build script: nvcc as a command, or the `cc` crate.
+        let t = "fn main() {\n    // nvcc -arch=sm_70 (old)\n    Command::new(\"nvcc\")\n        .args([\"--gpu-architecture=sm_86\", \"-O3\", \"-c\", \"src/k.cu\"])\n        .status();\n}\n";
+        let f = rust_build_targets(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_86".to_string(), 4));
+        let t =
+            "cc::Build::new().cuda(true).flag(\"-arch=sm_80\").file(\"k.cu\").compile(\"k\");\n";
+        assert_eq!(names(&rust_build_targets(t).unwrap().targets), "sm_80");
+        assert_eq!(
+            rust_build_targets("fn main() { println!(\"cargo:rerun-if-changed=k.cu\"); }\n"),
             None
         );
         assert!(cmake_mentions("add_subdirectory(src)\n# contrib\n", "src"));

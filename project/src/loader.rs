@@ -622,6 +622,7 @@ impl ProjectLoader {
                 candidates.push((d.join(name), build_files::makefile_targets));
             }
             candidates.push((d.join("xmake.lua"), build_files::xmake_targets));
+            candidates.push((d.join("build.rs"), build_files::rust_build_targets));
             // A Visual Studio project compiles the sources below its folder.
             if let Ok(read) = std::fs::read_dir(&d) {
                 let mut projects: Vec<PathBuf> = read
