@@ -496,13 +496,32 @@ fn diagnose_with(
                 let at = a
                     .byte_offset
                     .substitute(&|n| (n == d).then_some(IndexExpr::Int(SMALL_DIMENSION)));
-                cost(&at, width, shape, mask).map(|c| {
-                    format!(
-                        "; at `{d}` = {SMALL_DIMENSION} it is {} sectors, {:.1}x",
-                        c.report.sectors,
-                        f64::from(c.report.sectors) / f64::from(c.report.ideal)
-                    )
-                })
+                // The guards read the small value too (`if (p < n && q < n)` leaves the
+                // lanes whose indices stay below it); where they leave an unknown part
+                // of the warp, no figure.
+                let mut bound: Vec<(String, i64)> = kernel
+                    .and_then(|k| ctx.facts.kernel(k))
+                    .map(|k| ctx.fixed_kernel_args(k).to_vec())
+                    .unwrap_or_default();
+                bound.push((d.clone(), SMALL_DIMENSION));
+                let small_mask = match (
+                    &context,
+                    crate::model::active_lanes_in(ctx.file, lanes_at, shape, &bound),
+                ) {
+                    (Some(_), _) => Some(mask),
+                    (None, ActiveLanes::All) => Some(mask),
+                    (None, ActiveLanes::Known { mask: m, .. }) => Some(m & mask),
+                    _ => None,
+                };
+                small_mask
+                    .and_then(|m| cost(&at, width, shape, m))
+                    .map(|c| {
+                        format!(
+                            "; at `{d}` = {SMALL_DIMENSION} it is {} sectors, {:.1}x",
+                            c.report.sectors,
+                            f64::from(c.report.sectors) / f64::from(c.report.ideal)
+                        )
+                    })
             }
             _ => None,
         };
@@ -1576,6 +1595,33 @@ void run(float* out, const float* A) {
             expect![[r#"
                 warning: uncoalesced load from `A`: each warp request touches 16 sectors of 32 bytes where its 64 bytes need 2 (8.0x the L1 traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (L1 keeps each sector for the loop's next iterations, so L2 and DRAM traffic stays near what the data needs, but L1 serves every request sector by sector: walks of 32 or more elements per thread at 8 times the sectors they need or more measured 2.3x to 9.7x the coalesced time on an H100, pitfall-coalescing#P3) (pitfall-coalescing#P1)
                 warning: uncoalesced load from `A`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the memory traffic), because neighbouring lanes are 256 bytes apart; map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
+            "#]],
+        );
+    }
+
+    /// The figure at a small value of the runtime size applies it in the guards too: in
+    /// a 6×6×6 block under `if (i < n && j < n && k < n)`, at `n` = 4 only the 16 lanes
+    /// with `i` and `j` below 4 load (16 sectors for 128 bytes, 4.0x), not the 32 of
+    /// warp 0.
+    #[test]
+    fn the_small_value_figure_keeps_the_guards() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void gather3(const double* a, double* out, int n) {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    int j = threadIdx.y + blockIdx.y * blockDim.y;
+    int k = threadIdx.z + blockIdx.z * blockDim.z;
+    if (i < n && j < n && k < n)
+        out[(j * n + i) * n + k] = a[(i * n + j) * n + k];
+}
+void launch(const double* a, double* o, int n) {
+    gather3<<<dim3((n + 5) / 6, (n + 5) / 6, (n + 5) / 6), dim3(6, 6, 6)>>>(a, o, n);
+}
+"#,
+            expect![[r#"
+                hint: uncoalesced store to `out`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the memory traffic) (taking `n` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `n`, which the code does not fix; at `n` = 4 it is 16 sectors, 4.0x) (pitfall-coalescing#P1)
+                hint: uncoalesced load from `a`: each warp request touches 32 sectors of 32 bytes where its 256 bytes need 8 (4.0x the memory traffic) (taking `n` to be 64 or more); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (a hint only: the cost rests on `n`, which the code does not fix; at `n` = 4 it is 16 sectors, 4.0x) (pitfall-coalescing#P1)
             "#]],
         );
     }
