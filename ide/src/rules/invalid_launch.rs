@@ -65,7 +65,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     for l in &ctx.facts.launches {
         let name = base_kernel(&l.kernel);
         let mut problems: Vec<String> = Vec::new();
-        if let Some(b) = l.block.value {
+        if let Some(b) = l.block.value.filter(|_| !from_a_caller(l, &l.block)) {
             let threads = b.iter().product::<i64>();
             if b.iter().any(|d| *d < 1) {
                 problems.push(format!("a block of {} has no threads", shape(b)));
@@ -93,7 +93,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 ));
             }
         }
-        if let Some(g) = l.grid.value {
+        if let Some(g) = l.grid.value.filter(|_| !from_a_caller(l, &l.grid)) {
             if g.iter().any(|d| *d < 1) {
                 problems.push(format!("a grid of {} has no blocks", shape(g)));
             } else if g[0] > MAX_GRID_X {
@@ -125,6 +125,23 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             fixes: Vec::new(),
         });
     }
+}
+
+/// Whether the dimension `d` of the launch `l` reads a parameter of the function around
+/// it (`<<<1, N>>>` in `void scan(float* a, int N)`): its value then comes from a call,
+/// which may sit on a path that never runs (`if (N <= 1024) scan(a, N); else …`), so the
+/// launch's own code does not fix it.
+fn from_a_caller(l: &kernaut_syntax::LaunchSite, d: &kernaut_syntax::LaunchDim) -> bool {
+    let words = std::iter::once(d.text.as_str()).chain(d.parts.iter().map(String::as_str));
+    words.flat_map(identifiers).any(|w| {
+        l.caller_value_params.iter().any(|p| p == w) || l.caller_params.iter().any(|p| p == w)
+    })
+}
+
+/// The identifiers of `text`.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// The `__launch_bounds__` maximum of the one kernel of the file named `name`, where it
@@ -194,6 +211,13 @@ void run(float* out, int threads, int rows) {
         block = dim3(threads);
     k<<<1, block>>>(out);
 }
+// The size comes from the caller, whose call may never run.
+void scan_one(float* out, const int N) { k<<<1, N>>>(out); }
+void scan(float* out, const int N) {
+    if (N <= 1024)
+        scan_one(out, N);
+}
+int main() { scan(nullptr, 100000); }
 "#,
         );
     }
