@@ -223,6 +223,33 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
     }
 }
 
+/// The 1-based line of the first merge-conflict marker of `text`: a line that starts with
+/// `<<<<<<< ` or `>>>>>>> `, or is `=======`, with one of the other two kinds present.
+fn conflict_marker_line(text: &str) -> Option<usize> {
+    if !text.contains("\n=======") {
+        return None;
+    }
+    let mut first = None;
+    let mut kinds = [false; 3];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        let kind = if line.starts_with("<<<<<<< ") || line == "<<<<<<<" {
+            0
+        } else if line == "=======" {
+            1
+        } else if line.starts_with(">>>>>>> ") || line == ">>>>>>>" {
+            2
+        } else {
+            continue;
+        };
+        kinds[kind] = true;
+        first.get_or_insert(n + 1);
+    }
+    (kinds[1] && (kinds[0] || kinds[2]))
+        .then_some(first)
+        .flatten()
+}
+
 /// Runs every rule over the context's file: configured levels applied, `allow` comments
 /// honoured, sorted by position.
 pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
@@ -241,8 +268,12 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
             }
         }
         // A file the build does not compile: what a finding says holds for no binary,
-        // which every finding says, a hint for another reason too.
-        if let Some(why) = &ctx.targets.not_built {
+        // which every finding says, a hint for another reason too. A file that holds
+        // merge-conflict markers compiles nowhere until they are resolved.
+        let conflict = conflict_marker_line(ctx.text()).map(|line| {
+            format!("it holds merge-conflict markers (line {line}), which no compiler accepts until they are resolved")
+        });
+        if let Some(why) = ctx.targets.not_built.as_ref().or(conflict.as_ref()) {
             for d in &mut found {
                 let only = if d.severity == Severity::Hint {
                     ""
@@ -420,6 +451,36 @@ mod tests {
                 "the bank model ([`crate::model::bank`]): read as [`Level`], then [`Level::Silent`]."
             ),
             "the bank model: read as `Level`, then `Level::Silent`."
+        );
+    }
+
+    /// A file with merge-conflict markers compiles nowhere: each finding is a hint that
+    /// names the first marker's line.
+    #[test]
+    fn merge_conflict_markers_make_findings_hints() {
+        super::testing::check_messages(
+            "bank-conflict",
+            r#"
+__global__ void k(float* out) {
+    __shared__ float t[32][32];
+<<<<<<< HEAD
+    t[threadIdx.x][0] = out[threadIdx.x];
+=======
+    t[threadIdx.x][1] = out[threadIdx.x];
+>>>>>>> feature
+    __syncthreads();
+    out[threadIdx.x] = t[0][threadIdx.x];
+}
+void run(float* o) { k<<<1, 32>>>(o); }
+"#,
+            expect_test::expect![[r#"
+                hint: 32-way bank conflict: this store to `t` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; the lanes' stride comes from `threadIdx.x` in the row index (a hint only: the build does not compile this file: it holds merge-conflict markers (line 3), which no compiler accepts until they are resolved) (pitfall-bank-conflict#P1)
+            "#]],
+        );
+        assert_eq!(super::conflict_marker_line("a\n=======\nb\n"), None);
+        assert_eq!(
+            super::conflict_marker_line("a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\n"),
+            Some(2)
         );
     }
 
