@@ -837,6 +837,157 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
             .any(|source| {
                 unrolled_loop_then(scope, source, a) && serves(scope, all, source, a, aliasing)
             })
+        || (!aliasing && dominating_store(scope, all, a) && thread_private(scope, all, a))
+}
+
+/// Words whose call or qualifier orders shared memory between threads: a barrier, a
+/// fence, an atomic, inline PTX, `volatile`, an asynchronous copy.
+const ORDERING: [&str; 8] = [
+    "sync",
+    "barrier",
+    "fence",
+    "atomic",
+    "asm",
+    "volatile",
+    "memcpy_async",
+    "cp_async",
+];
+
+/// Whether a store of the same bytes as `a` runs before `a` on every path, with no
+/// barrier between: it comes
+/// earlier in the text, and every `if`, loop, `switch` and `?:` around it is around `a`
+/// too.
+fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    let hi = all.partition_point(|o| o.range.start < a.range.start);
+    let text = scope.file.text();
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    let mine = statement(&a.range);
+    all[..hi].iter().rev().any(|o| {
+        o.kind == AccessKind::Store
+            && same_bytes(o, a)
+            // A store of the load's own statement runs after it (`b[p] = 0.5f * b[p]`).
+            && statement(&o.range).end <= mine.start
+            && text
+                .get(o.range.end..a.range.start)
+                .is_some_and(|between| !ORDERING.iter().any(|w| between.contains(w)))
+            && scope
+                .file
+                .enclosing(o.range.start)
+                .iter()
+                .filter(|e| !matches!(e.kind, EnclosingKind::Function { .. }))
+                .all(|e| e.range.contains(&a.range.start))
+    })
+}
+
+/// Whether `a`'s `__shared__` array is, in `a`'s function, each thread's own scratch:
+/// the function holds no barrier, fence, atomic, `asm` or `volatile`, and every access of
+/// the array there is one per-thread element offset (the same for all of them, naming
+/// the thread, with no loop variable) plus a constant that stays inside the thread's own
+/// elements, the lanes of warp 0 apart. No other thread can then see the values without
+/// a race, and nvcc keeps them in registers: after `acc[threadIdx.x][threadIdx.y] = 1`
+/// the updates and reads of that element in later loops issue no `LDS` (nvcc 13.5 `-O3
+/// -arch=sm_90`).
+pub fn thread_private(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    let Some(f) = scope.facts().function_at(a.range.start) else {
+        return false;
+    };
+    // After the function's last barrier before `a` (one that fills a table other
+    // threads then read orders nothing of the scratch), with none after `a` and none in
+    // a loop around `a`.
+    let text = scope.file.text();
+    if text
+        .get(f.range.clone())
+        .is_some_and(|body| body.contains("volatile"))
+    {
+        return false;
+    }
+    let before = text.get(f.range.start..a.range.start).unwrap_or_default();
+    let cut = ORDERING
+        .iter()
+        .filter_map(|w| before.rfind(w).map(|i| f.range.start + i + w.len()))
+        .max()
+        .unwrap_or(f.range.start);
+    let after = text.get(a.range.start..f.range.end).unwrap_or_default();
+    let looped = scope.file.enclosing(a.range.start).iter().any(|e| {
+        matches!(
+            e.kind,
+            EnclosingKind::For { .. } | EnclosingKind::While { .. } | EnclosingKind::DoWhile { .. }
+        ) && e.range.start < cut
+    });
+    if looped || ORDERING.iter().any(|w| after.contains(w)) {
+        return false;
+    }
+    let mut core: Option<IndexExpr> = None;
+    let (mut low, mut reach) = (i64::MAX, 0i64);
+    for o in all
+        .iter()
+        .filter(|o| o.root == a.root && o.range.start >= cut && o.range.start < f.range.end)
+    {
+        // A pointer carved from the array (`uint32_t* my = &pool[16 + t * 16];`) reads
+        // and writes nothing itself: its accesses are the array's.
+        if o.kind == AccessKind::AddressOf {
+            let statement = scope
+                .file
+                .statement_at(&o.range)
+                .unwrap_or_else(|| o.range.clone());
+            let written = text.get(statement).unwrap_or_default();
+            if written.contains("= &") && !written.contains('(') {
+                continue;
+            }
+            return false;
+        }
+        let Some(w) = o.width else {
+            return false;
+        };
+        // A loop walks the thread's elements (`my[i]` for `i < 16`): its first and last
+        // iterations bound them.
+        let mut ends = vec![o.byte_offset.clone()];
+        for name in loop_var_names(&o.byte_offset) {
+            let Some((lo, hi)) = loop_bounds(&o.byte_offset, &name) else {
+                return false;
+            };
+            ends = ends
+                .iter()
+                .flat_map(|e| [with_loop_var(e, &name, lo), with_loop_var(e, &name, hi - 1)])
+                .collect();
+        }
+        for e in &ends {
+            let (c, k) = split_constant(e);
+            if c.unknown_reason().is_some() || c.has_loop_var() || k < 0 {
+                return false;
+            }
+            // A load of one element every thread reads (a table filled before the last
+            // barrier) shares no thread's scratch.
+            if !c.depends_on_thread() {
+                if o.kind == AccessKind::Load {
+                    continue;
+                }
+                return false;
+            }
+            match &core {
+                Some(known) if *known != c => return false,
+                Some(_) => {}
+                None => core = Some(c),
+            }
+            low = low.min(k);
+            reach = reach.max(k + i64::try_from(w).unwrap_or(i64::MAX));
+        }
+    }
+    let reach = reach - low;
+    let Some(core) = core else {
+        return false;
+    };
+    (0..kernaut_gpu::expr::SAMPLES).all(|sample| {
+        let v = Valuation {
+            sample,
+            ..Valuation::warp0([None; 3])
+        };
+        let Some(mut lanes) = v.lanes(&core) else {
+            return false;
+        };
+        lanes.sort_unstable();
+        lanes.windows(2).all(|p| p[1] - p[0] >= reach)
+    })
 }
 
 /// Whether two byte offsets are the same value for every lane of warp 0, under each
@@ -1767,6 +1918,20 @@ fn with_loop_var(e: &IndexExpr, name: &str, value: i64) -> IndexExpr {
         ),
         other => other.clone(),
     }
+}
+
+/// The names of the loop variables in `e`, each once.
+fn loop_var_names(e: &IndexExpr) -> Vec<String> {
+    let out: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+    e.mentions(&|x| {
+        if let IndexExpr::LoopVar { name, .. } = x {
+            if !out.borrow().contains(name) {
+                out.borrow_mut().push(name.clone());
+            }
+        }
+        false
+    });
+    out.into_inner()
 }
 
 /// `e` as `core + constant`: the constant terms of sums (and their multiples) moved out.

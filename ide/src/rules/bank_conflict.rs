@@ -1885,6 +1885,46 @@ void launch(const float* in, const float* v, float* out) {
         );
     }
 
+    /// A `__shared__` array each thread uses only at its own element, with no barrier
+    /// after its first use: no other thread can see the values without a race, and nvcc
+    /// keeps them in registers (nvcc 13.5 `-O3 -arch=sm_90`: the reads below issue no
+    /// `LDS`). The reads that a store of the same element reaches on every path, with no
+    /// barrier between, are not reported; the stores are (which of them nvcc keeps is
+    /// its choice). After a barrier the read is reported.
+    #[test]
+    fn a_threads_own_scratch_is_kept_in_registers() {
+        check(
+            RULE,
+            r#"
+__global__ void accumulate(const float* in, float* out, int rows, int steps) {
+    __shared__ float acc[32][32];
+    for (int r = 0; r < rows; ++r) {
+        acc[threadIdx.x][threadIdx.y] = 1.0f;
+     // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this store to `acc` takes 32 wavefronts instead of 1
+        for (int k = 0; k < steps; ++k) {
+            float v = in[(r * steps + k) * 1024 + threadIdx.y * 32 + threadIdx.x];
+            acc[threadIdx.x][threadIdx.y] = acc[threadIdx.x][threadIdx.y] * 0.5f + v;
+         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this store to `acc`
+        }
+        out[r * 1024 + threadIdx.y * 32 + threadIdx.x] = acc[threadIdx.x][threadIdx.y];
+    }
+}
+__global__ void shared_rows(const float* in, float* out) {
+    __shared__ float acc[32][32];
+    acc[threadIdx.x][threadIdx.y] = in[threadIdx.y * 32 + threadIdx.x];
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this store to `acc`
+    __syncthreads();
+    out[threadIdx.y * 32 + threadIdx.x] = acc[threadIdx.x][threadIdx.y];
+                                       // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `acc`
+}
+void run(const float* in, float* out) {
+    accumulate<<<1, dim3(32, 32)>>>(in, out, 4, 8);
+    shared_rows<<<1, dim3(32, 32)>>>(in, out);
+}
+"#,
+        );
+    }
+
     /// An up-sweep whose guard leaves every thread out at the last step (`index = (t + 1) *
     /// stride * 2 < 1024` at `stride` = 512): that step costs nothing. Warp 0's lanes per
     /// step are 32, 32, 32, 32, 31, 15, 7, 3, 1, 0, so the worst step is `stride` = 16
