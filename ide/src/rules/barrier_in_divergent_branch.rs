@@ -60,8 +60,8 @@ use kernaut_syntax::{ControlFlow, LaterKind};
 mod early_exit;
 use super::barriers::{
     arrivals, arrivals_of_statements, barriers, calls_a_synchronising_helper, certain_block,
-    divergent_branch, if_condition, implies, launched_blocks, reads_only_rows, stays_false_in_loop,
-    ArrivalCount, Barrier, BarrierScope,
+    divergent_branch, if_condition, implies, implies_where_split, launched_blocks, reads_only_rows,
+    stays_false_in_loop, ArrivalCount, Barrier, BarrierScope,
 };
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
@@ -313,7 +313,7 @@ fn skippers_exit(
                 }
                 LaterKind::IfWithoutElse => {
                     let guard = if_condition(ctx, &s.range)?;
-                    if !implies(ctx, &guard, &condition, block) {
+                    if !implies_where_split(ctx, &guard, &condition, block) {
                         return None;
                     }
                     skipped_later.push(s.range.clone());
@@ -928,6 +928,50 @@ void run(const int* deg, float* out, int n, float* p, size_t bytes) {
     /// moved only up, by a constant tile or a grid stride): the skipping threads never
     /// come back to the barriers, and exit (the hint). A guard that can hold again (`off`
     /// moved down, or computed afresh each iteration) brings them back: a warning.
+    /// A condition whose parts that read no thread only pick the blocks
+    /// (`blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 && x < W`) splits a block only as
+    /// its thread part does: the threads that skip are those with `x >= W` of the last
+    /// block, and the guarded store after the branch is none of theirs, so they go on to
+    /// exit (a hint, as for `if (x < W)`). A store after the branch that they do run
+    /// keeps the warning.
+    #[test]
+    fn block_picking_parts_of_a_condition_leave_its_thread_part() {
+        check(
+            RULE,
+            r#"
+#define W 100
+__global__ void edges(float* a) {
+    __shared__ float s[256];
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = (x < W) ? a[x] : 0.f;
+    __syncthreads();
+    if (blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 && x < W) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 && x < W)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+        s[threadIdx.x] *= 2.f;
+    }
+    if (x < W) a[x] = s[threadIdx.x];
+}
+__global__ void edges_all(float* a) {
+    __shared__ float s[256];
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = (x < W) ? a[x] : 0.f;
+    __syncthreads();
+    if (blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 && x < W) {
+        __syncthreads();
+     // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (blockIdx.x == 0 || blockIdx.x == gridDim.x - 1 && x < W)`: threads of the block that skip the branch never reach the block barrier
+        s[threadIdx.x] *= 2.f;
+    }
+    a[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x];
+}
+void run(float* a) {
+    edges<<<4, 64>>>(a);
+    edges_all<<<4, 64>>>(a);
+}
+"#,
+        );
+    }
+
     #[test]
     fn guards_that_stay_false_in_a_tile_loop() {
         check(

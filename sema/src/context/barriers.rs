@@ -789,6 +789,19 @@ pub fn implies(
     implication(ctx, narrow, wide, block, [false, false])
 }
 
+/// [`implies`] in the blocks that split on `wide` only: a block where `wide` holds in every
+/// thread or in none is left out (`x < W` implies `blockIdx.x == 0 || blockIdx.x ==
+/// gridDim.x - 1 && x < W` in the last block, the only one where some threads take the
+/// branch and others skip it; in a middle block none takes it).
+pub fn implies_where_split(
+    ctx: &RuleContext,
+    narrow: &TextRange,
+    wide: &TextRange,
+    block: Option<[u32; 3]>,
+) -> bool {
+    implication_in(ctx, narrow, wide, block, [false, false], true)
+}
+
 /// Whether every thread for which the condition at `narrow` fails makes the condition at
 /// `wide` hold (`!(threadIdx.y == 0)` implies `threadIdx.y == 1` in a block two rows
 /// high): [`implies`] with `narrow` negated.
@@ -822,6 +835,19 @@ fn implication(
     block: Option<[u32; 3]>,
     negate: [bool; 2],
 ) -> bool {
+    implication_in(ctx, narrow, wide, block, negate, false)
+}
+
+/// [`implication`], with `split_only` leaving out each valuation of a block in which the
+/// wide condition has one value in every thread.
+fn implication_in(
+    ctx: &RuleContext,
+    narrow: &TextRange,
+    wide: &TextRange,
+    block: Option<[u32; 3]>,
+    negate: [bool; 2],
+    split_only: bool,
+) -> bool {
     use kernaut_gpu::expr::{Loops, Uniforms, Valuation, SAMPLES};
     let blocks: Vec<[u32; 3]> = match block {
         Some(b) => vec![b],
@@ -836,6 +862,9 @@ fn implication(
         ) else {
             return false;
         };
+        // In a block the wide condition splits, its parts the same in every thread have
+        // the values that leave the rest deciding.
+        let w = if split_only { w.split_core() } else { w };
         for b in &blocks {
             let threads = b.iter().map(|&d| u64::from(d)).product::<u64>();
             if threads == 0 || threads > 1024 {
@@ -846,6 +875,7 @@ fn implication(
                 for sample in 0..SAMPLES {
                     for iteration in 0..4 {
                         let mut valued: Option<bool> = None;
+                        let mut seen: Vec<(Option<bool>, Option<bool>)> = Vec::new();
                         for warp in 0..threads.div_ceil(32) as i64 {
                             let valuation = Valuation {
                                 block: dims,
@@ -859,21 +889,30 @@ fn implication(
                                     break;
                                 }
                                 let value = |e: &kernaut_syntax::IndexExpr| valuation.lane(e, lane);
-                                let (nv, wv) = (
+                                seen.push((
                                     n.value(&|e| value(e)).map(|v| (v != 0) != negate[0]),
                                     w.value(&|e| value(e)).map(|v| (v != 0) != negate[1]),
-                                );
-                                // Both valued in every thread, or in none (a division by
-                                // a sample of 0): this sample says nothing then.
-                                let both = nv.is_some() && wv.is_some();
-                                if *valued.get_or_insert(both) != both {
-                                    return false;
-                                }
-                                if nv == Some(true) && wv == Some(false) {
-                                    return false;
-                                }
-                                evaluated |= both;
+                                ));
                             }
+                        }
+                        if split_only
+                            && seen.first().is_some_and(|(_, first)| {
+                                first.is_some() && seen.iter().all(|(_, w)| w == first)
+                            })
+                        {
+                            continue;
+                        }
+                        for &(nv, wv) in &seen {
+                            // Both valued in every thread, or in none (a division by
+                            // a sample of 0): this sample says nothing then.
+                            let both = nv.is_some() && wv.is_some();
+                            if *valued.get_or_insert(both) != both {
+                                return false;
+                            }
+                            if nv == Some(true) && wv == Some(false) {
+                                return false;
+                            }
+                            evaluated |= both;
                         }
                     }
                 }

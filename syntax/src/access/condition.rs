@@ -20,6 +20,52 @@ pub enum GuardCondition {
 }
 
 impl GuardCondition {
+    /// Whether some leaf reads the thread (`threadIdx`, the lane).
+    pub fn depends_on_thread(&self) -> bool {
+        match self {
+            GuardCondition::Compare(c) => c.left.depends_on_thread() || c.right.depends_on_thread(),
+            GuardCondition::And(all) | GuardCondition::Or(all) => {
+                all.iter().any(GuardCondition::depends_on_thread)
+            }
+            GuardCondition::Not(c) => c.depends_on_thread(),
+            GuardCondition::Value(v) => v.depends_on_thread(),
+        }
+    }
+
+    /// The condition as it reads in a block whose threads it splits: a part that is the
+    /// same in every thread of the block must leave the rest deciding, so a disjunct that
+    /// reads no thread is false there and a conjunct that reads none is true (`blockIdx.x
+    /// == 0 || blockIdx.x == gridDim.x - 1 && x < W` splits a block only as `x < W`).
+    pub fn split_core(&self) -> GuardCondition {
+        match self {
+            GuardCondition::Or(all) => {
+                let rest: Vec<GuardCondition> = all
+                    .iter()
+                    .filter(|c| c.depends_on_thread())
+                    .map(GuardCondition::split_core)
+                    .collect();
+                match <[GuardCondition; 1]>::try_from(rest) {
+                    Ok([only]) => only,
+                    Err(rest) if !rest.is_empty() => GuardCondition::Or(rest),
+                    Err(_) => self.clone(),
+                }
+            }
+            GuardCondition::And(all) => {
+                let rest: Vec<GuardCondition> = all
+                    .iter()
+                    .filter(|c| c.depends_on_thread())
+                    .map(GuardCondition::split_core)
+                    .collect();
+                match <[GuardCondition; 1]>::try_from(rest) {
+                    Ok([only]) => only,
+                    Err(rest) if !rest.is_empty() => GuardCondition::And(rest),
+                    Err(_) => self.clone(),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
     /// The condition's value (1 or 0; a bare value as it is) where every leaf has one:
     /// `leaf` gives a lowered expression's value.
     pub fn value(&self, leaf: &dyn Fn(&IndexExpr) -> Option<i64>) -> Option<i64> {
