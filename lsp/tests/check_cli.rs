@@ -1183,3 +1183,40 @@ fn pre_volta_builds_run_warps_in_lock_step() {
         stdout(&o)
     );
 }
+
+/// A kernel template in a header that no file of the project launches (its one launch
+/// is commented out) is compiled nowhere: its findings are hints that say so. The same
+/// template launched from a source file keeps its warning.
+#[test]
+fn header_templates_no_file_launches_give_hints() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-header-template");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("unused")).unwrap();
+    std::fs::create_dir_all(dir.join("used")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let header = "#pragma once\ntemplate <typename T>\n__global__ void spread(T* out) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[0][threadIdx.x];\n}\n";
+    for sub in ["unused", "used"] {
+        std::fs::write(dir.join(sub).join("spread.cuh"), header).unwrap();
+    }
+    std::fs::write(
+        dir.join("unused/main.cu"),
+        "#include \"spread.cuh\"\nvoid run(float* o) {\n    // spread<float><<<1, 32>>>(o);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("used/main.cu"),
+        "#include \"spread.cuh\"\nvoid run(float* o) { spread<float><<<1, 32>>>(o); }\n",
+    )
+    .unwrap();
+    let out = stdout(&check(&dir.join("unused"), &["."]));
+    assert!(
+        out.lines().any(|l| l.starts_with("spread.cuh:5:5: hint: 32-way bank conflict")
+            && l.contains("(a hint only: no file of the project launches or instantiates the template `spread`")),
+        "{out}"
+    );
+    let out = stdout(&check(&dir.join("used"), &["."]));
+    assert!(
+        out.contains("spread.cuh:5:5: warning: 32-way bank conflict"),
+        "{out}"
+    );
+}

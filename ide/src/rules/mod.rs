@@ -187,13 +187,15 @@ const PARALLEL_RULES_BYTES: usize = 64 * 1024;
 /// Findings inside a kernel template that nothing instantiates become hints that say so:
 /// nvcc emits code for a template only where it is instantiated (a launch anywhere in the
 /// project, an explicit instantiation, `&k<4>` handed to the runtime; see
-/// [`RuleContext::emitted`]). Only in a source file: a header's templates are
-/// instantiated by whichever file includes it.
+/// [`RuleContext::emitted`]). A header's templates are instantiated by whichever file
+/// includes it: there, only where the project's files are in view and none of them
+/// launches the template.
 fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
     if !found.iter().any(|d| d.severity != Severity::Hint) {
         return;
     }
-    if !ctx.is_source_file() {
+    let source = ctx.is_source_file();
+    if !source && ctx.model.host.is_none() {
         return;
     }
     let mut verdicts: Vec<(usize, bool)> = Vec::new();
@@ -215,8 +217,13 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
         };
         if !emitted {
             d.severity = Severity::Hint;
+            let whose = if source {
+                "no code this file compiles"
+            } else {
+                "no file of the project"
+            };
             d.message.push_str(&format!(
-                " (a hint only: no code this file compiles launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
+                " (a hint only: {whose} launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
                 kernaut_syntax::short_name(&k.name)
             ));
         }
