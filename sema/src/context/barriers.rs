@@ -863,8 +863,11 @@ fn implication_in(
             return false;
         };
         // In a block the wide condition splits, its parts the same in every thread have
-        // the values that leave the rest deciding.
-        let w = if split_only { w.split_core() } else { w };
+        // the values that leave the rest deciding. A condition without such parts is
+        // read as it is, in every block.
+        let core = w.split_core();
+        let split_only = split_only && core != w;
+        let w = if split_only { core } else { w };
         for b in &blocks {
             let threads = b.iter().map(|&d| u64::from(d)).product::<u64>();
             if threads == 0 || threads > 1024 {
