@@ -858,11 +858,24 @@ const ORDERING: [&str; 8] = [
 /// earlier in the text, and every `if`, loop, `switch` and `?:` around it is around `a`
 /// too.
 fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    // The stores of the same bytes before `a` in its function (the accesses are in
+    // document order).
+    let Some(f) = scope.facts().function_at(a.range.start) else {
+        return false;
+    };
+    let lo = all.partition_point(|o| o.range.start < f.range.start);
     let hi = all.partition_point(|o| o.range.start < a.range.start);
     let text = scope.file.text();
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    let before = all.get(lo..hi.max(lo)).unwrap_or_default();
+    if !before
+        .iter()
+        .any(|o| o.kind == AccessKind::Store && same_bytes(o, a))
+    {
+        return false;
+    }
     let mine = statement(&a.range);
-    all[..hi].iter().rev().any(|o| {
+    before.iter().rev().any(|o| {
         o.kind == AccessKind::Store
             && same_bytes(o, a)
             // A store of the load's own statement runs after it (`b[p] = 0.5f * b[p]`).

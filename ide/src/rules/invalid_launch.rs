@@ -62,10 +62,17 @@ fn threads_of(b: [i64; 3]) -> String {
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     let max_threads = i64::from(ctx.arch.limits().max_threads_per_block);
+    let bounds = launch_bounds(ctx);
     for l in &ctx.facts.launches {
         let name = base_kernel(&l.kernel);
+        let short = kernaut_syntax::short_name(name);
+        let bound = bounds.iter().find(|(n, _)| *n == short).map(|(_, b)| *b);
         let mut problems: Vec<String> = Vec::new();
-        if let Some(b) = l.block.value.filter(|_| !from_a_caller(l, &l.block)) {
+        if let Some(b) = l
+            .block
+            .value
+            .filter(|b| outside_limits(*b, max_threads, bound) && !from_a_caller(l, &l.block))
+        {
             let threads = b.iter().product::<i64>();
             if b.iter().any(|d| *d < 1) {
                 problems.push(format!("a block of {} has no threads", shape(b)));
@@ -86,14 +93,20 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                     "its block of {} is over the device's {max_threads} threads per block",
                     threads_of(b)
                 ));
-            } else if let Some(bound) = launch_bound(ctx, name).filter(|m| threads > *m) {
+            } else if let Some(bound) = bound.filter(|m| threads > *m) {
                 problems.push(format!(
                     "its block of {} is over the {bound} of `{name}`'s `__launch_bounds__`",
                     threads_of(b)
                 ));
             }
         }
-        if let Some(g) = l.grid.value.filter(|_| !from_a_caller(l, &l.grid)) {
+        if let Some(g) = l.grid.value.filter(|g| {
+            (g.iter().any(|d| *d < 1)
+                || g[0] > MAX_GRID_X
+                || g[1] > MAX_GRID_YZ
+                || g[2] > MAX_GRID_YZ)
+                && !from_a_caller(l, &l.grid)
+        }) {
             if g.iter().any(|d| *d < 1) {
                 problems.push(format!("a grid of {} has no blocks", shape(g)));
             } else if g[0] > MAX_GRID_X {
@@ -127,6 +140,18 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
     }
 }
 
+/// Whether the block `b` breaks a limit: a dimension below 1 or above its maximum, more
+/// threads than the device allows, or more than the kernel's `__launch_bounds__`.
+fn outside_limits(b: [i64; 3], max_threads: i64, bound: Option<i64>) -> bool {
+    let threads = b.iter().product::<i64>();
+    b.iter().any(|d| *d < 1)
+        || b[0] > MAX_BLOCK_XY
+        || b[1] > MAX_BLOCK_XY
+        || b[2] > MAX_BLOCK_Z
+        || threads > max_threads
+        || bound.is_some_and(|m| threads > m)
+}
+
 /// Whether the dimension `d` of the launch `l` reads a parameter of the function around
 /// it (`<<<1, N>>>` in `void scan(float* a, int N)`): its value then comes from a call,
 /// which may sit on a path that never runs (`if (N <= 1024) scan(a, N); else …`), so the
@@ -144,20 +169,25 @@ fn identifiers(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
-/// The `__launch_bounds__` maximum of the one kernel of the file named `name`, where it
-/// folds to a number.
-fn launch_bound(ctx: &RuleContext, name: &str) -> Option<i64> {
-    let short = kernaut_syntax::short_name(name);
-    let mut named = ctx
-        .facts
-        .kernels
-        .iter()
-        .filter(|k| kernaut_syntax::short_name(&k.name) == short);
-    let k = named.next()?;
-    if named.next().is_some() {
-        return None;
+/// The `__launch_bounds__` maxima of the file's kernels, by short name, where they fold
+/// to a number and the name is one kernel's.
+fn launch_bounds<'c>(ctx: &'c RuleContext) -> Vec<(&'c str, i64)> {
+    let mut out: Vec<(&str, Option<i64>)> = Vec::new();
+    for k in &ctx.facts.kernels {
+        let short = kernaut_syntax::short_name(&k.name);
+        let bound = k
+            .launch_bounds
+            .as_ref()
+            .and_then(|b| b.max_threads)
+            .filter(|m| *m > 0);
+        match out.iter_mut().find(|(n, _)| *n == short) {
+            // Two kernels of one name: which one a launch means is not known.
+            Some(seen) => seen.1 = None,
+            None if bound.is_some() => out.push((short, bound)),
+            None => {}
+        }
     }
-    k.launch_bounds.as_ref()?.max_threads.filter(|m| *m > 0)
+    out.into_iter().filter_map(|(n, b)| Some((n, b?))).collect()
 }
 
 #[cfg(test)]
