@@ -37,32 +37,19 @@ impl GuardCondition {
     /// reads no thread is false there and a conjunct that reads none is true (`blockIdx.x
     /// == 0 || blockIdx.x == gridDim.x - 1 && x < W` splits a block only as `x < W`).
     pub fn split_core(&self) -> GuardCondition {
-        match self {
-            GuardCondition::Or(all) => {
-                let rest: Vec<GuardCondition> = all
-                    .iter()
-                    .filter(|c| c.depends_on_thread())
-                    .map(GuardCondition::split_core)
-                    .collect();
-                match <[GuardCondition; 1]>::try_from(rest) {
-                    Ok([only]) => only,
-                    Err(rest) if !rest.is_empty() => GuardCondition::Or(rest),
-                    Err(_) => self.clone(),
-                }
-            }
-            GuardCondition::And(all) => {
-                let rest: Vec<GuardCondition> = all
-                    .iter()
-                    .filter(|c| c.depends_on_thread())
-                    .map(GuardCondition::split_core)
-                    .collect();
-                match <[GuardCondition; 1]>::try_from(rest) {
-                    Ok([only]) => only,
-                    Err(rest) if !rest.is_empty() => GuardCondition::And(rest),
-                    Err(_) => self.clone(),
-                }
-            }
-            other => other.clone(),
+        let (GuardCondition::Or(all) | GuardCondition::And(all)) = self else {
+            return self.clone();
+        };
+        let rest: Vec<GuardCondition> = all
+            .iter()
+            .filter(|c| c.depends_on_thread())
+            .map(GuardCondition::split_core)
+            .collect();
+        match <[GuardCondition; 1]>::try_from(rest) {
+            Ok([only]) => only,
+            Err(rest) if rest.is_empty() => self.clone(),
+            Err(rest) if matches!(self, GuardCondition::Or(_)) => GuardCondition::Or(rest),
+            Err(rest) => GuardCondition::And(rest),
         }
     }
 
