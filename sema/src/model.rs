@@ -868,18 +868,29 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
     let text = scope.file.text();
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let before = all.get(lo..hi.max(lo)).unwrap_or_default();
-    if !before
-        .iter()
-        .any(|o| o.kind == AccessKind::Store && same_bytes(o, a))
-    {
+    let writes = |o: &SharedAccess| matches!(o.kind, AccessKind::Store | AccessKind::LoadStore);
+    let mine = element_bytes(a);
+    // A store of the same bytes as written, or a loop of stores whose iterations cover
+    // them (`for (i = 0; i < 16; i++) my[i] = table[i];` before `my[5]`).
+    let covering = |o: &SharedAccess| {
+        o.root == a.root
+            && o.function == a.function
+            && o.cast_type == a.cast_type
+            && (same_bytes(o, a)
+                || (o.byte_offset.has_loop_var()
+                    && mine
+                        .as_ref()
+                        .is_some_and(|m| element_bytes(o).is_some_and(|t| covers(&t, m)))))
+    };
+    if !before.iter().any(|o| writes(o) && covering(o)) {
         return false;
     }
-    let mine = statement(&a.range);
+    let mine_statement = statement(&a.range);
     before.iter().rev().any(|o| {
-        o.kind == AccessKind::Store
-            && same_bytes(o, a)
+        writes(o)
+            && covering(o)
             // A store of the load's own statement runs after it (`b[p] = 0.5f * b[p]`).
-            && statement(&o.range).end <= mine.start
+            && statement(&o.range).end <= mine_statement.start
             && text
                 .get(o.range.end..a.range.start)
                 .is_some_and(|between| !ORDERING.iter().any(|w| between.contains(w)))
@@ -888,8 +899,72 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
                 .enclosing(o.range.start)
                 .iter()
                 .filter(|e| !matches!(e.kind, EnclosingKind::Function { .. }))
-                .all(|e| e.range.contains(&a.range.start))
+                .all(|e| {
+                    e.range.contains(&a.range.start)
+                        // The covering loop itself, which runs its iterations on every path.
+                        || matches!(&e.kind, EnclosingKind::For { var: Some(v), .. }
+                            if loop_bounds(&o.byte_offset, v).is_some_and(|(s, t)| t > s))
+                })
     })
+}
+
+/// The bytes a thread's access touches over the iterations of the loops its offset
+/// reads, as one offset the same in every iteration (the thread's own part, `threadIdx.x
+/// * 64`) and the byte ranges past it (`my[i]` for `i < 16` of `uint32_t`: 0..64); `None`
+/// where a loop's bounds are not constants or its iterations are too many to list.
+fn element_bytes(a: &SharedAccess) -> Option<(IndexExpr, Vec<(i64, i64)>)> {
+    let width = i64::try_from(a.width?).ok()?;
+    if a.byte_offset.unknown_reason().is_some() {
+        return None;
+    }
+    let mut ends = vec![a.byte_offset.clone()];
+    for name in loop_var_names(&a.byte_offset) {
+        let (lo, hi) = loop_bounds(&a.byte_offset, &name)?;
+        if hi <= lo || (hi - lo).saturating_mul(ends.len() as i64) > 1024 {
+            return None;
+        }
+        ends = ends
+            .iter()
+            .flat_map(|e| (lo..hi).map(|v| with_loop_var(e, &name, v)))
+            .collect();
+    }
+    let mut core: Option<IndexExpr> = None;
+    let mut bytes = Vec::with_capacity(ends.len());
+    for e in &ends {
+        let (c, k) = split_constant(e);
+        if c.has_loop_var() {
+            return None;
+        }
+        match &core {
+            Some(known) if !same_value(known, &c) => return None,
+            Some(_) => {}
+            None => core = Some(c),
+        }
+        bytes.push((k, k + width));
+    }
+    Some((core?, bytes))
+}
+
+/// Whether the bytes `outer` touches hold every byte `inner` touches (both from
+/// [`element_bytes`]).
+fn covers(outer: &(IndexExpr, Vec<(i64, i64)>), inner: &(IndexExpr, Vec<(i64, i64)>)) -> bool {
+    let mut held: Vec<(i64, i64)> = outer.1.clone();
+    held.sort_unstable();
+    same_value(&outer.0, &inner.0)
+        && inner.1.iter().all(|&(from, to)| {
+            // Walk the sorted ranges from `from`, each starting at or before the part
+            // still to cover.
+            let mut at = from;
+            for &(s, e) in &held {
+                if s <= at && e > at {
+                    at = e;
+                }
+                if at >= to {
+                    return true;
+                }
+            }
+            at >= to
+        })
 }
 
 /// Whether `a`'s `__shared__` array is, in `a`'s function, each thread's own scratch:
@@ -959,6 +1034,17 @@ pub fn thread_private(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess)
             let Some((lo, hi)) = loop_bounds(&o.byte_offset, &name) else {
                 return false;
             };
+            // Registers hold only what a fixed index names: a loop that nvcc does not
+            // unroll in full indexes the array at run time, which keeps it in memory
+            // (nvcc 13.5: a row rewritten at `tile[r * 32 + d]` inside a rolled `for (d
+            // …)` is read back with `LDS`).
+            let unrolled = scope.file.enclosing(o.range.start).iter().any(|e| {
+                matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name)
+                    && unroll_factor(scope, &e.range, hi - lo) == Some(hi - lo)
+            });
+            if !unrolled {
+                return false;
+            }
             ends = ends
                 .iter()
                 .flat_map(|e| [with_loop_var(e, &name, lo), with_loop_var(e, &name, hi - 1)])
@@ -1273,6 +1359,9 @@ fn serves(
 /// buf[i]; buf[i] = run;` leaves one `STS`, at the second store. A `volatile` array is
 /// written every time.
 pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    if private_rewritten(scope, all, a) {
+        return true;
+    }
     if a.kind != AccessKind::Store || a.width.is_none() || a.byte_offset.unknown_reason().is_some()
     {
         return false;
@@ -1312,6 +1401,76 @@ pub fn overwritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) ->
         && !gap.contains("asm")
         && (scope.file.straight_line(&a.range, &later.range)
             || unrolled_loops_in_line(scope, a, later, None))
+        && !scope
+            .file
+            .variable_at(a.range.start)
+            .is_some_and(|v| v.is_volatile)
+}
+
+/// Whether the store (or update) `a` of a thread's own scratch ([`thread_private`]: no
+/// barrier, fence, atomic, `asm` or `volatile` after it in its function) is written
+/// again later in the function by the same thread, over all its bytes: the compiler
+/// keeps the scratch in registers and writes it once, at the last store (an update's read
+/// comes from a register where a store of its bytes runs before it on every path). nvcc
+/// 13.5 `-O3 -arch=sm_90`: a 16-word slot filled by a loop, mixed in place and
+/// updated element by element, then rewritten by `for (i = 0; i < 16; i++) my[i] ^=
+/// pad[…];` leaves four `STS.128` at that loop and no `LDS` of the slot; a cell set to
+/// `1.f` before a loop that updates it under a `continue` leaves one `STS`, at the update.
+fn private_rewritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    if !matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
+        || a.width.is_none()
+        || a.byte_offset.unknown_reason().is_some()
+    {
+        return false;
+    }
+    let Some(f) = scope.facts().function_at(a.range.start) else {
+        return false;
+    };
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    let end = statement(&a.range).end;
+    let from = all.partition_point(|o| o.range.start < end);
+    let to = all.partition_point(|o| o.range.start < f.range.end);
+    let later = all.get(from..to.max(from)).unwrap_or_default();
+    let writes = |o: &SharedAccess| {
+        matches!(o.kind, AccessKind::Store | AccessKind::LoadStore)
+            && o.root == a.root
+            && o.function == a.function
+            && o.cast_type == a.cast_type
+    };
+    if !later.iter().any(writes) {
+        return false;
+    }
+    let Some(mine) = element_bytes(a) else {
+        return false;
+    };
+    let text = scope.file.text();
+    // The later store runs on every path from `a` on: no early exit between, and every
+    // `if`, loop, `switch` and `?:` around it is around `a` too, but for a loop whose
+    // iterations cover the bytes (a store under a branch leaves `a`'s value on the other
+    // path: `buf[p] = 0.5f * buf[p]; if (buf[p] > 0.2f) buf[p] = 0.2f;` keeps the first
+    // store's `STS`, nvcc 13.5).
+    let every_path = |o: &SharedAccess| {
+        text.get(end..o.range.start).is_some_and(|gap| {
+            !["return", "break", "continue", "goto", "exit", "trap"]
+                .iter()
+                .any(|w| kernaut_syntax::lex::find_word(gap, w, 0).is_some())
+        }) && scope
+            .file
+            .enclosing(o.range.start)
+            .iter()
+            .filter(|e| !matches!(e.kind, EnclosingKind::Function { .. }))
+            .all(|e| {
+                e.range.contains(&a.range.start)
+                    || matches!(&e.kind, EnclosingKind::For { var: Some(v), .. }
+                        if loop_bounds(&o.byte_offset, v).is_some_and(|(s, t)| t > s))
+            })
+    };
+    later.iter().any(|o| {
+        writes(o)
+            && (same_bytes(o, a) || element_bytes(o).is_some_and(|t| covers(&t, &mine)))
+            && every_path(o)
+    }) && (a.kind == AccessKind::Store || dominating_store(scope, all, a))
+        && thread_private(scope, all, a)
         && !scope
             .file
             .variable_at(a.range.start)

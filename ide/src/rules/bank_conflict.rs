@@ -1925,6 +1925,35 @@ void run(const float* in, float* out) {
         );
     }
 
+    /// A thread's own slot of a buffer, filled, mixed and updated element by element,
+    /// then rewritten in full by a last unrolled loop, with no barrier after the slot's
+    /// first use: nvcc keeps the slot in registers and writes it once, at the last loop
+    /// (nvcc 13.5 `-O3 -arch=sm_90`: four `STS.128` at that line, no `LDS` of the slot and
+    /// no other `STS`). Only that loop is reported, as the vector stores it becomes.
+    #[test]
+    fn a_threads_slot_rewritten_at_the_end_is_stored_once() {
+        check(
+            RULE,
+            r#"
+__global__ void keystream(unsigned* out, const unsigned* key, const unsigned* nonce) {
+    extern __shared__ unsigned words[];
+    unsigned* mine = &words[threadIdx.x * 16];
+    for (int i = 0; i < 16; i++) mine[i] = key[i];
+    mine[12] = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int round = 0; round < 4; round++) {
+        mine[0] += mine[4];
+        mine[12] ^= mine[0];
+    }
+    mine[1] += nonce[0];
+    for (int i = 0; i < 16; i++) mine[i] += key[i];
+                              // ^^^^^^^ warning: 4-way bank conflict: this update of `mine` takes 16 wavefronts instead of 4
+    for (int i = 0; i < 16; i++) out[(blockIdx.x * blockDim.x + threadIdx.x) * 16 + i] = mine[i];
+}
+void run(unsigned* o, const unsigned* k, const unsigned* n) { keystream<<<64, 128, 128 * 64>>>(o, k, n); }
+"#,
+        );
+    }
+
     /// An up-sweep whose guard leaves every thread out at the last step (`index = (t + 1) *
     /// stride * 2 < 1024` at `stride` = 512): that step costs nothing. Warp 0's lanes per
     /// step are 32, 32, 32, 32, 31, 15, 7, 3, 1, 0, so the worst step is `stride` = 16

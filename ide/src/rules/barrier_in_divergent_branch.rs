@@ -1454,6 +1454,54 @@ __global__ void sum32(const float* in, float* out) {
         );
     }
 
+    /// `do { … } while (0)` runs once: a `break` in it goes on after the block, where
+    /// every thread of the block meets the next barrier. It misses only barriers left in
+    /// the block after it, which the others reach (said as such); the barriers before it
+    /// in the block are not met again (no next iteration).
+    #[test]
+    fn a_break_out_of_a_do_while_zero_block_goes_on_after_it() {
+        check(
+            RULE,
+            r#"
+__global__ void rowsum(const float* in, float* out, int chunks) {
+    __shared__ float red[8][64];
+    float acc = 0.f;
+    for (int c = 0; c < chunks; ++c) {
+        red[threadIdx.y][threadIdx.x] = in[(c * 8 + threadIdx.y) * 64 + threadIdx.x];
+        __syncthreads();
+        do {
+            if (threadIdx.x < 32) red[threadIdx.y][threadIdx.x] += red[threadIdx.y][threadIdx.x + 32];
+            __syncthreads();
+            if (threadIdx.x >= 32) break;
+            float v = red[threadIdx.y][threadIdx.x];
+            for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+            if (threadIdx.x == 0) acc += v;
+        } while (0);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[threadIdx.y] = acc;
+}
+__global__ void mirror(float* out) {
+    __shared__ float s[256];
+    for (int c = 0; c < 4; ++c) {
+        do {
+            if (threadIdx.x >= 32) continue;
+                                // ^^^^^^^^^ warning: `continue` under `if (threadIdx.x >= 32)` leaves the `do { … } while (0)` block for some threads of the block, which go on after it and skip `__syncthreads()` that the others reach in the block
+            s[threadIdx.x] = out[threadIdx.x];
+            __syncthreads();
+            out[threadIdx.x] = s[31 - threadIdx.x];
+        } while (false);
+        __syncthreads();
+    }
+}
+void run(const float* in, float* out) {
+    rowsum<<<1, dim3(64, 8)>>>(in, out, 16);
+    mirror<<<1, 256>>>(out);
+}
+"#,
+        );
+    }
+
     /// Producer warps (`threadIdx.y == 0`) and consumer warps (`threadIdx.y == 1`, the
     /// rest of a block two rows high) each arrive `steps + 1` times over the function:
     /// the producer's barriers pair with the consumer's. Where the consumer's loop runs

@@ -377,14 +377,22 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
 /// hint. Where the targets are assumed, code the assumed target does not compile is a
 /// hint too.
 fn preprocessor_conditions(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
-    if !out.iter().any(|d| d.severity > Severity::Hint) || !ctx.text().contains("#if") {
+    if !out.iter().any(|d| d.severity > Severity::Hint)
+        || !(ctx.text().contains("#if") || ctx.text().contains("constexpr"))
+    {
         return;
     }
-    let guards = target_guards::TargetGuards::of(ctx);
+    let mut guards = target_guards::TargetGuards::of(ctx);
+    guards.decide_by_launches(ctx);
     let default = std::cell::OnceCell::new();
     out.retain_mut(|d| {
         if d.severity == Severity::Hint {
             return true;
+        }
+        // nvcc compiles an `if constexpr` branch only in the instantiations that take
+        // it: none of the launched ones does.
+        if guards.discarded_by_launches(d.range.start) {
+            return false;
         }
         let (state, guard) = guards.anywhere(d.range.start);
         let guard = guard.unwrap_or_default().trim();

@@ -2185,6 +2185,41 @@ void launch(const float* a, const float* g, float* o, int rows) { scale_rows<<<r
         );
     }
 
+    /// An `if constexpr` on a value template parameter: nvcc compiles a branch only in
+    /// the instantiations that take it. Launched only with `Mode = 1`, the `else`
+    /// branch exists in no binary (nothing reported); launched with `Mode = 1` and `Mode
+    /// = 2`, both exist.
+    #[test]
+    fn an_if_constexpr_branch_no_launched_instantiation_takes_is_not_compiled() {
+        let kernel = r#"
+template <int Mode>
+__global__ void gather(const unsigned char* src, float* out, int ld) {
+    float v;
+    if constexpr (Mode == 1) {
+        v = src[blockIdx.x * ld + threadIdx.x];
+    } else {
+        v = src[threadIdx.x * ld + blockIdx.x];
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+"#;
+        check(
+            RULE,
+            &format!("{kernel}void run(const unsigned char* s, float* o) {{ gather<1><<<64, 128>>>(s, o, 1024); }}\n"),
+        );
+        check(
+            RULE,
+            &format!(
+                "{}{}",
+                kernel.replace(
+                    "        v = src[threadIdx.x * ld + blockIdx.x];\n",
+                    "        v = src[threadIdx.x * ld + blockIdx.x];\n         // ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ warning: uncoalesced load from `src`\n"
+                ),
+                "void run(const unsigned char* s, float* o) { gather<1><<<64, 128>>>(s, o, 1024); gather<2><<<64, 128>>>(s, o, 1024); }\n"
+            ),
+        );
+    }
+
     #[test]
     fn branches_a_constant_condition_never_takes_are_not_compiled() {
         // `ROW % 4 == 0` holds: nvcc compiles no code for the `else`; so does a

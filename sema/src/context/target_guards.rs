@@ -50,17 +50,7 @@ impl Compiled {
 
     fn with_guards(ctx: &RuleContext, mut guards: TargetGuards) -> Compiled {
         let targets = &ctx.targets.targets;
-        let traits = trait_regions(ctx);
-        if !traits.is_empty() {
-            for regions in &mut guards.per_target {
-                // The launched instantiations decide a branch that the target alone
-                // leaves unknown.
-                regions.retain(|r| {
-                    r.state != Tri::Unknown || !traits.iter().any(|t| t.range == r.range)
-                });
-                regions.extend(traits.iter().cloned());
-            }
-        }
+        guards.decide_by_launches(ctx);
         let functions: Vec<&kernaut_syntax::Function> = ctx
             .facts
             .kernels
@@ -184,6 +174,9 @@ struct Region {
 #[derive(Debug, Default)]
 pub struct TargetGuards {
     per_target: Vec<Vec<Region>>,
+    /// The `if constexpr` branches that no launched instantiation takes
+    /// ([`TargetGuards::decide_by_launches`]): compiled for no target.
+    discarded: Vec<TextRange>,
 }
 
 impl TargetGuards {
@@ -228,7 +221,10 @@ impl TargetGuards {
                 regions
             })
             .collect();
-        TargetGuards { per_target }
+        TargetGuards {
+            per_target,
+            discarded: Vec::new(),
+        }
     }
 
     /// [`TargetGuards::scan`] of the context's file for its targets, with the build's
@@ -267,6 +263,32 @@ impl TargetGuards {
             best.1 = None;
         }
         best
+    }
+
+    /// The `if constexpr` branches on a template kernel's parameters that the file's
+    /// launches decide ([`trait_regions`]) take the launches' answer where the target
+    /// alone leaves them unknown.
+    pub fn decide_by_launches(&mut self, ctx: &RuleContext) {
+        let traits = trait_regions(ctx);
+        if traits.is_empty() {
+            return;
+        }
+        for regions in &mut self.per_target {
+            regions
+                .retain(|r| r.state != Tri::Unknown || !traits.iter().any(|t| t.range == r.range));
+            regions.extend(traits.iter().cloned());
+        }
+        self.discarded = traits
+            .into_iter()
+            .filter(|r| r.state == Tri::False)
+            .map(|r| r.range)
+            .collect();
+    }
+
+    /// Whether `offset` lies in an `if constexpr` branch that no instantiation the file
+    /// launches takes, whatever the target (after [`TargetGuards::decide_by_launches`]).
+    pub fn discarded_by_launches(&self, offset: usize) -> bool {
+        self.discarded.iter().any(|r| r.contains(&offset))
     }
 
     /// Whether the code at `offset` is compiled for the `i`th target, and the guard that
@@ -526,12 +548,13 @@ fn constexpr_regions(file: &SourceFile, env: &Env) -> Vec<Region> {
     out
 }
 
-/// The branches of `if constexpr` conditions on a template kernel's type parameters
+/// The branches of `if constexpr` conditions on a template kernel's parameters: types
 /// (`std::is_same_v<T, __nv_bfloat16>`, `std::is_same<T, half>::value`, `sizeof(T) == 2`)
-/// that every instantiation the launches show decides the same way: a branch no
-/// launched instantiation takes is not compiled. A kernel with a launch whose type
-/// arguments are not written (nor defaulted), or a condition with anything the
-/// arguments do not decide, leaves both branches as they are.
+/// and values (`Mode == 1`, `kBits > 4 && kGroup == 128`) that every instantiation the
+/// launches show decides the same way: a branch no launched instantiation takes is not
+/// compiled. A kernel with a launch whose arguments are not written (nor defaulted), or
+/// a condition with anything the arguments do not decide, leaves both branches as they
+/// are.
 fn trait_regions(ctx: &RuleContext) -> Vec<Region> {
     let text = ctx.text();
     let mut out = Vec::new();
@@ -544,7 +567,7 @@ fn trait_regions(ctx: &RuleContext) -> Vec<Region> {
         .facts
         .kernels
         .iter()
-        .filter(|k| k.template_params.iter().any(|p| p.is_type))
+        .filter(|k| !k.template_params.is_empty())
     {
         let Some(body) = k.body_range.clone() else {
             continue;
@@ -566,9 +589,6 @@ fn trait_regions(ctx: &RuleContext) -> Vec<Region> {
                 .unwrap_or_default();
             let mut bound = Vec::new();
             for (i, p) in k.template_params.iter().enumerate() {
-                if !p.is_type {
-                    continue;
-                }
                 match args
                     .get(i)
                     .map(|a| a.trim().to_string())
@@ -585,16 +605,49 @@ fn trait_regions(ctx: &RuleContext) -> Vec<Region> {
         }
         for c in ctx.file.constexpr_ifs(&body) {
             let cond_text = &text[c.condition.clone()];
-            let mut values = instances
-                .iter()
-                .map(|inst| trait_value(cond_text, inst, &aliases));
+            let mut values = instances.iter().map(|inst| {
+                let (types, values): (Vec<_>, Vec<_>) = inst.iter().cloned().partition(|(p, _)| {
+                    k.template_params.iter().any(|t| t.is_type && t.name == *p)
+                });
+                if types
+                    .iter()
+                    .any(|(p, _)| super::find_word(cond_text, p, 0).is_some())
+                {
+                    return trait_value(cond_text, &types, &aliases);
+                }
+                if !values
+                    .iter()
+                    .any(|(p, _)| super::find_word(cond_text, p, 0).is_some())
+                {
+                    return None;
+                }
+                // The value parameters as the launch binds them; any other name in the
+                // condition leaves it unknown.
+                let env = Env {
+                    macros: values
+                        .into_iter()
+                        .map(|(p, v)| (p, Macro::Body(v)))
+                        .collect(),
+                    absent: false,
+                };
+                match eval(&env, cond_text, 0) {
+                    Val::Known(v) => Some(v != 0),
+                    Val::Unknown => None,
+                }
+            });
             let Some(first) = values.next().flatten() else {
                 continue;
             };
-            if !values.all(|v| v == Some(first)) {
+            let rest: Vec<Option<bool>> = values.collect();
+            if rest.contains(&None) {
                 continue;
             }
-            let value = Tri::of(first);
+            // Instantiations that take both branches compile both.
+            let (value, other_value) = if rest.iter().all(|v| *v == Some(first)) {
+                (Tri::of(first), Tri::of(!first))
+            } else {
+                (Tri::True, Tri::True)
+            };
             let guard = format!("if constexpr ({})", cond_text.trim());
             out.push(Region {
                 range: c.then,
@@ -604,7 +657,7 @@ fn trait_regions(ctx: &RuleContext) -> Vec<Region> {
             if let Some(other) = c.otherwise {
                 out.push(Region {
                     range: other,
-                    state: value.not(),
+                    state: other_value,
                     guard: format!("else of {guard}"),
                 });
             }

@@ -84,6 +84,9 @@ enum Kind {
     If,
     /// A loop: its child is the body.
     Loop,
+    /// `do { … } while (0)`: a block that a `break` or `continue` leaves, run once (no
+    /// way back to its start).
+    Once,
     /// A `switch`: its child is its body.
     Switch,
     /// A jump.
@@ -197,7 +200,7 @@ impl SourceFile {
                 stmts: Vec::new(),
             };
             let mut targets = Vec::new();
-            flow.build(body, None, &mut targets, 0);
+            flow.build(body, None, &mut targets, 0, self.text());
             flow.jumps.sort_by_key(|j| j.range.start);
             flow.mark_exits();
             flow
@@ -249,6 +252,7 @@ impl ControlFlow {
         parent: Option<usize>,
         targets: &mut Vec<(TextRange, bool)>,
         depth: usize,
+        text: &str,
     ) -> usize {
         let i = self.stmts.len();
         self.stmts.push(Stmt {
@@ -267,7 +271,7 @@ impl ControlFlow {
             "compound_statement" => {
                 for c in named_children(node) {
                     if c.kind_name() != "comment" {
-                        let child = self.build(c, Some(i), targets, d);
+                        let child = self.build(c, Some(i), targets, d, text);
                         self.stmts[i].children.push(child);
                     }
                 }
@@ -277,7 +281,7 @@ impl ControlFlow {
                 let value = node.field("value").map(|v| v.id());
                 for c in named_children(node) {
                     if Some(c.id()) != value && c.kind_name() != "comment" {
-                        let child = self.build(c, Some(i), targets, d);
+                        let child = self.build(c, Some(i), targets, d, text);
                         self.stmts[i].children.push(child);
                     }
                 }
@@ -285,7 +289,7 @@ impl ControlFlow {
             }
             "if_statement" => {
                 if let Some(c) = node.field("consequence") {
-                    let child = self.build(c, Some(i), targets, d);
+                    let child = self.build(c, Some(i), targets, d, text);
                     self.stmts[i].children.push(child);
                 }
                 if let Some(mut alt) = node.field("alternative") {
@@ -294,7 +298,7 @@ impl ControlFlow {
                             alt = s;
                         }
                     }
-                    let child = self.build(alt, Some(i), targets, d);
+                    let child = self.build(alt, Some(i), targets, d, text);
                     self.stmts[i].children.push(child);
                 }
                 Kind::If
@@ -302,16 +306,29 @@ impl ControlFlow {
             "for_statement" | "for_range_loop" | "while_statement" | "do_statement" => {
                 if let Some(b) = node.field("body") {
                     targets.push((node.byte_range(), false));
-                    let child = self.build(b, Some(i), targets, d);
+                    let child = self.build(b, Some(i), targets, d, text);
                     targets.pop();
                     self.stmts[i].children.push(child);
                 }
-                Kind::Loop
+                // `do { … } while (0)` (a macro's block that `break` can leave) runs once.
+                let once = node.kind_name() == "do_statement"
+                    && node.field("condition").is_some_and(|c| {
+                        let t: String = crate::util::node_text(c, text)
+                            .chars()
+                            .filter(|c| !"() \t\n".contains(*c))
+                            .collect();
+                        t == "0" || t == "false"
+                    });
+                if once {
+                    Kind::Once
+                } else {
+                    Kind::Loop
+                }
             }
             "switch_statement" => {
                 if let Some(b) = node.field("body") {
                     targets.push((node.byte_range(), true));
-                    let child = self.build(b, Some(i), targets, d);
+                    let child = self.build(b, Some(i), targets, d, text);
                     targets.pop();
                     self.stmts[i].children.push(child);
                     self.stmts[child].kind = Kind::SwitchBody;
@@ -329,7 +346,7 @@ impl ControlFlow {
             }
             "labeled_statement" => {
                 if let Some(s) = named_children(node).into_iter().last() {
-                    let child = self.build(s, Some(i), targets, d);
+                    let child = self.build(s, Some(i), targets, d, text);
                     self.stmts[i].children.push(child);
                 }
                 Kind::Seq
@@ -345,7 +362,7 @@ impl ControlFlow {
             Kind::Seq | Kind::SwitchBody => children.iter().all(done),
             Kind::If => children.len() < 2 || children.iter().any(done),
             Kind::Jump(_) => false,
-            Kind::Loop | Kind::Switch | Kind::Other => true,
+            Kind::Loop | Kind::Once | Kind::Switch | Kind::Other => true,
         };
         self.stmts[i].completes = completes;
         i
@@ -397,6 +414,14 @@ impl ControlFlow {
             .filter(|(_, s)| s.range.contains(&offset))
             .min_by_key(|(_, s)| s.range.len())
             .map(|(i, _)| i)
+    }
+
+    /// Whether the loop statement at `range` is `do { … } while (0)`: it runs its body
+    /// once, and a `break` or `continue` in it goes on after it.
+    pub fn runs_once(&self, range: &TextRange) -> bool {
+        self.stmts
+            .iter()
+            .any(|s| s.range == *range && s.kind == Kind::Once)
     }
 
     /// Whether a thread that completes the statement at `from` (an `if`, a call, any
@@ -569,7 +594,7 @@ impl ControlFlow {
                     .collect(),
             ),
             Kind::If => StatementShape::If(child(0)?, child(1)),
-            Kind::Loop => StatementShape::Loop(child(0)?),
+            Kind::Loop | Kind::Once => StatementShape::Loop(child(0)?),
             Kind::Switch | Kind::SwitchBody => StatementShape::Switch,
             Kind::Jump(k) => StatementShape::Jump(k),
             Kind::Other => StatementShape::Other,
@@ -650,6 +675,7 @@ impl ControlFlow {
                 }
                 (self.stmts[i].range.contains(&to) && self.entry(i, to)) || self.after(p, to, stop)
             }
+            Kind::Once if stop.is_some_and(|s| *s == parent.range) => false,
             _ => self.after(p, to, stop),
         }
     }
@@ -672,7 +698,8 @@ impl ControlFlow {
                 return false;
             };
             match j.kind {
-                JumpKind::Continue => {
+                // A `continue` in `do { … } while (0)` tests the condition and leaves.
+                JumpKind::Continue if self.stmts[l].kind != Kind::Once => {
                     if stop.is_some_and(|s| s == t) {
                         return false;
                     }
@@ -703,7 +730,7 @@ impl ControlFlow {
                 }
                 true
             }
-            Kind::SwitchBody | Kind::If | Kind::Loop | Kind::Switch => {
+            Kind::SwitchBody | Kind::If | Kind::Loop | Kind::Once | Kind::Switch => {
                 match s
                     .children
                     .iter()

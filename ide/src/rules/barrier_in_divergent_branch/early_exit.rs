@@ -77,6 +77,11 @@ pub(super) fn check(
                 JumpKind::Continue => {
                     left.contains(&b) && flow.reaches_after(&branch, b, Some(&left))
                 }
+                // Out of `do { … } while (0)` the thread goes on after it, where the
+                // others are going too: it misses the barriers left in the block.
+                JumpKind::Break if flow.runs_once(&left) => {
+                    left.contains(&b) && flow.reaches_after(&branch, b, Some(&left))
+                }
                 JumpKind::Break => left.contains(&b) && flow.reaches_after(&branch, b, None),
             }
         });
@@ -144,6 +149,13 @@ pub(super) fn check(
                     ),
                 ),
             },
+            JumpKind::Break | JumpKind::Continue if flow.runs_once(&left) => (
+                RULE.severity,
+                format!(
+                    "`{}` under `if ({condition})` leaves the `do {{ … }} while (0)` block for some threads of the block, which go on after it and skip `{written}` that the others reach in the block: a block barrier that not every live thread reaches is undefined behaviour (the block can hang, or the barriers pair up wrongly); keep every thread to the barrier and {guard}",
+                    if jump.kind == JumpKind::Break { "break" } else { "continue" }
+                ),
+            ),
             JumpKind::Continue => (
                 RULE.severity,
                 format!(
