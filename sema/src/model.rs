@@ -909,8 +909,8 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
 }
 
 /// The bytes a thread's access touches over the iterations of the loops its offset
-/// reads, as one offset the same in every iteration (the thread's own part, `threadIdx.x
-/// * 64`) and the byte ranges past it (`my[i]` for `i < 16` of `uint32_t`: 0..64); `None`
+/// reads, as one offset the same in every iteration (the thread's own part,
+/// `threadIdx.x * 64`) and the byte ranges past it (`my[i]` for `i < 16` of `uint32_t`: 0..64); `None`
 /// where a loop's bounds are not constants or its iterations are too many to list.
 fn element_bytes(a: &SharedAccess) -> Option<(IndexExpr, Vec<(i64, i64)>)> {
     let width = i64::try_from(a.width?).ok()?;
