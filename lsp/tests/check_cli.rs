@@ -863,6 +863,47 @@ fn files_a_makefile_does_not_compile_give_hints_only() {
     );
 }
 
+/// A `CMakeLists.txt` that lists its targets' sources, and not `filter6.cu`: the
+/// file's finding is a hint that says the build does not compile it; the listed file
+/// keeps its warning. With a glob the list is not known and both are compiled.
+#[test]
+fn files_a_cmake_list_leaves_out_give_hints_only() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-cmake-unbuilt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let kernel = |name: &str| {
+        format!(
+            "__global__ void {name}(float* out) {{\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}}\nvoid run_{name}(float* o) {{ {name}<<<1, 32>>>(o); }}\n"
+        )
+    };
+    std::fs::write(dir.join("filter1.cu"), kernel("one")).unwrap();
+    std::fs::write(dir.join("filter6.cu"), kernel("six")).unwrap();
+    let listed = "cmake_minimum_required(VERSION 3.18)\nproject(filters LANGUAGES CXX CUDA)\nset(SOURCES filter1.cu)\nadd_library(filters STATIC ${SOURCES})\nset_property(TARGET filters PROPERTY CUDA_ARCHITECTURES 80)\n";
+    std::fs::write(dir.join("CMakeLists.txt"), listed).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("filter1.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("filter6.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("CMakeLists.txt lists the sources of its targets, and not this file)"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        listed.replace("set(SOURCES filter1.cu)", "file(GLOB SOURCES *.cu)"),
+    )
+    .unwrap();
+    let out = stdout(&check(&dir, &["."]));
+    assert!(
+        out.contains("filter6.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+}
+
 /// A top-level Makefile (its tools and flags from an included `config.mak`) that compiles
 /// one file of `common/cuda` under `ifeq ($(HAVE_CUDA),yes)`: the folder's other `.cu`
 /// file is not built (a hint that says why); the one it compiles keeps its warning.

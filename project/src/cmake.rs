@@ -117,6 +117,98 @@ pub(crate) fn include_dirs(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether the `CMakeLists.txt` `text`, in the folder of the source called `name` (a file
+/// name), compiles it: `Some(true)` where any command names it; `Some(false)` where the
+/// file declares its targets' sources in full and none is this file: it defines targets
+/// (`add_library`, `add_executable`, `cuda_add_library`, `cuda_add_executable`), each
+/// source argument reads only variables the file sets, and nothing else may add sources
+/// (no `file(GLOB …)`, `aux_source_directory`, `target_sources`, `add_subdirectory`, no
+/// `function()` or `macro()` of its own, no `include()` of another file, no other command
+/// that names a `.cu` file, no name assembled from a variable such as `k${N}.cu`); `None`
+/// otherwise.
+pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
+    let commands = parse(text);
+    let names_it = |t: &str| {
+        t.split(|c: char| c == '/' || c == ';' || c == '\\' || c.is_whitespace())
+            .any(|part| part == name)
+    };
+    if commands
+        .iter()
+        .any(|c| c.args.iter().any(|a| names_it(&a.text)))
+    {
+        return Some(true);
+    }
+    const TARGETS: [&str; 4] = [
+        "add_library",
+        "add_executable",
+        "cuda_add_library",
+        "cuda_add_executable",
+    ];
+    let set_here: Vec<&str> = commands
+        .iter()
+        .filter(|c| matches!(c.name.as_str(), "set" | "list" | "string"))
+        .filter_map(|c| {
+            let first = c.args.first()?;
+            match c.name.as_str() {
+                "set" => Some(first.text.as_str()),
+                _ => c.args.get(1).map(|a| a.text.as_str()),
+            }
+        })
+        .collect();
+    let mut targets = 0;
+    for c in &commands {
+        match c.name.as_str() {
+            "file" if c.args.first().is_some_and(|a| a.text.starts_with("GLOB")) => return None,
+            "aux_source_directory"
+            | "target_sources"
+            | "add_subdirectory"
+            | "function"
+            | "macro"
+            | "subdirs" => return None,
+            "include" => {
+                // A standard module (`include(CheckLanguage)`) adds no sources.
+                let arg = c.args.first().map(|a| a.text.as_str()).unwrap_or_default();
+                if arg.contains('/') || arg.contains('.') || arg.contains("${") {
+                    return None;
+                }
+            }
+            n if TARGETS.contains(&n) => {
+                targets += 1;
+                for a in c.args.iter().skip(1) {
+                    let mut rest = a.text.as_str();
+                    while let Some(at) = rest.find("${") {
+                        let Some(end) = rest[at..].find('}') else {
+                            return None;
+                        };
+                        let var = &rest[at + 2..at + end];
+                        if !set_here.contains(&var) {
+                            return None;
+                        }
+                        rest = &rest[at + end + 1..];
+                    }
+                    if a.text.contains("$<") {
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                // Another command handing a CUDA source somewhere (`pybind11_add_module`,
+                // a project's own helper) or a name built from a variable.
+                for a in &c.args {
+                    let t = a.text.trim_end_matches(['"', ')']);
+                    let cuda = [".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c"]
+                        .iter()
+                        .any(|e| t.ends_with(e));
+                    if cuda && (t.contains("${") || !matches!(c.name.as_str(), "set" | "list")) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    (targets > 0).then_some(false)
+}
+
 pub(crate) fn gencode_targets(text: &str) -> Vec<(Target, usize, Vec<String>)> {
     let commands = parse(text);
     let mut ev = Eval::default();
@@ -1331,6 +1423,35 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    #[test]
+    fn a_source_list_in_full_decides_what_is_built() {
+        use super::cmake_builds;
+        let listed = "project(p LANGUAGES CUDA)\ninclude(CheckLanguage)\nset(SRC a.cu src/b.cu)\nlist(APPEND SRC c.cu)\nadd_executable(app main.cpp ${SRC})\n";
+        assert_eq!(cmake_builds(listed, "b.cu"), Some(true));
+        assert_eq!(cmake_builds(listed, "c.cu"), Some(true));
+        assert_eq!(cmake_builds(listed, "d.cu"), Some(false));
+        // Anything that may add sources the text does not spell out.
+        for other in [
+            "file(GLOB K *.cu)\n",
+            "aux_source_directory(. K)\n",
+            "target_sources(app PRIVATE ${EXTRA})\n",
+            "add_subdirectory(kernels)\n",
+            "include(cmake/sources.cmake)\n",
+            "function(add_kernel n)\nendfunction()\n",
+            "foreach(k 1 2)\nlist(APPEND SRC k${k}.cu)\nendforeach()\n",
+            "pybind11_add_module(ext ext.cu)\n",
+        ] {
+            assert_eq!(
+                cmake_builds(&format!("{listed}{other}"), "d.cu"),
+                None,
+                "{other}"
+            );
+        }
+        // A source list from a variable set elsewhere, or no target at all.
+        assert_eq!(cmake_builds("add_library(k ${KERNELS})\n", "d.cu"), None);
+        assert_eq!(cmake_builds("project(p)\n", "d.cu"), None);
     }
 
     #[test]

@@ -404,6 +404,39 @@ impl ProjectLoader {
         Some((found, path))
     }
 
+    /// Why the `CMakeLists.txt` of `file`'s folder does not compile it: it declares its
+    /// targets' sources in full and none is this file ([`crate::cmake::cmake_builds`]),
+    /// no `CMakeLists.txt` above names it, and no source or header of the project
+    /// includes it. `None` where it may be compiled; only `.cu` files are judged.
+    fn not_in_cmake(&mut self, file: &Path) -> Option<String> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        if !name.ends_with(".cu") {
+            return None;
+        }
+        let folder = folder_of(file);
+        let cmake = folder.join("CMakeLists.txt");
+        let text = std::fs::read_to_string(&cmake).ok()?;
+        if crate::cmake::cmake_builds(&text, &name) != Some(false) {
+            return None;
+        }
+        // The CMake project's top: the highest folder above with a `CMakeLists.txt`.
+        let mut root = folder.clone();
+        for d in self.ancestors(&folder).iter().skip(1) {
+            match std::fs::read_to_string(d.join("CMakeLists.txt")) {
+                Ok(t) if t.contains(&name) => return None,
+                Ok(_) => root = d.clone(),
+                Err(_) => {}
+            }
+        }
+        if included_below(&root, &name) {
+            return None;
+        }
+        Some(format!(
+            "{} lists the sources of its targets, and not this file",
+            cmake.display()
+        ))
+    }
+
     /// Why the Visual Studio projects of the nearest folder at or above `file`'s that
     /// holds any do not compile it: each lists its CUDA sources (`<CudaCompile
     /// Include="…">`) and none lists this file, and no source or header below them
@@ -790,6 +823,8 @@ impl ProjectLoader {
                 }
                 let not_built = if is_makefile_name(&path) {
                     self.not_built(file, &path)
+                } else if path.file_name().is_some_and(|n| n == "CMakeLists.txt") {
+                    self.not_in_cmake(file)
                 } else {
                     self.not_in_visual_studio_projects(file)
                 };
@@ -838,6 +873,7 @@ impl ProjectLoader {
                     });
                 let why = makefile
                     .and_then(|m| self.not_built(file, &m))
+                    .or_else(|| self.not_in_cmake(file))
                     .or_else(|| self.not_in_visual_studio_projects(file));
                 if let Some(why) = why {
                     build.targets = Some(TargetSet {
