@@ -2318,13 +2318,11 @@ pub fn active_lanes_at(
     if guards.is_empty() {
         return ActiveLanes::All;
     }
-    if bind.is_none() {
-        if let Some(condition) = lane_window(file, offset, block, bound, &guards) {
-            return ActiveLanes::Partial {
-                condition,
-                runtime_bound: false,
-            };
-        }
+    if let Some(condition) = lane_window(file, offset, block, bound, bind, &guards) {
+        return ActiveLanes::Partial {
+            condition,
+            runtime_bound: false,
+        };
     }
     let in_warp = |warp: i64| guard_lanes(file, offset, block, bound, bind, loops, &guards, warp);
     let (mask, limiting) = match in_warp(0) {
@@ -2393,14 +2391,25 @@ pub fn no_thread_runs(
 /// and `!(k + 3 < len)` of a ragged tail, with `k = 4 * threadIdx.x`) leave a window of 3
 /// values, where lanes are 4 apart: one lane at most. Each comparison is evaluated for the 32 lanes at
 /// each sample of the unknowns: its sides' difference must step by the same amount from
-/// lane to lane, and the window's width must be the same at every sample.
+/// lane to lane, and the window's width must be the same at every sample. With `bind`
+/// (a device function as a kernel calls it), the comparisons read the call's arguments
+/// (`if (i + 0 < n)` in the tail of `put4(dst, j, n, v)`, `j` eight floats a thread).
 fn lane_window(
     file: &SourceFile,
     offset: usize,
     block: [Option<i64>; 3],
     bound: &[(String, i64)],
+    bind: Option<&dyn Fn(&IndexExpr) -> IndexExpr>,
     guards: &[(String, TextRange, bool)],
 ) -> Option<String> {
+    let bound_side = |c: kernaut_syntax::GuardComparison| match bind {
+        Some(b) => kernaut_syntax::GuardComparison {
+            left: b(&c.left),
+            right: b(&c.right),
+            ..c
+        },
+        None => c,
+    };
     // Each comparison with the guard it comes from (`None` for a loop's condition).
     let mut comps: Vec<(kernaut_syntax::GuardComparison, Option<String>)> = Vec::new();
     for (written, range, in_else) in guards {
@@ -2423,14 +2432,14 @@ fn lane_window(
                 _ => continue,
             };
             comps.push((
-                kernaut_syntax::GuardComparison {
+                bound_side(kernaut_syntax::GuardComparison {
                     op: op.to_string(),
                     ..c.clone()
-                },
+                }),
                 Some(shown),
             ));
         } else {
-            comps.extend(cs.into_iter().map(|c| (c, Some(shown.clone()))));
+            comps.extend(cs.into_iter().map(|c| (bound_side(c), Some(shown.clone()))));
         }
     }
     if comps.is_empty() {
@@ -2438,7 +2447,7 @@ fn lane_window(
     }
     for range in file.loop_conditions_around(offset) {
         if let Some(cs) = file.lane_guard_comparisons(&range, bound) {
-            comps.extend(cs.into_iter().map(|c| (c, None)));
+            comps.extend(cs.into_iter().map(|c| (bound_side(c), None)));
         }
     }
     // Each ordering comparison as `a * lane + e op 0`, flipped so that `a > 0`: the bound

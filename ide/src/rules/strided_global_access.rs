@@ -42,7 +42,7 @@ use kernaut_syntax::{AccessKind, Axis, IndexExpr, SharedAccess};
 
 use super::{Rule, RuleContext, RuleDiagnostic};
 use crate::config::Severity;
-use crate::model::{active_lanes, launch_shape, ActiveLanes};
+use crate::model::{launch_shape, ActiveLanes};
 
 pub(crate) const RULE: Rule = Rule {
     id: "coalescing/strided-global-access",
@@ -234,7 +234,14 @@ fn diagnose_with(
         None => a.range.start,
     };
     let lanes = match context {
-        Some((c, _)) => crate::callers::combine(&c.lanes, active_lanes(ctx.file, lanes_at, shape)),
+        // The function's own guards with its parameters at their values in this call.
+        Some((c, _)) => {
+            let bind = |e: &IndexExpr| c.bind(e);
+            crate::callers::combine(
+                &c.lanes,
+                crate::model::active_lanes_bound(ctx.file, lanes_at, shape, &[], Some(&bind)),
+            )
+        }
         None => {
             let args = kernel
                 .and_then(|k| ctx.facts.kernel(k))
@@ -1746,6 +1753,44 @@ void run(const unsigned* r, const unsigned* l, unsigned* o, int n) { rec4<<<n / 
                 warning: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
                 warning: uncoalesced store to `out`: each warp request touches 16 sectors of 32 bytes where its 128 bytes need 4 (4.0x the memory traffic); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             "#]],
+        );
+    }
+
+    /// A helper's ragged tail, as a kernel calls it: `put4(dst, j, n, v)` with `j` eight
+    /// floats a thread stores one `float4` where it fits and, in the `else`, the
+    /// elements before `n` one by one. The `else` holds only a thread whose `j` lies
+    /// within three of `n`: one lane of a warp at most, whose stores are one sector
+    /// each. The helper's own `if (i < n)` over a strided store keeps its warning.
+    #[test]
+    fn a_helpers_ragged_tail_is_one_lane_in_the_callers_context() {
+        check(
+            RULE,
+            r#"
+__device__ __forceinline__ void put4(float* dst, int i, int n, float4 v) {
+    if (i + 3 < n) {
+        *reinterpret_cast<float4*>(dst + i) = v;
+    } else {
+        if (i + 0 < n) dst[i + 0] = v.x;
+        if (i + 1 < n) dst[i + 1] = v.y;
+        if (i + 2 < n) dst[i + 2] = v.z;
+    }
+}
+__device__ void put(float* dst, int i, int n, float v) {
+    if (i < n) dst[i * 8] = v;
+            // ^^^^^^^^^^ warning: uncoalesced store to `dst`
+}
+__global__ void scale8(const float* __restrict__ src, float* dst, int n) {
+    int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    for (int v = 0; v < 2; ++v) {
+        int j = i + 4 * v;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j + 3 < n) x = *reinterpret_cast<const float4*>(src + j);
+        put4(dst, j, n, x);
+    }
+    put(dst, blockIdx.x * blockDim.x + threadIdx.x, n, 1.f);
+}
+void run(const float* a, float* b, int n) { scale8<<<(n / 8 + 255) / 256, 256>>>(a, b, n); }
+"#,
         );
     }
 
