@@ -795,11 +795,12 @@ impl SourceFile {
     }
 
     /// Whether the value `right` stored at `left` (`out[i] = a[i] + b[i]`, `sh[lane][0] =
-    /// (float)lane`) is the same wherever two threads store to the same element: the
-    /// element is picked by one variable `v` (each index is `v` or a constant), and the
-    /// value reads `v`, values the same in every thread, and elements `[v]` of arrays the
-    /// function never writes, through casts and arithmetic only. Two threads that store
-    /// to one element then have the same `v`, so they store the same value.
+    /// (float)lane`, `buf[threadIdx.x][r] = in[(r0 + r) * n + threadIdx.x]`) is the same
+    /// wherever two threads store to the same element: each index is a variable, a
+    /// thread index or a constant, and the value reads those, values the same in every
+    /// thread, and elements of arrays the function never writes at indices built the same
+    /// way, through casts and arithmetic only. Two threads that store to one element then
+    /// agree on every index, so they store the same value.
     fn value_follows_address<'t>(
         &self,
         left: Node<'t>,
@@ -807,8 +808,8 @@ impl SourceFile {
         low: &Lowerer<'t>,
     ) -> bool {
         let text = self.text();
-        // The indices of `left`, outermost last: each `v` or a number.
-        let mut var: Option<&str> = None;
+        // The indices of `left`, outermost last: each a variable or a number.
+        let mut vars: Vec<&str> = Vec::new();
         let mut n = left;
         let mut depth = 0;
         while n.kind_name() == "subscript_expression" && depth < 4 {
@@ -822,12 +823,10 @@ impl SourceFile {
             };
             match index.kind_name() {
                 "number_literal" => {}
-                "identifier" => {
-                    let name = node_text(index, text);
-                    if var.is_some_and(|v| v != name) {
-                        return false;
-                    }
-                    var = Some(name);
+                "identifier" => vars.push(node_text(index, text)),
+                // `buf[threadIdx.x][r]`: a thread index picks the element too.
+                "field_expression" if node_text(index, text).starts_with("threadIdx.") => {
+                    vars.push(node_text(index, text));
                 }
                 _ => return false,
             }
@@ -836,9 +835,9 @@ impl SourceFile {
             };
             n = a;
         }
-        let Some(var) = var else {
+        if vars.is_empty() {
             return false;
-        };
+        }
         let function = self
             .facts()
             .function_at(left.start_byte())
@@ -895,8 +894,14 @@ impl SourceFile {
             match n.kind_name() {
                 "identifier" => {
                     let name = node_text(n, text);
-                    if name != var {
+                    if !vars.contains(&name) {
                         let v = low.lower(&Expr::Name(name.to_string()), n, 0);
+                        ok = v.unknown_reason().is_none() && !v.depends_on_thread();
+                    }
+                }
+                "field_expression" => {
+                    if !vars.contains(&node_text(n, text)) {
+                        let v = low.lower(&from_node(n, text, 0), n, 0);
                         ok = v.unknown_reason().is_none() && !v.depends_on_thread();
                     }
                 }
@@ -910,9 +915,10 @@ impl SourceFile {
                         ok = false;
                         continue;
                     };
-                    ok = a.kind_name() == "identifier"
-                        && !written(node_text(a, text))
-                        && (node_text(i, text) == var || i.kind_name() == "number_literal");
+                    // An element of an array the function never writes, at an index
+                    // that reads the same variables (`in[(r0 + r) * n + threadIdx.x]`).
+                    ok = a.kind_name() == "identifier" && !written(node_text(a, text));
+                    stack.push(i);
                 }
                 "binary_expression"
                 | "parenthesized_expression"

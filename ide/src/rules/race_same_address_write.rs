@@ -127,9 +127,11 @@ int main() {
     }
 
     /// Threads that store to one element store the same value where the value follows
-    /// the element: `out[i] = a[i] + b[i]` (`a`, `b` never written) and `sh[lane][0] =
-    /// lane`. Both are defined (redundant work, not a race). A value that reads the
-    /// thread some other way stays a race.
+    /// the element: `out[i] = a[i] + b[i]` (`a`, `b` never written), `sh[lane][0] =
+    /// lane`, a tile row copied by the rows of a block that overlap (`buf[threadIdx.x][r]
+    /// = in[(… + r) * n + threadIdx.x]`), or where it is one value for every thread (a
+    /// member of one element, `items[*at].key`). All are defined (redundant work, not a
+    /// race). A value that reads the thread some other way stays a race.
     #[test]
     fn the_same_value_at_the_same_element_is_no_race() {
         check(
@@ -154,10 +156,26 @@ __global__ void owner(float* out) {
     out[lane] = threadIdx.x;
  // ^^^^^^^^^ warning: thread 32 writes `out[0]` at line 17; thread 0 writes it too
 }
+struct Item { float key; float weight; };
+__global__ void pick(const Item* items, const int* at, float* out) {
+    __shared__ float chosen;
+    chosen = items[*at].key;
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = chosen;
+}
+__global__ void copy_tile(const float* in, float* out, int n) {
+    __shared__ float buf[32][33];
+    for (int r = threadIdx.y; r < 32; r += 8)
+        buf[threadIdx.x][r] = in[(blockIdx.y * 32 + r) * n + threadIdx.x];
+    __syncthreads();
+    out[(blockIdx.y * 32 + threadIdx.y) * n + blockIdx.x * 4 + threadIdx.x] = buf[threadIdx.x][threadIdx.y];
+}
 int main() {
     add<<<32, 32>>>(nullptr, nullptr, nullptr, 4096);
     init_col<<<4, 256>>>(nullptr);
     owner<<<1, 64>>>(nullptr);
+    pick<<<4, 32>>>(nullptr, nullptr, nullptr);
+    copy_tile<<<dim3(8, 8), dim3(4, 32)>>>(nullptr, nullptr, 256);
 }
 "#,
         );

@@ -104,17 +104,24 @@ impl<'a> Lowerer<'a> {
         if !self.opaque_uniform || !matches!(lowered, IndexExpr::Unknown(_)) {
             return lowered;
         }
-        let uniform_address = match expr {
+        if self.uniform_load(expr, at) || !self.thread_tainted(expr, at, 0) {
+            return IndexExpr::Uniform(show(expr));
+        }
+        lowered
+    }
+
+    /// Whether `expr` loads at an address that does not depend on the thread: an
+    /// element whose index lowers to such a value (`deg[row]`), or a member of one
+    /// (`items[*pick].key`, `nodes[0].next->weight`).
+    fn uniform_load(&self, expr: &Expr, at: Node<'a>) -> bool {
+        match expr {
             Expr::Subscript(_, index) => {
                 let i = self.lower(index, at, 1);
                 i.unknown_reason().is_none() && !i.depends_on_thread()
             }
+            Expr::Member(base, _) => self.uniform_load(base, at),
             _ => false,
-        };
-        if uniform_address || !self.thread_tainted(expr, at, 0) {
-            return IndexExpr::Uniform(show(expr));
         }
-        lowered
     }
 
     /// The vector type the file's function-like macro `name` reinterprets its argument
@@ -383,7 +390,11 @@ impl<'a> Lowerer<'a> {
                     "x" => Axis::X,
                     "y" => Axis::Y,
                     "z" => Axis::Z,
-                    _ => return IndexExpr::Unknown(format!("`{}` is a member access", show(expr))),
+                    _ => {
+                        let unknown =
+                            IndexExpr::Unknown(format!("`{}` is a member access", show(expr)));
+                        return self.opaque(expr, at, unknown);
+                    }
                 };
                 match &**base {
                     Expr::Name(b)
