@@ -177,9 +177,7 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
                 for a in c.args.iter().skip(1) {
                     let mut rest = a.text.as_str();
                     while let Some(at) = rest.find("${") {
-                        let Some(end) = rest[at..].find('}') else {
-                            return None;
-                        };
+                        let end = rest[at..].find('}')?;
                         let var = &rest[at + 2..at + end];
                         if !set_here.contains(&var) {
                             return None;

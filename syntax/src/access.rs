@@ -885,6 +885,17 @@ impl SourceFile {
                         && function.as_ref().is_none_or(|f| f.contains(&a.range.start))
                 })
         };
+        // One value for every thread that can meet at the element: the block's, for a
+        // `__shared__` array; the grid's for global memory, where threads of two blocks
+        // meet too (`out[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x]`).
+        let one_value = |v: &IndexExpr| {
+            v.unknown_reason().is_none()
+                && !v.depends_on_thread()
+                && (shared
+                    || !v.mentions(
+                        &|e| matches!(e, IndexExpr::Uniform(n) if n.contains("blockIdx")),
+                    ))
+        };
         let mut ok = true;
         let mut stack = vec![right];
         while let Some(n) = stack.pop() {
@@ -896,13 +907,13 @@ impl SourceFile {
                     let name = node_text(n, text);
                     if !vars.contains(&name) {
                         let v = low.lower(&Expr::Name(name.to_string()), n, 0);
-                        ok = v.unknown_reason().is_none() && !v.depends_on_thread();
+                        ok = one_value(&v);
                     }
                 }
                 "field_expression" => {
                     if !vars.contains(&node_text(n, text)) {
                         let v = low.lower(&from_node(n, text, 0), n, 0);
-                        ok = v.unknown_reason().is_none() && !v.depends_on_thread();
+                        ok = one_value(&v);
                     }
                 }
                 "subscript_expression" => {
