@@ -892,6 +892,35 @@ fn files_a_cmake_list_leaves_out_give_hints_only() {
             && out.contains("CMakeLists.txt lists the sources of its targets, and not this file)"),
         "{out}"
     );
+    // A folder the list adds whose own list names nothing here changes nothing; one
+    // whose list names the file by a path compiles it.
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("tests/CMakeLists.txt"),
+        "add_executable(t t.cpp)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        format!("{listed}add_subdirectory(tests)\n"),
+    )
+    .unwrap();
+    let out = stdout(&check(&dir, &["."]));
+    assert!(
+        out.contains("filter6.cu:5:24: hint: 32-way bank conflict"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("tests/CMakeLists.txt"),
+        "add_executable(t t.cpp ../filter6.cu)\n",
+    )
+    .unwrap();
+    let out = stdout(&check(&dir, &["."]));
+    assert!(
+        out.contains("filter6.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir.join("tests")).unwrap();
     std::fs::write(
         dir.join("CMakeLists.txt"),
         listed.replace("set(SOURCES filter1.cu)", "file(GLOB SOURCES *.cu)"),

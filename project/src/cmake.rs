@@ -122,10 +122,10 @@ pub(crate) fn include_dirs(text: &str) -> Vec<String> {
 /// file declares its targets' sources in full and none is this file: it defines targets
 /// (`add_library`, `add_executable`, `cuda_add_library`, `cuda_add_executable`), each
 /// source argument reads only variables the file sets, and nothing else may add sources
-/// (no `file(GLOB …)`, `aux_source_directory`, `target_sources`, `add_subdirectory`, no
-/// `function()` or `macro()` of its own, no `include()` of another file, no other command
-/// that names a `.cu` file, no name assembled from a variable such as `k${N}.cu`); `None`
-/// otherwise.
+/// (no `file(GLOB …)`, `aux_source_directory`, `target_sources`, no `function()` or
+/// `macro()` of its own, no other command that names a `.cu` file, no name assembled
+/// from a variable such as `k${N}.cu`); `None` otherwise. The CMake files it includes or
+/// whose folders it adds are the caller's to read (they may name the file by a path).
 pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
     let commands = parse(text);
     let names_it = |t: &str| {
@@ -159,19 +159,7 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
     for c in &commands {
         match c.name.as_str() {
             "file" if c.args.first().is_some_and(|a| a.text.starts_with("GLOB")) => return None,
-            "aux_source_directory"
-            | "target_sources"
-            | "add_subdirectory"
-            | "function"
-            | "macro"
-            | "subdirs" => return None,
-            "include" => {
-                // A standard module (`include(CheckLanguage)`) adds no sources.
-                let arg = c.args.first().map(|a| a.text.as_str()).unwrap_or_default();
-                if arg.contains('/') || arg.contains('.') || arg.contains("${") {
-                    return None;
-                }
-            }
+            "aux_source_directory" | "target_sources" | "function" | "macro" => return None,
             n if TARGETS.contains(&n) => {
                 targets += 1;
                 for a in c.args.iter().skip(1) {
@@ -1435,8 +1423,6 @@ mod tests {
             "file(GLOB K *.cu)\n",
             "aux_source_directory(. K)\n",
             "target_sources(app PRIVATE ${EXTRA})\n",
-            "add_subdirectory(kernels)\n",
-            "include(cmake/sources.cmake)\n",
             "function(add_kernel n)\nendfunction()\n",
             "foreach(k 1 2)\nlist(APPEND SRC k${k}.cu)\nendforeach()\n",
             "pybind11_add_module(ext ext.cu)\n",

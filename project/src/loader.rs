@@ -428,7 +428,7 @@ impl ProjectLoader {
                 Err(_) => {}
             }
         }
-        if included_below(&root, &name) {
+        if included_below(&root, &name) || cmake_files_below_name(&root, &name) {
             return None;
         }
         Some(format!(
@@ -1295,6 +1295,32 @@ const INCLUDER_WALK_LIMIT: usize = 20_000;
 /// Whether a source or header below `root` (`.gitignore` honoured, at most
 /// [`INCLUDER_WALK_LIMIT`] entries; `true` past it, as nothing can be said) has an
 /// `#include` line that names `name`.
+/// Whether a CMake file below `root` (a `CMakeLists.txt` of a folder the project adds, a
+/// `.cmake` file it includes) names `name` or may add sources no text spells out
+/// (`file(GLOB`, `aux_source_directory`); also where there are too many files to read.
+fn cmake_files_below_name(root: &Path, name: &str) -> bool {
+    let mut seen = 0usize;
+    for entry in ignore::WalkBuilder::new(root).build().flatten() {
+        seen += 1;
+        if seen > INCLUDER_WALK_LIMIT {
+            return true;
+        }
+        let path = entry.path();
+        let cmake = path.file_name().is_some_and(|n| n == "CMakeLists.txt")
+            || path.extension().is_some_and(|e| e == "cmake");
+        if !cmake {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if text.contains(name) || text.contains("GLOB") || text.contains("aux_source_directory") {
+            return true;
+        }
+    }
+    false
+}
+
 fn included_below(root: &Path, name: &str) -> bool {
     let mut seen = 0usize;
     for entry in ignore::WalkBuilder::new(root).build().flatten() {
