@@ -921,6 +921,22 @@ fn files_a_cmake_list_leaves_out_give_hints_only() {
         "{out}"
     );
     std::fs::remove_dir_all(dir.join("tests")).unwrap();
+    // A file in a folder below with a build of its own (a torch extension's `setup.py`)
+    // is that build's: the list above does not decide it.
+    std::fs::create_dir_all(dir.join("ext")).unwrap();
+    std::fs::write(
+        dir.join("ext/setup.py"),
+        "from setuptools import setup\nsetup(name='ext')\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("ext/ext.cu"), kernel("ext")).unwrap();
+    let out = stdout(&check(&dir, &["."]));
+    assert!(
+        out.contains("ext/ext.cu:5:24: warning: 32-way bank conflict")
+            && out.contains("filter6.cu:5:24: hint: 32-way bank conflict"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir.join("ext")).unwrap();
     std::fs::write(
         dir.join("CMakeLists.txt"),
         listed.replace("set(SOURCES filter1.cu)", "file(GLOB SOURCES *.cu)"),

@@ -404,7 +404,8 @@ impl ProjectLoader {
         Some((found, path))
     }
 
-    /// Why the `CMakeLists.txt` of `file`'s folder does not compile it: it declares its
+    /// Why the nearest `CMakeLists.txt` at or above `file`'s folder does not compile it
+    /// (a file in `src/` that `add_executable(app src/a.cu)` leaves out): it declares its
     /// targets' sources in full and none is this file ([`crate::cmake::cmake_builds`]),
     /// no `CMakeLists.txt` above names it, and no source or header of the project
     /// includes it. `None` where it may be compiled; only `.cu` files are judged.
@@ -413,11 +414,32 @@ impl ProjectLoader {
         if !name.ends_with(".cu") {
             return None;
         }
-        let folder = folder_of(file);
-        let cmake = folder.join("CMakeLists.txt");
-        let text = std::fs::read_to_string(&cmake).ok()?;
+        // The nearest `CMakeLists.txt` at or above the file's folder.
+        let (folder, cmake, text) = self.ancestors(&folder_of(file)).into_iter().find_map(|d| {
+            let cmake = d.join("CMakeLists.txt");
+            std::fs::read_to_string(&cmake).ok().map(|t| (d, cmake, t))
+        })?;
         if crate::cmake::cmake_builds(&text, &name) != Some(false) {
             return None;
+        }
+        // Another build between the file and the list may compile it (a torch
+        // extension's `setup.py`, a Makefile of its own).
+        for d in self.ancestors(&folder_of(file)) {
+            if OTHER_BUILD_FILES.iter().any(|n| d.join(n).is_file())
+                || std::fs::read_dir(&d)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|e| {
+                        let n = e.file_name().to_string_lossy().to_string();
+                        n.ends_with(".vcxproj") || n.starts_with("premake") || n.ends_with(".mk")
+                    })
+            {
+                return None;
+            }
+            if d == folder {
+                break;
+            }
         }
         // The CMake project's top: the highest folder above with a `CMakeLists.txt`.
         let mut root = folder.clone();
@@ -1295,6 +1317,21 @@ const INCLUDER_WALK_LIMIT: usize = 20_000;
 /// Whether a source or header below `root` (`.gitignore` honoured, at most
 /// [`INCLUDER_WALK_LIMIT`] entries; `true` past it, as nothing can be said) has an
 /// `#include` line that names `name`.
+/// Build files other than CMake's that may compile a source of their folder or below.
+const OTHER_BUILD_FILES: [&str; 11] = [
+    "setup.py",
+    "pyproject.toml",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "build.rs",
+    "meson.build",
+    "xmake.lua",
+    "BUILD",
+    "BUILD.bazel",
+    "SConstruct",
+];
+
 /// Whether a CMake file below `root` (a `CMakeLists.txt` of a folder the project adds, a
 /// `.cmake` file it includes) names `name` or may add sources no text spells out
 /// (`file(GLOB`, `aux_source_directory`); also where there are too many files to read.
