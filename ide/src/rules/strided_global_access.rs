@@ -1794,6 +1794,29 @@ void run(const float* a, float* b, int n) { scale8<<<(n / 8 + 255) / 256, 256>>>
         );
     }
 
+    /// A kernel argument passed as a local of the launching function that holds a
+    /// constant and is never written again (`int W = 2;`) is that constant, as a `const`
+    /// one is: the figure is the one at 2 words a thread, not at an assumed 64.
+    #[test]
+    fn a_local_holding_a_constant_fixes_the_argument() {
+        check(
+            RULE,
+            r#"
+__global__ void walk(const unsigned* in, unsigned* out, long n, int W) {
+    long i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (long k = i * W; k < i * W + W; k++)
+        out[k] = __popc(in[k]);
+     // ^^^^^^ hint: uncoalesced store to `out`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `W` = 2, as every launch passes)
+                     // ^^^^^ hint: uncoalesced load from `in`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the L1 traffic), because neighbouring lanes are 8 bytes apart (with `W` = 2, as every launch passes)
+}
+void run(const unsigned* in, unsigned* out, long n) {
+    int W = 2;
+    walk<<<(n + 255) / 256, 256>>>(in, out, n, W);
+}
+"#,
+        );
+    }
+
     #[test]
     fn lane_limiting_guards_near_misses_stay_silent() {
         // The active lanes read contiguous floats; a bound every lane of warp 0 passes

@@ -341,7 +341,8 @@ pub fn fixed_args<'a>(
                 continue 'params;
             };
             let arg = site.args[k].trim();
-            let v = match facts.fold_text(arg, site.range.start) {
+            let local = site.arg_locals.get(k).copied().flatten();
+            let v = match facts.fold_text(arg, site.range.start).or(local) {
                 Some(v) => Some(v),
                 None => {
                     // A parameter of the host function around the launch: what every

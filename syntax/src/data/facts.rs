@@ -503,6 +503,11 @@ pub struct LaunchSite {
     pub stream: Option<String>,
     /// The kernel arguments, as written.
     pub args: Vec<String>,
+    /// Each kernel argument folded where it names a local of the function around the
+    /// launch that holds a constant and is never written again (`int words = 2;
+    /// k<<<g, b>>>(p, words)`); `None` for one the file's constants fold as written (and
+    /// for launches through a macro or `cudaLaunchKernelEx`).
+    pub arg_locals: Vec<Option<i64>>,
     /// Where the grid argument and each kernel argument are written, for a launch
     /// written `kernel<<<grid, …>>>(args)` in the function that contains it (empty for
     /// one through a lambda's parameters, a macro or `cudaLaunchKernelEx`).

@@ -254,6 +254,14 @@ pub(crate) fn call_facts<'t>(
                     .iter()
                     .map(|a| substitute(&squash_ws(node_text(*a, text)), &names, &values))
                     .collect(),
+                arg_locals: args
+                    .iter()
+                    .map(|a| {
+                        (names.is_empty() && a.kind_name() == "identifier")
+                            .then(|| cx.fold_local(*a, at))
+                            .flatten()
+                    })
+                    .collect(),
                 written: cfg
                     .first()
                     .filter(|_| site.is_none() && bound.is_empty())
@@ -625,6 +633,7 @@ fn launch_ex(
             .iter()
             .map(|a| squash_ws(node_text(*a, text)))
             .collect(),
+        arg_locals: Vec::new(),
         written: None,
         function: function_name(func).map(|n| node_text(n, text).to_string()),
         caller_params: Vec::new(),
@@ -1341,6 +1350,7 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
                 shared_bytes_text,
                 stream: l.config.get(3).map(|c| sub(c)),
                 args: l.args.iter().map(|a| sub(a)).collect(),
+                arg_locals: Vec::new(),
                 written: None,
                 function: function.map(|f| f.0),
                 caller_params: Vec::new(),
