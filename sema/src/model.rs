@@ -1822,6 +1822,103 @@ pub enum MergeDoubt {
     /// A step of an unrolled loop reads what an earlier step of the same thread stored
     /// ([`carried_through_memory`]).
     CarriedThroughMemory,
+    /// A statement and an unrolled loop next to it cover consecutive elements of the
+    /// thread's part together ([`merges_across_statements`]).
+    AcrossStatements,
+}
+
+/// Whether `a` and the accesses of the same kind next to it, one of the two in a loop
+/// nvcc unrolls in full, touch consecutive elements of the thread's part that fill an
+/// aligned 8- or 16-byte slot together: a head statement, an unrolled loop over the
+/// middle elements and a tail statement (`buf[t * 8 + 0] = v[0]; for (k = 1; k < 7; ++k)
+/// buf[t * 8 + k] = v[k]; buf[t * 8 + 7] = v[7];` is two `STS.128`, nvcc 13.5
+/// `-arch=sm_90 -O3`). The merge model fuses within a statement stretch or a loop, not
+/// across the two: the scalar figure is an upper bound.
+pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -> bool {
+    let Some(elem) = a.element_size.filter(|e| matches!(e, 4 | 8)) else {
+        return false;
+    };
+    if !matches!(a.kind, AccessKind::Load | AccessKind::Store) || a.width != Some(elem) {
+        return false;
+    }
+    let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
+    // The statement that holds `x` in its block: the outermost loop around it whose
+    // variable its offset walks and that nvcc unrolls in full, else its own statement;
+    // `None` where such a loop is not unrolled in full.
+    let holder = |x: &SharedAccess| -> Option<(TextRange, bool)> {
+        let names = loop_var_names(&x.byte_offset);
+        if names.is_empty() {
+            return Some((statement(&x.range), false));
+        }
+        let mut outer: Option<TextRange> = None;
+        for e in scope.file.enclosing(x.range.start) {
+            if let EnclosingKind::For { var: Some(v), .. } = &e.kind {
+                if names.contains(v) {
+                    let (lo, hi) = loop_bounds(&x.byte_offset, v)?;
+                    if unroll_factor(scope, &e.range, hi - lo) != Some(hi - lo) {
+                        return None;
+                    }
+                    outer = Some(e.range.clone());
+                }
+            }
+        }
+        outer.map(|r| (r, true))
+    };
+    let Some((mine, looped)) = holder(a) else {
+        return false;
+    };
+    let Some(bytes) = element_bytes(a) else {
+        return false;
+    };
+    let Some(f) = scope.facts().function_at(a.range.start) else {
+        return false;
+    };
+    let lo = all.partition_point(|o| {
+        o.range.start < f.range.start.max(a.range.start.saturating_sub(WINDOW))
+    });
+    let hi = all.partition_point(|o| o.range.start <= f.range.end.min(a.range.start + WINDOW));
+    let elem = elem as i64;
+    all.get(lo..hi.max(lo)).unwrap_or_default().iter().any(|o| {
+        if o.range == a.range
+            || o.root != a.root
+            || o.kind != a.kind
+            || o.width != a.width
+            || o.cast_type != a.cast_type
+            || o.function != a.function
+        {
+            return false;
+        }
+        let Some((theirs, their_loop)) = holder(o) else {
+            return false;
+        };
+        if !(looped || their_loop) || theirs == mine {
+            return false;
+        }
+        let in_line = if theirs.start < mine.start {
+            scope.file.statements_in_line(&theirs, &mine)
+        } else {
+            scope.file.statements_in_line(&mine, &theirs)
+        };
+        if !in_line {
+            return false;
+        }
+        let Some(other) = element_bytes(o) else {
+            return false;
+        };
+        if !same_value(&bytes.0, &other.0) || divisor(&bytes.0) % 16 != 0 {
+            return false;
+        }
+        // An aligned 8- or 16-byte slot that holds an element of each, and whose every
+        // element one of the two touches.
+        let touched = |k: i64| bytes.1.iter().chain(&other.1).any(|&(s, _)| s == k);
+        bytes.1.iter().any(|&(s, _)| {
+            [8, 16].iter().any(|&w| {
+                let base = s - s.rem_euclid(w);
+                (base..base + w).step_by(elem as usize).all(touched)
+                    && other.1.iter().any(|&(t, _)| (base..base + w).contains(&t))
+            })
+        })
+    })
 }
 
 /// Whether `a`, in a loop of known trip count that nvcc unrolls, touches elements that
@@ -3188,6 +3285,8 @@ pub fn bank_with_args(
             Some(MergeDoubt::PartialUnroll)
         } else if carried_through_memory(scope, all, access) {
             Some(MergeDoubt::CarriedThroughMemory)
+        } else if merges_across_statements(scope, all, access) {
+            Some(MergeDoubt::AcrossStatements)
         } else {
             None
         },

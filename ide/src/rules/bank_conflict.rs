@@ -289,6 +289,9 @@ fn diagnose(
         Some(MergeDoubt::PartialUnroll) => message.push_str(
             " (at most: nvcc unrolls the loop only in part, its trip count being known only at run time or too large, and fuses consecutive elements of the unrolled steps into 8- or 16-byte loads or stores, whose degree is lower)",
         ),
+        Some(MergeDoubt::AcrossStatements) => message.push_str(
+            " (at most: this access and the next statement or unrolled loop of the same thread cover consecutive elements together, which nvcc fuses into 8- or 16-byte loads or stores, whose degree is lower)",
+        ),
         Some(MergeDoubt::CarriedThroughMemory) => message.push_str(
             " (at most: a step of the unrolled loop reads what an earlier step of the same thread stored; nvcc keeps such values in registers and fuses the rest into 8- or 16-byte loads or stores, whose degree is lower)",
         ),
@@ -1950,6 +1953,36 @@ __global__ void keystream(unsigned* out, const unsigned* key, const unsigned* no
     for (int i = 0; i < 16; i++) out[(blockIdx.x * blockDim.x + threadIdx.x) * 16 + i] = mine[i];
 }
 void run(unsigned* o, const unsigned* k, const unsigned* n) { keystream<<<64, 128, 128 * 64>>>(o, k, n); }
+"#,
+        );
+    }
+
+    /// A thread's eight words written as a head statement, an unrolled loop over the
+    /// middle six and a tail statement: nvcc 13.5 `-O3 -arch=sm_90` fuses them into two
+    /// `STS.128` (2-way, 8 wavefronts where 4 would do), which the merge model, fusing
+    /// within a stretch of statements or within a loop, does not see. The scalar 8-way
+    /// figure is an upper bound: hints that say so.
+    #[test]
+    fn a_head_loop_and_tail_over_a_threads_words_are_hints() {
+        check(
+            RULE,
+            r#"
+__global__ void pack8(const float* __restrict__ in, float* out) {
+    extern __shared__ float buf[];
+    const int t = threadIdx.x;
+    float v[8];
+    for (int k = 0; k < 8; ++k) v[k] = in[(blockIdx.x * blockDim.x + t) * 8 + k];
+    buf[t * 8 + 0] = v[0];
+ // ^^^^^^^^^^^^^^ hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1
+    for (int k = 1; k < 7; ++k) buf[t * 8 + k] = v[k];
+                             // ^^^^^^^^^^^^^^ hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1
+    buf[t * 8 + 7] = v[7];
+ // ^^^^^^^^^^^^^^ hint: 8-way bank conflict: this store to `buf` takes 8 wavefronts instead of 1
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = buf[((t + 1) % 256) * 8];
+                                    // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this load from `buf` takes 8 wavefronts instead of 1
+}
+void run(const float* a, float* o) { pack8<<<4, 256, 256 * 8 * sizeof(float)>>>(a, o); }
 "#,
         );
     }
