@@ -156,10 +156,12 @@ __global__ void owner(float* out) {
     out[lane] = threadIdx.x;
  // ^^^^^^^^^ warning: thread 32 writes `out[0]` at line 17; thread 0 writes it too
 }
-struct Item { float key; float weight; };
+struct Pos { float x; float y; };
+struct Item { float key; Pos best; };
 __global__ void pick(const Item* items, const int* at, float* out) {
-    __shared__ float chosen;
+    __shared__ float chosen, x;
     chosen = items[*at].key;
+    x = items[*at].best.x;
     __syncthreads();
     out[blockIdx.x * blockDim.x + threadIdx.x] = chosen;
 }

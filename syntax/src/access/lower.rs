@@ -408,7 +408,11 @@ impl<'a> Lowerer<'a> {
                     Expr::Name(b) if b == "blockIdx" || b == "gridDim" || b == "clusterIdx" => {
                         IndexExpr::Uniform(format!("{b}.{axis}"))
                     }
-                    _ => IndexExpr::Unknown(format!("`{}` is a member access", show(expr))),
+                    _ => {
+                        let unknown =
+                            IndexExpr::Unknown(format!("`{}` is a member access", show(expr)));
+                        self.opaque(expr, at, unknown)
+                    }
                 }
             }
             Expr::Name(n) => self.lower_name(n, at, d),
