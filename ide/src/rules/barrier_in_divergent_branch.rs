@@ -1454,6 +1454,57 @@ __global__ void sum32(const float* in, float* out) {
         );
     }
 
+    /// Warp-specialised roles in the arm of `#if`/`#else` that the file compiles: each
+    /// role arrives twice per iteration, so the barriers pair up. The control-flow tree
+    /// reads the arms of a preprocessor conditional as the branches of an `if`, so the
+    /// `else` role's barriers and the one after the roles are seen (the same code outside
+    /// `#if` gives the same answer).
+    #[test]
+    fn barriers_in_an_arm_of_a_preprocessor_conditional() {
+        let kernel = r#"
+#define SEQUENTIAL 0
+__global__ void split(const float* a, float* c, int k_total) {
+    __shared__ float buf[2][256];
+    float acc = 0.f;
+    const int t = threadIdx.x % 128;
+    bool role = threadIdx.x >= 128;
+#if SEQUENTIAL
+    for (int k = 0; k < k_total; k += 8) {
+        buf[0][threadIdx.x] = a[k + threadIdx.x];
+        __syncthreads();
+        acc += buf[0][(threadIdx.x + 1) % 256];
+        __syncthreads();
+    }
+#else
+    for (int k = 0; k < k_total; k += 16) {
+        if (role == 0) {
+            acc += buf[0][t];
+            __syncthreads();
+            if (k + 8 < k_total) acc += buf[1][t];
+            __syncthreads();
+        } else {
+            if (k + 8 < k_total) buf[1][t] = a[k + 8 + t];
+            __syncthreads();
+            acc += buf[0][t];
+            __syncthreads();
+        }
+        __syncthreads();
+    }
+#endif
+    c[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+void run(const float* a, float* c) { split<<<64, 256>>>(a, c, 4096); }
+"#;
+        check(RULE, kernel);
+        check(
+            RULE,
+            &kernel
+                .replace("#if SEQUENTIAL\n", "#if 0\n")
+                .replace("#else\n", "#endif\n")
+                .replace("#endif\n    c[", "    c["),
+        );
+    }
+
     /// `do { … } while (0)` runs once: a `break` in it goes on after the block, where
     /// every thread of the block meets the next barrier. It misses only barriers left in
     /// the block after it, which the others reach (said as such); the barriers before it

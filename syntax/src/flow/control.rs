@@ -344,6 +344,39 @@ impl ControlFlow {
                 let target = targets.last().cloned();
                 self.jump(node, JumpKind::Break, target)
             }
+            // `#if`/`#ifdef`/`#elif` arms among statements: one of them is compiled, as
+            // one branch of an `if` on a value every thread shares runs.
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef" => {
+                let skip: Vec<usize> = ["condition", "name", "alternative"]
+                    .iter()
+                    .filter_map(|f| node.field(f).map(|n| n.id()))
+                    .collect();
+                let arm: Vec<Node> = named_children(node)
+                    .into_iter()
+                    .filter(|c| !skip.contains(&c.id()) && c.kind_name() != "comment")
+                    .collect();
+                let end = node
+                    .field("alternative")
+                    .map_or(node.end_byte(), |a| a.start_byte());
+                let then = self.arm(&arm, node.start_byte()..end, i, targets, d, text);
+                self.stmts[i].children.push(then);
+                match node.field("alternative") {
+                    Some(alt) if alt.kind_name() == "preproc_else" => {
+                        let arm: Vec<Node> = named_children(alt)
+                            .into_iter()
+                            .filter(|c| c.kind_name() != "comment")
+                            .collect();
+                        let other = self.arm(&arm, alt.byte_range(), i, targets, d, text);
+                        self.stmts[i].children.push(other);
+                    }
+                    Some(alt) => {
+                        let other = self.build(alt, Some(i), targets, d, text);
+                        self.stmts[i].children.push(other);
+                    }
+                    None => {}
+                }
+                Kind::If
+            }
             "labeled_statement" => {
                 if let Some(s) = named_children(node).into_iter().last() {
                     let child = self.build(s, Some(i), targets, d, text);
@@ -365,6 +398,37 @@ impl ControlFlow {
             Kind::Loop | Kind::Once | Kind::Switch | Kind::Other => true,
         };
         self.stmts[i].completes = completes;
+        i
+    }
+
+    /// A sequence of `statements` (an arm of `#if`) spanning `range`, below `parent`.
+    fn arm(
+        &mut self,
+        statements: &[Node],
+        range: TextRange,
+        parent: usize,
+        targets: &mut Vec<(TextRange, bool)>,
+        depth: usize,
+        text: &str,
+    ) -> usize {
+        let i = self.stmts.len();
+        self.stmts.push(Stmt {
+            kind: Kind::Seq,
+            range,
+            parent: Some(parent),
+            children: Vec::new(),
+            completes: true,
+            exits: false,
+        });
+        for c in statements {
+            let child = self.build(*c, Some(i), targets, depth, text);
+            self.stmts[i].children.push(child);
+        }
+        let done = self.stmts[i]
+            .children
+            .iter()
+            .all(|c| self.stmts[*c].completes);
+        self.stmts[i].completes = done;
         i
     }
 
