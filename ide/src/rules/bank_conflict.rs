@@ -227,8 +227,22 @@ fn diagnose(
         })
         .flatten();
     let lowest = other_degree.map_or(degree, |(_, d)| d);
+    // Lanes past the array's extent under a block no launch gives: the real block is
+    // likely narrower than the one assumed (`t[16][16]` read at `[threadIdx.x]
+    // [threadIdx.y]` by a 16 × 16 block set field by field), and its warps span rows.
+    let bounds_assumed = bank.in_bounds.is_some()
+        && !matches!(bank.block_source, BlockSource::Launch { .. })
+        && a.byte_offset.mentions(&|e| {
+            matches!(
+                e,
+                kernaut_syntax::IndexExpr::ThreadIdx(
+                    kernaut_syntax::Axis::Y | kernaut_syntax::Axis::Z
+                )
+            )
+        });
     let severity = if lowest >= 4
         && !block_assumed
+        && !bounds_assumed
         && bank.data_guard.is_none()
         && bank.merge_uncertain.is_none()
     {
@@ -345,9 +359,15 @@ fn diagnose(
         )),
     }
     if let Some((n, decl)) = &bank.in_bounds {
-        message.push_str(&format!(
-            " (only the {n} lanes of warp 0 whose index stays inside `{decl}` can run it)"
-        ));
+        if bounds_assumed {
+            message.push_str(&format!(
+                " (a hint only: no launch of `{kernel}` gives its block; with `threadIdx.x` over the warp only the {n} lanes of warp 0 whose index stays inside `{decl}` could run it, so the block is likely narrower, and with warps that span rows the degree differs)"
+            ));
+        } else {
+            message.push_str(&format!(
+                " (only the {n} lanes of warp 0 whose index stays inside `{decl}` can run it)"
+            ));
+        }
     }
     let wide = bank.width.is_some_and(|w| w >= 8);
     let mut wiki = if bank.sweep.is_some() {
@@ -1607,6 +1627,33 @@ void run(const float* q, float* out, int tokens, int heads) {
                 warning: 4-way bank conflict: this store to `sc` takes 8 wavefronts instead of 2, because lanes of a warp hit 4 different words of one bank (only the 16 lanes of warp 0 whose index stays inside `sc[16 * 16]` can run it); the lanes' stride comes from `h * 16` (pitfall-bank-conflict#P4)
                 warning: 8-way bank conflict: this load from `sc` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 16 lanes of warp 0 whose index stays inside `sc[16 * 16]` can run it); the lanes' stride comes from `h * 16` (pitfall-bank-conflict#P1)
             "#]],
+        );
+    }
+
+    /// A 16 × 16 tile read at `[threadIdx.x][threadIdx.y]` by a block no launch gives in
+    /// a form the file folds (set field by field, `b.x = b.y = 16`): under a block as wide
+    /// as the warp only 16 lanes stay inside the tile, so the real block is narrower and
+    /// its warps span two rows, which gives another figure. A hint that says what it
+    /// assumes.
+    #[test]
+    fn a_tile_read_by_a_block_the_file_does_not_fold_is_a_hint() {
+        check(
+            RULE,
+            r#"
+__global__ void transpose_d(const double* src, double* dst, int n) {
+    __shared__ double s[16][16];
+    int x = threadIdx.x + 16 * blockIdx.x, y = threadIdx.y + 16 * blockIdx.y;
+    if (x < n && y < n) s[threadIdx.y][threadIdx.x] = src[x + n * y];
+    __syncthreads();
+    x = threadIdx.x + 16 * blockIdx.y; y = threadIdx.y + 16 * blockIdx.x;
+    if (x < n && y < n) dst[x + n * y] = s[threadIdx.x][threadIdx.y];
+                                      // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: 16-way bank conflict: this load from `s` takes 16 wavefronts instead of 1
+}
+void run(const double* src, double* dst, int n) {
+    dim3 b; b.x = b.y = 16; b.z = 1;
+    transpose_d<<<dim3(n / 16, n / 16), b>>>(src, dst, n);
+}
+"#,
         );
     }
 
