@@ -1454,6 +1454,47 @@ __global__ void sum32(const float* in, float* out) {
         );
     }
 
+    /// A bounds check in a loop that tiles the data by the block (`idx = t + threadIdx.x`
+    /// with `t += blockDim.x`): `idx` only grows, so a thread that fails the check fails
+    /// it in every later iteration, meets no barrier again and exits (a hint). With `idx`
+    /// built by subtracting the loop's variable the check can hold again: a warning.
+    #[test]
+    fn a_bounds_check_on_a_local_that_grows_with_the_loop() {
+        check(
+            RULE,
+            r#"
+__global__ void tiled(const float* in, float* out, int n) {
+    __shared__ float buf[256];
+    for (int t = 0; t < n; t += blockDim.x) {
+        int idx = t + threadIdx.x;
+        if (idx < n) {
+            buf[threadIdx.x] = in[idx];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ hint: `__syncthreads()` inside `if (idx < n)`: the threads of the block that skip the branch meet no block barrier after it and go on to exit
+            out[idx] = buf[(threadIdx.x + 1) % blockDim.x];
+        }
+    }
+}
+__global__ void shrinking(const float* in, float* out, int n) {
+    __shared__ float buf[256];
+    for (int t = 0; t < n; t += blockDim.x) {
+        int idx = n - t - threadIdx.x;
+        if (idx < n) {
+            buf[threadIdx.x] = in[idx];
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (idx < n)`
+            out[idx] = buf[(threadIdx.x + 1) % blockDim.x];
+        }
+    }
+}
+void launch(const float* in, float* out, int n) {
+    tiled<<<1, 256>>>(in, out, n);
+    shrinking<<<1, 256>>>(in, out, n);
+}
+"#,
+        );
+    }
+
     /// Warp-specialised roles in the arm of `#if`/`#else` that the file compiles: each
     /// role arrives twice per iteration, so the barriers pair up. The control-flow tree
     /// reads the arms of a preprocessor conditional as the branches of an `if`, so the

@@ -737,13 +737,42 @@ pub fn stays_false_in_loop(
     let unmoved = |r: &TextRange| ctx.file.names_in(r).iter().all(|(n, _)| !moved(n));
     // The side that moves, and whether moving it up takes the comparison away from
     // holding (`x < e`: up; `e < x`: down).
-    let (x, up) = match (plain(&left), plain(&right)) {
+    let (mut x, up) = match (plain(&left), plain(&right)) {
         (Some(x), None) if unmoved(&right) => (x, matches!(op.as_str(), "<" | "<=")),
         (None, Some(x)) if unmoved(&left) => (x, matches!(op.as_str(), ">" | ">=")),
         _ => return false,
     };
     if declared(x) {
-        return false;
+        // A local of the body that adds what does not move to one name the loop moves
+        // (`int idx = t + threadIdx.x;` in `for (t = 0; t < n; t += blockDim.x)`) moves
+        // as that name does.
+        let init = others
+            .iter()
+            .flat_map(|r| ctx.file.variables_in(r))
+            .find(|v| v.name == x)
+            .and_then(|v| v.init);
+        let Some(init) = init else {
+            return false;
+        };
+        let terms: Vec<&str> = text[init].split('+').map(str::trim).collect();
+        let moving: Vec<&str> = terms
+            .iter()
+            .copied()
+            .filter(|t| kernaut_syntax::lex::is_identifier(t) && moved(t) && !declared(t))
+            .collect();
+        let [m] = moving.as_slice() else {
+            return false;
+        };
+        let rest_unmoved = terms.iter().filter(|t| *t != m).all(|t| {
+            t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .filter(|w| !w.is_empty())
+                .all(|w| !moved(w.split('.').next().unwrap_or(w)))
+                && !t.contains(['-', '*', '/', '%', '(', '['])
+        });
+        if terms.len() < 2 || !rest_unmoved {
+            return false;
+        }
+        x = m;
     }
     ctx.file.writes_of(looped, x).iter().all(|w| {
         let positive = || {
