@@ -945,6 +945,50 @@ fn element_bytes(a: &SharedAccess) -> Option<(IndexExpr, Vec<(i64, i64)>)> {
     Some((core?, bytes))
 }
 
+/// The elements of its own chunk that one thread reads through `a` and the other loads
+/// of the same array in its function whose offsets differ from `a`'s by constants only
+/// (over the iterations of loops with constant bounds): the first element peeled out of
+/// a walk (`m = x[r * 10]; for (j = 1; j < 10; ++j) m = fmaxf(m, x[r * 10 + j]);`), or a
+/// walk written out statement by statement. How many `width`-byte elements from the
+/// lowest one on they read without a gap, where that reaches `chunk` elements (the gap
+/// between two lanes): L1 keeps the sectors between those reads, as for one loop.
+pub fn walk_with_siblings(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+    width: i64,
+    chunk: i64,
+) -> Option<i64> {
+    if a.kind != AccessKind::Load || chunk < 2 || width <= 0 {
+        return None;
+    }
+    let mine = element_bytes(a)?;
+    let f = scope.facts().function_at(a.range.start)?;
+    let lo = all.partition_point(|o| o.range.start < f.range.start);
+    let hi = all.partition_point(|o| o.range.start < f.range.end);
+    let mut starts: Vec<i64> = mine.1.iter().map(|&(s, _)| s).collect();
+    for o in all.get(lo..hi.max(lo)).unwrap_or_default() {
+        if o.range == a.range
+            || o.kind != AccessKind::Load
+            || o.root != a.root
+            || o.width != a.width
+            || o.cast_type != a.cast_type
+        {
+            continue;
+        }
+        if let Some(t) = element_bytes(o).filter(|t| same_value(&t.0, &mine.0)) {
+            starts.extend(t.1.iter().map(|&(s, _)| s));
+        }
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    let first = *starts.first()?;
+    let run = (0..)
+        .take_while(|k: &i64| starts.binary_search(&(first + k * width)).is_ok())
+        .count() as i64;
+    (run >= chunk).then_some(chunk)
+}
+
 /// Whether the bytes `outer` touches hold every byte `inner` touches (both from
 /// [`element_bytes`]).
 fn covers(outer: &(IndexExpr, Vec<(i64, i64)>), inner: &(IndexExpr, Vec<(i64, i64)>)) -> bool {

@@ -312,7 +312,13 @@ fn diagnose_with(
         });
     // A loop that walks each thread's own chunk (`in[t * 16 + k]` for `k < 16`): its
     // next iterations use the rest of each sector the first one touches.
-    let walk = walked_chunk(&a.byte_offset, width, shape, stride);
+    // Or the thread's loads of the array together walk it: an element peeled out of the
+    // loop, a walk written statement by statement.
+    let w = i64::from(width.bytes());
+    let walk = walked_chunk(&a.byte_offset, width, shape, stride).or_else(|| {
+        let chunk = stride? / w;
+        crate::model::walk_with_siblings(&ctx.scope(), all, a, w, chunk)
+    });
     let loop_fills = walk.is_some_and(|n| short_walk(a.kind, n, i64::from(width.bytes()), &report));
     // A scattered request of a few lanes moves little data: at most a hint.
     let few_lanes = lanes.count().is_some_and(|n| n <= FEW_LANES);
@@ -2148,8 +2154,11 @@ __global__ void smooth(const double* __restrict__ w, double* out) {
 void run(const double* w, double* o) { smooth<<<64, 128>>>(w, o); }
 "#,
         );
-        // Two loops over a row of 14 floats per thread: a chunk longer than L1 keeps
-        // for the warp between iterations, each request's strided cost stands.
+        // Two loads in one loop that walk the two halves of a row of 14 floats per
+        // thread: together they read the whole row, 14 elements, a walk L1 serves
+        // (measured under 2x the coalesced time up to 16 elements, pitfall-coalescing#P3):
+        // hints that say L1 traffic. An element peeled out of a walk's loop
+        // (`m = x[r * 10]; for (j = 1; …)`) walks with it too.
         check(
             RULE,
             r#"
@@ -2158,13 +2167,29 @@ __global__ void state(const float* s, float* out) {
     float q[7], dq[7];
     for (int j = 0; j < 7; j++) {
         q[j] = s[t * 14 + j];
-            // ^^^^^^^^^^^^^ warning: uncoalesced load from `s`
+            // ^^^^^^^^^^^^^ hint: uncoalesced load from `s`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic)
         dq[j] = s[t * 14 + 7 + j];
-             // ^^^^^^^^^^^^^^^^^ warning: uncoalesced load from `s`
+             // ^^^^^^^^^^^^^^^^^ hint: uncoalesced load from `s`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic)
     }
     out[t] = q[0] + dq[6];
 }
 void run(const float* s, float* o) { state<<<64, 128>>>(s, o); }
+"#,
+        );
+        check(
+            RULE,
+            r#"
+__global__ void row_max(const float* x, float* out, int rows) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    float m = x[r * 10];
+           // ^^^^^^^^^ hint: uncoalesced load from `x`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic)
+    for (int j = 1; j < 10; ++j)
+        m = fmaxf(m, x[r * 10 + j]);
+                  // ^^^^^^^^^^^^^ hint: uncoalesced load from `x`: each warp request touches 32 sectors of 32 bytes where its 128 bytes need 4 (8.0x the L1 traffic)
+    out[r] = m;
+}
+void run(const float* x, float* o, int rows) { row_max<<<(rows + 255) / 256, 256>>>(x, o, rows); }
 "#,
         );
     }
