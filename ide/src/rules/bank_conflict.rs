@@ -1630,16 +1630,15 @@ void run(const float* q, float* out, int tokens, int heads) {
         );
     }
 
-    /// A 16 × 16 tile read at `[threadIdx.x][threadIdx.y]` by a block no launch gives in
-    /// a form the file folds (set field by field, `b.x = b.y = 16`): under a block as wide
-    /// as the warp only 16 lanes stay inside the tile, so the real block is narrower and
-    /// its warps span two rows, which gives another figure. A hint that says what it
-    /// assumes.
+    /// A 16 × 16 tile of doubles read at `[threadIdx.x][threadIdx.y]`. With the block
+    /// set field by field (`b.x = b.y = 16;`) the launch gives it: warps span two rows,
+    /// 16-way on 8-byte words, 32 wavefronts where 2 would do. With the block filled in by
+    /// a helper the file cannot see, under a block as wide as the warp only 16 lanes stay
+    /// inside the tile, so the real block is narrower and its warps span rows, which
+    /// gives another figure: a hint that says what it assumes.
     #[test]
     fn a_tile_read_by_a_block_the_file_does_not_fold_is_a_hint() {
-        check(
-            RULE,
-            r#"
+        let kernel = r#"
 __global__ void transpose_d(const double* src, double* dst, int n) {
     __shared__ double s[16][16];
     int x = threadIdx.x + 16 * blockIdx.x, y = threadIdx.y + 16 * blockIdx.y;
@@ -1647,13 +1646,22 @@ __global__ void transpose_d(const double* src, double* dst, int n) {
     __syncthreads();
     x = threadIdx.x + 16 * blockIdx.y; y = threadIdx.y + 16 * blockIdx.x;
     if (x < n && y < n) dst[x + n * y] = s[threadIdx.x][threadIdx.y];
-                                      // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ hint: 16-way bank conflict: this load from `s` takes 16 wavefronts instead of 1
+                                      // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ SEVERITY
 }
-void run(const double* src, double* dst, int n) {
-    dim3 b; b.x = b.y = 16; b.z = 1;
-    transpose_d<<<dim3(n / 16, n / 16), b>>>(src, dst, n);
-}
-"#,
+"#;
+        check(
+            RULE,
+            &format!(
+                "{}void run(const double* src, double* dst, int n) {{\n    dim3 b; b.x = b.y = 16; b.z = 1;\n    transpose_d<<<dim3(n / 16, n / 16), b>>>(src, dst, n);\n}}\n",
+                kernel.replace("SEVERITY", "warning: 16-way bank conflict: this load from `s` takes 32 wavefronts instead of 2")
+            ),
+        );
+        check(
+            RULE,
+            &format!(
+                "void make_block(dim3* b, int tile);\n{}void run(const double* src, double* dst, int n) {{\n    dim3 b;\n    make_block(&b, 16);\n    transpose_d<<<dim3(n / 16, n / 16), b>>>(src, dst, n);\n}}\n",
+                kernel.replace("SEVERITY", "hint: 16-way bank conflict: this load from `s` takes 16 wavefronts instead of 1")
+            ),
         );
     }
 

@@ -92,6 +92,80 @@ fn last_dim3_assignment(
     })
 }
 
+/// The fields of the `dim3` local `name` that `function` sets one by one before `at`
+/// (`b.x = b.y = 16;`), in order, each as (axis, value as written); `None` where one is
+/// set inside a block, branch or loop that ends before `at` (the value at the launch is
+/// not known).
+fn dim3_field_assignments(
+    function: Node,
+    name: &str,
+    at: usize,
+    text: &str,
+) -> Option<Vec<(usize, String)>> {
+    let mut found: Vec<Node> = Vec::new();
+    preorder(function, |n| {
+        if n.start_byte() >= at {
+            return false;
+        }
+        if n.kind_name() == "assignment_expression"
+            && n.field("operator")
+                .is_some_and(|o| node_text(o, text) == "=")
+            && n.field("left").is_some_and(|l| {
+                l.kind_name() == "field_expression"
+                    && l.field("argument")
+                        .is_some_and(|a| node_text(a, text) == name)
+            })
+        {
+            found.push(n);
+        }
+        true
+    });
+    let mut out = Vec::new();
+    for assignment in found {
+        let mut up = assignment.parent();
+        while let Some(p) = up {
+            if p == function {
+                break;
+            }
+            if matches!(
+                p.kind_name(),
+                "compound_statement"
+                    | "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "switch_statement"
+                    | "case_statement"
+                    | "conditional_expression"
+            ) && !(p.start_byte() <= at && at < p.end_byte())
+            {
+                return None;
+            }
+            up = p.parent();
+        }
+        let axis = match assignment
+            .field("left")
+            .and_then(|l| l.field("field"))
+            .map(|f| node_text(f, text))
+        {
+            Some("x") => 0,
+            Some("y") => 1,
+            Some("z") => 2,
+            _ => return None,
+        };
+        // `b.x = b.y = 16`: the value is the innermost right side.
+        let mut value = assignment.field("right")?;
+        while value.kind_name() == "assignment_expression" {
+            if value.field("operator").map(|o| node_text(o, text)) != Some("=") {
+                return None;
+            }
+            value = value.field("right")?;
+        }
+        out.push((axis, squash_ws(node_text(value, text))));
+    }
+    Some(out)
+}
+
 /// The arguments of `dim3(x, y, z)` or `dim3{x, y, z}`, as written.
 pub(crate) fn dim3_call_args(n: Node, text: &str) -> Option<Vec<String>> {
     let (callee, args) = match n.kind_name() {
@@ -383,6 +457,43 @@ fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
         Some(None) => vec![squash_ws(node_text(n, text))],
         None => dim_parts(n, text, at, &dim3_vars),
     };
+    // Fields set one by one (`dim3 b; b.x = b.y = 16; b.z = 1;`) on the way to the
+    // launch; one set in a branch the launch is not in leaves the dimension unknown.
+    let mut parts = parts;
+    if let Some(func) = function.filter(|_| n.kind_name() == "identifier") {
+        let name = node_text(n, text);
+        match dim3_field_assignments(func, name, at, text) {
+            Some(sets) if !sets.is_empty() => {
+                let declared_bare = declarations.iter().any(|d| {
+                    func.byte_range().contains(&d.start_byte())
+                        && d.start_byte() < at
+                        && d.field("type")
+                            .is_some_and(|t| node_text(t, text) == "dim3")
+                        && declarators(*d)
+                            .iter()
+                            .any(|x| x.kind_name() == "identifier" && node_text(*x, text) == name)
+                });
+                if declared_bare {
+                    parts = vec!["1".into(), "1".into(), "1".into()];
+                }
+                if parts.len() <= 3 && !(parts.len() == 1 && parts[0] == name) {
+                    parts.resize(3, "1".into());
+                    for (axis, value) in sets {
+                        parts[axis] = value;
+                    }
+                } else {
+                    parts = vec![squash_ws(node_text(n, text))];
+                }
+            }
+            Some(_) => {}
+            None => {
+                parts = vec![format!(
+                    "{} (set in a branch)",
+                    squash_ws(node_text(n, text))
+                )]
+            }
+        }
+    }
     // A part that names a local holding a constant (`int threads = 32;
     // dim3 block(threads);`) folds through the local.
     let value = fold_dim(&parts, at, env).or_else(|| {
