@@ -1908,12 +1908,12 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
         }
         outer.map(|r| (r, true))
     };
-    let Some((mine, looped)) = holder(a) else {
-        return false;
-    };
     let Some(bytes) = element_bytes(a) else {
         return false;
     };
+    if divisor(&bytes.0) % 16 != 0 {
+        return false;
+    }
     let Some(f) = scope.facts().function_at(a.range.start) else {
         return false;
     };
@@ -1922,46 +1922,58 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
     });
     let hi = all.partition_point(|o| o.range.start <= f.range.end.min(a.range.start + WINDOW));
     let elem = elem as i64;
-    all.get(lo..hi.max(lo)).unwrap_or_default().iter().any(|o| {
-        if o.range == a.range
-            || o.root != a.root
-            || o.kind != a.kind
-            || o.width != a.width
-            || o.cast_type != a.cast_type
-            || o.function != a.function
-        {
-            return false;
-        }
+    // The cheap questions first: the same array and kind, and bytes that fill a slot
+    // with `a`'s; the loops around each (their unrolling) only for those.
+    let candidates: Vec<&SharedAccess> = all
+        .get(lo..hi.max(lo))
+        .unwrap_or_default()
+        .iter()
+        .filter(|o| {
+            o.range != a.range
+                && o.root == a.root
+                && o.kind == a.kind
+                && o.width == a.width
+                && o.cast_type == a.cast_type
+                && o.function == a.function
+                && (o.byte_offset.has_loop_var() || a.byte_offset.has_loop_var())
+        })
+        .filter(|o| {
+            let Some(other) = element_bytes(o) else {
+                return false;
+            };
+            if !same_value(&bytes.0, &other.0) {
+                return false;
+            }
+            // An aligned 8- or 16-byte slot that holds an element of each, and whose
+            // every element one of the two touches.
+            let touched = |k: i64| bytes.1.iter().chain(&other.1).any(|&(s, _)| s == k);
+            bytes.1.iter().any(|&(s, _)| {
+                [8, 16].iter().any(|&w| {
+                    let base = s - s.rem_euclid(w);
+                    (base..base + w).step_by(elem as usize).all(touched)
+                        && other.1.iter().any(|&(t, _)| (base..base + w).contains(&t))
+                })
+            })
+        })
+        .collect();
+    if candidates.is_empty() {
+        return false;
+    }
+    let Some((mine, looped)) = holder(a) else {
+        return false;
+    };
+    candidates.into_iter().any(|o| {
         let Some((theirs, their_loop)) = holder(o) else {
             return false;
         };
         if !(looped || their_loop) || theirs == mine {
             return false;
         }
-        let in_line = if theirs.start < mine.start {
+        if theirs.start < mine.start {
             scope.file.statements_in_line(&theirs, &mine)
         } else {
             scope.file.statements_in_line(&mine, &theirs)
-        };
-        if !in_line {
-            return false;
         }
-        let Some(other) = element_bytes(o) else {
-            return false;
-        };
-        if !same_value(&bytes.0, &other.0) || divisor(&bytes.0) % 16 != 0 {
-            return false;
-        }
-        // An aligned 8- or 16-byte slot that holds an element of each, and whose every
-        // element one of the two touches.
-        let touched = |k: i64| bytes.1.iter().chain(&other.1).any(|&(s, _)| s == k);
-        bytes.1.iter().any(|&(s, _)| {
-            [8, 16].iter().any(|&w| {
-                let base = s - s.rem_euclid(w);
-                (base..base + w).step_by(elem as usize).all(touched)
-                    && other.1.iter().any(|&(t, _)| (base..base + w).contains(&t))
-            })
-        })
     })
 }
 

@@ -51,6 +51,10 @@ pub struct FileFacts {
 /// of another text).
 #[derive(Default)]
 pub(crate) struct LocalsMemo {
+    /// Every `#pragma unroll` of the file with its loop
+    /// ([`SourceFile::unroll_pragmas`](crate::SourceFile::unroll_pragmas)), asked for
+    /// each loop a merge or a scratch question looks at.
+    pub(crate) unroll_pragmas: std::sync::OnceLock<Arc<[crate::UnrollPragma]>>,
     /// The names each function assigns (`=`, `op=`, `++`, `--` on a plain name), by the
     /// function's range: whether a local is reassigned is asked for most names a
     /// lowering meets, and most are not, which this answers without walking the

@@ -46,8 +46,19 @@ pub(crate) fn pragma_unroll_lines(text: &str) -> Vec<usize> {
 }
 
 impl SourceFile {
-    /// Every `#pragma unroll` in the file, with the loop that follows it.
+    /// Every `#pragma unroll` in the file, with the loop that follows it (found once per
+    /// file).
     pub fn unroll_pragmas(&self) -> Vec<UnrollPragma> {
+        match self.tree_memo() {
+            Some(memo) => memo
+                .unroll_pragmas
+                .get_or_init(|| self.find_unroll_pragmas().into())
+                .to_vec(),
+            None => self.find_unroll_pragmas(),
+        }
+    }
+
+    fn find_unroll_pragmas(&self) -> Vec<UnrollPragma> {
         let mut out = Vec::new();
         let text = self.text();
         // Found in the text first (most files have few), then in the tree: a match in a
