@@ -869,16 +869,33 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let before = all.get(lo..hi.max(lo)).unwrap_or_default();
     let writes = |o: &SharedAccess| matches!(o.kind, AccessKind::Store | AccessKind::LoadStore);
-    let mine = element_bytes(a);
+    let mine: std::cell::OnceCell<Option<(IndexExpr, Vec<(i64, i64)>)>> =
+        std::cell::OnceCell::new();
+    let (a_core, a_const) = split_constant(&a.byte_offset);
     // A store of the same bytes as written, or a loop of stores whose iterations cover
-    // them (`for (i = 0; i < 16; i++) my[i] = table[i];` before `my[5]`).
+    // them (`for (i = 0; i < 16; i++) my[i] = table[i];` before `my[5]`): the same part
+    // of the thread at the loop's first iteration, near `a`'s, before its iterations are
+    // listed.
     let covering = |o: &SharedAccess| {
         o.root == a.root
             && o.function == a.function
             && o.cast_type == a.cast_type
             && (same_bytes(o, a)
                 || (o.byte_offset.has_loop_var()
+                    && !a.byte_offset.has_loop_var()
+                    && {
+                        let first = loop_var_names(&o.byte_offset).iter().fold(
+                            o.byte_offset.clone(),
+                            |e, n| {
+                                let start = loop_start(&e, n).unwrap_or(0);
+                                with_loop_var(&e, n, start)
+                            },
+                        );
+                        let (core, k) = split_constant(&first);
+                        (a_const - k).abs() < 1024 && same_value(&core, &a_core)
+                    }
                     && mine
+                        .get_or_init(|| element_bytes(a))
                         .as_ref()
                         .is_some_and(|m| element_bytes(o).is_some_and(|t| covers(&t, m)))))
     };
@@ -920,7 +937,7 @@ fn element_bytes(a: &SharedAccess) -> Option<(IndexExpr, Vec<(i64, i64)>)> {
     let mut ends = vec![a.byte_offset.clone()];
     for name in loop_var_names(&a.byte_offset) {
         let (lo, hi) = loop_bounds(&a.byte_offset, &name)?;
-        if hi <= lo || (hi - lo).saturating_mul(ends.len() as i64) > 1024 {
+        if hi <= lo || (hi - lo).saturating_mul(ends.len() as i64) > FORWARDED_ELEMENTS {
             return None;
         }
         ends = ends
@@ -1908,12 +1925,6 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
         }
         outer.map(|r| (r, true))
     };
-    let Some(bytes) = element_bytes(a) else {
-        return false;
-    };
-    if divisor(&bytes.0) % 16 != 0 {
-        return false;
-    }
     let Some(f) = scope.facts().function_at(a.range.start) else {
         return false;
     };
@@ -1922,6 +1933,13 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
     });
     let hi = all.partition_point(|o| o.range.start <= f.range.end.min(a.range.start + WINDOW));
     let elem = elem as i64;
+    let first = |e: &IndexExpr| {
+        loop_var_names(e).iter().fold(e.clone(), |e, n| {
+            let start = loop_start(&e, n).unwrap_or(0);
+            with_loop_var(&e, n, start)
+        })
+    };
+    let mine_first = split_constant(&first(&a.byte_offset));
     // The cheap questions first: the same array and kind, and bytes that fill a slot
     // with `a`'s; the loops around each (their unrolling) only for those.
     let candidates: Vec<&SharedAccess> = all
@@ -1936,7 +1954,26 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
                 && o.cast_type == a.cast_type
                 && o.function == a.function
                 && (o.byte_offset.has_loop_var() || a.byte_offset.has_loop_var())
+                && constant_part(&o.byte_offset).abs_diff(constant_part(&a.byte_offset)) < 64
         })
+        // The same part of the thread at the loops' first iterations, before the
+        // iterations are listed.
+        .filter(|o| {
+            let theirs = split_constant(&first(&o.byte_offset));
+            (mine_first.1 - theirs.1).abs() < 64 && same_value(&mine_first.0, &theirs.0)
+        })
+        .collect();
+    if candidates.is_empty() {
+        return false;
+    }
+    let Some(bytes) = element_bytes(a) else {
+        return false;
+    };
+    if divisor(&bytes.0) % 16 != 0 {
+        return false;
+    }
+    let candidates: Vec<&SharedAccess> = candidates
+        .into_iter()
         .filter(|o| {
             let Some(other) = element_bytes(o) else {
                 return false;
@@ -3341,7 +3378,9 @@ pub fn bank_with_args(
             Some(MergeDoubt::PartialUnroll)
         } else if carried_through_memory(scope, all, access) {
             Some(MergeDoubt::CarriedThroughMemory)
-        } else if merges_across_statements(scope, all, access) {
+        } else if model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
+            && merges_across_statements(scope, all, access)
+        {
             Some(MergeDoubt::AcrossStatements)
         } else {
             None
