@@ -869,8 +869,7 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
     let statement = |r: &TextRange| scope.file.statement_at(r).unwrap_or_else(|| r.clone());
     let before = all.get(lo..hi.max(lo)).unwrap_or_default();
     let writes = |o: &SharedAccess| matches!(o.kind, AccessKind::Store | AccessKind::LoadStore);
-    let mine: std::cell::OnceCell<Option<(IndexExpr, Vec<(i64, i64)>)>> =
-        std::cell::OnceCell::new();
+    let mine: std::cell::OnceCell<Option<ElementBytes>> = std::cell::OnceCell::new();
     let (a_core, a_const) = split_constant(&a.byte_offset);
     // A store of the same bytes as written, or a loop of stores whose iterations cover
     // them (`for (i = 0; i < 16; i++) my[i] = table[i];` before `my[5]`): the same part
@@ -925,11 +924,15 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
     })
 }
 
+/// A thread's part of an array and the byte ranges past it that an access touches
+/// ([`element_bytes`]).
+type ElementBytes = (IndexExpr, Vec<(i64, i64)>);
+
 /// The bytes a thread's access touches over the iterations of the loops its offset
 /// reads, as one offset the same in every iteration (the thread's own part,
 /// `threadIdx.x * 64`) and the byte ranges past it (`my[i]` for `i < 16` of `uint32_t`: 0..64); `None`
 /// where a loop's bounds are not constants or its iterations are too many to list.
-fn element_bytes(a: &SharedAccess) -> Option<(IndexExpr, Vec<(i64, i64)>)> {
+fn element_bytes(a: &SharedAccess) -> Option<ElementBytes> {
     let width = i64::try_from(a.width?).ok()?;
     if a.byte_offset.unknown_reason().is_some() {
         return None;
@@ -1008,7 +1011,7 @@ pub fn walk_with_siblings(
 
 /// Whether the bytes `outer` touches hold every byte `inner` touches (both from
 /// [`element_bytes`]).
-fn covers(outer: &(IndexExpr, Vec<(i64, i64)>), inner: &(IndexExpr, Vec<(i64, i64)>)) -> bool {
+fn covers(outer: &ElementBytes, inner: &ElementBytes) -> bool {
     let mut held: Vec<(i64, i64)> = outer.1.clone();
     held.sort_unstable();
     same_value(&outer.0, &inner.0)
