@@ -883,14 +883,7 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
                 || (o.byte_offset.has_loop_var()
                     && !a.byte_offset.has_loop_var()
                     && {
-                        let first = loop_var_names(&o.byte_offset).iter().fold(
-                            o.byte_offset.clone(),
-                            |e, n| {
-                                let start = loop_start(&e, n).unwrap_or(0);
-                                with_loop_var(&e, n, start)
-                            },
-                        );
-                        let (core, k) = split_constant(&first);
+                        let (core, k) = split_constant(&at_first_iteration(&o.byte_offset));
                         (a_const - k).abs() < 1024 && same_value(&core, &a_core)
                     }
                     && mine
@@ -1936,13 +1929,7 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
     });
     let hi = all.partition_point(|o| o.range.start <= f.range.end.min(a.range.start + WINDOW));
     let elem = elem as i64;
-    let first = |e: &IndexExpr| {
-        loop_var_names(e).iter().fold(e.clone(), |e, n| {
-            let start = loop_start(&e, n).unwrap_or(0);
-            with_loop_var(&e, n, start)
-        })
-    };
-    let mine_first = split_constant(&first(&a.byte_offset));
+    let mine_first = split_constant(&at_first_iteration(&a.byte_offset));
     // The cheap questions first: the same array and kind, and bytes that fill a slot
     // with `a`'s; the loops around each (their unrolling) only for those.
     let candidates: Vec<&SharedAccess> = all
@@ -1962,7 +1949,7 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
         // The same part of the thread at the loops' first iterations, before the
         // iterations are listed.
         .filter(|o| {
-            let theirs = split_constant(&first(&o.byte_offset));
+            let theirs = split_constant(&at_first_iteration(&o.byte_offset));
             (mine_first.1 - theirs.1).abs() < 64 && same_value(&mine_first.0, &theirs.0)
         })
         .collect();
@@ -2270,6 +2257,14 @@ fn loop_start(e: &IndexExpr, name: &str) -> Option<i64> {
         IndexExpr::Binary(a, _, b) => loop_start(a, name).or_else(|| loop_start(b, name)),
         _ => None,
     }
+}
+
+/// `e` with each loop variable at its first value (0 where the start is not a constant).
+fn at_first_iteration(e: &IndexExpr) -> IndexExpr {
+    loop_var_names(e).iter().fold(e.clone(), |e, n| {
+        let start = loop_start(&e, n).unwrap_or(0);
+        with_loop_var(&e, n, start)
+    })
 }
 
 /// `e` with loop variable `name` replaced by `value`.

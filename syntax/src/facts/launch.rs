@@ -55,25 +55,8 @@ fn last_dim3_assignment(
         true
     });
     let assignment = last?;
-    let mut up = assignment.parent();
-    while let Some(p) = up {
-        if p == function {
-            break;
-        }
-        if matches!(
-            p.kind_name(),
-            "compound_statement"
-                | "if_statement"
-                | "for_statement"
-                | "while_statement"
-                | "do_statement"
-                | "switch_statement"
-                | "case_statement"
-        ) && !(p.start_byte() <= at && at < p.end_byte())
-        {
-            return Some(None);
-        }
-        up = p.parent();
+    if !on_the_way_to(assignment, function, at, &[]) {
+        return Some(None);
     }
     let value = assignment.field("right")?;
     Some(match dim3_call_args(value, text) {
@@ -90,6 +73,34 @@ fn last_dim3_assignment(
         None if value.kind_name() == "identifier" => Some(vec![node_text(value, text).to_string()]),
         None => None,
     })
+}
+
+/// Whether `node`, in `function`, runs on the way to `at`: no block, branch or loop
+/// around it (nor a construct of `also`'s kinds) ends before `at`.
+fn on_the_way_to(node: Node, function: Node, at: usize, also: &[&str]) -> bool {
+    let mut up = node.parent();
+    while let Some(p) = up {
+        if p == function {
+            break;
+        }
+        let kind = p.kind_name();
+        if (matches!(
+            kind,
+            "compound_statement"
+                | "if_statement"
+                | "for_statement"
+                | "while_statement"
+                | "do_statement"
+                | "switch_statement"
+                | "case_statement"
+        ) || also.contains(&kind))
+            && !(p.start_byte() <= at && at < p.end_byte())
+        {
+            return false;
+        }
+        up = p.parent();
+    }
+    true
 }
 
 /// The fields of the `dim3` local `name` that `function` sets one by one before `at`
@@ -122,26 +133,8 @@ fn dim3_field_assignments(
     });
     let mut out = Vec::new();
     for assignment in found {
-        let mut up = assignment.parent();
-        while let Some(p) = up {
-            if p == function {
-                break;
-            }
-            if matches!(
-                p.kind_name(),
-                "compound_statement"
-                    | "if_statement"
-                    | "for_statement"
-                    | "while_statement"
-                    | "do_statement"
-                    | "switch_statement"
-                    | "case_statement"
-                    | "conditional_expression"
-            ) && !(p.start_byte() <= at && at < p.end_byte())
-            {
-                return None;
-            }
-            up = p.parent();
+        if !on_the_way_to(assignment, function, at, &["conditional_expression"]) {
+            return None;
         }
         let axis = match assignment
             .field("left")
