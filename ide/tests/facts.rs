@@ -337,3 +337,35 @@ void run(CUtensorMap map, __half* out) {
         "#]],
     );
 }
+
+/// Chevrons with blanks in them, as Visual Studio's formatter writes a launch
+/// (`k << <grid, block, smem >> > (…)`), are the same launch to nvcc.
+#[test]
+fn launches_with_spaced_chevrons() {
+    check_facts(
+        r#"
+__global__ void scale(float* x, float s) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x] * s;
+    x[blockIdx.x * blockDim.x + threadIdx.x] = buf[threadIdx.x];
+}
+__global__ void fill(float* x) { x[threadIdx.x] = 0.0f; }
+void run(float* x, int n) {
+    dim3 block(128);
+    scale << <n / 128, block, 128 * sizeof(float) >> > (x, 2.0f);
+    fill< < <1,	64> > >(x);
+}
+"#,
+        expect![[r#"
+            kernel scale
+              launch /main.cu: grid `n / 128` block Some([128, 1, 1]) smem Some(512)
+              shared extern float buf[None] = None B
+              occupancy sm_90: block [128, 1, 1], 32 regs, 0 B static + 512 B dynamic -> 16 blocks/SM, 64 warps, limited by warps and registers
+            kernel fill
+              launch /main.cu: grid `1` block Some([64, 1, 1]) smem None
+              occupancy sm_90: block [64, 1, 1], 32 regs, 0 B static + 0 B dynamic -> 32 blocks/SM, 64 warps, limited by warps and registers and blocks
+            access `buf[threadIdx.x]` Store at `threadIdx.x * 4` -> 1-way, 1 wavefronts
+            access `buf[threadIdx.x]` Load no report
+        "#]],
+    );
+}

@@ -149,9 +149,10 @@ fn ident_hash(name: &str) -> u64 {
 /// with (`<<<`, `cudaLaunchKernelEx`, `cudaFuncSetAttribute`), in code or in a macro. A
 /// file whose text, headers and build macros hold none launches nothing.
 fn launch_syntax(text: &str) -> bool {
-    ["<<<", "cudaLaunchKernelEx", "cudaFuncSetAttribute"]
-        .iter()
-        .any(|s| text.contains(s))
+    kernaut_ide::syntax::lex::has_launch_chevrons(text)
+        || ["cudaLaunchKernelEx", "cudaFuncSetAttribute"]
+            .iter()
+            .any(|s| text.contains(s))
 }
 
 /// The quoted includes of `text` as `#include` lines: all the include closure reads.

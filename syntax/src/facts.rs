@@ -489,7 +489,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
     // parameters that a launch inside it depends on.
     let has_calls = |n: Node| {
         let t = node_text(n, text);
-        t.contains("<<<")
+        crate::lex::has_launch_chevrons(t)
             || t.contains("cudaFuncSetAttribute")
             || t.contains("cudaLaunchKernelEx")
             || t.contains(">(")

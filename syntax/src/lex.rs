@@ -147,6 +147,35 @@ pub fn strip_comments(s: &str) -> String {
     out
 }
 
+/// Where the run of three `c` (`<` or `>`) that starts at `i` ends, with only blanks
+/// between them (`<<<`, `<< <`, `< < <`); `None` when there is no such run.
+pub fn chevron_triple(b: &[u8], i: usize, c: u8) -> Option<usize> {
+    let mut count = 0;
+    let mut j = i;
+    let mut end = i;
+    while j < b.len() && count < 3 {
+        match b[j] {
+            x if x == c => {
+                count += 1;
+                end = j + 1;
+            }
+            b' ' | b'\t' if count > 0 => {}
+            _ => break,
+        }
+        j += 1;
+    }
+    (count == 3).then_some(end)
+}
+
+/// Whether `text` holds launch chevrons: `<<<`, or three `<` with blanks between, which
+/// nvcc and the grammar read as the same launch (`k << <grid, block >> > (args)`, as Visual
+/// Studio's formatter writes it).
+pub fn has_launch_chevrons(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.contains("<<<")
+        || memchr::memchr_iter(b'<', b).any(|i| chevron_triple(b, i, b'<').is_some())
+}
+
 /// The first occurrence of the identifier `word` in `s` at or after `from`, as a whole
 /// word (no identifier character touches it).
 pub fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
@@ -193,6 +222,18 @@ pub fn find_word(s: &str, word: &str, from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_chevrons_with_and_without_blanks() {
+        assert!(has_launch_chevrons("k<<<g, b>>>(x);"));
+        assert!(has_launch_chevrons("k << <g, b >> > (x);"));
+        assert!(has_launch_chevrons("k< <\t<g, b> > >(x);"));
+        assert!(!has_launch_chevrons("a << b < c; x < y < z;"));
+        let b = b"k << <1, 1 >> > (x)";
+        assert_eq!(chevron_triple(b, 2, b'<'), Some(6));
+        assert_eq!(chevron_triple(b, 11, b'>'), Some(15));
+        assert_eq!(chevron_triple(b, 3, b'<'), None);
+    }
 
     #[test]
     fn parens_skip_literals_and_nest_brackets() {

@@ -413,38 +413,22 @@ pub fn macro_definitions(text: &str) -> Vec<MacroDef> {
 
 /// `text` with `< < <` and `> > >` (spaces or tabs between) written `<<<` and `>>>`.
 pub(crate) fn squash_chevrons(text: &str) -> String {
+    let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        out.push(c);
-        if c != '<' && c != '>' {
-            continue;
-        }
-        // Three of `c` with only blanks between: drop the blanks.
-        let rest = &text[i + 1..];
-        let mut count = 1;
-        let mut j = 0;
-        let bytes = rest.as_bytes();
-        let mut k = 0;
-        while k < bytes.len() && count < 3 {
-            match bytes[k] {
-                b' ' | b'\t' => k += 1,
-                b if b == c as u8 => {
-                    count += 1;
-                    k += 1;
-                    j = k;
-                }
-                _ => break,
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if matches!(b[i], b'<' | b'>') {
+            if let Some(end) = crate::lex::chevron_triple(b, i, b[i]) {
+                out.push_str(&text[copied..i]);
+                out.push_str(if b[i] == b'<' { "<<<" } else { ">>>" });
+                (i, copied) = (end, end);
+                continue;
             }
         }
-        if count == 3 {
-            out.push(c);
-            out.push(c);
-            for _ in 0..rest[..j].chars().count() {
-                chars.next();
-            }
-        }
+        i += 1;
     }
+    out.push_str(&text[copied..]);
     out
 }
 

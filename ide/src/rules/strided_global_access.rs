@@ -1218,6 +1218,25 @@ void run(const int* in, int* out, const int* carry, int blocks) { tile_out<<<blo
         );
     }
 
+    /// Chevrons with blanks in them (`k << <1, 1 >> > (…)`, as Visual Studio's formatter
+    /// writes them) are a launch to nvcc: one thread issues no warp-wide request.
+    #[test]
+    fn a_launch_with_spaced_chevrons_gives_the_block() {
+        check(
+            RULE,
+            r#"
+__global__ void column_sweep(double* t, const double* k, int nlay) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int l = 0; l < nlay; l++)
+        t[id * nlay + l] = 2.0 * k[id * nlay + l];
+}
+void run(double* t, const double* k, int nlay) {
+    column_sweep << <1, 1 >> > (t, k, nlay);
+}
+"#,
+        );
+    }
+
     #[test]
     fn a_local_assigned_again_before_the_use_is_not_its_initialiser() {
         // After `id /= w` neighbouring lanes share `id`: the initialiser is not the value
