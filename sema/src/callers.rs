@@ -414,12 +414,25 @@ pub fn combine(outer: &ActiveLanes, here: ActiveLanes) -> ActiveLanes {
         (_, d @ ActiveLanes::DataDependent { .. }) => d,
         (ActiveLanes::All, h) => h,
         (o, ActiveLanes::All) => o.clone(),
-        (ActiveLanes::Known { mask: a, condition }, ActiveLanes::Known { mask: b, .. }) => {
+        (
             ActiveLanes::Known {
-                mask: a & b,
-                condition: condition.clone(),
-            }
-        }
+                mask: a,
+                condition,
+                warp,
+            },
+            ActiveLanes::Known {
+                mask: b, warp: w, ..
+            },
+        ) if *warp == w => ActiveLanes::Known {
+            mask: a & b,
+            condition: condition.clone(),
+            warp: w,
+        },
+        // Lanes of different warps: part of a warp, which is not known.
+        (ActiveLanes::Known { condition, .. }, ActiveLanes::Known { .. }) => ActiveLanes::Partial {
+            condition: condition.clone(),
+            runtime_bound: false,
+        },
     }
 }
 

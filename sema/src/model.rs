@@ -2392,10 +2392,13 @@ pub enum ActiveLanes {
     /// The lanes that pass every guard (bit `i`: lane `i`), and the guard that limits
     /// them (the innermost one that does).
     Known {
-        /// Bit `i` set: lane `i` of warp 0 issues the access.
+        /// Bit `i` set: lane `i` of warp `warp` issues the access.
         mask: u32,
         /// The limiting condition as written.
         condition: String,
+        /// The warp of the block the lanes are in: 0, or the first that runs the
+        /// access where no lane of warp 0 does (`if (threadIdx.y == 0) return;`).
+        warp: i64,
     },
     /// A guard evidently leaves part of the warp idle (`lane == src`, `lane < 10`), but
     /// which lanes is not known.
@@ -2532,6 +2535,7 @@ pub fn active_lanes_at(
                         return ActiveLanes::Known {
                             mask,
                             condition: found.unwrap_or(condition),
+                            warp,
                         }
                     }
                     Err(lanes) => return lanes,
@@ -2540,7 +2544,11 @@ pub fn active_lanes_at(
         }
     }
     match limiting {
-        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known { mask, condition },
+        Some(condition) if mask != 0 && mask != u32::MAX => ActiveLanes::Known {
+            mask,
+            condition,
+            warp: 0,
+        },
         _ => ActiveLanes::All,
     }
 }
@@ -2782,7 +2790,11 @@ fn guard_lanes(
         if range.contains(&offset) {
             continue;
         }
-        let comps = file.lane_guard_comparisons(range, bound).map(|comps| {
+        // `if (tx <= 0 || tx >= 31) return;`: the lanes past it are those of
+        // `tx > 0 && tx < 31`, the comparisons' negations.
+        let clauses = file.lane_guard_clauses(range, bound);
+        let in_else = in_else ^ clauses.as_ref().is_some_and(|(_, negated)| *negated);
+        let comps = clauses.map(|(comps, _)| {
             let comps: Vec<kernaut_syntax::GuardComparison> = match bind {
                 Some(bind) => comps
                     .into_iter()
@@ -3309,7 +3321,29 @@ pub fn bank_with_args(
         launch,
         (bound, bind),
     );
+    // Guards whose lanes are known (`if (t >= 8) return;`, `if (tx <= 0 || tx >= 31)
+    // return;`): the model of those lanes alone, in the first warp that has any.
+    let guarded = match (&lanes, &sweep, &model.result) {
+        (
+            ActiveLanes::Known {
+                mask,
+                condition,
+                warp,
+            },
+            None,
+            Ok(r),
+        ) if r.conflict_degree >= 2 => {
+            crate::model_cache::bank_at_step(&offset, shape(launch.block), 0, (*warp, *mask))
+                .ok()
+                .map(|(addresses, report)| {
+                    let lanes = addresses.iter().filter(|a| a.is_some()).count() as u32;
+                    ((lanes, *warp, condition.clone()), addresses, report)
+                })
+        }
+        _ => None,
+    };
     let partial_warp = sweep.is_none()
+        && guarded.is_none()
         && model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
         && lanes.is_partial();
     // Inside `if (cnt)` with `cnt` loaded per lane, which lanes access is data: the
@@ -3322,7 +3356,7 @@ pub fn bank_with_args(
     // iteration would read past it: a correct program runs the access in the others
     // alone (a block as wide as a runtime head count, capped by `sc[144]`).
     let in_bounds = match (&model.result, &sweep, instantiation.is_none()) {
-        (Ok(r), None, true) if r.conflict_degree >= 2 => {
+        (Ok(r), None, true) if r.conflict_degree >= 2 && guarded.is_none() => {
             // Only lanes the model runs (a loop's bound may have left some out already).
             let running = model
                 .addresses
@@ -3336,9 +3370,13 @@ pub fn bank_with_args(
                 .filter(|(mask, _)| mask & running != running && mask & running != 0)
                 .and_then(|(mask, decl)| {
                     let mask = mask & running;
-                    let (addresses, report) =
-                        crate::model_cache::bank_at_step(&offset, shape(launch.block), 0, mask)
-                            .ok()?;
+                    let (addresses, report) = crate::model_cache::bank_at_step(
+                        &offset,
+                        shape(launch.block),
+                        0,
+                        (0, mask),
+                    )
+                    .ok()?;
                     Some((mask.count_ones(), decl, addresses, report))
                 })
         }
@@ -3384,23 +3422,26 @@ pub fn bank_with_args(
             None
         },
         merged: merged.map(|(m, _)| m),
-        addresses: match (&sweep, &in_bounds) {
-            (Some(s), _) => s.addresses.clone(),
-            (None, Some((_, _, a, _))) => a.clone(),
-            (None, None) => model.addresses.clone(),
+        addresses: match (&sweep, &in_bounds, &guarded) {
+            (Some(s), _, _) => s.addresses.clone(),
+            (None, Some((_, _, a, _)), _) => a.clone(),
+            (None, None, Some((_, a, _))) => a.clone(),
+            (None, None, None) => model.addresses.clone(),
         },
-        result: match (&model.result, &sweep, &in_bounds) {
-            (Ok(_), Some(s), _) => Ok(s.steps[s.worst].report.clone()),
-            (Ok(_), None, Some((_, _, _, r))) => Ok(r.clone()),
-            (Ok(r), None, None) => Ok(r.clone()),
-            (Err(BankFailure::ElementSizeUnknown), _, _) => Err(format!(
+        result: match (&model.result, &sweep, &in_bounds, &guarded) {
+            (Ok(_), Some(s), _, _) => Ok(s.steps[s.worst].report.clone()),
+            (Ok(_), None, Some((_, _, _, r)), _) => Ok(r.clone()),
+            (Ok(_), None, None, Some((_, _, r))) => Ok(r.clone()),
+            (Ok(r), None, None, None) => Ok(r.clone()),
+            (Err(BankFailure::ElementSizeUnknown), _, _, _) => Err(format!(
                 "the element size of `{}` is not known",
                 access.array
             )),
-            (Err(BankFailure::Other(reason)), _, _) => Err(reason.clone()),
+            (Err(BankFailure::Other(reason)), _, _, _) => Err(reason.clone()),
         },
         sweep,
         in_bounds: in_bounds.map(|(n, decl, _, _)| (n, decl)),
+        guarded: guarded.map(|(g, _, _)| g),
     })
 }
 
@@ -3715,14 +3756,14 @@ fn sweep(
             ActiveLanes::All
                 if no_thread_runs(scope.file, access.range.start, block, bound, bind, loops) =>
             {
-                0
+                (0, 0)
             }
-            ActiveLanes::All => u32::MAX,
-            ActiveLanes::Known { mask, .. } => mask,
+            ActiveLanes::All => (0, u32::MAX),
+            ActiveLanes::Known { mask, warp, .. } => (warp, mask),
             _ => return None,
         };
         let pair = unrolled
-            .then(|| step_pair(scope, all, access, offset, &at_step(k), lanes))
+            .then(|| step_pair(scope, all, access, offset, &at_step(k), lanes.1))
             .flatten();
         // An update whose read is merged with a plain load's (`t[k] += t[k - s]` at `s`
         // = 1) is left with its store, a scalar `STS` of its own; the merged `LDS.64`
@@ -3774,7 +3815,7 @@ fn sweep(
         }
         steps.push(SweepStep {
             values,
-            lanes,
+            lanes: lanes.1,
             report,
             merged_first: counted,
         });
@@ -3907,6 +3948,9 @@ impl BankAnalysis {
                 ));
             }
             md.push('\n');
+        }
+        if let Some((n, warp, condition)) = &self.guarded {
+            md.push_str(&format!("Only the {n} lanes of warp {warp} that pass `{condition}` run this access: the figures are theirs.\n\n"));
         }
         if self.partial_warp {
             md.push_str("Only part of the warp takes the branch around this access: the full warp modelled here overstates the conflict, and the `bank-conflict` rule does not report it.\n\n");
@@ -4091,6 +4135,10 @@ pub struct BankAnalysis {
     /// the others cannot run the access in a correct program, and `result` is theirs:
     /// how many lanes, and the declaration as written (`sc[144]`).
     pub in_bounds: Option<(u32, String)>,
+    /// Where guards leave known lanes of a warp to run the access (`if (t >= 8)
+    /// return;`), `result` is theirs: how many lanes, in which warp of the block (the
+    /// first that has any), and the guard that limits them as written.
+    pub guarded: Option<(u32, i64, String)>,
     /// Each step of the tree loop the access is in, where its variable doubles or
     /// halves.
     pub sweep: Option<Sweep>,

@@ -113,7 +113,16 @@ fn model_bank(index: &IndexExpr, key: BankShape) -> BankModel {
         )));
         return out;
     }
-    let run = |uniform: i64| run_bank(index, key, width, uniform, Loops::Iteration(0), u32::MAX);
+    let run = |uniform: i64| {
+        run_bank(
+            index,
+            key,
+            width,
+            uniform,
+            Loops::Iteration(0),
+            (0, u32::MAX),
+        )
+    };
     match run(0) {
         Err(e) => out.result = Err(BankFailure::Other(e)),
         Ok((addresses, report)) => {
@@ -154,11 +163,11 @@ fn run_bank(
     width: AccessWidth,
     uniform: i64,
     loops: Loops<'_>,
-    lanes: u32,
+    (warp, lanes): (i64, u32),
 ) -> Result<(Vec<Option<i64>>, BankReport), String> {
     let valuation = Valuation {
         block: key.block.map(|d| Some(i64::from(d))),
-        warp: 0,
+        warp,
         sample: 0,
         uniforms: Uniforms::All(uniform),
         loops,
@@ -189,14 +198,14 @@ fn run_bank(
 }
 
 /// The bank model of `index` at one step of the loops that double or halve
-/// ([`Loops::Scaled`]`(step)`), for the lanes of warp 0 in `lanes`: each lane's byte
-/// offset and the report, the same for every value of the uniforms the offset reads
-/// (else why not).
+/// ([`Loops::Scaled`]`(step)`), for the lanes in `lanes` of warp `warp` of the block:
+/// each lane's byte offset and the report, the same for every value of the uniforms the
+/// offset reads (else why not).
 pub fn bank_at_step(
     index: &IndexExpr,
     key: BankShape,
     step: i64,
-    lanes: u32,
+    (warp, lanes): (i64, u32),
 ) -> Result<(Vec<Option<i64>>, BankReport), String> {
     if let Some(reason) = unmodelled(index) {
         return Err(reason);
@@ -206,7 +215,16 @@ pub fn bank_at_step(
         .and_then(|w| u32::try_from(w).ok())
         .and_then(AccessWidth::from_bytes)
         .ok_or_else(|| "the access width is not modelled".to_string())?;
-    let run = |uniform| run_bank(index, key, width, uniform, Loops::Scaled(step), lanes);
+    let run = |uniform| {
+        run_bank(
+            index,
+            key,
+            width,
+            uniform,
+            Loops::Scaled(step),
+            (warp, lanes),
+        )
+    };
     let (addresses, report) = run(0)?;
     if !index.uniforms().is_empty() {
         for t in UNIFORM_TRIALS {

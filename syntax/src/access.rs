@@ -558,7 +558,8 @@ impl SourceFile {
         range: &TextRange,
         bound: &[(String, i64)],
     ) -> Option<Vec<GuardComparison>> {
-        self.guard_comparisons_in(range, bound, false)
+        self.guard_comparisons_in(range, bound, false, false)
+            .map(|(comps, _)| comps)
     }
 
     /// [`SourceFile::guard_comparisons_with`] for a question about the lanes of one warp:
@@ -569,7 +570,20 @@ impl SourceFile {
         range: &TextRange,
         bound: &[(String, i64)],
     ) -> Option<Vec<GuardComparison>> {
-        self.guard_comparisons_in(range, bound, true)
+        self.guard_comparisons_in(range, bound, true, false)
+            .map(|(comps, _)| comps)
+    }
+
+    /// [`SourceFile::lane_guard_comparisons`], where a disjunction of comparisons is read
+    /// too, as the negation of the conjunction of their negations (`tx <= 0 || tx >= 31`
+    /// is `!(tx > 0 && tx < 31)`): the comparisons, and whether the condition is their
+    /// conjunction's negation.
+    pub fn lane_guard_clauses(
+        &self,
+        range: &TextRange,
+        bound: &[(String, i64)],
+    ) -> Option<(Vec<GuardComparison>, bool)> {
+        self.guard_comparisons_in(range, bound, true, true)
     }
 
     fn guard_comparisons_in(
@@ -577,7 +591,8 @@ impl SourceFile {
         range: &TextRange,
         bound: &[(String, i64)],
         warp_values: bool,
-    ) -> Option<Vec<GuardComparison>> {
+        disjunctions: bool,
+    ) -> Option<(Vec<GuardComparison>, bool)> {
         let text = self.text();
         let roots = self.roots();
         let root = roots
@@ -603,6 +618,11 @@ impl SourceFile {
                 _ => return None,
             };
         }
+        // `a || b`: the comparisons of `!a && !b`, negated as a whole.
+        let negated = disjunctions
+            && node.kind_name() == "binary_expression"
+            && node.field("operator").map(|o| node_text(o, text)) == Some("||");
+        let joins = if negated { "||" } else { "&&" };
         todo.push(node);
         let mut followed = 0;
         while let Some(n) = todo.pop() {
@@ -620,14 +640,26 @@ impl SourceFile {
                 "binary_expression" => {
                     let op = node_text(n.field("operator")?, text);
                     let (l, r) = (n.field("left")?, n.field("right")?);
-                    if op == "&&" {
+                    if op == joins {
                         todo.push(r);
                         todo.push(l);
                         continue;
                     }
-                    if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
+                    let op = if negated {
+                        match op {
+                            "<" => ">=",
+                            "<=" => ">",
+                            ">" => "<=",
+                            ">=" => "<",
+                            "==" => "!=",
+                            "!=" => "==",
+                            _ => return None,
+                        }
+                    } else if matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
+                        op
+                    } else {
                         return None;
-                    }
+                    };
                     let mut sides = [l, r].map(|x| low.lower(&from_node(x, text, 0), x, 0));
                     for (e, x) in sides.iter_mut().zip([l, r]) {
                         if bound.is_empty() || e.unknown_reason().is_none() {
@@ -649,7 +681,7 @@ impl SourceFile {
                 _ => return None,
             }
         }
-        Some(out)
+        Some((out, negated))
     }
 
     /// The pointer expression at `range` (an `asm` operand, a call argument) as a base

@@ -369,6 +369,11 @@ fn diagnose(
             ));
         }
     }
+    if let Some((n, warp, condition)) = &bank.guarded {
+        message.push_str(&format!(
+            " (only the {n} lanes of warp {warp} that pass `{condition}` run it)"
+        ));
+    }
     let wide = bank.width.is_some_and(|w| w >= 8);
     let mut wiki = if bank.sweep.is_some() {
         "pitfall-bank-conflict#P7"
@@ -667,8 +672,10 @@ __global__ void k(float* out) {
         );
     }
 
+    /// Ten lanes of a stride of four words: lanes 0 and 8 share bank 0, 2-way (the full
+    /// warp would be 4-way).
     #[test]
-    fn partial_warps_stay_silent() {
+    fn partial_warps_are_modelled_with_their_lanes() {
         check(
             RULE,
             r#"
@@ -677,6 +684,7 @@ __global__ void k(float* out) {
     int lane = threadIdx.x % 32;
     if (lane < 10) {
         out[lane] = red[lane * 4];
+                 // ^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `red` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `k` gives its block) (only the 10 lanes of warp 0 that pass `lane < 10` run it)
     }
 }
 "#,
@@ -2165,8 +2173,8 @@ void run(const float* in, float* out, int nw) { fold<4><<<1, 128>>>(in, out, nw)
 
     /// A lane guard held in a local no assignment reaches (`const bool few = tid < 8;`)
     /// limits the lanes as the comparison written in place does, through `if (few)` and
-    /// `few ? s[..] : 0` alike: only part of the warp takes the branch, which the hover
-    /// explains; the unguarded access of the same stride is 32-way.
+    /// `few ? s[..] : 0` alike: the eight lanes that take the branch are 8-way; the
+    /// unguarded access of the same stride is 32-way.
     #[test]
     fn a_lane_guard_held_in_a_bool_local_limits_the_lanes() {
         check(
@@ -2179,8 +2187,10 @@ __global__ void starts(unsigned* out) {
     if (threadIdx.x < 32) {
         const bool few = threadIdx.x < 8;
         unsigned t = few ? s[threadIdx.x << 5] : 0;
+                        // ^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this load from `s` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 8 lanes of warp 0 that pass `few` run it)
         if (few)
             s[threadIdx.x << 5] = t + 1;
+         // ^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `s`
         out[threadIdx.x] = s[threadIdx.x << 5];
                         // ^^^^^^^^^^^^^^^^^^^ warning: 32-way bank conflict: this load from `s`
     }
@@ -2191,9 +2201,8 @@ void run(unsigned* out) { starts<<<1, 256>>>(out); }
     }
 
     /// Past `if (t >= 8) return;` only eight lanes read the column, and past `if (t >=
-    /// 16) continue;` sixteen: partial warps, silent as under an `if` around the access
-    /// (the full warp's 32-way figure would overstate them); the same read before the
-    /// exits is 32-way.
+    /// 16) continue;` sixteen: 8-way and 16-way, the lanes that run it (the full warp's
+    /// 32-way figure would overstate them); the same read before the exits is 32-way.
     #[test]
     fn early_exits_leave_partial_warps() {
         check_messages(
@@ -2217,6 +2226,35 @@ void run(float* out) { column<<<1, 32>>>(out); }
 "#,
             expect![[r#"
                 warning: 32-way bank conflict: this load from `s` takes 32 wavefronts instead of 1, because lanes of a warp hit 32 different words of one bank; the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P1)
+                warning: 16-way bank conflict: this load from `s` takes 16 wavefronts instead of 1, because lanes of a warp hit 16 different words of one bank (only the 16 lanes of warp 0 that pass `!(t >= 16)` run it); the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P1)
+                warning: 8-way bank conflict: this load from `s` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 8 lanes of warp 0 that pass `!(t >= 8)` run it); the lanes' stride comes from `t * 32` (pitfall-bank-conflict#P1)
+            "#]],
+        );
+    }
+
+    /// A tile's border threads leave before the reads (`if (tx <= 0 || ty <= 0 || tx >=
+    /// 31 || ty >= 31) return;`): no lane of warp 0 (row `ty` = 0) reads, and of warp 1
+    /// the 30 lanes 1 to 30, which hit one bank: 30-way (nvcc 13.5 `-arch=sm_90`: `@P0
+    /// EXIT` on the negated range, then a scalar `LDS`).
+    #[test]
+    fn a_disjunction_of_exits_leaves_the_inner_lanes() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void edges(const float* in, float* out, int w) {
+    __shared__ float tile[32][32];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int g = (blockIdx.y * 32 + ty) * w + blockIdx.x * 32 + tx;
+    tile[ty][tx] = in[g];
+    __syncthreads();
+    if (tx <= 0 || ty <= 0 || tx >= 31 || ty >= 31) return;
+    out[g] = tile[tx][ty] + tile[tx + 1][ty - 1];
+}
+void run(const float* in, float* out) { edges<<<dim3(16, 16), dim3(32, 32)>>>(in, out, 512); }
+"#,
+            expect![[r#"
+                warning: 30-way bank conflict: this load from `tile` takes 30 wavefronts instead of 1, because lanes of a warp hit 30 different words of one bank (only the 30 lanes of warp 1 that pass `!(tx <= 0 || ty <= 0 || tx >= 31 || ty >= 31)` run it); the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
+                warning: 30-way bank conflict: this load from `tile` takes 30 wavefronts instead of 1, because lanes of a warp hit 30 different words of one bank (only the 30 lanes of warp 1 that pass `!(tx <= 0 || ty <= 0 || tx >= 31 || ty >= 31)` run it); the lanes' stride comes from `threadIdx.x` in the row index (pitfall-bank-conflict#P1)
             "#]],
         );
     }

@@ -389,7 +389,10 @@ fn diagnose_with(
         report.ideal,
         f64::from(report.sectors) / f64::from(report.ideal)
     );
-    if let ActiveLanes::Known { mask, condition } = &lanes {
+    if let ActiveLanes::Known {
+        mask, condition, ..
+    } = &lanes
+    {
         // A block of fewer than 32 threads fills only part of its warp (`<<<1, 16>>>`):
         // the lanes it has.
         let warp = match shape {
