@@ -879,7 +879,8 @@ fn files_a_cmake_list_leaves_out_give_hints_only() {
     };
     std::fs::write(dir.join("filter1.cu"), kernel("one")).unwrap();
     std::fs::write(dir.join("filter6.cu"), kernel("six")).unwrap();
-    let listed = "cmake_minimum_required(VERSION 3.18)\nproject(filters LANGUAGES CXX CUDA)\nset(SOURCES filter1.cu)\nadd_library(filters STATIC ${SOURCES})\nset_property(TARGET filters PROPERTY CUDA_ARCHITECTURES 80)\n";
+    // A commented-out target names nothing.
+    let listed = "cmake_minimum_required(VERSION 3.18)\nproject(filters LANGUAGES CXX CUDA)\nset(SOURCES filter1.cu)\n#add_library(old STATIC filter6.cu)\nadd_library(filters STATIC ${SOURCES})\nset_property(TARGET filters PROPERTY CUDA_ARCHITECTURES 80)\n";
     std::fs::write(dir.join("CMakeLists.txt"), listed).unwrap();
     let o = check(&dir, &["."]);
     let out = stdout(&o);

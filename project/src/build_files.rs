@@ -1348,7 +1348,9 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
             )
         })
         .collect();
-    let stem = file.split('.').next().unwrap_or(file);
+    // The name without its extension: `matcher_cuda.memory_tile.cu` is not the
+    // `matcher_cuda.cu` that `matcher_cuda.o` is built from.
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
     // Whether the Makefile runs make elsewhere (`$(MAKE) -C kernels`): then sources in
     // folders below the ones it names may be another Makefile's.
     let recurses = ["$(MAKE)", "${MAKE}", "make -C", "make -f", "MAKE) -C"]
@@ -2218,6 +2220,10 @@ mod tests {
         let objs = "OBJS = main.o kern.o\nSRC = kern.cu\n%.o: %.cu\n\tnvcc -c $< -o $@\n";
         assert_eq!(makefile_builds(objs, "main.cu"), Some(true));
         assert_eq!(makefile_builds(objs, "old.cu"), Some(false));
+        // A variant whose name adds a dotted part is another file than the one built.
+        let variant = "all: m.o\nm.o: matchers/matcher.cu\n\tnvcc -c $< -o $@\n";
+        assert_eq!(makefile_builds(variant, "matcher.cu"), Some(true));
+        assert_eq!(makefile_builds(variant, "matcher.tile.cu"), Some(false));
         // A wildcard matches the file or names its folder's sources.
         assert_eq!(
             makefile_builds("SRC = $(wildcard *.cu)\nkern.o: kern.cu\n", "old.cu"),

@@ -128,14 +128,7 @@ pub(crate) fn include_dirs(text: &str) -> Vec<String> {
 /// whose folders it adds are the caller's to read (they may name the file by a path).
 pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
     let commands = parse(text);
-    let names_it = |t: &str| {
-        t.split(|c: char| c == '/' || c == ';' || c == '\\' || c.is_whitespace())
-            .any(|part| part == name)
-    };
-    if commands
-        .iter()
-        .any(|c| c.args.iter().any(|a| names_it(&a.text)))
-    {
+    if names_in(&commands, name) {
         return Some(true);
     }
     const TARGETS: [&str; 4] = [
@@ -193,6 +186,30 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
         }
     }
     (targets > 0).then_some(false)
+}
+
+/// Whether an argument of a command of `commands` names the file called `name` (alone,
+/// or as the last part of a path or list item); a comment does not.
+fn names_in(commands: &[Command], name: &str) -> bool {
+    let names_it = |t: &str| {
+        t.split(|c: char| c == '/' || c == ';' || c == '\\' || c.is_whitespace())
+            .any(|part| part == name)
+    };
+    commands
+        .iter()
+        .any(|c| c.args.iter().any(|a| names_it(&a.text)))
+}
+
+/// Whether the CMake file `text` may add the source called `name` to a target: a
+/// command names it, or gathers sources no text spells out (`file(GLOB …)`,
+/// `aux_source_directory`). Comments name nothing.
+pub(crate) fn may_name_source(text: &str, name: &str) -> bool {
+    let commands = parse(text);
+    names_in(&commands, name)
+        || commands.iter().any(|c| {
+            c.name == "aux_source_directory"
+                || (c.name == "file" && c.args.first().is_some_and(|a| a.text.starts_with("GLOB")))
+        })
 }
 
 pub(crate) fn gencode_targets(text: &str) -> Vec<(Target, usize, Vec<String>)> {

@@ -445,7 +445,7 @@ impl ProjectLoader {
         let mut root = folder.clone();
         for d in self.ancestors(&folder).iter().skip(1) {
             match std::fs::read_to_string(d.join("CMakeLists.txt")) {
-                Ok(t) if t.contains(&name) => return None,
+                Ok(t) if crate::cmake::may_name_source(&t, &name) => return None,
                 Ok(_) => root = d.clone(),
                 Err(_) => {}
             }
@@ -1351,7 +1351,7 @@ fn cmake_files_below_name(root: &Path, name: &str) -> bool {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
-        if text.contains(name) || text.contains("GLOB") || text.contains("aux_source_directory") {
+        if crate::cmake::may_name_source(&text, name) {
             return true;
         }
     }
