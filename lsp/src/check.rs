@@ -53,8 +53,9 @@ pub struct Args {
     pub dry_run: bool,
     /// Target architectures, comma-separated (sm_80, sm_90a, compute_90, or GPU names such
     /// as H200 or A100); overrides `.kernaut.toml` and the build [default: `arch` of the
-    /// nearest .kernaut.toml, else the targets of compile_commands.json, CMakeLists.txt,
-    /// setup.py or a Makefile, else sm_90, assumed].
+    /// nearest .kernaut.toml, else the targets of the build: compile_commands.json,
+    /// CMakeLists.txt, setup.py, a Makefile, xmake.lua, a Visual Studio project, or a
+    /// Python, Rust or shell script that runs nvcc; else sm_90, assumed].
     #[arg(long)]
     pub arch: Option<String>,
     /// Output format.

@@ -863,6 +863,34 @@ fn files_a_makefile_does_not_compile_give_hints_only() {
     );
 }
 
+/// A shell script that runs nvcc is a build description: its `-arch` gives the targets,
+/// and a `.cu` below it that no nvcc command of the script names (an older copy in
+/// `alt/`) is not compiled, so its finding is a hint that says so.
+#[test]
+fn files_a_build_script_leaves_out_give_hints_only() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-shell-unbuilt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("alt")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let kernel = "__global__ void col(float* out) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}\nvoid run(float* o) { col<<<1, 32>>>(o); }\n";
+    std::fs::write(dir.join("main.cu"), kernel).unwrap();
+    std::fs::write(dir.join("alt/main.cu"), kernel).unwrap();
+    std::fs::write(
+        dir.join("build.sh"),
+        "#!/bin/bash\nset -e\nmkdir -p build\nnvcc -O2 -arch=sm_80 main.cu -o build/app\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains("main.cu:5:24: warning: 32-way bank conflict")
+            && out.contains("alt/main.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("build.sh names the CUDA sources it compiles, and not this file)"),
+        "{out}"
+    );
+    assert!(err.contains("targets: sm_80 (from "), "{err}");
+}
+
 /// A `CMakeLists.txt` that lists its targets' sources, and not `filter6.cu`: the
 /// file's finding is a hint that says the build does not compile it; the listed file
 /// keeps its warning. With a glob the list is not known and both are compiled.

@@ -541,6 +541,125 @@ pub fn rust_build_targets(text: &str) -> Option<Found> {
     nvcc_words_in_strings(text, &|line| Box::new(rust_strings(line)))
 }
 
+/// The nvcc commands of a shell script (`build.sh`, `run.sh`, a job script): each
+/// command's words after `nvcc` (or a path ending in `/nvcc`), with its line. Lines
+/// continued with `\` are joined; `#` comments, `&&`, `||`, `;` and `|` end a command.
+pub fn shell_nvcc_commands(text: &str) -> Vec<(usize, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut joined = String::new();
+    let mut start = 0;
+    for (n, line) in text.lines().enumerate() {
+        if joined.is_empty() {
+            start = n + 1;
+        }
+        let code = match line.trim_start().starts_with('#') {
+            true => "",
+            false => line.split(" #").next().unwrap_or_default(),
+        };
+        if let Some(body) = code.trim_end().strip_suffix('\\') {
+            joined.push_str(body);
+            joined.push(' ');
+            continue;
+        }
+        joined.push_str(code);
+        for command in joined.split(['&', '|', ';']) {
+            let words: Vec<String> = command
+                .split_whitespace()
+                .map(|w| w.trim_matches(['"', '\'']).to_string())
+                .collect();
+            if let Some(at) = words
+                .iter()
+                .position(|w| w == "nvcc" || w.ends_with("/nvcc"))
+            {
+                out.push((start, words[at + 1..].to_vec()));
+            }
+        }
+        joined.clear();
+    }
+    out
+}
+
+/// The targets a shell script's nvcc commands name (`nvcc -arch=sm_80 k.cu`), with the
+/// line of the first that names one; `None` where none does.
+pub fn shell_nvcc_targets(text: &str) -> Option<Found> {
+    if !text.contains("nvcc") {
+        return None;
+    }
+    let commands = shell_nvcc_commands(text);
+    let mut targets = Vec::new();
+    let mut line = None;
+    for (n, words) in &commands {
+        let found = targets_in_command(words);
+        if !found.is_empty() {
+            line.get_or_insert(*n);
+        }
+        for t in found {
+            push_unique(&mut targets, t);
+        }
+    }
+    (!targets.is_empty()).then(|| Found {
+        targets,
+        line: line.unwrap_or(1),
+        note: None,
+        conditional: Vec::new(),
+    })
+}
+
+/// The CUDA sources a shell script's nvcc commands compile, as written (paths from the
+/// folder the script runs in): `Some` where each is spelled out and the script does
+/// not change folder; `None` where a name is computed (`$f`, `*.cu`, a command
+/// substitution), the script runs `cd` or `pushd`, or no nvcc command names a `.cu`.
+pub fn shell_cuda_sources(text: &str) -> Option<Vec<String>> {
+    let commands = shell_nvcc_commands(text);
+    if commands.is_empty()
+        || text.lines().any(|l| {
+            let l = l.trim_start();
+            !l.starts_with('#')
+                && l.split(['&', '|', ';', '(', ' '])
+                    .any(|w| w == "cd" || w == "pushd")
+        })
+    {
+        return None;
+    }
+    // Options whose value is the next word.
+    const VALUED: [&str; 14] = [
+        "-o",
+        "-I",
+        "-L",
+        "-l",
+        "-D",
+        "-U",
+        "-x",
+        "-arch",
+        "-code",
+        "-gencode",
+        "-ccbin",
+        "-Xcompiler",
+        "-Xptxas",
+        "-Xlinker",
+    ];
+    let mut sources = Vec::new();
+    for (_, words) in &commands {
+        let mut skip = false;
+        for w in words {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if w.starts_with('-') {
+                skip = VALUED.contains(&w.as_str());
+                continue;
+            }
+            if w.contains(['$', '*', '`', '?']) {
+                return None;
+            }
+            if w.ends_with(".cu") {
+                sources.push(w.trim_start_matches("./").to_string());
+            }
+        }
+    }
+    (!sources.is_empty()).then_some(sources)
+}
+
 /// The double-quoted string literals of one line of Rust, before a `//` comment.
 fn rust_strings(line: &str) -> impl Iterator<Item = &str> {
     let mut rest = line.split("//").next().unwrap_or_default();
@@ -2220,6 +2339,20 @@ mod tests {
         let objs = "OBJS = main.o kern.o\nSRC = kern.cu\n%.o: %.cu\n\tnvcc -c $< -o $@\n";
         assert_eq!(makefile_builds(objs, "main.cu"), Some(true));
         assert_eq!(makefile_builds(objs, "old.cu"), Some(false));
+        // Shell scripts: the nvcc commands, their targets and the sources they spell out.
+        let sh = "#!/bin/bash\nset -e\n# nvcc old.cu\nmkdir -p build && nvcc -O2 \\\n  -arch=sm_86 main.cu -o build/app\nnvcc -I inc ./lib/k.cu -c # -arch=sm_50\n";
+        assert_eq!(names(&shell_nvcc_targets(sh).unwrap().targets), "sm_86");
+        assert_eq!(shell_nvcc_targets(sh).unwrap().line, 4);
+        assert_eq!(
+            shell_cuda_sources(sh),
+            Some(vec!["main.cu".to_string(), "lib/k.cu".to_string()])
+        );
+        assert_eq!(
+            shell_cuda_sources("for f in *.cu; do nvcc $f; done\n"),
+            None
+        );
+        assert_eq!(shell_cuda_sources("cd src\nnvcc k.cu\n"), None);
+        assert_eq!(shell_nvcc_targets("nvcc -O2 main.cu\n"), None);
         // A variant whose name adds a dotted part is another file than the one built.
         let variant = "all: m.o\nm.o: matchers/matcher.cu\n\tnvcc -c $< -o $@\n";
         assert_eq!(makefile_builds(variant, "matcher.cu"), Some(true));

@@ -459,6 +459,64 @@ impl ProjectLoader {
         ))
     }
 
+    /// Why the shell scripts of the nearest folder at or above `file`'s whose scripts
+    /// run nvcc (`build.sh`: `nvcc -O2 main.cu -o app`) do not compile it: they spell out
+    /// every CUDA source they compile ([`build_files::shell_cuda_sources`]) and none is
+    /// this file, no other build file sits in that folder or between, and no source or
+    /// header below it includes the file. `None` where they may compile it; only `.cu`
+    /// files are judged.
+    fn not_in_shell_scripts(&mut self, file: &Path) -> Option<String> {
+        let name = file.file_name()?.to_string_lossy().to_string();
+        if !name.ends_with(".cu") {
+            return None;
+        }
+        for d in self.ancestors(&folder_of(file)) {
+            let other_build = OTHER_BUILD_FILES
+                .iter()
+                .chain(["CMakeLists.txt"].iter())
+                .any(|n| d.join(n).is_file());
+            if other_build {
+                return None;
+            }
+            let scripts: Vec<(PathBuf, String)> = shell_scripts(&d)
+                .into_iter()
+                .filter_map(|p| {
+                    let t = std::fs::read_to_string(&p).ok()?;
+                    t.contains("nvcc").then_some((p, t))
+                })
+                .filter(|(_, t)| !build_files::shell_nvcc_commands(t).is_empty())
+                .collect();
+            if scripts.is_empty() {
+                continue;
+            }
+            for (_, text) in &scripts {
+                let sources = build_files::shell_cuda_sources(text)?;
+                let same = |s: &String| match (d.join(s).canonicalize(), file.canonicalize()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => d.join(s) == file,
+                };
+                if sources.iter().any(same) {
+                    return None;
+                }
+            }
+            if included_below(&d, &name) {
+                return None;
+            }
+            let names: Vec<String> = scripts
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect();
+            return Some(match names.as_slice() {
+                [one] => format!("{one} names the CUDA sources it compiles, and not this file"),
+                _ => format!(
+                    "{} name the CUDA sources they compile, and not this file",
+                    names.join(", ")
+                ),
+            });
+        }
+        None
+    }
+
     /// Why the Visual Studio projects of the nearest folder at or above `file`'s that
     /// holds any do not compile it: each lists its CUDA sources (`<CudaCompile
     /// Include="…">`) and none lists this file, and no source or header below them
@@ -707,6 +765,12 @@ impl ProjectLoader {
                         .map(|p| (p, build_files::python_nvcc_words as Reader)),
                 );
             }
+            // A shell script that runs nvcc (`build.sh`, `run.sh`).
+            candidates.extend(
+                shell_scripts(&d)
+                    .into_iter()
+                    .map(|p| (p, build_files::shell_nvcc_targets as Reader)),
+            );
             for (path, read) in candidates {
                 let Some((text, segments)) = read_build_file(&path) else {
                     continue;
@@ -847,6 +911,8 @@ impl ProjectLoader {
                     self.not_built(file, &path)
                 } else if path.file_name().is_some_and(|n| n == "CMakeLists.txt") {
                     self.not_in_cmake(file)
+                } else if path.extension().is_some_and(|e| e == "sh") {
+                    self.not_in_shell_scripts(file)
                 } else {
                     self.not_in_visual_studio_projects(file)
                 };
@@ -896,7 +962,8 @@ impl ProjectLoader {
                 let why = makefile
                     .and_then(|m| self.not_built(file, &m))
                     .or_else(|| self.not_in_cmake(file))
-                    .or_else(|| self.not_in_visual_studio_projects(file));
+                    .or_else(|| self.not_in_visual_studio_projects(file))
+                    .or_else(|| self.not_in_shell_scripts(file));
                 if let Some(why) = why {
                     build.targets = Some(TargetSet {
                         not_built: Some(why),
@@ -1318,6 +1385,18 @@ const INCLUDER_WALK_LIMIT: usize = 20_000;
 /// [`INCLUDER_WALK_LIMIT`] entries; `true` past it, as nothing can be said) has an
 /// `#include` line that names `name`.
 /// Build files other than CMake's that may compile a source of their folder or below.
+/// The shell scripts of folder `d` (`*.sh`), sorted.
+fn shell_scripts(d: &Path) -> Vec<PathBuf> {
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(d)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "sh") && p.is_file())
+        .collect();
+    scripts.sort();
+    scripts
+}
+
 const OTHER_BUILD_FILES: [&str; 11] = [
     "setup.py",
     "pyproject.toml",
