@@ -3322,7 +3322,20 @@ pub fn bank_with_args(
         (bound, bind),
     );
     // Guards whose lanes are known (`if (t >= 8) return;`, `if (tx <= 0 || tx >= 31)
-    // return;`): the model of those lanes alone, in the first warp that has any.
+    // return;`): the model of those lanes alone, in the first warp that has any. The
+    // lanes must be the same under every other block the kernel may run with (`tid <
+    // 256` with `tid = threadIdx.x * blockDim.y + threadIdx.y` and no launch in sight
+    // leaves lanes that the block decides).
+    let lanes_hold = || {
+        launch.others.iter().all(|b| {
+            active_lanes_in(
+                scope.file,
+                access.range.start,
+                b.map(|v| Some(i64::from(v))),
+                bound,
+            ) == lanes
+        })
+    };
     let guarded = match (&lanes, &sweep, &model.result) {
         (
             ActiveLanes::Known {
@@ -3332,7 +3345,7 @@ pub fn bank_with_args(
             },
             None,
             Ok(r),
-        ) if r.conflict_degree >= 2 => {
+        ) if r.conflict_degree >= 2 && lanes_hold() => {
             crate::model_cache::bank_at_step(&offset, shape(launch.block), 0, (*warp, *mask))
                 .ok()
                 .map(|(addresses, report)| {
