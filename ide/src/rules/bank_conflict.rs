@@ -2232,6 +2232,40 @@ void run(float* out) { column<<<1, 32>>>(out); }
         );
     }
 
+    /// A transposed thread number (`tid = threadIdx.x * blockDim.y + threadIdx.y`) under
+    /// `tid < 256`: with the 32×32 block of the launch, warp 0 is row `ty` = 0 and its
+    /// lanes 0 to 7 pass, all in bank 0 (8-way); with no launch in sight the lanes that
+    /// pass depend on the block, and with a second launch of a 16×16 block too, so
+    /// nothing is said of them.
+    #[test]
+    fn partial_warp_lanes_that_the_block_decides() {
+        let kernel = r#"
+__global__ void hist(const unsigned char* in, unsigned* out) {
+    __shared__ unsigned cache[256];
+    int tid = threadIdx.x * blockDim.y + threadIdx.y;
+    if (tid < 256) cache[tid] = 0;
+    __syncthreads();
+    atomicAdd(&cache[in[blockIdx.x * 1024 + threadIdx.y * 32 + threadIdx.x]], 1u);
+    __syncthreads();
+    if (tid < 256) out[blockIdx.x * 256 + tid] = cache[tid];
+}
+"#;
+        check_messages(
+            RULE,
+            &format!("{kernel}void run(const unsigned char* in, unsigned* out, int n) {{ dim3 block(32, 32); hist << <n, block >> > (in, out); }}\n"),
+            expect![[r#"
+                warning: 8-way bank conflict: this store to `cache` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 8 lanes of warp 0 that pass `tid < 256` run it); the lanes' stride comes from `threadIdx.x * blockDim.y` (pitfall-bank-conflict#P1)
+                warning: 8-way bank conflict: this load from `cache` takes 8 wavefronts instead of 1, because lanes of a warp hit 8 different words of one bank (only the 8 lanes of warp 0 that pass `tid < 256` run it); the lanes' stride comes from `threadIdx.x * blockDim.y` (pitfall-bank-conflict#P1)
+            "#]],
+        );
+        check(RULE, kernel);
+        // A second launch with a 16×16 block lets all 32 lanes of warp 0 in.
+        check(
+            RULE,
+            &format!("{kernel}void run(const unsigned char* in, unsigned* out, int n) {{ hist<<<n, dim3(32, 32)>>>(in, out); hist<<<n, dim3(16, 16)>>>(in, out); }}\n"),
+        );
+    }
+
     /// A tile's border threads leave before the reads (`if (tx <= 0 || ty <= 0 || tx >=
     /// 31 || ty >= 31) return;`): no lane of warp 0 (row `ty` = 0) reads, and of warp 1
     /// the 30 lanes 1 to 30, which hit one bank: 30-way (nvcc 13.5 `-arch=sm_90`: `@P0
