@@ -30,7 +30,7 @@ pub use crate::shared_bytes::{static_shared, StaticShared};
 use crate::analysis::Analysis;
 use crate::instances::{assumed_defaults, launched_instantiations, offset_in, Instantiation};
 use crate::line_index::{LineIndex, PositionEncoding};
-use crate::model_cache::{BankFailure, BankModel, BankShape, FxHashMap, ReportCache};
+use crate::model_cache::{BankFailure, BankModel, BankShape, ElementBytes, FxHashMap, ReportCache};
 
 /// What the model reads: the file, where to look for launches, the default block and
 /// the cache of model answers.
@@ -883,13 +883,15 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
                 || (o.byte_offset.has_loop_var()
                     && !a.byte_offset.has_loop_var()
                     && {
-                        let (core, k) = split_constant(&at_first_iteration(&o.byte_offset));
-                        (a_const - k).abs() < 1024 && same_value(&core, &a_core)
+                        let first = scope.cache.first_split(&o.byte_offset, |e| {
+                            split_constant(&at_first_iteration(e))
+                        });
+                        (a_const - first.1).abs() < 1024 && same_value(&first.0, &a_core)
                     }
                     && mine
-                        .get_or_init(|| element_bytes(a))
+                        .get_or_init(|| element_bytes(scope, a))
                         .as_ref()
-                        .is_some_and(|m| element_bytes(o).is_some_and(|t| covers(&t, m)))))
+                        .is_some_and(|m| element_bytes(scope, o).is_some_and(|t| covers(&t, m)))))
     };
     if !before.iter().any(|o| writes(o) && covering(o)) {
         return false;
@@ -917,15 +919,20 @@ fn dominating_store(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) -
     })
 }
 
-/// A thread's part of an array and the byte ranges past it that an access touches
-/// ([`element_bytes`]).
-type ElementBytes = (IndexExpr, Vec<(i64, i64)>);
-
 /// The bytes a thread's access touches over the iterations of the loops its offset
 /// reads, as one offset the same in every iteration (the thread's own part,
 /// `threadIdx.x * 64`) and the byte ranges past it (`my[i]` for `i < 16` of `uint32_t`: 0..64); `None`
 /// where a loop's bounds are not constants or its iterations are too many to list.
-fn element_bytes(a: &SharedAccess) -> Option<ElementBytes> {
+fn element_bytes(scope: &Scope<'_>, a: &SharedAccess) -> Option<ElementBytes> {
+    let width = a.width?;
+    (*scope
+        .cache
+        .element_bytes(&a.byte_offset, width, || list_element_bytes(a)))
+    .clone()
+}
+
+/// [`element_bytes`], worked out.
+fn list_element_bytes(a: &SharedAccess) -> Option<ElementBytes> {
     let width = i64::try_from(a.width?).ok()?;
     if a.byte_offset.unknown_reason().is_some() {
         return None;
@@ -975,7 +982,7 @@ pub fn walk_with_siblings(
     if a.kind != AccessKind::Load || chunk < 2 || width <= 0 {
         return None;
     }
-    let mine = element_bytes(a)?;
+    let mine = element_bytes(scope, a)?;
     let f = scope.facts().function_at(a.range.start)?;
     let lo = all.partition_point(|o| o.range.start < f.range.start);
     let hi = all.partition_point(|o| o.range.start < f.range.end);
@@ -989,7 +996,7 @@ pub fn walk_with_siblings(
         {
             continue;
         }
-        if let Some(t) = element_bytes(o).filter(|t| same_value(&t.0, &mine.0)) {
+        if let Some(t) = element_bytes(scope, o).filter(|t| same_value(&t.0, &mine.0)) {
             starts.extend(t.1.iter().map(|&(s, _)| s));
         }
     }
@@ -1497,7 +1504,7 @@ fn private_rewritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) 
     if !later.iter().any(writes) {
         return false;
     }
-    let Some(mine) = element_bytes(a) else {
+    let Some(mine) = element_bytes(scope, a) else {
         return false;
     };
     let text = scope.file.text();
@@ -1524,7 +1531,7 @@ fn private_rewritten(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess) 
     };
     later.iter().any(|o| {
         writes(o)
-            && (same_bytes(o, a) || element_bytes(o).is_some_and(|t| covers(&t, &mine)))
+            && (same_bytes(o, a) || element_bytes(scope, o).is_some_and(|t| covers(&t, &mine)))
             && every_path(o)
     }) && (a.kind == AccessKind::Store || dominating_store(scope, all, a))
         && thread_private(scope, all, a)
@@ -1664,11 +1671,7 @@ fn pairs_across_iterations(
     }
     let (start, end) = loop_bounds(offset, &name)?;
     let trips = end.checked_sub(start)?;
-    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
-        p.loop_range
-            .as_ref()
-            .is_some_and(|r| r.start == lp.range.start)
-    });
+    let pragma = scope.file.unroll_pragma_of(lp.range.start);
     let unrolled = match pragma {
         Some(p) => p.factor.map_or(trips, |f| f.min(trips)),
         None => {
@@ -1854,11 +1857,7 @@ fn loop_merged(
 /// the factor of its `#pragma unroll` (all of them with none given), else all of them where
 /// trips × body cost stays within what nvcc was seen to unroll in full (see [`Merged`]).
 fn unroll_factor(scope: &Scope<'_>, loop_range: &TextRange, trips: i64) -> Option<i64> {
-    let pragma = scope.file.unroll_pragmas().into_iter().find(|p| {
-        p.loop_range
-            .as_ref()
-            .is_some_and(|r| r.start == loop_range.start)
-    });
+    let pragma = scope.file.unroll_pragma_of(loop_range.start);
     match pragma {
         Some(p) => Some(p.factor.map_or(trips, |f| f.min(trips))),
         None => {
@@ -1929,7 +1928,12 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
     });
     let hi = all.partition_point(|o| o.range.start <= f.range.end.min(a.range.start + WINDOW));
     let elem = elem as i64;
-    let mine_first = split_constant(&at_first_iteration(&a.byte_offset));
+    let first = |x: &SharedAccess| {
+        scope
+            .cache
+            .first_split(&x.byte_offset, |e| split_constant(&at_first_iteration(e)))
+    };
+    let mine_first = first(a);
     // The cheap questions first: the same array and kind, and bytes that fill a slot
     // with `a`'s; the loops around each (their unrolling) only for those.
     let candidates: Vec<&SharedAccess> = all
@@ -1949,14 +1953,14 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
         // The same part of the thread at the loops' first iterations, before the
         // iterations are listed.
         .filter(|o| {
-            let theirs = split_constant(&at_first_iteration(&o.byte_offset));
+            let theirs = first(o);
             (mine_first.1 - theirs.1).abs() < 64 && same_value(&mine_first.0, &theirs.0)
         })
         .collect();
     if candidates.is_empty() {
         return false;
     }
-    let Some(bytes) = element_bytes(a) else {
+    let Some(bytes) = element_bytes(scope, a) else {
         return false;
     };
     if divisor(&bytes.0) % 16 != 0 {
@@ -1965,7 +1969,7 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
     let candidates: Vec<&SharedAccess> = candidates
         .into_iter()
         .filter(|o| {
-            let Some(other) = element_bytes(o) else {
+            let Some(other) = element_bytes(scope, o) else {
                 return false;
             };
             if !same_value(&bytes.0, &other.0) {
@@ -2172,12 +2176,10 @@ pub fn may_merge_in_runtime_loop(
     if core.unknown_reason().is_some() || divisor(&core) % pair != 0 || c.rem_euclid(pair) != 0 {
         return false;
     }
-    !scope.file.unroll_pragmas().into_iter().any(|p| {
-        p.loop_range
-            .as_ref()
-            .is_some_and(|r| r.start == lp.range.start)
-            && p.factor == Some(1)
-    })
+    scope
+        .file
+        .unroll_pragma_of(lp.range.start)
+        .is_none_or(|p| p.factor != Some(1))
 }
 
 /// The one loop variable of `e` and its coefficient, where `e` is linear in it with a

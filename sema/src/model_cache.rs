@@ -271,7 +271,18 @@ pub struct ReportCache {
     /// Byte offsets split into core and constant, for the merged-access search, which
     /// compares each access with its neighbours.
     splits: Mutex<FxHashMap<IndexExpr, Arc<(IndexExpr, i64)>>>,
+    /// Byte offsets at their loops' first iteration, split the same way.
+    first_splits: Mutex<FxHashMap<IndexExpr, Arc<(IndexExpr, i64)>>>,
+    /// The bytes a thread's access touches over its loops, by byte offset and then
+    /// width: the merge and store-coverage questions list them for each neighbour.
+    elements: Mutex<FxHashMap<IndexExpr, ElementsByWidth>>,
 }
+
+/// A thread's part of an array and the byte ranges past it that an access touches.
+pub type ElementBytes = (IndexExpr, Vec<(i64, i64)>);
+
+/// The listed bytes of one byte offset, by the access width.
+type ElementsByWidth = Vec<(u64, Arc<Option<ElementBytes>>)>;
 
 /// The models of one byte offset, by the rest of the inputs.
 type BankModels = Vec<(BankShape, Arc<BankModel>)>;
@@ -284,6 +295,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// `f(index)`, kept in `table` by `index`.
+fn memo<T>(
+    table: &Mutex<FxHashMap<IndexExpr, Arc<T>>>,
+    index: &IndexExpr,
+    f: impl FnOnce(&IndexExpr) -> T,
+) -> Arc<T> {
+    if let Some(s) = lock(table).get(index) {
+        return s.clone();
+    }
+    let s = Arc::new(f(index));
+    let mut table = lock(table);
+    if table.len() >= CACHE_ENTRIES {
+        table.clear();
+    }
+    table.insert(index.clone(), s.clone());
+    s
+}
+
 impl ReportCache {
     /// `split(index)`, kept by `index`.
     pub fn split(
@@ -291,16 +320,41 @@ impl ReportCache {
         index: &IndexExpr,
         split: impl FnOnce(&IndexExpr) -> (IndexExpr, i64),
     ) -> Arc<(IndexExpr, i64)> {
-        if let Some(s) = lock(&self.splits).get(index) {
-            return s.clone();
+        memo(&self.splits, index, split)
+    }
+
+    /// `split(index)` for `index` at its loops' first iteration, kept by `index`.
+    pub fn first_split(
+        &self,
+        index: &IndexExpr,
+        split: impl FnOnce(&IndexExpr) -> (IndexExpr, i64),
+    ) -> Arc<(IndexExpr, i64)> {
+        memo(&self.first_splits, index, split)
+    }
+
+    /// `list(index)`, the bytes a `width`-byte access at `index` touches, kept by both.
+    pub fn element_bytes(
+        &self,
+        index: &IndexExpr,
+        width: u64,
+        list: impl FnOnce() -> Option<ElementBytes>,
+    ) -> Arc<Option<ElementBytes>> {
+        let found = lock(&self.elements)
+            .get(index)
+            .and_then(|v| v.iter().find(|(w, _)| *w == width).map(|(_, e)| e.clone()));
+        if let Some(e) = found {
+            return e;
         }
-        let s = Arc::new(split(index));
-        let mut table = lock(&self.splits);
+        let e = Arc::new(list());
+        let mut table = lock(&self.elements);
         if table.len() >= CACHE_ENTRIES {
             table.clear();
         }
-        table.insert(index.clone(), s.clone());
-        s
+        table
+            .entry(index.clone())
+            .or_default()
+            .push((width, e.clone()));
+        e
     }
 
     /// The bank model of `index` on an array of `shape`, computed once.

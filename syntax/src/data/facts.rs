@@ -99,6 +99,9 @@ pub(crate) struct LocalsMemo {
     /// The variable each name declares or refers to, by the offset asked about
     /// ([`SourceFile::variable_at`](crate::SourceFile::variable_at)).
     variables_at: Memo<usize, Option<crate::Variable>>,
+    /// The body cost of each `for` loop, by its range
+    /// ([`SourceFile::loop_body_cost`](crate::SourceFile::loop_body_cost)).
+    body_costs: Memo<(usize, usize), Option<u32>>,
 }
 
 /// A condition's range (start and end byte), the names bound and the block it is
@@ -269,6 +272,15 @@ impl LocalsMemo {
     ) -> bool {
         let key = (first.start, first.end, second.start, second.end);
         memo(&self.straight, key, compute)
+    }
+
+    /// The body cost of the loop at `range`, computed by `compute` the first time.
+    pub(crate) fn body_cost(
+        &self,
+        range: &crate::TextRange,
+        compute: impl FnOnce() -> Option<u32>,
+    ) -> Option<u32> {
+        memo(&self.body_costs, (range.start, range.end), compute)
     }
 
     /// The simple statement around `range`, computed by `compute` the first time.

@@ -58,6 +58,21 @@ impl SourceFile {
         }
     }
 
+    /// The `#pragma unroll` of the loop that starts at `loop_start`, if it has one
+    /// (without copying the file's list).
+    pub fn unroll_pragma_of(&self, loop_start: usize) -> Option<UnrollPragma> {
+        let of = |p: &&UnrollPragma| p.loop_range.as_ref().is_some_and(|r| r.start == loop_start);
+        match self.tree_memo() {
+            Some(memo) => memo
+                .unroll_pragmas
+                .get_or_init(|| self.find_unroll_pragmas().into())
+                .iter()
+                .find(of)
+                .cloned(),
+            None => self.find_unroll_pragmas().iter().find(of).cloned(),
+        }
+    }
+
     fn find_unroll_pragmas(&self) -> Vec<UnrollPragma> {
         let mut out = Vec::new();
         let text = self.text();
@@ -189,6 +204,13 @@ impl SourceFile {
     /// constant-trip loop with no pragma over `t[threadIdx.x][c]` is unrolled in full when
     /// trips × cost ≤ 600 and not when it is ≥ 768 (see `kernaut_sema::model::Merged`).
     pub fn loop_body_cost(&self, loop_range: &TextRange) -> Option<u32> {
+        match self.tree_memo() {
+            Some(memo) => memo.body_cost(loop_range, || self.find_loop_body_cost(loop_range)),
+            None => self.find_loop_body_cost(loop_range),
+        }
+    }
+
+    fn find_loop_body_cost(&self, loop_range: &TextRange) -> Option<u32> {
         let root = self.root_at(loop_range.start)?;
         let lp = chain_at(root, loop_range.start)
             .into_iter()
