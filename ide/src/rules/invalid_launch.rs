@@ -221,6 +221,33 @@ void run(float* out, int rows) {
         );
     }
 
+    /// Sizes a helper fills through non-`const` references (`pick(n, threads, blocks)`)
+    /// are not their initial zeros; one passed by value or by `const` reference, or to
+    /// `printf`, still is.
+    #[test]
+    fn sizes_a_helper_writes_through_references_are_not_their_initialisers() {
+        check(
+            RULE,
+            r#"
+__global__ void k(float* out) { out[threadIdx.x] = 0.0f; }
+static void pick(unsigned n, unsigned& threads, unsigned &blocks) { blocks = n / 256 + 1; threads = 256; }
+static void show(unsigned threads, const unsigned& blocks) {}
+void run(float* out, unsigned n) {
+    unsigned threads = 0, blocks = 0;
+    pick(n, threads, blocks);
+    k<<<blocks, threads>>>(out);
+}
+void run_by_value(float* out) {
+    unsigned threads = 0, blocks = 4;
+    show(threads, blocks);
+    printf("%u\n", threads);
+    k<<<blocks, threads>>>(out);
+ // ^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: launch of `k`: a block of 0 has no threads
+}
+"#,
+        );
+    }
+
     /// Sizes the file does not fix, and launches inside the limits, say nothing.
     #[test]
     fn runtime_sizes_and_valid_launches_stay_silent() {

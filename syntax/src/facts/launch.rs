@@ -914,11 +914,9 @@ impl<'t> DimContext<'_, 't> {
             }
         }
         let (value, _, name_at) = found?;
-        if mutated(
-            text.get(func.byte_range())?,
-            name,
-            name_at - func.start_byte(),
-        ) {
+        let body = text.get(func.byte_range())?;
+        if mutated(body, name, name_at - func.start_byte()) || passed_by_reference(text, body, name)
+        {
             return None;
         }
         Some(value)
@@ -953,6 +951,127 @@ fn mutated(body: &str, name: &str, declared: usize) -> bool {
             || before.ends_with("--");
         let address = before.ends_with('&') && !before.ends_with("&&");
         if assigns || steps || address {
+            return true;
+        }
+    }
+    false
+}
+
+/// Callees known to take their arguments by value (or to be no call at all).
+const BY_VALUE: [&str; 24] = [
+    "printf", "fprintf", "sprintf", "snprintf", "puts", "assert", "sizeof", "min", "max", "fmin",
+    "fmax", "fminf", "fmaxf", "ceil", "floor", "abs", "sqrt", "pow", "exit", "malloc", "calloc",
+    "dim3", "return", "if",
+];
+
+/// Whether `body` (of a function of the file `text`) passes the variable `name` whole to
+/// a call that may take it by non-`const` reference and write it (`pick(n, threads,
+/// blocks)` with `void pick(unsigned n, unsigned& threads, unsigned& blocks)`): the
+/// callee's parameter at that place is such a reference where the file defines or
+/// declares it, or the file does not show the callee (a library's or another file's
+/// function, other than the C and CUDA runtime's and `std::`'s, which take values).
+/// Launch arguments and configurations are values.
+fn passed_by_reference(text: &str, body: &str, name: &str) -> bool {
+    let bytes = body.as_bytes();
+    let is_ident = crate::util::is_ident_byte;
+    for (i, _) in body.match_indices(name) {
+        let end = i + name.len();
+        if (i > 0 && is_ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| is_ident(b)) {
+            continue;
+        }
+        let before = body[..i].trim_end();
+        let after = body[end..].trim_start();
+        if !(before.ends_with('(') || before.ends_with(','))
+            || !(after.starts_with(',') || after.starts_with(')'))
+        {
+            continue;
+        }
+        // The open parenthesis of the list the argument is in, and its place in it.
+        let mut depth = 0i32;
+        let mut index = 0usize;
+        let mut open = None;
+        for (k, &b) in bytes[..i].iter().enumerate().rev() {
+            match b {
+                b')' | b']' | b'}' => depth += 1,
+                b'(' | b'[' | b'{' if depth > 0 => depth -= 1,
+                b'(' => {
+                    open = Some(k);
+                    break;
+                }
+                b'[' | b'{' | b';' => break,
+                b',' if depth == 0 => index += 1,
+                _ => {}
+            }
+        }
+        let Some(open) = open else {
+            continue;
+        };
+        let head = body[..open].trim_end();
+        // A launch's arguments (`k<<<g, b>>>(x)`) are values.
+        if head.ends_with(">>>") || head.ends_with("> > >") {
+            continue;
+        }
+        let callee_start = head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .map_or(0, |p| p + 1);
+        let callee = &head[callee_start..];
+        // `dim3 block(threads)`: a declaration's initialiser, not a call.
+        if head[..callee_start]
+            .trim_end()
+            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '>')
+        {
+            continue;
+        }
+        let short = callee.rsplit("::").next().unwrap_or(callee);
+        if short.is_empty()
+            || callee.starts_with("std::")
+            || short.starts_with("cuda")
+            || short.starts_with("__")
+            || BY_VALUE.contains(&short)
+        {
+            continue;
+        }
+        // The callee's parameter lists in the file: a definition or declaration.
+        let mut seen = false;
+        for (at, _) in text.match_indices(short) {
+            let tb = text.as_bytes();
+            if (at > 0 && is_ident(tb[at - 1]))
+                || tb.get(at + short.len()).is_some_and(|&b| is_ident(b))
+            {
+                continue;
+            }
+            let rest = &text[at + short.len()..];
+            let Some(paren) = rest
+                .find(|c: char| !c.is_whitespace())
+                .filter(|&p| rest.as_bytes()[p] == b'(')
+            else {
+                continue;
+            };
+            let open_at = at + short.len() + paren;
+            let Some(close) = crate::lex::matching_paren(text, open_at) else {
+                continue;
+            };
+            // A parameter list is followed by `{`, `;`, `const` or an attribute, and
+            // its items have types: at least two words or a `&`/`*`.
+            let tail = text[close + 1..].trim_start();
+            if !(tail.starts_with('{') || tail.starts_with(';') || tail.starts_with("const")) {
+                continue;
+            }
+            let params = join_template_args(split_args(&text[open_at + 1..close]));
+            let Some(p) = params.get(index) else {
+                continue;
+            };
+            let typed = p.split_whitespace().count() >= 2 || p.contains(['&', '*']);
+            if !typed {
+                continue;
+            }
+            seen = true;
+            let reference = p.contains('&') && !p.contains("&&") && !p.contains("const");
+            if reference {
+                return true;
+            }
+        }
+        if !seen {
             return true;
         }
     }
