@@ -549,6 +549,10 @@ fn roles_balanced(
 /// `return`: its threads and those that skip it (and run the rest of the body) pair up
 /// where both arrive at `b`'s scope equally often (`if (role) { …; sync; sync; return; }
 /// …; sync; …; sync;`): one hardware barrier counts arrivals, not call sites.
+///
+/// The same holds for an `if` of a loop body's own block whose branch ends in
+/// `continue` (`if (v > 255) { …; sync; continue; } …; sync;`): the rest of the body is
+/// its `else` for that iteration.
 pub(super) fn returning_branch_balanced(
     ctx: &RuleContext,
     flow: &ControlFlow,
@@ -558,19 +562,17 @@ pub(super) fn returning_branch_balanced(
     all: &[Barrier],
 ) -> bool {
     use kernaut_syntax::{JumpKind, StatementShape};
-    let Some(body) = body_holding(flow, branch) else {
-        return false;
-    };
     let Some(StatementShape::Block(inside)) = flow.shape(then) else {
         return false;
     };
-    let returns = inside
-        .last()
-        .and_then(|last| flow.shape(last))
-        .is_some_and(|s| matches!(s, StatementShape::Jump(JumpKind::Return)));
-    if !returns {
+    let body = match inside.last().and_then(|last| flow.shape(last)) {
+        Some(StatementShape::Jump(JumpKind::Return)) => body_holding(flow, branch),
+        Some(StatementShape::Jump(JumpKind::Continue)) => flow.loop_body_holding(branch),
+        _ => None,
+    };
+    let Some(body) = body else {
         return false;
-    }
+    };
     let rest: Vec<kernaut_syntax::TextRange> = body
         .iter()
         .filter(|s| s.start >= branch.end)
@@ -612,6 +614,54 @@ __global__ void reduce(float* data) {
     if (threadIdx.x == 0) block.sync();
                        // ^^^^^^^^^^^^ warning: `block.sync()` inside `if (threadIdx.x == 0)`
     __syncthreads();
+}
+"#,
+        );
+    }
+
+    /// A loop body's branch that ends in `continue` after one barrier, and the rest of
+    /// the body with one barrier of its own: every thread arrives once per iteration,
+    /// whichever path it takes (nvcc 13.5: complementary predicated `BAR.SYNC`s). With
+    /// two barriers after the branch the counts differ: the branch and the `continue`
+    /// are reported.
+    #[test]
+    fn a_continuing_branch_that_arrives_as_often_as_the_rest_pairs_up() {
+        check(
+            RULE,
+            r#"
+__global__ void scan(unsigned char* row, const unsigned char* cost, int width) {
+    int d = threadIdx.x;
+    for (int x = 1; x < width; ++x) {
+        int v = cost[x * blockDim.x + d] + row[(x - 1) * blockDim.x + d];
+        if (v > 255) {
+            row[x * blockDim.x + d] = 255;
+            __syncthreads();
+            continue;
+        }
+        row[x * blockDim.x + d] = (unsigned char)v;
+        __syncthreads();
+    }
+}
+__global__ void scan2(unsigned char* row, const unsigned char* cost, int width) {
+    int d = threadIdx.x;
+    for (int x = 1; x < width; ++x) {
+        int v = cost[x * blockDim.x + d] + row[(x - 1) * blockDim.x + d];
+        if (v > 255) {
+            row[x * blockDim.x + d] = 255;
+            __syncthreads();
+         // ^^^^^^^^^^^^^^^ warning: `__syncthreads()` inside `if (v > 255)`
+            continue;
+         // ^^^^^^^^^ warning: `continue` under `if (v > 255)` skips `__syncthreads()`
+        }
+        row[x * blockDim.x + d] = (unsigned char)v;
+        __syncthreads();
+        row[x * blockDim.x + d] += 1;
+        __syncthreads();
+    }
+}
+void launch(unsigned char* row, const unsigned char* cost, int width) {
+    scan<<<1, 128>>>(row, cost, width);
+    scan2<<<1, 128>>>(row, cost, width);
 }
 "#,
         );

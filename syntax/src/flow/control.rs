@@ -644,6 +644,26 @@ impl ControlFlow {
         Some((then, other))
     }
 
+    /// The statements of the block that is the body of a `for`, `while` or `do` loop
+    /// (not `do { … } while (0)`), where the statement at `range` is one of them: the
+    /// block a `continue` in that statement ends the iteration of. `None` where the
+    /// statement's parent is no such block.
+    pub fn loop_body_holding(&self, range: &TextRange) -> Option<Vec<TextRange>> {
+        let i = self.stmts.iter().position(|s| s.range == *range)?;
+        let block = self.stmts[i].parent?;
+        let lp = self.stmts[block].parent?;
+        if self.stmts[block].kind != Kind::Seq || self.stmts[lp].kind != Kind::Loop {
+            return None;
+        }
+        Some(
+            self.stmts[block]
+                .children
+                .iter()
+                .map(|c| self.stmts[*c].range.clone())
+                .collect(),
+        )
+    }
+
     /// The shape of the statement that spans exactly `range`; `None` where no statement
     /// of the tree does.
     pub fn shape(&self, range: &TextRange) -> Option<StatementShape> {

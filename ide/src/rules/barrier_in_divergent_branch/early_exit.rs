@@ -90,7 +90,7 @@ pub(super) fn check(
         };
         // A branch that returns after arriving at the block barriers as often as the
         // rest of the function does pairs up with it: nothing is missed.
-        if jump.kind == JumpKind::Return
+        if matches!(jump.kind, JumpKind::Return | JumpKind::Continue)
             && flow.branches(&branch).is_some_and(|(then, other)| {
                 other.is_none()
                     && super::returning_branch_balanced(ctx, flow, &branch, &then, missed, all)
