@@ -71,6 +71,20 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             if !committed_before {
                 continue;
             }
+            // The drain arm of a branch whose other arm keeps groups pending (`if (n - i >
+            // 2) wait_prior(1); else wait_prior(0);`): the code waits for everything only
+            // in the iterations it has singled out, the last ones, whose copies were
+            // skipped (`if (i + 2 < n) copy(…)`).
+            let drain_arm = ops.iter().any(|o| {
+                matches!(o.kind, OpKind::Wait { count, .. } if count != Some(0))
+                    && l.contains(&o.call.range.start)
+                    && flow.as_ref().is_some_and(|f| {
+                        f.in_other_branches(o.call.range.start, w.call.range.start)
+                    })
+            });
+            if drain_arm {
+                continue;
+            }
             // Work between the commit and the wait (a GEMM on the previous tile, shared
             // reads) is the overlap: waiting for everything after it is how a loop that
             // alternates two buffers (FlashAttention's K and V) consumes the tile it
@@ -304,6 +318,63 @@ __global__ void k2(const float* in, float* out, int tiles) {
         __syncthreads();
     }
     out[tid] = acc;
+}
+"#,
+        );
+    }
+
+    /// A commit every iteration, its copy skipped in the last iterations, and a wait
+    /// chosen by the tiles left: the steady state keeps one group pending, the drain arm
+    /// waits for all, which is silent; a lone `wait_prior(0)` after the same commit is
+    /// reported.
+    #[test]
+    fn a_wait_all_in_the_drain_arm_of_a_counted_wait_is_silent() {
+        check(
+            RULE,
+            r#"
+#include <cuda_pipeline.h>
+__global__ void k(const float4* src, float* out, int n) {
+    __shared__ float4 buf[3][256];
+    int t = threadIdx.x;
+    for (int s = 0; s < 2 && s < n; ++s) {
+        __pipeline_memcpy_async(&buf[s][t], &src[s * 256 + t], sizeof(float4));
+        __pipeline_commit();
+    }
+    float acc = 0.f;
+    for (int i = 0; i < n; ++i) {
+        if (i + 2 < n)
+            __pipeline_memcpy_async(&buf[(i + 2) % 3][t], &src[(i + 2) * 256 + t], sizeof(float4));
+        __pipeline_commit();
+        if (n - i > 2) {
+            __pipeline_wait_prior(1);
+        } else {
+            __pipeline_wait_prior(0);
+        }
+        __syncthreads();
+        acc += buf[i % 3][t].x;
+        __syncthreads();
+    }
+    out[t] = acc;
+}
+__global__ void k2(const float4* src, float* out, int n) {
+    __shared__ float4 buf[3][256];
+    int t = threadIdx.x;
+    for (int s = 0; s < 2 && s < n; ++s) {
+        __pipeline_memcpy_async(&buf[s][t], &src[s * 256 + t], sizeof(float4));
+        __pipeline_commit();
+    }
+    float acc = 0.f;
+    for (int i = 0; i < n; ++i) {
+        if (i + 2 < n)
+            __pipeline_memcpy_async(&buf[(i + 2) % 3][t], &src[(i + 2) * 256 + t], sizeof(float4));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: `__pipeline_wait_prior(0)` waits for every copy
+        __syncthreads();
+        acc += buf[i % 3][t].x;
+        __syncthreads();
+    }
+    out[t] = acc;
 }
 "#,
         );
