@@ -593,6 +593,21 @@ impl SourceFile {
         warp_values: bool,
         disjunctions: bool,
     ) -> Option<(Vec<GuardComparison>, bool)> {
+        match self.tree_memo() {
+            Some(memo) => memo.guard(range, bound, (warp_values, disjunctions), || {
+                self.lower_guard(range, bound, warp_values, disjunctions)
+            }),
+            None => self.lower_guard(range, bound, warp_values, disjunctions),
+        }
+    }
+
+    fn lower_guard(
+        &self,
+        range: &TextRange,
+        bound: &[(String, i64)],
+        warp_values: bool,
+        disjunctions: bool,
+    ) -> Option<(Vec<GuardComparison>, bool)> {
         let text = self.text();
         let roots = self.roots();
         let root = roots

@@ -102,7 +102,17 @@ pub(crate) struct LocalsMemo {
     /// The body cost of each `for` loop, by its range
     /// ([`SourceFile::loop_body_cost`](crate::SourceFile::loop_body_cost)).
     body_costs: Memo<(usize, usize), Option<u32>>,
+    /// The comparisons of each guard, by its range, the bound names and how it is read
+    /// ([`SourceFile::lane_guard_clauses`](crate::SourceFile::lane_guard_clauses)).
+    guards: Memo<GuardKey, Option<GuardClauses>>,
 }
+
+/// A guard's range (start and end byte), the names bound, and whether it is read for
+/// one warp's lanes and with disjunctions.
+type GuardKey = (usize, usize, Box<[(String, i64)]>, bool, bool);
+
+/// A guard's comparisons and whether the condition is their conjunction's negation.
+pub(crate) type GuardClauses = (Vec<crate::GuardComparison>, bool);
 
 /// A condition's range (start and end byte), the names bound and the block it is
 /// lowered with.
@@ -272,6 +282,19 @@ impl LocalsMemo {
     ) -> bool {
         let key = (first.start, first.end, second.start, second.end);
         memo(&self.straight, key, compute)
+    }
+
+    /// The comparisons of the guard at `range` read with `bound` and the two flags,
+    /// computed by `compute` the first time.
+    pub(crate) fn guard(
+        &self,
+        range: &crate::TextRange,
+        bound: &[(String, i64)],
+        flags: (bool, bool),
+        compute: impl FnOnce() -> Option<GuardClauses>,
+    ) -> Option<GuardClauses> {
+        let key = (range.start, range.end, bound.into(), flags.0, flags.1);
+        memo(&self.guards, key, compute)
     }
 
     /// The body cost of the loop at `range`, computed by `compute` the first time.
