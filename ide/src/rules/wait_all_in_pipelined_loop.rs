@@ -68,14 +68,11 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             else {
                 continue;
             };
-            let flow = Some(flow);
             let on_path = |o: &&Op| {
                 o.kind == OpKind::Commit
                     && l.contains(&o.call.range.start)
                     && o.call.range.start < w.call.range.start
-                    && !flow.as_ref().is_some_and(|f| {
-                        f.in_other_branches(o.call.range.start, w.call.range.start)
-                    })
+                    && !flow.in_other_branches(o.call.range.start, w.call.range.start)
             };
             let committed_before = ops.iter().any(|o| on_path(&o));
             if !committed_before {
@@ -88,9 +85,7 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
             let drain_arm = ops.iter().any(|o| {
                 matches!(o.kind, OpKind::Wait { count, .. } if count != Some(0))
                     && l.contains(&o.call.range.start)
-                    && flow.as_ref().is_some_and(|f| {
-                        f.in_other_branches(o.call.range.start, w.call.range.start)
-                    })
+                    && flow.in_other_branches(o.call.range.start, w.call.range.start)
             });
             if drain_arm {
                 continue;

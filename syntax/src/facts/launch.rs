@@ -972,13 +972,16 @@ const BY_VALUE: [&str; 24] = [
 /// function, other than the C and CUDA runtime's and `std::`'s, which take values).
 /// Launch arguments and configurations are values.
 fn passed_by_reference(text: &str, body: &str, name: &str) -> bool {
+    use crate::lex::find_word;
+    // Each whole-word occurrence of `word` in `s`.
+    let words = |s: &'_ str, word: &str| {
+        let n = word.len().max(1);
+        std::iter::successors(find_word(s, word, 0), move |&at| find_word(s, word, at + n))
+            .collect::<Vec<usize>>()
+    };
     let bytes = body.as_bytes();
-    let is_ident = crate::util::is_ident_byte;
-    for (i, _) in body.match_indices(name) {
+    for i in words(body, name) {
         let end = i + name.len();
-        if (i > 0 && is_ident(bytes[i - 1])) || bytes.get(end).is_some_and(|&b| is_ident(b)) {
-            continue;
-        }
         let before = body[..i].trim_end();
         let after = body[end..].trim_start();
         if !(before.ends_with('(') || before.ends_with(','))
@@ -1033,13 +1036,7 @@ fn passed_by_reference(text: &str, body: &str, name: &str) -> bool {
         }
         // The callee's parameter lists in the file: a definition or declaration.
         let mut seen = false;
-        for (at, _) in text.match_indices(short) {
-            let tb = text.as_bytes();
-            if (at > 0 && is_ident(tb[at - 1]))
-                || tb.get(at + short.len()).is_some_and(|&b| is_ident(b))
-            {
-                continue;
-            }
+        for at in words(text, short) {
             let rest = &text[at + short.len()..];
             let Some(paren) = rest
                 .find(|c: char| !c.is_whitespace())
