@@ -1335,3 +1335,92 @@ fn header_templates_no_file_launches_give_hints() {
         "{out}"
     );
 }
+
+/// A folder's `CMakeLists.txt` with no `project()` is read only through the
+/// `add_subdirectory` of the list above; where that line is commented out, its sources
+/// are not compiled, and a finding there is a hint that says so.
+#[test]
+fn a_subfolder_the_top_list_does_not_add_is_not_built() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-cmake-unreached");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("transpose")).unwrap();
+    std::fs::create_dir_all(dir.join("gemm")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.18)\nproject(t CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\n#add_subdirectory(transpose)\nadd_subdirectory(gemm)\n",
+    )
+    .unwrap();
+    let kernel = "__global__ void col(float* out) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}\nvoid run(float* o) { col<<<1, 32>>>(o); }\n";
+    for sub in ["transpose", "gemm"] {
+        std::fs::write(
+            dir.join(sub).join("CMakeLists.txt"),
+            format!("add_executable({sub} k.cu)\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join(sub).join("k.cu"), kernel).unwrap();
+    }
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("gemm/k.cu:5:24: warning: 32-way bank conflict"),
+        "{out}"
+    );
+    assert!(
+        out.contains("transpose/k.cu:5:24: hint: 32-way bank conflict")
+            && out.contains("(a hint only: the build does not compile this file: ")
+            && out.contains("transpose/CMakeLists.txt has no `project()` and ")
+            && out.contains("CMakeLists.txt does not add its folder `transpose`)"),
+        "{out}"
+    );
+    // Uncommented, the folder is built for the top list's sm_80.
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.18)\nproject(t CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\nadd_subdirectory(transpose)\nadd_subdirectory(gemm)\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("transpose/k.cu:5:24: warning: 32-way bank conflict"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A Makefile variant (`make -f Makefile.hopper`) that names the file gives its targets,
+/// though it reads a variable from the environment, and the main Makefile's recipe that
+/// only echoes compile lines into a database compiles nothing.
+#[test]
+fn a_makefile_variant_with_environment_variables_gives_the_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-variant-env");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "CFLAGS = -O3 -arch=sm_89\nbuild/plain: src/plain.cu\n\tnvcc $(CFLAGS) -o $@ $<\ndb:\n\t@for s in src/*.cu; do \\\n\t\techo '{\"command\": \"nvcc $(CFLAGS) -c '$$s'\"},' >> db.json; \\\n\tdone\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile.hopper"),
+        "INCLUDES = -I$(CUDA_HOME)/include\nbin/tma: tma.cu\n\tnvcc -arch=sm_90 $(INCLUDES) -o $@ $<\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tma.cu"),
+        "__global__ void k(unsigned dst, const void* src, unsigned n, unsigned bar) {\n    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\" :: \"r\"(dst), \"l\"(src), \"r\"(n), \"r\"(bar) : \"memory\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/plain.cu"),
+        "__global__ void p(float* o) { o[threadIdx.x] = 1.0f; }\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["tma.cu"]);
+    assert!(!stdout(&o).contains("error"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("targets: sm_90 (from ") && stderr(&o).contains("Makefile.hopper:3)"),
+        "{}",
+        stderr(&o)
+    );
+}

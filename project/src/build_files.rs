@@ -1508,6 +1508,8 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
             .any(|w| w.rsplit('/').next() == Some(stem))
     });
     let mut cuda_named = false;
+    let mut unknown = false;
+    let echo_only = recipe_lines_compiling_nothing(text);
     for (n, line) in text.lines().enumerate() {
         // A branch make does not read names nothing.
         if active.get(n) == Some(&Some(false)) {
@@ -1521,6 +1523,9 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         ]
         .contains(&directive)
         {
+            continue;
+        }
+        if echo_only.contains(&n) {
             continue;
         }
         // A recipe line that runs a file utility (`rm -f *.o`, `mkdir -p obj`) compiles
@@ -1570,11 +1575,14 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         let code = resolved_wildcards(&raw, &without_non_cuda_wildcards(code), &path);
         let code = without_tool_variables(&vars, &without_list_functions(&code));
         let expanded = makefile_expand_or(&vars, &code, "$(?)");
+        // A line make reads in a way not followed (a glob, an unset variable) may name
+        // any source; a later line that names the file still decides.
         if ["wildcard", "shell", "foreach", "$(?)", "*"]
             .iter()
             .any(|w| expanded.contains(w))
         {
-            return None;
+            unknown = true;
+            continue;
         }
         for word in expanded.split(|c: char| c.is_whitespace() || "=:;,()\"'".contains(c)) {
             let name = word.rsplit('/').next().unwrap_or(word);
@@ -1596,7 +1604,75 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
             cuda_named |= name.ends_with(".cu") && !name.contains('%') && covers(dir);
         }
     }
-    cuda_named.then_some(false)
+    (cuda_named && !unknown).then_some(false)
+}
+
+/// The lines of recipe commands (continuation lines joined) that only run shell
+/// keywords and utilities that compile nothing: `@for f in src/*.cu; do echo "$(NVCC)
+/// -c $$f" >> db.json; done` writes a compile database and runs no compiler.
+fn recipe_lines_compiling_nothing(text: &str) -> Vec<usize> {
+    const QUIET: &[&str] = &[
+        "for", "do", "done", "if", "then", "else", "elif", "fi", "while", "in", "echo", "printf",
+        "true", "false", "test", "[", "rm", "mkdir", "touch", "cat", "cp", "mv", "ls", "cd", "ln",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with('\t') {
+            i += 1;
+            continue;
+        }
+        // The logical command: this line and those its trailing `\` continues onto.
+        let first = i;
+        let mut command = String::new();
+        while i < lines.len() {
+            let l = lines[i].trim_end();
+            i += 1;
+            match l.strip_suffix('\\') {
+                Some(head) => {
+                    command.push_str(head);
+                    command.push(' ');
+                }
+                None => {
+                    command.push_str(l);
+                    break;
+                }
+            }
+        }
+        // Split on `;`, `&&`, `||` and `|` outside quotes; each part's first word, past
+        // `@`, `-`, `+` and the keywords that open a body, must be a quiet one.
+        let mut parts = Vec::new();
+        let (mut quote, mut start) = (None, 0);
+        let b = command.as_bytes();
+        for (at, &c) in b.iter().enumerate() {
+            match (quote, c) {
+                (None, b'\'' | b'"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, b';' | b'|' | b'&') => {
+                    parts.push(&command[start..at]);
+                    start = at + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&command[start..]);
+        let quiet = parts.iter().all(|p| {
+            let mut words = p
+                .trim_start()
+                .trim_start_matches(['@', '-', '+'])
+                .split_whitespace();
+            let mut w = words.next();
+            while matches!(w, Some("do" | "then" | "else")) {
+                w = words.next();
+            }
+            w.is_none_or(|w| QUIET.contains(&w))
+        });
+        if quiet {
+            out.extend(first..i);
+        }
+    }
+    out
 }
 
 /// `line` with the Makefile variables that name a tool or its flags and that the file
@@ -2368,6 +2444,19 @@ mod tests {
             makefile_builds_in(glob, "old.cu", Some("src/useless")),
             Some(false)
         );
+        // A recipe that only echoes a compile line (a compile database written over a
+        // glob) compiles nothing: the Makefile still names its sources in full.
+        let echo = "CFLAGS = -arch=sm_89\nbuild/p: src/plain.cu\n\tnvcc $(CFLAGS) -o $@ $<\ndb:\n\t@for s in src/*.cu; do \\\n\t\techo '{\"command\": \"nvcc $(CFLAGS) -c '$$s'\"},' >> db.json; \\\n\tdone\n";
+        assert_eq!(makefile_builds(echo, "tma.cu"), Some(false));
+        assert_eq!(makefile_builds(echo, "plain.cu"), Some(true));
+        // A loop that compiles is no echo.
+        let each = "all:\n\tfor s in *.cu; do nvcc -c $$s; done\nx: a.cu\n";
+        assert_eq!(makefile_builds(each, "b.cu"), None);
+        // A variable the Makefile never sets (`$(CUDA_HOME)` from the environment) does
+        // not hide a rule that names the file.
+        let env = "INC = -I$(CUDA_HOME)/include\nSRC = tma.cu\nbin/t: $(SRC)\n\tnvcc -arch=sm_90 $(INC) -o $@ $<\n";
+        assert_eq!(makefile_builds(env, "tma.cu"), Some(true));
+        assert_eq!(makefile_builds(env, "other.cu"), None);
         // Unless the Makefile runs make in other folders.
         let sub = format!("{glob}sub:\n\t$(MAKE) -C src/useless\n");
         assert_eq!(

@@ -212,6 +212,25 @@ pub(crate) fn may_name_source(text: &str, name: &str) -> bool {
         })
 }
 
+/// Whether the CMake file `text` declares a `project()`: it can be configured on its own.
+pub(crate) fn declares_project(text: &str) -> bool {
+    parse(text).iter().any(|c| c.name == "project")
+}
+
+/// Whether every folder the CMake file `text` adds is spelled out: its
+/// `add_subdirectory`/`subdirs` arguments name no variable, and it includes no file of
+/// the project's (`include(cmake/extra.cmake)`, which may add more). Comments add nothing.
+pub(crate) fn subdirectories_spelled_out(text: &str) -> bool {
+    parse(text).iter().all(|c| match c.name.as_str() {
+        "add_subdirectory" | "subdirs" => c.args.iter().all(|a| !a.text.contains("${")),
+        "include" => c
+            .args
+            .first()
+            .is_some_and(|a| !a.text.contains(['/', '$', '.'])),
+        _ => true,
+    })
+}
+
 pub(crate) fn gencode_targets(text: &str) -> Vec<(Target, usize, Vec<String>)> {
     let commands = parse(text);
     let mut ev = Eval::default();

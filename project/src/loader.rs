@@ -419,9 +419,12 @@ impl ProjectLoader {
             let cmake = d.join("CMakeLists.txt");
             std::fs::read_to_string(&cmake).ok().map(|t| (d, cmake, t))
         })?;
-        if crate::cmake::cmake_builds(&text, &name) != Some(false) {
-            return None;
-        }
+        let unreached = if crate::cmake::cmake_builds(&text, &name) != Some(false) {
+            // The list may build it: then whether CMake reads the list at all.
+            Some(self.cmake_list_unreached(&folder, &text)?)
+        } else {
+            None
+        };
         // Another build between the file and the list may compile it (a torch
         // extension's `setup.py`, a Makefile of its own).
         for d in self.ancestors(&folder_of(file)) {
@@ -441,6 +444,17 @@ impl ProjectLoader {
                 break;
             }
         }
+        if let Some(why) = unreached {
+            let root = self
+                .ancestors(&folder)
+                .into_iter()
+                .rfind(|d| d.join("CMakeLists.txt").is_file())
+                .unwrap_or_else(|| folder.clone());
+            if included_below(&root, &name) {
+                return None;
+            }
+            return Some(why);
+        }
         // The CMake project's top: the highest folder above with a `CMakeLists.txt`.
         let mut root = folder.clone();
         for d in self.ancestors(&folder).iter().skip(1) {
@@ -457,6 +471,48 @@ impl ProjectLoader {
             "{} lists the sources of its targets, and not this file",
             cmake.display()
         ))
+    }
+
+    /// Why CMake never reads the `CMakeLists.txt` in `folder` (its text `text`): the list
+    /// declares no `project()`, so it is configured only through an `add_subdirectory`
+    /// of a list above, and the nearest list above does not name the way down (the line
+    /// that would is commented out, `#add_subdirectory(transpose)`), with every folder it
+    /// adds spelled out. A list above that is itself reached only so is followed up.
+    /// `None` where CMake may read it.
+    fn cmake_list_unreached(&mut self, folder: &Path, text: &str) -> Option<String> {
+        let mut folder = folder.to_path_buf();
+        let mut text = text.to_string();
+        loop {
+            if crate::cmake::declares_project(&text) {
+                return None;
+            }
+            let (parent, parent_text) =
+                self.ancestors(&folder).into_iter().skip(1).find_map(|d| {
+                    std::fs::read_to_string(d.join("CMakeLists.txt"))
+                        .ok()
+                        .map(|t| (d, t))
+                })?;
+            let rel = folder
+                .strip_prefix(&parent)
+                .ok()?
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect::<Vec<_>>()
+                .join("/");
+            if build_files::cmake_mentions(&parent_text, &rel) {
+                folder = parent;
+                text = parent_text;
+                continue;
+            }
+            if !crate::cmake::subdirectories_spelled_out(&parent_text) {
+                return None;
+            }
+            return Some(format!(
+                "{} has no `project()` and {} does not add its folder `{rel}`",
+                folder.join("CMakeLists.txt").display(),
+                parent.join("CMakeLists.txt").display()
+            ));
+        }
     }
 
     /// Why the shell scripts of the nearest folder at or above `file`'s whose scripts

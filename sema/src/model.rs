@@ -3647,14 +3647,17 @@ fn guard_sides(
 /// loads, or both stores, of `access`'s width) that `valuation`'s step of an unrolled
 /// tree loop places right next to it in every lane in `lanes`, aligned for one access
 /// of twice the width (`w[index] += w[index + s]` at `s` = 1): the merged access's byte
-/// offset, whether `access` is its first part, and what the other part is.
+/// offset, whether `access` is its first part, and what the other part is. A plain store
+/// pairs with an update's store too (`s[i - d] = v; s[i] += w;` at `d` = 1 is one
+/// `STS.64`); with `update_store`, `access` (an update) is asked for its store's partner,
+/// a plain store.
 fn step_pair(
     scope: &Scope<'_>,
     all: &[SharedAccess],
     access: &SharedAccess,
     offset: &IndexExpr,
     valuation: &Valuation<'_>,
-    lanes: u32,
+    (lanes, update_store): (u32, bool),
 ) -> Option<(IndexExpr, bool, AccessKind)> {
     let elem = i64::try_from(access.width?).ok()?;
     if !matches!(elem, 4 | 8) || access.cast_type.is_some() || lanes == 0 {
@@ -3670,8 +3673,13 @@ fn step_pair(
                 && o.function == access.function
                 && o.width == access.width
                 && o.cast_type.is_none()
-                && (loads(o.kind) && loads(access.kind)
-                    || o.kind == AccessKind::Store && access.kind == AccessKind::Store)
+                && if update_store {
+                    o.kind == AccessKind::Store
+                } else {
+                    loads(o.kind) && loads(access.kind)
+                        || o.kind == AccessKind::Store && access.kind == AccessKind::Store
+                        || o.kind == AccessKind::LoadStore && access.kind == AccessKind::Store
+                }
                 && scope.file.straight_line(&access.range, &o.range)
         })
         .find_map(|o| {
@@ -3778,13 +3786,24 @@ fn sweep(
             _ => return None,
         };
         let pair = unrolled
-            .then(|| step_pair(scope, all, access, offset, &at_step(k), lanes.1))
+            .then(|| step_pair(scope, all, access, offset, &at_step(k), (lanes.1, false)))
             .flatten();
         // An update whose read is merged with a plain load's (`t[k] += t[k - s]` at `s`
         // = 1) is left with its store, a scalar `STS` of its own; the merged `LDS.64`
-        // is counted at the load.
+        // is counted at the load. Where its store is merged with a plain store's too,
+        // the merged `STS.64` is counted at that store, and the update adds nothing at
+        // this step; where only its store is, it is left with its scalar load.
         let update = access.kind == AccessKind::LoadStore;
+        let store_pair = (unrolled && update)
+            .then(|| step_pair(scope, all, access, offset, &at_step(k), (lanes.1, true)))
+            .flatten()
+            .is_some();
+        let alone = |kind| {
+            crate::model_cache::bank_at_step(offset, BankShape { kind, ..shape }, k, lanes).ok()
+        };
         let (addresses, report) = match &pair {
+            Some((_, _, AccessKind::Load)) if store_pair => alone(banks::AccessKind::Store)?,
+            None if store_pair => alone(banks::AccessKind::Load)?,
             Some((_, _, AccessKind::Load)) if update => crate::model_cache::bank_at_step(
                 offset,
                 BankShape {
@@ -3808,6 +3827,7 @@ fn sweep(
             None => crate::model_cache::bank_at_step(offset, shape, k, lanes).ok()?,
         };
         let counted = match &pair {
+            Some((_, _, AccessKind::Load)) if store_pair => Some(false),
             Some((_, _, AccessKind::Load)) if update => None,
             Some((_, _, AccessKind::LoadStore)) if !update => Some(true),
             Some((_, first, _)) => Some(*first),

@@ -368,6 +368,9 @@ struct Model<'a> {
     data_updates: Vec<u32>,
     /// Whether some site writes each buffer (a buffer only read cannot race).
     written: Vec<bool>,
+    /// Whether the kernel spins on memory other blocks write ([`waits_for_other_blocks`]):
+    /// then only the threads of one block are compared.
+    waits_for_blocks: bool,
 }
 
 /// The outcome of walking steps for one thread.
@@ -556,6 +559,7 @@ impl<'a> Model<'a> {
         }
         Some(Model {
             written,
+            waits_for_blocks: waits_for_other_blocks(file, body.start),
             file,
             steps,
             sites,
@@ -606,6 +610,157 @@ pub fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: u
                     .flatten()
                     .is_some_and(|i| i != text && names_thread(i, locals, depth + 1))
             })
+}
+
+/// How deep [`waits_for_other_blocks`] follows the device functions a kernel calls.
+const SPIN_CALL_DEPTH: usize = 4;
+
+/// Whether the function at `body_start`, or a device function of the file it calls, spins
+/// on memory that other threads write: a loop whose exit depends on an atomic, `volatile`
+/// or acquire read (`while (atomicAdd(&arrived, 0) < gridDim.x) {}`, `do { f = ld_acquire(p);
+/// } while (f == 0);`, `for (;;) { if (*(volatile int*)flag) break; }`). Such a loop is a
+/// hand-rolled grid barrier or a flag handed from block to block (a decoupled look-back):
+/// it orders threads of different blocks in ways the model does not follow.
+pub fn waits_for_other_blocks(file: &SourceFile, body_start: usize) -> bool {
+    spins_within(file, body_start, SPIN_CALL_DEPTH)
+}
+
+fn spins_within(file: &SourceFile, body_start: usize, depth: usize) -> bool {
+    let Some(steps) = file.body_steps(body_start) else {
+        return false;
+    };
+    if steps_spin(file.text(), &steps.steps) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let facts = file.facts();
+    file.calls_in(body_start).iter().any(|c| {
+        steps.body.contains(&c.range.start)
+            && facts
+                .device_functions
+                .iter()
+                .filter(|f| f.name == c.callee || kernaut_syntax::short_name(&f.name) == c.callee)
+                .filter_map(|f| f.body_range.as_ref())
+                .any(|b| b.start != body_start && spins_within(file, b.start, depth - 1))
+    })
+}
+
+fn steps_spin(text: &str, steps: &[Step]) -> bool {
+    steps.iter().any(|s| match s {
+        Step::Stmt { .. } | Step::Exit { .. } => false,
+        Step::If {
+            then_steps,
+            else_steps,
+            ..
+        } => steps_spin(text, then_steps) || steps_spin(text, else_steps),
+        Step::For {
+            range,
+            condition,
+            body,
+            ..
+        } => {
+            (condition.is_none() && text.get(range.clone()).is_some_and(loop_polls))
+                || steps_spin(text, body)
+        }
+        Step::Loop { range, body } => {
+            text.get(range.clone()).is_some_and(loop_polls) || steps_spin(text, body)
+        }
+        Step::Other { body, .. } => steps_spin(text, body),
+    })
+}
+
+/// Whether the loop `text` (`while`, `do … while` or `for`, as written) waits on memory:
+/// its condition reads it through an atomic, `volatile` or acquire load, or names a local
+/// the body loads so, or (a loop with no condition) the body leaves on such a read.
+fn loop_polls(text: &str) -> bool {
+    let text = kernaut_syntax::lex::strip_comments(text);
+    let t = text.trim_start();
+    let paren_after = |from: usize| -> Option<(usize, usize)> {
+        let open = from + t[from..].find('(')?;
+        Some((open + 1, kernaut_syntax::lex::matching_paren(t, open)?))
+    };
+    let (condition, body) = if t.starts_with("while") {
+        let Some((a, b)) = paren_after(5) else {
+            return false;
+        };
+        (&t[a..b], &t[b + 1..])
+    } else if t.starts_with("do") {
+        let Some(w) = t.rfind("while") else {
+            return false;
+        };
+        let Some((a, b)) = paren_after(w) else {
+            return false;
+        };
+        (&t[a..b], &t[2..w])
+    } else if t.starts_with("for") {
+        let Some((a, b)) = paren_after(3) else {
+            return false;
+        };
+        let middle = t[a..b].split(';').nth(1).unwrap_or("");
+        (middle, &t[b + 1..])
+    } else {
+        return false;
+    };
+    if polling_read(condition) {
+        return true;
+    }
+    let cond = condition.trim();
+    if cond.is_empty() || cond == "true" || cond == "1" {
+        // `for (;;)` / `while (true)`: a wait when the body leaves on a polled value.
+        return polling_read(body)
+            && ["break", "return"]
+                .iter()
+                .any(|w| kernaut_syntax::lex::find_word(body, w, 0).is_some());
+    }
+    // `while (f == 0) { f = atomicAdd(p, 0); }`: a local of the condition loaded so.
+    polling_read(body)
+        && cond
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| kernaut_syntax::lex::is_identifier(w))
+            .any(|w| {
+                let mut from = 0;
+                while let Some(at) = kernaut_syntax::lex::find_word(body, w, from) {
+                    let rest = body[at + w.len()..].trim_start();
+                    if rest.starts_with('=') && !rest.starts_with("==") {
+                        return true;
+                    }
+                    from = at + w.len();
+                }
+                false
+            })
+}
+
+/// Whether `text` reads memory as a wait does: an `atomic…` call, a `volatile` access,
+/// an acquire, relaxed or volatile load (`ld.acquire`, `cuda::atomic_ref::load`,
+/// `__ldcv`), or a helper named for one (`ld_acquire`, `load_volatile`).
+fn polling_read(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !kernaut_syntax::lex::is_ident_byte(b[i])
+            || (i > 0 && kernaut_syntax::lex::is_ident_byte(b[i - 1]))
+        {
+            i += 1;
+            continue;
+        }
+        let end = i + b[i..]
+            .iter()
+            .position(|c| !kernaut_syntax::lex::is_ident_byte(*c))
+            .unwrap_or(b.len() - i);
+        let word = text[i..end].to_ascii_lowercase();
+        if word.starts_with("atomic")
+            || word.contains("volatile")
+            || word.contains("acquire")
+            || word == "__ldcv"
+            || word == "__ldcg"
+        {
+            return true;
+        }
+        i = end;
+    }
+    text.contains(".load(") || text.contains("ld.relaxed") || text.contains(".acquire")
 }
 
 fn collect_stmts(steps: &[Step], out: &mut Vec<TextRange>) {
@@ -979,11 +1134,17 @@ impl<'m, 'a> Run<'m, 'a> {
             Step::If {
                 range,
                 comparisons,
+                negated_comparisons,
                 then_steps,
                 else_steps,
                 ..
             } => {
-                let decided = comparisons.as_deref().and_then(|c| self.holds(c));
+                // `if (x >= nx || y >= ny) return;` is taken where `x < nx && y < ny` fails.
+                let decided = match (comparisons, negated_comparisons) {
+                    (Some(c), _) => self.holds(c),
+                    (None, Some(n)) => self.holds(n).map(|(h, mask)| (!h, mask)),
+                    (None, None) => None,
+                };
                 let Some((taken, mask)) = decided else {
                     return self.walk_undecided(range, &[then_steps, else_steps]);
                 };
@@ -1209,7 +1370,8 @@ pub fn kernel_races(
             continue;
         }
         let mut blocks = vec![[0i64; 3]];
-        if model.sites.iter().any(|s| s.space == Space::Global) {
+        // A second block only where no hand-rolled wait orders the blocks.
+        if model.sites.iter().any(|s| s.space == Space::Global) && !model.waits_for_blocks {
             if let Some(g) = config.grid {
                 if let Some(a) = (0..3).find(|&a| g[a] >= 2) {
                     let mut b = [0; 3];
@@ -1425,6 +1587,23 @@ fn witnesses(
                     && value_axes(x.site).is_some_and(|axes| {
                         let (a, b) = (thread_idx(config, x.thread), thread_idx(config, y.thread));
                         (0..3).all(|d| !axes[d] || a[d] == b[d])
+                    })
+                {
+                    continue;
+                }
+                // A read by a thread that stored the element itself at the same site
+                // earlier, where the two agree on every axis the stored value reads
+                // (`bin[c] = f(t[c]); … = table[bin[c]]` with `c` the same for threads
+                // that differ in z): it sees its own value or the same bits.
+                if !op(y).writes()
+                    && x.block == y.block
+                    && value_axes(x.site).is_some_and(|axes| {
+                        let (a, b) = (thread_idx(config, x.thread), thread_idx(config, y.thread));
+                        (0..3).all(|d| !axes[d] || a[d] == b[d])
+                    })
+                    && bucket.iter().any(|&zi| {
+                        let z = &insts[zi as usize];
+                        (z.block, z.thread, z.site) == (y.block, y.thread, x.site) && z.seq < y.seq
                     })
                 {
                     continue;

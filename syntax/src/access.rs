@@ -806,12 +806,152 @@ impl SourceFile {
         let low = Lowerer::new(text, self.facts(), &tree).for_uniformity(&[], block);
         let value = low.lower(&from_node(right, text, 0), right, 0);
         if value.unknown_reason().is_some() {
-            return None;
+            // `bin[c] = min(n - 2, max(0, int(t[c] * 0.1f)))`: loads of arrays the
+            // function never writes and pure calls, read at indices of known axes.
+            let mut axes = [false; 3];
+            return self
+                .value_thread_axes(right, &low, &mut axes, 0)
+                .then_some(axes);
         }
         let reads = |axis: Axis| {
             value.mentions(&|e| matches!(e, Value::Lane) || *e == Value::ThreadIdx(axis))
         };
         Some([reads(Axis::X), reads(Axis::Y), reads(Axis::Z)])
+    }
+
+    /// The axes of `threadIdx` that the value `node` reads, added to `axes`, where the
+    /// index model does not lower it: through locals (their initialisers and the
+    /// assignments that reach the use), elements of arrays the function never writes at
+    /// indices of known axes, arithmetic, casts and calls of pure math functions
+    /// (`min`, `fmaxf`, `int(…)`). `false` where anything else is read: the lane, a load
+    /// through a pointer or of a written array, an atomic, a call of another function.
+    fn value_thread_axes<'t>(
+        &self,
+        node: Node<'t>,
+        low: &Lowerer<'t>,
+        axes: &mut [bool; 3],
+        depth: usize,
+    ) -> bool {
+        use kernaut_gpu::expr::{Axis, Expr as Value};
+        if depth > 8 {
+            return false;
+        }
+        let text = self.text();
+        let function = self
+            .facts()
+            .function_at(node.start_byte())
+            .map(|f| f.range.clone());
+        // Axes of a value the index model lowers; `false` for an unknown one.
+        let lowered = |axes: &mut [bool; 3], v: &IndexExpr| -> bool {
+            if v.unknown_reason().is_some() {
+                return false;
+            }
+            if v.mentions(&|e| matches!(e, Value::Lane)) {
+                *axes = [true; 3];
+            }
+            for (i, a) in [Axis::X, Axis::Y, Axis::Z].into_iter().enumerate() {
+                axes[i] |= v.mentions(&|e| *e == Value::ThreadIdx(a));
+            }
+            true
+        };
+        match node.kind_name() {
+            "number_literal" | "true" | "false" | "primitive_type" | "type_descriptor"
+            | "type_identifier" | "sizeof_expression" => true,
+            "identifier" => {
+                let name = node_text(node, text);
+                let v = low.lower(&Expr::Name(name.to_string()), node, 0);
+                if lowered(axes, &v) {
+                    return true;
+                }
+                // A local: what its initialiser and the assignments reaching here read.
+                match low.declaration(node, name) {
+                    Some((Some(init), false)) => {
+                        self.value_thread_axes(init, low, axes, depth + 1)
+                            && low.writes_of(node, name).into_iter().all(|w| {
+                                w.kind_name() == "assignment_expression"
+                                    && w.field("operator")
+                                        .is_some_and(|o| node_text(o, text) == "=")
+                                    && w.field("right").is_some_and(|r| {
+                                        self.value_thread_axes(r, low, axes, depth + 1)
+                                    })
+                            })
+                    }
+                    _ => false,
+                }
+            }
+            "field_expression" => {
+                let v = low.lower(&from_node(node, text, 0), node, 0);
+                lowered(axes, &v)
+            }
+            "subscript_expression" => {
+                let (Some(a), Some(i)) = (
+                    node.field("argument"),
+                    node.field("indices")
+                        .and_then(|l| named_children(l).first().copied())
+                        .or_else(|| node.field("index")),
+                ) else {
+                    return false;
+                };
+                if a.kind_name() != "identifier" {
+                    return false;
+                }
+                let array = node_text(a, text);
+                let written = self
+                    .global_accesses()
+                    .iter()
+                    .chain(self.shared_accesses().iter())
+                    .any(|x| {
+                        x.root == array
+                            && matches!(
+                                x.kind,
+                                AccessKind::Store | AccessKind::LoadStore | AccessKind::AddressOf
+                            )
+                            && function.as_ref().is_none_or(|f| f.contains(&x.range.start))
+                    });
+                !written && self.value_thread_axes(i, low, axes, depth + 1)
+            }
+            "call_expression" => {
+                let Some(f) = node.field("function") else {
+                    return false;
+                };
+                let callee = node_text(f, text);
+                let short = callee.rsplit("::").next().unwrap_or(callee);
+                let pure = matches!(f.kind_name(), "primitive_type" | "type_identifier")
+                    || short.starts_with("static_cast")
+                    || short.starts_with("__float2")
+                    || short.starts_with("__int2")
+                    || short.starts_with("__double2")
+                    || PURE_MATH.contains(&short);
+                if !pure {
+                    return false;
+                }
+                let Some(args) = node.field("arguments") else {
+                    return false;
+                };
+                named_children(args)
+                    .into_iter()
+                    .all(|c| self.value_thread_axes(c, low, axes, depth + 1))
+            }
+            "binary_expression"
+            | "parenthesized_expression"
+            | "cast_expression"
+            | "conditional_expression"
+            | "comma_expression"
+            | "unary_expression" => {
+                // `*p` and `&x` are no arithmetic.
+                if node.kind_name() == "unary_expression"
+                    && node
+                        .field("operator")
+                        .is_some_and(|o| matches!(node_text(o, text), "*" | "&"))
+                {
+                    return false;
+                }
+                named_children(node)
+                    .into_iter()
+                    .all(|c| self.value_thread_axes(c, low, axes, depth + 1))
+            }
+            _ => false,
+        }
     }
 
     /// The left and right sides of the plain `=` whose left side is the access that ends
@@ -2121,6 +2261,14 @@ fn dead_branch<'a>(
         None => false,
     }
 }
+
+/// Math functions whose result is a function of their arguments alone.
+const PURE_MATH: &[&str] = &[
+    "min", "max", "abs", "fabs", "fabsf", "fminf", "fmaxf", "fmin", "fmax", "sqrt", "sqrtf",
+    "rsqrtf", "exp", "expf", "__expf", "exp2f", "log", "logf", "__logf", "log2f", "pow", "powf",
+    "floor", "floorf", "ceil", "ceilf", "round", "roundf", "rintf", "truncf", "sin", "sinf", "cos",
+    "cosf", "__sinf", "__cosf", "tanhf", "umin", "umax", "llmin", "llmax",
+];
 
 #[cfg(test)]
 mod tests {

@@ -1705,6 +1705,42 @@ void run(float* g) { scan256<<<4, 256>>>(g); }
         );
     }
 
+    /// A down-sweep's last step (`d` = 1) reads `w[k - 1]` and `w[k]` as one `LDS.64` and
+    /// writes them back as one `STS.64` (nvcc 13.5, sm_90: `LDS.64` then `STS.64` at the
+    /// same address): the plain store counts the merged store (9 wavefronts ideal over the
+    /// sweep, conflict-free at the first step), the update adds nothing at that step.
+    #[test]
+    fn a_down_sweeps_last_step_stores_one_pair() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void downsweep(float* g) {
+    __shared__ float w[256];
+    int t = threadIdx.x;
+    w[t] = g[t];
+    __syncthreads();
+    for (int d = 128; d >= 1; d /= 2) {
+        int k = 2 * d * (t + 1) - 1;
+        if (k < 256) {
+            float left = w[k - d];
+            w[k - d] = w[k];
+            w[k] += left;
+        }
+        __syncthreads();
+    }
+    g[t] = w[t];
+}
+void run(float* g) { downsweep<<<1, 256>>>(g); }
+"#,
+            expect![[r#"
+                warning: 8-way bank conflict: this load from `w` takes 8 wavefronts instead of 1 at the step where `d` = 16, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `d` (`d >>= 1`) warp 0 takes 37 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `2 * d * (t + 1)` (pitfall-bank-conflict#P7)
+                warning: 8-way bank conflict: this store to `w` takes 8 wavefronts instead of 1 at the step where `d` = 16, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `d` (`d >>= 1`) warp 0 takes 37 wavefronts instead of 9 (conflict-free at the first step); the lanes' stride comes from `2 * d * (t + 1)` (pitfall-bank-conflict#P7)
+                warning: 8-way bank conflict: this load from `w` takes 8 wavefronts instead of 1 at the step where `d` = 16, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `d` (`d >>= 1`) warp 0 takes 35 wavefronts instead of 7 (conflict-free at the first step); the lanes' stride comes from `2 * d * (t + 1)` (pitfall-bank-conflict#P7)
+                warning: 8-way bank conflict: this update of `w` takes 8 wavefronts instead of 1 at the step where `d` = 16, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `d` (`d >>= 1`) warp 0 takes 35 wavefronts instead of 7 (conflict-free at the first step); the lanes' stride comes from `2 * d * (t + 1)` (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
     /// Only the lanes a loop's bound lets in issue the access: with `r` from
     /// `threadIdx.x` below 8, eight lanes read eight rows of 128 floats (8-way, not
     /// 32-way). The `d` loop has no pragma but is small enough for nvcc to unroll in

@@ -120,4 +120,90 @@ int main(int argc, char** argv) {
             "#]],
         );
     }
+
+    #[test]
+    fn a_hand_rolled_grid_wait_orders_the_blocks() {
+        // Every block publishes its partial sum and counts itself in; block 0 spins until
+        // all have arrived, then reads the partials. The spin orders the blocks, which the
+        // model does not follow: nothing is said across blocks.
+        check(
+            RULE,
+            r#"
+__device__ unsigned int arrived = 0;
+__global__ void combine(const float* in, float* partial, float* out) {
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = in[blockIdx.x];
+        __threadfence();
+        atomicAdd(&arrived, 1);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        while (atomicAdd(&arrived, 0) < gridDim.x) {
+        }
+        float t = 0.0f;
+        for (int b = 0; b < 8; ++b) t += partial[b];
+        out[0] = t;
+    }
+}
+int main() {
+    float *a, *p, *o;
+    combine<<<8, 256>>>(a, p, o);
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn a_wait_inside_a_helper_orders_the_blocks_but_not_the_threads_of_one() {
+        // The wait is a device function's `do … while` on a volatile flag. Across blocks:
+        // silent; inside block 0, thread 31 still reads what thread 32 writes.
+        check_messages(
+            RULE,
+            r#"
+__device__ void wait_for(volatile int* flag) {
+    int f;
+    do { f = *flag; } while (f == 0);
+}
+__global__ void handoff(float* a, int* flag) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.x > 0) wait_for(flag + blockIdx.x - 1);
+    a[i] = a[i + 1];
+    __threadfence();
+    flag[blockIdx.x] = 1;
+}
+int main() {
+    float* a;
+    int* f;
+    handoff<<<4, 128>>>(a, f);
+}
+"#,
+            expect![[r#"
+                warning: thread 31 of block 0 reads `a[32]` at line 8 and thread 32 of block 0 writes it at line 8 (block of 128 from the launch at line 15): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_read_of_the_value_a_thread_stored_itself() {
+        // Each thread of a column stores the cell's bin (the same in every layer) and
+        // reads it back: no race. Reading the bin of the next cell, which another thread
+        // stores, still is one.
+        check_messages(
+            RULE,
+            r#"
+__global__ void bins(const float* __restrict__ t, int* bin, float* out, float* next, int nx) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int z = threadIdx.z;
+    bin[x] = int(t[x] * 0.5f);
+    out[x + z * nx] = float(bin[x]);
+    next[x + z * nx] = float(bin[x + 1]);
+}
+void run(const float* t, int* bin, float* out, float* next) {
+    bins<<<dim3(4, 1, 1), dim3(32, 1, 8)>>>(t, bin, out, next, 128);
+}
+"#,
+            expect![[r#"
+                warning: thread (1,0,0) of block 0 writes `bin[1]` at line 4 and thread (0,0,1) of block 0 reads it at line 6 (block of 32×1×8 from the launch at line 9): no grid-wide barrier orders them, so the result depends on scheduling; write to a second buffer or split the kernel (pitfall-data-race#P3)
+            "#]],
+        );
+    }
 }

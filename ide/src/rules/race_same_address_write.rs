@@ -215,6 +215,37 @@ void run(const float* in, float* out) {
         );
     }
 
+    /// Threads that differ only in `z` compute one cell's bin from the cell's input (a
+    /// clamped load of an array the kernel never writes, through pure math) and store it:
+    /// the same bits whichever lands last, and each thread then reads the value it stored.
+    /// Where the stored value reads `z` too, the threads store different bins.
+    #[test]
+    fn a_value_loaded_at_the_cells_index_is_the_same_in_every_layer() {
+        check(
+            RULE,
+            r#"
+__global__ void bins(const float* __restrict__ t, int* bin, float* out, int nx, int nbin) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    int cell = x;
+    bin[cell] = min(nbin - 2, max(0, int(t[cell] * 0.5f)));
+    out[cell + z * nx] = t[cell] - float(bin[cell]);
+}
+__global__ void layered(const float* __restrict__ t, int* bin, float* out, int nx, int nbin) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    bin[x] = min(nbin - 2, max(0, int(t[x + z * nx] * 0.5f)));
+ // ^^^^^^ warning: thread (0,0,1) of block 0 writes `bin[0]` at line 11; thread (0,0,0) of block 0 writes it too
+    out[x + z * nx] = float(bin[x]);
+}
+void run(const float* t, int* bin, float* out) {
+    bins<<<dim3(4, 1, 2), dim3(32, 1, 8)>>>(t, bin, out, 128, 16);
+    layered<<<dim3(4, 1, 2), dim3(32, 1, 8)>>>(t, bin, out, 128, 16);
+}
+"#,
+        );
+    }
+
     #[test]
     fn shared_scalar_and_histogram() {
         check(

@@ -65,6 +65,14 @@ const BULK_FUNCTIONS: &[&str] = &[
 ];
 
 fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
+    // Bulk copies exist from sm_90 on: for a build whose every target is older, the call
+    // does not compile (`arch/requires-newer-sm` says so) and has no code to loop over.
+    if !ctx.targets.assumed
+        && !ctx.targets.targets.is_empty()
+        && ctx.targets.targets.iter().all(|t| t.major < 9)
+    {
+        return;
+    }
     let bodies = ctx.calls_mentioning(&["cp.async.bulk", "memcpy_async", "cp_async_bulk"]);
     let all: Vec<&CallSite> = bodies.iter().flat_map(|c| c.iter()).collect();
     let elected: Vec<TextRange> = all
@@ -426,6 +434,32 @@ __global__ void k(const float* gmem, int bytes) {
             fixture,
             expect![[r#"
                 warning: the bulk copy `cuda::memcpy_async` is issued under `if (threadIdx.x == 0)`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`) (pitfall-async-copy#P5)
+            "#]],
+        );
+    }
+
+    /// A build for sm_89 alone has no bulk copy to loop over: the call does not compile
+    /// there, which `arch/requires-newer-sm` reports.
+    #[test]
+    fn a_build_older_than_sm_90_has_no_bulk_copy() {
+        let kernel = |arch: &str| {
+            format!(
+                r#"
+//- /main.cu arch:{arch}
+__global__ void k(const void* src, unsigned dst, unsigned bytes, unsigned bar) {{
+    if (threadIdx.x == 0)
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}}
+"#
+            )
+        };
+        check(RULE, &kernel("sm_89"));
+        check_messages(
+            RULE,
+            &kernel("sm_90"),
+            expect![[r#"
+                warning: `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` is issued under `if (threadIdx.x == 0)`: bulk copies take their operands in uniform registers and the compiler cannot prove one lane runs this branch, so it wraps the copy in a loop over the active lanes; elect the lane with `cooperative_groups::invoke_one` (or `elect.sync`) (pitfall-async-copy#P5)
             "#]],
         );
     }

@@ -40,6 +40,9 @@ pub enum Step {
         /// The condition as comparisons that all hold ([`SourceFile::guard_comparisons`]),
         /// `None` when it is anything else.
         comparisons: Option<Vec<GuardComparison>>,
+        /// For a disjunction (`x >= nx || y >= ny`), the comparisons that all hold exactly
+        /// when the condition does not (`x < nx`, `y < ny`); `None` otherwise.
+        negated_comparisons: Option<Vec<GuardComparison>>,
         /// The steps when it holds.
         then_steps: Vec<Step>,
         /// The steps of the `else` branch.
@@ -378,11 +381,20 @@ impl<'a> StepWalk<'_, 'a> {
                         }
                     })
                     .unwrap_or_default();
+                let comparisons = self.file.guard_comparisons(&value.byte_range());
+                let negated_comparisons = match comparisons {
+                    Some(_) => None,
+                    None => self
+                        .file
+                        .guard_comparisons_in(&value.byte_range(), &[], false, true)
+                        .and_then(|(c, negated)| negated.then_some(c)),
+                };
                 out.push(Step::If {
                     range,
                     condition: squash_ws(node_text(value, self.low.text)),
                     condition_range: value.byte_range(),
-                    comparisons: self.file.guard_comparisons(&value.byte_range()),
+                    comparisons,
+                    negated_comparisons,
                     then_steps,
                     else_steps,
                 });
