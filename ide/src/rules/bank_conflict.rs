@@ -600,7 +600,23 @@ fn scaled_loop_var(offset: &kernaut_syntax::IndexExpr) -> Option<&str> {
         {
             Some(name.as_str())
         }
+        // `(t * 2) << u` over `u++`: the stride doubles each iteration as well.
+        IndexExpr::Binary(_, kernaut_syntax::BinOp::Shl | kernaut_syntax::BinOp::Shr, b)
+            if shift_loop_var(b).is_some() =>
+        {
+            shift_loop_var(b)
+        }
         IndexExpr::Binary(a, _, b) => scaled_loop_var(a).or_else(|| scaled_loop_var(b)),
+        _ => None,
+    }
+}
+
+/// The loop variable a shift count reads (`u` in `x << u`, `x << (u + 1)`).
+fn shift_loop_var(count: &kernaut_syntax::IndexExpr) -> Option<&str> {
+    use kernaut_syntax::IndexExpr;
+    match count {
+        IndexExpr::LoopVar { name, .. } => Some(name.as_str()),
+        IndexExpr::Binary(a, _, b) => shift_loop_var(a).or_else(|| shift_loop_var(b)),
         _ => None,
     }
 }
@@ -1701,6 +1717,35 @@ void run(float* g) { scan256<<<4, 256>>>(g); }
             expect![[r#"
                 warning: 8-way bank conflict: this update of `a` takes 8 wavefronts instead of 1 at the step where `s` = 4, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `s` (`s <<= 1`) warp 0 takes 37 wavefronts instead of 8 (2-way at the first step) (in `upsweep` as `scan256` calls it at line 12) (pitfall-bank-conflict#P7)
                 warning: 8-way bank conflict: this load from `a` takes 8 wavefronts instead of 1 at the step where `s` = 4, because lanes of a warp hit 8 different words of one bank; over the 8 steps of the loop over `s` (`s <<= 1`) warp 0 takes 37 wavefronts instead of 9 (conflict-free at the first step) (in `upsweep` as `scan256` calls it at line 12) (pitfall-bank-conflict#P7)
+            "#]],
+        );
+    }
+
+    /// A tree whose stride is a shift by the loop's counter (`(t * 2) << u` over `u++`)
+    /// doubles its stride each pass, which the model does not step through: the figure is
+    /// the first pass's, and the message says later passes may conflict more.
+    #[test]
+    fn a_stride_shifted_by_the_loop_counter_names_its_first_pass() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void tree(const float* in, float* out) {
+    __shared__ float v[512];
+    v[threadIdx.x] = in[threadIdx.x];
+    for (int u = 0; (1 << u) < blockDim.x; u++) {
+        __syncthreads();
+        if (threadIdx.x < (blockDim.x >> (u + 1))) {
+            int a = (threadIdx.x * 2) << u;
+            v[a] = v[a] + 1.0f;
+        }
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = v[0];
+}
+void run(const float* in, float* out) { tree<<<8, 512>>>(in, out); }
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this store to `v` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `u`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `(threadIdx.x * 2) << u` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `v` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `u`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `(threadIdx.x * 2) << u` (pitfall-bank-conflict#P5)
             "#]],
         );
     }

@@ -246,6 +246,45 @@ void run(const float* t, int* bin, float* out) {
         );
     }
 
+    /// A bounds check written as an early exit over a disjunction (`if (x >= nx || z >=
+    /// nz) return;`) decides the path as its conjunction twin does: the layers of one
+    /// column add into one cell either way.
+    #[test]
+    fn an_early_exit_on_a_disjunction_is_a_decided_guard() {
+        let kernel = |guard: &str, body: &str| {
+            format!(
+                r#"
+__global__ void acc(const float* __restrict__ v, float* out, int nx, int nz) {{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int z = threadIdx.z;
+    {guard}
+    {body}
+}}
+void run(const float* v, float* out) {{
+    acc<<<dim3(4, 1, 1), dim3(32, 1, 8)>>>(v, out, 128, 8);
+}}
+"#
+            )
+        };
+        check_messages(
+            RULE,
+            &kernel(
+                "if (x >= nx || z >= nz) return;",
+                "out[x] = out[x] + v[x + z * nx];",
+            ),
+            expect![[r#"
+                warning: thread (0,0,1) of block 0 writes `out[0]` at line 5; thread (0,0,0) of block 0 writes it too (block of 32×1×8 from the launch at line 8): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+        check_messages(
+            RULE,
+            &kernel("if (x < nx && z < nz)", "out[x] = out[x] + v[x + z * nx];"),
+            expect![[r#"
+                warning: thread (0,0,1) of block 0 writes `out[0]` at line 5; thread (0,0,0) of block 0 writes it too (block of 32×1×8 from the launch at line 8): which value remains is undefined; let one thread store, or index by every thread dimension (pitfall-data-race#P1)
+            "#]],
+        );
+    }
+
     #[test]
     fn shared_scalar_and_histogram() {
         check(

@@ -153,3 +153,73 @@ pub fn trips_at_launches(
     }
     Some(most)
 }
+
+/// An upper bound on the trips a thread runs of the `for` loop at `range` (`for (p = lane;
+/// p < n / 8; p += 32)`): a constant step up from a start that is a constant or a thread
+/// index (no lower than 0), below a bound that folds with the constants every launch of
+/// the kernel passes ([`crate::model::fixed_kernel_args`]): `ceil((bound - start) /
+/// step)` at the smallest start. `None` where any of them is not known.
+pub fn trips_at_most(ctx: &RuleContext, range: &TextRange, kind: &EnclosingKind) -> Option<i64> {
+    let EnclosingKind::For {
+        header,
+        var: Some(var),
+        start: Some(start),
+        step: Some(step),
+        ..
+    } = kind
+    else {
+        return None;
+    };
+    if *step <= 0 {
+        return None;
+    }
+    let f = ctx.facts.function_at(range.start).filter(|f| f.is_kernel)?;
+    let fixed = ctx.fixed_kernel_args(f);
+    let cond = header.split(';').nth(1)?.trim();
+    let bound = cond
+        .strip_prefix(var.as_str())
+        .map(str::trim_start)
+        .and_then(|c| c.strip_prefix('<'))
+        .filter(|b| !b.starts_with('='))?;
+    let bound = match ctx.facts.fold_text_with(bound, range.start, &fixed) {
+        Some(b) => b,
+        // A thread-block cluster has at most 16 blocks (8 portable, 16 with the
+        // non-portable size opted in), in all and along any dimension.
+        None if is_cluster_size(ctx, bound, range.start) => 16,
+        None => return None,
+    };
+    let from = through_local(ctx, start, range.start);
+    let low = match ctx.facts.fold_text_with(&from, range.start, &fixed) {
+        Some(v) => v,
+        // A thread's index within its block, or a lane: at least 0.
+        None if ["threadIdx.x", "threadIdx.y", "threadIdx.z"].contains(&squash(&from).as_str())
+            || squash(&from).starts_with("threadIdx.x%") =>
+        {
+            0
+        }
+        None => return None,
+    };
+    Some(((bound - low).max(0) + step - 1) / step)
+}
+
+/// Whether `bound` (at `at`) is a cluster's size: `cluster.dim_blocks().x` (`.y`, `.z`) or
+/// `cluster.num_blocks()` of a variable the function declares as a cluster group
+/// (`cg::this_cluster()`, `cluster_group`).
+fn is_cluster_size(ctx: &RuleContext, bound: &str, at: usize) -> bool {
+    let b = squash(bound);
+    let Some(receiver) = ["dim_blocks.x", "dim_blocks.y", "dim_blocks.z", "num_blocks"]
+        .iter()
+        .find_map(|m| b.strip_suffix(&format!(".{m}")))
+    else {
+        return false;
+    };
+    super::is_identifier(receiver)
+        && ctx.file.initializer_of(receiver, at).is_some_and(|init| {
+            let init = &ctx.text()[init];
+            init.contains("this_cluster")
+        })
+        || ctx
+            .file
+            .variable_named(receiver, at)
+            .is_some_and(|v| v.ty.contains("cluster_group"))
+}
