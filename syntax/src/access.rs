@@ -833,7 +833,8 @@ impl SourceFile {
         depth: usize,
     ) -> bool {
         use kernaut_gpu::expr::{Axis, Expr as Value};
-        if depth > 8 {
+        // Expression nesting and locals followed together.
+        if depth > 40 {
             return false;
         }
         let text = self.text();
@@ -916,7 +917,23 @@ impl SourceFile {
                 };
                 let callee = node_text(f, text);
                 let short = callee.rsplit("::").next().unwrap_or(callee);
-                let pure = matches!(f.kind_name(), "primitive_type" | "type_identifier")
+                let args_literal = node.field("arguments").is_some_and(|a| {
+                    named_children(a)
+                        .iter()
+                        .all(|c| c.kind_name() == "number_literal")
+                });
+                // `Float(1.)`: a cast through a type alias, or any call of literals
+                // alone, unless it is a function of the file that reads the thread.
+                let literal_call = args_literal
+                    && !self.facts().device_functions.iter().any(|d| {
+                        crate::short_name(&d.name) == short
+                            && d.body_range.as_ref().is_some_and(|b| {
+                                let body = text.get(b.clone()).unwrap_or_default();
+                                body.contains("threadIdx") || body.contains("atomic")
+                            })
+                    });
+                let pure = literal_call
+                    || matches!(f.kind_name(), "primitive_type" | "type_identifier")
                     || short.starts_with("static_cast")
                     || short.starts_with("__float2")
                     || short.starts_with("__int2")
@@ -2264,10 +2281,71 @@ fn dead_branch<'a>(
 
 /// Math functions whose result is a function of their arguments alone.
 const PURE_MATH: &[&str] = &[
-    "min", "max", "abs", "fabs", "fabsf", "fminf", "fmaxf", "fmin", "fmax", "sqrt", "sqrtf",
-    "rsqrtf", "exp", "expf", "__expf", "exp2f", "log", "logf", "__logf", "log2f", "pow", "powf",
-    "floor", "floorf", "ceil", "ceilf", "round", "roundf", "rintf", "truncf", "sin", "sinf", "cos",
-    "cosf", "__sinf", "__cosf", "tanhf", "umin", "umax", "llmin", "llmax",
+    "min",
+    "max",
+    "abs",
+    "fabs",
+    "fabsf",
+    "fminf",
+    "fmaxf",
+    "fmin",
+    "fmax",
+    "sqrt",
+    "sqrtf",
+    "rsqrtf",
+    "exp",
+    "expf",
+    "__expf",
+    "exp2f",
+    "log",
+    "logf",
+    "__logf",
+    "log2f",
+    "pow",
+    "powf",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "round",
+    "roundf",
+    "rintf",
+    "truncf",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "__sinf",
+    "__cosf",
+    "tanhf",
+    "umin",
+    "umax",
+    "llmin",
+    "llmax",
+    "log10",
+    "log10f",
+    "log1p",
+    "log1pf",
+    "log2",
+    "expm1f",
+    "exp2",
+    "tanh",
+    "atan",
+    "atanf",
+    "atan2",
+    "atan2f",
+    "erff",
+    "fmodf",
+    "copysignf",
+    "hypotf",
+    "cbrt",
+    "cbrtf",
+    "__fdividef",
+    "__powf",
+    "__saturatef",
+    "lrint",
+    "lround",
+    "nearbyint",
 ];
 
 #[cfg(test)]

@@ -1216,8 +1216,9 @@ __global__ void row_dot(const half* w, const half* x, half* y, int n) {{
 __global__ void gather(__half* out) {{
     extern __shared__ __half smem[];
     auto cluster = cg::this_cluster();
+    const int size = cluster.dim_blocks().x;
     __half sum = __float2half(0.0f);
-    for (unsigned b = 0; b < cluster.dim_blocks().x; b++)
+    for (int b = 0; b < size; b++)
         sum = __hadd(sum, cluster.map_shared_rank(smem, b)[threadIdx.x]);
     out[threadIdx.x] = sum;
 }}

@@ -10,8 +10,13 @@
 //! with the block size, the GPU or the run (`pitfall-data-race#P3`). The message names
 //! both threads and both lines; a warning when the launch fixes everything the collision
 //! needs, a hint that states the assumption otherwise; nothing for a kernel no launch
-//! gives a block. There is no automatic fix: write to a second buffer (ping-pong) or
-//! split the kernel at the dependency.
+//! gives a block. A kernel that spins on memory other blocks write (`while
+//! (atomicAdd(&arrived, 0) < gridDim.x) {}`, a `volatile` flag handed from block to block,
+//! in the kernel or a device function it calls) orders its blocks in a way the model does
+//! not follow: there only the threads of one block are compared. A thread that reads back
+//! an element it stored itself, where every thread storing there stores the same value,
+//! reads no other thread's write. There is no automatic fix: write to a second buffer
+//! (ping-pong) or split the kernel at the dependency.
 //!
 //! ```cuda
 //! // Before

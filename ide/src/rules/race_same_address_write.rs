@@ -228,14 +228,15 @@ __global__ void bins(const float* __restrict__ t, int* bin, float* out, int nx, 
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int z = blockIdx.z * blockDim.z + threadIdx.z;
     int cell = x;
-    bin[cell] = min(nbin - 2, max(0, int(t[cell] * 0.5f)));
+    const float level = (t[cell] * 0.5f - t[0]) / 2.0f;
+    bin[cell] = min(nbin - 2, max(0, int(level)));
     out[cell + z * nx] = t[cell] - float(bin[cell]);
 }
 __global__ void layered(const float* __restrict__ t, int* bin, float* out, int nx, int nbin) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int z = blockIdx.z * blockDim.z + threadIdx.z;
     bin[x] = min(nbin - 2, max(0, int(t[x + z * nx] * 0.5f)));
- // ^^^^^^ warning: thread (0,0,1) of block 0 writes `bin[0]` at line 11; thread (0,0,0) of block 0 writes it too
+ // ^^^^^^ warning: thread (0,0,1) of block 0 writes `bin[0]` at line 12; thread (0,0,0) of block 0 writes it too
     out[x + z * nx] = float(bin[x]);
 }
 void run(const float* t, int* bin, float* out) {

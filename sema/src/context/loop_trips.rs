@@ -185,7 +185,7 @@ pub fn trips_at_most(ctx: &RuleContext, range: &TextRange, kind: &EnclosingKind)
         Some(b) => b,
         // A thread-block cluster has at most 16 blocks (8 portable, 16 with the
         // non-portable size opted in), in all and along any dimension.
-        None if is_cluster_size(ctx, bound, range.start) => 16,
+        None if is_cluster_size(ctx, &through_local(ctx, bound, range.start), range.start) => 16,
         None => return None,
     };
     let from = through_local(ctx, start, range.start);
