@@ -885,30 +885,14 @@ impl SourceFile {
                 lowered(axes, &v)
             }
             "subscript_expression" => {
-                let (Some(a), Some(i)) = (
-                    node.field("argument"),
-                    node.field("indices")
-                        .and_then(|l| named_children(l).first().copied())
-                        .or_else(|| node.field("index")),
-                ) else {
+                let Some((a, i)) = subscript_parts(node) else {
                     return false;
                 };
                 if a.kind_name() != "identifier" {
                     return false;
                 }
                 let array = node_text(a, text);
-                let written = self
-                    .global_accesses()
-                    .iter()
-                    .chain(self.shared_accesses().iter())
-                    .any(|x| {
-                        x.root == array
-                            && matches!(
-                                x.kind,
-                                AccessKind::Store | AccessKind::LoadStore | AccessKind::AddressOf
-                            )
-                            && function.as_ref().is_none_or(|f| f.contains(&x.range.start))
-                    });
+                let written = self.writes_array(array, function.as_ref(), true);
                 !written && self.value_thread_axes(i, low, axes, depth + 1)
             }
             "call_expression" => {
@@ -969,6 +953,20 @@ impl SourceFile {
             }
             _ => false,
         }
+    }
+
+    /// Whether the function in `function` (the whole file where `None`) stores to an
+    /// element of `array` (or, with `address_taken`, takes one's address too).
+    fn writes_array(&self, array: &str, function: Option<&TextRange>, address_taken: bool) -> bool {
+        self.global_accesses()
+            .iter()
+            .chain(self.shared_accesses().iter())
+            .any(|a| {
+                a.root == array
+                    && (matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
+                        || (address_taken && a.kind == AccessKind::AddressOf))
+                    && function.is_none_or(|f| f.contains(&a.range.start))
+            })
     }
 
     /// The left and right sides of the plain `=` whose left side is the access that ends
@@ -1079,16 +1077,7 @@ impl SourceFile {
         if !(shared || param) || moved {
             return false;
         }
-        let written = |array: &str| {
-            self.global_accesses()
-                .iter()
-                .chain(self.shared_accesses().iter())
-                .any(|a| {
-                    a.root == array
-                        && matches!(a.kind, AccessKind::Store | AccessKind::LoadStore)
-                        && function.as_ref().is_none_or(|f| f.contains(&a.range.start))
-                })
-        };
+        let written = |array: &str| self.writes_array(array, function.as_ref(), false);
         // One value for every thread that can meet at the element: the block's, for a
         // `__shared__` array; the grid's for global memory, where threads of two blocks
         // meet too (`out[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x]`).
@@ -1121,12 +1110,7 @@ impl SourceFile {
                     }
                 }
                 "subscript_expression" => {
-                    let (Some(a), Some(i)) = (
-                        n.field("argument"),
-                        n.field("indices")
-                            .and_then(|l| named_children(l).first().copied())
-                            .or_else(|| n.field("index")),
-                    ) else {
+                    let Some((a, i)) = subscript_parts(n) else {
                         ok = false;
                         continue;
                     };
@@ -2277,6 +2261,15 @@ fn dead_branch<'a>(
         Some(taken) => taken != is_then,
         None => false,
     }
+}
+
+/// A subscript's array and its (first) index: `a` and `i` of `a[i]`.
+fn subscript_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    let index = node
+        .field("indices")
+        .and_then(|l| named_children(l).first().copied())
+        .or_else(|| node.field("index"))?;
+    Some((node.field("argument")?, index))
 }
 
 /// Math functions whose result is a function of their arguments alone.
