@@ -484,11 +484,15 @@ pub fn cmake_mentions(text: &str, rel: &str) -> bool {
         })
 }
 
-/// `text` with `# …` comments blanked (kept in length, so offsets and lines hold).
+/// `text` with `# …` comments blanked (kept in length, so offsets and lines hold, also
+/// with CRLF line ends and multi-byte characters in comments).
 fn strip_cmake_comments(text: &str) -> String {
-    text.lines()
+    text.split('\n')
         .map(|l| match l.find('#') {
-            Some(i) => format!("{}{}", &l[..i], " ".repeat(l.len() - i)),
+            Some(i) => {
+                let tail = if l.ends_with('\r') { "\r" } else { "" };
+                format!("{}{}{tail}", &l[..i], " ".repeat(l.len() - i - tail.len()))
+            }
             None => l.to_string(),
         })
         .collect::<Vec<_>>()
@@ -2213,6 +2217,15 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// Windows line ends and multi-byte comments keep offsets and lines: the list's line
+    /// is the one it is written on.
+    #[test]
+    fn cmake_with_crlf_and_multibyte_comments() {
+        let t = "cmake_minimum_required(VERSION 3.18)\r\nproject(r LANGUAGES CXX CUDA)\r\n\r\nset(CMAKE_CXX_STANDARD 17)\r\n\r\n\r\n# 编译选项编译选项\r\nset(CMAKE_CUDA_ARCHITECTURES 90) # 架构\r\nadd_executable(r kernel.cu)\r\n";
+        let f = cmake_targets(t).unwrap();
+        assert_eq!((names(&f.targets), f.line), ("sm_90".to_string(), 8));
     }
 
     #[test]
