@@ -99,7 +99,9 @@ fn run(ctx: &RuleContext, out: &mut Vec<RuleDiagnostic>) {
                 let Some((branch, condition)) = divergent_branch(ctx, at, b.scope, block) else {
                     break None;
                 };
-                if !balanced(ctx, &flow, &branch, b, &found) {
+                if !balanced(ctx, &flow, &branch, b, &found)
+                    && !else_if_excludes(ctx, &flow, &branch, b, block)
+                {
                     break Some((branch, condition));
                 }
                 match branch.start.checked_sub(1) {
@@ -447,6 +449,31 @@ fn balanced(
         (ArrivalCount::Known(x), ArrivalCount::Known(y)) => !x.is_empty() && x == y,
         (ArrivalCount::Varies, _) | (_, ArrivalCount::Varies) => false,
         _ => holds(&then) && holds(&other),
+    }
+}
+
+/// Whether the barrier `b` sits in the `else if (B)` of the branch at `branch` (`if (A)
+/// … else if (B) { …; sync; }`), where `B` splits none of the threads of the barrier's
+/// scope (the search for a dividing branch passed over it) and no thread for which `B`
+/// holds takes `A` (`wg == 1` after `wg == 0 && tid == 0`): the threads that reach the
+/// barrier are those of `B`, whole warps or blocks, which `A` does not divide.
+fn else_if_excludes(
+    ctx: &RuleContext,
+    flow: &ControlFlow,
+    branch: &kernaut_syntax::TextRange,
+    b: &Barrier,
+    block: Option<[u32; 3]>,
+) -> bool {
+    use super::barriers::excludes;
+    let Some((_, Some(other))) = flow.branches(branch) else {
+        return false;
+    };
+    if !other.contains(&b.range.start) {
+        return false;
+    }
+    match (if_condition(ctx, branch), if_condition(ctx, &other)) {
+        (Some(a), Some(arm)) => excludes(ctx, &arm, &a, block),
+        _ => false,
     }
 }
 
@@ -2644,6 +2671,55 @@ __global__ void k(const int* modes, float* out) {
     out[blockIdx.x * 128 + t] = s[t];
 }
 void run(const int* m, float* out, int n) { k<<<n, 128>>>(m, out); }
+"#,
+        );
+    }
+
+    /// A warp-specialised loop: one producer thread (`wg == 0 && tid == 0`), and consumer
+    /// warp groups (`else if (wg == 1)`, the same for every lane of a warp) that meet at
+    /// a `__syncwarp()`. No consumer lane takes the producer's arm, so the warps that reach
+    /// the barrier do so whole, a block-uniform `continue` before it or not. Where the
+    /// consumer arm is `wg == 0`, lane 0 of warp 0 takes the producer's arm instead and its
+    /// warp meets the barrier without it.
+    #[test]
+    fn a_warp_uniform_else_if_that_excludes_the_first_arm() {
+        check(
+            RULE,
+            r#"
+__global__ void ws(const float* in, float* out, int* flag, int n, int tiles) {
+    int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (t * 64 >= n) continue;
+        if (wg == 0 && tid == 0) {
+            atomicAdd(flag, 1);
+        } else if (wg == 1) {
+            for (int k = 0; k < n; ++k) {
+                float v = in[k * 32 + lane];
+                __syncwarp();
+                out[t * n * 128 + k * 128 + tid - 128] = v;
+            }
+        }
+    }
+}
+__global__ void same_group(const float* in, float* out, int* flag, int n) {
+    int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+    if (wg == 0 && tid == 0) {
+        atomicAdd(flag, 1);
+    } else if (wg == 0) {
+        float v = in[lane];
+        __syncwarp();
+     // ^^^^^^^^^^^^ warning: `__syncwarp()` inside `if (wg == 0 && tid == 0)`
+        out[tid] = v;
+    }
+    for (int k = 0; k < n; ++k) {
+        out[k * 384 + tid] += in[k];
+        __syncwarp();
+    }
+}
+int main() {
+    ws<<<2, 384>>>(nullptr, nullptr, nullptr, 256, 8);
+    same_group<<<2, 384>>>(nullptr, nullptr, nullptr, 256);
+}
 "#,
         );
     }
