@@ -365,8 +365,14 @@ fn architectures_targets(text: &str) -> Option<Found> {
                 .to_ascii_lowercase();
             if !matches!(
                 command.as_str(),
-                "set" | "set_target_properties" | "set_property" | "set_source_files_properties"
+                "set" | "set_target_properties" | "set_property"
             ) {
+                continue;
+            }
+            // A source file's property (`set_source_files_properties(k_sm120.cu
+            // PROPERTIES CUDA_ARCHITECTURES 120f)`, `set_property(SOURCE …)`) holds for
+            // the files it names, not for the project's other sources.
+            if command == "set_property" && args.trim_start().starts_with("SOURCE") {
                 continue;
             }
             let offset_in_args = at - (open + 1);
@@ -2217,6 +2223,16 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// A source file's `CUDA_ARCHITECTURES` property is that file's, not the project's:
+    /// the project's own list (an unknown `native` here) decides for the rest.
+    #[test]
+    fn a_source_property_is_not_the_projects_targets() {
+        let t = "set(CUDA_ARCH native)\nset_source_files_properties(k120.cu PROPERTIES CUDA_ARCHITECTURES \"120f\")\nset(CMAKE_CUDA_ARCHITECTURES ${CUDA_ARCH})\nadd_library(l SHARED kernel.cu k120.cu)\n";
+        assert!(cmake_targets(t).is_none_or(|f| f.targets.is_empty()));
+        let t = "set_property(SOURCE k120.cu PROPERTY CUDA_ARCHITECTURES 120f)\nset(CMAKE_CUDA_ARCHITECTURES 80)\n";
+        assert_eq!(names(&cmake_targets(t).unwrap().targets), "sm_80");
     }
 
     /// Windows line ends and multi-byte comments keep offsets and lines: the list's line
