@@ -1424,3 +1424,42 @@ fn a_makefile_variant_with_environment_variables_gives_the_targets() {
         stderr(&o)
     );
 }
+
+/// A `.cu` that only an uncompiled test file `#include`s is not compiled either: the
+/// list names `lib.cu` alone, and `tests/bench.cu`, which includes `kernel.cu`, is in no
+/// list. Once the list names the test, the kernel is compiled with it.
+#[test]
+fn a_file_only_uncompiled_files_include_is_not_built() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-cmake-included-by-unbuilt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let list = |sources: &str| {
+        format!("cmake_minimum_required(VERSION 3.18)\nproject(r LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90)\nadd_library(r STATIC {sources})\n")
+    };
+    std::fs::write(dir.join("CMakeLists.txt"), list("lib.cu")).unwrap();
+    std::fs::write(dir.join("lib.cu"), "__global__ void nothing() {}\n").unwrap();
+    std::fs::write(
+        dir.join("kernel.cu"),
+        "__global__ void col(float* out) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][0] = out[threadIdx.x];\n    __syncthreads();\n    out[threadIdx.x] = t[threadIdx.x][1];\n}\nvoid run(float* o) { col<<<1, 32>>>(o); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/bench.cu"),
+        "#include \"../kernel.cu\"\nint main() { run(nullptr); }\n",
+    )
+    .unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("kernel.cu:5:24: hint: 32-way bank conflict"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(dir.join("CMakeLists.txt"), list("lib.cu tests/bench.cu")).unwrap();
+    let o = check(&dir, &["."]);
+    assert!(
+        stdout(&o).contains("kernel.cu:5:24: warning: 32-way bank conflict"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -408,8 +408,14 @@ impl ProjectLoader {
     /// (a file in `src/` that `add_executable(app src/a.cu)` leaves out): it declares its
     /// targets' sources in full and none is this file ([`crate::cmake::cmake_builds`]),
     /// no `CMakeLists.txt` above names it, and no source or header of the project
-    /// includes it. `None` where it may be compiled; only `.cu` files are judged.
+    /// includes it that the build may compile (a test `.cu` that no list names does not
+    /// count). `None` where it may be compiled; only `.cu` files are judged.
     fn not_in_cmake(&mut self, file: &Path) -> Option<String> {
+        self.not_in_cmake_at(file, 0)
+    }
+
+    /// [`Self::not_in_cmake`], `depth` includes away from the file first asked about.
+    fn not_in_cmake_at(&mut self, file: &Path, depth: usize) -> Option<String> {
         let name = file.file_name()?.to_string_lossy().to_string();
         if !name.ends_with(".cu") {
             return None;
@@ -464,13 +470,35 @@ impl ProjectLoader {
                 Err(_) => {}
             }
         }
-        if included_below(&root, &name) || cmake_files_below_name(&root, &name) {
+        if self.included_by_compiled(&root, &name, depth) || cmake_files_below_name(&root, &name) {
             return None;
         }
         Some(format!(
             "{} lists the sources of its targets, and not this file",
             cmake.display()
         ))
+    }
+
+    /// Whether a source or header below `root` that may be compiled `#include`s `name`:
+    /// a `.cu` that the CMake build compiles ([`Self::not_in_cmake_at`]), or a header
+    /// that such a file includes, followed a few includes deep; beyond that, or where the
+    /// walk is cut short, any includer counts.
+    fn included_by_compiled(&mut self, root: &Path, name: &str, depth: usize) -> bool {
+        let Some(includers) = includers_below(root, name) else {
+            return true;
+        };
+        if depth >= 3 {
+            return !includers.is_empty();
+        }
+        includers.iter().any(|p| {
+            if p.extension().is_some_and(|e| e == "cu") {
+                self.not_in_cmake_at(p, depth + 1).is_none()
+            } else {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .is_some_and(|n| self.included_by_compiled(root, &n, depth + 1))
+            }
+        })
     }
 
     /// Why CMake never reads the `CMakeLists.txt` in `folder` (its text `text`): the list
@@ -1494,11 +1522,18 @@ fn cmake_files_below_name(root: &Path, name: &str) -> bool {
 }
 
 fn included_below(root: &Path, name: &str) -> bool {
+    includers_below(root, name).is_none_or(|found| !found.is_empty())
+}
+
+/// The sources and headers below `root` that `#include` a file called `name`; `None`
+/// where the walk meets more files than it reads.
+fn includers_below(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
+    let mut found = Vec::new();
     let mut seen = 0usize;
     for entry in ignore::WalkBuilder::new(root).build().flatten() {
         seen += 1;
         if seen > INCLUDER_WALK_LIMIT {
-            return true;
+            return None;
         }
         let path = entry.path();
         let source = path.extension().is_some_and(|e| {
@@ -1521,8 +1556,8 @@ fn included_below(root: &Path, name: &str) -> bool {
                 l.starts_with('#') && l.contains("include") && l.contains(name)
             })
         {
-            return true;
+            found.push(path.to_path_buf());
         }
     }
-    false
+    Some(found)
 }
