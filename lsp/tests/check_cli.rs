@@ -1463,3 +1463,30 @@ fn a_file_only_uncompiled_files_include_is_not_built() {
         stdout(&o)
     );
 }
+
+/// A file the build does not compile has no target for a call to fail on: a Hopper
+/// sample beside a script that builds only an Ampere one gets no `needs sm_90a` finding,
+/// where the script's own file, built for sm_80, does.
+#[test]
+fn an_unbuilt_file_has_no_target_to_fail() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-unbuilt-arch");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(dir.join("cmd.sh"), "nvcc -arch=sm_80 built.cu -o built\n").unwrap();
+    let kernel = "__global__ void k() {\n    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n}\n";
+    std::fs::write(dir.join("built.cu"), kernel).unwrap();
+    std::fs::write(dir.join("hopper.cu"), kernel).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("built.cu:2:19: error: `wgmma.fence` needs sm_90a"),
+        "{out}"
+    );
+    assert!(!out.contains("hopper.cu"), "{out}");
+    assert!(
+        stderr(&o).contains("targets: none, the build does not compile the file"),
+        "{}",
+        stderr(&o)
+    );
+}
