@@ -616,9 +616,11 @@ pub fn names_thread(text: &str, locals: &FxHashMap<&str, Option<&str>>, depth: u
 const SPIN_CALL_DEPTH: usize = 4;
 
 /// Whether the function at `body_start`, or a device function of the file it calls, spins
-/// on memory that other threads write: a loop whose exit depends on an atomic, `volatile`
-/// or acquire read (`while (atomicAdd(&arrived, 0) < gridDim.x) {}`, `do { f = ld_acquire(p);
-/// } while (f == 0);`, `for (;;) { if (*(volatile int*)flag) break; }`). Such a loop is a
+/// on memory that other threads write: a loop whose exit depends on a read written in the
+/// loop as atomic, `volatile` or acquire (`while (atomicAdd(&arrived, 0) < gridDim.x) {}`,
+/// `do { f = ld_acquire(p); } while (f == 0);`, `for (;;) { if (*(volatile int*)flag)
+/// break; }`; a plain read through a pointer declared `volatile` elsewhere is not seen as
+/// one). Such a loop is a
 /// hand-rolled grid barrier or a flag handed from block to block (a decoupled look-back):
 /// it orders threads of different blocks in ways the model does not follow.
 pub fn waits_for_other_blocks(file: &SourceFile, body_start: usize) -> bool {
@@ -629,7 +631,7 @@ fn spins_within(file: &SourceFile, body_start: usize, depth: usize) -> bool {
     let Some(steps) = file.body_steps(body_start) else {
         return false;
     };
-    if steps_spin(file.text(), &steps.steps) {
+    if steps_spin(file, &steps.steps) {
         return true;
     }
     if depth == 0 {
@@ -641,87 +643,78 @@ fn spins_within(file: &SourceFile, body_start: usize, depth: usize) -> bool {
             && facts
                 .device_functions
                 .iter()
-                .filter(|f| f.name == c.callee || kernaut_syntax::short_name(&f.name) == c.callee)
+                .filter(|f| {
+                    kernaut_syntax::short_name(&f.name) == kernaut_syntax::short_name(&c.callee)
+                })
                 .filter_map(|f| f.body_range.as_ref())
                 .any(|b| b.start != body_start && spins_within(file, b.start, depth - 1))
     })
 }
 
-fn steps_spin(text: &str, steps: &[Step]) -> bool {
+fn steps_spin(file: &SourceFile, steps: &[Step]) -> bool {
     steps.iter().any(|s| match s {
         Step::Stmt { .. } | Step::Exit { .. } => false,
         Step::If {
             then_steps,
             else_steps,
             ..
-        } => steps_spin(text, then_steps) || steps_spin(text, else_steps),
+        } => steps_spin(file, then_steps) || steps_spin(file, else_steps),
         Step::For {
             range,
             condition,
             body,
             ..
-        } => {
-            (condition.is_none() && text.get(range.clone()).is_some_and(loop_polls))
-                || steps_spin(text, body)
-        }
-        Step::Loop { range, body } => {
-            text.get(range.clone()).is_some_and(loop_polls) || steps_spin(text, body)
-        }
-        Step::Other { body, .. } => steps_spin(text, body),
+        } => (condition.is_none() && loop_polls(file, range)) || steps_spin(file, body),
+        Step::Loop { range, body } => loop_polls(file, range) || steps_spin(file, body),
+        Step::Other { body, .. } => steps_spin(file, body),
     })
 }
 
-/// Whether the loop `text` (`while`, `do … while` or `for`, as written) waits on memory:
-/// its condition reads it through an atomic, `volatile` or acquire load, or names a local
-/// the body loads so, or (a loop with no condition) the body leaves on such a read.
-fn loop_polls(text: &str) -> bool {
-    let text = kernaut_syntax::lex::strip_comments(text);
-    let t = text.trim_start();
-    let paren_after = |from: usize| -> Option<(usize, usize)> {
-        let open = from + t[from..].find('(')?;
-        Some((open + 1, kernaut_syntax::lex::matching_paren(t, open)?))
-    };
-    let (condition, body) = if t.starts_with("while") {
-        let Some((a, b)) = paren_after(5) else {
-            return false;
-        };
-        (&t[a..b], &t[b + 1..])
-    } else if t.starts_with("do") {
-        let Some(w) = t.rfind("while") else {
-            return false;
-        };
-        let Some((a, b)) = paren_after(w) else {
-            return false;
-        };
-        (&t[a..b], &t[2..w])
-    } else if t.starts_with("for") {
-        let Some((a, b)) = paren_after(3) else {
-            return false;
-        };
-        let middle = t[a..b].split(';').nth(1).unwrap_or("");
-        (middle, &t[b + 1..])
-    } else {
+/// Whether the loop at `range` (`while`, `do … while` or `for`) waits on memory: its
+/// condition (as the enclosing chain gives it) reads it through an atomic, `volatile` or
+/// acquire load, or names a local the loop loads so, or (a loop with no condition) the
+/// loop leaves on such a read.
+fn loop_polls(file: &SourceFile, range: &TextRange) -> bool {
+    use kernaut_syntax::EnclosingKind;
+    let Some(inside) = range.end.checked_sub(1) else {
         return false;
     };
-    if polling_read(condition) {
+    let Some(condition) =
+        file.enclosing(inside)
+            .into_iter()
+            .find(|e| e.range == *range)
+            .and_then(|e| match e.kind {
+                EnclosingKind::While { condition, .. }
+                | EnclosingKind::DoWhile { condition, .. } => Some(condition),
+                EnclosingKind::For { header, .. } => header.split(';').nth(1).map(str::to_string),
+                _ => None,
+            })
+    else {
+        return false;
+    };
+    let Some(body) = file.text().get(range.clone()) else {
+        return false;
+    };
+    let body = kernaut_syntax::lex::strip_comments(body);
+    if polling_read(&condition) {
         return true;
     }
     let cond = condition.trim();
     if cond.is_empty() || cond == "true" || cond == "1" {
-        // `for (;;)` / `while (true)`: a wait when the body leaves on a polled value.
-        return polling_read(body)
+        // `for (;;)` / `while (true)`: a wait when the loop leaves on a polled value.
+        return polling_read(&body)
             && ["break", "return"]
                 .iter()
-                .any(|w| kernaut_syntax::lex::find_word(body, w, 0).is_some());
+                .any(|w| kernaut_syntax::lex::find_word(&body, w, 0).is_some());
     }
     // `while (f == 0) { f = atomicAdd(p, 0); }`: a local of the condition loaded so.
-    polling_read(body)
+    polling_read(&body)
         && cond
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .filter(|w| kernaut_syntax::lex::is_identifier(w))
             .any(|w| {
                 let mut from = 0;
-                while let Some(at) = kernaut_syntax::lex::find_word(body, w, from) {
+                while let Some(at) = kernaut_syntax::lex::find_word(&body, w, from) {
                     let rest = body[at + w.len()..].trim_start();
                     if rest.starts_with('=') && !rest.starts_with("==") {
                         return true;

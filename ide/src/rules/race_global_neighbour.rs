@@ -11,8 +11,9 @@
 //! both threads and both lines; a warning when the launch fixes everything the collision
 //! needs, a hint that states the assumption otherwise; nothing for a kernel no launch
 //! gives a block. A kernel that spins on memory other blocks write (`while
-//! (atomicAdd(&arrived, 0) < gridDim.x) {}`, a `volatile` flag handed from block to block,
-//! in the kernel or a device function it calls) orders its blocks in a way the model does
+//! (atomicAdd(&arrived, 0) < gridDim.x) {}`, a flag handed from block to block and read
+//! through `atomic…`, a `volatile` cast or an acquire load, in the kernel or a device
+//! function it calls) orders its blocks in a way the model does
 //! not follow: there only the threads of one block are compared. A thread that reads back
 //! an element it stored itself, where every thread storing there stores the same value,
 //! reads no other thread's write. There is no automatic fix: write to a second buffer
@@ -159,14 +160,15 @@ int main() {
 
     #[test]
     fn a_wait_inside_a_helper_orders_the_blocks_but_not_the_threads_of_one() {
-        // The wait is a device function's `do … while` on a volatile flag. Across blocks:
-        // silent; inside block 0, thread 31 still reads what thread 32 writes.
+        // The wait is a device function's `do … while` on an atomic read of a flag.
+        // Across blocks: silent; inside block 0, thread 31 still reads what thread 32
+        // writes.
         check_messages(
             RULE,
             r#"
-__device__ void wait_for(volatile int* flag) {
+__device__ void wait_for(int* flag) {
     int f;
-    do { f = *flag; } while (f == 0);
+    do { f = atomicAdd(flag, 0); } while (f == 0);
 }
 __global__ void handoff(float* a, int* flag) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
