@@ -1075,13 +1075,17 @@ fn spawn_diagnostics(
             let (state, preload) = (state.clone(), preload.clone());
             let _ = tokio::task::spawn_blocking(move || ensure_knowledge(&state, &preload)).await;
         }
-        let mut keys: Vec<String> = {
+        let keys: Option<Vec<String>> = {
             let s = lock(&state);
-            if s.sweep != ticket {
-                return;
-            }
-            s.docs.keys().cloned().collect()
+            (s.sweep == ticket).then(|| s.docs.keys().cloned().collect())
         };
+        let Some(mut keys) = keys else {
+            let m = format!("diagnostics run {ticket}: a newer run took over before it began");
+            log_to(&client, level, LogLevel::Debug, m).await;
+            return;
+        };
+        let m = format!("diagnostics run {ticket}: {} open document(s)", keys.len());
+        log_to(&client, level, LogLevel::Debug, m).await;
         keys.sort();
         if let Some(f) = &first {
             if let Some(i) = keys.iter().position(|k| k == f) {
@@ -1104,10 +1108,20 @@ fn spawn_diagnostics(
                     )
                     .await;
                     spawn_diagnostics(state, preload, client, level, Some(key), 50);
+                } else {
+                    let m = format!("diagnostics run {ticket}: a newer run took over at {key}");
+                    log_to(&client, level, LogLevel::Debug, m).await;
                 }
                 return;
             }
         }
+        log_to(
+            &client,
+            level,
+            LogLevel::Debug,
+            format!("diagnostics run {ticket}: done"),
+        )
+        .await;
         preload.swept.notify_one();
         // Every document is published: what the sweep and the edits before it freed goes
         // back to the system while the user types on.
@@ -1183,10 +1197,18 @@ async fn diagnose(
     .await;
     let (diagnostics, rules) = match computed {
         Ok(Ok(Ok(Some(d)))) => d,
-        Ok(Ok(Ok(None))) => return true,
+        Ok(Ok(Ok(None))) => {
+            let m = format!("diagnostics of {key} unchanged since they were published");
+            log_to(client, level, LogLevel::Debug, m).await;
+            return true;
+        }
         // A newer change: its sweep takes over.
         Ok(Ok(Err(QueryError::Cancelled))) => return false,
-        Ok(Ok(Err(QueryError::UnknownFile))) => return true,
+        Ok(Ok(Err(QueryError::UnknownFile))) => {
+            let m = format!("diagnostics of {key}: the analysis does not hold the file");
+            log_to(client, level, LogLevel::Debug, m).await;
+            return true;
+        }
         Ok(Ok(Err(e))) => {
             log_to(
                 client,
@@ -1225,26 +1247,37 @@ async fn diagnose(
     // Published only if nothing changed meanwhile (the newer sweep publishes instead).
     // The publication lock keeps publications in the order their sweeps recorded them.
     let _order = PUBLISH_ORDER.lock().await;
-    {
+    let current = {
         let mut s = lock(state);
         if s.sweep != ticket {
             return false;
         }
-        match s.docs.get(key) {
-            Some(d) if d.version == doc.version => {}
-            _ => return true,
+        let current = s.docs.get(key).is_some_and(|d| d.version == doc.version);
+        if current {
+            s.published.insert(
+                key.to_string(),
+                Published {
+                    version: doc.version,
+                    rules,
+                },
+            );
         }
-        s.published.insert(
-            key.to_string(),
-            Published {
-                version: doc.version,
-                rules,
-            },
-        );
+        current
+    };
+    if !current {
+        let m = format!("diagnostics of {key}: the document changed or closed meanwhile");
+        log_to(client, level, LogLevel::Debug, m).await;
+        return true;
     }
+    let m = format!(
+        "diagnostics of {key}: {} published (version {})",
+        diagnostics.len(),
+        doc.version
+    );
     client
         .publish_diagnostics(uri, diagnostics, Some(doc.version))
         .await;
+    log_to(client, level, LogLevel::Debug, m).await;
     true
 }
 

@@ -17,7 +17,9 @@ export HOME="$work"
 echo "== $(emacs --version | head -1), server: $KERNAUT_LSP"
 rc=0
 echo "-- eglot"
-timeout 180 emacs --batch -l "$here/kernaut-test.el" </dev/null 2>"$work/eglot.err" || { rc=1; tail -30 "$work/eglot.err"; }
+# The server logs every diagnostics run (KERNAUT_LOG=debug): a diagnostic that never
+# arrives shows, in the failure's list of messages, what the server did instead.
+KERNAUT_LOG=debug timeout 180 emacs --batch -l "$here/kernaut-test.el" </dev/null 2>"$work/eglot.err" || { rc=1; tail -30 "$work/eglot.err"; }
 if emacs --batch --eval "(progn (package-initialize) (require 'lsp-mode))" >/dev/null 2>&1; then
   echo "-- lsp-mode"
   cp "$editors/fixtures/hover.cu" "$work/hover.cu"
