@@ -1103,7 +1103,7 @@ pub fn thread_private(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess)
             // (nvcc 13.5: a row rewritten at `tile[r * 32 + d]` inside a rolled `for (d
             // …)` is read back with `LDS`).
             let unrolled = scope.file.enclosing(o.range.start).iter().any(|e| {
-                matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name)
+                matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if **v == *name)
                     && unroll_factor(scope, &e.range, hi - lo) == Some(hi - lo)
             });
             if !unrolled {
@@ -1705,7 +1705,7 @@ fn pairs_across_iterations(
         && trips % n == 0
         && divisor(&core) % total == 0
         && c.rem_euclid(total) == 0)
-        .then_some((m, name, first))
+        .then_some((m, name.to_string(), first))
 }
 
 /// The largest trip count × body cost ([`SourceFile::loop_body_cost`]) nvcc was seen to
@@ -1747,7 +1747,7 @@ fn loop_merged(
     let chain = scope.file.enclosing(a.range.start);
     let lp = chain
         .iter()
-        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if *v == name))?;
+        .find(|e| matches!(&e.kind, EnclosingKind::For { var: Some(v), .. } if **v == *name))?;
     let unrolled = unroll_factor(scope, &lp.range, trips)?;
     // An access that some iterations skip (under an `if` inside the loop whose condition
     // changes with the iteration, or after a `continue` or `break`) stays scalar: nvcc
@@ -1909,7 +1909,7 @@ pub fn merges_across_statements(scope: &Scope<'_>, all: &[SharedAccess], a: &Sha
         let mut outer: Option<TextRange> = None;
         for e in scope.file.enclosing(x.range.start) {
             if let EnclosingKind::For { var: Some(v), .. } = &e.kind {
-                if names.contains(v) {
+                if names.iter().any(|n| **n == **v) {
                     let (lo, hi) = loop_bounds(&x.byte_offset, v)?;
                     if unroll_factor(scope, &e.range, hi - lo) != Some(hi - lo) {
                         return None;
@@ -2076,7 +2076,7 @@ pub fn carried_through_memory(scope: &Scope<'_>, all: &[SharedAccess], a: &Share
             return false;
         }
         others.iter().any(|o| {
-            loop_term(&o.byte_offset, Some(name)) == Some((name.clone(), bytes)) && {
+            loop_term(&o.byte_offset, Some(name)) == Some((name.to_string(), bytes)) && {
                 let (theirs, d) = split_constant(&with_loop_var(&o.byte_offset, name, start));
                 let steps = (d - c) / bytes;
                 theirs == core && d != c && (d - c) % bytes == 0 && steps.abs() < trips
@@ -2120,7 +2120,7 @@ pub fn may_merge_in_runtime_loop(
             _ => None,
         })
         .find(|(_, name)| {
-            loop_term(&a.byte_offset, Some(name)) == Some((name.clone(), elem as i64))
+            loop_term(&a.byte_offset, Some(name)) == Some((name.to_string(), elem as i64))
         })
     else {
         return false;
@@ -2741,7 +2741,9 @@ fn access_guards(file: &SourceFile, offset: usize, all: bool) -> Vec<(String, Te
                 condition_range,
                 in_else,
                 thread_dependent,
-            } if thread_dependent || all => guards.push((condition, condition_range, in_else)),
+            } if thread_dependent || all => {
+                guards.push((condition.to_string(), condition_range, in_else))
+            }
             // `p ? s[i] : 0`: the lanes that evaluate the arm.
             EnclosingKind::Conditional {
                 condition,
@@ -2750,7 +2752,7 @@ fn access_guards(file: &SourceFile, offset: usize, all: bool) -> Vec<(String, Te
             } if thread_dependent || all => {
                 // `Some(true)` is the arm taken when the condition holds.
                 if let Some(taken_when_true) = file.conditional_arm(&e.range, offset) {
-                    guards.push((condition, condition_range, !taken_when_true));
+                    guards.push((condition.to_string(), condition_range, !taken_when_true));
                 }
             }
             _ => {}
@@ -3046,7 +3048,7 @@ fn exit_guards(file: &SourceFile, offset: usize, any: bool) -> Vec<(String, Text
             });
         if let Some((condition, range, thread_dependent)) = exit {
             if thread_dependent || any {
-                out.push((condition, range, true));
+                out.push((condition.to_string(), range, true));
             }
         }
     }

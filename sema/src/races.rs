@@ -685,7 +685,7 @@ fn loop_polls(file: &SourceFile, range: &TextRange) -> bool {
             .find(|e| e.range == *range)
             .and_then(|e| match e.kind {
                 EnclosingKind::While { condition, .. }
-                | EnclosingKind::DoWhile { condition, .. } => Some(condition),
+                | EnclosingKind::DoWhile { condition, .. } => Some(condition.to_string()),
                 EnclosingKind::For { header, .. } => header.split(';').nth(1).map(str::to_string),
                 _ => None,
             })

@@ -192,7 +192,7 @@ impl SourceFile {
         let text = low.text;
         let facts = low.facts;
         let cond = |field: &str| node.field(field);
-        let show = |n: Option<Node>| {
+        let show = |n: Option<Node>| -> Arc<str> {
             n.map(|n| {
                 let t = squash_ws(node_text(n, text));
                 t.strip_prefix('(')
@@ -201,6 +201,7 @@ impl SourceFile {
                     .unwrap_or(t)
             })
             .unwrap_or_default()
+            .into()
         };
         let mut up = Vec::with_capacity(ancestors.len() + 1);
         up.push(node);
@@ -227,11 +228,12 @@ impl SourceFile {
                 };
                 let h = low.for_header(node, "");
                 EnclosingKind::For {
-                    header,
-                    var: h.as_ref().map(|h| h.1.clone()),
-                    start: h
-                        .as_ref()
-                        .and_then(|h| h.0.as_ref().map(|(_, n)| squash_ws(node_text(*n, text)))),
+                    header: header.into(),
+                    var: h.as_ref().map(|h| h.1.as_str().into()),
+                    start: h.as_ref().and_then(|h| {
+                        h.0.as_ref()
+                            .map(|(_, n)| squash_ws(node_text(*n, text)).into())
+                    }),
                     end: h.as_ref().and_then(|h| h.2),
                     step: h.as_ref().and_then(|h| h.3),
                     thread_dependent: dep(cond("condition")) || dep(cond("initializer")),
@@ -262,7 +264,10 @@ impl SourceFile {
                     .map(|n| node_text(n, text).to_string())
                     .unwrap_or_default();
                 let is_kernel = facts.kernel(&name).is_some();
-                EnclosingKind::Function { name, is_kernel }
+                EnclosingKind::Function {
+                    name: name.into(),
+                    is_kernel,
+                }
             }
         }
     }

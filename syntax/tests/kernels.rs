@@ -248,10 +248,10 @@ fn transpose_flow() {
     let chain = file.enclosing(at);
     assert!(matches!(
         &chain[0].kind,
-        EnclosingKind::For { var: Some(v), end: Some(32), step: Some(8), .. } if v == "j"
+        EnclosingKind::For { var: Some(v), end: Some(32), step: Some(8), .. } if &**v == "j"
     ));
     assert!(
-        matches!(&chain[1].kind, EnclosingKind::Function { name, is_kernel: true } if name == "transposePadded")
+        matches!(&chain[1].kind, EnclosingKind::Function { name, is_kernel: true } if &**name == "transposePadded")
     );
 }
 
@@ -379,7 +379,7 @@ fn gemm_calls_and_pragmas() {
     let chain = file.enclosing(at);
     assert!(matches!(
         &chain[0].kind,
-        EnclosingKind::If { condition, thread_dependent: true, in_else: false, .. } if condition == "tid < 32"
+        EnclosingKind::If { condition, thread_dependent: true, in_else: false, .. } if &**condition == "tid < 32"
     ));
 }
 
@@ -443,7 +443,7 @@ fn reduction_divergence() {
     let chain = file.enclosing(at);
     assert!(matches!(
         &chain[0].kind,
-        EnclosingKind::For { var: Some(v), thread_dependent: false, .. } if v == "s"
+        EnclosingKind::For { var: Some(v), thread_dependent: false, .. } if &**v == "s"
     ));
 }
 

@@ -197,7 +197,7 @@ fn divergent_branch(ctx: &RuleContext, offset: usize) -> Option<(TextRange, Stri
             && uniformity_in_groups(ctx, range, 32, certain_block(ctx, offset))
                 != Uniformity::Uniform
         {
-            return Some((e.range.clone(), condition.clone(), is_if));
+            return Some((e.range.clone(), condition.to_string(), is_if));
         }
     }
     None

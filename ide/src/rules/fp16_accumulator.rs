@@ -487,7 +487,7 @@ fn loop_length(ctx: &RuleContext, offset: usize, decl: usize, resets: &[usize]) 
                 if is_stride_step(&ctx.text()[e.range.clone()]) {
                     return Length::Long;
                 }
-                unknown.get_or_insert_with(|| condition.clone());
+                unknown.get_or_insert_with(|| condition.to_string());
             }
             EnclosingKind::Function { .. } => break,
             _ => {}

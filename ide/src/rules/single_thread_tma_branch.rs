@@ -331,7 +331,7 @@ fn single_thread_branch(ctx: &RuleContext, offset: usize) -> Option<(String, Gua
                 let lowered = ctx.file.guard_condition(condition_range)?;
                 let block =
                     certain_block(ctx, offset).map_or([None; 3], |b| b.map(|d| Some(i64::from(d))));
-                return selects_lanes(&lowered, block).then(|| (condition.clone(), lowered));
+                return selects_lanes(&lowered, block).then(|| (condition.to_string(), lowered));
             }
             EnclosingKind::Function { .. } => return None,
             _ => {}

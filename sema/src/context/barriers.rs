@@ -1032,7 +1032,7 @@ pub fn divergent_branch(
                     continue;
                 };
                 match uniformity_in_groups(ctx, r, n, block) {
-                    Uniformity::Divergent => return Some((e.range.clone(), condition.clone())),
+                    Uniformity::Divergent => return Some((e.range.clone(), condition.to_string())),
                     Uniformity::Uniform | Uniformity::Unknown => continue,
                 }
             }
@@ -1081,7 +1081,7 @@ pub fn divergent_branch(
                 continue;
             }
         }
-        return Some((e.range.clone(), condition.clone()));
+        return Some((e.range.clone(), condition.to_string()));
     }
     None
 }
@@ -1494,7 +1494,7 @@ fn trip_count(
         let Some(v) = ctx.file.variable_at(at.start) else {
             continue;
         };
-        let own = name == *var;
+        let own = *name == **var;
         let written = ctx.file.uses_of(&v).iter().any(|u| {
             function.contains(&u.range.start)
                 && (u.address_of || u.write.is_some())

@@ -24,7 +24,7 @@ pub fn thread_dependent_branch(ctx: &RuleContext, offset: usize) -> Option<(Text
                 condition,
                 thread_dependent: true,
                 ..
-            } => return Some((e.range.clone(), condition.clone())),
+            } => return Some((e.range.clone(), condition.to_string())),
             EnclosingKind::Function { .. } => return None,
             _ => {}
         }

@@ -177,7 +177,7 @@ pub fn trips_at_most(ctx: &RuleContext, range: &TextRange, kind: &EnclosingKind)
     let fixed = ctx.fixed_kernel_args(f);
     let cond = header.split(';').nth(1)?.trim();
     let bound = cond
-        .strip_prefix(var.as_str())
+        .strip_prefix(&**var)
         .map(str::trim_start)
         .and_then(|c| c.strip_prefix('<'))
         .filter(|b| !b.starts_with('='))?;

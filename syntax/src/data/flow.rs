@@ -1,6 +1,8 @@
 //! The data of the control-flow helpers: [`Enclosing`] chains, [`CallSite`]s and the walk
 //! of a function that finds both ([`FunctionScan`]), computed in `crate::flow`.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use super::SymbolKind;
@@ -21,7 +23,7 @@ pub enum EnclosingKind {
     /// An `if`; `in_else` says whether the offset is in the `else` branch.
     If {
         /// The condition, without the parentheses.
-        condition: String,
+        condition: Arc<str>,
         /// The range of the condition.
         condition_range: TextRange,
         /// Whether the offset is in the `else` branch.
@@ -33,11 +35,11 @@ pub enum EnclosingKind {
     /// A `for` loop.
     For {
         /// The header between the parentheses.
-        header: String,
+        header: Arc<str>,
         /// The variable it initialises.
-        var: Option<String>,
+        var: Option<Arc<str>>,
         /// The start value, as written.
-        start: Option<String>,
+        start: Option<Arc<str>>,
         /// The exclusive end, when constant.
         end: Option<i64>,
         /// The step, when constant.
@@ -48,21 +50,21 @@ pub enum EnclosingKind {
     /// A `while` loop.
     While {
         /// The condition.
-        condition: String,
+        condition: Arc<str>,
         /// Whether it depends on the thread index.
         thread_dependent: bool,
     },
     /// A `do ... while` loop.
     DoWhile {
         /// The condition.
-        condition: String,
+        condition: Arc<str>,
         /// Whether it depends on the thread index.
         thread_dependent: bool,
     },
     /// A `switch`.
     Switch {
         /// The controlling expression.
-        condition: String,
+        condition: Arc<str>,
         /// The range of the controlling expression (its parentheses included).
         condition_range: TextRange,
         /// Whether it depends on the thread index.
@@ -71,7 +73,7 @@ pub enum EnclosingKind {
     /// A conditional expression `c ? a : b`.
     Conditional {
         /// The condition.
-        condition: String,
+        condition: Arc<str>,
         /// The range of the condition.
         condition_range: TextRange,
         /// Whether it depends on the thread index.
@@ -80,7 +82,7 @@ pub enum EnclosingKind {
     /// The function.
     Function {
         /// Its name.
-        name: String,
+        name: Arc<str>,
         /// Whether it is a `__global__` kernel.
         is_kernel: bool,
     },
