@@ -798,6 +798,42 @@ fn makefile_include_folders_reach_the_headers() {
     assert!(!stderr(&o).contains("not found"), "{}", stderr(&o));
 }
 
+/// A rule whose prerequisites go on over a tab-indented line (`app: a.cu \\` then
+/// `\tb.cu`): make joins the lines before it looks for a recipe's tab, so `b.cu` is a
+/// prerequisite that the `nvcc -arch=sm_35 $^` recipe compiles, and a call that needs
+/// sm_80 is an error there as in `a.cu`.
+#[test]
+fn a_continued_prerequisite_line_is_no_recipe() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-make-continued");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "run: app\n\t./app\n\napp: a.cu \\\n\tb.cu\n\tnvcc -arch=sm_35 \\\n\t    $^ -o app\n",
+    )
+    .unwrap();
+    let kernel = |name: &str| {
+        format!("__global__ void {name}(int* out) {{\n    out[0] = __reduce_add_sync(0xffffffff, out[threadIdx.x]);\n}}\n")
+    };
+    std::fs::write(dir.join("a.cu"), kernel("ka")).unwrap();
+    std::fs::write(dir.join("b.cu"), kernel("kb")).unwrap();
+    let o = check(&dir, &["."]);
+    let out = stdout(&o);
+    for file in ["a.cu", "b.cu"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{file}:2:14: error:"))
+                    && l.contains("sm_35")
+                    && l.contains("[arch/requires-newer-sm]")),
+            "{out}"
+        );
+    }
+    let err = stderr(&o);
+    assert!(err.contains("targets: sm_35 (from "), "{err}");
+    assert!(!err.contains("assumed"), "{err}");
+}
+
 /// A Makefile that names the CUDA sources it compiles and not `stale.cu`: the stale
 /// copy's finding is a hint that says the build does not compile it, and its targets
 /// line says none; `part.cu`, which the compiled file `#include`s, is compiled with it and

@@ -165,7 +165,24 @@ struct MakeRule {
 fn makefile_rules(text: &str, expand: &dyn Fn(&str) -> String) -> Vec<MakeRule> {
     let mut rules: Vec<MakeRule> = Vec::new();
     let mut open = false;
-    for (n, line) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate();
+    while let Some((n, line)) = lines.next() {
+        // A header continued with `\` goes on over the next lines, whatever they start
+        // with (make joins them before it looks for a recipe's tab).
+        let mut joined;
+        let mut line = line;
+        if !line.starts_with('\t') && line.trim_end().ends_with('\\') {
+            joined = line.trim_end().trim_end_matches('\\').to_string();
+            for (_, next) in lines.by_ref() {
+                let more = next.trim_end();
+                joined.push(' ');
+                joined.push_str(more.trim_end_matches('\\'));
+                if !more.ends_with('\\') {
+                    break;
+                }
+            }
+            line = &joined;
+        }
         if line.starts_with('\t') {
             if open {
                 if let Some(r) = rules.last_mut() {
@@ -202,6 +219,29 @@ fn makefile_rules(text: &str, expand: &dyn Fn(&str) -> String) -> Vec<MakeRule> 
         open = true;
     }
     rules
+}
+
+/// `text` with the lines that continue a header or an assignment (after a line ending
+/// in `\\` that is no recipe line) starting with a space where they started with a tab:
+/// make joins such lines before it looks for a recipe's tab, so `tri: a.cu \\` then
+/// `\tb.cu` names `b.cu` as a prerequisite, not a command. Every line keeps its place
+/// and length.
+pub fn makefile_untab_continuations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut continued = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let header = continued || !line.starts_with('\t');
+        match line.strip_prefix('\t') {
+            Some(rest) if continued => {
+                out.push(' ');
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
+        continued = header && body.trim_end().ends_with('\\');
+    }
+    out
 }
 
 /// A CMake list: `80;90a`, `80 90a`, `"80-real;90a-virtual"`. `None` where a value is

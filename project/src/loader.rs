@@ -1292,13 +1292,19 @@ fn read_build_file(path: &Path) -> Option<(String, Segments)> {
     let text = source_text::decode(std::fs::read(path).ok()?).text;
     let mut out = String::new();
     let mut segments = Vec::new();
-    if is_makefile_name(path) {
+    let makefile = is_makefile_name(path);
+    let text = if makefile {
+        build_files::makefile_untab_continuations(&text)
+    } else {
+        text
+    };
+    if makefile {
         let dir = path.parent().unwrap_or(Path::new("."));
         for inc in build_files::makefile_includes(&text) {
             let p = dir.join(&inc);
             if let Ok(bytes) = std::fs::read(&p) {
                 let t = source_text::decode(bytes).text;
-                let mut t = t.to_string();
+                let mut t = build_files::makefile_untab_continuations(&t);
                 if !t.ends_with('\n') {
                     t.push('\n');
                 }
