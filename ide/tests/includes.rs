@@ -327,6 +327,40 @@ fn launch_macro_from_a_header_with_a_dim3_variable() {
 }
 
 #[test]
+fn a_configuration_written_by_a_macro_gives_the_block() {
+    // `kern<<<LAUNCH_2D(n)>>>(out)`: the macro writes grid, block, shared bytes and
+    // stream; the block is its second part, here from a header's macro.
+    let fixture = format!(
+        "//- /p/launch.h\n#define CEIL(a, b) (((a) + (b) - 1) / (b))\n#define LAUNCH_2D(n) CEIL(n, 256), dim3(16, 16), 0, (cudaStream_t)0\n//- /p/k.cu\n#include \"launch.h\"\n{TILE_KERNEL}\nvoid run(float* out, int n) {{\n    kern<<<LAUNCH_2D(n)>>>(out);\n}}\n"
+    );
+    expect![[r#"
+        No `__launch_bounds__`.
+        Launch sites (1):
+        - line 9: `kern<<<CEIL(n, 256), dim3(16, 16), 0, (cudaStream_t)0>>>`: block 16×16×1 = 256 threads
+        **Occupancy on sm_90**: block 16×16×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 1024 B static + 0 B dynamic shared memory.
+        8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&fixture, 1));
+    check(
+        &fixture,
+        1,
+        "bank-conflict",
+        expect![[r#"
+            5: Warning `tile[threadIdx.x][threadIdx.y]`: 8-way bank conflict: this load from `tile` takes 8 wavefront
+        "#]],
+    );
+    // A macro that writes one part only is no configuration: the block stays unknown.
+    let one = format!(
+        "//- /p/k.cu\n#define BLOCKS(n) ((n) / 256)\n{TILE_KERNEL}\nvoid run(float* out, int n) {{\n    kern<<<BLOCKS(n), 256>>>(out);\n    kern<<<BLOCKS(n)>>>(out);\n}}\n"
+    );
+    expect![[r#"
+        No `__launch_bounds__`.
+        Launch sites (2):
+        - line 9: `kern<<<BLOCKS(n), 256>>>`: block 256×1×1 = 256 threads
+        - line 10: `kern<<<BLOCKS(n), >>>`: block not known from the file
+        **Occupancy on sm_90**: block 256×1×1 = 256 threads (from the launch at line 9), 32 registers per thread (assumed: a typical count, not measured), 1024 B static + 0 B dynamic shared memory.
+        8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&one, 0));
+}
+
+#[test]
 fn macro_that_is_not_a_launch_gives_no_block() {
     // The body passes its parameters to a host function: no launch, the block is
     // unknown, and the kernel's hover says the default is assumed.

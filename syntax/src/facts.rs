@@ -355,6 +355,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         .constants
         .retain(|c| c.kind != ConstantKind::Const || c.value.is_some());
     bind_callers(&mut facts);
+    launch::macro_configurations(file, &mut facts);
     launch::macro_launches(file, &mut facts);
     launch::macro_func_attributes(file, &mut facts);
     Some(facts)

@@ -1583,6 +1583,77 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
     facts.launches.sort_by_key(|l| l.range.start);
 }
 
+/// Launches whose configuration is one call of a function-like macro that writes two to
+/// four parts (`k<<<LAUNCH_1D(n, 256)>>>(…)` with `#define LAUNCH_1D(n, b) CEIL_DIV(n, b),
+/// b, 0, stream`): their grid, block, shared bytes and stream, from the macro's body with
+/// the call's arguments. The macro is the file's own or one of its headers'.
+pub(crate) fn macro_configurations(file: &SourceFile, facts: &mut FileFacts) {
+    let written = |l: &LaunchSite| l.block.text.is_empty() && l.grid.text.ends_with(')');
+    if !facts.launches.iter().any(written) {
+        return;
+    }
+    let text = file.text();
+    let own = crate::macros::macro_definitions(text);
+    let env = facts.env.clone();
+    let mut found: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, l) in facts.launches.iter().enumerate() {
+        if !written(l) {
+            continue;
+        }
+        let g = &l.grid.text;
+        let Some(open) = g.find('(') else { continue };
+        let name = g[..open].trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let after = &g[open + 1..];
+        // The call is the whole configuration: its `)` is the text's last.
+        if list_end(after, 0).is_none_or(|end| end + 1 != after.len()) {
+            continue;
+        }
+        let def = own.iter().rfind(|m| m.name == name).or_else(|| {
+            facts
+                .prelude
+                .as_ref()
+                .and_then(|p| p.macros.iter().find(|m| m.name == name))
+        });
+        let Some((def, params)) = def.and_then(|d| Some((d, d.params.as_ref()?))) else {
+            continue;
+        };
+        let args = split_args(&after[..after.len() - 1]);
+        let parts = split_args(&substitute(&def.body, params, &args));
+        if (2..=4).contains(&parts.len()) {
+            found.push((i, parts));
+        }
+    }
+    for (i, parts) in found {
+        let at = facts.launches[i].range.start;
+        let function = file
+            .root_at(at)
+            .and_then(|root| root.descendant_for_byte_range(at, at))
+            .and_then(|mut n| loop {
+                if n.kind_name() == "function_definition" {
+                    break Some(n.byte_range());
+                }
+                n = n.parent()?;
+            });
+        let dim = |w: &String| {
+            let parts = dim_parts_of_text(w, text, at, function.clone());
+            LaunchDim {
+                value: fold_dim(&parts, at, &env),
+                text: w.clone(),
+                parts,
+            }
+        };
+        let l = &mut facts.launches[i];
+        l.grid = dim(&parts[0]);
+        l.block = dim(&parts[1]);
+        l.shared_bytes = parts.get(2).and_then(|t| env.fold(&from_text(t), at));
+        l.shared_bytes_text = parts.get(2).cloned();
+        l.stream = parts.get(3).cloned();
+    }
+}
+
 /// The parameters of function definition `def`, in order, each by name where the body
 /// never writes it, else empty ([`LaunchSite::caller_value_params`]).
 fn value_params(def: Node, text: &str) -> Vec<String> {
