@@ -147,6 +147,45 @@ pub fn strip_comments(s: &str) -> String {
     out
 }
 
+/// `s` with every byte of its `//` and `/* */` comments (outside string and character
+/// literals) a space, line breaks kept: each offset stays where it was.
+pub fn blank_comments(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut [u8], from: usize, to: usize| {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => match literal_end(b, i) {
+                Some(j) => i = j,
+                None => break,
+            },
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = s[i..].find('\n').map_or(b.len(), |n| i + n);
+                blank(&mut out, i, end);
+                i = end;
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = s[i + 2..].find("*/").map_or(b.len(), |e| i + e + 4);
+                blank(&mut out, i, end);
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // Only whole characters were blanked, byte for byte.
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
 /// Where the run of three `c` (`<` or `>`) that starts at `i` ends, with only blanks
 /// between them (`<<<`, `<< <`, `< < <`); `None` when there is no such run.
 pub fn chevron_triple(b: &[u8], i: usize, c: u8) -> Option<usize> {

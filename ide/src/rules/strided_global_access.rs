@@ -1838,7 +1838,7 @@ __global__ void walk(const unsigned* in, unsigned* out, long n, int W) {
                      // ^^^^^ hint: uncoalesced load from `in`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the L1 traffic), because neighbouring lanes are 8 bytes apart (with `W` = 2, as every launch passes)
 }
 void run(const unsigned* in, unsigned* out, long n) {
-    int W = 2;
+    int W = 2; // W = 4 on wider words; &W is never taken
     walk<<<(n + 255) / 256, 256>>>(in, out, n, W);
 }
 "#,
@@ -2119,6 +2119,31 @@ void step(float *x, float *y, int n)
             hint: uncoalesced update of `Y`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `INCY` = 2, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
             hint: uncoalesced load from `X`: each warp request touches 8 sectors of 32 bytes where its 128 bytes need 4 (2.0x the memory traffic), because neighbouring lanes are 8 bytes apart (with `INCX` = 2, as every launch passes); map `threadIdx.x` to the contiguous dimension, or stage the tile through shared memory (pitfall-coalescing#P1)
         "#]],
+        );
+        // A comment before a call (its last word no type before a declaration) and a
+        // mention of the function in a comment (no call, no address taken) change
+        // nothing.
+        let commented = AXPY
+            .replace(
+                "    axpy_gpu(n, -1.f,",
+                "    // the second step runs backwards, stride 1\n    axpy_gpu(n, -1.f,",
+            )
+            .replace(
+                "void step(",
+                "// (*f)(axpy_gpu) would hand its address out; axpy_gpu(n, a, x, n, y, n) too\nvoid step(",
+            );
+        check(RULE, &commented);
+        // Two parameters of one name (nvcc rejects the kernel): neither has a value.
+        let twice = AXPY
+            .replace(
+                "int INCX, float *Y, int INCY)\n{\n    int i",
+                "int INCY, float *Y, int INCY)\n{\n    int i",
+            )
+            .replace("X[i*INCX]", "X[i*INCY]");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &twice).len(),
+            2,
+            "{twice}"
         );
         // Its address handed out: calls through it are not seen.
         let escaped =

@@ -288,10 +288,11 @@ impl Analysis {
                 let calls = match slot.as_ref() {
                     Some((k, calls)) if *k == key => calls.clone(),
                     _ => {
-                        let text = data.source.text();
-                        let mut calls = escapes(text, &names);
+                        // A name in a comment is no call and no use.
+                        let text = kernaut_syntax::lex::blank_comments(data.source.text());
+                        let mut calls = escapes(&text, &names);
                         // Parsed again (trees dropped) only where a call may be.
-                        let at = call_candidates(text, &names);
+                        let at = call_candidates(&text, &names);
                         if !at.is_empty() {
                             calls.extend(calls_at(&data.with_trees().source, &at, &names));
                         }
@@ -330,6 +331,10 @@ pub fn fixed_args<'a>(
     let mut calls: FxHashMap<String, CallsOf> = FxHashMap::default();
     'params: for (k, p) in kernel.params.iter().enumerate() {
         if p.name.is_empty() || p.ty.contains(['*', '&', '[']) {
+            continue;
+        }
+        // Two parameters of one name (a kernel nvcc rejects): neither has a value.
+        if kernel.params.iter().filter(|q| q.name == p.name).count() > 1 {
             continue;
         }
         let mut value: Option<i64> = None;
@@ -459,8 +464,10 @@ pub fn calls_named(
     source: &kernaut_syntax::SourceFile,
     names: &rustc_hash::FxHashSet<&str>,
 ) -> Vec<(String, Option<CallSite>)> {
-    let mut out = escapes(source.text(), names);
-    let at = call_candidates(source.text(), names);
+    // A name in a comment is no call and no use.
+    let text = kernaut_syntax::lex::blank_comments(source.text());
+    let mut out = escapes(&text, names);
+    let at = call_candidates(&text, names);
     out.extend(calls_at(source, &at, names));
     out
 }

@@ -914,8 +914,10 @@ impl<'t> DimContext<'_, 't> {
             }
         }
         let (value, _, name_at) = found?;
-        let body = text.get(func.byte_range())?;
-        if mutated(body, name, name_at - func.start_byte()) || passed_by_reference(text, body, name)
+        // A mention in a comment changes nothing.
+        let body = crate::lex::blank_comments(text.get(func.byte_range())?);
+        if mutated(&body, name, name_at - func.start_byte())
+            || passed_by_reference(text, &body, name)
         {
             return None;
         }
@@ -926,7 +928,7 @@ impl<'t> DimContext<'_, 't> {
 /// Whether `body` may change the variable `name` anywhere but at its declaration (the
 /// word at byte `declared`): an assignment (`=`, `+=`, `<<=`, …), `++`/`--` on either side,
 /// or `&name` (its address taken, so a callee may write it). Textual and cautious: a
-/// mention in a comment or a bitwise `x & name` also counts.
+/// bitwise `x & name` also counts (the caller blanks comments first).
 fn mutated(body: &str, name: &str, declared: usize) -> bool {
     let bytes = body.as_bytes();
     let is_ident = crate::util::is_ident_byte;
