@@ -798,6 +798,35 @@ fn makefile_include_folders_reach_the_headers() {
     assert!(!stderr(&o).contains("not found"), "{}", stderr(&o));
 }
 
+/// Outside any repository, the project is the folder `check` is given: a build script in
+/// the folder above it (another project's, or a download folder's) gives its files no
+/// targets. Inside the folder, the same script does.
+#[test]
+fn a_build_file_above_the_checked_folder_is_not_the_projects() {
+    // Under the system's temporary folder: no `.git` above says where a project ends.
+    let top = std::env::temp_dir().join(format!("kernaut-check-above-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    let dir = top.join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (top, dir) = (top.canonicalize().unwrap(), dir.canonicalize().unwrap());
+    std::fs::write(top.join("build.sh"), "nvcc -arch=sm_75 proj/k.cu -o k\n").unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "__global__ void k(int* out) {\n    out[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let err = stderr(&check(&dir, &["."]));
+    assert!(
+        err.contains("targets: sm_90 (assumed: no setting or build file names them"),
+        "{err}"
+    );
+    std::fs::rename(top.join("build.sh"), dir.join("build.sh")).unwrap();
+    std::fs::write(dir.join("build.sh"), "nvcc -arch=sm_75 k.cu -o k\n").unwrap();
+    let err = stderr(&check(&dir, &["."]));
+    assert!(err.contains("targets: sm_75 (from "), "{err}");
+    let _ = std::fs::remove_dir_all(&top);
+}
+
 /// A rule whose prerequisites go on over a tab-indented line (`app: a.cu \\` then
 /// `\tb.cu`): make joins the lines before it looks for a recipe's tab, so `b.cu` is a
 /// prerequisite that the `nvcc -arch=sm_35 $^` recipe compiles, and a call that needs

@@ -247,14 +247,24 @@ impl ProjectLoader {
         out
     }
 
-    /// The folders from `dir` up to the project's root.
+    /// The folders from `dir` up to the project's root: the loader's root, else the
+    /// folder holding `.git`, else the widest folder `check` was given that holds `dir`
+    /// (a build file above it belongs to no project of the run).
     fn ancestors(&self, dir: &Path) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for d in dir.ancestors() {
             out.push(d.to_path_buf());
             if Some(d) == self.root.as_deref() || d.join(".git").exists() {
-                break;
+                return out;
             }
+        }
+        if let Some(top) = self
+            .scan_roots
+            .iter()
+            .filter(|r| dir.starts_with(r))
+            .min_by_key(|r| r.components().count())
+        {
+            out.retain(|d| d.starts_with(top));
         }
         out
     }
