@@ -338,7 +338,12 @@ pub fn cmake_targets(text: &str) -> Option<Found> {
 /// The targets of the `-gencode`/`-arch` flags a CMake text hands nvcc, with a note for
 /// those that depend on a condition the file does not decide.
 fn cmake_flag_targets(text: &str) -> Option<Found> {
-    let found = crate::cmake::gencode_targets(text);
+    found_under_conditions(crate::cmake::gencode_targets(text))
+}
+
+/// Targets, each with its line and the undecided conditions it depends on (empty:
+/// always), as one [`Found`] whose note says which targets depend on what.
+fn found_under_conditions(found: Vec<(Target, usize, Vec<String>)>) -> Option<Found> {
     let (_, line, _) = found.first()?;
     let line = *line;
     let mut notes: Vec<String> = Vec::new();
@@ -440,7 +445,12 @@ fn architectures_targets(text: &str) -> Option<Found> {
         .into_iter()
         .filter(|t| lists.iter().all(|(_, l)| l.contains(t)))
         .collect();
-    (!sure.is_empty()).then_some(Found {
+    if sure.is_empty() {
+        // Lists set only in branches the file does not decide (per host processor, per
+        // option): each is built under its condition.
+        return found_under_conditions(crate::cmake::architectures_by_branch(text));
+    }
+    Some(Found {
         targets: sure,
         line,
         note: None,
@@ -2424,6 +2434,23 @@ mod tests {
         // Two lists: only what both name is sure.
         let t = "if(CUDA_VERSION VERSION_GREATER 12.0)\n  set(CMAKE_CUDA_ARCHITECTURES 80 90a)\nelse()\n  set(CMAKE_CUDA_ARCHITECTURES 80)\nendif()\n";
         assert_eq!(names(&cmake_targets(t).unwrap().targets), "sm_80");
+        // Lists with nothing in common, each set only in a branch the file does not
+        // decide (the host's processor): every target is built under its condition.
+        let t = "if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES \"aarch64\")\n  set(CMAKE_CUDA_ARCHITECTURES \"87\") # Orin\nelse()\n  set(CMAKE_CUDA_ARCHITECTURES \"86;89\")\nendif()\n";
+        let f = cmake_targets(t).unwrap();
+        assert_eq!(
+            (names(&f.targets), f.line),
+            ("sm_87 sm_86 sm_89".to_string(), 2)
+        );
+        assert_eq!(names(&f.conditional), "sm_87 sm_86 sm_89");
+        assert_eq!(
+            f.note.as_deref(),
+            Some("sm_87 only under if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES \"aarch64\") (line 2), which the file does not decide; sm_86, sm_89 only under else() of if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES \"aarch64\") (line 4), which the file does not decide")
+        );
+        // A list set for every build, then replaced under a condition: which one holds
+        // is not known.
+        let t = "set(CMAKE_CUDA_ARCHITECTURES 80)\nif(WITH_HOPPER)\n  set(CMAKE_CUDA_ARCHITECTURES 90a)\nendif()\n";
+        assert_eq!(cmake_targets(t), None);
     }
 
     #[test]

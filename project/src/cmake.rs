@@ -248,6 +248,40 @@ pub(crate) fn gencode_targets(text: &str) -> Vec<(Target, usize, Vec<String>)> {
     targets_of_flags(&flags)
 }
 
+/// The targets `set(CMAKE_CUDA_ARCHITECTURES …)` names where the file sets it only in
+/// branches it does not decide (`if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES "aarch64")` with
+/// `87`, else `86;89`): each with its line and the conditions it depends on. Empty where
+/// a value is set outside every such branch, or names no target the text can know
+/// (`native`, a variable).
+pub(crate) fn architectures_by_branch(text: &str) -> Vec<(Target, usize, Vec<String>)> {
+    let commands = parse(text);
+    let mut ev = Eval::default();
+    ev.exec(&commands, 0);
+    let Some(var) = ev.vars.get("CMAKE_CUDA_ARCHITECTURES") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(Target, usize, Vec<String>)> = Vec::new();
+    for item in &var.items {
+        if item.conds.is_empty() {
+            return Vec::new();
+        }
+        let values = item
+            .text
+            .split(|c: char| c == ';' || c.is_whitespace())
+            .map(|v| v.trim_matches(['"', '\'']))
+            .filter(|v| !v.is_empty());
+        for v in values {
+            let Ok(t) = Target::parse(v) else {
+                return Vec::new();
+            };
+            if !out.iter().any(|(o, _, c)| *o == t && *c == item.conds) {
+                out.push((t, item.line, item.conds.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// The targets of a list of flags, as nvcc would read them.
 fn targets_of_flags(items: &[Item]) -> Vec<(Target, usize, Vec<String>)> {
     // Words, each with its item's line and conditions.
