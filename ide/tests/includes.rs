@@ -360,6 +360,64 @@ fn a_configuration_written_by_a_macro_gives_the_block() {
         8 blocks/SM · 64 of 64 warps active (100%) · limited by warps and registers."#]].assert_eq(&kernel_hover(&one, 0));
 }
 
+/// A launch written in a macro, its `dim3`s made with `x = 0` and given their `x` on each
+/// path before the macro's uses (a comment after an assignment, as written), and the
+/// macro defined again in another function for another kernel: each use expands the
+/// definition in force there, with the sizes as assigned. No launch has a grid or block
+/// of 0; the one that does (no assignment) is still an error.
+#[test]
+fn a_launch_macro_sees_the_fields_assigned_before_it_and_its_own_definition() {
+    let fixture = r#"//- /p/k.cu
+__global__ void first(float* y, int n) { y[threadIdx.x] = 1.0f; }
+__global__ void second(float* y, int n) { y[threadIdx.x] = 2.0f; }
+void run_first(float* y, int n, int ws) {
+    dim3 threads(0, 1, 1);
+    dim3 blocks(0, 1, 1);
+    if (n < 1024) {
+        threads.x = n; // at most 1023
+        blocks.x = 1;
+    } else {
+        blocks.x = n / 1024;
+        threads.x = 1024;
+    }
+#define X(W, KERNEL) if (ws == W) { KERNEL<<<blocks, threads>>>(y, n); return; }
+    X(2, first);
+    X(4, first);
+#undef X
+}
+void run_second(float* y, int n, int ws) {
+    int blocks = (n + 255) / 256;
+#define X(W) if (ws == W) { second<<<blocks, 256>>>(y, n); return; }
+    X(2);
+#undef X
+}
+void run_empty(float* y, int n) {
+    dim3 none(0, 1, 1);
+#define GO(K) K<<<none, 32>>>(y, n)
+    GO(first);
+}
+"#;
+    check(
+        fixture,
+        0,
+        "launch/invalid-configuration",
+        expect![[r#"
+            27: Error `GO(first)`: launch of `first`: a grid of 0 has no blocks: the launch ret
+        "#]],
+    );
+    let (host, ids, f) = host_with(fixture);
+    let text = &f.files[0].text;
+    let at = text.find("void second").unwrap() + 6;
+    let hover = host.analysis().hover(ids[0], at).unwrap().unwrap().markdown;
+    let sites: Vec<&str> = hover.lines().filter(|l| l.starts_with("- line")).collect();
+    expect![[r#"
+        [
+            "- line 21: `second<<<blocks, 256>>>`: block 256×1×1 = 256 threads",
+        ]
+    "#]]
+    .assert_debug_eq(&sites);
+}
+
 #[test]
 fn macro_that_is_not_a_launch_gives_no_block() {
     // The body passes its parameters to a host function: no launch, the block is

@@ -1283,7 +1283,10 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
     }
     let is_name = !d.is_empty() && d.chars().all(|c| c.is_alphanumeric() || c == '_');
     if let (true, Some(f)) = (is_name, function) {
-        let scope = text.get(f.start..at.min(f.end)).unwrap_or_default();
+        // Comments blanked: a word in one is no declaration or assignment.
+        let scope =
+            crate::lex::blank_comments(text.get(f.start..at.min(f.end)).unwrap_or_default());
+        let scope = scope.as_str();
         // The last `dim3 NAME(…)`, `dim3 NAME{…}` or `dim3 NAME = dim3(…)` before the use.
         let declared_at = |i: usize| -> Option<Vec<String>> {
             let rest = scope[i + 4..].trim_start();
@@ -1337,6 +1340,38 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
             })
             .last();
         let declared_pos = declared.as_ref().map(|(j, _)| *j);
+        // A field written after the value was given (`threads.x = …;` on each path of
+        // an `if`): that part is not the one given, and stays a name nothing folds.
+        let fields_written = |parts: Vec<String>, from: usize| -> Vec<String> {
+            let mut parts = parts;
+            for (k, axis) in ["x", "y", "z"].iter().enumerate() {
+                let field = format!("{d}.{axis}");
+                let written = scope[from..].match_indices(&field).any(|(i, _)| {
+                    let i = from + i;
+                    let before = scope[..i].trim_end();
+                    let after = scope[i + field.len()..].trim_start();
+                    !before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+                        && !scope[i + field.len()..]
+                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                        && (after.starts_with("++")
+                            || after.starts_with("--")
+                            || before.ends_with("++")
+                            || before.ends_with("--")
+                            || [
+                                "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=",
+                            ]
+                            .iter()
+                            .any(|op| after.starts_with(op) && !after[op.len()..].starts_with('=')))
+                });
+                if written {
+                    while parts.len() <= k {
+                        parts.push("1".to_string());
+                    }
+                    parts[k] = field;
+                }
+            }
+            parts
+        };
         match (declared, assigned) {
             (_, Some((i, value))) if declared_pos.is_none_or(|j| i > j) => {
                 let mut depth = 0i32;
@@ -1351,10 +1386,10 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
                     }
                 }
                 if let Some(parts) = value {
-                    return parts;
+                    return fields_written(parts, i);
                 }
             }
-            (Some((_, parts)), _) => return parts,
+            (Some((j, parts)), _) => return fields_written(parts, j),
             _ => {}
         }
     }
@@ -1380,6 +1415,41 @@ fn dim3_value(rest: &str) -> Option<Vec<String>> {
 
 /// The uses of macro `def` in `text` outside `#` lines and line comments: where each
 /// starts, its arguments (none for an object-like macro) and where it ends.
+/// Where each `#define` of the text is in force, in order: (name, from the end of its
+/// directive to the next `#define` or `#undef` of the name, or the end of the text).
+fn definition_spans(text: &str) -> Vec<(String, TextRange)> {
+    let mut out: Vec<(String, TextRange)> = Vec::new();
+    let name_of = |rest: &str| -> String {
+        rest.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (start, end, d) in crate::macros::directives(text) {
+        let (name, define) = if let Some(rest) = d.strip_prefix("define") {
+            (name_of(rest), true)
+        } else if let Some(rest) = d.strip_prefix("undef") {
+            (name_of(rest), false)
+        } else {
+            continue;
+        };
+        if name.is_empty() {
+            continue;
+        }
+        if let Some((_, r)) = out
+            .iter_mut()
+            .rev()
+            .find(|(n, r)| *n == name && r.end == text.len())
+        {
+            r.end = start;
+        }
+        if define {
+            out.push((name, end..text.len()));
+        }
+    }
+    out
+}
+
 fn macro_uses(text: &str, def: &crate::MacroDef) -> Vec<(usize, Vec<String>, usize)> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices(def.name.as_str()) {
@@ -1486,19 +1556,31 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
     } else {
         Vec::new()
     };
-    let mut launchers: Vec<(crate::MacroDef, Launcher)> = own
+    // Each of the file's own definitions holds from its `#define` to the next `#define`
+    // or `#undef` of its name: a use is expanded with the definition in force there.
+    let spans = definition_spans(text);
+    let mut launchers: Vec<(crate::MacroDef, Launcher, Option<TextRange>)> = own
         .iter()
-        .filter_map(|m| Some((m.clone(), launcher(m)?)))
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let k = own[..i].iter().filter(|o| o.name == m.name).count();
+            let span = spans
+                .iter()
+                .filter(|(n, _)| *n == m.name)
+                .nth(k)
+                .map(|(_, r)| r.clone());
+            Some((m.clone(), launcher(m)?, span))
+        })
         .collect();
     if let Some(prelude) = &facts.prelude {
         for m in &prelude.macros {
             if own.iter().any(|o| o.name == m.name)
-                || launchers.iter().any(|(d, _)| d.name == m.name)
+                || launchers.iter().any(|(d, _, _)| d.name == m.name)
             {
                 continue;
             }
             if let Some(l) = launcher(m) {
-                launchers.push((m.clone(), l));
+                launchers.push((m.clone(), l, None));
             }
         }
     }
@@ -1506,8 +1588,11 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
         return;
     }
     let mut found = Vec::new();
-    for (def, l) in &launchers {
+    for (def, l, span) in &launchers {
         for (at, args, range_end) in macro_uses(text, def) {
+            if span.as_ref().is_some_and(|r| !r.contains(&at)) {
+                continue;
+            }
             let ident = |c: char| c.is_alphanumeric() || c == '_';
             let params = def.params.clone().unwrap_or_default();
             let sub = |s: &str| squash_ws(&substitute(s, &params, &args));
