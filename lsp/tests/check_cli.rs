@@ -827,6 +827,36 @@ fn a_build_file_above_the_checked_folder_is_not_the_projects() {
     let _ = std::fs::remove_dir_all(&top);
 }
 
+/// A pointer chase written out statement by statement (`tmp = chase[tmp];` 4096 times,
+/// as cache microbenchmarks are generated): each value is a load through the one before,
+/// and the lowering of an index gives up at its depth bound instead of following the
+/// chain down the stack. The run ends with its summary.
+#[test]
+fn a_long_chain_of_loads_through_one_another_is_checked() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-chase");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from(
+        "__global__ void chase_k(int n, int* out, const int* chase) {\n    unsigned tid = threadIdx.x + blockIdx.x * blockDim.x;\n    int tmp = chase[threadIdx.x];\n",
+    );
+    for _ in 0..64 {
+        text.push_str("   ");
+        for _ in 0..64 {
+            text.push_str(" tmp = chase[tmp];");
+        }
+        text.push('\n');
+    }
+    text.push_str("    if (tid < n) {\n        out[tid] = tmp;\n    }\n}\nvoid run(int n, int* out, const int* chase) { chase_k<<<(n + 255) / 256, 256>>>(n, out, chase); }\n");
+    std::fs::write(dir.join("chase.cu"), text).unwrap();
+    let o = check(&dir, &["."]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("checked 1 file: 0 errors, 0 warnings, 0 hints"),
+        "{err}"
+    );
+}
+
 /// A rule whose prerequisites go on over a tab-indented line (`app: a.cu \\` then
 /// `\tb.cu`): make joins the lines before it looks for a recipe's tab, so `b.cu` is a
 /// prerequisite that the `nvcc -arch=sm_35 $^` recipe compiles, and a call that needs

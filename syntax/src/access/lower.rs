@@ -100,11 +100,11 @@ impl<'a> Lowerer<'a> {
     /// value named by its text (with [`Self::for_uniformity`]). A load whose address
     /// lowers to a value that does not depend on the thread (`deg[row]` with `row =
     /// blockIdx.x + threadIdx.y` in a block of one row) is one value too.
-    fn opaque(&self, expr: &Expr, at: Node<'a>, lowered: IndexExpr) -> IndexExpr {
+    fn opaque(&self, expr: &Expr, at: Node<'a>, lowered: IndexExpr, depth: usize) -> IndexExpr {
         if !self.opaque_uniform || !matches!(lowered, IndexExpr::Unknown(_)) {
             return lowered;
         }
-        if self.uniform_load(expr, at) || !self.thread_tainted(expr, at, 0) {
+        if self.uniform_load(expr, at, depth) || !self.thread_tainted(expr, at, 0) {
             return IndexExpr::Uniform(show(expr));
         }
         lowered
@@ -113,13 +113,15 @@ impl<'a> Lowerer<'a> {
     /// Whether `expr` loads at an address that does not depend on the thread: an
     /// element whose index lowers to such a value (`deg[row]`), or a member of one
     /// (`items[*pick].key`, `nodes[0].next->weight`).
-    fn uniform_load(&self, expr: &Expr, at: Node<'a>) -> bool {
+    /// `depth` is the lowering's, which the index's lowering goes on from: a chain of
+    /// loads through one another (`tmp = chase[tmp];` thousands of times) ends.
+    fn uniform_load(&self, expr: &Expr, at: Node<'a>, depth: usize) -> bool {
         match expr {
             Expr::Subscript(_, index) => {
-                let i = self.lower(index, at, 1);
+                let i = self.lower(index, at, depth + 1);
                 i.unknown_reason().is_none() && !i.depends_on_thread()
             }
-            Expr::Member(base, _) => self.uniform_load(base, at),
+            Expr::Member(base, _) => self.uniform_load(base, at, depth),
             _ => false,
         }
     }
@@ -393,7 +395,7 @@ impl<'a> Lowerer<'a> {
                     _ => {
                         let unknown =
                             IndexExpr::Unknown(format!("`{}` is a member access", show(expr)));
-                        return self.opaque(expr, at, unknown);
+                        return self.opaque(expr, at, unknown, depth);
                     }
                 };
                 match &**base {
@@ -411,7 +413,7 @@ impl<'a> Lowerer<'a> {
                     _ => {
                         let unknown =
                             IndexExpr::Unknown(format!("`{}` is a member access", show(expr)));
-                        self.opaque(expr, at, unknown)
+                        self.opaque(expr, at, unknown, depth)
                     }
                 }
             }
@@ -431,6 +433,7 @@ impl<'a> Lowerer<'a> {
                         expr,
                         at,
                         IndexExpr::Unknown(format!("`{op}` is a comparison or logical operator")),
+                        depth,
                     );
                 };
                 let l = self.lower(a, at, d);
@@ -441,6 +444,7 @@ impl<'a> Lowerer<'a> {
                 expr,
                 at,
                 IndexExpr::Unknown(format!("`{}` is loaded from memory", show(expr))),
+                depth,
             ),
             Expr::Call { callee, args } if args.is_empty() && callee.ends_with(".thread_rank") => {
                 let object = &callee[..callee.len() - ".thread_rank".len()];
@@ -453,6 +457,7 @@ impl<'a> Lowerer<'a> {
                         IndexExpr::Unknown(format!(
                             "`{callee}()` is the rank in a group of unknown size"
                         )),
+                        depth,
                     ),
                 }
             }
@@ -484,6 +489,7 @@ impl<'a> Lowerer<'a> {
                         expr,
                         at,
                         IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                        depth,
                     ),
                 }
             }
@@ -495,6 +501,7 @@ impl<'a> Lowerer<'a> {
                         expr,
                         at,
                         IndexExpr::Unknown(format!("`{callee}(...)` is a function call")),
+                        depth,
                     ),
                 },
             },
@@ -504,6 +511,7 @@ impl<'a> Lowerer<'a> {
                     expr,
                     at,
                     IndexExpr::Unknown(format!("the size of `{ty}` is not known")),
+                    depth,
                 ),
             },
             // A condition that folds (`(M == 1) ? 0 : threadIdx.z` with `M` bound) picks
@@ -515,12 +523,14 @@ impl<'a> Lowerer<'a> {
                     expr,
                     at,
                     IndexExpr::Unknown("a conditional expression selects the index".into()),
+                    depth,
                 ),
             },
             other => self.opaque(
                 expr,
                 at,
                 IndexExpr::Unknown(format!("`{}` cannot be modelled", show(other))),
+                depth,
             ),
         }
     }
@@ -719,7 +729,7 @@ impl<'a> Lowerer<'a> {
             };
         }
         let lowered = self.lower_name_in_file(n, at, depth);
-        self.opaque(&Expr::Name(n.to_string()), at, lowered)
+        self.opaque(&Expr::Name(n.to_string()), at, lowered, depth)
     }
 
     fn lower_name_in_file(&self, n: &str, at: Node<'a>, depth: usize) -> IndexExpr {
