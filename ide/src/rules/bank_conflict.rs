@@ -1189,6 +1189,63 @@ __global__ void hstores(const __half* in) {
     }
 
     #[test]
+    fn a_column_from_a_remainder_merges_in_an_aligned_tile() {
+        // nvcc 13.5, sm_90: `col = (q * 4) % 64` is a multiple of 4 (a remainder of two
+        // multiples of 4), and the four stores of a row's `col..col + 3` in a tile
+        // declared `__align__(16)`, with 272-byte rows, are one `STS.128 [R11], R4`:
+        // conflict-free. In a plain `float` tile they stay four `STS` (4-way each), and
+        // `(q % 16) * 4 + k`, a multiple of 4 outside the remainder, is one `STS.128`
+        // there too.
+        let plain = r#"
+__global__ void unpack(const float4* src, float* dst) {
+    __shared__ float tile[16][68];
+    int q = threadIdx.x;
+    int row = (q * 4) / 64;
+    int col = (q * 4) % 64;
+    float4 v = src[q];
+    tile[row][col + 0] = v.x;
+    tile[row][col + 1] = v.y;
+    tile[row][col + 2] = v.z;
+    tile[row][col + 3] = v.w;
+    __syncthreads();
+    dst[threadIdx.x] = tile[0][threadIdx.x % 64];
+}
+void run(const float4* s, float* d) { unpack<<<1, 256>>>(s, d); }
+"#;
+        assert_eq!(
+            crate::rules::testing::messages(RULE, plain).len(),
+            4,
+            "{plain}"
+        );
+        check(
+            RULE,
+            &plain
+                .replace("tile[row][col + ", "tile[q / 16][(q % 16) * 4 + ")
+                .replace("int row = (q * 4) / 64;\n    int col = (q * 4) % 64;\n", ""),
+        );
+        check(
+            RULE,
+            r#"
+__global__ void unpack(const float4* src, float* dst) {
+    __shared__ __align__(16) float tile[16][68];
+    for (int q = threadIdx.x; q < 256; q += 256) {
+        int row = (q * 4) / 64;
+        int col = (q * 4) % 64;
+        float4 v = src[q];
+        tile[row][col + 0] = v.x;
+        tile[row][col + 1] = v.y;
+        tile[row][col + 2] = v.z;
+        tile[row][col + 3] = v.w;
+    }
+    __syncthreads();
+    dst[threadIdx.x] = tile[0][threadIdx.x % 64];
+}
+void run(const float4* s, float* d) { unpack<<<1, 256>>>(s, d); }
+"#,
+        );
+    }
+
+    #[test]
     fn updates_merge_in_a_dynamic_buffer_only() {
         // nvcc 13.5 `-arch=sm_90 -O3 -cubin`, `cuobjdump -sass`: four `+=` on consecutive
         // floats of an `extern __shared__` buffer are one `LDS.128` and one `STS.128`
