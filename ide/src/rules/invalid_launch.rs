@@ -237,6 +237,13 @@ void run(float* out, unsigned n) {
     pick(n, threads, blocks);
     k<<<blocks, threads>>>(out);
 }
+template <class T> void config(int n, int& blocks, int& threads) { threads = 256; blocks = n / threads + 1; }
+void run_template(float* out, int n) {
+    int blocks = 0, threads = 0;
+    // a template's call: config<float>(n, blocks, threads) fills both
+    config<float>(n, blocks, threads);
+    k<<<blocks, threads>>>(out);
+}
 void run_by_value(float* out) {
     unsigned threads = 0, blocks = 4;
     show(threads, blocks);

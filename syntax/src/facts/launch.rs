@@ -1016,6 +1016,37 @@ fn passed_by_reference(text: &str, body: &str, name: &str) -> bool {
         if head.ends_with(">>>") || head.ends_with("> > >") {
             continue;
         }
+        // A template's call (`config<T>(n, blocks)`): the callee is the name before its
+        // template arguments.
+        let head = match head.strip_suffix('>') {
+            Some(inner) => {
+                let mut depth = 1i32;
+                let mut cut = None;
+                for (k, c) in inner.char_indices().rev() {
+                    match c {
+                        '>' => depth += 1,
+                        '<' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                cut = Some(k);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                match cut {
+                    Some(k)
+                        if inner[..k]
+                            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+                    {
+                        inner[..k].trim_end()
+                    }
+                    _ => head,
+                }
+            }
+            None => head,
+        };
         let callee_start = head
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
             .map_or(0, |p| p + 1);
