@@ -1403,11 +1403,15 @@ fn makefile_expand_or(vars: &[(String, String)], line: &str, unset: &str) -> Str
 /// variable substituted through itself cannot pass the bound).
 fn makefile_expand_to(vars: &[(String, String)], line: &str, unset: &str, depth: usize) -> String {
     let mut out = line.to_string();
+    // Where the next reference is looked for: past each `unset` put in, which is not
+    // expanded again (it may itself read as a reference, `$(?)`).
+    let mut from = 0;
     for _ in 0..64 {
         if out.len() > 16 * 1024 {
             break;
         }
-        let Some(start) = out.find("$(").or_else(|| out.find("${")) else {
+        let next = |open: &str| out[from..].find(open).map(|i| from + i);
+        let Some(start) = [next("$("), next("${")].into_iter().flatten().min() else {
             break;
         };
         let close = if out[start + 1..].starts_with('(') {
@@ -1432,7 +1436,11 @@ fn makefile_expand_to(vars: &[(String, String)], line: &str, unset: &str, depth:
             }
             _ => lookup(name).unwrap_or_else(|| unset.to_string()),
         };
+        let unset_put = lookup(name.split_once(':').map_or(name, |(v, _)| v)).is_none();
         out.replace_range(start..start + len + 1, &value);
+        if unset_put {
+            from = start + value.len();
+        }
     }
     out
 }
@@ -1636,10 +1644,14 @@ pub fn makefile_builds_in(text: &str, file: &str, folder: Option<&str>) -> Optio
         let code = without_tool_variables(&vars, &without_list_functions(&code));
         let expanded = makefile_expand_or(&vars, &code, "$(?)");
         // A line make reads in a way not followed (a glob, an unset variable) may name
-        // any source; a later line that names the file still decides.
-        if ["wildcard", "shell", "foreach", "$(?)", "*"]
+        // any source; a later line that names the file still decides. An unset variable
+        // inside a flag (`-I${CUDA_HOME}/include`) names none.
+        if ["wildcard", "shell", "foreach", "*"]
             .iter()
             .any(|w| expanded.contains(w))
+            || expanded
+                .split_whitespace()
+                .any(|w| w.contains("$(?)") && !w.starts_with('-'))
         {
             unknown = true;
             continue;
@@ -2552,7 +2564,17 @@ mod tests {
         // not hide a rule that names the file.
         let env = "INC = -I$(CUDA_HOME)/include\nSRC = tma.cu\nbin/t: $(SRC)\n\tnvcc -arch=sm_90 $(INC) -o $@ $<\n";
         assert_eq!(makefile_builds(env, "tma.cu"), Some(true));
-        assert_eq!(makefile_builds(env, "other.cu"), None);
+        // Nor, inside a flag (`-I$(CUDA_HOME)/include`), does it name any other source.
+        assert_eq!(makefile_builds(env, "other.cu"), Some(false));
+        // Also on the compile line itself, before a set variable that names the source
+        // (`-I${CUDA_HOME}/… $(file1).cu`): the line names its one source, and no other.
+        let flag = "#file1 = tile_v2\nfile1 = tile_v3\nall:\n\tnvcc -I${CUDA_HOME}/samples/common/inc -lineinfo $(file1).cu -o $(file1)\n";
+        assert_eq!(makefile_builds(flag, "tile_v3.cu"), Some(true));
+        assert_eq!(makefile_builds(flag, "tile_v2.cu"), Some(false));
+        // Unset where a source may be (`$(EXTRA)`, a word of its own): any source may be
+        // named.
+        let word = "all:\n\tnvcc -arch=sm_80 $(EXTRA) main.cu -o app\n";
+        assert_eq!(makefile_builds(word, "other.cu"), None);
         // Unless the Makefile runs make in other folders.
         let sub = format!("{glob}sub:\n\t$(MAKE) -C src/useless\n");
         assert_eq!(
