@@ -596,7 +596,7 @@ fn scaled_loop_var(offset: &kernaut_syntax::IndexExpr) -> Option<&str> {
         } if scale
             .trip
             .as_ref()
-            .is_none_or(|t| t.bound.constant().is_none()) =>
+            .is_none_or(|t| t.bound.constant().is_none() || t.start.constant().is_none()) =>
         {
             Some(name.as_str())
         }
@@ -1803,6 +1803,38 @@ void run(const float* in, float* out) { tree<<<8, 512>>>(in, out); }
             expect![[r#"
                 hint: 2-way bank conflict: this store to `v` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `u`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `(threadIdx.x * 2) << u` (pitfall-bank-conflict#P5)
                 hint: 2-way bank conflict: this load from `v` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `u`, the only one the model holds: the stride changes each step, so later steps may conflict more); the lanes' stride comes from `(threadIdx.x * 2) << u` (pitfall-bank-conflict#P5)
+            "#]],
+        );
+    }
+
+    /// A stride that a local doubles at the end of each pass (`step <<= 1`) of a loop
+    /// that starts at a value the code does not fix (`active = n >> 1`): the model holds
+    /// the first pass only, and says so.
+    #[test]
+    fn a_stride_doubled_in_a_loop_of_unfixed_start_names_its_first_pass() {
+        check_messages(
+            RULE,
+            r#"
+__global__ void upsweep(int* out, const int* in, int n) {
+    extern __shared__ int buf[];
+    int t = threadIdx.x;
+    buf[t] = in[t];
+    int step = 1;
+    for (int active = n >> 1; active > 0; active >>= 1) {
+        __syncthreads();
+        if (t < active) {
+            int lo = step * (2 * t + 1) - 1;
+            int hi = step * (2 * t + 2) - 1;
+            buf[hi] += buf[lo];
+        }
+        step <<= 1;
+    }
+    out[t] = buf[t];
+}
+"#,
+            expect![[r#"
+                hint: 2-way bank conflict: this update of `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `step`, the only one the model holds: the stride changes each step, so later steps may conflict more) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `upsweep` gives its block); the lanes' stride comes from `step * (2 * t + 2)` (pitfall-bank-conflict#P5)
+                hint: 2-way bank conflict: this load from `buf` takes 2 wavefronts instead of 1, because lanes of a warp hit 2 different words of one bank (at the first step of the loop over `step`, the only one the model holds: the stride changes each step, so later steps may conflict more) (assuming `threadIdx.x` runs over the warp, as for any `blockDim.x` that is a multiple of 32: no launch of `upsweep` gives its block); the lanes' stride comes from `step * (2 * t + 1)` (pitfall-bank-conflict#P5)
             "#]],
         );
     }
