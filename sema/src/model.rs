@@ -594,6 +594,19 @@ fn merged_access(
     a: &SharedAccess,
     reach: usize,
 ) -> Option<(Merged, IndexExpr)> {
+    merged_access_with(scope, all, a, reach, true)
+}
+
+/// [`merged_access`]; with `declared_only` `false`, parts whose offset only a remainder
+/// makes a multiple of the wide access merge whatever the buffer's declared alignment
+/// (what nvcc does where it proves the alignment from the layout).
+fn merged_access_with(
+    scope: &Scope<'_>,
+    all: &[SharedAccess],
+    a: &SharedAccess,
+    reach: usize,
+    declared_only: bool,
+) -> Option<(Merged, IndexExpr)> {
     let elem = a.element_size?;
     // An update (`s[i] += v`) merges only in a dynamic (`extern __shared__`) buffer: see
     // [`Merged`].
@@ -671,7 +684,10 @@ fn merged_access(
         if divisor(core) % wide != 0 {
             continue;
         }
-        if divisor_outside_remainders(core) % wide != 0 && declared_alignment() < k * elem {
+        if declared_only
+            && divisor_outside_remainders(core) % wide != 0
+            && declared_alignment() < k * elem
+        {
             continue;
         }
         let base = c - c.rem_euclid(wide);
@@ -1904,6 +1920,10 @@ pub enum MergeDoubt {
     /// A statement and an unrolled loop next to it cover consecutive elements of the
     /// thread's part together ([`merges_across_statements`]).
     AcrossStatements,
+    /// Consecutive elements whose offset only a remainder makes a multiple of the wide
+    /// access, in a buffer not declared so aligned: nvcc fuses them where it proves the
+    /// alignment from the layout, and not otherwise ([`merged_access`]).
+    Alignment,
 }
 
 /// Whether `a` and the accesses of the same kind next to it, one of the two in a loop
@@ -3486,6 +3506,8 @@ pub fn bank_with_args(
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
         merge_uncertain: if merged.is_some() {
             None
+        } else if merged_access_with(scope, all, access, WINDOW, false).is_some() {
+            Some(MergeDoubt::Alignment)
         } else if may_merge_in_runtime_loop(scope, all, access) {
             Some(MergeDoubt::PartialUnroll)
         } else if carried_through_memory(scope, all, access) {

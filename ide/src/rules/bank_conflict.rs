@@ -309,6 +309,9 @@ fn diagnose(
         Some(MergeDoubt::CarriedThroughMemory) => message.push_str(
             " (at most: a step of the unrolled loop reads what an earlier step of the same thread stored; nvcc keeps such values in registers and fuses the rest into 8- or 16-byte loads or stores, whose degree is lower)",
         ),
+        Some(MergeDoubt::Alignment) => message.push_str(
+            " (at most: this access and its neighbours cover a 16-byte slot together, which nvcc fuses into one 8- or 16-byte load or store where it proves the buffer so aligned from its layout, and does not otherwise; declaring the buffer `__align__(16)` makes it sure)",
+        ),
         None => {}
     }
     if let Some(condition) = &bank.data_guard {
@@ -1193,9 +1196,10 @@ __global__ void hstores(const __half* in) {
         // nvcc 13.5, sm_90: `col = (q * 4) % 64` is a multiple of 4 (a remainder of two
         // multiples of 4), and the four stores of a row's `col..col + 3` in a tile
         // declared `__align__(16)`, with 272-byte rows, are one `STS.128 [R11], R4`:
-        // conflict-free. In a plain `float` tile they stay four `STS` (4-way each), and
-        // `(q % 16) * 4 + k`, a multiple of 4 outside the remainder, is one `STS.128`
-        // there too.
+        // conflict-free. In a plain `float` tile they stay four `STS` (4-way each) here,
+        // and are one `STS.128` where nvcc proves the tile aligned from the layout (a
+        // second tile before it): a hint that says so. `(q % 16) * 4 + k`, a multiple of
+        // 4 outside the remainder, is one `STS.128` in a plain tile too.
         let plain = r#"
 __global__ void unpack(const float4* src, float* dst) {
     __shared__ float tile[16][68];
@@ -1212,10 +1216,15 @@ __global__ void unpack(const float4* src, float* dst) {
 }
 void run(const float4* s, float* d) { unpack<<<1, 256>>>(s, d); }
 "#;
-        assert_eq!(
-            crate::rules::testing::messages(RULE, plain).len(),
-            4,
-            "{plain}"
+        check_messages(
+            RULE,
+            plain,
+            expect![[r#"
+            hint: 4-way bank conflict: this store to `tile` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: this access and its neighbours cover a 16-byte slot together, which nvcc fuses into one 8- or 16-byte load or store where it proves the buffer so aligned from its layout, and does not otherwise; declaring the buffer `__align__(16)` makes it sure) (pitfall-bank-conflict#P1)
+            hint: 4-way bank conflict: this store to `tile` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: this access and its neighbours cover a 16-byte slot together, which nvcc fuses into one 8- or 16-byte load or store where it proves the buffer so aligned from its layout, and does not otherwise; declaring the buffer `__align__(16)` makes it sure) (pitfall-bank-conflict#P1)
+            hint: 4-way bank conflict: this store to `tile` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: this access and its neighbours cover a 16-byte slot together, which nvcc fuses into one 8- or 16-byte load or store where it proves the buffer so aligned from its layout, and does not otherwise; declaring the buffer `__align__(16)` makes it sure) (pitfall-bank-conflict#P1)
+            hint: 4-way bank conflict: this store to `tile` takes 4 wavefronts instead of 1, because lanes of a warp hit 4 different words of one bank (at most: this access and its neighbours cover a 16-byte slot together, which nvcc fuses into one 8- or 16-byte load or store where it proves the buffer so aligned from its layout, and does not otherwise; declaring the buffer `__align__(16)` makes it sure) (pitfall-bank-conflict#P1)
+        "#]],
         );
         check(
             RULE,
