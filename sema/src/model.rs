@@ -3506,7 +3506,10 @@ pub fn bank_with_args(
         width: merged.as_ref().map_or(width_bytes, |(m, _)| Some(m.width)),
         merge_uncertain: if merged.is_some() {
             None
-        } else if merged_access_with(scope, all, access, WINDOW, false).is_some() {
+        } else if model.result.as_ref().is_ok_and(|r| r.conflict_degree >= 2)
+            && has_remainder(&access.byte_offset)
+            && merged_access_with(scope, all, access, WINDOW, false).is_some()
+        {
             Some(MergeDoubt::Alignment)
         } else if may_merge_in_runtime_loop(scope, all, access) {
             Some(MergeDoubt::PartialUnroll)
