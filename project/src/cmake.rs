@@ -149,10 +149,32 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
         })
         .collect();
     let mut targets = 0;
-    for c in &commands {
+    for (i, c) in commands.iter().enumerate() {
         match c.name.as_str() {
             "file" if c.args.first().is_some_and(|a| a.text.starts_with("GLOB")) => return None,
-            "aux_source_directory" | "target_sources" | "function" | "macro" => return None,
+            "aux_source_directory" | "target_sources" => return None,
+            // A helper of the file's own may add sources where it is called; one whose
+            // body makes no target, adds no source and includes nothing (it builds a
+            // flag string, `make_gencode(GENCODE ${CUDA_ARCHS})`) names none.
+            open @ ("function" | "macro") => {
+                let end = block_end(&commands, i + 1, open, &format!("end{open}"));
+                let adds = commands[i + 1..end.max(i + 1)].iter().any(|b| {
+                    TARGETS.contains(&b.name.as_str())
+                        || matches!(
+                            b.name.as_str(),
+                            "aux_source_directory"
+                                | "target_sources"
+                                | "include"
+                                | "add_subdirectory"
+                                | "cmake_language"
+                        )
+                        || (b.name == "file"
+                            && b.args.first().is_some_and(|a| a.text.starts_with("GLOB")))
+                });
+                if adds {
+                    return None;
+                }
+            }
             n if TARGETS.contains(&n) => {
                 targets += 1;
                 for a in c.args.iter().skip(1) {
@@ -1493,7 +1515,8 @@ mod tests {
             "file(GLOB K *.cu)\n",
             "aux_source_directory(. K)\n",
             "target_sources(app PRIVATE ${EXTRA})\n",
-            "function(add_kernel n)\nendfunction()\n",
+            "function(add_kernel n)\n  add_library(${n} ${n}.cu)\nendfunction()\n",
+            "macro(with_sources)\n  target_sources(app PRIVATE ${ARGN})\nendmacro()\n",
             "foreach(k 1 2)\nlist(APPEND SRC k${k}.cu)\nendforeach()\n",
             "pybind11_add_module(ext ext.cu)\n",
         ] {
@@ -1503,6 +1526,12 @@ mod tests {
                 "{other}"
             );
         }
+        // A helper that only builds a flag string adds no source.
+        let flags = "function(make_gencode out)\n  set(tmp \"\")\n  foreach(a IN LISTS ARGN)\n    set(tmp \"${tmp} -gencode arch=compute_${a},code=sm_${a}\")\n  endforeach()\n  set(${out} ${tmp} PARENT_SCOPE)\nendfunction()\nmake_gencode(GENCODE 86)\n";
+        assert_eq!(
+            cmake_builds(&format!("{listed}{flags}"), "d.cu"),
+            Some(false)
+        );
         // A source list from a variable set elsewhere, or no target at all.
         assert_eq!(cmake_builds("add_library(k ${KERNELS})\n", "d.cu"), None);
         assert_eq!(cmake_builds("project(p)\n", "d.cu"), None);
