@@ -126,7 +126,11 @@ pub(crate) fn include_dirs(text: &str) -> Vec<String> {
 /// `macro()` of its own, no other command that names a `.cu` file, no name assembled
 /// from a variable such as `k${N}.cu`); `None` otherwise. The CMake files it includes or
 /// whose folders it adds are the caller's to read (they may name the file by a path).
-pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
+///
+/// With `rel`, the file's path from the list's folder, a `file(GLOB …)` whose every
+/// pattern lies in folders that do not hold it (`${PROJECT_SOURCE_DIR}/common/*.cu` for
+/// `tools/k.cu`) cannot name it.
+pub(crate) fn cmake_builds(text: &str, name: &str, rel: Option<&str>) -> Option<bool> {
     let commands = parse(text);
     if names_in(&commands, name) {
         return Some(true);
@@ -151,7 +155,11 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
     let mut targets = 0;
     for (i, c) in commands.iter().enumerate() {
         match c.name.as_str() {
-            "file" if c.args.first().is_some_and(|a| a.text.starts_with("GLOB")) => return None,
+            "file" if c.args.first().is_some_and(|a| a.text.starts_with("GLOB")) => {
+                if !rel.is_some_and(|rel| glob_misses(&c.args, rel)) {
+                    return None;
+                }
+            }
             "aux_source_directory" | "target_sources" => return None,
             // A helper of the file's own may add sources where it is called; one whose
             // body makes no target, adds no source and includes nothing (it builds a
@@ -212,6 +220,49 @@ pub(crate) fn cmake_builds(text: &str, name: &str) -> Option<bool> {
 
 /// Whether an argument of a command of `commands` names the file called `name` (alone,
 /// or as the last part of a path or list item); a comment does not.
+/// Whether every pattern of `file(GLOB[_RECURSE] VAR [options] patterns…)` names a
+/// folder, from the list's own, that does not hold `rel` (so no match can be the file).
+/// A pattern with another variable, or with a wildcard in its folder part, may match.
+fn glob_misses(args: &[Arg], rel: &str) -> bool {
+    let patterns: Vec<&str> = args
+        .iter()
+        .skip(2)
+        .map(|a| a.text.as_str())
+        .filter(|t| {
+            !matches!(
+                *t,
+                "LIST_DIRECTORIES"
+                    | "RELATIVE"
+                    | "CONFIGURE_DEPENDS"
+                    | "FOLLOW_SYMLINKS"
+                    | "true"
+                    | "false"
+            )
+        })
+        .collect();
+    !patterns.is_empty()
+        && patterns.iter().all(|p| {
+            let p = p
+                .trim_start_matches("${PROJECT_SOURCE_DIR}/")
+                .trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")
+                .trim_start_matches("${CMAKE_SOURCE_DIR}/")
+                .trim_start_matches("./");
+            if p.contains('$') {
+                return false;
+            }
+            // The folders before the first wildcard.
+            let fixed = match p.find(['*', '?', '[']) {
+                Some(w) => &p[..w],
+                None => p,
+            };
+            let dir = match fixed.rfind('/') {
+                Some(i) => &fixed[..=i],
+                None => return false,
+            };
+            !rel.starts_with(dir)
+        })
+}
+
 fn names_in(commands: &[Command], name: &str) -> bool {
     let names_it = |t: &str| {
         t.split(|c: char| c == '/' || c == ';' || c == '\\' || c.is_whitespace())
@@ -1507,9 +1558,9 @@ mod tests {
     fn a_source_list_in_full_decides_what_is_built() {
         use super::cmake_builds;
         let listed = "project(p LANGUAGES CUDA)\ninclude(CheckLanguage)\nset(SRC a.cu src/b.cu)\nlist(APPEND SRC c.cu)\nadd_executable(app main.cpp ${SRC})\n";
-        assert_eq!(cmake_builds(listed, "b.cu"), Some(true));
-        assert_eq!(cmake_builds(listed, "c.cu"), Some(true));
-        assert_eq!(cmake_builds(listed, "d.cu"), Some(false));
+        assert_eq!(cmake_builds(listed, "b.cu", None), Some(true));
+        assert_eq!(cmake_builds(listed, "c.cu", None), Some(true));
+        assert_eq!(cmake_builds(listed, "d.cu", None), Some(false));
         // Anything that may add sources the text does not spell out.
         for other in [
             "file(GLOB K *.cu)\n",
@@ -1521,7 +1572,7 @@ mod tests {
             "pybind11_add_module(ext ext.cu)\n",
         ] {
             assert_eq!(
-                cmake_builds(&format!("{listed}{other}"), "d.cu"),
+                cmake_builds(&format!("{listed}{other}"), "d.cu", None),
                 None,
                 "{other}"
             );
@@ -1529,12 +1580,23 @@ mod tests {
         // A helper that only builds a flag string adds no source.
         let flags = "function(make_gencode out)\n  set(tmp \"\")\n  foreach(a IN LISTS ARGN)\n    set(tmp \"${tmp} -gencode arch=compute_${a},code=sm_${a}\")\n  endforeach()\n  set(${out} ${tmp} PARENT_SCOPE)\nendfunction()\nmake_gencode(GENCODE 86)\n";
         assert_eq!(
-            cmake_builds(&format!("{listed}{flags}"), "d.cu"),
+            cmake_builds(&format!("{listed}{flags}"), "d.cu", None),
             Some(false)
         );
+        // A glob names only what its folders hold: `common/*.cu` cannot be `tools/d.cu`,
+        // and may be `common/d.cu`; a pattern with a wildcard folder may be anything.
+        let glob = format!("{listed}file(GLOB K ${{PROJECT_SOURCE_DIR}}/common/**/*.cu ${{PROJECT_SOURCE_DIR}}/common/*.cu)\n");
+        assert_eq!(cmake_builds(&glob, "d.cu", Some("tools/d.cu")), Some(false));
+        assert_eq!(cmake_builds(&glob, "d.cu", Some("common/d.cu")), None);
+        assert_eq!(cmake_builds(&glob, "d.cu", None), None);
+        let anywhere = format!("{listed}file(GLOB_RECURSE K */*.cu)\n");
+        assert_eq!(cmake_builds(&anywhere, "d.cu", Some("tools/d.cu")), None);
         // A source list from a variable set elsewhere, or no target at all.
-        assert_eq!(cmake_builds("add_library(k ${KERNELS})\n", "d.cu"), None);
-        assert_eq!(cmake_builds("project(p)\n", "d.cu"), None);
+        assert_eq!(
+            cmake_builds("add_library(k ${KERNELS})\n", "d.cu", None),
+            None
+        );
+        assert_eq!(cmake_builds("project(p)\n", "d.cu", None), None);
     }
 
     #[test]

@@ -435,7 +435,11 @@ impl ProjectLoader {
             let cmake = d.join("CMakeLists.txt");
             std::fs::read_to_string(&cmake).ok().map(|t| (d, cmake, t))
         })?;
-        let unreached = if crate::cmake::cmake_builds(&text, &name) != Some(false) {
+        let rel = file
+            .strip_prefix(&folder)
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"));
+        let unreached = if crate::cmake::cmake_builds(&text, &name, rel.as_deref()) != Some(false) {
             // The list may build it: then whether CMake reads the list at all.
             Some(self.cmake_list_unreached(&folder, &text)?)
         } else {
