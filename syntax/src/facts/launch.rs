@@ -1018,34 +1018,11 @@ fn passed_by_reference(text: &str, body: &str, name: &str) -> bool {
         }
         // A template's call (`config<T>(n, blocks)`): the callee is the name before its
         // template arguments.
-        let head = match head.strip_suffix('>') {
-            Some(inner) => {
-                let mut depth = 1i32;
-                let mut cut = None;
-                for (k, c) in inner.char_indices().rev() {
-                    match c {
-                        '>' => depth += 1,
-                        '<' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                cut = Some(k);
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                match cut {
-                    Some(k)
-                        if inner[..k]
-                            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
-                    {
-                        inner[..k].trim_end()
-                    }
-                    _ => head,
-                }
+        let head = match trailing_template_args(head) {
+            Some(k) if head[..k].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') => {
+                head[..k].trim_end()
             }
-            None => head,
+            _ => head,
         };
         let callee_start = head
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
@@ -1174,26 +1151,10 @@ fn launcher(def: &crate::MacroDef) -> Option<Launcher> {
     let close = open + 3 + body[open + 3..].find(">>>")?;
     let before = body[..open].trim_end();
     // Template arguments written after the kernel's name, `k<(K) / 4>`.
-    let mut name_end = before.len();
-    if before.ends_with('>') {
-        let mut depth = 0i32;
-        for (i, c) in before.char_indices().rev() {
-            match c {
-                '>' => depth += 1,
-                '<' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        name_end = i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        if name_end == before.len() {
-            return None;
-        }
-    }
+    let name_end = match before.ends_with('>') {
+        true => trailing_template_args(before)?,
+        false => before.len(),
+    };
     let name_part = before[..name_end].trim_end();
     let start = name_part
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
@@ -1213,6 +1174,54 @@ fn launcher(def: &crate::MacroDef) -> Option<Launcher> {
         config,
         args,
     })
+}
+
+/// Where the template arguments that end `s` start (`config<T>` → the `<`): `None`
+/// unless `s` ends with a `>` that a `<` before it opens.
+fn trailing_template_args(s: &str) -> Option<usize> {
+    let inner = s.strip_suffix('>')?;
+    let mut depth = 1i32;
+    for (k, c) in inner.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The function definition around `at` (a host function too), by the tree.
+fn function_around<'t>(file: &'t SourceFile, at: usize) -> Option<Node<'t>> {
+    let mut n = file.root_at(at)?.descendant_for_byte_range(at, at)?;
+    loop {
+        if n.kind_name() == "function_definition" {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+/// A launch dimension written as `written` in a macro's text, used at `at` in
+/// `function`: its parts ([`dim_parts_of_text`]) and their folded value.
+fn written_dim(
+    written: &str,
+    text: &str,
+    at: usize,
+    function: Option<TextRange>,
+    env: &Env,
+) -> LaunchDim {
+    let parts = dim_parts_of_text(written, text, at, function);
+    LaunchDim {
+        value: fold_dim(&parts, at, env),
+        text: written.to_string(),
+        parts,
+    }
 }
 
 /// `s` split at its top-level commas (parentheses, brackets and braces nest), squashed.
@@ -1373,31 +1382,11 @@ fn dim_parts_of_text(dim: &str, text: &str, at: usize, function: Option<TextRang
         let declared_pos = declared.as_ref().map(|(j, _)| *j);
         // A field written after the value was given (`threads.x = …;` on each path of
         // an `if`): that part is not the one given, and stays a name nothing folds.
-        let fields_written = |parts: Vec<String>, from: usize| -> Vec<String> {
-            let mut parts = parts;
+        let fields_written = |mut parts: Vec<String>, from: usize| -> Vec<String> {
             for (k, axis) in ["x", "y", "z"].iter().enumerate() {
                 let field = format!("{d}.{axis}");
-                let written = scope[from..].match_indices(&field).any(|(i, _)| {
-                    let i = from + i;
-                    let before = scope[..i].trim_end();
-                    let after = scope[i + field.len()..].trim_start();
-                    !before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
-                        && !scope[i + field.len()..]
-                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
-                        && (after.starts_with("++")
-                            || after.starts_with("--")
-                            || before.ends_with("++")
-                            || before.ends_with("--")
-                            || [
-                                "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=",
-                            ]
-                            .iter()
-                            .any(|op| after.starts_with(op) && !after[op.len()..].starts_with('=')))
-                });
-                if written {
-                    while parts.len() <= k {
-                        parts.push("1".to_string());
-                    }
+                if mutated(&scope[from..], &field, usize::MAX) {
+                    parts.resize(parts.len().max(k + 1), "1".to_string());
                     parts[k] = field;
                 }
             }
@@ -1639,36 +1628,20 @@ pub(crate) fn macro_launches(file: &SourceFile, facts: &mut FileFacts) {
                 continue;
             }
             // The function around the use (a host function too), by the tree.
-            let function = file
-                .root_at(at)
-                .and_then(|root| root.descendant_for_byte_range(at, at))
-                .and_then(|mut n| loop {
-                    if n.kind_name() == "function_definition" {
-                        break Some(n);
-                    }
-                    n = n.parent()?;
-                })
-                .map(|f| {
-                    let name = function_name(f)
-                        .map(|n| node_text(n, text).to_string())
-                        .unwrap_or_default();
-                    (name, f.byte_range())
-                });
+            let function = function_around(file, at).map(|f| {
+                let name = function_name(f)
+                    .map(|n| node_text(n, text).to_string())
+                    .unwrap_or_default();
+                (name, f.byte_range())
+            });
             let dim = |i: usize| match l.config.get(i) {
-                Some(c) => {
-                    let written = sub(c);
-                    let parts = dim_parts_of_text(
-                        &written,
-                        text,
-                        at,
-                        function.as_ref().map(|f| f.1.clone()),
-                    );
-                    LaunchDim {
-                        value: fold_dim(&parts, at, &facts.env),
-                        text: written,
-                        parts,
-                    }
-                }
+                Some(c) => written_dim(
+                    &sub(c),
+                    text,
+                    at,
+                    function.as_ref().map(|f| f.1.clone()),
+                    &facts.env,
+                ),
                 None => LaunchDim {
                     text: String::new(),
                     value: None,
@@ -1746,23 +1719,8 @@ pub(crate) fn macro_configurations(file: &SourceFile, facts: &mut FileFacts) {
     }
     for (i, parts) in found {
         let at = facts.launches[i].range.start;
-        let function = file
-            .root_at(at)
-            .and_then(|root| root.descendant_for_byte_range(at, at))
-            .and_then(|mut n| loop {
-                if n.kind_name() == "function_definition" {
-                    break Some(n.byte_range());
-                }
-                n = n.parent()?;
-            });
-        let dim = |w: &String| {
-            let parts = dim_parts_of_text(w, text, at, function.clone());
-            LaunchDim {
-                value: fold_dim(&parts, at, &env),
-                text: w.clone(),
-                parts,
-            }
-        };
+        let function = function_around(file, at).map(|f| f.byte_range());
+        let dim = |w: &String| written_dim(w, text, at, function.clone(), &env);
         let l = &mut facts.launches[i];
         l.grid = dim(&parts[0]);
         l.block = dim(&parts[1]);
