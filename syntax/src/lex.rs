@@ -108,58 +108,13 @@ pub fn statement_end(text: &str, offset: usize, in_string: bool) -> Result<usize
     Err(text.len())
 }
 
-/// `s` without `//` and `/* */` comments (each block comment becomes one space), outside
-/// string and character literals.
-pub fn strip_comments(s: &str) -> String {
+/// The `//` and `/* */` comments of `s` outside string and character literals, in order:
+/// each byte range (a line comment's without its line break, an unclosed block comment's
+/// to the end), and whether it is a block comment.
+fn comments(s: &str) -> Vec<(std::ops::Range<usize>, bool)> {
     let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut from = 0;
+    let mut out = Vec::new();
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' | b'\'' => match literal_end(b, i) {
-                Some(j) => i = j,
-                None => break,
-            },
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                out.push_str(&s[from..i]);
-                i = s[i..].find('\n').map_or(b.len(), |n| i + n);
-                from = i;
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                out.push_str(&s[from..i]);
-                out.push(' ');
-                match s[i + 2..].find("*/") {
-                    Some(e) => {
-                        i += e + 4;
-                        from = i;
-                        continue;
-                    }
-                    None => return out,
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push_str(&s[from.min(s.len())..]);
-    out
-}
-
-/// `s` with every byte of its `//` and `/* */` comments (outside string and character
-/// literals) a space, line breaks kept: each offset stays where it was.
-pub fn blank_comments(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = b.to_vec();
-    let mut i = 0;
-    let blank = |out: &mut [u8], from: usize, to: usize| {
-        for c in &mut out[from..to] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    };
     while i < b.len() {
         match b[i] {
             b'"' | b'\'' => match literal_end(b, i) {
@@ -168,19 +123,49 @@ pub fn blank_comments(s: &str) -> String {
             },
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = s[i..].find('\n').map_or(b.len(), |n| i + n);
-                blank(&mut out, i, end);
+                out.push((i..end, false));
                 i = end;
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 let end = s[i + 2..].find("*/").map_or(b.len(), |e| i + e + 4);
-                blank(&mut out, i, end);
+                out.push((i..end, true));
                 i = end;
                 continue;
             }
             _ => {}
         }
         i += 1;
+    }
+    out
+}
+
+/// `s` without `//` and `/* */` comments (each block comment becomes one space), outside
+/// string and character literals.
+pub fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut from = 0;
+    for (r, block) in comments(s) {
+        out.push_str(&s[from..r.start]);
+        if block {
+            out.push(' ');
+        }
+        from = r.end;
+    }
+    out.push_str(&s[from..]);
+    out
+}
+
+/// `s` with every byte of its `//` and `/* */` comments (outside string and character
+/// literals) a space, line breaks kept: each offset stays where it was.
+pub fn blank_comments(s: &str) -> String {
+    let mut out = s.as_bytes().to_vec();
+    for (r, _) in comments(s) {
+        for c in &mut out[r] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
     }
     // Only whole characters were blanked, byte for byte.
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
