@@ -2391,31 +2391,6 @@ fn constant_part(e: &IndexExpr) -> i64 {
     }
 }
 
-/// A number every value of `e` is a multiple of (0: `e` is always 0).
-/// [`divisor`] without what remainders give: `(q * 4) % 64` is a multiple of 4, but not
-/// one nvcc's vectorizer finds without a declared alignment ([`merged_access`]).
-fn divisor_outside_remainders(e: &IndexExpr) -> i64 {
-    if !has_remainder(e) {
-        return divisor(e);
-    }
-    match e {
-        IndexExpr::Binary(_, BinOp::Rem, _) => 1,
-        IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => {
-            gcd(divisor_outside_remainders(a), divisor_outside_remainders(b))
-        }
-        IndexExpr::Binary(a, BinOp::Mul, b) => divisor_outside_remainders(a)
-            .checked_mul(divisor_outside_remainders(b))
-            .unwrap_or(1),
-        IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {
-            IndexExpr::Int(s) if (0..32).contains(s) => divisor_outside_remainders(a)
-                .checked_mul(1 << s)
-                .unwrap_or(1),
-            _ => 1,
-        },
-        _ => 1,
-    }
-}
-
 /// Whether `e` takes a remainder (`%`) anywhere.
 fn has_remainder(e: &IndexExpr) -> bool {
     match e {
@@ -2433,7 +2408,20 @@ fn gcd(a: i64, b: i64) -> i64 {
     i64::try_from(a).unwrap_or(1)
 }
 
+/// A number every value of `e` is a multiple of (0: `e` is always 0).
 fn divisor(e: &IndexExpr) -> i64 {
+    divisor_through(e, true)
+}
+
+/// [`divisor`] without what remainders give (`remainders` false): `(q * 4) % 64` is a
+/// multiple of 4, but not one nvcc's vectorizer finds without a declared alignment
+/// ([`merged_access`]).
+fn divisor_outside_remainders(e: &IndexExpr) -> i64 {
+    divisor_through(e, false)
+}
+
+fn divisor_through(e: &IndexExpr, remainders: bool) -> i64 {
+    let divisor = |e: &IndexExpr| divisor_through(e, remainders);
     match e {
         IndexExpr::Int(v) | IndexExpr::Const { value: v, .. } => v.checked_abs().unwrap_or(1),
         // A constant part written as arithmetic (`GROUP / 4` with `#define GROUP 32`).
@@ -2443,7 +2431,7 @@ fn divisor(e: &IndexExpr) -> i64 {
         IndexExpr::Binary(a, BinOp::Add | BinOp::Sub, b) => gcd(divisor(a), divisor(b)),
         IndexExpr::Binary(a, BinOp::Mul, b) => divisor(a).checked_mul(divisor(b)).unwrap_or(1),
         // `a % b` is `a - b * (a / b)`: a multiple of what divides both.
-        IndexExpr::Binary(a, BinOp::Rem, b) => gcd(divisor(a), divisor(b)),
+        IndexExpr::Binary(a, BinOp::Rem, b) if remainders => gcd(divisor(a), divisor(b)),
         IndexExpr::Binary(a, BinOp::Shl, b) => match &**b {
             IndexExpr::Int(s) if (0..32).contains(s) => divisor(a).checked_mul(1 << s).unwrap_or(1),
             _ => 1,
