@@ -297,3 +297,41 @@ fn strides_fixed_by_the_callers_in_other_files() {
     host.apply_change(change);
     assert_eq!(strided(&host), before);
 }
+
+/// The stride reaches the launch through two host functions in two other files: every
+/// call of the outer one passes 1. Changing that call alone, two files away, brings the
+/// hint back.
+#[test]
+fn strides_fixed_by_the_callers_of_callers() {
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let blas = "__global__ void scale_kernel(int n, float a, float *x, int incx)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i*incx] *= a;\n}\n\nvoid scale_gpu(int n, float a, float *x, int incx)\n{\n    scale_kernel<<<(n + 127) / 128, 128>>>(n, a, x, incx);\n}\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let kernel = host.set_file("/proj/blas.cu", blas);
+    let strided = |host: &AnalysisHost| -> Vec<String> {
+        host.analysis()
+            .diagnostics(kernel)
+            .unwrap()
+            .iter()
+            .filter(|d| d.rule == "coalescing/strided-global-access")
+            .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
+            .collect()
+    };
+    let train = "void scale_gpu(int n, float a, float *x, int incx);\n\nvoid train(float *w, float *g, int n, int inc)\n{\n    scale_gpu(n, 0.9f, w, inc);\n    scale_gpu(n, 0.1f, g, inc);\n}\n";
+    host.set_file("/proj/train.cu", train);
+    // `train`'s own parameter, and no call of `train` in sight: unknown.
+    let before = strided(&host);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert!(before[0].starts_with("hint: "), "{before:?}");
+    let main = "void train(float *w, float *g, int n, int inc);\n\nint main()\n{\n    float *w, *g;\n    train(w, g, 4096, 1);\n    train(g, w, 4096, 1);\n}\n";
+    let caller = host.set_file("/proj/main.cu", main);
+    assert_eq!(strided(&host), Vec::<String>::new());
+    // One call of `train` passes a runtime stride: unknown again.
+    let mut change = Change::new();
+    change.set_file(
+        caller,
+        main.replace("train(g, w, 4096, 1);", "train(g, w, 4096, argc);"),
+    );
+    host.apply_change(change);
+    assert_eq!(strided(&host), before);
+}

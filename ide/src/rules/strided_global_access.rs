@@ -2168,6 +2168,56 @@ void step(float *x, float *y, int n)
     }
 
     #[test]
+    fn strides_passed_on_through_callers_of_callers() {
+        // `step` passes its own `inc` on; every call of `step`, directly from `main`
+        // and through `twice`, passes 1: coalesced.
+        let deep = AXPY
+            .replace(
+                "void step(float *x, float *y, int n)",
+                "void step(float *x, float *y, int n, int inc)",
+            )
+            .replace("x, 1, y, 1);", "x, inc, y, inc);")
+            .replace("y, 1, x, 1);", "y, inc, x, inc);")
+            + r#"
+void twice(float *x, float *y, int n, int inc) { step(x, y, n, inc); step(y, x, n, inc); }
+int main() {
+    float *x, *y;
+    step(x, y, 1024, 1);
+    twice(x, y, 1024, 1);
+}
+"#;
+        check(RULE, &deep);
+        // One call three functions above the launch passes a runtime stride: the
+        // hint that assumes the stride stays.
+        let runtime = deep.replace("twice(x, y, 1024, 1);", "twice(x, y, 1024, n_from_args());");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &runtime).len(),
+            2,
+            "{runtime}"
+        );
+        // A chain deeper than three host functions is not followed.
+        let deeper = deep
+            .replace("twice(x, y, 1024, 1);", "four(x, y, 1024, 1);")
+            .replace("int main()", "void three(float *x, float *y, int n, int inc) { twice(x, y, n, inc); }\nvoid four(float *x, float *y, int n, int inc) { three(x, y, n, inc); }\nint main()");
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &deeper).len(),
+            2,
+            "{deeper}"
+        );
+        // A function that calls itself with its own parameter: that call adds nothing
+        // known, so nothing is fixed.
+        let recursive = deep.replace(
+            "{ step(x, y, n, inc); step(y, x, n, inc); }",
+            "{ step(x, y, n, inc); if (n > 1) twice(y, x, n / 2, inc); }",
+        );
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &recursive).len(),
+            2,
+            "{recursive}"
+        );
+    }
+
+    #[test]
     fn a_short_loop_and_its_peeled_element_share_the_sectors() {
         // Each thread owns four consecutive doubles: the unrolled loop reads three, the
         // statement after it the fourth. Together they use every byte of the sectors

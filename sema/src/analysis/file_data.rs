@@ -58,12 +58,12 @@ pub struct FileData {
 }
 
 /// Calls, each with the name of the function it calls (`None`: its address used).
-pub(crate) type NamedCalls = Arc<Vec<(String, Option<kernaut_syntax::CallSite>)>>;
+pub(crate) type NamedCalls = Arc<super::launches::CallsOf>;
 
-/// [`FileData::calls_by_name`]: the calls and the hash of the names asked. A clone
-/// starts empty.
+/// [`FileData::calls_by_name`]: the calls and the hash of the names asked, for each
+/// level of callers last asked about. A clone starts empty.
 #[derive(Debug, Default)]
-pub(crate) struct CallsCache(pub(crate) Mutex<Option<(u64, NamedCalls)>>);
+pub(crate) struct CallsCache(pub(crate) Mutex<Vec<(u64, NamedCalls)>>);
 
 impl Clone for CallsCache {
     fn clone(&self) -> CallsCache {

@@ -47,7 +47,24 @@ pub type FixedArgs = Arc<[(String, i64)]>;
 
 /// Calls of a host function, each with the path of its file; `None` for a use of the
 /// function's address.
-pub type CallsOf = Vec<(String, Option<CallSite>)>;
+pub type CallsOf = Vec<(String, Option<HostCall>)>;
+
+/// A call of a host function that may pass values on to a launch.
+#[derive(Clone, Debug)]
+pub struct HostCall {
+    /// The call.
+    pub site: CallSite,
+    /// The name of the function around the call, as written.
+    pub caller: Option<String>,
+    /// The parameters of the function around the call, each by name where that function
+    /// never writes it ([`kernaut_syntax::SourceFile::value_params_at`]): an argument
+    /// that is one of them is what every call of that function passes.
+    pub caller_value_params: Arc<[String]>,
+}
+
+/// How many host functions deep a kernel argument is followed to the constant its
+/// callers pass: the function around the launch, and two more above it.
+const PASS_DEPTH: usize = 3;
 
 impl LaunchIndex {
     /// Indexes the launches of `files`.
@@ -253,7 +270,7 @@ impl Analysis {
     /// file, then the calls of the files that name one. Once per revision.
     fn wrapper_calls(&self) -> &FxHashMap<String, CallsOf> {
         self.launch_index().wrapper_calls.get_or_init(|| {
-            let mut names: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+            let mut names: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
             for data in self.files.values() {
                 for l in &data.facts().launches {
                     let passes = l.args.iter().any(|a| {
@@ -262,55 +279,94 @@ impl Analysis {
                             .any(|p| !p.is_empty() && p == a.trim())
                     });
                     if let Some(f) = l.function.as_deref().filter(|_| passes) {
-                        names.insert(kernaut_syntax::short_name(f));
+                        names.insert(kernaut_syntax::short_name(f).to_string());
                     }
                 }
             }
-            let mut out: FxHashMap<String, Vec<(String, Option<CallSite>)>> = FxHashMap::default();
-            if names.is_empty() {
-                return out;
-            }
-            for (path, data) in self.sorted_files("") {
-                let at = words_at(data.source.text(), &names);
-                if at.is_empty() {
-                    continue;
+            let mut out: FxHashMap<String, CallsOf> = FxHashMap::default();
+            // The functions of one level, then those of their callers that pass one of
+            // their own parameters on to them.
+            let mut level = names.clone();
+            for _ in 0..PASS_DEPTH {
+                if level.is_empty() {
+                    break;
                 }
-                let mut key: Vec<&str> =
-                    at.iter().map(|&o| word_at(data.source.text(), o)).collect();
-                key.sort_unstable();
-                key.dedup();
-                let key = rustc_hash::FxBuildHasher.hash_one(&key);
-                let mut slot = data
-                    .calls_by_name
-                    .0
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let calls = match slot.as_ref() {
-                    Some((k, calls)) if *k == key => calls.clone(),
-                    _ => {
-                        // A name in a comment is no call and no use.
-                        let text = kernaut_syntax::lex::blank_comments(data.source.text());
-                        let mut calls = escapes(&text, &names);
-                        // Parsed again (trees dropped) only where a call may be.
-                        let at = call_candidates(&text, &names);
-                        if !at.is_empty() {
-                            calls.extend(calls_at(&data.with_trees().source, &at, &names));
+                let asked: rustc_hash::FxHashSet<&str> = level.iter().map(String::as_str).collect();
+                let mut next = rustc_hash::FxHashSet::default();
+                for (path, data) in self.sorted_files("") {
+                    let Some(calls) = file_calls(data, &asked) else {
+                        continue;
+                    };
+                    for (n, c) in calls.iter() {
+                        if let Some(f) = c.as_ref().and_then(|c| passed_on_by(c)) {
+                            if !names.contains(f) {
+                                next.insert(f.to_string());
+                            }
                         }
-                        let calls = Arc::new(calls);
-                        *slot = Some((key, calls.clone()));
-                        calls
+                        out.entry(n.clone())
+                            .or_default()
+                            .push((path.to_string(), c.clone()));
                     }
-                };
-                drop(slot);
-                for (n, c) in calls.iter() {
-                    out.entry(n.clone())
-                        .or_default()
-                        .push((path.to_string(), c.clone()));
                 }
+                names.extend(next.iter().cloned());
+                level = next;
             }
             out
         })
     }
+}
+
+/// The short name of the function around call `c` where `c` passes one of that
+/// function's own parameters on.
+fn passed_on_by(c: &HostCall) -> Option<&str> {
+    let passes = c.site.args.iter().any(|a| {
+        c.caller_value_params
+            .iter()
+            .any(|p| !p.is_empty() && p == a.trim())
+    });
+    passes
+        .then_some(c.caller.as_deref())
+        .flatten()
+        .map(kernaut_syntax::short_name)
+}
+
+/// The calls of `names` in `data` (none where its text names none), from the file's
+/// cache where the same names were asked of it in an earlier revision.
+fn file_calls(
+    data: &FileData,
+    names: &rustc_hash::FxHashSet<&str>,
+) -> Option<super::file_data::NamedCalls> {
+    let at = words_at(data.source.text(), names);
+    if at.is_empty() {
+        return None;
+    }
+    let mut key: Vec<&str> = at.iter().map(|&o| word_at(data.source.text(), o)).collect();
+    key.sort_unstable();
+    key.dedup();
+    let key = rustc_hash::FxBuildHasher.hash_one(&key);
+    let mut slot = data
+        .calls_by_name
+        .0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, calls)) = slot.iter().find(|(k, _)| *k == key) {
+        return Some(calls.clone());
+    }
+    // A name in a comment is no call and no use.
+    let text = kernaut_syntax::lex::blank_comments(data.source.text());
+    let mut calls = escapes(&text, names);
+    // Parsed again (trees dropped) only where a call may be.
+    let at = call_candidates(&text, names);
+    if !at.is_empty() {
+        calls.extend(calls_at(&data.with_trees().source, &at, names));
+    }
+    let calls = Arc::new(calls);
+    // One entry per level of callers asked about.
+    if slot.len() >= PASS_DEPTH {
+        slot.remove(0);
+    }
+    slot.push((key, calls.clone()));
+    Some(calls)
 }
 
 /// [`Analysis::fixed_kernel_args`] over the launches `sites` (path, launch), reading
@@ -328,7 +384,7 @@ pub fn fixed_args<'a>(
         return out;
     }
     // The calls of each host function around a launch, looked up once.
-    let mut calls: FxHashMap<String, CallsOf> = FxHashMap::default();
+    let calls: std::cell::RefCell<FxHashMap<String, CallsOf>> = Default::default();
     'params: for (k, p) in kernel.params.iter().enumerate() {
         if p.name.is_empty() || p.ty.contains(['*', '&', '[']) {
             continue;
@@ -362,28 +418,21 @@ pub fn fixed_args<'a>(
                     let Some(function) = site.function.as_deref() else {
                         continue 'params;
                     };
-                    let short = kernaut_syntax::short_name(function).to_string();
-                    let found = calls
-                        .entry(short.clone())
-                        .or_insert_with(|| calls_of(&short));
-                    let mut passed: Option<i64> = None;
-                    for (cpath, c) in found.iter() {
-                        // Its address taken: calls through it are not seen.
-                        let (Some(cfacts), Some(c)) = (facts_of(cpath), c) else {
-                            continue 'params;
-                        };
-                        if c.args.len() != site.caller_value_params.len() {
-                            continue 'params;
-                        }
-                        let Some(v) = cfacts.fold_text(c.args[j].trim(), c.range.start) else {
-                            continue 'params;
-                        };
-                        if passed.is_some_and(|x| x != v) {
-                            continue 'params;
-                        }
-                        passed = Some(v);
-                    }
-                    passed
+                    let mut chain = vec![kernaut_syntax::short_name(function).to_string()];
+                    let calls_of = |short: &str| -> CallsOf {
+                        calls
+                            .borrow_mut()
+                            .entry(short.to_string())
+                            .or_insert_with(|| calls_of(short))
+                            .clone()
+                    };
+                    passed_by_calls(
+                        &mut chain,
+                        j,
+                        site.caller_value_params.len(),
+                        facts_of,
+                        &calls_of,
+                    )
                 }
             };
             let Some(v) = v else { continue 'params };
@@ -397,6 +446,53 @@ pub fn fixed_args<'a>(
         }
     }
     out
+}
+
+/// The constant every call of the host function `chain.last()` passes as its parameter
+/// `j` (of `n`): folded where the call is, or, where the call passes a parameter of the
+/// function around it on, what every call of that function passes, up to
+/// [`PASS_DEPTH`] functions deep. `None` where a call passes something else, a call is
+/// not seen (the function's address is taken), or there is no call.
+fn passed_by_calls<'a>(
+    chain: &mut Vec<String>,
+    j: usize,
+    n: usize,
+    facts_of: &dyn Fn(&str) -> Option<&'a FileFacts>,
+    calls_of: &dyn Fn(&str) -> CallsOf,
+) -> Option<i64> {
+    let found = calls_of(chain.last()?);
+    let mut passed: Option<i64> = None;
+    for (cpath, c) in &found {
+        // Its address taken: calls through it are not seen.
+        let (cfacts, c) = (facts_of(cpath)?, c.as_ref()?);
+        if c.site.args.len() != n {
+            return None;
+        }
+        let arg = c.site.args[j].trim();
+        let v = match cfacts.fold_text(arg, c.site.range.start) {
+            Some(v) => v,
+            None => {
+                let k = c
+                    .caller_value_params
+                    .iter()
+                    .position(|q| !q.is_empty() && q == arg)?;
+                let caller = kernaut_syntax::short_name(c.caller.as_deref()?);
+                // A recursive call, or the chain at its depth: not followed.
+                if chain.len() >= PASS_DEPTH || chain.iter().any(|f| f == caller) {
+                    return None;
+                }
+                chain.push(caller.to_string());
+                let v = passed_by_calls(chain, k, c.caller_value_params.len(), facts_of, calls_of);
+                chain.pop();
+                v?
+            }
+        };
+        if passed.is_some_and(|x| x != v) {
+            return None;
+        }
+        passed = Some(v);
+    }
+    passed
 }
 
 /// The identifier that starts at `at`.
@@ -463,7 +559,7 @@ fn words_at(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<usize> {
 pub fn calls_named(
     source: &kernaut_syntax::SourceFile,
     names: &rustc_hash::FxHashSet<&str>,
-) -> Vec<(String, Option<CallSite>)> {
+) -> CallsOf {
     // A name in a comment is no call and no use.
     let text = kernaut_syntax::lex::blank_comments(source.text());
     let mut out = escapes(&text, names);
@@ -474,7 +570,7 @@ pub fn calls_named(
 
 /// The names of `names` that `text` uses as values (their address): each as
 /// `(name, None)`.
-fn escapes(text: &str, names: &rustc_hash::FxHashSet<&str>) -> Vec<(String, Option<CallSite>)> {
+fn escapes(text: &str, names: &rustc_hash::FxHashSet<&str>) -> CallsOf {
     words_at(text, names)
         .into_iter()
         .filter(|&at| {
@@ -493,7 +589,7 @@ fn calls_at(
     source: &kernaut_syntax::SourceFile,
     at: &[usize],
     names: &rustc_hash::FxHashSet<&str>,
-) -> Vec<(String, Option<CallSite>)> {
+) -> CallsOf {
     if at.is_empty() {
         return Vec::new();
     }
@@ -507,7 +603,15 @@ fn calls_at(
                 .map(kernaut_syntax::short_name)
                 .find(|n| names.contains(n))?
                 .to_string();
-            Some((n, Some(c)))
+            let (caller, params) = source.value_params_at(c.range.start).unzip();
+            Some((
+                n,
+                Some(HostCall {
+                    site: c,
+                    caller,
+                    caller_value_params: params.unwrap_or_default().into(),
+                }),
+            ))
         })
         .collect()
 }

@@ -1730,6 +1730,21 @@ pub(crate) fn macro_configurations(file: &SourceFile, facts: &mut FileFacts) {
     }
 }
 
+impl crate::SourceFile {
+    /// The name (as written) of the function definition around `offset`, with its
+    /// parameters in order, each by name where its body never writes it and it is no
+    /// reference, else empty (as [`LaunchSite::caller_value_params`] gives them for a
+    /// launch); `None` outside every function.
+    pub fn value_params_at(&self, offset: usize) -> Option<(String, Vec<String>)> {
+        let root = self.root_at(offset)?;
+        let f = crate::util::chain_at(root, offset)
+            .into_iter()
+            .find(|n| n.kind_name() == "function_definition")?;
+        let name = crate::declarator::function_name(f).map(|n| node_text(n, self.text()))?;
+        Some((name.to_string(), value_params(f, self.text())))
+    }
+}
+
 /// The parameters of function definition `def`, in order, each by name where the body
 /// never writes it, else empty ([`LaunchSite::caller_value_params`]).
 fn value_params(def: Node, text: &str) -> Vec<String> {
