@@ -16,6 +16,12 @@ pub(crate) struct Env {
     /// members' initialisers are folded) and its template parameter names (a type
     /// parameter's too, so that arguments line up; none for a plain class).
     classes: HashMap<String, (TextRange, Vec<String>)>,
+    /// Where a name is a function's parameter or a variable it declares (the function's
+    /// range): there the name is that variable, not a file-scope constant of the name.
+    shadows: HashMap<String, Vec<TextRange>>,
+    /// The names `#define`d as objects: text replaced before any declaration is read,
+    /// so no parameter or variable hides them.
+    macros: rustc_hash::FxHashSet<String>,
 }
 
 impl Env {
@@ -25,6 +31,21 @@ impl Env {
             .entry(name.to_string())
             .or_default()
             .push((scope, value));
+    }
+
+    /// Adds a `#define`d constant: as [`Env::insert`] at file scope, and never hidden.
+    pub(crate) fn insert_macro(&mut self, name: &str, value: Expr) {
+        self.insert(name, None, value);
+        self.macros.insert(name.to_string());
+    }
+
+    /// Records that `name` is a variable (a parameter or a declared local) in the
+    /// function whose range is `scope`.
+    pub(crate) fn shadow(&mut self, name: &str, scope: TextRange) {
+        self.shadows
+            .entry(name.to_string())
+            .or_default()
+            .push(scope);
     }
 
     /// Records a class with constant members (the first record of a name wins).
@@ -46,6 +67,9 @@ impl Env {
         for (body, _) in self.classes.values_mut() {
             f(body);
         }
+        for list in self.shadows.values_mut() {
+            list.iter_mut().for_each(&mut *f);
+        }
     }
 
     /// Adds `other`'s constants after this one's.
@@ -56,6 +80,10 @@ impl Env {
         for (class, c) in other.classes {
             self.classes.entry(class).or_insert(c);
         }
+        for (name, list) in other.shadows {
+            self.shadows.entry(name).or_default().extend(list);
+        }
+        self.macros.extend(other.macros);
     }
 
     /// Hashes the file-scope constants (names and values), in name order.
@@ -98,6 +126,19 @@ impl Env {
             .iter()
             .filter(|(s, _)| s.as_ref().is_some_and(|r| r.contains(&at)))
             .min_by_key(|(s, _)| s.as_ref().map_or(usize::MAX, |r| r.len()));
+        // A parameter or variable of a function the constant's scope holds (or of any
+        // function, for a file-scope one) hides it there.
+        let within = scoped
+            .and_then(|(s, _)| s.as_ref())
+            .map_or(usize::MAX, |r| r.len());
+        if !self.macros.contains(name)
+            && self
+                .shadows
+                .get(name)
+                .is_some_and(|list| list.iter().any(|r| r.contains(&at) && r.len() < within))
+        {
+            return None;
+        }
         scoped
             .or_else(|| list.iter().find(|(s, _)| s.is_none()))
             .map(|(_, e)| e)

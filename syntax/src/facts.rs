@@ -227,7 +227,7 @@ pub(crate) fn compute(file: &SourceFile) -> Option<FileFacts> {
         prelude.hash(&mut global);
         for m in prelude.macros.iter().filter(|m| m.params.is_none()) {
             if !m.body.is_empty() {
-                facts.env.insert(&m.name, None, from_text(&m.body));
+                facts.env.insert_macro(&m.name, from_text(&m.body));
             }
         }
         for (name, value) in &prelude.constants {
@@ -516,7 +516,7 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                         .unwrap_or_default();
                     let expr = from_text(&value);
                     if !value.is_empty() {
-                        facts.env.insert(&name, None, expr);
+                        facts.env.insert_macro(&name, expr);
                         facts.constants.push(Constant {
                             name: name.clone(),
                             kind: ConstantKind::Define,
@@ -615,6 +615,19 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
             "function_definition" => {
                 walk.has_function = true;
                 walk.functions.push(node);
+                // Its parameters hide file-scope constants of their names inside it.
+                let params = crate::declarator::function_declarator(node)
+                    .and_then(|fd| fd.field("parameters"))
+                    .map(named_children)
+                    .unwrap_or_default();
+                for p in params {
+                    if let Some(n) = p
+                        .field("declarator")
+                        .and_then(crate::declarator::declarator_name)
+                    {
+                        facts.env.shadow(node_text(n, text), node.byte_range());
+                    }
+                }
             }
             "declaration" | "field_declaration" => {
                 let quals: Vec<Node> = children(node)
@@ -652,6 +665,18 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                     // A file-scope `dim3 block(16, 16);` the file never assigns holds
                     // its initialiser, as a `constexpr dim3` does.
                     constant_decl(tree, node, text, false, facts);
+                } else if let Some(f) = enclosing_function(tree, node) {
+                    // A variable of the function hides a file-scope constant of its name.
+                    for d in named_children(node) {
+                        let d = match d.kind_name() {
+                            "init_declarator" => d.field("declarator"),
+                            "identifier" | "array_declarator" | "pointer_declarator" => Some(d),
+                            _ => None,
+                        };
+                        if let Some(n) = d.and_then(crate::declarator::declarator_name) {
+                            facts.env.shadow(node_text(n, text), f.byte_range());
+                        }
+                    }
                 }
                 walk.declarations.push(node);
             }

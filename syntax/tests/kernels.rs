@@ -703,3 +703,28 @@ fn code_no_compile_includes_is_no_kernel() {
     let chunked = SourceFile::parse_with_target(text, 1);
     assert_eq!(names(&chunked), "on one maybe fallback after_comment");
 }
+
+/// A function's parameter or variable named like a file-scope constant is that variable
+/// inside the function (the constant is hidden there); a `#define`d name is replaced
+/// before declarations are read, so nothing hides it; a function's own `const` wins
+/// over nothing; outside the functions the constant stands.
+#[test]
+fn parameters_and_variables_hide_file_scope_constants() {
+    let text = r#"
+#define ROWS 8
+const int width = 2;
+constexpr int depth = 3;
+__global__ void step(float* v, std::size_t width) { v[threadIdx.x * width] = 0.f; }
+void run(float* v, int n) { int depth = n; step<<<1, 32>>>(v, depth); }
+__device__ int twice() { const int width = 4; return 2 * width * depth; }
+int rows() { return ROWS; }
+"#;
+    let file = SourceFile::parse(text);
+    let facts = file.facts();
+    let at = |s: &str| text.find(s).unwrap();
+    assert_eq!(facts.fold_text("width", at("v[threadIdx.x")), None);
+    assert_eq!(facts.fold_text("depth", at("step<<<")), None);
+    assert_eq!(facts.fold_text("width * depth", at("return 2")), Some(12));
+    assert_eq!(facts.fold_text("ROWS", at("return ROWS")), Some(8));
+    assert_eq!(facts.fold_text("width + depth", text.len() - 1), Some(5));
+}
