@@ -952,6 +952,49 @@ pub fn python_extension_targets(text: &str, rel: &str) -> Option<ExtensionTarget
     })
 }
 
+/// The target a Visual Studio project compiles for where it sets no `<CodeGeneration>`:
+/// the default of the CUDA toolkit whose build customisation it imports
+/// (`BuildCustomizations\CUDA 8.0.props`), which is nvcc's default architecture of that
+/// release: sm_10 up to CUDA 6.0, sm_20 from 6.5 to 8.0, sm_30 for 9.x and 10.x, sm_52
+/// for 11.x and 12.x, sm_75 from 13.0 (`nvcc --help`, `--gpu-architecture`).
+fn toolkit_default_of_vcxproj(text: &str) -> Option<Found> {
+    for (n, line) in text.lines().enumerate() {
+        if !line.contains("<Import") {
+            continue;
+        }
+        let Some(at) = line.find("CUDA ") else {
+            continue;
+        };
+        let rest = &line[at + "CUDA ".len()..];
+        let Some((version, _)) = rest.split_once(".props") else {
+            continue;
+        };
+        let Some((major, minor)) = version.split_once('.') else {
+            continue;
+        };
+        let (Ok(major), Ok(minor)) = (major.trim().parse::<u32>(), minor.trim().parse::<u32>())
+        else {
+            continue;
+        };
+        let target = match (major, minor) {
+            (..=5, _) | (6, 0) => "sm_10",
+            (6, _) | (7 | 8, _) => "sm_20",
+            (9 | 10, _) => "sm_30",
+            (11 | 12, _) => "sm_52",
+            _ => "sm_75",
+        };
+        return Some(Found {
+            targets: vec![Target::parse(target).ok()?],
+            line: n + 1,
+            note: Some(format!(
+                "the default of the CUDA {major}.{minor} build customisation the project imports: no `<CodeGeneration>` is set"
+            )),
+            conditional: Vec::new(),
+        });
+    }
+    None
+}
+
 /// The targets a Visual Studio project (`*.vcxproj`) with CUDA's build customisation
 /// compiles for: every `<CodeGeneration>` value (`compute_35,sm_35;compute_50,sm_50`,
 /// each pair `virtual,real`), over all its configurations. A value through a property
@@ -985,6 +1028,9 @@ pub fn vcxproj_targets(text: &str) -> Option<Found> {
                 values.push(value);
             }
         }
+    }
+    if first.is_none() && !text.contains(OPEN) {
+        return toolkit_default_of_vcxproj(text);
     }
     Some(Found {
         targets,
@@ -2369,6 +2415,21 @@ mod tests {
             None
         );
         assert_eq!(vcxproj_targets("<ClCompile Include=\"a.cpp\" />\n"), None);
+        // No `<CodeGeneration>`: the default of the toolkit whose customisation it imports.
+        let legacy = "<ImportGroup Label=\"ExtensionSettings\">\n  <Import Project=\"$(VCTargetsPath)\\BuildCustomizations\\CUDA 8.0.props\" />\n</ImportGroup>\n<ItemGroup><CudaCompile Include=\"k.cu\" /></ItemGroup>\n";
+        let found = vcxproj_targets(legacy).unwrap();
+        assert_eq!(found.targets, [Target::parse("sm_20").unwrap()]);
+        assert_eq!(found.line, 2);
+        assert!(found.note.unwrap().contains("CUDA 8.0 build customisation"));
+        let found = vcxproj_targets(&legacy.replace("8.0", "12.4")).unwrap();
+        assert_eq!(found.targets, [Target::parse("sm_52").unwrap()]);
+        // A value through a property still names nothing known.
+        assert_eq!(
+            vcxproj_targets(&format!(
+                "{legacy}<CodeGeneration>$(CudaArchs)</CodeGeneration>\n"
+            )),
+            None
+        );
     }
 
     #[test]
