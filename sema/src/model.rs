@@ -2847,6 +2847,8 @@ fn guard_lanes(
 ) -> Result<(u32, Option<String>), ActiveLanes> {
     let mut mask = u32::MAX;
     let mut limiting: Option<String> = None;
+    // Each guard's comparisons, lowered, and whether the lanes are those they hold for.
+    let mut lowered: Vec<(Vec<kernaut_syntax::GuardComparison>, bool)> = Vec::new();
     for (written, range, in_else) in guards {
         let (range, in_else) = (range, *in_else);
         // The lanes of an `else`, or past an early exit, are those the condition does
@@ -2919,6 +2921,11 @@ fn guard_lanes(
                 runtime_bound: false,
             });
         }
+        if let Some(cs) = &comps {
+            if guards.len() > 1 && !loads_vary_in_warp(&file.condition_loads(range), block) {
+                lowered.push((cs.clone(), !in_else));
+            }
+        }
         let evaluated = comps
             .as_ref()
             .and_then(|comps| guard_mask(comps, block, loops, in_else, warp));
@@ -2959,7 +2966,183 @@ fn guard_lanes(
             None => {}
         }
     }
+    // Guards that, together, leave one value or two of a value distinct in every lane
+    // (`i >= a && i <= b` and then `i <= a || i >= b`: the last `else` of a chain over
+    // two cut points runs for `i == a` and `i == b` only): at most that many lanes, which
+    // ones not known.
+    if lowered.len() == guards.len() && lowered.len() > 1 {
+        if let Some(n) = points_of(&lowered, block) {
+            if (n as u32) < mask.count_ones() {
+                let shown: Vec<String> = guards
+                    .iter()
+                    .map(|(w, _, e)| if *e { format!("!({w})") } else { w.clone() })
+                    .collect();
+                return Err(ActiveLanes::Partial {
+                    condition: shown.join(" && "),
+                    runtime_bound: false,
+                });
+            }
+        }
+    }
     Ok((mask, limiting))
+}
+
+/// How many values at most the thread-dependent value `v` may take where every guard of
+/// `guards` (a conjunction of comparisons, each with whether the lanes are those it
+/// holds for or those it fails for) passes, when every comparison compares one `v`, a
+/// value distinct in each lane of warp 0, with a warp-uniform bound and together they
+/// pin it to a few points (`v >= a && v <= a`); `None` otherwise.
+fn points_of(
+    guards: &[(Vec<kernaut_syntax::GuardComparison>, bool)],
+    block: [Option<i64>; 3],
+) -> Option<usize> {
+    // A bound as (what it adds a constant to, the constant).
+    fn split(e: &IndexExpr) -> (IndexExpr, i64) {
+        match e {
+            IndexExpr::Int(k) => (IndexExpr::Int(0), *k),
+            IndexExpr::Binary(a, kernaut_syntax::BinOp::Add, b) => match &**b {
+                IndexExpr::Int(k) => {
+                    let (base, c) = split(a);
+                    (base, c + k)
+                }
+                _ => (e.clone(), 0),
+            },
+            IndexExpr::Binary(a, kernaut_syntax::BinOp::Sub, b) => match &**b {
+                IndexExpr::Int(k) => {
+                    let (base, c) = split(a);
+                    (base, c - k)
+                }
+                _ => (e.clone(), 0),
+            },
+            _ => (e.clone(), 0),
+        }
+    }
+    let varies = |e: &IndexExpr| {
+        e.mentions(&|x| {
+            matches!(
+                x,
+                IndexExpr::ThreadIdx(_) | IndexExpr::Lane | IndexExpr::LoopVar { .. }
+            )
+        })
+    };
+    // Each comparison as `v op bound`, with `v` the one thread-dependent side.
+    let mut v: Option<IndexExpr> = None;
+    let mut oriented = |c: &kernaut_syntax::GuardComparison| -> Option<(String, IndexExpr)> {
+        let (value, bound, op) = match (varies(&c.left), varies(&c.right)) {
+            (true, false) => (&c.left, &c.right, c.op.clone()),
+            (false, true) => {
+                let flipped = match c.op.as_str() {
+                    "<" => ">",
+                    "<=" => ">=",
+                    ">" => "<",
+                    ">=" => "<=",
+                    o => o,
+                };
+                (&c.right, &c.left, flipped.to_string())
+            }
+            _ => return None,
+        };
+        // What the lowering cannot read may differ by lane.
+        if v.as_ref().is_some_and(|w| w != value)
+            || bound.mentions(&|x| matches!(x, IndexExpr::Unknown(_)))
+        {
+            return None;
+        }
+        v = Some(value.clone());
+        Some((op, bound.clone()))
+    };
+    // Disjunctive normal form: each clause a list of (op, bound) that all hold.
+    let mut clauses: Vec<Vec<(String, IndexExpr)>> = vec![Vec::new()];
+    for (comps, holds) in guards {
+        let mut terms = Vec::new();
+        for c in comps {
+            terms.push(oriented(c)?);
+        }
+        if *holds {
+            for clause in &mut clauses {
+                clause.extend(terms.iter().cloned());
+            }
+        } else {
+            // One comparison fails: a clause per comparison, negated.
+            let negated: Vec<(String, IndexExpr)> = terms
+                .into_iter()
+                .map(|(op, b)| {
+                    let op = match op.as_str() {
+                        "<" => ">=",
+                        "<=" => ">",
+                        ">" => "<=",
+                        ">=" => "<",
+                        "==" => "!=",
+                        _ => "==",
+                    };
+                    (op.to_string(), b)
+                })
+                .collect();
+            let mut next = Vec::new();
+            for clause in &clauses {
+                for n in &negated {
+                    let mut c = clause.clone();
+                    c.push(n.clone());
+                    next.push(c);
+                }
+            }
+            clauses = next;
+        }
+        if clauses.len() > 16 {
+            return None;
+        }
+    }
+    let v = v?;
+    let v = &v;
+    // `v` distinct in every lane of warp 0, so each value is at most one lane.
+    let valuation = Valuation::warp0(block);
+    let mut seen = rustc_hash::FxHashSet::default();
+    for lane in 0..32 {
+        if !seen.insert(valuation.lane(v, lane)?) {
+            return None;
+        }
+    }
+    let mut total = 0usize;
+    for clause in &clauses {
+        // Lower and upper bounds over one base: `v >= a` and `v <= a + 1` leave two
+        // values. Bounds over different bases are not compared.
+        let mut by_base: Vec<(IndexExpr, Option<i64>, Option<i64>)> = Vec::new();
+        for (op, b) in clause {
+            let (base, k) = split(b);
+            let (lo, hi) = match op.as_str() {
+                "<" => (None, Some(k - 1)),
+                "<=" => (None, Some(k)),
+                ">" => (Some(k + 1), None),
+                ">=" => (Some(k), None),
+                "==" => (Some(k), Some(k)),
+                _ => (None, None),
+            };
+            let at = match by_base.iter().position(|(b, _, _)| *b == base) {
+                Some(at) => at,
+                None => {
+                    by_base.push((base, None, None));
+                    by_base.len() - 1
+                }
+            };
+            let entry = &mut by_base[at];
+            entry.1 = match (entry.1, lo) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            entry.2 = match (entry.2, hi) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let count = by_base
+            .iter()
+            .filter_map(|(_, lo, hi)| {
+                Some(usize::try_from(hi.as_ref()? - lo.as_ref()? + 1).unwrap_or(0))
+            })
+            .min()?;
+        total += count;
+    }
+    Some(total)
 }
 
 /// Whether the equalities of `comps` (a conjunction) between a value that depends on the

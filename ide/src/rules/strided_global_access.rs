@@ -1845,6 +1845,44 @@ void run(const unsigned* in, unsigned* out, long n) {
         );
     }
 
+    /// The last `else` of a chain over two cut points the block loads (`i < a || i > b`,
+    /// then `i > a && i < b`) runs for `i == a` and `i == b` only: at most two lanes, a
+    /// request of two sectors at most, nothing to report. Where the last `else` keeps
+    /// the range between the cuts, which lanes run it is not known, and the loop's
+    /// full-warp figure stands as before.
+    #[test]
+    fn the_last_else_of_a_chain_over_two_cut_points() {
+        let chain = r#"
+__global__ void cross(const char* a, char* out, const int* cuts, int n)
+{
+    int cutA = cuts[2 * blockIdx.x] / 16;
+    int cutB = cuts[2 * blockIdx.x + 1] / 16;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        if (i < cutA || i > cutB) {
+            out[blockIdx.x * n + i] = a[i];
+        } else if (i > cutA && i < cutB) {
+            out[blockIdx.x * n + i] = 0;
+        } else {
+            for (int j = i * 16; j < i * 16 + 16; j++)
+                out[blockIdx.x * n * 16 + j] = !a[j];
+        }
+    }
+}
+void run(const char* a, char* o, const int* c) { cross<<<64, 256>>>(a, o, c, 256); }
+"#;
+        check(RULE, chain);
+        let range = chain.replace(
+            "} else if (i > cutA && i < cutB) {\n            out[blockIdx.x * n + i] = 0;\n        }",
+            "}",
+        );
+        assert_ne!(range, chain);
+        assert_eq!(
+            crate::rules::testing::messages(RULE, &range).len(),
+            2,
+            "{range}"
+        );
+    }
+
     #[test]
     fn lane_limiting_guards_near_misses_stay_silent() {
         // The active lanes read contiguous floats; a bound every lane of warp 0 passes
