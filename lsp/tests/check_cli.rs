@@ -820,6 +820,12 @@ fn a_build_file_above_the_checked_folder_is_not_the_projects() {
         err.contains("targets: sm_90 (assumed: no setting or build file names them"),
         "{err}"
     );
+    // A file given stands for its folder.
+    let err = stderr(&check(&dir, &["k.cu"]));
+    assert!(
+        err.contains("targets: sm_90 (assumed: no setting or build file names them"),
+        "{err}"
+    );
     std::fs::rename(top.join("build.sh"), dir.join("build.sh")).unwrap();
     std::fs::write(dir.join("build.sh"), "nvcc -arch=sm_75 k.cu -o k\n").unwrap();
     let err = stderr(&check(&dir, &["."]));

@@ -150,9 +150,13 @@ impl ProjectLoader {
     /// Names `folders` (those `check` reads) as part of the project for
     /// [`ProjectLoader::file_build`]'s search for a file's includers, where neither the
     /// loader's root nor a `.git` folder above the file says where the project ends.
+    /// A file given stands for its folder.
     pub fn add_scan_roots(&mut self, folders: &[PathBuf]) {
         for f in folders {
-            let f = f.canonicalize().unwrap_or_else(|_| f.clone());
+            let mut f = f.canonicalize().unwrap_or_else(|_| f.clone());
+            if f.is_file() {
+                f = folder_of(&f);
+            }
             if f.is_dir() && !self.scan_roots.contains(&f) {
                 self.scan_roots.push(f);
             }
