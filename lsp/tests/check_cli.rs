@@ -830,6 +830,13 @@ fn a_build_file_above_the_checked_folder_is_not_the_projects() {
     std::fs::write(dir.join("build.sh"), "nvcc -arch=sm_75 k.cu -o k\n").unwrap();
     let err = stderr(&check(&dir, &["."]));
     assert!(err.contains("targets: sm_75 (from "), "{err}");
+    // A file below the current folder, given alone: the project still ends at the
+    // current folder, whose build file names it.
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::rename(dir.join("k.cu"), dir.join("sub/k.cu")).unwrap();
+    std::fs::write(dir.join("build.sh"), "nvcc -arch=sm_75 sub/k.cu -o k\n").unwrap();
+    let err = stderr(&check(&dir, &["sub/k.cu"]));
+    assert!(err.contains("targets: sm_75 (from "), "{err}");
     let _ = std::fs::remove_dir_all(&top);
 }
 

@@ -524,6 +524,17 @@ pub fn cmake_mentions(text: &str, rel: &str) -> bool {
     code.split(|c: char| !is_path(c))
         .filter(|t| t.contains('/') || subdirs.contains(t))
         .any(|token| {
+            // `${EXTERNAL}/src/k.cu` with `set(EXTERNAL "external")` once.
+            let expanded;
+            let token = if token.starts_with("${")
+                && !token.starts_with("${CMAKE_")
+                && !token.starts_with("${PROJECT_")
+            {
+                expanded = expand_cmake_vars(token, &code).replace('"', "");
+                expanded.as_str()
+            } else {
+                token
+            };
             let token = token
                 .trim_start_matches("${CMAKE_CURRENT_SOURCE_DIR}/")
                 .trim_start_matches("${PROJECT_SOURCE_DIR}/")
@@ -2577,6 +2588,14 @@ mod tests {
         assert!(cmake_mentions(
             "target_include_directories(core PRIVATE src/ops)\nadd_library(core src/ops/ext/a.cu)\n",
             "src/ops/ext"
+        ));
+        // A folder through a variable the file sets once.
+        let external = "set(EXTERNAL \"external\")\nset(SRC ${SRC} \"${EXTERNAL}/src/vp/k.cu\")\ncuda_add_executable(app ${SRC} OPTIONS -arch=sm_30)\n";
+        assert!(cmake_mentions(external, "external/src/vp"));
+        assert!(!cmake_mentions(external, "external/src/other"));
+        assert!(!cmake_mentions(
+            &external.replace("set(EXTERNAL", "set(OTHER"),
+            "external/src/vp"
         ));
         let make = "all: app\napp: live.cu\n\tnvcc -arch=sm_80 live.cu -o app\n";
         assert_eq!(makefile_builds(make, "live.cu"), Some(true));

@@ -150,12 +150,17 @@ impl ProjectLoader {
     /// Names `folders` (those `check` reads) as part of the project for
     /// [`ProjectLoader::file_build`]'s search for a file's includers, where neither the
     /// loader's root nor a `.git` folder above the file says where the project ends.
-    /// A file given stands for its folder.
+    /// A file given stands for the current folder where it lies below it (`check
+    /// src/k.cu` from the project's top), else for its own folder.
     pub fn add_scan_roots(&mut self, folders: &[PathBuf]) {
+        let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
         for f in folders {
             let mut f = f.canonicalize().unwrap_or_else(|_| f.clone());
             if f.is_file() {
-                f = folder_of(&f);
+                f = match &cwd {
+                    Some(cwd) if f.starts_with(cwd) => cwd.clone(),
+                    _ => folder_of(&f),
+                };
             }
             if f.is_dir() && !self.scan_roots.contains(&f) {
                 self.scan_roots.push(f);
