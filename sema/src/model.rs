@@ -835,10 +835,17 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
     // The earlier accesses of the same bytes, nearest first, compared as written (cheap:
     // this runs for every access a merge looks at). A farther one may serve where a
     // nearer one sits in a branch (`if (s[i] > 0) x = s[i]; y = s[i];`).
-    let lo = all.partition_point(|o| o.range.start + WINDOW < a.range.start);
+    // Only the accesses of `a`'s function can be of the same bytes.
+    let start = scope
+        .file
+        .facts()
+        .function_at(a.range.start)
+        .map_or(0, |f| f.range.start);
+    let lo =
+        all.partition_point(|o| o.range.start + WINDOW < a.range.start || o.range.start < start);
     let hi = all.partition_point(|o| o.range.start < a.range.start);
-    all.get(lo..hi.max(lo))
-        .unwrap_or_default()
+    let window = all.get(lo..hi.max(lo)).unwrap_or_default();
+    window
         .iter()
         .rev()
         .filter(|e| {
@@ -849,9 +856,7 @@ fn forwarded_in(scope: &Scope<'_>, all: &[SharedAccess], a: &SharedAccess, alias
         })
         .take(3)
         .any(|source| serves(scope, all, source, a, aliasing))
-        || all
-            .get(lo..hi.max(lo))
-            .unwrap_or_default()
+        || window
             .iter()
             .rev()
             .filter(|e| {
