@@ -1598,3 +1598,63 @@ fn an_unbuilt_file_has_no_target_to_fail() {
         stderr(&o)
     );
 }
+
+/// A build for compute capability 1.x or 2.x only: the bank model counts 32 banks over
+/// the whole warp (2.0 and newer) and the sector model 32-byte sectors (3.0 and newer),
+/// so their findings are hints that say which hardware they count for. A target that
+/// the models describe keeps them warnings.
+#[test]
+fn findings_for_older_hardware_than_the_models_are_hints() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-older-hardware");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "__global__ void t(const float* in, float* out, int n) {\n    __shared__ float tile[32][32];\n    tile[threadIdx.x][0] = in[threadIdx.x * 64];\n    __syncthreads();\n    out[threadIdx.x] = tile[0][threadIdx.x];\n}\nvoid run(const float* in, float* out) { t<<<1, 32>>>(in, out, 1); }\n",
+    )
+    .unwrap();
+    let severities = |arch: &str| -> Vec<String> {
+        std::fs::write(
+            dir.join("Makefile"),
+            format!("all: k.cu\n\tnvcc -arch={arch} -c k.cu\n"),
+        )
+        .unwrap();
+        stdout(&check(&dir, &["."]))
+            .lines()
+            .map(|l| {
+                let rule = l.rsplit_once(" [").map_or("", |(_, r)| r);
+                let severity = l.split(": ").nth(1).unwrap_or("");
+                format!("{severity} [{}", rule.split(']').next().unwrap_or(""))
+            })
+            .collect()
+    };
+    let modern = severities("sm_35");
+    assert!(
+        modern.contains(&"warning [bank-conflict".to_string()),
+        "{modern:?}"
+    );
+    assert!(
+        modern.contains(&"warning [coalescing/strided-global-access".to_string()),
+        "{modern:?}"
+    );
+    let fermi = severities("sm_20");
+    assert!(
+        fermi.contains(&"warning [bank-conflict".to_string()),
+        "{fermi:?}"
+    );
+    assert!(
+        fermi.contains(&"hint [coalescing/strided-global-access".to_string()),
+        "{fermi:?}"
+    );
+    let tesla = severities("sm_13");
+    assert!(
+        tesla.contains(&"hint [bank-conflict".to_string()),
+        "{tesla:?}"
+    );
+    let out = stdout(&check(&dir, &["."]));
+    assert!(
+        out.contains("compute capability 1.x has 16 banks and serves each half-warp on its own, and the build targets only sm_13)"),
+        "{out}"
+    );
+}

@@ -257,6 +257,42 @@ fn conflict_marker_line(text: &str) -> Option<usize> {
         .flatten()
 }
 
+/// The figures of the bank and sector models hold for the memory of compute capability
+/// 2.0 and newer (32 banks serving the whole warp) and 3.0 and newer (global loads in
+/// 32-byte sectors, not cached in L1's 128-byte lines as on 2.x): where every target the
+/// build names is older, a finding of those rules is a hint that says which model it
+/// counts with.
+fn older_hardware_as_hints(ctx: &RuleContext, rule: &str, found: &mut [RuleDiagnostic]) {
+    let (newer, model) = match rule {
+        "bank-conflict" => (
+            2,
+            "the degree is counted for 32 banks serving the whole warp, as on compute capability 2.0 and newer; compute capability 1.x has 16 banks and serves each half-warp on its own",
+        ),
+        "coalescing/strided-global-access" => (
+            3,
+            "the sectors are counted as compute capability 3.0 and newer fetch global memory, 32 bytes at a time; compute capability 1.x coalesces by half-warp and 2.x caches global loads in L1 in 128-byte lines",
+        ),
+        _ => return,
+    };
+    let targets = &ctx.targets.targets;
+    if ctx.targets.assumed || targets.is_empty() || targets.iter().any(|t| t.major >= newer) {
+        return;
+    }
+    let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
+    for d in found.iter_mut() {
+        let only = if d.severity == Severity::Hint {
+            ""
+        } else {
+            "a hint only: "
+        };
+        d.severity = Severity::Hint;
+        d.message.push_str(&format!(
+            " ({only}{model}, and the build targets only {})",
+            names.join(", ")
+        ));
+    }
+}
+
 /// Runs every rule over the context's file: configured levels applied, `allow` comments
 /// honoured, sorted by position.
 pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
@@ -294,6 +330,7 @@ pub fn check(ctx: &RuleContext) -> Vec<RuleDiagnostic> {
             }
         }
         not_instantiated_as_hints(ctx, &mut found);
+        older_hardware_as_hints(ctx, rule.id, &mut found);
         found
     };
     // On a large file the rules share the cores: each thread takes the next rule not
