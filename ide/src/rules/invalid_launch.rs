@@ -222,7 +222,8 @@ void run(float* out, int rows) {
     }
 
     /// Sizes a helper fills through non-`const` references (`pick(n, threads, blocks)`)
-    /// are not their initial zeros; one passed by value or by `const` reference, or to
+    /// or through the address of a `dim3` (`grid_for(&grid, block, n)`) are not their
+    /// initial zeros; one passed by value or by `const` reference, or to
     /// `printf`, still is.
     #[test]
     fn sizes_a_helper_writes_through_references_are_not_their_initialisers() {
@@ -243,6 +244,13 @@ void run_template(float* out, int n) {
     // a template's call: config<float>(n, blocks, threads) fills both
     config<float>(n, blocks, threads);
     k<<<blocks, threads>>>(out);
+}
+static void grid_for(dim3* g, dim3 b, int n) { g->x = (n + b.x - 1) / b.x; }
+void run_dim3(float* out, int n) {
+    dim3 block(256);
+    dim3 grid(0);
+    grid_for(&grid, block, n);
+    k<<<grid, block>>>(out);
 }
 void run_by_value(float* out) {
     unsigned threads = 0, blocks = 4;

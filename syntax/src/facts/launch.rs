@@ -455,6 +455,16 @@ fn launch_dim(cx: &DimContext, n: Node, at: usize) -> LaunchDim {
     let mut parts = parts;
     if let Some(func) = function.filter(|_| n.kind_name() == "identifier") {
         let name = node_text(n, text);
+        // Its address handed to a call before the launch (`grid_for(&grid, block, n)`),
+        // or the variable itself to one that takes it by reference: the callee may
+        // write any field.
+        let before = crate::lex::blank_comments(
+            text.get(func.start_byte()..at.min(func.end_byte()))
+                .unwrap_or_default(),
+        );
+        if address_taken(&before, name) || passed_by_reference(text, &before, name) {
+            parts = vec![squash_ws(node_text(n, text))];
+        }
         match dim3_field_assignments(func, name, at, text) {
             Some(sets) if !sets.is_empty() => {
                 let declared_bare = declarations.iter().any(|d| {
@@ -957,6 +967,21 @@ fn mutated(body: &str, name: &str, declared: usize) -> bool {
         }
     }
     false
+}
+
+/// Whether `body` takes the address of the variable `name` (`&name`, not `a && name`).
+fn address_taken(body: &str, name: &str) -> bool {
+    let n = name.len().max(1);
+    std::iter::successors(crate::lex::find_word(body, name, 0), |&at| {
+        crate::lex::find_word(body, name, at + n)
+    })
+    .any(|i| {
+        let before = body[..i].trim_end();
+        before.ends_with('&') && !before.ends_with("&&") && {
+            let prev = before[..before.len() - 1].trim_end();
+            prev.is_empty() || prev.ends_with(['(', ',', '=', '{', ';', '?', ':', '['])
+        }
+    })
 }
 
 /// Callees known to take their arguments by value (or to be no call at all).
