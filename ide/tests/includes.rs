@@ -701,3 +701,66 @@ __global__ void warp_sum(const float* in, float* out) {
     "#]],
     );
 }
+
+/// A `.cu` file of device templates that another file includes: nvcc emits code for a
+/// template only where it is instantiated. Reached through the file's macro only under
+/// `#if __CUDA_ARCH__ < 200` (no target of sm_90 compiles that definition), the ladder's
+/// finding is a hint; a use the including file compiles keeps it a warning.
+#[test]
+fn a_header_template_reached_only_through_a_macro_no_target_compiles() {
+    let util = r#"
+#pragma once
+template <int N>
+__device__ void ladder(int i, volatile int* s, int v) {
+    s[i] = v;
+    if (N > 16) s[i] = v = v + s[i + 16];
+    if (N > 8) s[i] = v = v + s[i + 8];
+    if (N > 4) s[i] = v = v + s[i + 4];
+    if (N > 2) s[i] = v = v + s[i + 2];
+    if (N > 1) s[i] = v = v + s[i + 1];
+}
+template <int N>
+__device__ int tally(int p, int* s) { ladder<N>(threadIdx.x, s, p); return s[0]; }
+#if __CUDA_ARCH__ >= 200
+#define TALLY(p, s) __popc(__ballot_sync(0xffffffffu, p))
+#else
+#define TALLY(p, s) tally<32>(p, s)
+#endif
+"#;
+    let kernel = "#include \"util.cu\"\n__global__ void count(const int* in, int* out) {\n    __shared__ int lanes[64];\n    int c = CALL;\n    if (threadIdx.x == 0) out[blockIdx.x] = c;\n}\nvoid run(const int* in, int* out) { count<<<8, 32>>>(in, out); }\n";
+    let fixture = |call: &str| {
+        format!(
+            "//- /p/util.cu\n{util}\n//- /p/k.cu\n{}",
+            kernel.replace("CALL", call)
+        )
+    };
+    let severities = |call: &str| -> Vec<String> {
+        let (host, ids, _) = host_with(&fixture(call));
+        host.analysis()
+            .diagnostics(ids[0])
+            .unwrap()
+            .iter()
+            .filter(|d| d.rule == "warp/implicit-warp-synchronous")
+            .map(|d| d.severity.as_str().to_string())
+            .collect()
+    };
+    assert_eq!(severities("TALLY(in[threadIdx.x] != 0, lanes)"), ["hint"]);
+    assert_eq!(
+        severities("tally<32>(in[threadIdx.x] != 0, lanes)"),
+        ["warning"]
+    );
+    // The macro's definition that names the template is the one sm_90 compiles.
+    let active = fixture("TALLY(in[threadIdx.x] != 0, lanes)").replace(">= 200", "< 200");
+    let (host, ids, _) = host_with(&active);
+    let d = host.analysis().diagnostics(ids[0]).unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].severity.as_str(), "warning");
+    let (host, ids, _) = host_with(&fixture("TALLY(in[threadIdx.x] != 0, lanes)"));
+    let message = host.analysis().diagnostics(ids[0]).unwrap()[0]
+        .message
+        .clone();
+    assert!(
+        message.ends_with("(a hint only: no file of the project uses the template `ladder` where it is compiled, and nvcc emits code for a template only where it is instantiated)"),
+        "{message}"
+    );
+}

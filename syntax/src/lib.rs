@@ -86,8 +86,8 @@ pub use flow::{
     StatementShape, UnrollPragma,
 };
 pub use macros::{
-    constant_definitions, macro_definitions, quoted_includes, HelperSummary, Include, MacroDef,
-    Prelude,
+    constant_definitions, macro_definitions, macro_definitions_at, quoted_includes, HelperSummary,
+    Include, MacroDef, Prelude,
 };
 /// The one fast hasher of the workspace (see docs/ARCHITECTURE.md, "Hashing"), re-exported
 /// for the crates that name it through `kernaut_syntax`.

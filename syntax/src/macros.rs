@@ -371,12 +371,20 @@ pub fn quoted_includes(text: &str) -> Vec<Include> {
 
 /// The `#define`s of `text`, in order, without comments in their bodies.
 pub fn macro_definitions(text: &str) -> Vec<MacroDef> {
+    macro_definitions_at(text)
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect()
+}
+
+/// [`macro_definitions`], each with the offset of its `#` line.
+pub fn macro_definitions_at(text: &str) -> Vec<(usize, MacroDef)> {
     if !text.contains("define") {
         return Vec::new();
     }
     directives(text)
         .into_iter()
-        .filter_map(|(_, _, d)| {
+        .filter_map(|(start, _, d)| {
             let rest = d.strip_prefix("define")?;
             if !rest.starts_with([' ', '\t']) {
                 return None;
@@ -402,11 +410,14 @@ pub fn macro_definitions(text: &str) -> Vec<MacroDef> {
                 }
                 None => (None, after),
             };
-            Some(MacroDef {
-                name: name.to_string(),
-                params,
-                body: crate::lex::strip_comments(body).trim().to_string(),
-            })
+            Some((
+                start,
+                MacroDef {
+                    name: name.to_string(),
+                    params,
+                    body: crate::lex::strip_comments(body).trim().to_string(),
+                },
+            ))
         })
         .collect()
 }

@@ -199,14 +199,44 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
         return;
     }
     let mut verdicts: Vec<(usize, bool)> = Vec::new();
+    let guards: std::sync::OnceLock<target_guards::TargetGuards> = std::sync::OnceLock::new();
+    // A `#define` line some target compiles.
+    let compiled = |at: usize| {
+        guards
+            .get_or_init(|| target_guards::TargetGuards::scan_default(ctx))
+            .anywhere(at)
+            .0
+            != target_guards::Tri::False
+    };
     for d in found.iter_mut().filter(|d| d.severity != Severity::Hint) {
-        let Some(k) = ctx
+        let Some(f) = ctx
             .facts
             .function_at(d.range.start)
-            .filter(|f| f.is_kernel && !f.template_params.is_empty())
+            .filter(|f| !f.template_params.is_empty())
         else {
             continue;
         };
+        if !f.is_kernel {
+            // A device function template of a file with no kernels: compiled where
+            // another file instantiates it.
+            let emitted = match verdicts.iter().find(|(start, _)| *start == f.range.start) {
+                Some(&(_, e)) => e,
+                None => {
+                    let e = ctx.device_template_emitted(f, &compiled);
+                    verdicts.push((f.range.start, e));
+                    e
+                }
+            };
+            if !emitted {
+                d.severity = Severity::Hint;
+                d.message.push_str(&format!(
+                    " (a hint only: no file of the project uses the template `{}` where it is compiled, and nvcc emits code for a template only where it is instantiated)",
+                    kernaut_syntax::short_name(&f.name)
+                ));
+            }
+            continue;
+        }
+        let k = f;
         let emitted = match verdicts.iter().find(|(start, _)| *start == k.range.start) {
             Some(&(_, e)) => e,
             None => {

@@ -316,6 +316,22 @@ impl Analysis {
     }
 }
 
+impl Analysis {
+    /// Whether a file of the host other than `path` names one of `names` as a whole
+    /// word outside its comments (a use of a header's template or macro).
+    pub fn named_elsewhere(&self, path: &str, names: &rustc_hash::FxHashSet<&str>) -> bool {
+        self.files.iter().any(|(p, data)| {
+            p != path
+                && !words_at(data.source.text(), names).is_empty()
+                && !words_at(
+                    &kernaut_syntax::lex::blank_comments(data.source.text()),
+                    names,
+                )
+                .is_empty()
+        })
+    }
+}
+
 /// The short name of the function around call `c` where `c` passes one of that
 /// function's own parameters on.
 fn passed_on_by(c: &HostCall) -> Option<&str> {

@@ -377,6 +377,68 @@ impl RuleContext<'_> {
                 })
     }
 
+    /// Whether code is emitted for the device function template `f` of a file with no
+    /// kernels (a header, or a `.cu` file other files include): the file uses it outside
+    /// a template ([`Self::instantiating_use`]), or another file of the host names it, a
+    /// template of this file that uses it, or a macro of this file whose definition
+    /// mentions one of those and is compiled for some target (`#define TALLY(p)
+    /// tally<32>(p)` under `#if __CUDA_ARCH__ < 200` names it for no target of sm_90).
+    /// `true` where the file has kernels, `f` is no template, or no host is in view.
+    pub fn device_template_emitted(
+        &self,
+        f: &kernaut_syntax::Function,
+        guards: &dyn Fn(usize) -> bool,
+    ) -> bool {
+        if f.is_kernel || f.template_params.is_empty() || !self.facts.kernels.is_empty() {
+            return true;
+        }
+        let Some((host, path)) = self.model.host else {
+            return true;
+        };
+        let name = short_name(&f.name);
+        if self.instantiating_use(name, &f.range, Some(&f.name_range), 3) {
+            return true;
+        }
+        // The names through which another file may reach `f`.
+        let mut names: Vec<String> = vec![name.to_string()];
+        for _ in 0..3 {
+            let mut grew = false;
+            for g in &self.facts.device_functions {
+                let g_name = short_name(&g.name);
+                if g.template_params.is_empty() || names.iter().any(|n| n == g_name) {
+                    continue;
+                }
+                let uses = names.iter().any(|n| {
+                    self.file
+                        .identifier_uses(n)
+                        .iter()
+                        .any(|r| g.range.contains(&r.start) && *r != g.name_range)
+                });
+                if uses {
+                    names.push(g_name.to_string());
+                    grew = true;
+                }
+            }
+            for (at, m) in kernaut_syntax::macro_definitions_at(self.text()) {
+                if names.contains(&m.name) || !guards(at) {
+                    continue;
+                }
+                let mentions = names
+                    .iter()
+                    .any(|n| kernaut_syntax::lex::find_word(&m.body, n, 0).is_some());
+                if mentions {
+                    names.push(m.name.clone());
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let set: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
+        host.named_elsewhere(path, &set)
+    }
+
     /// Whether the file uses the template `name` (defined at `own`) where the use is
     /// compiled: outside any function template, or inside one that such a use reaches in
     /// turn (`depth` levels; past them a use counts).
