@@ -201,6 +201,15 @@ fn diagnose(
     // in a branch only part of the warp takes, is the hover's to explain, not a
     // finding.
     let report = bank.definite_conflict()?;
+    // One wide access that nvcc makes of several written ones (`t[i][0] = a; t[i][1] =
+    // b;` as one `STS.128`) is one finding, at its first part.
+    if bank
+        .merged
+        .as_ref()
+        .is_some_and(|m| m.parts.len() > 1 && m.parts.first() != Some(&a.range))
+    {
+        return None;
+    }
     let (degree, wavefronts) = (report.conflict_degree, report.wavefronts);
     let ideal = report.wavefronts - report.bank_conflicts;
     // A degree that rests on `blockDim.x` (`threadIdx.x * (2048 / blockDim.x)`) where no
@@ -259,6 +268,23 @@ fn diagnose(
         "{degree}-way bank conflict: this {what} `{}` takes {wavefronts} wavefronts instead of {ideal}",
         a.array
     );
+    // The other parts of the wide access this one heads.
+    if let Some(m) = bank.merged.as_ref().filter(|m| m.parts.len() > 1) {
+        let text = run.ctx.text();
+        let mut lines: Vec<usize> = m.parts[1..]
+            .iter()
+            .map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+            .collect();
+        lines.dedup();
+        let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        message.push_str(&format!(
+            " (one {}-byte access with the part{} at line{} {}, as nvcc merges them)",
+            m.width,
+            if m.parts.len() > 2 { "s" } else { "" },
+            if lines.len() > 1 { "s" } else { "" },
+            lines.join(", ")
+        ));
+    }
     if let Some(sweep) = &bank.sweep {
         message.push_str(&format!(" at the step where {}", sweep.worst_values()));
     }
@@ -1287,8 +1313,6 @@ __global__ void ext_pairs(double* out) {
      // ^^^^^^^^^^^^^ hint: 2-way bank conflict: this update of `sd` takes 8 wavefronts instead of 4
                       // ^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `sd` takes 8 wavefronts instead of 4
         sd[t * 4 + 1] += sd[(t + h) * 4 + 1];
-     // ^^^^^^^^^^^^^ hint: 2-way bank conflict: this update of `sd` takes 8 wavefronts instead of 4
-                      // ^^^^^^^^^^^^^^^^^^^ hint: 2-way bank conflict: this load from `sd` takes 8 wavefronts instead of 4
         __syncthreads();
     }
     out[t] = sd[t];
@@ -2014,8 +2038,7 @@ __global__ void pairs(const float* in, float* out) {
 void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
 "#,
             expect![[r#"
-                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32` (pitfall-bank-conflict#P4)
-                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32` (pitfall-bank-conflict#P4)
+                warning: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4 (one 16-byte access with the part at line 8, as nvcc merges them), because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32` (pitfall-bank-conflict#P4)
             "#]],
         );
     }
@@ -2303,7 +2326,6 @@ __global__ void dequant(const unsigned char* q, __half* out) {
         W[row][base + 2 * i + 0] = __int2half_rn(q[tid * 16 + i] & 15);
      // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `W` takes 16 wavefronts instead of 2
         W[row][base + 2 * i + 1] = __int2half_rn(q[tid * 16 + i] >> 4);
-     // ^^^^^^^^^^^^^^^^^^^^^^^^ warning: 8-way bank conflict: this store to `W` takes 16 wavefronts instead of 2
     }
     __syncthreads();
     out[tid] = W[0][tid & 63];
@@ -2556,14 +2578,8 @@ __global__ void dots(const float* a, float* out) {
 void run(const float* a, float* out) { dots<<<1, 32>>>(a, out); }
 "#,
             expect![[r#"
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
-                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4, because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4 (one 16-byte access with the parts at lines 8, 10, 12, as nvcc merges them), because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
+                hint: 2-way bank conflict: this load from `tile` takes 8 wavefronts instead of 4 (one 16-byte access with the parts at lines 9, 11, 13, as nvcc merges them), because lanes of a warp hit 2 different words of one bank; the lanes' stride comes from `threadIdx.x * 8` (pitfall-bank-conflict#P4)
             "#]],
         );
     }
