@@ -2304,7 +2304,7 @@ void run(const float* in, float* out) { pairs<<<1, 128>>>(in, out); }
         expect![[r#"
             shared-access `s[threadIdx.x * 32 + n * 4 + i * 2]` at `s[threadIdx.x * 32 + n * 4 + i * 2]`
             ---
-            **warning** `bank-conflict`: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4, because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32`
+            **warning** `bank-conflict`: 8-way bank conflict: this store to `s` takes 32 wavefronts instead of 4 (one 16-byte access with the part at line 8, as nvcc merges them), because lanes of a warp hit 8 different words of one bank; the lanes' stride comes from `threadIdx.x * 32`
 
             Wiki: `pitfall-bank-conflict#P4`
 
