@@ -424,6 +424,22 @@ pub(crate) fn access_hover_with(
                 ));
             }
             md.push_str(&bank.notes_markdown());
+            // A later part of a wide access: the rule reports the access at its first.
+            if let Some(first) = bank
+                .merged
+                .as_ref()
+                .filter(|m| m.parts.len() > 1)
+                .and_then(|m| m.parts.first())
+                .filter(|first| **first != a.range)
+            {
+                let line = text
+                    .get(..first.start)
+                    .map_or(0, |b| b.matches('\n').count())
+                    + 1;
+                md.push_str(&format!(
+                    "The `bank-conflict` rule reports the wide access once, at its first part (line {line}), so it does not report this access.\n\n"
+                ));
+            }
             md.push_str(&bank_map(&r.words_per_bank));
         }
         Err(reason) => md.push_str(&format!("**Cannot be modelled**: {reason}.\n")),
