@@ -1502,6 +1502,8 @@ __global__ void k(float* out) {
 
             Modelled as one 8-byte access: ptxas merges the 2 adjacent 4-byte accesses of this thread to the array into one `LDS.64`.
 
+            The `bank-conflict` rule reports the wide access once, at its first part (line 4), so it does not report this access.
+
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
             words   2  2  2  2  2  2  2  2  2  2  2  2  2  2  2  2
@@ -1578,6 +1580,8 @@ __global__ void k(const __half* in) {
             **conflict-free**: 1 wavefront per request (32 active lanes, 32 distinct words).
 
             Modelled as one 4-byte access: ptxas merges the 2 adjacent 2-byte accesses of this thread to the array into one `STS`.
+
+            The `bank-conflict` rule reports the wide access once, at its first part (line 5), so it does not report this access.
 
             ```text
             bank    0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15
