@@ -1658,3 +1658,31 @@ fn findings_for_older_hardware_than_the_models_are_hints() {
         "{out}"
     );
 }
+
+/// A Visual Studio project with CUDA's build customisation and no `<CodeGeneration>`
+/// builds for that toolkit's default; a `Directory.Build.props` above may set the code
+/// generation for every project, so then the default is not known.
+#[test]
+fn a_visual_studio_project_without_code_generation_builds_the_toolkit_default() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-vcxproj-default");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "__global__ void k(int* out) {\n    out[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("p.vcxproj"),
+        "<Project>\n  <ImportGroup Label=\"ExtensionSettings\"><Import Project=\"$(VCTargetsPath)\\BuildCustomizations\\CUDA 8.0.props\" /></ImportGroup>\n  <ItemGroup><CudaCompile Include=\"k.cu\" /></ItemGroup>\n</Project>\n",
+    )
+    .unwrap();
+    let err = stderr(&check(&dir, &["."]));
+    assert!(
+        err.contains("targets: sm_20 (from ") && err.contains("p.vcxproj:2; the default of the CUDA 8.0 build customisation the project imports: no `<CodeGeneration>` is set)"),
+        "{err}"
+    );
+    std::fs::write(dir.join("Directory.Build.props"), "<Project />\n").unwrap();
+    let err = stderr(&check(&dir, &["."]));
+    assert!(err.contains("targets: sm_90 (assumed"), "{err}");
+}

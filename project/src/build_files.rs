@@ -969,6 +969,17 @@ pub fn python_extension_targets(text: &str, rel: &str) -> Option<ExtensionTarget
 /// release: sm_10 up to CUDA 6.0, sm_20 from 6.5 to 8.0, sm_30 for 9.x and 10.x, sm_52
 /// for 11.x and 12.x, sm_75 from 13.0 (`nvcc --help`, `--gpu-architecture`).
 fn toolkit_default_of_vcxproj(text: &str) -> Option<Found> {
+    // A property sheet of the project's own (`<Import Project="..\cuda.props" />`) may
+    // set `<CodeGeneration>` for it: not known.
+    let own_sheet = text.lines().any(|l| {
+        l.split("<Import Project=\"").skip(1).any(|p| {
+            let path = p.split('"').next().unwrap_or("");
+            path.ends_with(".props") && !path.starts_with("$(")
+        })
+    });
+    if own_sheet {
+        return None;
+    }
     for (n, line) in text.lines().enumerate() {
         if !line.contains("<Import") {
             continue;
@@ -2434,6 +2445,11 @@ mod tests {
         assert!(found.note.unwrap().contains("CUDA 8.0 build customisation"));
         let found = vcxproj_targets(&legacy.replace("8.0", "12.4")).unwrap();
         assert_eq!(found.targets, [Target::parse("sm_52").unwrap()]);
+        // A property sheet of its own may set the code generation: not known.
+        let sheet = format!(
+            "{legacy}<ImportGroup><Import Project=\"..\\common\\cuda.props\" /></ImportGroup>\n"
+        );
+        assert_eq!(vcxproj_targets(&sheet), None);
         // A value through a property still names nothing known.
         assert_eq!(
             vcxproj_targets(&format!(

@@ -883,6 +883,20 @@ impl ProjectLoader {
                     continue;
                 };
                 if let Some(mut found) = read(&text) {
+                    // The toolkit's default where the project sets no code generation,
+                    // unless a `Directory.Build.props` above may set it for every project.
+                    let defaulted = found
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("build customisation the project imports"));
+                    if defaulted
+                        && self
+                            .ancestors(&d)
+                            .iter()
+                            .any(|a| a.join("Directory.Build.props").is_file())
+                    {
+                        continue;
+                    }
                     if is_makefile_name(&path) {
                         self.makefile_of_dir.insert(dir.clone(), path.clone());
                     }
