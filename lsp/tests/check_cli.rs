@@ -1686,3 +1686,40 @@ fn a_visual_studio_project_without_code_generation_builds_the_toolkit_default() 
     let err = stderr(&check(&dir, &["."]));
     assert!(err.contains("targets: sm_90 (assumed"), "{err}");
 }
+
+/// A Visual Studio project in another folder of the project (`win/App/App.vcxproj`)
+/// that lists the file through `..\..\src\k.cu` names its targets; one that lists
+/// other files does not.
+#[test]
+fn a_visual_studio_project_in_a_sibling_folder_names_the_targets() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-vcxproj-sibling");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("win/App")).unwrap();
+    std::fs::write(
+        dir.join("src/k.cu"),
+        "__global__ void k(int* out) {\n    out[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let project = |include: &str| {
+        format!("<Project>\n  <ItemDefinitionGroup>\n    <CudaCompile>\n      <CodeGeneration>compute_75,sm_75</CodeGeneration>\n    </CudaCompile>\n  </ItemDefinitionGroup>\n  <ItemGroup><CudaCompile Include=\"{include}\" /></ItemGroup>\n</Project>\n")
+    };
+    std::fs::write(
+        dir.join("win/App/App.vcxproj"),
+        project("..\\..\\src\\k.cu"),
+    )
+    .unwrap();
+    let err = stderr(&check(&dir, &["src"]));
+    assert!(
+        err.contains("targets: sm_75 (from ") && err.contains("App.vcxproj:4)"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.join("win/App/App.vcxproj"),
+        project("..\\..\\src\\other.cu"),
+    )
+    .unwrap();
+    let err = stderr(&check(&dir, &["src"]));
+    assert!(err.contains("targets: sm_90 (assumed"), "{err}");
+}

@@ -81,6 +81,9 @@ pub struct ProjectLoader {
     /// Makefile → its text with its includes' before it (and where each part came
     /// from), for the targets of each file it builds.
     makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
+    /// The Visual Studio projects below each project's top folder (a bounded walk), with
+    /// their text, found once.
+    vcxprojs: HashMap<PathBuf, Arc<Vec<(PathBuf, Arc<str>)>>>,
     /// Folder → the Makefile variants it holds (`Makefile.hopper`, `cuda.mk`).
     variants_of_dir: HashMap<PathBuf, Vec<PathBuf>>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
@@ -939,7 +942,53 @@ impl ProjectLoader {
         if build.targets.is_none() {
             build.targets = self.includer_targets(file, 0);
         }
+        if build.targets.is_none() {
+            build.targets = self.listing_vcxproj_targets(file);
+        }
         build
+    }
+
+    /// The targets of a Visual Studio project in another folder of the project that
+    /// lists the file (`win/App/App.vcxproj` with `<CudaCompile
+    /// Include="..\..\src\k.cu" />`): the projects within four folders of the
+    /// project's top (its `.git` folder, the loader's root or `check`'s widest folder),
+    /// at most 20,000 entries looked at.
+    fn listing_vcxproj_targets(&mut self, file: &Path) -> Option<TargetSet> {
+        let dir = folder_of(file);
+        let ancestors = self.ancestors(&dir);
+        let top = ancestors.last()?.clone();
+        // Without a `.git`, root or `check` folder the walk would start at `/`.
+        if top.parent().is_none() {
+            return None;
+        }
+        let projects = match self.vcxprojs.get(&top) {
+            Some(p) => p.clone(),
+            None => {
+                let p = Arc::new(vcxprojs_below(&top));
+                self.vcxprojs.insert(top.clone(), p.clone());
+                p
+            }
+        };
+        let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+        for (path, text) in projects.iter() {
+            let folder = folder_of(path);
+            if ancestors.contains(&folder) {
+                continue;
+            }
+            let Some(rel) = relative_path(&folder, &file) else {
+                continue;
+            };
+            if build_files::vcxproj_builds(text, &rel) != Some(true) {
+                continue;
+            }
+            let found = build_files::vcxproj_targets(text)?;
+            let mut origin = format!("{}:{}", path.display(), found.line);
+            if let Some(note) = &found.note {
+                origin.push_str(&format!("; {note}"));
+            }
+            return TargetSet::named(found.targets, origin);
+        }
+        None
     }
 
     /// [`ProjectLoader::file_build`] from the file's own build alone.
@@ -1369,6 +1418,58 @@ fn origin_of(path: &Path, segments: &[(PathBuf, usize)], line: usize) -> (PathBu
 }
 
 /// The folder of `file`, absolute where it can be made so.
+/// The Visual Studio projects within four folders below `top`, with their text (at
+/// most 20,000 entries looked at; hidden folders skipped).
+fn vcxprojs_below(top: &Path) -> Vec<(PathBuf, Arc<str>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(top.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<std::fs::DirEntry> = read.flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for e in entries {
+            seen += 1;
+            if seen > 20_000 {
+                return out;
+            }
+            let name = e.file_name().to_string_lossy().to_string();
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if depth < 4 && !name.starts_with('.') && name != "node_modules" {
+                    stack.push((path, depth + 1));
+                }
+            } else if name.ends_with(".vcxproj") {
+                if let Some((text, _)) = read_build_file(&path) {
+                    let path = path.canonicalize().unwrap_or(path);
+                    out.push((path, Arc::from(text)));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// `to` written relative to the folder `from` (`../../src/k.cu`), both absolute.
+fn relative_path(from: &Path, to: &Path) -> Option<String> {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().to_string()),
+    );
+    Some(parts.join("/"))
+}
+
 fn folder_of(file: &Path) -> PathBuf {
     let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
