@@ -83,7 +83,7 @@ pub struct ProjectLoader {
     makefile_text: HashMap<PathBuf, (Arc<str>, Segments)>,
     /// The Visual Studio projects below each project's top folder (a bounded walk), with
     /// their text, found once.
-    vcxprojs: HashMap<PathBuf, Arc<Vec<(PathBuf, Arc<str>)>>>,
+    vcxprojs: HashMap<PathBuf, Arc<Vec<ProjectText>>>,
     /// Folder → the Makefile variants it holds (`Makefile.hopper`, `cuda.mk`).
     variants_of_dir: HashMap<PathBuf, Vec<PathBuf>>,
     /// Folder → the include folders its `CMakeLists.txt` names (existing ones, absolute).
@@ -958,9 +958,7 @@ impl ProjectLoader {
         let ancestors = self.ancestors(&dir);
         let top = ancestors.last()?.clone();
         // Without a `.git`, root or `check` folder the walk would start at `/`.
-        if top.parent().is_none() {
-            return None;
-        }
+        top.parent()?;
         let projects = match self.vcxprojs.get(&top) {
             Some(p) => p.clone(),
             None => {
@@ -1418,9 +1416,12 @@ fn origin_of(path: &Path, segments: &[(PathBuf, usize)], line: usize) -> (PathBu
 }
 
 /// The folder of `file`, absolute where it can be made so.
+/// A build file's path and text.
+type ProjectText = (PathBuf, Arc<str>);
+
 /// The Visual Studio projects within four folders below `top`, with their text (at
 /// most 20,000 entries looked at; hidden folders skipped).
-fn vcxprojs_below(top: &Path) -> Vec<(PathBuf, Arc<str>)> {
+fn vcxprojs_below(top: &Path) -> Vec<ProjectText> {
     let mut out = Vec::new();
     let mut stack = vec![(top.to_path_buf(), 0usize)];
     let mut seen = 0usize;
