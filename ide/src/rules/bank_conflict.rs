@@ -1872,6 +1872,47 @@ __global__ void upsweep(int* out, const int* in, int n) {
         );
     }
 
+    /// A scan's up-sweep doubles `s` once per step (`s *= 2` at the end of its body);
+    /// a later down-sweep halves the same `s`. The later loop's writes do not reach the
+    /// first loop, whose steps are modelled with `s` doubling: 32-way at `s` = 16, 93
+    /// wavefronts over the ten steps where 10 are needed (the same figure as without the
+    /// down-sweep).
+    #[test]
+    fn a_stride_a_later_loop_reuses_still_doubles_in_the_first() {
+        let up = r#"
+__global__ void scan(unsigned* data) {
+    extern __shared__ unsigned sh[];
+    int t = threadIdx.x;
+    sh[2 * t] = data[2 * t];
+    sh[2 * t + 1] = data[2 * t + 1];
+    int s = 1;
+    for (int d = blockDim.x; d > 0; d >>= 1) {
+        __syncthreads();
+        if (t < d) sh[s * (2 * t + 2) - 1] += sh[s * (2 * t + 1) - 1];
+        s *= 2;
+    }
+DOWN    __syncthreads();
+    data[2 * t] = sh[2 * t];
+}
+void run(unsigned* d) { scan<<<1, 512, 4096>>>(d); }
+"#;
+        let down = "    for (int d = 1; d < 2 * blockDim.x; d *= 2) {\n        s >>= 1;\n        __syncthreads();\n        if (t < d) sh[s * (2 * t + 1) - 1] = 0;\n    }\n";
+        let first_loop = |text: &str| -> Vec<String> {
+            crate::rules::testing::messages(RULE, text)
+                .into_iter()
+                .filter(|m| m.contains("over the 10 steps of the loop over `d` (`d >>= 1`)"))
+                .collect()
+        };
+        let alone = first_loop(&up.replace("DOWN", ""));
+        let with_down = first_loop(&up.replace("DOWN", down));
+        assert_eq!(alone.len(), 2, "{alone:?}");
+        assert!(
+            alone[0].contains("warp 0 takes 93 wavefronts instead of 10"),
+            "{alone:?}"
+        );
+        assert_eq!(with_down, alone);
+    }
+
     /// A down-sweep's last step (`d` = 1) reads `w[k - 1]` and `w[k]` as one `LDS.64` and
     /// writes them back as one `STS.64` (nvcc 13.5, sm_90: `LDS.64` then `STS.64` at the
     /// same address): the plain store counts the merged store (9 wavefronts ideal over the

@@ -1080,12 +1080,39 @@ impl<'a> Lowerer<'a> {
         // The one write inside the loop (its step), and any others before the loop (`stride
         // = n >> 1;` after `int stride = 1;`): the value at the loop's entry is the last
         // of those, as a straight-line definition gives it.
+        // Writes after the loop (`s >>= 1` in a later down-sweep) do not reach it, unless
+        // a loop around both carries them back.
         let (inside, before): (Vec<_>, Vec<_>) = match all.as_slice() {
             [(w, _)] => (vec![*w], Vec::new()),
             _ => {
-                let lp = self.once_per_iteration(at, all.last()?.0)?;
-                all.iter()
-                    .map(|(w, _)| *w)
+                let lp = all
+                    .iter()
+                    .find_map(|(w, _)| self.once_per_iteration(at, *w))?;
+                let outer: Vec<Node<'a>> = self
+                    .ancestors(lp)
+                    .iter()
+                    .copied()
+                    .filter(|a| {
+                        matches!(
+                            a.kind_name(),
+                            "for_statement" | "while_statement" | "do_statement" | "for_range_loop"
+                        )
+                    })
+                    .collect();
+                let mut kept = Vec::new();
+                for (w, _) in all {
+                    if w.start_byte() >= lp.end_byte() {
+                        if outer
+                            .iter()
+                            .any(|o| o.byte_range().contains(&w.start_byte()))
+                        {
+                            return None;
+                        }
+                        continue;
+                    }
+                    kept.push(*w);
+                }
+                kept.into_iter()
                     .partition(|w| lp.byte_range().contains(&w.start_byte()))
             }
         };
