@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kernaut_ide::wiki::WikiConfig;
-use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, Knowledge, QueryError};
+use kernaut_ide::{AnalysisConfig, AnalysisHost, Change, FileId, Knowledge, QueryError};
 use kernaut_test_utils::gen::generated;
 
 #[test]
@@ -260,26 +260,36 @@ fn sass_facts_confirm_or_clear_the_l1_guess_and_reach_the_kernel_hover() {
     );
 }
 
+/// A host holding `/proj/blas.cu`: a kernel whose stride `incx` the host function
+/// `scale_gpu` launching it passes on from its own parameter.
+fn blas_host() -> (AnalysisHost, FileId) {
+    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
+    let blas = "__global__ void scale_kernel(int n, float a, float *x, int incx)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i*incx] *= a;\n}\n\nvoid scale_gpu(int n, float a, float *x, int incx)\n{\n    scale_kernel<<<(n + 127) / 128, 128>>>(n, a, x, incx);\n}\n";
+    let mut host = AnalysisHost::new(AnalysisConfig::default());
+    host.set_knowledge(knowledge);
+    let kernel = host.set_file("/proj/blas.cu", blas);
+    (host, kernel)
+}
+
+/// The coalescing findings of `file`, as `severity: message`.
+fn strided_findings(host: &AnalysisHost, file: FileId) -> Vec<String> {
+    host.analysis()
+        .diagnostics(file)
+        .unwrap()
+        .iter()
+        .filter(|d| d.rule == "coalescing/strided-global-access")
+        .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
+        .collect()
+}
+
 /// A kernel's stride parameter that the host function launching it passes on, and that
 /// every call of that function, in another file, passes as 1: the accesses are
 /// coalesced. A call that passes a runtime value there brings the hint back, in the
 /// kernel's file, without an edit of it.
 #[test]
 fn strides_fixed_by_the_callers_in_other_files() {
-    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
-    let blas = "__global__ void scale_kernel(int n, float a, float *x, int incx)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i*incx] *= a;\n}\n\nvoid scale_gpu(int n, float a, float *x, int incx)\n{\n    scale_kernel<<<(n + 127) / 128, 128>>>(n, a, x, incx);\n}\n";
-    let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_knowledge(knowledge);
-    let kernel = host.set_file("/proj/blas.cu", blas);
-    let strided = |host: &AnalysisHost| -> Vec<String> {
-        host.analysis()
-            .diagnostics(kernel)
-            .unwrap()
-            .iter()
-            .filter(|d| d.rule == "coalescing/strided-global-access")
-            .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
-            .collect()
-    };
+    let (mut host, kernel) = blas_host();
+    let strided = |host: &AnalysisHost| strided_findings(host, kernel);
     // No call of `scale_gpu` in sight: the stride is unknown, and the hint says so.
     let before = strided(&host);
     assert_eq!(before.len(), 1, "{before:?}");
@@ -303,20 +313,8 @@ fn strides_fixed_by_the_callers_in_other_files() {
 /// hint back.
 #[test]
 fn strides_fixed_by_the_callers_of_callers() {
-    let knowledge = Arc::new(Knowledge::load(&WikiConfig::builtin()).unwrap());
-    let blas = "__global__ void scale_kernel(int n, float a, float *x, int incx)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i*incx] *= a;\n}\n\nvoid scale_gpu(int n, float a, float *x, int incx)\n{\n    scale_kernel<<<(n + 127) / 128, 128>>>(n, a, x, incx);\n}\n";
-    let mut host = AnalysisHost::new(AnalysisConfig::default());
-    host.set_knowledge(knowledge);
-    let kernel = host.set_file("/proj/blas.cu", blas);
-    let strided = |host: &AnalysisHost| -> Vec<String> {
-        host.analysis()
-            .diagnostics(kernel)
-            .unwrap()
-            .iter()
-            .filter(|d| d.rule == "coalescing/strided-global-access")
-            .map(|d| format!("{}: {}", d.severity.as_str(), d.message))
-            .collect()
-    };
+    let (mut host, kernel) = blas_host();
+    let strided = |host: &AnalysisHost| strided_findings(host, kernel);
     let train = "void scale_gpu(int n, float a, float *x, int incx);\n\nvoid train(float *w, float *g, int n, int inc)\n{\n    scale_gpu(n, 0.9f, w, inc);\n    scale_gpu(n, 0.1f, g, inc);\n}\n";
     host.set_file("/proj/train.cu", train);
     // `train`'s own parameter, and no call of `train` in sight: unknown.

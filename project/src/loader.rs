@@ -888,10 +888,8 @@ impl ProjectLoader {
                 if let Some(mut found) = read(&text) {
                     // The toolkit's default where the project sets no code generation,
                     // unless a `Directory.Build.props` above may set it for every project.
-                    let defaulted = found
-                        .note
-                        .as_deref()
-                        .is_some_and(|n| n.contains("build customisation the project imports"));
+                    let defaulted = path.extension().is_some_and(|e| e == "vcxproj")
+                        && !text.contains("<CodeGeneration>");
                     if defaulted
                         && self
                             .ancestors(&d)
@@ -980,10 +978,7 @@ impl ProjectLoader {
                 continue;
             }
             let found = build_files::vcxproj_targets(text)?;
-            let mut origin = format!("{}:{}", path.display(), found.line);
-            if let Some(note) = &found.note {
-                origin.push_str(&format!("; {note}"));
-            }
+            let origin = origin_text(&found, path);
             return TargetSet::named(found.targets, origin);
         }
         None
@@ -1067,14 +1062,7 @@ impl ProjectLoader {
         let from_file = self.build_file_targets(file);
         match (&build.targets, from_file) {
             (None, Some((found, path))) => {
-                let mut origin = if found.line == 0 {
-                    path.display().to_string()
-                } else {
-                    format!("{}:{}", path.display(), found.line)
-                };
-                if let Some(note) = &found.note {
-                    origin.push_str(&format!("; {note}"));
-                }
+                let origin = origin_text(&found, &path);
                 let not_built = if is_makefile_name(&path) {
                     self.not_built(file, &path)
                 } else if path.file_name().is_some_and(|n| n == "CMakeLists.txt") {
@@ -1416,6 +1404,20 @@ fn origin_of(path: &Path, segments: &[(PathBuf, usize)], line: usize) -> (PathBu
 }
 
 /// The folder of `file`, absolute where it can be made so.
+/// Where targets `found` in the build file at `path` come from, as shown to users:
+/// `path:line`, and the reader's note after a `;`.
+fn origin_text(found: &Found, path: &Path) -> String {
+    let mut origin = if found.line == 0 {
+        path.display().to_string()
+    } else {
+        format!("{}:{}", path.display(), found.line)
+    };
+    if let Some(note) = &found.note {
+        origin.push_str(&format!("; {note}"));
+    }
+    origin
+}
+
 /// A build file's path and text.
 type ProjectText = (PathBuf, Arc<str>);
 

@@ -549,6 +549,16 @@ pub struct Merged {
     pub iterations: Option<(String, u64)>,
 }
 
+impl Merged {
+    /// The first of several written parts, where the access at `range` is a later one:
+    /// a wide access is reported once, at its first part.
+    pub fn first_part_before(&self, range: &TextRange) -> Option<&TextRange> {
+        self.parts
+            .first()
+            .filter(|first| self.parts.len() > 1 && *first != range)
+    }
+}
+
 /// How many adjacent accesses of `elem` bytes ptxas merges into one, widest first, as
 /// checked in SASS (see [`Merged`]): four or two 4-byte elements, two 8-byte ones, and
 /// four or two 2-byte stores.
@@ -2694,12 +2704,11 @@ fn lane_window(
         if *in_else {
             // `!(a && b)` is no conjunction: only a single comparison negates.
             let [c] = cs.as_slice() else { continue };
-            let op = match c.op.as_str() {
-                "<" => ">=",
-                "<=" => ">",
-                ">" => "<=",
-                ">=" => "<",
-                _ => continue,
+            if !matches!(c.op.as_str(), "<" | "<=" | ">" | ">=") {
+                continue;
+            }
+            let Some(op) = kernaut_syntax::GuardComparison::negated_op(&c.op) else {
+                continue;
             };
             comps.push((
                 bound_side(kernaut_syntax::GuardComparison {
@@ -2731,12 +2740,8 @@ fn lane_window(
     }
     let mut bounds: Vec<Bound<'_>> = Vec::new();
     'comp: for (c, guard) in &comps {
-        let flip = |op: &str| match op {
-            "<" => ">",
-            "<=" => ">=",
-            ">" => "<",
-            _ => "<=",
-        };
+        // Only orderings come here (checked below before any use).
+        let flip = |op: &str| kernaut_syntax::GuardComparison::swapped_op(op).unwrap_or("<=");
         if !matches!(c.op.as_str(), "<" | "<=" | ">" | ">=") {
             continue;
         }
@@ -3001,27 +3006,6 @@ fn points_of(
     guards: &[(Vec<kernaut_syntax::GuardComparison>, bool)],
     block: [Option<i64>; 3],
 ) -> Option<usize> {
-    // A bound as (what it adds a constant to, the constant).
-    fn split(e: &IndexExpr) -> (IndexExpr, i64) {
-        match e {
-            IndexExpr::Int(k) => (IndexExpr::Int(0), *k),
-            IndexExpr::Binary(a, kernaut_syntax::BinOp::Add, b) => match &**b {
-                IndexExpr::Int(k) => {
-                    let (base, c) = split(a);
-                    (base, c + k)
-                }
-                _ => (e.clone(), 0),
-            },
-            IndexExpr::Binary(a, kernaut_syntax::BinOp::Sub, b) => match &**b {
-                IndexExpr::Int(k) => {
-                    let (base, c) = split(a);
-                    (base, c - k)
-                }
-                _ => (e.clone(), 0),
-            },
-            _ => (e.clone(), 0),
-        }
-    }
     let varies = |e: &IndexExpr| {
         e.mentions(&|x| {
             matches!(
@@ -3035,16 +3019,11 @@ fn points_of(
     let mut oriented = |c: &kernaut_syntax::GuardComparison| -> Option<(String, IndexExpr)> {
         let (value, bound, op) = match (varies(&c.left), varies(&c.right)) {
             (true, false) => (&c.left, &c.right, c.op.clone()),
-            (false, true) => {
-                let flipped = match c.op.as_str() {
-                    "<" => ">",
-                    "<=" => ">=",
-                    ">" => "<",
-                    ">=" => "<=",
-                    o => o,
-                };
-                (&c.right, &c.left, flipped.to_string())
-            }
+            (false, true) => (
+                &c.right,
+                &c.left,
+                kernaut_syntax::GuardComparison::swapped_op(&c.op)?.to_string(),
+            ),
             _ => return None,
         };
         // What the lowering cannot read may differ by lane.
@@ -3072,17 +3051,10 @@ fn points_of(
             let negated: Vec<(String, IndexExpr)> = terms
                 .into_iter()
                 .map(|(op, b)| {
-                    let op = match op.as_str() {
-                        "<" => ">=",
-                        "<=" => ">",
-                        ">" => "<=",
-                        ">=" => "<",
-                        "==" => "!=",
-                        _ => "==",
-                    };
-                    (op.to_string(), b)
+                    let op = kernaut_syntax::GuardComparison::negated_op(&op)?;
+                    Some((op.to_string(), b))
                 })
-                .collect();
+                .collect::<Option<_>>()?;
             let mut next = Vec::new();
             for clause in &clauses {
                 for n in &negated {
@@ -3113,7 +3085,7 @@ fn points_of(
         // values. Bounds over different bases are not compared.
         let mut by_base: Vec<(IndexExpr, Option<i64>, Option<i64>)> = Vec::new();
         for (op, b) in clause {
-            let (base, k) = split(b);
+            let (base, k) = split_constant(b);
             let (lo, hi) = match op.as_str() {
                 "<" => (None, Some(k - 1)),
                 "<=" => (None, Some(k)),

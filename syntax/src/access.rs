@@ -61,6 +61,34 @@ pub struct GuardComparison {
 }
 
 impl GuardComparison {
+    /// The comparison that holds exactly where `op` fails (`<` for `>=`); `None` for
+    /// what is no comparison.
+    pub fn negated_op(op: &str) -> Option<&'static str> {
+        Some(match op {
+            "<" => ">=",
+            "<=" => ">",
+            ">" => "<=",
+            ">=" => "<",
+            "==" => "!=",
+            "!=" => "==",
+            _ => return None,
+        })
+    }
+
+    /// The comparison with its sides swapped (`a < b` as `b > a`); `None` for what is
+    /// no comparison.
+    pub fn swapped_op(op: &str) -> Option<&'static str> {
+        Some(match op {
+            "<" => ">",
+            "<=" => ">=",
+            ">" => "<",
+            ">=" => "<=",
+            "==" => "==",
+            "!=" => "!=",
+            _ => return None,
+        })
+    }
+
     /// Whether the comparison holds for the values `l` and `r` of its sides.
     pub fn holds(&self, l: i64, r: i64) -> bool {
         match self.op.as_str() {
@@ -661,15 +689,7 @@ impl SourceFile {
                         continue;
                     }
                     let op = if negated {
-                        match op {
-                            "<" => ">=",
-                            "<=" => ">",
-                            ">" => "<=",
-                            ">=" => "<",
-                            "==" => "!=",
-                            "!=" => "==",
-                            _ => return None,
-                        }
+                        GuardComparison::negated_op(op)?
                     } else if matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=") {
                         op
                     } else {

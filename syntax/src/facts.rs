@@ -667,13 +667,8 @@ fn walk<'t>(tree: &Ancestry<'t>, root: Node<'t>, text: &str, facts: &mut FileFac
                     constant_decl(tree, node, text, false, facts);
                 } else if let Some(f) = enclosing_function(tree, node) {
                     // A variable of the function hides a file-scope constant of its name.
-                    for d in named_children(node) {
-                        let d = match d.kind_name() {
-                            "init_declarator" => d.field("declarator"),
-                            "identifier" | "array_declarator" | "pointer_declarator" => Some(d),
-                            _ => None,
-                        };
-                        if let Some(n) = d.and_then(crate::declarator::declarator_name) {
+                    for d in crate::declarator::declarators(node) {
+                        if let Some(n) = crate::declarator::declarator_name(d) {
                             facts.env.shadow(node_text(n, text), f.byte_range());
                         }
                     }

@@ -428,9 +428,7 @@ pub(crate) fn access_hover_with(
             if let Some(first) = bank
                 .merged
                 .as_ref()
-                .filter(|m| m.parts.len() > 1)
-                .and_then(|m| m.parts.first())
-                .filter(|first| **first != a.range)
+                .and_then(|m| m.first_part_before(&a.range))
             {
                 let line = text
                     .get(..first.start)

@@ -206,7 +206,7 @@ fn diagnose(
     if bank
         .merged
         .as_ref()
-        .is_some_and(|m| m.parts.len() > 1 && m.parts.first() != Some(&a.range))
+        .is_some_and(|m| m.first_part_before(&a.range).is_some())
     {
         return None;
     }
@@ -270,10 +270,10 @@ fn diagnose(
     );
     // The other parts of the wide access this one heads.
     if let Some(m) = bank.merged.as_ref().filter(|m| m.parts.len() > 1) {
-        let text = run.ctx.text();
-        let mut lines: Vec<usize> = m.parts[1..]
+        let scope = run.ctx.scope();
+        let mut lines: Vec<u32> = m.parts[1..]
             .iter()
-            .map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+            .map(|r| scope.line_of(scope.path, r.start))
             .collect();
         lines.dedup();
         let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();

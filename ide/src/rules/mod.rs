@@ -184,7 +184,9 @@ fn without_rustdoc_links(doc: &str) -> String {
 /// small file, starting a thread costs more than it saves).
 const PARALLEL_RULES_BYTES: usize = 64 * 1024;
 
-/// Findings inside a kernel template that nothing instantiates become hints that say so:
+/// Findings inside a kernel template that nothing instantiates, or a device template of a
+/// file with no kernels that no other file uses ([`RuleContext::device_template_emitted`]),
+/// become hints that say so:
 /// nvcc emits code for a template only where it is instantiated (a launch anywhere in the
 /// project, an explicit instantiation, `&k<4>` handed to the runtime; see
 /// [`RuleContext::emitted`]). A header's templates are instantiated by whichever file
@@ -216,47 +218,36 @@ fn not_instantiated_as_hints(ctx: &RuleContext, found: &mut [RuleDiagnostic]) {
         else {
             continue;
         };
-        if !f.is_kernel {
-            // A device function template of a file with no kernels: compiled where
-            // another file instantiates it.
-            let emitted = match verdicts.iter().find(|(start, _)| *start == f.range.start) {
-                Some(&(_, e)) => e,
-                None => {
-                    let e = ctx.device_template_emitted(f, &compiled);
-                    verdicts.push((f.range.start, e));
-                    e
-                }
-            };
-            if !emitted {
-                d.severity = Severity::Hint;
-                d.message.push_str(&format!(
-                    " (a hint only: no file of the project uses the template `{}` where it is compiled, and nvcc emits code for a template only where it is instantiated)",
-                    kernaut_syntax::short_name(&f.name)
-                ));
-            }
-            continue;
-        }
-        let k = f;
-        let emitted = match verdicts.iter().find(|(start, _)| *start == k.range.start) {
+        let emitted = match verdicts.iter().find(|(start, _)| *start == f.range.start) {
             Some(&(_, e)) => e,
             None => {
-                let e = ctx.emitted(k);
-                verdicts.push((k.range.start, e));
+                // A device function template of a file with no kernels: compiled where
+                // another file instantiates it.
+                let e = if f.is_kernel {
+                    ctx.emitted(f)
+                } else {
+                    ctx.device_template_emitted(f, &compiled)
+                };
+                verdicts.push((f.range.start, e));
                 e
             }
         };
-        if !emitted {
-            d.severity = Severity::Hint;
+        if emitted {
+            continue;
+        }
+        d.severity = Severity::Hint;
+        let name = kernaut_syntax::short_name(&f.name);
+        let why = if !f.is_kernel {
+            format!("no file of the project uses the template `{name}` where it is compiled, and nvcc emits code for a template only where it is instantiated")
+        } else {
             let whose = if source {
                 "no code this file compiles"
             } else {
                 "no file of the project"
             };
-            d.message.push_str(&format!(
-                " (a hint only: {whose} launches or instantiates the template `{}`, and nvcc emits code for a kernel template only where it is instantiated)",
-                kernaut_syntax::short_name(&k.name)
-            ));
-        }
+            format!("{whose} launches or instantiates the template `{name}`, and nvcc emits code for a kernel template only where it is instantiated")
+        };
+        d.message.push_str(&format!(" (a hint only: {why})"));
     }
 }
 

@@ -273,11 +273,7 @@ impl Analysis {
             let mut names: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
             for data in self.files.values() {
                 for l in &data.facts().launches {
-                    let passes = l.args.iter().any(|a| {
-                        l.caller_value_params
-                            .iter()
-                            .any(|p| !p.is_empty() && p == a.trim())
-                    });
+                    let passes = passes_own_param(&l.args, &l.caller_value_params);
                     if let Some(f) = l.function.as_deref().filter(|_| passes) {
                         names.insert(kernaut_syntax::short_name(f).to_string());
                     }
@@ -332,15 +328,17 @@ impl Analysis {
     }
 }
 
+/// Whether one of `args` is one of `params` (the unwritten value parameters of the
+/// function around a launch or call, `""` for the others): a value passed on.
+fn passes_own_param(args: &[String], params: &[String]) -> bool {
+    args.iter()
+        .any(|a| params.iter().any(|p| !p.is_empty() && p == a.trim()))
+}
+
 /// The short name of the function around call `c` where `c` passes one of that
 /// function's own parameters on.
 fn passed_on_by(c: &HostCall) -> Option<&str> {
-    let passes = c.site.args.iter().any(|a| {
-        c.caller_value_params
-            .iter()
-            .any(|p| !p.is_empty() && p == a.trim())
-    });
-    passes
+    passes_own_param(&c.site.args, &c.caller_value_params)
         .then_some(c.caller.as_deref())
         .flatten()
         .map(kernaut_syntax::short_name)
@@ -368,15 +366,10 @@ fn file_calls(
     if let Some((_, calls)) = slot.iter().find(|(k, _)| *k == key) {
         return Some(calls.clone());
     }
-    // A name in a comment is no call and no use.
-    let text = kernaut_syntax::lex::blank_comments(data.source.text());
-    let mut calls = escapes(&text, names);
     // Parsed again (trees dropped) only where a call may be.
-    let at = call_candidates(&text, names);
-    if !at.is_empty() {
-        calls.extend(calls_at(&data.with_trees().source, &at, names));
-    }
-    let calls = Arc::new(calls);
+    let calls = Arc::new(named_calls_in(data.source.text(), names, |at| {
+        calls_at(&data.with_trees().source, at, names)
+    }));
     // One entry per level of callers asked about.
     if slot.len() >= PASS_DEPTH {
         slot.remove(0);
@@ -576,11 +569,23 @@ pub fn calls_named(
     source: &kernaut_syntax::SourceFile,
     names: &rustc_hash::FxHashSet<&str>,
 ) -> CallsOf {
-    // A name in a comment is no call and no use.
-    let text = kernaut_syntax::lex::blank_comments(source.text());
+    named_calls_in(source.text(), names, |at| calls_at(source, at, names))
+}
+
+/// The uses of `names` as values in `text` and, through `calls_at`, their calls at the
+/// offsets where a call may be (asked only where there is one); comments blanked first,
+/// since a name in a comment is no call and no use.
+fn named_calls_in(
+    text: &str,
+    names: &rustc_hash::FxHashSet<&str>,
+    calls_at: impl FnOnce(&[usize]) -> CallsOf,
+) -> CallsOf {
+    let text = kernaut_syntax::lex::blank_comments(text);
     let mut out = escapes(&text, names);
     let at = call_candidates(&text, names);
-    out.extend(calls_at(source, &at, names));
+    if !at.is_empty() {
+        out.extend(calls_at(&at));
+    }
     out
 }
 

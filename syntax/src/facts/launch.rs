@@ -975,13 +975,17 @@ fn address_taken(body: &str, name: &str) -> bool {
     std::iter::successors(crate::lex::find_word(body, name, 0), |&at| {
         crate::lex::find_word(body, name, at + n)
     })
-    .any(|i| {
-        let before = body[..i].trim_end();
-        before.ends_with('&') && !before.ends_with("&&") && {
-            let prev = before[..before.len() - 1].trim_end();
-            prev.is_empty() || prev.ends_with(['(', ',', '=', '{', ';', '?', ':', '['])
-        }
-    })
+    .any(|i| takes_address(&body[..i]))
+}
+
+/// Whether the text `before` a name ends in a unary `&` (after an operator or an
+/// opening: `f(&n)`, `p = &n`), not a bit-and (`a & n`) or `&&`.
+fn takes_address(before: &str) -> bool {
+    let before = before.trim_end();
+    before.ends_with('&') && !before.ends_with("&&") && {
+        let prev = before[..before.len() - 1].trim_end();
+        prev.is_empty() || prev.ends_with(['(', ',', '=', '{', ';', '?', ':', '['])
+    }
 }
 
 /// Callees known to take their arguments by value (or to be no call at all).
@@ -1821,12 +1825,8 @@ fn written_in(body: &str, name: &str) -> bool {
         if before.ends_with("++") || before.ends_with("--") {
             return true;
         }
-        if before.ends_with('&') && !before.ends_with("&&") {
-            let prev = before[..before.len() - 1].trim_end();
-            // `&n` (address) after an operator or an opening; `a & n` is a bit-and.
-            if prev.is_empty() || prev.ends_with(['(', ',', '=', '{', ';', '?', ':', '[']) {
-                return true;
-            }
+        if takes_address(before) {
+            return true;
         }
         if after.starts_with("++") || after.starts_with("--") {
             return true;
